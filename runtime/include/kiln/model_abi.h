@@ -1,0 +1,79 @@
+/* kiln model ABI: what a compiled model object exports and what libkiln_rt
+ * consumes. C only, stable: bump KILN_ABI_VERSION on any layout change. */
+#ifndef KILN_MODEL_ABI_H
+#define KILN_MODEL_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_ABI_VERSION 1u
+
+/* Element types use ONNX TensorProto.DataType numbers. */
+typedef enum kiln_dtype {
+  KILN_DTYPE_UNDEFINED = 0,
+  KILN_DTYPE_FLOAT = 1,
+  KILN_DTYPE_UINT8 = 2,
+  KILN_DTYPE_INT8 = 3,
+  KILN_DTYPE_UINT16 = 4,
+  KILN_DTYPE_INT16 = 5,
+  KILN_DTYPE_INT32 = 6,
+  KILN_DTYPE_INT64 = 7,
+  KILN_DTYPE_STRING = 8,
+  KILN_DTYPE_BOOL = 9,
+  KILN_DTYPE_FLOAT16 = 10,
+  KILN_DTYPE_DOUBLE = 11,
+  KILN_DTYPE_UINT32 = 12,
+  KILN_DTYPE_UINT64 = 13,
+  KILN_DTYPE_BFLOAT16 = 16
+} kiln_dtype;
+
+typedef struct kiln_tensor_info {
+  const char *name;     /* graph input/output name */
+  int32_t dtype;        /* kiln_dtype */
+  int32_t rank;
+  const int64_t *shape; /* rank entries, all static */
+} kiln_tensor_info;
+
+/* A partition entry point. inputs/outputs hold one pointer per model
+ * input/output (dense, row-major); arena is a per-session scratch buffer of
+ * kiln_model_info.arena_size bytes aligned to arena_alignment. Entry points
+ * are reentrant: two sessions may run concurrently. */
+typedef void (*kiln_partition_fn)(void *const *inputs, void *const *outputs,
+                                  void *arena);
+
+typedef struct kiln_partition_info {
+  const char *name;     /* e.g. "cpu_0" */
+  const char *provider; /* e.g. "cpu" */
+  int32_t num_ops;      /* ONNX nodes in this partition */
+  kiln_partition_fn fn;
+} kiln_partition_info;
+
+typedef struct kiln_model_info {
+  uint32_t abi_version; /* KILN_ABI_VERSION */
+  const char *name;
+  const char *producer; /* "kiln <version>" */
+  int32_t num_inputs;
+  const kiln_tensor_info *inputs;
+  int32_t num_outputs;
+  const kiln_tensor_info *outputs;
+  uint64_t arena_size;
+  uint64_t arena_alignment;
+  int32_t num_partitions; /* run in order */
+  const kiln_partition_info *partitions;
+} kiln_model_info;
+
+/* Every compiled model object defines
+ *   const kiln_model_info *kiln_model_<name>(void);
+ * and a weak alias with the fixed name below, so that a generic loader can
+ * dlsym() it in any libNAME.so. */
+#define KILN_MODEL_ENTRY_SYMBOL "kiln_model"
+typedef const kiln_model_info *(*kiln_model_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_MODEL_ABI_H */
