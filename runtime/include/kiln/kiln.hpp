@@ -1,0 +1,104 @@
+// Header-only C++ convenience layer over kiln_rt.h. No exceptions: calls
+// return a Status.
+#ifndef KILN_KILN_HPP
+#define KILN_KILN_HPP
+
+#include "kiln/kiln_rt.h"
+
+#include <string>
+#include <utility>
+
+namespace kiln {
+
+class Status {
+public:
+  Status() = default;
+  Status(kiln_status Code, std::string Message)
+      : Code(Code), Message(std::move(Message)) {}
+  /// Captures the calling thread's last error when Code is a failure.
+  static Status fromCode(kiln_status Code) {
+    return Code == KILN_OK ? Status() : Status(Code, kiln_last_error());
+  }
+
+  bool ok() const { return Code == KILN_OK; }
+  explicit operator bool() const { return ok(); }
+  kiln_status code() const { return Code; }
+  const std::string &message() const { return Message; }
+
+private:
+  kiln_status Code = KILN_OK;
+  std::string Message;
+};
+
+/// Owns a kiln_session. Like the C session, one Session must not be used by
+/// two threads at once; give each thread its own.
+class Session {
+public:
+  Session() = default;
+  /// On failure the Session is empty (!valid()) and createStatus() says why.
+  explicit Session(const kiln_model_info *Model)
+      : Created(Status::fromCode(kiln_session_create(Model, &Handle))) {}
+  static Status create(const kiln_model_info *Model, Session &Out) {
+    Out = Session(Model);
+    return Out.Created;
+  }
+
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+  Session(Session &&Other) noexcept
+      : Handle(std::exchange(Other.Handle, nullptr)),
+        Created(std::move(Other.Created)) {}
+  Session &operator=(Session &&Other) noexcept {
+    if (this != &Other) {
+      kiln_session_destroy(Handle);
+      Handle = std::exchange(Other.Handle, nullptr);
+      Created = std::move(Other.Created);
+    }
+    return *this;
+  }
+  ~Session() { kiln_session_destroy(Handle); }
+
+  bool valid() const { return Handle != nullptr; }
+  const Status &createStatus() const { return Created; }
+  kiln_session *get() const { return Handle; }
+  const kiln_model_info &model() const { return *kiln_session_model(Handle); }
+
+  Status run(const kiln_tensor *Inputs, int NumInputs, kiln_tensor *Outputs,
+             int NumOutputs) {
+    if (!Handle)
+      return Status(KILN_ERROR_INVALID_ARGUMENT, "session was not created");
+    return Status::fromCode(
+        kiln_session_run(Handle, Inputs, NumInputs, Outputs, NumOutputs));
+  }
+  Status setProfiler(kiln_profile_callback Cb, void *User) {
+    if (!Handle)
+      return Status(KILN_ERROR_INVALID_ARGUMENT, "session was not created");
+    return Status::fromCode(kiln_session_set_profiler(Handle, Cb, User));
+  }
+
+private:
+  kiln_session *Handle = nullptr;
+  Status Created;
+};
+
+/// Owns a kiln_trace; attach() it to any number of sessions.
+class Trace {
+public:
+  Trace() : Handle(kiln_trace_create()) {}
+  Trace(const Trace &) = delete;
+  Trace &operator=(const Trace &) = delete;
+  ~Trace() { kiln_trace_destroy(Handle); }
+
+  Status attach(Session &S) { return S.setProfiler(kiln_trace_callback, Handle); }
+  Status write(const char *Path) const {
+    return Status::fromCode(kiln_trace_write(Handle, Path));
+  }
+  kiln_trace *get() const { return Handle; }
+
+private:
+  kiln_trace *Handle;
+};
+
+} // namespace kiln
+
+#endif // KILN_KILN_HPP

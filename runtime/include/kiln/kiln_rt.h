@@ -1,0 +1,104 @@
+/* libkiln_rt: loads nothing, links nothing heavy; it validates caller
+ * tensors against a compiled model's kiln_model_info, owns the per-session
+ * arena and calls the model's partitions in order.
+ *
+ * Threading: distinct sessions may run concurrently from different threads,
+ * also sessions of the same model (each owns its arena). One session must
+ * not be used by two threads at once. The only global mutable state is the
+ * thread-local message behind kiln_last_error(). */
+#ifndef KILN_RT_H
+#define KILN_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/model_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum kiln_status {
+  KILN_OK = 0,
+  KILN_ERROR_INVALID_ARGUMENT = 1,
+  KILN_ERROR_SHAPE_MISMATCH = 2,
+  KILN_ERROR_DTYPE_MISMATCH = 3,
+  KILN_ERROR_OUT_OF_MEMORY = 4,
+  KILN_ERROR_ABI_MISMATCH = 5,
+  KILN_ERROR_PROVIDER = 6,
+  KILN_ERROR_INTERNAL = 7
+} kiln_status;
+
+typedef struct kiln_session kiln_session;
+
+/* A caller-owned dense row-major buffer. */
+typedef struct kiln_tensor {
+  const char *name; /* may be NULL: then matched by position */
+  int32_t dtype;    /* kiln_dtype */
+  int32_t rank;
+  const int64_t *shape; /* outputs: rank 0 with NULL shape skips the check */
+  void *data;
+  uint64_t size_bytes; /* capacity of data; must cover the model's tensor */
+} kiln_tensor;
+
+const char *kiln_status_string(kiln_status status);
+/* Bytes per element, 0 if unknown or not byte-sized (string, int4). */
+size_t kiln_dtype_size(int32_t dtype);
+/* numpy-style name: "float32", "int64", ...; "unknown" otherwise. */
+const char *kiln_dtype_name(int32_t dtype);
+
+kiln_status kiln_session_create(const kiln_model_info *model,
+                                kiln_session **out);
+void kiln_session_destroy(kiln_session *session);
+const kiln_model_info *kiln_session_model(const kiln_session *session);
+kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
+                             int32_t num_inputs, kiln_tensor *outputs,
+                             int32_t num_outputs);
+/* Message of the last failed call on this session, "" if none failed yet.
+ * Not cleared by later successful calls. */
+const char *kiln_session_error(const kiln_session *session);
+/* Message of the last failure on the calling thread (covers create). */
+const char *kiln_last_error(void);
+
+/* Profiling */
+typedef enum kiln_event_kind {
+  KILN_EVENT_PARTITION = 0,
+  KILN_EVENT_KERNEL = 1,
+  KILN_EVENT_TRANSFER = 2,
+  KILN_EVENT_RUN = 3
+} kiln_event_kind;
+
+typedef struct kiln_profile_event {
+  const char *name;
+  const char *provider;
+  const char *op_name;
+  int32_t kind; /* kiln_event_kind */
+  uint64_t start_ns; /* std::chrono::steady_clock */
+  uint64_t duration_ns; /* 0 at begin */
+  uint64_t bytes;
+} kiln_profile_event;
+
+/* Called on the thread that runs the session; the event and its strings are
+ * valid only during the call. */
+typedef void (*kiln_profile_callback)(const kiln_profile_event *event,
+                                      int32_t is_end, void *user);
+/* NULL cb disables profiling. */
+kiln_status kiln_session_set_profiler(kiln_session *session,
+                                      kiln_profile_callback cb, void *user);
+
+/* Collects end events from any number of sessions/threads. */
+typedef struct kiln_trace kiln_trace;
+kiln_trace *kiln_trace_create(void);
+void kiln_trace_destroy(kiln_trace *trace);
+/* A kiln_profile_callback; pass the kiln_trace* as user. */
+void kiln_trace_callback(const kiln_profile_event *event, int32_t is_end,
+                         void *trace);
+/* Writes the collected events as Chrome trace JSON (chrome://tracing,
+ * Perfetto), in the shape ONNX Runtime's profiler uses. */
+kiln_status kiln_trace_write(const kiln_trace *trace, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_RT_H */

@@ -1,0 +1,102 @@
+// Status strings and element-type tables.
+#include "kiln/kiln_rt.h"
+
+extern "C" const char *kiln_status_string(kiln_status Status) {
+  switch (Status) {
+  case KILN_OK:
+    return "ok";
+  case KILN_ERROR_INVALID_ARGUMENT:
+    return "invalid argument";
+  case KILN_ERROR_SHAPE_MISMATCH:
+    return "shape mismatch";
+  case KILN_ERROR_DTYPE_MISMATCH:
+    return "dtype mismatch";
+  case KILN_ERROR_OUT_OF_MEMORY:
+    return "out of memory";
+  case KILN_ERROR_ABI_MISMATCH:
+    return "ABI mismatch";
+  case KILN_ERROR_PROVIDER:
+    return "provider error";
+  case KILN_ERROR_INTERNAL:
+    return "internal error";
+  }
+  return "unknown status";
+}
+
+extern "C" size_t kiln_dtype_size(int32_t DType) {
+  switch (DType) {
+  case KILN_DTYPE_UINT8:
+  case KILN_DTYPE_INT8:
+  case KILN_DTYPE_BOOL:
+  case 17: // float8e4m3fn
+  case 18: // float8e4m3fnuz
+  case 19: // float8e5m2
+  case 20: // float8e5m2fnuz
+    return 1;
+  case KILN_DTYPE_UINT16:
+  case KILN_DTYPE_INT16:
+  case KILN_DTYPE_FLOAT16:
+  case KILN_DTYPE_BFLOAT16:
+    return 2;
+  case KILN_DTYPE_FLOAT:
+  case KILN_DTYPE_INT32:
+  case KILN_DTYPE_UINT32:
+    return 4;
+  case KILN_DTYPE_INT64:
+  case KILN_DTYPE_DOUBLE:
+  case KILN_DTYPE_UINT64:
+  case 14: // complex64
+    return 8;
+  case 15: // complex128
+    return 16;
+  default:
+    return 0;
+  }
+}
+
+extern "C" const char *kiln_dtype_name(int32_t DType) {
+  switch (DType) {
+  case KILN_DTYPE_FLOAT:
+    return "float32";
+  case KILN_DTYPE_UINT8:
+    return "uint8";
+  case KILN_DTYPE_INT8:
+    return "int8";
+  case KILN_DTYPE_UINT16:
+    return "uint16";
+  case KILN_DTYPE_INT16:
+    return "int16";
+  case KILN_DTYPE_INT32:
+    return "int32";
+  case KILN_DTYPE_INT64:
+    return "int64";
+  case KILN_DTYPE_STRING:
+    return "string";
+  case KILN_DTYPE_BOOL:
+    return "bool";
+  case KILN_DTYPE_FLOAT16:
+    return "float16";
+  case KILN_DTYPE_DOUBLE:
+    return "float64";
+  case KILN_DTYPE_UINT32:
+    return "uint32";
+  case KILN_DTYPE_UINT64:
+    return "uint64";
+  case 14:
+    return "complex64";
+  case 15:
+    return "complex128";
+  case KILN_DTYPE_BFLOAT16:
+    return "bfloat16";
+  case 17:
+    return "float8e4m3fn";
+  case 18:
+    return "float8e4m3fnuz";
+  case 19:
+    return "float8e5m2";
+  case 20:
+    return "float8e5m2fnuz";
+  default:
+    return "unknown";
+  }
+}

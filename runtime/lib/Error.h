@@ -1,0 +1,20 @@
+// Failure reporting shared by the runtime's C entry points.
+#ifndef KILN_RUNTIME_ERROR_H
+#define KILN_RUNTIME_ERROR_H
+
+#include "kiln/kiln_rt.h"
+
+#include <string>
+
+namespace kiln::rt {
+
+/// Records Message as the calling thread's last error and returns Status, so
+/// that entry points can `return fail(...)`.
+kiln_status fail(kiln_status Status, std::string Message);
+
+/// "[1,784]"
+std::string formatShape(const int64_t *Shape, int32_t Rank);
+
+} // namespace kiln::rt
+
+#endif // KILN_RUNTIME_ERROR_H

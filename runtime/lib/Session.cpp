@@ -1,0 +1,297 @@
+// kiln_session: validates caller tensors against the model's static
+// signature and runs its partitions in order on a per-session arena.
+#include "Error.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+#include <vector>
+
+using kiln::rt::fail;
+using kiln::rt::formatShape;
+
+struct kiln_session {
+  const kiln_model_info *Model = nullptr;
+  void *Arena = nullptr;
+  // Bytes each model input/output occupies, computed once at create.
+  std::vector<uint64_t> InputBytes, OutputBytes;
+  // Per-run bindings in model order; kept here so run() never allocates.
+  std::vector<void *> InputPtrs, OutputPtrs;
+  kiln_profile_callback Profiler = nullptr;
+  void *ProfilerUser = nullptr;
+  std::string Error;
+};
+
+namespace {
+
+uint64_t nowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+std::string quoted(const char *S) { return std::string("\"") + S + "\""; }
+
+/// Checks one model tensor description and returns its size in bytes.
+kiln_status checkInfo(const kiln_tensor_info &Info, const char *Kind,
+                      int32_t Index, uint64_t &Bytes) {
+  std::string Label = std::string("model ") + Kind + " #" +
+                      std::to_string(Index);
+  if (!Info.name)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " has no name");
+  Label = std::string("model ") + Kind + " " + quoted(Info.name);
+  size_t ElemSize = kiln_dtype_size(Info.dtype);
+  if (ElemSize == 0)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                Label + " has unsupported dtype " +
+                    kiln_dtype_name(Info.dtype) + " (" +
+                    std::to_string(Info.dtype) + ")");
+  if (Info.rank < 0 || (Info.rank > 0 && !Info.shape))
+    return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " has an invalid shape");
+  uint64_t N = ElemSize;
+  for (int32_t D = 0; D < Info.rank; ++D) {
+    int64_t Dim = Info.shape[D];
+    if (Dim < 0)
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  Label + " has a dynamic or negative dim: " +
+                      formatShape(Info.shape, Info.rank));
+    if (Dim != 0 && N > std::numeric_limits<uint64_t>::max() /
+                            static_cast<uint64_t>(Dim))
+      return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " is too large");
+    N *= static_cast<uint64_t>(Dim);
+  }
+  Bytes = N;
+  return KILN_OK;
+}
+
+kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
+  if (M.abi_version != KILN_ABI_VERSION)
+    return fail(KILN_ERROR_ABI_MISMATCH,
+                "model " + quoted(M.name ? M.name : "?") +
+                    " was built for kiln model ABI version " +
+                    std::to_string(M.abi_version) +
+                    ", this runtime supports version " +
+                    std::to_string(KILN_ABI_VERSION));
+  if (M.num_inputs < 0 || M.num_outputs < 0 || M.num_partitions < 0 ||
+      (M.num_inputs > 0 && !M.inputs) || (M.num_outputs > 0 && !M.outputs) ||
+      (M.num_partitions > 0 && !M.partitions))
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "malformed model info: negative count or missing array");
+  S.InputBytes.resize(M.num_inputs);
+  S.OutputBytes.resize(M.num_outputs);
+  for (int32_t I = 0; I < M.num_inputs; ++I)
+    if (kiln_status St = checkInfo(M.inputs[I], "input", I, S.InputBytes[I]))
+      return St;
+  for (int32_t I = 0; I < M.num_outputs; ++I)
+    if (kiln_status St =
+            checkInfo(M.outputs[I], "output", I, S.OutputBytes[I]))
+      return St;
+  for (int32_t I = 0; I < M.num_partitions; ++I)
+    if (!M.partitions[I].fn)
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  "model partition #" + std::to_string(I) +
+                      " has no entry point");
+  return KILN_OK;
+}
+
+kiln_status allocateArena(const kiln_model_info &M, kiln_session &S) {
+  if (M.arena_size == 0)
+    return KILN_OK;
+  uint64_t Align = M.arena_alignment;
+  if (Align & (Align - 1))
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "arena alignment " + std::to_string(Align) +
+                    " is not a power of two");
+  if (Align < alignof(std::max_align_t))
+    Align = alignof(std::max_align_t);
+  if (M.arena_size > std::numeric_limits<uint64_t>::max() - Align)
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "arena size is too large");
+  // aligned_alloc wants the size to be a multiple of the alignment.
+  uint64_t Size = (M.arena_size + Align - 1) / Align * Align;
+  S.Arena = std::aligned_alloc(Align, Size);
+  if (!S.Arena)
+    return fail(KILN_ERROR_OUT_OF_MEMORY,
+                "cannot allocate a " + std::to_string(Size) +
+                    "-byte arena for model " + quoted(M.name ? M.name : "?"));
+  return KILN_OK;
+}
+
+/// Matches caller tensors to model tensors (by name, else by position),
+/// validates them and fills Ptrs in model order.
+kiln_status bind(const char *Kind, const kiln_tensor_info *Infos,
+                 const std::vector<uint64_t> &Needed, int32_t NumInfos,
+                 const kiln_tensor *Given, int32_t NumGiven,
+                 std::vector<void *> &Ptrs, bool IsOutput) {
+  if (NumGiven != NumInfos)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "expected " + std::to_string(NumInfos) + " " + Kind +
+                    "s, got " + std::to_string(NumGiven));
+  if (NumGiven > 0 && !Given)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                std::string(Kind) + " array is NULL");
+  for (void *&P : Ptrs)
+    P = nullptr;
+  for (int32_t I = 0; I < NumGiven; ++I) {
+    const kiln_tensor &T = Given[I];
+    int32_t Index = I;
+    if (T.name) {
+      Index = -1;
+      for (int32_t J = 0; J < NumInfos && Index < 0; ++J)
+        if (std::strcmp(T.name, Infos[J].name) == 0)
+          Index = J;
+      if (Index < 0) {
+        std::string Known;
+        for (int32_t J = 0; J < NumInfos; ++J)
+          Known += (J ? ", " : "") + quoted(Infos[J].name);
+        return fail(KILN_ERROR_INVALID_ARGUMENT,
+                    std::string("unknown ") + Kind + " " + quoted(T.name) +
+                        " (model " + Kind + "s: " + Known + ")");
+      }
+    }
+    const kiln_tensor_info &Info = Infos[Index];
+    std::string Label = std::string(Kind) + " " + quoted(Info.name);
+    if (Ptrs[Index])
+      return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " is given twice");
+    if (!T.data)
+      return fail(KILN_ERROR_INVALID_ARGUMENT, Label + ": data is NULL");
+    if (T.dtype != Info.dtype)
+      return fail(KILN_ERROR_DTYPE_MISMATCH,
+                  Label + ": expected dtype " + kiln_dtype_name(Info.dtype) +
+                      ", got " + kiln_dtype_name(T.dtype));
+    bool SkipShape = IsOutput && T.rank == 0 && !T.shape;
+    if (!SkipShape) {
+      if (T.rank < 0 || (T.rank > 0 && !T.shape))
+        return fail(KILN_ERROR_INVALID_ARGUMENT,
+                    Label + ": invalid rank or NULL shape");
+      bool Same = T.rank == Info.rank;
+      for (int32_t D = 0; Same && D < T.rank; ++D)
+        Same = T.shape[D] == Info.shape[D];
+      if (!Same)
+        return fail(KILN_ERROR_SHAPE_MISMATCH,
+                    Label + ": expected shape " +
+                        formatShape(Info.shape, Info.rank) + ", got " +
+                        formatShape(T.shape, T.rank));
+    }
+    if (T.size_bytes < Needed[Index])
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  Label + ": buffer holds " + std::to_string(T.size_bytes) +
+                      " bytes, needs " + std::to_string(Needed[Index]));
+    Ptrs[Index] = T.data;
+  }
+  return KILN_OK;
+}
+
+kiln_status runPartitions(kiln_session &S) {
+  const kiln_model_info &M = *S.Model;
+  void *const *In = S.InputPtrs.data();
+  void *const *Out = S.OutputPtrs.data();
+  if (!S.Profiler) {
+    for (int32_t I = 0; I < M.num_partitions; ++I)
+      M.partitions[I].fn(In, Out, S.Arena);
+    return KILN_OK;
+  }
+  kiln_profile_event Run{"model_run", "kiln", M.name ? M.name : "",
+                         KILN_EVENT_RUN, nowNs(), 0, 0};
+  S.Profiler(&Run, 0, S.ProfilerUser);
+  for (int32_t I = 0; I < M.num_partitions; ++I) {
+    const kiln_partition_info &P = M.partitions[I];
+    kiln_profile_event E{P.name ? P.name : "",
+                         P.provider ? P.provider : "",
+                         "partition",
+                         KILN_EVENT_PARTITION,
+                         nowNs(),
+                         0,
+                         0};
+    S.Profiler(&E, 0, S.ProfilerUser);
+    P.fn(In, Out, S.Arena);
+    E.duration_ns = nowNs() - E.start_ns;
+    S.Profiler(&E, 1, S.ProfilerUser);
+  }
+  Run.duration_ns = nowNs() - Run.start_ns;
+  S.Profiler(&Run, 1, S.ProfilerUser);
+  return KILN_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+kiln_status kiln_session_create(const kiln_model_info *Model,
+                                kiln_session **Out) {
+  if (!Out)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "output session pointer is NULL");
+  *Out = nullptr;
+  if (!Model)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "model info is NULL");
+  try {
+    auto *S = new kiln_session;
+    S->Model = Model;
+    kiln_status St = checkModel(*Model, *S);
+    if (St == KILN_OK)
+      St = allocateArena(*Model, *S);
+    if (St != KILN_OK) {
+      kiln_session_destroy(S);
+      return St;
+    }
+    S->InputPtrs.resize(Model->num_inputs);
+    S->OutputPtrs.resize(Model->num_outputs);
+    *Out = S;
+    return KILN_OK;
+  } catch (const std::bad_alloc &) {
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory creating session");
+  }
+}
+
+void kiln_session_destroy(kiln_session *S) {
+  if (!S)
+    return;
+  std::free(S->Arena);
+  delete S;
+}
+
+const kiln_model_info *kiln_session_model(const kiln_session *S) {
+  return S ? S->Model : nullptr;
+}
+
+kiln_status kiln_session_run(kiln_session *S, const kiln_tensor *Inputs,
+                             int32_t NumInputs, kiln_tensor *Outputs,
+                             int32_t NumOutputs) {
+  if (!S)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "session is NULL");
+  try {
+    const kiln_model_info &M = *S->Model;
+    kiln_status St = bind("input", M.inputs, S->InputBytes, M.num_inputs,
+                          Inputs, NumInputs, S->InputPtrs, false);
+    if (St == KILN_OK)
+      St = bind("output", M.outputs, S->OutputBytes, M.num_outputs, Outputs,
+                NumOutputs, S->OutputPtrs, true);
+    if (St == KILN_OK)
+      St = runPartitions(*S);
+    if (St != KILN_OK)
+      S->Error = kiln_last_error();
+    return St;
+  } catch (const std::bad_alloc &) {
+    S->Error = "out of memory";
+    return fail(KILN_ERROR_OUT_OF_MEMORY, S->Error);
+  }
+}
+
+const char *kiln_session_error(const kiln_session *S) {
+  return S ? S->Error.c_str() : "session is NULL";
+}
+
+kiln_status kiln_session_set_profiler(kiln_session *S,
+                                      kiln_profile_callback Cb, void *User) {
+  if (!S)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "session is NULL");
+  S->Profiler = Cb;
+  S->ProfilerUser = Cb ? User : nullptr;
+  return KILN_OK;
+}
+
+} // extern "C"

@@ -1,0 +1,158 @@
+// kiln_trace: collects profiler end events and writes them as Chrome trace
+// JSON in the shape ONNX Runtime's profiler produces, so the same viewers
+// and scripts work on both.
+#include "Error.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using kiln::rt::fail;
+
+namespace {
+struct TraceEvent {
+  std::string Name, Provider, OpName;
+  int32_t Kind;
+  uint64_t StartNs, DurationNs, Bytes;
+  int32_t Tid;
+};
+} // namespace
+
+struct kiln_trace {
+  mutable std::mutex Mutex;
+  std::vector<TraceEvent> Events;
+  // Small, stable thread numbers read better in viewers than native ids.
+  std::vector<std::thread::id> Threads;
+};
+
+namespace {
+
+void appendEscaped(std::string &Out, const std::string &S) {
+  Out += '"';
+  for (unsigned char C : S) {
+    switch (C) {
+    case '"':
+      Out += "\\\"";
+      break;
+    case '\\':
+      Out += "\\\\";
+      break;
+    case '\n':
+      Out += "\\n";
+      break;
+    case '\r':
+      Out += "\\r";
+      break;
+    case '\t':
+      Out += "\\t";
+      break;
+    default:
+      if (C < 0x20) {
+        char Buf[8];
+        std::snprintf(Buf, sizeof(Buf), "\\u%04x", C);
+        Out += Buf;
+      } else {
+        Out += static_cast<char>(C);
+      }
+    }
+  }
+  Out += '"';
+}
+
+// Microseconds with ns precision, as Chrome's "ts"/"dur" allow fractions.
+void appendMicros(std::string &Out, uint64_t Ns) {
+  char Buf[32];
+  std::snprintf(Buf, sizeof(Buf), "%" PRIu64 ".%03" PRIu64, Ns / 1000,
+                Ns % 1000);
+  Out += Buf;
+}
+
+} // namespace
+
+extern "C" {
+
+kiln_trace *kiln_trace_create(void) {
+  return new (std::nothrow) kiln_trace;
+}
+
+void kiln_trace_destroy(kiln_trace *T) { delete T; }
+
+void kiln_trace_callback(const kiln_profile_event *E, int32_t IsEnd,
+                         void *User) {
+  auto *T = static_cast<kiln_trace *>(User);
+  if (!T || !E || !IsEnd)
+    return;
+  try {
+    std::lock_guard<std::mutex> Lock(T->Mutex);
+    std::thread::id Self = std::this_thread::get_id();
+    int32_t Tid = 0;
+    while (Tid < static_cast<int32_t>(T->Threads.size()) &&
+           T->Threads[Tid] != Self)
+      ++Tid;
+    if (Tid == static_cast<int32_t>(T->Threads.size()))
+      T->Threads.push_back(Self);
+    T->Events.push_back({E->name ? E->name : "",
+                         E->provider ? E->provider : "",
+                         E->op_name ? E->op_name : "", E->kind, E->start_ns,
+                         E->duration_ns, E->bytes, Tid});
+  } catch (const std::bad_alloc &) {
+    // A profiler must never take the run down; drop the event.
+  }
+}
+
+kiln_status kiln_trace_write(const kiln_trace *T, const char *Path) {
+  if (!T || !Path)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "trace or path is NULL");
+  try {
+    std::string Out = "[\n";
+    {
+      std::lock_guard<std::mutex> Lock(T->Mutex);
+      // Timestamps are relative to the first event, as in ORT's profiles.
+      uint64_t Origin = UINT64_MAX;
+      for (const TraceEvent &E : T->Events)
+        Origin = E.StartNs < Origin ? E.StartNs : Origin;
+      std::string Pid = std::to_string(getpid());
+      for (size_t I = 0; I < T->Events.size(); ++I) {
+        const TraceEvent &E = T->Events[I];
+        Out += I ? ",\n" : "";
+        Out += "{\"cat\":";
+        Out += E.Kind == KILN_EVENT_RUN ? "\"Session\"" : "\"Node\"";
+        Out += ",\"name\":";
+        appendEscaped(Out, E.Name);
+        Out += ",\"ph\":\"X\",\"ts\":";
+        appendMicros(Out, E.StartNs - Origin);
+        Out += ",\"dur\":";
+        appendMicros(Out, E.DurationNs);
+        Out += ",\"pid\":" + Pid + ",\"tid\":" + std::to_string(E.Tid);
+        Out += ",\"args\":{\"provider\":";
+        appendEscaped(Out, E.Provider);
+        Out += ",\"op_name\":";
+        appendEscaped(Out, E.OpName);
+        if (E.Kind == KILN_EVENT_TRANSFER)
+          Out += ",\"bytes\":" + std::to_string(E.Bytes);
+        Out += "}}";
+      }
+    }
+    Out += "\n]\n";
+    std::FILE *F = std::fopen(Path, "wb");
+    if (!F)
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  std::string("cannot open trace file \"") + Path +
+                      "\" for writing");
+    bool Ok = std::fwrite(Out.data(), 1, Out.size(), F) == Out.size();
+    Ok = std::fclose(F) == 0 && Ok;
+    if (!Ok)
+      return fail(KILN_ERROR_INTERNAL,
+                  std::string("cannot write trace file \"") + Path + "\"");
+    return KILN_OK;
+  } catch (const std::bad_alloc &) {
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory writing trace");
+  }
+}
+
+} // extern "C"
