@@ -1,0 +1,82 @@
+//===- OnnxBase.td - onnx dialect, types and helper ops ----*- tablegen -*-===//
+//
+// The `onnx` dialect mirrors ONNX operators one-to-one (see OnnxOps.td, which
+// is generated). This file holds the hand-written parts: the dialect, its
+// String element type, and the two structural ops the importer needs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_ONNX_BASE_TD
+#define KILN_ONNX_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def ONNX_Dialect : Dialect {
+  let name = "onnx";
+  let cppNamespace = "::kiln::onnx";
+  let summary = "ONNX operators as MLIR operations";
+  let description = [{
+    One op per ONNX operator of the default domain, modelled after the latest
+    schema revision. Optional inputs/outputs that are absent in the model are
+    values of type `none` (produced by `onnx.NoValue`); graph attributes are
+    regions terminated by `onnx.Yield`.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+}
+
+class ONNX_Op<string mnemonic, list<Trait> traits = []>
+    : Op<ONNX_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+// ONNX tensor(string) elements; builtin MLIR has no string element type.
+def ONNX_StringType : TypeDef<ONNX_Dialect, "String"> {
+  let mnemonic = "String";
+  let summary = "ONNX string tensor element type";
+}
+
+//===----------------------------------------------------------------------===//
+// Structural ops
+//===----------------------------------------------------------------------===//
+
+def ONNX_NoValueOp : ONNX_Op<"NoValue", [Pure, ConstantLike]> {
+  let summary = "Placeholder for an absent optional input";
+  let description = [{
+    ONNX lets optional inputs be omitted anywhere in the input list (empty
+    name). Every generated op keeps one operand per schema input, so an absent
+    one is passed the `none` result of this op.
+
+    ```mlir
+    %none = onnx.NoValue
+    %y = onnx.Conv(%x, %w, %none) : (...) -> ...
+    ```
+  }];
+  let results = (outs NoneType:$none_val);
+  let assemblyFormat = "attr-dict";
+  // ConstantLike ops must fold to an attribute (the greedy driver relies on
+  // it to unique constants); `unit` stands for "no value".
+  let hasFolder = 1;
+  let builders = [OpBuilder<(ins), [{
+    build($_builder, $_state, $_builder.getNoneType());
+  }]>];
+}
+
+def ONNX_YieldOp : ONNX_Op<"Yield", [Pure, Terminator, ReturnLike]> {
+  let summary = "Terminator of ONNX subgraph regions";
+  let description = [{
+    Returns the subgraph outputs (in ONNX graph output order) from the region
+    of a graph attribute, e.g. the `then_branch` of `onnx.If` or the `body`
+    of `onnx.Loop`.
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, {}); }]>];
+}
+
+#endif // KILN_ONNX_BASE_TD

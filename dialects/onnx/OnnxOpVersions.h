@@ -1,0 +1,48 @@
+//===- OnnxOpVersions.h - known ONNX schema revisions -----------*- C++ -*-===//
+//
+// Which ops and schema revisions (since_versions) of the default ONNX domain
+// kiln knows; the importer rejects anything else. Data is generated into
+// OnnxOpVersions.inc together with OnnxOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECTS_ONNX_ONNXOPVERSIONS_H
+#define KILN_DIALECTS_ONNX_ONNXOPVERSIONS_H
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+
+namespace kiln::onnx {
+
+#include "dialects/onnx/OnnxOpVersions.inc"
+
+/// The version table entry of `opType`, or nullptr if kiln has no such op.
+inline const OnnxOpVersionInfo *lookupOnnxOpVersions(const char *opType) {
+  const OnnxOpVersionInfo *begin = std::begin(kOnnxOpVersions);
+  const OnnxOpVersionInfo *end = std::end(kOnnxOpVersions);
+  const OnnxOpVersionInfo *it =
+      std::lower_bound(begin, end, opType, [](const auto &e, const char *n) {
+        return std::strcmp(e.name, n) < 0;
+      });
+  return (it != end && std::strcmp(it->name, opType) == 0) ? it : nullptr;
+}
+
+/// The since_version of the schema revision that applies to `opType` in a
+/// model importing the default domain at `opset`: the largest since_version
+/// <= opset. Returns -1 for unknown ops, opsets above kMaxOnnxOpset, or
+/// opsets older than the op.
+inline int getOnnxSchemaVersion(const char *opType, int opset) {
+  const OnnxOpVersionInfo *info = lookupOnnxOpVersions(opType);
+  if (!info || opset > kMaxOnnxOpset)
+    return -1;
+  int found = -1;
+  for (int i = 0; i < info->numSinceVersions; ++i)
+    if (info->sinceVersions[i] <= opset)
+      found = info->sinceVersions[i];
+  return found;
+}
+
+} // namespace kiln::onnx
+
+#endif // KILN_DIALECTS_ONNX_ONNXOPVERSIONS_H
