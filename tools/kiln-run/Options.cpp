@@ -1,0 +1,142 @@
+#include "Options.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+namespace kiln::run {
+
+const char *usageText() {
+  return R"(usage: kiln-run path/to/libNAME.so [options]
+
+Runs a model compiled by kiln (a shared library exporting kiln_model or
+kiln_model_NAME) through libkiln_rt.
+
+options:
+  --inputs-dir DIR     read inputs from DIR/input_N.pb (ONNX TensorProto),
+                       matched by tensor name, else by N
+  --input NAME=FILE    read input NAME from FILE (.npy, or .pb); repeatable
+  --output-dir DIR     write each output to DIR/<output name>.npy
+  --check-dir DIR      compare outputs with DIR/output_N.pb; exit 1 on a
+                       mismatch; also reads inputs from DIR if no
+                       --inputs-dir is given
+  --rtol R             relative tolerance for --check-dir (default 1e-3)
+  --atol A             absolute tolerance for --check-dir (default 1e-5)
+  --iterations N       time N runs and print a JSON line with the timings
+  --warmup W           untimed runs before the timed ones (default 0)
+  --profile FILE       write a Chrome trace (chrome://tracing, Perfetto)
+  --print              print output shapes and first values
+  --help               show this text
+
+Without any inputs, inputs are filled with deterministic pseudo-random data.
+Exit status: 0 success, 1 output mismatch, 2 error.
+)";
+}
+
+static bool parseDouble(const std::string &Flag, const std::string &S,
+                        double &Out, std::string &Err) {
+  char *End = nullptr;
+  errno = 0;
+  Out = std::strtod(S.c_str(), &End);
+  if (S.empty() || *End || errno || Out < 0) {
+    Err = "invalid value '" + S + "' for " + Flag +
+          ": expected a non-negative number";
+    return false;
+  }
+  return true;
+}
+
+static bool parseCount(const std::string &Flag, const std::string &S,
+                       int &Out, std::string &Err) {
+  char *End = nullptr;
+  errno = 0;
+  long V = std::strtol(S.c_str(), &End, 10);
+  if (S.empty() || *End || errno || V < 0 || V > INT_MAX) {
+    Err = "invalid value '" + S + "' for " + Flag +
+          ": expected a non-negative integer";
+    return false;
+  }
+  Out = static_cast<int>(V);
+  return true;
+}
+
+bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
+  for (int I = 1; I < Argc; ++I) {
+    std::string Arg = Argv[I];
+    if (Arg == "--help" || Arg == "-help" || Arg == "-h") {
+      Opts.Help = true;
+      continue;
+    }
+    if (Arg == "--print") {
+      Opts.Print = true;
+      continue;
+    }
+    if (Arg.size() < 2 || Arg[0] != '-') {
+      if (!Opts.Library.empty()) {
+        Err = "unexpected argument '" + Arg + "' (library already given: " +
+              Opts.Library + ")";
+        return false;
+      }
+      Opts.Library = Arg;
+      continue;
+    }
+    // Accept -opt as well as --opt, like LLVM tools.
+    std::string Flag = Arg.substr(Arg[1] == '-' ? 2 : 1), Value;
+    size_t Eq = Flag.find('=');
+    bool HasValue = Eq != std::string::npos;
+    if (HasValue) {
+      Value = Flag.substr(Eq + 1);
+      Flag.resize(Eq);
+    }
+    static const char *const Valued[] = {
+        "inputs-dir", "input",   "output-dir", "check-dir", "rtol",
+        "atol",       "iterations", "warmup",  "profile"};
+    bool Known = false;
+    for (const char *K : Valued)
+      Known |= Flag == K;
+    if (!Known) {
+      Err = "unknown option '" + Arg + "' (see --help)";
+      return false;
+    }
+    if (!HasValue) {
+      if (I + 1 >= Argc) {
+        Err = "option '--" + Flag + "' needs a value";
+        return false;
+      }
+      Value = Argv[++I];
+    }
+    std::string Name = "--" + Flag;
+    if (Flag == "inputs-dir")
+      Opts.InputsDir = Value;
+    else if (Flag == "output-dir")
+      Opts.OutputDir = Value;
+    else if (Flag == "check-dir")
+      Opts.CheckDir = Value;
+    else if (Flag == "profile")
+      Opts.ProfilePath = Value;
+    else if (Flag == "rtol" && !parseDouble(Name, Value, Opts.RTol, Err))
+      return false;
+    else if (Flag == "atol" && !parseDouble(Name, Value, Opts.ATol, Err))
+      return false;
+    else if (Flag == "iterations" &&
+             !parseCount(Name, Value, Opts.Iterations, Err))
+      return false;
+    else if (Flag == "warmup" && !parseCount(Name, Value, Opts.Warmup, Err))
+      return false;
+    else if (Flag == "input") {
+      size_t At = Value.find('=');
+      if (At == std::string::npos || At == 0 || At + 1 == Value.size()) {
+        Err = "invalid --input '" + Value + "': expected NAME=FILE";
+        return false;
+      }
+      Opts.Inputs.emplace_back(Value.substr(0, At), Value.substr(At + 1));
+    }
+  }
+  if (!Opts.Help && Opts.Library.empty()) {
+    Err = "no model library given (see --help)";
+    return false;
+  }
+  return true;
+}
+
+} // namespace kiln::run

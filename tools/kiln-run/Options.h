@@ -1,0 +1,30 @@
+// kiln-run's command line.
+#ifndef KILN_RUN_OPTIONS_H
+#define KILN_RUN_OPTIONS_H
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::run {
+
+struct Options {
+  std::string Library;
+  std::string InputsDir, OutputDir, CheckDir, ProfilePath;
+  /// --input NAME=FILE, in command-line order.
+  std::vector<std::pair<std::string, std::string>> Inputs;
+  double RTol = 1e-3, ATol = 1e-5;
+  int Iterations = 0; // 0: run once, print no timing
+  int Warmup = 0;
+  bool Print = false;
+  bool Help = false;
+};
+
+/// Accepts "--opt value" and "--opt=value". Returns false with Err set on a
+/// bad command line.
+bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err);
+const char *usageText();
+
+} // namespace kiln::run
+
+#endif // KILN_RUN_OPTIONS_H

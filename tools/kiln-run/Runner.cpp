@@ -1,0 +1,359 @@
+#include "Runner.h"
+
+#include "ModelLibrary.h"
+#include "tensorio/Compare.h"
+#include "tensorio/FileName.h"
+#include "tensorio/Npy.h"
+#include "tensorio/TensorProto.h"
+
+#include "kiln/kiln.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace kiln::tensorio;
+
+namespace kiln::run {
+
+namespace {
+
+/// An error that ends the run with ExitError.
+struct Failure {
+  std::string Message;
+};
+
+std::string quoteName(const std::string &S) { return "\"" + S + "\""; }
+
+int findByName(const kiln_tensor_info *Infos, int32_t N,
+               const std::string &Name) {
+  for (int32_t I = 0; I < N; ++I)
+    if (Name == Infos[I].name)
+      return I;
+  return -1;
+}
+
+std::string nameList(const kiln_tensor_info *Infos, int32_t N) {
+  std::string S;
+  for (int32_t I = 0; I < N; ++I)
+    S += (I ? ", " : "") + quoteName(Infos[I].name);
+  return S;
+}
+
+HostTensor tensorFor(const kiln_tensor_info &Info) {
+  HostTensor T;
+  T.Name = Info.name;
+  T.DType = Info.dtype;
+  T.Shape.assign(Info.shape, Info.shape + Info.rank);
+  T.allocate();
+  return T;
+}
+
+/// Reads DIR/<Prefix>_N.pb for N = 0, 1, ... until one is missing.
+std::vector<HostTensor> readNumbered(const std::string &Dir,
+                                     const std::string &Prefix) {
+  std::vector<HostTensor> Tensors;
+  for (int N = 0;; ++N) {
+    fs::path P = fs::path(Dir) / (Prefix + "_" + std::to_string(N) + ".pb");
+    std::error_code EC;
+    if (!fs::exists(P, EC))
+      return Tensors;
+    HostTensor T;
+    std::string Err;
+    if (!readTensorProto(P.string(), T, Err))
+      throw Failure{Err};
+    Tensors.push_back(std::move(T));
+  }
+}
+
+/// Places numbered tensors by name when they have one, else by position.
+std::vector<std::optional<HostTensor>>
+matchNumbered(std::vector<HostTensor> Files, const kiln_tensor_info *Infos,
+              int32_t N, const std::string &Dir, const char *Prefix) {
+  std::vector<std::optional<HostTensor>> Slots(N);
+  for (size_t F = 0; F < Files.size(); ++F) {
+    int Index = Files[F].Name.empty()
+                    ? -1
+                    : findByName(Infos, N, Files[F].Name);
+    if (Index < 0 && !Files[F].Name.empty())
+      std::fprintf(stderr,
+                   "kiln-run: warning: %s/%s_%zu.pb holds \"%s\", which the "
+                   "model does not have; matching it by position\n",
+                   Dir.c_str(), Prefix, F, Files[F].Name.c_str());
+    if (Index < 0)
+      Index = static_cast<int>(F);
+    if (Index >= N)
+      throw Failure{Dir + "/" + Prefix + "_" + std::to_string(F) +
+                    ".pb has no matching model tensor (model has " +
+                    std::to_string(N) + ")"};
+    if (Slots[Index])
+      throw Failure{Dir + ": two files hold " + quoteName(Infos[Index].name)};
+    Files[F].Name = Infos[Index].name;
+    Slots[Index] = std::move(Files[F]);
+  }
+  return Slots;
+}
+
+/// Deterministic data so that benchmark runs are reproducible: floats in
+/// [-1, 1), integers in [0, 10) (safe as indices), bools 0/1.
+void fillPseudoRandom(HostTensor &T, uint64_t Seed) {
+  uint64_t State = 0x9E3779B97F4A7C15ull ^ (Seed * 0xBF58476D1CE4E5B9ull);
+  auto Next = [&State] {
+    State ^= State << 13;
+    State ^= State >> 7;
+    State ^= State << 17;
+    return State;
+  };
+  size_t Size = kiln_dtype_size(T.DType);
+  for (int64_t I = 0, E = T.numElements(); I < E; ++I) {
+    uint64_t R = Next();
+    uint8_t *P = T.Bytes.data() + I * Size;
+    float F = static_cast<float>(R >> 40) / static_cast<float>(1 << 24) * 2 - 1;
+    switch (T.DType) {
+    case KILN_DTYPE_FLOAT:
+      std::memcpy(P, &F, 4);
+      break;
+    case KILN_DTYPE_DOUBLE: {
+      double D = F;
+      std::memcpy(P, &D, 8);
+      break;
+    }
+    case KILN_DTYPE_FLOAT16: {
+      uint16_t H = floatToHalf(F);
+      std::memcpy(P, &H, 2);
+      break;
+    }
+    case KILN_DTYPE_BFLOAT16: {
+      uint32_t Bits;
+      std::memcpy(&Bits, &F, 4);
+      uint16_t H = static_cast<uint16_t>(Bits >> 16);
+      std::memcpy(P, &H, 2);
+      break;
+    }
+    case KILN_DTYPE_BOOL:
+      *P = R & 1;
+      break;
+    default: { // integers, little-endian
+      uint64_t V = R % 10;
+      std::memcpy(P, &V, Size < 8 ? Size : 8);
+      break;
+    }
+    }
+  }
+}
+
+std::vector<HostTensor> gatherInputs(const Options &Opts,
+                                     const kiln_model_info &M) {
+  std::vector<std::optional<HostTensor>> Slots(M.num_inputs);
+  bool Explicit = !Opts.InputsDir.empty();
+  std::string Dir = Explicit ? Opts.InputsDir : Opts.CheckDir;
+  if (!Dir.empty()) {
+    std::error_code EC;
+    if (!fs::is_directory(Dir, EC))
+      throw Failure{"inputs directory " + quoteName(Dir) + " does not exist"};
+    std::vector<HostTensor> Files = readNumbered(Dir, "input");
+    if (Files.empty() && Explicit)
+      throw Failure{"no input_0.pb in " + quoteName(Dir)};
+    Slots = matchNumbered(std::move(Files), M.inputs, M.num_inputs, Dir,
+                          "input");
+  }
+  for (const auto &[Name, File] : Opts.Inputs) {
+    int Index = findByName(M.inputs, M.num_inputs, Name);
+    if (Index < 0)
+      throw Failure{"--input " + quoteName(Name) +
+                    ": the model has no such input (inputs: " +
+                    nameList(M.inputs, M.num_inputs) + ")"};
+    HostTensor T;
+    std::string Err;
+    bool IsPb = File.size() >= 3 && File.compare(File.size() - 3, 3, ".pb") == 0;
+    if (!(IsPb ? readTensorProto(File, T, Err) : readNpy(File, T, Err)))
+      throw Failure{Err};
+    T.Name = Name;
+    Slots[Index] = std::move(T);
+  }
+
+  bool Any = std::any_of(Slots.begin(), Slots.end(),
+                         [](const auto &S) { return S.has_value(); });
+  std::vector<HostTensor> Inputs;
+  for (int32_t I = 0; I < M.num_inputs; ++I) {
+    if (Slots[I]) {
+      Inputs.push_back(std::move(*Slots[I]));
+      continue;
+    }
+    if (Any)
+      throw Failure{"missing input " + quoteName(M.inputs[I].name) +
+                    " (give --input " + M.inputs[I].name +
+                    "=FILE.npy or --inputs-dir DIR)"};
+    Inputs.push_back(tensorFor(M.inputs[I]));
+    fillPseudoRandom(Inputs.back(), static_cast<uint64_t>(I) + 1);
+  }
+  if (!Any && M.num_inputs > 0)
+    std::fprintf(stderr, "kiln-run: note: no inputs given; using "
+                         "deterministic pseudo-random data\n");
+  return Inputs;
+}
+
+void printTensor(const HostTensor &T) {
+  std::printf("output %s: %s %s =", quoteName(T.Name).c_str(),
+              kiln_dtype_name(T.DType), formatShape(T.Shape).c_str());
+  const int64_t Shown = 8, N = T.numElements();
+  for (int64_t I = 0; I < std::min(N, Shown); ++I)
+    std::printf(" %.6g", T.elementAsDouble(I));
+  std::printf("%s\n", N > Shown ? " ..." : "");
+}
+
+std::string jsonString(const std::string &S) {
+  std::string Out = "\"";
+  for (unsigned char C : S) {
+    if (C == '"' || C == '\\') {
+      Out += '\\';
+      Out += static_cast<char>(C);
+    } else if (C < 0x20) {
+      char Buf[8];
+      std::snprintf(Buf, sizeof(Buf), "\\u%04x", C);
+      Out += Buf;
+    } else {
+      Out += static_cast<char>(C);
+    }
+  }
+  return Out + "\"";
+}
+
+void printTimings(const kiln_model_info &M, std::vector<double> Ms) {
+  std::sort(Ms.begin(), Ms.end());
+  size_t N = Ms.size();
+  double Median = N % 2 ? Ms[N / 2] : (Ms[N / 2 - 1] + Ms[N / 2]) / 2;
+  double Sum = 0;
+  for (double V : Ms)
+    Sum += V;
+  std::printf("{\"model\":%s,\"iterations\":%zu,\"median_ms\":%.6f,"
+              "\"min_ms\":%.6f,\"mean_ms\":%.6f}\n",
+              jsonString(M.name ? M.name : "").c_str(), N, Median, Ms[0],
+              Sum / static_cast<double>(N));
+}
+
+/// Returns true when every output matches its reference.
+bool checkOutputs(const Options &Opts, const kiln_model_info &M,
+                  const std::vector<HostTensor> &Outputs) {
+  std::error_code EC;
+  if (!fs::is_directory(Opts.CheckDir, EC))
+    throw Failure{"check directory " + quoteName(Opts.CheckDir) +
+                  " does not exist"};
+  std::vector<HostTensor> Files = readNumbered(Opts.CheckDir, "output");
+  if (Files.empty())
+    throw Failure{"no output_0.pb in " + quoteName(Opts.CheckDir)};
+  auto Expected = matchNumbered(std::move(Files), M.outputs, M.num_outputs,
+                                Opts.CheckDir, "output");
+  bool AllOk = true;
+  for (int32_t I = 0; I < M.num_outputs; ++I) {
+    std::string Line = "output " + quoteName(M.outputs[I].name) + ": ";
+    if (!Expected[I]) {
+      Line += "MISSING no reference in " + Opts.CheckDir;
+      AllOk = false;
+    } else {
+      CompareResult R =
+          compareTensors(Outputs[I], *Expected[I], Opts.RTol, Opts.ATol);
+      Line += R.summary();
+      AllOk &= R.Ok;
+    }
+    std::printf("%s\n", Line.c_str());
+  }
+  return AllOk;
+}
+
+int run(const Options &Opts) {
+  ModelLibrary Lib;
+  std::string Err;
+  if (!Lib.load(Opts.Library, Err))
+    throw Failure{Err};
+  const kiln_model_info &M = *Lib.model();
+
+  kiln::Session S(&M);
+  if (!S.valid())
+    throw Failure{S.createStatus().message()};
+
+  std::vector<HostTensor> Inputs = gatherInputs(Opts, M);
+  std::vector<HostTensor> Outputs;
+  for (int32_t I = 0; I < M.num_outputs; ++I)
+    Outputs.push_back(tensorFor(M.outputs[I]));
+  std::vector<kiln_tensor> InViews, OutViews;
+  for (HostTensor &T : Inputs)
+    InViews.push_back(T.view());
+  for (HostTensor &T : Outputs)
+    OutViews.push_back(T.view());
+
+  std::unique_ptr<kiln::Trace> Trace;
+  if (!Opts.ProfilePath.empty()) {
+    Trace = std::make_unique<kiln::Trace>();
+    if (!Trace->get())
+      throw Failure{"cannot create a trace"};
+    Trace->attach(S);
+  }
+
+  auto RunOnce = [&] {
+    kiln::Status St = S.run(InViews.data(), static_cast<int>(InViews.size()),
+                            OutViews.data(), static_cast<int>(OutViews.size()));
+    if (!St)
+      throw Failure{St.message()};
+  };
+  for (int I = 0; I < Opts.Warmup; ++I)
+    RunOnce();
+  if (Opts.Iterations > 0) {
+    std::vector<double> Ms;
+    for (int I = 0; I < Opts.Iterations; ++I) {
+      auto Start = std::chrono::steady_clock::now();
+      RunOnce();
+      std::chrono::duration<double, std::milli> D =
+          std::chrono::steady_clock::now() - Start;
+      Ms.push_back(D.count());
+    }
+    printTimings(M, std::move(Ms));
+  } else if (Opts.Warmup == 0) {
+    RunOnce();
+  }
+
+  if (Trace) {
+    kiln::Status St = Trace->write(Opts.ProfilePath.c_str());
+    if (!St)
+      throw Failure{St.message()};
+  }
+  if (Opts.Print)
+    for (const HostTensor &T : Outputs)
+      printTensor(T);
+  if (!Opts.OutputDir.empty()) {
+    std::error_code EC;
+    fs::create_directories(Opts.OutputDir, EC);
+    if (EC)
+      throw Failure{"cannot create " + quoteName(Opts.OutputDir) + ": " +
+                    EC.message()};
+    for (const HostTensor &T : Outputs) {
+      fs::path P = fs::path(Opts.OutputDir) / (sanitizeFileName(T.Name) + ".npy");
+      if (!writeNpy(P.string(), T, Err))
+        throw Failure{Err};
+    }
+  }
+  if (!Opts.CheckDir.empty() && !checkOutputs(Opts, M, Outputs))
+    return ExitMismatch;
+  return ExitOk;
+}
+
+} // namespace
+
+int runModel(const Options &Opts) {
+  try {
+    return run(Opts);
+  } catch (const Failure &F) {
+    std::fprintf(stderr, "kiln-run: error: %s\n", F.Message.c_str());
+  } catch (const std::exception &E) {
+    std::fprintf(stderr, "kiln-run: error: %s\n", E.what());
+  }
+  return ExitError;
+}
+
+} // namespace kiln::run

@@ -1,0 +1,131 @@
+#include "tensorio/HostTensor.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace kiln::tensorio {
+
+int64_t HostTensor::numElements() const {
+  int64_t N = 1;
+  for (int64_t D : Shape)
+    N *= D;
+  return N;
+}
+
+void HostTensor::allocate() {
+  Bytes.assign(static_cast<size_t>(numElements()) * kiln_dtype_size(DType), 0);
+}
+
+kiln_tensor HostTensor::view(bool WithName) {
+  kiln_tensor T;
+  T.name = WithName ? Name.c_str() : nullptr;
+  T.dtype = DType;
+  T.rank = static_cast<int32_t>(Shape.size());
+  T.shape = Shape.data();
+  T.data = Bytes.data();
+  T.size_bytes = Bytes.size();
+  return T;
+}
+
+template <typename T> static T load(const uint8_t *P) {
+  T V;
+  std::memcpy(&V, P, sizeof(T));
+  return V;
+}
+
+double HostTensor::elementAsDouble(int64_t I) const {
+  const uint8_t *P = Bytes.data() + I * kiln_dtype_size(DType);
+  switch (DType) {
+  case KILN_DTYPE_FLOAT:
+    return load<float>(P);
+  case KILN_DTYPE_DOUBLE:
+    return load<double>(P);
+  case KILN_DTYPE_FLOAT16:
+    return halfToFloat(load<uint16_t>(P));
+  case KILN_DTYPE_BFLOAT16:
+    return bfloat16ToFloat(load<uint16_t>(P));
+  case KILN_DTYPE_BOOL:
+  case KILN_DTYPE_UINT8:
+    return *P;
+  case KILN_DTYPE_INT8:
+    return load<int8_t>(P);
+  case KILN_DTYPE_UINT16:
+    return load<uint16_t>(P);
+  case KILN_DTYPE_INT16:
+    return load<int16_t>(P);
+  case KILN_DTYPE_INT32:
+    return load<int32_t>(P);
+  case KILN_DTYPE_UINT32:
+    return load<uint32_t>(P);
+  case KILN_DTYPE_INT64:
+    return static_cast<double>(load<int64_t>(P));
+  case KILN_DTYPE_UINT64:
+    return static_cast<double>(load<uint64_t>(P));
+  default:
+    return std::nan("");
+  }
+}
+
+float halfToFloat(uint16_t H) {
+  uint32_t Sign = (H & 0x8000u) << 16;
+  uint32_t Exp = (H >> 10) & 0x1f;
+  uint32_t Mant = H & 0x3ff;
+  uint32_t Bits;
+  if (Exp == 0x1f) {
+    Bits = Sign | 0x7f800000u | (Mant << 13); // inf / NaN
+  } else if (Exp != 0) {
+    Bits = Sign | ((Exp + 112) << 23) | (Mant << 13);
+  } else {
+    // Zero or subnormal: value is Mant * 2^-24.
+    float F = std::ldexp(static_cast<float>(Mant), -24);
+    return Sign ? -F : F;
+  }
+  float F;
+  std::memcpy(&F, &Bits, sizeof(F));
+  return F;
+}
+
+uint16_t floatToHalf(float F) {
+  uint32_t Bits;
+  std::memcpy(&Bits, &F, sizeof(Bits));
+  uint16_t Sign = static_cast<uint16_t>((Bits >> 16) & 0x8000u);
+  if (std::isnan(F))
+    return Sign | 0x7e00u;
+  float A = std::fabs(F);
+  if (A >= 65520.0f) // rounds to inf in binary16
+    return Sign | 0x7c00u;
+  if (A < 6.103515625e-05f) // subnormal range: multiples of 2^-24
+    return Sign | static_cast<uint16_t>(std::nearbyint(A * 16777216.0f));
+  // Normal: round the 23-bit mantissa to 10 bits, nearest-even.
+  uint32_t Abs = Bits & 0x7fffffffu;
+  uint32_t Rounded = Abs + 0xfffu + ((Abs >> 13) & 1u);
+  return Sign | static_cast<uint16_t>((Rounded >> 13) - (112u << 10));
+}
+
+float bfloat16ToFloat(uint16_t H) {
+  uint32_t Bits = static_cast<uint32_t>(H) << 16;
+  float F;
+  std::memcpy(&F, &Bits, sizeof(F));
+  return F;
+}
+
+std::string formatShape(const std::vector<int64_t> &Shape) {
+  std::string S = "[";
+  for (size_t I = 0; I < Shape.size(); ++I)
+    S += (I ? "," : "") + std::to_string(Shape[I]);
+  return S + "]";
+}
+
+std::vector<int64_t> unflattenIndex(int64_t Flat,
+                                    const std::vector<int64_t> &Shape) {
+  std::vector<int64_t> Index(Shape.size(), 0);
+  for (size_t I = Shape.size(); I-- > 0;) {
+    if (Shape[I] == 0)
+      continue;
+    Index[I] = Flat % Shape[I];
+    Flat /= Shape[I];
+  }
+  return Index;
+}
+
+} // namespace kiln::tensorio

@@ -1,0 +1,42 @@
+// A dense, row-major tensor held in host memory, as read from and written
+// to .npy / TensorProto files.
+#ifndef KILN_TENSORIO_HOSTTENSOR_H
+#define KILN_TENSORIO_HOSTTENSOR_H
+
+#include "kiln/kiln_rt.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::tensorio {
+
+struct HostTensor {
+  std::string Name;
+  int32_t DType = KILN_DTYPE_UNDEFINED; // ONNX TensorProto type number
+  std::vector<int64_t> Shape;
+  std::vector<uint8_t> Bytes;
+
+  int64_t numElements() const;
+  /// Allocates zeroed Bytes for Shape and DType.
+  void allocate();
+  /// A kiln_tensor aliasing this tensor; valid while it is alive and
+  /// unchanged. WithName=false leaves name NULL (positional matching).
+  kiln_tensor view(bool WithName = true);
+  /// Element I converted to double (bool, ints, floats incl. 16-bit).
+  double elementAsDouble(int64_t I) const;
+};
+
+float halfToFloat(uint16_t H);
+uint16_t floatToHalf(float F);
+float bfloat16ToFloat(uint16_t H);
+
+/// "[2,3]"
+std::string formatShape(const std::vector<int64_t> &Shape);
+/// Row-major multi-index of flat element Flat.
+std::vector<int64_t> unflattenIndex(int64_t Flat,
+                                    const std::vector<int64_t> &Shape);
+
+} // namespace kiln::tensorio
+
+#endif // KILN_TENSORIO_HOSTTENSOR_H
