@@ -61,6 +61,10 @@ CompareResult compareTensors(const HostTensor &Got, const HostTensor &Expected,
     } else if (A == B) { // also equal infinities
       Match = true;
       Err = 0;
+    } else if (std::isinf(A) || std::isinf(B)) {
+      // rtol*|inf| would otherwise accept any value.
+      Match = false;
+      Err = Inf;
     } else {
       Err = std::fabs(A - B);
       Match = Err <= ATol + RTol * std::fabs(B);

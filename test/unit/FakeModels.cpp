@@ -1,0 +1,67 @@
+#include "FakeModels.h"
+
+#include <cstdint>
+
+namespace fake {
+
+const int64_t Shape23[2] = {2, 3};
+static const int64_t Shape1[1] = {1};
+
+static void addFn(void *const *In, void *const *Out, void *) {
+  auto *A = static_cast<const float *>(In[0]);
+  auto *B = static_cast<const float *>(In[1]);
+  auto *Y = static_cast<float *>(Out[0]);
+  for (int I = 0; I < 6; ++I)
+    Y[I] = A[I] + B[I];
+}
+
+const kiln_model_info *addModel() {
+  static const kiln_tensor_info Inputs[] = {
+      {"a", KILN_DTYPE_FLOAT, 2, Shape23}, {"b", KILN_DTYPE_FLOAT, 2, Shape23}};
+  static const kiln_tensor_info Outputs[] = {
+      {"y", KILN_DTYPE_FLOAT, 2, Shape23}};
+  static const kiln_partition_info Parts[] = {{"cpu_0", "cpu", 1, addFn}};
+  static const kiln_model_info Info = {
+      KILN_ABI_VERSION, "add", "kiln test", 2, Inputs, 1, Outputs, 0, 0,
+      1, Parts};
+  return &Info;
+}
+
+static void scaleFn(void *const *In, void *const *, void *Arena) {
+  auto *A = static_cast<const float *>(In[0]);
+  auto *T = static_cast<float *>(Arena);
+  for (int I = 0; I < 6; ++I)
+    T[I] = 2 * A[I];
+}
+
+static void accumulateFn(void *const *In, void *const *Out, void *Arena) {
+  auto *B = static_cast<const float *>(In[1]);
+  auto *T = static_cast<const float *>(Arena);
+  auto *Y = static_cast<float *>(Out[0]);
+  for (int I = 0; I < 6; ++I)
+    Y[I] = T[I] + B[I];
+  *static_cast<int32_t *>(Out[1]) =
+      Arena && reinterpret_cast<uintptr_t>(Arena) % 64 == 0;
+}
+
+const kiln_model_info *twoPartitionModel() {
+  static const kiln_tensor_info Inputs[] = {
+      {"a", KILN_DTYPE_FLOAT, 2, Shape23}, {"b", KILN_DTYPE_FLOAT, 2, Shape23}};
+  static const kiln_tensor_info Outputs[] = {
+      {"sum", KILN_DTYPE_FLOAT, 2, Shape23},
+      {"arena_ok", KILN_DTYPE_INT32, 1, Shape1}};
+  static const kiln_partition_info Parts[] = {
+      {"scale", "cpu", 1, scaleFn}, {"accumulate", "fake_accel", 1, accumulateFn}};
+  static const kiln_model_info Info = {
+      KILN_ABI_VERSION, "two", "kiln test", 2, Inputs, 2, Outputs, 24, 64,
+      2, Parts};
+  return &Info;
+}
+
+kiln_tensor floatTensor(const char *Name, std::vector<float> &V,
+                        const int64_t *Shape, int32_t Rank) {
+  return {Name, KILN_DTYPE_FLOAT, Rank, Shape, V.data(),
+          V.size() * sizeof(float)};
+}
+
+} // namespace fake

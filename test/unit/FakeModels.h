@@ -1,0 +1,30 @@
+// Hand-written stand-ins for compiled models: partitions are plain C++
+// functions with the kiln_partition_fn signature.
+#ifndef KILN_TEST_FAKEMODELS_H
+#define KILN_TEST_FAKEMODELS_H
+
+#include "kiln/kiln_rt.h"
+
+#include <vector>
+
+namespace fake {
+
+/// "add": inputs a, b float32[2,3]; output y = a + b; one partition, no
+/// arena.
+const kiln_model_info *addModel();
+
+/// "two": inputs a, b float32[2,3]; outputs sum float32[2,3] = 2a + b and
+/// arena_ok int32[1] (1 when the arena is 64-byte aligned). Partition
+/// "scale" (provider "cpu") writes 2a to the 24-byte arena, partition
+/// "accumulate" (provider "fake_accel") adds b.
+const kiln_model_info *twoPartitionModel();
+
+/// A kiln_tensor over V with the given name (may be null).
+kiln_tensor floatTensor(const char *Name, std::vector<float> &V,
+                        const int64_t *Shape, int32_t Rank);
+
+extern const int64_t Shape23[2];
+
+} // namespace fake
+
+#endif // KILN_TEST_FAKEMODELS_H

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""End-to-end scenarios for kiln-run against the fake model libraries.
+
+Reference data is written with numpy and onnx.numpy_helper, independently of
+kiln's own tensor I/O. Usage: kiln_run_e2e.py --kiln-run BIN --fake LIB
+--fakenamed LIB --work DIR SCENARIO
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+from onnx import numpy_helper
+
+A = np.array([[1, -2, 3], [-4, 5, 6]], dtype=np.float32)
+B = np.array([[10, 20, 30], [40, 50, 60]], dtype=np.float32) * 0.5
+SUM = A + B
+COUNT = np.array([int((A > 0).sum())], dtype=np.int64)
+
+
+class Ctx:
+    def __init__(self, args):
+        self.bin = args.kiln_run
+        self.fake = args.fake
+        self.fakenamed = args.fakenamed
+        self.work = args.work
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.work)
+
+    def path(self, *parts):
+        return os.path.join(self.work, *parts)
+
+    def run(self, *args, lib=None):
+        cmd = [self.bin] + ([lib or self.fake] if lib != "" else []) + list(args)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        print("$", " ".join(cmd))
+        print(p.stdout, end="")
+        print(p.stderr, end="", file=sys.stderr)
+        return p
+
+    def npy(self, name, array):
+        path = self.path(name)
+        np.save(path, array)
+        return path
+
+    def pb(self, dirname, filename, array, name):
+        os.makedirs(self.path(dirname), exist_ok=True)
+        tensor = numpy_helper.from_array(array, name)
+        with open(self.path(dirname, filename), "wb") as f:
+            f.write(tensor.SerializeToString())
+
+    def ref_dir(self, dirname="ref", sum_value=SUM, with_inputs=False):
+        self.pb(dirname, "output_0.pb", sum_value, "out/sum:0")
+        self.pb(dirname, "output_1.pb", COUNT, "count")
+        if with_inputs:
+            # Swapped on purpose: matching must go by tensor name.
+            self.pb(dirname, "input_0.pb", B, "b")
+            self.pb(dirname, "input_1.pb", A, "a")
+        return self.path(dirname)
+
+    def npy_inputs(self, a=A, b=B):
+        return ["--input", "a=" + self.npy("a.npy", a),
+                "--input=b=" + self.npy("b.npy", b)]
+
+
+def expect_rc(p, rc):
+    assert p.returncode == rc, f"exit status {p.returncode}, expected {rc}"
+
+
+def expect_in(needle, text):
+    assert needle in text, f"{needle!r} not found in {text!r}"
+
+
+def expect_error(p, message):
+    expect_rc(p, 2)
+    assert p.stderr.startswith("kiln-run: error: "), p.stderr
+    expect_in(message, p.stderr)
+
+
+def help_(c):
+    p = c.run("--help", lib="")
+    expect_rc(p, 0)
+    expect_in("usage: kiln-run path/to/libNAME.so", p.stdout)
+    expect_error(c.run(lib=""), "no model library given")
+
+
+def npy_check_ok(c):
+    p = c.run(*c.npy_inputs(), "--check-dir", c.ref_dir())
+    expect_rc(p, 0)
+    expect_in('output "out/sum:0": OK max abs err 0', p.stdout)
+    expect_in('output "count": OK', p.stdout)
+    # .pb inputs are accepted by --input too.
+    c.pb("pbin", "a.pb", A, "")
+    p = c.run("--input", "a=" + c.path("pbin", "a.pb"), "--input",
+              "b=" + c.npy("b.npy", B), "--check-dir=" + c.path("ref"))
+    expect_rc(p, 0)
+
+
+def inputs_dir_by_name(c):
+    p = c.run("--check-dir", c.ref_dir(with_inputs=True))
+    expect_rc(p, 0)
+    expect_in('output "count": OK', p.stdout)
+    # Unnamed protos in an explicit --inputs-dir go by position.
+    c.pb("unnamed", "input_0.pb", A, "")
+    c.pb("unnamed", "input_1.pb", B, "")
+    p = c.run("--inputs-dir", c.path("unnamed"), "--check-dir", c.ref_dir())
+    expect_rc(p, 0)
+    os.makedirs(c.path("empty"))
+    expect_error(c.run("--inputs-dir", c.path("empty")), "no input_0.pb in")
+    expect_error(c.run("--check-dir", c.path("nope")), "does not exist")
+
+
+def output_dir(c):
+    out = c.path("out", "nested")
+    p = c.run(*c.npy_inputs(), "--output-dir", out)
+    expect_rc(p, 0)
+    assert sorted(os.listdir(out)) == ["count.npy", "out_sum_0.npy"], os.listdir(out)
+    got = np.load(os.path.join(out, "out_sum_0.npy"))
+    assert got.dtype == np.float32 and got.shape == (2, 3)
+    np.testing.assert_array_equal(got, SUM)
+    count = np.load(os.path.join(out, "count.npy"))
+    assert count.dtype == np.int64
+    np.testing.assert_array_equal(count, COUNT)
+
+
+def mismatch(c):
+    wrong = SUM.copy()
+    wrong[1, 2] += 0.25
+    wrong[0, 0] += 0.125
+    ref = c.ref_dir("wrong", sum_value=wrong)
+    p = c.run(*c.npy_inputs(), "--check-dir", ref)
+    expect_rc(p, 1)
+    expect_in('output "out/sum:0": MISMATCH at [1,2]: got 36 expected 36.25 '
+              '(abs err 0.25), 2 elements differ', p.stdout)
+    expect_in('output "count": OK', p.stdout)
+    # A tolerance that covers the error passes; one just below does not.
+    expect_rc(c.run(*c.npy_inputs(), "--check-dir", ref, "--atol", "0.26"), 0)
+    expect_rc(c.run(*c.npy_inputs(), "--check-dir", ref, "--atol=0.2",
+                    "--rtol=0"), 1)
+
+
+def wrong_shape(c):
+    p = c.run(*c.npy_inputs(a=np.zeros((2, 2), np.float32)))
+    expect_error(p, 'input "a": expected shape [2,3], got [2,2]')
+
+
+def wrong_dtype(c):
+    p = c.run(*c.npy_inputs(b=B.astype(np.float64)))
+    expect_error(p, 'input "b": expected dtype float32, got float64')
+    np.save(c.path("f.npy"), np.asfortranarray(A))
+    p = c.run("--input", "a=" + c.path("f.npy"), "--input", "b=" + c.npy("b.npy", B))
+    expect_error(p, "Fortran-order")
+
+
+def missing_input(c):
+    p = c.run("--input", "a=" + c.npy("a.npy", A))
+    expect_error(p, 'missing input "b"')
+    p = c.run("--input", "a=" + c.path("nonexistent.npy"))
+    expect_error(p, "cannot open")
+
+
+def unknown_input(c):
+    p = c.run("--input", "c=" + c.npy("a.npy", A))
+    expect_error(p, '--input "c": the model has no such input (inputs: "a", "b")')
+
+
+def random_inputs(c):
+    p1 = c.run("--output-dir", c.path("r1"))
+    expect_rc(p1, 0)
+    expect_in("pseudo-random", p1.stderr)
+    expect_rc(c.run("--output-dir", c.path("r2")), 0)
+    for name in ("out_sum_0.npy", "count.npy"):
+        x, y = np.load(c.path("r1", name)), np.load(c.path("r2", name))
+        np.testing.assert_array_equal(x, y)  # deterministic
+    s = np.load(c.path("r1", "out_sum_0.npy"))
+    assert np.all(np.abs(s) <= 2) and np.any(s != 0), s
+
+
+def iterations(c):
+    p = c.run(*c.npy_inputs(), "--iterations", "5", "--warmup=2")
+    expect_rc(p, 0)
+    lines = p.stdout.strip().splitlines()
+    assert len(lines) == 1, lines
+    r = json.loads(lines[0])
+    assert r["model"] == "fake" and r["iterations"] == 5, r
+    assert 0 <= r["min_ms"] <= r["median_ms"] and r["mean_ms"] >= r["min_ms"], r
+
+
+def profile(c):
+    trace = c.path("trace.json")
+    p = c.run(*c.npy_inputs(), "--iterations", "3", "--profile", trace)
+    expect_rc(p, 0)
+    with open(trace) as f:
+        events = json.load(f)
+    names = [e["name"] for e in events]
+    assert names == ["cpu_0", "cpu_1", "model_run"] * 3, names
+    for e in events:
+        assert e["ph"] == "X" and e["dur"] >= 0 and e["ts"] >= 0, e
+        assert e["cat"] == ("Session" if e["name"] == "model_run" else "Node")
+    assert events[0]["args"] == {"provider": "cpu", "op_name": "partition"}
+
+
+def print_(c):
+    p = c.run(*c.npy_inputs(), "--print")
+    expect_rc(p, 0)
+    expect_in('output "out/sum:0": float32 [2,3] = 6 8 18 16 30 36', p.stdout)
+    expect_in('output "count": int64 [1] = 4', p.stdout)
+
+
+def bad_library(c):
+    expect_error(c.run(lib=c.path("libnothere.so")), "cannot load model library")
+    with open(c.path("libjunk.so"), "w") as f:
+        f.write("not an ELF file")
+    expect_error(c.run(lib=c.path("libjunk.so")), "cannot load model library")
+
+
+def no_entry_symbol(c):
+    other = c.path("libother.so")
+    shutil.copy(c.fakenamed, other)
+    expect_error(c.run(lib=other),
+                 "defines neither kiln_model nor kiln_model_other")
+
+
+def fallback_symbol(c):
+    p = c.run(*c.npy_inputs(), "--iterations", "1", "--check-dir", c.ref_dir(),
+              lib=c.fakenamed)
+    expect_rc(p, 0)
+    expect_in('"model":"fakenamed"', p.stdout)
+
+
+def bad_option(c):
+    expect_error(c.run("--bogus"), "unknown option '--bogus'")
+    expect_error(c.run("--iterations=abc"), "invalid value 'abc' for --iterations")
+    expect_error(c.run("--input", "novalue"), "expected NAME=FILE")
+    expect_error(c.run("--output-dir"), "needs a value")
+
+
+SCENARIOS = {
+    "help": help_, "npy_check_ok": npy_check_ok,
+    "inputs_dir_by_name": inputs_dir_by_name, "output_dir": output_dir,
+    "mismatch": mismatch, "wrong_shape": wrong_shape,
+    "wrong_dtype": wrong_dtype, "missing_input": missing_input,
+    "unknown_input": unknown_input, "random_inputs": random_inputs,
+    "iterations": iterations, "profile": profile, "print": print_,
+    "bad_library": bad_library, "no_entry_symbol": no_entry_symbol,
+    "fallback_symbol": fallback_symbol, "bad_option": bad_option,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kiln-run", required=True)
+    ap.add_argument("--fake", required=True)
+    ap.add_argument("--fakenamed", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("scenario", choices=sorted(SCENARIOS))
+    args = ap.parse_args()
+    try:
+        SCENARIOS[args.scenario](Ctx(args))
+    except AssertionError as e:
+        print(f"FAIL {args.scenario}: {e}", file=sys.stderr)
+        return 1
+    print(f"PASS {args.scenario}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
