@@ -14,7 +14,7 @@ using namespace kiln::onnx;
 #define GET_TYPEDEF_CLASSES
 #include "dialects/onnx/OnnxOpsTypes.cpp.inc"
 
-void OnnxDialect::initialize() {
+void ONNXDialect::initialize() {
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "dialects/onnx/OnnxOpsTypes.cpp.inc"
@@ -25,7 +25,7 @@ void OnnxDialect::initialize() {
       >();
 }
 
-Operation *OnnxDialect::materializeConstant(OpBuilder &builder,
+Operation *ONNXDialect::materializeConstant(OpBuilder &builder,
                                             Attribute value, Type type,
                                             Location loc) {
   // Only onnx.NoValue folds to an attribute here; real constants are

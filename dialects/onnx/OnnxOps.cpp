@@ -5,6 +5,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace kiln::onnx;
 
@@ -85,20 +87,32 @@ LogicalResult checkTypeVars(Operation *op, ArrayRef<ParamValues> groups,
 }
 } // namespace
 
+static LogicalResult checkCount(Operation *op, int count, int min, int max,
+                                StringRef what) {
+  if (count >= min && count <= max)
+    return success();
+  InFlightDiagnostic diag = op->emitOpError() << "expects ";
+  if (max == std::numeric_limits<int>::max())
+    diag << "at least " << min;
+  else if (min == max)
+    diag << min;
+  else
+    diag << min << " to " << max;
+  return diag << " " << what << "s, got " << count;
+}
+
 LogicalResult kiln::onnx::verifyOnnxSchema(Operation *op,
                                            const OnnxSchemaInfo &schema) {
-  int numIn = op->getNumOperands(), numOut = op->getNumResults();
-  if (numIn < schema.minInputs || numIn > schema.maxInputs)
-    return op->emitOpError() << "expects " << schema.minInputs << " to "
-                             << schema.maxInputs << " operands, got " << numIn;
-  if (numOut < schema.minOutputs || numOut > schema.maxOutputs)
-    return op->emitOpError() << "expects " << schema.minOutputs << " to "
-                             << schema.maxOutputs << " results, got " << numOut;
-
+  // Per-parameter arity first: it names the offending variadic.
   SmallVector<ParamValues> ins = splitByParam(schema.inputs, op->getOperands());
   SmallVector<ParamValues> outs = splitByParam(schema.outputs, op->getResults());
   if (failed(checkArity(op, ins, "operand")) ||
       failed(checkArity(op, outs, "result")))
+    return failure();
+  if (failed(checkCount(op, op->getNumOperands(), schema.minInputs,
+                        schema.maxInputs, "operand")) ||
+      failed(checkCount(op, op->getNumResults(), schema.minOutputs,
+                        schema.maxOutputs, "result")))
     return failure();
 
   llvm::StringMap<Binding> bound;

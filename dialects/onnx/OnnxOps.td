@@ -744,8 +744,8 @@ This operator has **optional** inputs/outputs. See [the doc](IR.md) for more det
     TensorOf<[F32, F64, F16, BF16]>:$B,
     TensorOf<[F32, F64, F16, BF16]>:$input_mean,
     TensorOf<[F32, F64, F16, BF16]>:$input_var,
-    DefaultValuedAttr<F32Attr, "9.999999747378752e-06">:$epsilon,
-    DefaultValuedAttr<F32Attr, "0.8999999761581421">:$momentum,
+    DefaultValuedAttr<F32Attr, "1e-05">:$epsilon,
+    DefaultValuedAttr<F32Attr, "0.9">:$momentum,
     DefaultValuedAttr<I64Attr, "0">:$training_mode);
   let results = (outs
     TensorOf<[F32, F64, F16, BF16]>:$Y,
@@ -3490,7 +3490,7 @@ is equivalent to LayerNormalization.
     TensorOf<[F32, F64, F16, BF16]>:$X,
     TensorOf<[F32, F64, F16, BF16]>:$scale,
     TensorOf<[F32, F64, F16, BF16]>:$bias,
-    DefaultValuedAttr<F32Attr, "9.999999747378752e-06">:$epsilon,
+    DefaultValuedAttr<F32Attr, "1e-05">:$epsilon,
     I64Attr:$num_groups,
     DefaultValuedAttr<I64Attr, "1">:$stash_type);
   let results = (outs
@@ -3597,7 +3597,7 @@ is applied to the tensor elementwise.
   }];
   let arguments = (ins
     TensorOf<[F32, F64, F16, BF16]>:$X,
-    DefaultValuedAttr<F32Attr, "0.20000000298023224">:$alpha,
+    DefaultValuedAttr<F32Attr, "0.2">:$alpha,
     DefaultValuedAttr<F32Attr, "0.5">:$beta);
   let results = (outs
     TensorOf<[F32, F64, F16, BF16]>:$Y);
@@ -3830,7 +3830,7 @@ where mean and variance are computed per instance per channel.
     TensorOf<[F32, F64, F16, BF16]>:$input,
     TensorOf<[F32, F64, F16, BF16]>:$scale,
     TensorOf<[F32, F64, F16, BF16]>:$B,
-    DefaultValuedAttr<F32Attr, "9.999999747378752e-06">:$epsilon);
+    DefaultValuedAttr<F32Attr, "1e-05">:$epsilon);
   let results = (outs
     TensorOf<[F32, F64, F16, BF16]>:$output);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
@@ -3940,7 +3940,7 @@ where `max(0, c - floor((size - 1) / 2)) <= i <= min(C - 1, c + ceil((size - 1) 
   }];
   let arguments = (ins
     TensorOf<[F32, F64, F16, BF16]>:$X,
-    DefaultValuedAttr<F32Attr, "9.999999747378752e-05">:$alpha,
+    DefaultValuedAttr<F32Attr, "1e-04">:$alpha,
     DefaultValuedAttr<F32Attr, "0.75">:$beta,
     DefaultValuedAttr<F32Attr, "1.0">:$bias,
     I64Attr:$size);
@@ -4126,7 +4126,7 @@ This is layer normalization defined in ONNX as function.
     TensorOf<[F32, F64, F16, BF16]>:$Scale,
     AnyTypeOf<[TensorOf<[F32, F64, F16, BF16]>, NoneType]>:$B,
     DefaultValuedAttr<I64Attr, "-1">:$axis,
-    DefaultValuedAttr<F32Attr, "9.999999747378752e-06">:$epsilon,
+    DefaultValuedAttr<F32Attr, "1e-05">:$epsilon,
     DefaultValuedAttr<I64Attr, "1">:$stash_type);
   let results = (outs
     TensorOf<[F32, F64, F16, BF16]>:$Y,
@@ -4168,7 +4168,7 @@ output data (Tensor<T>) where the function `f(x) = alpha * x for x < 0`,
   }];
   let arguments = (ins
     TensorOf<[F32, F64, F16, BF16]>:$X,
-    DefaultValuedAttr<F32Attr, "0.009999999776482582">:$alpha);
+    DefaultValuedAttr<F32Attr, "0.01">:$alpha);
   let results = (outs
     TensorOf<[F32, F64, F16, BF16]>:$Y);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
@@ -6186,7 +6186,7 @@ This is RMS normalization defined in ONNX as function as described in the paper 
     TensorOf<[F32, F64, F16, BF16]>:$X,
     TensorOf<[F32, F64, F16, BF16]>:$scale,
     DefaultValuedAttr<I64Attr, "-1">:$axis,
-    DefaultValuedAttr<F32Attr, "9.999999747378752e-06">:$epsilon,
+    DefaultValuedAttr<F32Attr, "1e-05">:$epsilon,
     DefaultValuedAttr<I64Attr, "1">:$stash_type);
   let results = (outs
     TensorOf<[F32, F64, F16, BF16]>:$Y);
@@ -7992,8 +7992,8 @@ is applied to the tensor elementwise.
   }];
   let arguments = (ins
     TensorOf<[F32, F64, F16, BF16]>:$X,
-    DefaultValuedAttr<F32Attr, "1.6732631921768188">:$alpha,
-    DefaultValuedAttr<F32Attr, "1.0507010221481323">:$gamma);
+    DefaultValuedAttr<F32Attr, "1.6732632">:$alpha,
+    DefaultValuedAttr<F32Attr, "1.050701">:$gamma);
   let results = (outs
     TensorOf<[F32, F64, F16, BF16]>:$Y);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";

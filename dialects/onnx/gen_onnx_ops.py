@@ -12,6 +12,7 @@ import collections
 import os
 import re
 
+import numpy
 import onnx
 from onnx import defs
 
@@ -135,7 +136,9 @@ def value_constraint(schema, param):
 
 
 def fmt_float(v):
-    r = repr(float(v))
+    # Shortest decimal that round-trips through float32 (1e-05, not
+    # 9.999999747378752e-06): ONNX stores float attributes as float32.
+    r = str(numpy.float32(v))
     if r in ("inf", "-inf", "nan"):
         raise ValueError("non-finite float default")
     if "e" not in r and "." not in r:
