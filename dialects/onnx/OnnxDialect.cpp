@@ -25,9 +25,8 @@ void ONNXDialect::initialize() {
       >();
 }
 
-Operation *ONNXDialect::materializeConstant(OpBuilder &builder,
-                                            Attribute value, Type type,
-                                            Location loc) {
+Operation *ONNXDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
   // Only onnx.NoValue folds to an attribute here; real constants are
   // onnx.Constant, which the folder does not create.
   if (isa<UnitAttr>(value) && isa<NoneType>(type))

@@ -73,7 +73,8 @@ LogicalResult checkTypeVars(Operation *op, ArrayRef<ParamValues> groups,
       if (!tensorTy)
         continue;
       Type elt = tensorTy.getElementType();
-      auto [it, inserted] = bound.try_emplace(p.typeVar, Binding{elt, what, p.name});
+      auto [it, inserted] =
+          bound.try_emplace(p.typeVar, Binding{elt, what, p.name});
       if (inserted || it->second.elementType == elt)
         continue;
       return op->emitOpError()
@@ -105,7 +106,8 @@ LogicalResult kiln::onnx::verifyOnnxSchema(Operation *op,
                                            const OnnxSchemaInfo &schema) {
   // Per-parameter arity first: it names the offending variadic.
   SmallVector<ParamValues> ins = splitByParam(schema.inputs, op->getOperands());
-  SmallVector<ParamValues> outs = splitByParam(schema.outputs, op->getResults());
+  SmallVector<ParamValues> outs =
+      splitByParam(schema.outputs, op->getResults());
   if (failed(checkArity(op, ins, "operand")) ||
       failed(checkArity(op, outs, "result")))
     return failure();
@@ -137,7 +139,9 @@ LogicalResult kiln::onnx::verifyOnnxSchema(Operation *op,
 // NoValueOp
 //===----------------------------------------------------------------------===//
 
-OpFoldResult NoValueOp::fold(FoldAdaptor) { return UnitAttr::get(getContext()); }
+OpFoldResult NoValueOp::fold(FoldAdaptor) {
+  return UnitAttr::get(getContext());
+}
 
 //===----------------------------------------------------------------------===//
 // Generated op definitions
