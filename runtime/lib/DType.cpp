@@ -19,6 +19,8 @@ extern "C" const char *kiln_status_string(kiln_status Status) {
     return "provider error";
   case KILN_ERROR_INTERNAL:
     return "internal error";
+  default:
+    break;
   }
   return "unknown status";
 }

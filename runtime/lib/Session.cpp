@@ -40,8 +40,8 @@ std::string quoted(const char *S) { return std::string("\"") + S + "\""; }
 /// Checks one model tensor description and returns its size in bytes.
 kiln_status checkInfo(const kiln_tensor_info &Info, const char *Kind,
                       int32_t Index, uint64_t &Bytes) {
-  std::string Label = std::string("model ") + Kind + " #" +
-                      std::to_string(Index);
+  std::string Label =
+      std::string("model ") + Kind + " #" + std::to_string(Index);
   if (!Info.name)
     return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " has no name");
   Label = std::string("model ") + Kind + " " + quoted(Info.name);
@@ -60,8 +60,8 @@ kiln_status checkInfo(const kiln_tensor_info &Info, const char *Kind,
       return fail(KILN_ERROR_INVALID_ARGUMENT,
                   Label + " has a dynamic or negative dim: " +
                       formatShape(Info.shape, Info.rank));
-    if (Dim != 0 && N > std::numeric_limits<uint64_t>::max() /
-                            static_cast<uint64_t>(Dim))
+    if (Dim != 0 &&
+        N > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(Dim))
       return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " is too large");
     N *= static_cast<uint64_t>(Dim);
   }
@@ -88,14 +88,13 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
     if (kiln_status St = checkInfo(M.inputs[I], "input", I, S.InputBytes[I]))
       return St;
   for (int32_t I = 0; I < M.num_outputs; ++I)
-    if (kiln_status St =
-            checkInfo(M.outputs[I], "output", I, S.OutputBytes[I]))
+    if (kiln_status St = checkInfo(M.outputs[I], "output", I, S.OutputBytes[I]))
       return St;
   for (int32_t I = 0; I < M.num_partitions; ++I)
     if (!M.partitions[I].fn)
-      return fail(KILN_ERROR_INVALID_ARGUMENT,
-                  "model partition #" + std::to_string(I) +
-                      " has no entry point");
+      return fail(KILN_ERROR_INVALID_ARGUMENT, "model partition #" +
+                                                   std::to_string(I) +
+                                                   " has no entry point");
   return KILN_OK;
 }
 
@@ -104,9 +103,9 @@ kiln_status allocateArena(const kiln_model_info &M, kiln_session &S) {
     return KILN_OK;
   uint64_t Align = M.arena_alignment;
   if (Align & (Align - 1))
-    return fail(KILN_ERROR_INVALID_ARGUMENT,
-                "arena alignment " + std::to_string(Align) +
-                    " is not a power of two");
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "arena alignment " +
+                                                 std::to_string(Align) +
+                                                 " is not a power of two");
   if (Align < alignof(std::max_align_t))
     Align = alignof(std::max_align_t);
   if (M.arena_size > std::numeric_limits<uint64_t>::max() - Align)
@@ -195,8 +194,8 @@ kiln_status runPartitions(kiln_session &S) {
       M.partitions[I].fn(In, Out, S.Arena);
     return KILN_OK;
   }
-  kiln_profile_event Run{"model_run", "kiln", M.name ? M.name : "",
-                         KILN_EVENT_RUN, nowNs(), 0, 0};
+  kiln_profile_event Run{
+      "model_run", "kiln", M.name ? M.name : "", KILN_EVENT_RUN, nowNs(), 0, 0};
   S.Profiler(&Run, 0, S.ProfilerUser);
   for (int32_t I = 0; I < M.num_partitions; ++I) {
     const kiln_partition_info &P = M.partitions[I];
@@ -285,8 +284,8 @@ const char *kiln_session_error(const kiln_session *S) {
   return S ? S->Error.c_str() : "session is NULL";
 }
 
-kiln_status kiln_session_set_profiler(kiln_session *S,
-                                      kiln_profile_callback Cb, void *User) {
+kiln_status kiln_session_set_profiler(kiln_session *S, kiln_profile_callback Cb,
+                                      void *User) {
   if (!S)
     return fail(KILN_ERROR_INVALID_ARGUMENT, "session is NULL");
   S->Profiler = Cb;

@@ -76,9 +76,7 @@ void appendMicros(std::string &Out, uint64_t Ns) {
 
 extern "C" {
 
-kiln_trace *kiln_trace_create(void) {
-  return new (std::nothrow) kiln_trace;
-}
+kiln_trace *kiln_trace_create(void) { return new (std::nothrow) kiln_trace; }
 
 void kiln_trace_destroy(kiln_trace *T) { delete T; }
 
@@ -96,8 +94,7 @@ void kiln_trace_callback(const kiln_profile_event *E, int32_t IsEnd,
       ++Tid;
     if (Tid == static_cast<int32_t>(T->Threads.size()))
       T->Threads.push_back(Self);
-    T->Events.push_back({E->name ? E->name : "",
-                         E->provider ? E->provider : "",
+    T->Events.push_back({E->name ? E->name : "", E->provider ? E->provider : "",
                          E->op_name ? E->op_name : "", E->kind, E->start_ns,
                          E->duration_ns, E->bytes, Tid});
   } catch (const std::bad_alloc &) {

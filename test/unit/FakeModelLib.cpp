@@ -46,9 +46,17 @@ const kiln_tensor_info Outputs[] = {{"out/sum:0", KILN_DTYPE_FLOAT, 2, Shape23},
                                     {"count", KILN_DTYPE_INT64, 1, Shape1}};
 const kiln_partition_info Partitions[] = {{"cpu_0", "cpu", 1, addToArena},
                                           {"cpu_1", "cpu", 2, finish}};
-const kiln_model_info Info = {
-    KILN_ABI_VERSION, KILN_STR(FAKE_NAME), "kiln test", 2, Inputs, 2,
-    Outputs,          64,                  64,          2, Partitions};
+const kiln_model_info Info = {KILN_ABI_VERSION,
+                              KILN_STR(FAKE_NAME),
+                              "kiln test",
+                              2,
+                              Inputs,
+                              2,
+                              Outputs,
+                              64,
+                              64,
+                              2,
+                              Partitions};
 
 } // namespace
 

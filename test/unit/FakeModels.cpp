@@ -22,8 +22,8 @@ const kiln_model_info *addModel() {
       {"y", KILN_DTYPE_FLOAT, 2, Shape23}};
   static const kiln_partition_info Parts[] = {{"cpu_0", "cpu", 1, addFn}};
   static const kiln_model_info Info = {
-      KILN_ABI_VERSION, "add", "kiln test", 2, Inputs, 1, Outputs, 0, 0,
-      1, Parts};
+      KILN_ABI_VERSION, "add", "kiln test", 2, Inputs, 1,
+      Outputs,          0,     0,           1, Parts};
   return &Info;
 }
 
@@ -51,17 +51,18 @@ const kiln_model_info *twoPartitionModel() {
       {"sum", KILN_DTYPE_FLOAT, 2, Shape23},
       {"arena_ok", KILN_DTYPE_INT32, 1, Shape1}};
   static const kiln_partition_info Parts[] = {
-      {"scale", "cpu", 1, scaleFn}, {"accumulate", "fake_accel", 1, accumulateFn}};
+      {"scale", "cpu", 1, scaleFn},
+      {"accumulate", "fake_accel", 1, accumulateFn}};
   static const kiln_model_info Info = {
-      KILN_ABI_VERSION, "two", "kiln test", 2, Inputs, 2, Outputs, 24, 64,
-      2, Parts};
+      KILN_ABI_VERSION, "two", "kiln test", 2, Inputs, 2,
+      Outputs,          24,    64,          2, Parts};
   return &Info;
 }
 
 kiln_tensor floatTensor(const char *Name, std::vector<float> &V,
                         const int64_t *Shape, int32_t Rank) {
-  return {Name, KILN_DTYPE_FLOAT, Rank, Shape, V.data(),
-          V.size() * sizeof(float)};
+  return {Name,  KILN_DTYPE_FLOAT, Rank,
+          Shape, V.data(),         V.size() * sizeof(float)};
 }
 
 } // namespace fake

@@ -37,8 +37,8 @@ public:
 
 private:
   void ws() {
-    while (P < T.size() && (T[P] == ' ' || T[P] == '\n' || T[P] == '\r' ||
-                            T[P] == '\t'))
+    while (P < T.size() &&
+           (T[P] == ' ' || T[P] == '\n' || T[P] == '\r' || T[P] == '\t'))
       ++P;
   }
   bool lit(const char *S) {
@@ -64,12 +64,26 @@ private:
         return false;
       char E = T[P++];
       switch (E) {
-      case '"': case '\\': case '/': Out += E; break;
-      case 'n': Out += '\n'; break;
-      case 't': Out += '\t'; break;
-      case 'r': Out += '\r'; break;
-      case 'b': Out += '\b'; break;
-      case 'f': Out += '\f'; break;
+      case '"':
+      case '\\':
+      case '/':
+        Out += E;
+        break;
+      case 'n':
+        Out += '\n';
+        break;
+      case 't':
+        Out += '\t';
+        break;
+      case 'r':
+        Out += '\r';
+        break;
+      case 'b':
+        Out += '\b';
+        break;
+      case 'f':
+        Out += '\f';
+        break;
       case 'u': {
         if (P + 4 > T.size())
           return false;

@@ -54,7 +54,7 @@ TEST(Profiler, EventsInOrder) {
   ASSERT_EQ(kiln_session_set_profiler(S, record, &Events), KILN_OK);
   runTwo(S, 1);
   ASSERT_EQ(Events.size(), 6u);
-  const char *Names[] = {"model_run", "scale",      "scale",
+  const char *Names[] = {"model_run",  "scale",      "scale",
                          "accumulate", "accumulate", "model_run"};
   const int32_t Ends[] = {0, 0, 1, 0, 1, 1};
   for (size_t I = 0; I < 6; ++I) {
@@ -94,8 +94,13 @@ TEST(Trace, WritesChromeTraceJson) {
   ASSERT_EQ(kiln_session_set_profiler(S, kiln_trace_callback, T), KILN_OK);
   runTwo(S, 2);
   // Names that need escaping survive the round trip.
-  kiln_profile_event Odd = {"copy \"x\"\\\n\x01", "fake_accel", "memcpy",
-                            KILN_EVENT_TRANSFER, 5, 7000, 1234};
+  kiln_profile_event Odd = {"copy \"x\"\\\n\x01",
+                            "fake_accel",
+                            "memcpy",
+                            KILN_EVENT_TRANSFER,
+                            5,
+                            7000,
+                            1234};
   kiln_trace_callback(&Odd, 0, T); // begin events are not recorded
   kiln_trace_callback(&Odd, 1, T);
   std::string Path = tempPath("kiln_trace_");
@@ -115,8 +120,8 @@ TEST(Trace, WritesChromeTraceJson) {
   std::vector<std::string> Names;
   for (const minijson::Value &E : Root.Items) {
     ASSERT_EQ(E.K, minijson::Value::Object);
-    for (const char *Key : {"cat", "name", "ph", "ts", "dur", "pid", "tid",
-                            "args"})
+    for (const char *Key :
+         {"cat", "name", "ph", "ts", "dur", "pid", "tid", "args"})
       ASSERT_NE(E.get(Key), nullptr) << Key;
     EXPECT_EQ(E.get("ph")->Str, "X");
     EXPECT_EQ(E.get("pid")->Num, getpid());
@@ -126,8 +131,8 @@ TEST(Trace, WritesChromeTraceJson) {
     Names.push_back(E.get("name")->Str);
   }
   const std::vector<std::string> Expected = {
-      "scale", "accumulate", "model_run", "scale", "accumulate", "model_run",
-      "copy \"x\"\\\n\x01"};
+      "scale",      "accumulate", "model_run",         "scale",
+      "accumulate", "model_run",  "copy \"x\"\\\n\x01"};
   EXPECT_EQ(Names, Expected);
   EXPECT_EQ(Root.Items[2].get("cat")->Str, "Session");
   EXPECT_EQ(Root.Items[0].get("cat")->Str, "Node");

@@ -235,8 +235,7 @@ TEST(Session, LastErrorIsPerThread) {
 
 TEST(Strings, StatusAndDtypes) {
   EXPECT_STREQ(kiln_status_string(KILN_OK), "ok");
-  EXPECT_STREQ(kiln_status_string(KILN_ERROR_SHAPE_MISMATCH),
-               "shape mismatch");
+  EXPECT_STREQ(kiln_status_string(KILN_ERROR_SHAPE_MISMATCH), "shape mismatch");
   EXPECT_STREQ(kiln_status_string(static_cast<kiln_status>(42)),
                "unknown status");
   EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_FLOAT), 4u);

@@ -30,7 +30,8 @@ HostTensor makeTensor(int32_t DType, std::vector<int64_t> Shape,
   H.DType = DType;
   H.Shape = std::move(Shape);
   H.Bytes.resize(Values.size() * sizeof(T));
-  std::memcpy(H.Bytes.data(), Values.data(), H.Bytes.size());
+  if (!Values.empty())
+    std::memcpy(H.Bytes.data(), Values.data(), H.Bytes.size());
   return H;
 }
 
@@ -103,8 +104,7 @@ TEST(Npy, ParsesVersion2AndRejectsBadFiles) {
                                  "'shape': (1,), }",
                                  Data),
                         "c.npy", T, Err));
-  EXPECT_NE(Err.find("unsupported .npy dtype '<c8'"), std::string::npos)
-      << Err;
+  EXPECT_NE(Err.find("unsupported .npy dtype '<c8'"), std::string::npos) << Err;
 
   EXPECT_FALSE(parseNpy(npyImage("{'descr': '>f4', 'fortran_order': False, "
                                  "'shape': (2,), }",
@@ -241,8 +241,8 @@ TEST(TensorProto, WriteReadRoundTrip) {
 }
 
 TEST(Compare, ReportsWorstElement) {
-  HostTensor Exp = makeTensor<float>(KILN_DTYPE_FLOAT, {2, 3},
-                                     {1, 2, 3, 4, 5, 6});
+  HostTensor Exp =
+      makeTensor<float>(KILN_DTYPE_FLOAT, {2, 3}, {1, 2, 3, 4, 5, 6});
   HostTensor Got = Exp;
   CompareResult R = compareTensors(Got, Exp, 1e-3, 1e-5);
   EXPECT_TRUE(R.Ok);

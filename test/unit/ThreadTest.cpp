@@ -73,8 +73,7 @@ TEST(Threads, SharedTraceCollectsEveryEvent) {
     Threads.emplace_back([&, T] {
       kiln_session *S = nullptr;
       if (kiln_session_create(fake::twoPartitionModel(), &S) != KILN_OK ||
-          kiln_session_set_profiler(S, kiln_trace_callback, Trace) !=
-              KILN_OK) {
+          kiln_session_set_profiler(S, kiln_trace_callback, Trace) != KILN_OK) {
         ++Wrong;
         return;
       }

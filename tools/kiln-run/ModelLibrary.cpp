@@ -23,13 +23,11 @@ std::string entrySymbolForFile(const std::string &Path) {
 
 bool ModelLibrary::load(const std::string &Path, std::string &Err) {
   // Without a '/', dlopen would search the library path, not the cwd.
-  std::string Open =
-      Path.find('/') == std::string::npos ? "./" + Path : Path;
+  std::string Open = Path.find('/') == std::string::npos ? "./" + Path : Path;
   Handle = dlopen(Open.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!Handle) {
     const char *Msg = dlerror();
-    Err = "cannot load model library: " +
-          std::string(Msg ? Msg : Path.c_str());
+    Err = "cannot load model library: " + std::string(Msg ? Msg : Path.c_str());
     return false;
   }
   std::string Fallback = entrySymbolForFile(Path);
@@ -37,8 +35,8 @@ bool ModelLibrary::load(const std::string &Path, std::string &Err) {
   if (!Sym)
     Sym = dlsym(Handle, Fallback.c_str());
   if (!Sym) {
-    Err = "\"" + Path + "\" defines neither " KILN_MODEL_ENTRY_SYMBOL
-          " nor " + Fallback + "; is it a kiln-compiled model?";
+    Err = "\"" + Path + "\" defines neither " KILN_MODEL_ENTRY_SYMBOL " nor " +
+          Fallback + "; is it a kiln-compiled model?";
     return false;
   }
   // dlsym yields an object pointer; POSIX guarantees this conversion.

@@ -46,8 +46,8 @@ static bool parseDouble(const std::string &Flag, const std::string &S,
   return true;
 }
 
-static bool parseCount(const std::string &Flag, const std::string &S,
-                       int &Out, std::string &Err) {
+static bool parseCount(const std::string &Flag, const std::string &S, int &Out,
+                       std::string &Err) {
   char *End = nullptr;
   errno = 0;
   long V = std::strtol(S.c_str(), &End, 10);
@@ -73,8 +73,8 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
     }
     if (Arg.size() < 2 || Arg[0] != '-') {
       if (!Opts.Library.empty()) {
-        Err = "unexpected argument '" + Arg + "' (library already given: " +
-              Opts.Library + ")";
+        Err = "unexpected argument '" + Arg +
+              "' (library already given: " + Opts.Library + ")";
         return false;
       }
       Opts.Library = Arg;
@@ -88,9 +88,9 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
       Value = Flag.substr(Eq + 1);
       Flag.resize(Eq);
     }
-    static const char *const Valued[] = {
-        "inputs-dir", "input",   "output-dir", "check-dir", "rtol",
-        "atol",       "iterations", "warmup",  "profile"};
+    static const char *const Valued[] = {"inputs-dir", "input",  "output-dir",
+                                         "check-dir",  "rtol",   "atol",
+                                         "iterations", "warmup", "profile"};
     bool Known = false;
     for (const char *K : Valued)
       Known |= Flag == K;

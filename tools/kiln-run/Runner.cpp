@@ -78,9 +78,8 @@ matchNumbered(std::vector<HostTensor> Files, const kiln_tensor_info *Infos,
               int32_t N, const std::string &Dir, const char *Prefix) {
   std::vector<std::optional<HostTensor>> Slots(N);
   for (size_t F = 0; F < Files.size(); ++F) {
-    int Index = Files[F].Name.empty()
-                    ? -1
-                    : findByName(Infos, N, Files[F].Name);
+    int Index =
+        Files[F].Name.empty() ? -1 : findByName(Infos, N, Files[F].Name);
     if (Index < 0 && !Files[F].Name.empty())
       std::fprintf(stderr,
                    "kiln-run: warning: %s/%s_%zu.pb holds \"%s\", which the "
@@ -160,8 +159,8 @@ std::vector<HostTensor> gatherInputs(const Options &Opts,
     std::vector<HostTensor> Files = readNumbered(Dir, "input");
     if (Files.empty() && Explicit)
       throw Failure{"no input_0.pb in " + quoteName(Dir)};
-    Slots = matchNumbered(std::move(Files), M.inputs, M.num_inputs, Dir,
-                          "input");
+    Slots =
+        matchNumbered(std::move(Files), M.inputs, M.num_inputs, Dir, "input");
   }
   for (const auto &[Name, File] : Opts.Inputs) {
     int Index = findByName(M.inputs, M.num_inputs, Name);
@@ -171,7 +170,8 @@ std::vector<HostTensor> gatherInputs(const Options &Opts,
                     nameList(M.inputs, M.num_inputs) + ")"};
     HostTensor T;
     std::string Err;
-    bool IsPb = File.size() >= 3 && File.compare(File.size() - 3, 3, ".pb") == 0;
+    bool IsPb =
+        File.size() >= 3 && File.compare(File.size() - 3, 3, ".pb") == 0;
     if (!(IsPb ? readTensorProto(File, T, Err) : readNpy(File, T, Err)))
       throw Failure{Err};
     T.Name = Name;
@@ -333,7 +333,8 @@ int run(const Options &Opts) {
       throw Failure{"cannot create " + quoteName(Opts.OutputDir) + ": " +
                     EC.message()};
     for (const HostTensor &T : Outputs) {
-      fs::path P = fs::path(Opts.OutputDir) / (sanitizeFileName(T.Name) + ".npy");
+      fs::path P =
+          fs::path(Opts.OutputDir) / (sanitizeFileName(T.Name) + ".npy");
       if (!writeNpy(P.string(), T, Err))
         throw Failure{Err};
     }

@@ -15,17 +15,16 @@ struct DescrEntry {
 };
 
 const DescrEntry DescrTable[] = {
-    {"f4", KILN_DTYPE_FLOAT},  {"f8", KILN_DTYPE_DOUBLE},
+    {"f4", KILN_DTYPE_FLOAT},   {"f8", KILN_DTYPE_DOUBLE},
     {"f2", KILN_DTYPE_FLOAT16}, {"i1", KILN_DTYPE_INT8},
-    {"i2", KILN_DTYPE_INT16},  {"i4", KILN_DTYPE_INT32},
-    {"i8", KILN_DTYPE_INT64},  {"u1", KILN_DTYPE_UINT8},
-    {"u2", KILN_DTYPE_UINT16}, {"u4", KILN_DTYPE_UINT32},
-    {"u8", KILN_DTYPE_UINT64}, {"b1", KILN_DTYPE_BOOL},
+    {"i2", KILN_DTYPE_INT16},   {"i4", KILN_DTYPE_INT32},
+    {"i8", KILN_DTYPE_INT64},   {"u1", KILN_DTYPE_UINT8},
+    {"u2", KILN_DTYPE_UINT16},  {"u4", KILN_DTYPE_UINT32},
+    {"u8", KILN_DTYPE_UINT64},  {"b1", KILN_DTYPE_BOOL},
 };
 
 /// Finds the value text after 'Key': in a numpy header dict.
-bool findValue(const std::string &Header, const std::string &Key,
-               size_t &Pos) {
+bool findValue(const std::string &Header, const std::string &Key, size_t &Pos) {
   size_t K = Header.find("'" + Key + "'");
   if (K == std::string::npos)
     return false;
@@ -33,7 +32,8 @@ bool findValue(const std::string &Header, const std::string &Key,
   if (Colon == std::string::npos)
     return false;
   Pos = Colon + 1;
-  while (Pos < Header.size() && std::isspace(static_cast<unsigned char>(Header[Pos])))
+  while (Pos < Header.size() &&
+         std::isspace(static_cast<unsigned char>(Header[Pos])))
     ++Pos;
   return Pos < Header.size();
 }
@@ -55,8 +55,7 @@ bool parseHeader(const std::string &Header, const std::string &Source,
   if (!Code.empty() && std::strchr("<>|=", Code[0])) {
     // 1-byte types carry '|'; wider ones must be little-endian.
     if (Code[0] == '>' && Code.size() == 3 && Code[2] != '1') {
-      Err = Source + ": big-endian .npy dtype '" + Descr +
-            "' is not supported";
+      Err = Source + ": big-endian .npy dtype '" + Descr + "' is not supported";
       return false;
     }
     Code = Code.substr(1);
@@ -143,8 +142,7 @@ bool parseNpy(const std::string &Data, const std::string &Source,
       HeaderLen = HeaderLen << 8 | static_cast<unsigned char>(Data[8 + I]);
     HeaderStart = 12;
   } else {
-    Err = Source + ": unsupported .npy format version " +
-          std::to_string(Major);
+    Err = Source + ": unsupported .npy format version " + std::to_string(Major);
     return false;
   }
   if (Data.size() < HeaderStart + HeaderLen) {
@@ -153,14 +151,13 @@ bool parseNpy(const std::string &Data, const std::string &Source,
   }
   if (!parseHeader(Data.substr(HeaderStart, HeaderLen), Source, Out, Err))
     return false;
-  size_t Need = static_cast<size_t>(Out.numElements()) *
-                kiln_dtype_size(Out.DType);
+  size_t Need =
+      static_cast<size_t>(Out.numElements()) * kiln_dtype_size(Out.DType);
   size_t DataStart = HeaderStart + HeaderLen;
   if (Data.size() - DataStart < Need) {
     Err = Source + ": .npy data is truncated: expected " +
-          std::to_string(Need) + " bytes for shape " +
-          formatShape(Out.Shape) + ", found " +
-          std::to_string(Data.size() - DataStart);
+          std::to_string(Need) + " bytes for shape " + formatShape(Out.Shape) +
+          ", found " + std::to_string(Data.size() - DataStart);
     return false;
   }
   Out.Bytes.assign(Data.begin() + DataStart, Data.begin() + DataStart + Need);
@@ -178,16 +175,15 @@ bool readNpy(const std::string &Path, HostTensor &Out, std::string &Err) {
   return parseNpy(SS.str(), Path, Out, Err);
 }
 
-bool writeNpy(const std::string &Path, const HostTensor &T,
-              std::string &Err) {
+bool writeNpy(const std::string &Path, const HostTensor &T, std::string &Err) {
   std::string Descr = npyDescr(T.DType);
   if (Descr.empty()) {
     Err = "cannot write \"" + Path + "\": dtype " + kiln_dtype_name(T.DType) +
           " has no .npy equivalent";
     return false;
   }
-  std::string Dict = "{'descr': '" + Descr +
-                     "', 'fortran_order': False, 'shape': (";
+  std::string Dict =
+      "{'descr': '" + Descr + "', 'fortran_order': False, 'shape': (";
   for (size_t I = 0; I < T.Shape.size(); ++I)
     Dict += (I ? ", " : "") + std::to_string(T.Shape[I]);
   Dict += T.Shape.size() == 1 ? ",), }" : "), }"; // a 1-tuple needs ","

@@ -21,13 +21,13 @@ void copyNarrowed(const Field &Values, std::vector<uint8_t> &Bytes) {
 
 } // namespace
 
-bool fromTensorProto(const kiln_onnx::TensorProto &P,
-                     const std::string &Source, HostTensor &Out,
-                     std::string &Err) {
+bool fromTensorProto(const kiln_onnx::TensorProto &P, const std::string &Source,
+                     HostTensor &Out, std::string &Err) {
   Out.Name = P.name();
   Out.DType = P.data_type();
   Out.Shape.assign(P.dims().begin(), P.dims().end());
-  std::string Label = Source + (P.name().empty() ? "" : " (\"" + P.name() + "\")");
+  std::string Label =
+      Source + (P.name().empty() ? "" : " (\"" + P.name() + "\")");
   if (P.data_location() == kiln_onnx::TensorProto::EXTERNAL ||
       P.external_data_size() > 0) {
     Err = Label + ": tensors with external data are not supported";

@@ -18,9 +18,8 @@ namespace kiln::tensorio {
 bool readTensorProto(const std::string &Path, HostTensor &Out,
                      std::string &Err);
 /// Converts a parsed message; Source names it in messages.
-bool fromTensorProto(const kiln_onnx::TensorProto &P,
-                     const std::string &Source, HostTensor &Out,
-                     std::string &Err);
+bool fromTensorProto(const kiln_onnx::TensorProto &P, const std::string &Source,
+                     HostTensor &Out, std::string &Err);
 /// Serializes T to Path with raw_data.
 bool writeTensorProto(const std::string &Path, const HostTensor &T,
                       std::string &Err);

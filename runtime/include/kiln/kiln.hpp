@@ -89,7 +89,9 @@ public:
   Trace &operator=(const Trace &) = delete;
   ~Trace() { kiln_trace_destroy(Handle); }
 
-  Status attach(Session &S) { return S.setProfiler(kiln_trace_callback, Handle); }
+  Status attach(Session &S) {
+    return S.setProfiler(kiln_trace_callback, Handle);
+  }
   Status write(const char *Path) const {
     return Status::fromCode(kiln_trace_write(Handle, Path));
   }

@@ -26,7 +26,9 @@ typedef enum kiln_status {
   KILN_ERROR_OUT_OF_MEMORY = 4,
   KILN_ERROR_ABI_MISMATCH = 5,
   KILN_ERROR_PROVIDER = 6,
-  KILN_ERROR_INTERNAL = 7
+  KILN_ERROR_INTERNAL = 7,
+  /* Makes every int32 a valid kiln_status in C++ (no UB on bad codes). */
+  KILN_STATUS_MAX_ENUM = 0x7fffffff
 } kiln_status;
 
 typedef struct kiln_session kiln_session;
@@ -72,8 +74,8 @@ typedef struct kiln_profile_event {
   const char *name;
   const char *provider;
   const char *op_name;
-  int32_t kind; /* kiln_event_kind */
-  uint64_t start_ns; /* std::chrono::steady_clock */
+  int32_t kind;         /* kiln_event_kind */
+  uint64_t start_ns;    /* std::chrono::steady_clock */
   uint64_t duration_ns; /* 0 at begin */
   uint64_t bytes;
 } kiln_profile_event;
