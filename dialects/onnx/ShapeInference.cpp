@@ -1,16 +1,620 @@
-//===- ShapeInference.cpp - onnx shape inference --------------------------===//
+//===- ShapeInference.cpp - result types of onnx ops ----------------------===//
 //
-// Stub so KilnOnnxDialect links on its own; the real rules replace it.
+// Static shape and element type rules per op, used by the importer as each
+// node is created and by the shape-inference pass. Unknown dimensions stay
+// dynamic (`?`); a rule that finds the inputs inconsistent reports the node.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/onnx/ShapeInference.h"
+#include "dialects/onnx/OnnxOps.h"
+#include "passes/NodeName.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+#include <numeric>
+#include <optional>
+
+using namespace mlir;
 
 namespace kiln::onnx {
 
-mlir::LogicalResult inferShapesFor(mlir::Operation *op) {
-  (void)op;
-  return mlir::success();
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+int64_t getIntAttr(Operation *op, StringRef name, int64_t dflt) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getInt();
+  return dflt;
 }
+
+float getFloatAttr(Operation *op, StringRef name, float dflt) {
+  if (auto a = op->getAttrOfType<FloatAttr>(name))
+    return a.getValueAsDouble();
+  return dflt;
+}
+
+SmallVector<int64_t> getIntsAttr(Operation *op, StringRef name) {
+  SmallVector<int64_t> out;
+  if (auto a = op->getAttrOfType<ArrayAttr>(name))
+    for (Attribute e : a)
+      out.push_back(cast<IntegerAttr>(e).getInt());
+  return out;
+}
+
+StringRef getStrAttr(Operation *op, StringRef name, StringRef dflt) {
+  if (auto a = op->getAttrOfType<StringAttr>(name))
+    return a.getValue();
+  return dflt;
+}
+
+bool isNone(Value v) { return !v || isa<NoneType>(v.getType()); }
+
+std::optional<SmallVector<int64_t>> getConstantInts(Value v) {
+  if (isNone(v))
+    return std::nullopt;
+  Operation *def = v.getDefiningOp();
+  // Before and after CPU lowering a constant carries its data in `value`.
+  if (!def || (def->getName().getStringRef() != "onnx.Constant" &&
+               def->getName().getStringRef() != "arith.constant"))
+    return std::nullopt;
+  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(def->getAttr("value"));
+  if (!dense)
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  for (const APInt &x : dense.getValues<APInt>())
+    out.push_back(x.getSExtValue());
+  return out;
+}
+
+namespace {
+
+struct Ctx {
+  Operation *op;
+  RankedTensorType in(unsigned i) const {
+    if (i >= op->getNumOperands())
+      return {};
+    return dyn_cast<RankedTensorType>(op->getOperand(i).getType());
+  }
+  Type elt(unsigned i) const {
+    return cast<ShapedType>(op->getOperand(i).getType()).getElementType();
+  }
+  LogicalResult set(unsigned i, ArrayRef<int64_t> shape, Type elt) const {
+    Value r = op->getResult(i);
+    auto newType = RankedTensorType::get(shape, elt);
+    if (auto old = dyn_cast<RankedTensorType>(r.getType())) {
+      // Keep what the model declared where inference knows less.
+      if (old.getRank() == newType.getRank()) {
+        SmallVector<int64_t> merged(shape);
+        for (int64_t d = 0; d < old.getRank(); ++d) {
+          if (merged[d] == kDyn)
+            merged[d] = old.getDimSize(d);
+          else if (!old.isDynamicDim(d) && old.getDimSize(d) != merged[d])
+            return emitNodeError(op)
+                   << "inferred result shape " << newType
+                   << " disagrees with the model's declared " << old;
+        }
+        newType = RankedTensorType::get(merged, elt);
+      }
+    }
+    r.setType(newType);
+    return success();
+  }
+  LogicalResult same(unsigned from = 0) const {
+    if (auto t = in(from))
+      return set(0, t.getShape(), t.getElementType());
+    return success();
+  }
+  InFlightDiagnostic fail() const { return emitNodeError(op); }
+};
+
+int64_t normAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+/// numpy broadcasting of all ranked operands; nullopt if any is unranked.
+FailureOr<std::optional<SmallVector<int64_t>>> broadcastShapes(const Ctx &c,
+                                                               ValueRange vals) {
+  SmallVector<int64_t> out;
+  for (Value v : vals) {
+    if (isNone(v))
+      continue;
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t)
+      return std::optional<SmallVector<int64_t>>();
+    ArrayRef<int64_t> s = t.getShape();
+    if (s.size() > out.size())
+      out.insert(out.begin(), s.size() - out.size(), 1);
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t &o = out[out.size() - s.size() + i];
+      int64_t d = s[i];
+      if (d == 1)
+        continue;
+      if (o == 1 || o == d)
+        o = d;
+      else if (d == kDyn || o == kDyn)
+        o = (o == kDyn && d != kDyn) ? d : o;
+      else {
+        c.fail() << "operand shapes " << vals[0].getType() << " and "
+                 << v.getType() << " do not broadcast";
+        return failure();
+      }
+    }
+  }
+  return std::optional<SmallVector<int64_t>>(out);
+}
+
+LogicalResult broadcastRule(const Ctx &c, Type resultElt = {}) {
+  auto shape = broadcastShapes(c, c.op->getOperands());
+  if (failed(shape))
+    return failure();
+  if (!*shape)
+    return success();
+  return c.set(0, **shape, resultElt ? resultElt : c.elt(0));
+}
+
+/// Output size of a sliding window along one axis, as ONNX defines it.
+int64_t windowOut(int64_t in, int64_t k, int64_t stride, int64_t dil,
+                  int64_t padTotal, bool ceilMode) {
+  int64_t eff = dil * (k - 1) + 1;
+  int64_t num = in + padTotal - eff;
+  if (num < 0)
+    return -1;
+  int64_t out = (ceilMode ? (num + stride - 1) / stride : num / stride) + 1;
+  return out;
+}
+
+} // namespace
+
+LogicalResult computeWindowPads(Operation *op, ArrayRef<int64_t> inSpatial,
+                                ArrayRef<int64_t> kernel,
+                                SmallVectorImpl<int64_t> &padsBegin,
+                                SmallVectorImpl<int64_t> &padsEnd,
+                                SmallVectorImpl<int64_t> &outSpatial) {
+  size_t n = kernel.size();
+  SmallVector<int64_t> strides = getIntsAttr(op, "strides");
+  SmallVector<int64_t> dil = getIntsAttr(op, "dilations");
+  SmallVector<int64_t> pads = getIntsAttr(op, "pads");
+  if (strides.empty())
+    strides.assign(n, 1);
+  if (dil.empty())
+    dil.assign(n, 1);
+  if (pads.empty())
+    pads.assign(2 * n, 0);
+  if (strides.size() != n || dil.size() != n || pads.size() != 2 * n ||
+      inSpatial.size() != n)
+    return emitNodeError(op) << "kernel_shape, strides, dilations and pads "
+                                "disagree with the input's spatial rank "
+                             << inSpatial.size();
+  bool ceilMode = getIntAttr(op, "ceil_mode", 0) != 0;
+  StringRef autoPad = getStrAttr(op, "auto_pad", "NOTSET");
+  padsBegin.clear();
+  padsEnd.clear();
+  outSpatial.clear();
+  for (size_t i = 0; i < n; ++i) {
+    int64_t in = inSpatial[i];
+    int64_t pb = pads[i], pe = pads[i + n];
+    int64_t eff = dil[i] * (kernel[i] - 1) + 1;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = (in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + eff - in);
+      pb = autoPad == "SAME_LOWER" ? (total + 1) / 2 : total / 2;
+      pe = total - pb;
+    } else if (autoPad == "VALID") {
+      pb = pe = 0;
+    } else if (autoPad != "NOTSET") {
+      return emitNodeError(op) << "auto_pad \"" << autoPad << "\" is not valid";
+    }
+    int64_t out = windowOut(in, kernel[i], strides[i], dil[i], pb + pe, ceilMode);
+    // A window that would start in the right padding alone is dropped.
+    if (ceilMode && out > 0 && (out - 1) * strides[i] >= in + pb)
+      --out;
+    if (out <= 0)
+      return emitNodeError(op) << "kernel larger than the padded input";
+    padsBegin.push_back(pb);
+    padsEnd.push_back(pe);
+    outSpatial.push_back(out);
+  }
+  return success();
+}
+
+namespace {
+
+using Rule = std::function<LogicalResult(const Ctx &)>;
+
+LogicalResult matmulRule(const Ctx &c) {
+  auto a = c.in(0), b = c.in(1);
+  if (!a || !b)
+    return success();
+  SmallVector<int64_t> as(a.getShape()), bs(b.getShape());
+  if (as.empty() || bs.empty())
+    return c.fail() << "MatMul operands must have rank >= 1";
+  bool aVec = as.size() == 1, bVec = bs.size() == 1;
+  if (aVec)
+    as.insert(as.begin(), 1);
+  if (bVec)
+    bs.push_back(1);
+  int64_t k1 = as.back(), k2 = bs[bs.size() - 2];
+  if (k1 != kDyn && k2 != kDyn && k1 != k2)
+    return c.fail() << "inner dimensions differ: " << a << " x " << b;
+  SmallVector<int64_t> batchA(as.begin(), as.end() - 2), batchB(bs.begin(), bs.end() - 2);
+  SmallVector<int64_t> batch;
+  size_t r = std::max(batchA.size(), batchB.size());
+  for (size_t i = 0; i < r; ++i) {
+    int64_t x = i + batchA.size() >= r ? batchA[i + batchA.size() - r] : 1;
+    int64_t y = i + batchB.size() >= r ? batchB[i + batchB.size() - r] : 1;
+    if (x != 1 && y != 1 && x != y && x != kDyn && y != kDyn)
+      return c.fail() << "batch dimensions do not broadcast: " << a << " x " << b;
+    batch.push_back(x == 1 ? y : x);
+  }
+  SmallVector<int64_t> out(batch);
+  if (!aVec)
+    out.push_back(as[as.size() - 2]);
+  if (!bVec)
+    out.push_back(bs.back());
+  return c.set(0, out, a.getElementType());
+}
+
+LogicalResult gemmRule(const Ctx &c) {
+  auto a = c.in(0), b = c.in(1);
+  if (!a || !b)
+    return success();
+  if (a.getRank() != 2 || b.getRank() != 2)
+    return c.fail() << "Gemm operands must be 2-D, got " << a << " and " << b;
+  bool ta = getIntAttr(c.op, "transA", 0), tb = getIntAttr(c.op, "transB", 0);
+  int64_t m = a.getDimSize(ta ? 1 : 0), k1 = a.getDimSize(ta ? 0 : 1);
+  int64_t k2 = b.getDimSize(tb ? 1 : 0), n = b.getDimSize(tb ? 0 : 1);
+  if (k1 != kDyn && k2 != kDyn && k1 != k2)
+    return c.fail() << "inner dimensions differ: " << a << " x " << b;
+  return c.set(0, {m, n}, a.getElementType());
+}
+
+LogicalResult convRule(const Ctx &c) {
+  auto x = c.in(0), w = c.in(1);
+  if (!x || !w)
+    return success();
+  if (x.getRank() < 3 || w.getRank() != x.getRank())
+    return c.fail() << "input " << x << " and weight " << w << " ranks differ";
+  int64_t group = getIntAttr(c.op, "group", 1);
+  if (x.getDimSize(1) != kDyn && x.getDimSize(1) != w.getDimSize(1) * group)
+    return c.fail() << "input channels " << x.getDimSize(1)
+                    << " != weight channels " << w.getDimSize(1) << " x group "
+                    << group;
+  SmallVector<int64_t> kernel = getIntsAttr(c.op, "kernel_shape");
+  if (kernel.empty())
+    kernel.assign(w.getShape().begin() + 2, w.getShape().end());
+  SmallVector<int64_t> pb, pe, outSp;
+  if (failed(computeWindowPads(c.op, x.getShape().drop_front(2), kernel, pb, pe, outSp)))
+    return failure();
+  SmallVector<int64_t> out = {x.getDimSize(0), w.getDimSize(0)};
+  out.append(outSp);
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult poolRule(const Ctx &c) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  SmallVector<int64_t> kernel = getIntsAttr(c.op, "kernel_shape");
+  if (kernel.size() + 2 != (size_t)x.getRank())
+    return c.fail() << "kernel_shape has " << kernel.size()
+                    << " dims, the input " << x.getRank() - 2 << " spatial dims";
+  SmallVector<int64_t> pb, pe, outSp;
+  if (failed(computeWindowPads(c.op, x.getShape().drop_front(2), kernel, pb, pe, outSp)))
+    return failure();
+  SmallVector<int64_t> out = {x.getDimSize(0), x.getDimSize(1)};
+  out.append(outSp);
+  if (failed(c.set(0, out, x.getElementType())))
+    return failure();
+  if (c.op->getNumResults() > 1 && !isa<NoneType>(c.op->getResult(1).getType()))
+    return c.set(1, out, IntegerType::get(c.op->getContext(), 64));
+  return success();
+}
+
+LogicalResult globalPoolRule(const Ctx &c) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  SmallVector<int64_t> out(x.getShape());
+  for (size_t i = 2; i < out.size(); ++i)
+    out[i] = 1;
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult flattenRule(const Ctx &c) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  int64_t axis = normAxis(getIntAttr(c.op, "axis", 1), x.getRank());
+  if (axis < 0 || axis > x.getRank())
+    return c.fail() << "axis out of range for " << x;
+  int64_t a = 1, b = 1;
+  for (int64_t i = 0; i < x.getRank(); ++i) {
+    int64_t &acc = i < axis ? a : b;
+    acc = (acc == kDyn || x.isDynamicDim(i)) ? kDyn : acc * x.getDimSize(i);
+  }
+  return c.set(0, {a, b}, x.getElementType());
+}
+
+LogicalResult reshapeRule(const Ctx &c) {
+  auto x = c.in(0);
+  auto shape = getConstantInts(c.op->getOperand(1));
+  if (!shape) {
+    if (auto st = c.in(1); st && st.hasStaticShape())
+      return c.set(0, SmallVector<int64_t>(st.getDimSize(0), kDyn),
+                   c.elt(0));
+    return success();
+  }
+  bool allowZero = getIntAttr(c.op, "allowzero", 0) != 0;
+  SmallVector<int64_t> out(*shape);
+  int64_t inferAt = -1, known = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0 && !allowZero) {
+      if (!x || (int64_t)i >= x.getRank())
+        return x ? (LogicalResult)(c.fail() << "shape copies dim " << i
+                                            << " that the input lacks")
+                 : success();
+      out[i] = x.getDimSize(i);
+    }
+    if (out[i] == -1) {
+      if (inferAt >= 0)
+        return c.fail() << "shape has more than one -1";
+      inferAt = i;
+      continue;
+    }
+    if (out[i] < -1)
+      return c.fail() << "shape has a negative dimension " << out[i];
+    known = (known == kDyn || out[i] == kDyn) ? kDyn : known * out[i];
+  }
+  if (!x)
+    return success();
+  if (x.hasStaticShape() && known != kDyn) {
+    int64_t total = x.getNumElements();
+    if (inferAt >= 0) {
+      if (known == 0 || total % known)
+        return c.fail() << "cannot reshape " << x << " to the requested shape";
+      out[inferAt] = total / known;
+    } else if (known != total) {
+      return c.fail() << "cannot reshape " << x << " (" << total
+                      << " elements) to a shape of " << known << " elements";
+    }
+  } else if (inferAt >= 0) {
+    out[inferAt] = kDyn;
+  }
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult transposeRule(const Ctx &c) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  SmallVector<int64_t> perm = getIntsAttr(c.op, "perm");
+  if (perm.empty())
+    for (int64_t i = x.getRank() - 1; i >= 0; --i)
+      perm.push_back(i);
+  if ((int64_t)perm.size() != x.getRank())
+    return c.fail() << "perm has " << perm.size() << " entries for rank " << x.getRank();
+  SmallVector<int64_t> out;
+  SmallVector<bool> seen(x.getRank(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= x.getRank() || seen[p])
+      return c.fail() << "perm is not a permutation";
+    seen[p] = true;
+    out.push_back(x.getDimSize(p));
+  }
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult concatRule(const Ctx &c) {
+  RankedTensorType first;
+  for (Value v : c.op->getOperands())
+    if (!isa<RankedTensorType>(v.getType()))
+      return success();
+  first = c.in(0);
+  if (!first)
+    return c.fail() << "needs at least one input";
+  int64_t rank = first.getRank();
+  int64_t axis = normAxis(getIntAttr(c.op, "axis", 0), rank);
+  if (axis < 0 || axis >= rank)
+    return c.fail() << "axis out of range for rank " << rank;
+  SmallVector<int64_t> out(first.getShape());
+  out[axis] = 0;
+  for (Value v : c.op->getOperands()) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != rank)
+      return c.fail() << "inputs have different ranks";
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == axis)
+        out[d] = (out[d] == kDyn || t.isDynamicDim(d)) ? kDyn : out[d] + t.getDimSize(d);
+      else if (!t.isDynamicDim(d) && out[d] != kDyn && t.getDimSize(d) != out[d])
+        return c.fail() << "inputs differ in dimension " << d << ": " << first
+                        << " vs " << t;
+    }
+  }
+  return c.set(0, out, first.getElementType());
+}
+
+LogicalResult squeezeLike(const Ctx &c, bool unsqueeze) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  std::optional<SmallVector<int64_t>> axes;
+  if (c.op->getNumOperands() > 1 && !isNone(c.op->getOperand(1))) {
+    axes = getConstantInts(c.op->getOperand(1));
+    if (!axes)
+      return success();
+  }
+  SmallVector<int64_t> in(x.getShape()), out;
+  if (unsqueeze) {
+    if (!axes)
+      return c.fail() << "needs axes";
+    int64_t r = in.size() + axes->size();
+    SmallVector<bool> isNew(r, false);
+    for (int64_t a : *axes) {
+      a = normAxis(a, r);
+      if (a < 0 || a >= r || isNew[a])
+        return c.fail() << "axes out of range or repeated";
+      isNew[a] = true;
+    }
+    size_t j = 0;
+    for (int64_t i = 0; i < r; ++i)
+      out.push_back(isNew[i] ? 1 : in[j++]);
+  } else {
+    SmallVector<bool> drop(in.size(), false);
+    if (axes) {
+      for (int64_t a : *axes) {
+        a = normAxis(a, in.size());
+        if (a < 0 || a >= (int64_t)in.size())
+          return c.fail() << "axis out of range";
+        if (in[a] != 1 && in[a] != kDyn)
+          return c.fail() << "cannot squeeze dimension " << a << " of size " << in[a];
+        drop[a] = true;
+      }
+    } else {
+      for (size_t i = 0; i < in.size(); ++i)
+        drop[i] = in[i] == 1;
+    }
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!drop[i])
+        out.push_back(in[i]);
+  }
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult reduceRule(const Ctx &c) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  SmallVector<int64_t> axes;
+  if (c.op->getNumOperands() > 1 && !isNone(c.op->getOperand(1))) {
+    auto got = getConstantInts(c.op->getOperand(1));
+    if (!got)
+      return success();
+    axes = *got;
+  } else {
+    axes = getIntsAttr(c.op, "axes");
+  }
+  bool keep = getIntAttr(c.op, "keepdims", 1) != 0;
+  bool noopEmpty = getIntAttr(c.op, "noop_with_empty_axes", 0) != 0;
+  SmallVector<bool> red(x.getRank(), axes.empty() && !noopEmpty);
+  for (int64_t a : axes) {
+    a = normAxis(a, x.getRank());
+    if (a < 0 || a >= x.getRank())
+      return c.fail() << "axis out of range";
+    red[a] = true;
+  }
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < x.getRank(); ++i)
+    if (!red[i])
+      out.push_back(x.getDimSize(i));
+    else if (keep)
+      out.push_back(1);
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult gatherRule(const Ctx &c) {
+  auto x = c.in(0), idx = c.in(1);
+  if (!x || !idx)
+    return success();
+  int64_t axis = normAxis(getIntAttr(c.op, "axis", 0), x.getRank());
+  if (axis < 0 || axis >= x.getRank())
+    return c.fail() << "axis out of range";
+  SmallVector<int64_t> out(x.getShape().take_front(axis));
+  out.append(idx.getShape().begin(), idx.getShape().end());
+  out.append(x.getShape().begin() + axis + 1, x.getShape().end());
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult constantRule(const Ctx &c) {
+  auto value = c.op->getAttrOfType<ElementsAttr>("value");
+  if (!value)
+    return c.fail() << "Constant without a value";
+  auto t = cast<ShapedType>(value.getType());
+  return c.set(0, t.getShape(), t.getElementType());
+}
+
+const llvm::StringMap<Rule> &rules() {
+  static const llvm::StringMap<Rule> table = [] {
+    llvm::StringMap<Rule> m;
+    auto same = [](const Ctx &c) { return c.same(); };
+    for (const char *op :
+         {"Relu", "Sigmoid", "Tanh", "Identity", "Abs", "Neg", "Exp", "Log",
+          "Sqrt", "Reciprocal", "Floor", "Ceil", "Erf", "LeakyRelu", "Elu",
+          "Selu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Gelu",
+          "Sin", "Cos", "Round", "Sign", "Not", "Softmax", "LogSoftmax",
+          "Clip", "BatchNormalization", "InstanceNormalization",
+          "LayerNormalization", "Dropout", "Mish", "Celu", "ThresholdedRelu"})
+      m[op] = same;
+    for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
+                           "Sum", "Mean", "PRelu", "And", "Or", "Xor", "Mod",
+                           "BitShift"})
+      m[op] = [](const Ctx &c) { return broadcastRule(c); };
+    for (const char *op : {"Equal", "Less", "Greater", "LessOrEqual",
+                           "GreaterOrEqual"})
+      m[op] = [](const Ctx &c) {
+        return broadcastRule(c, IntegerType::get(c.op->getContext(), 1));
+      };
+    m["Where"] = [](const Ctx &c) {
+      auto shape = broadcastShapes(c, c.op->getOperands());
+      if (failed(shape))
+        return failure();
+      return *shape ? c.set(0, **shape, c.elt(1)) : success();
+    };
+    m["MatMul"] = matmulRule;
+    m["Gemm"] = gemmRule;
+    m["Conv"] = convRule;
+    m["MaxPool"] = poolRule;
+    m["AveragePool"] = poolRule;
+    m["GlobalAveragePool"] = globalPoolRule;
+    m["GlobalMaxPool"] = globalPoolRule;
+    m["Flatten"] = flattenRule;
+    m["Reshape"] = reshapeRule;
+    m["Transpose"] = transposeRule;
+    m["Concat"] = concatRule;
+    m["Squeeze"] = [](const Ctx &c) { return squeezeLike(c, false); };
+    m["Unsqueeze"] = [](const Ctx &c) { return squeezeLike(c, true); };
+    for (const char *op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+                           "ReduceProd", "ReduceL1", "ReduceL2",
+                           "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
+      m[op] = reduceRule;
+    m["Gather"] = gatherRule;
+    m["Constant"] = constantRule;
+    m["Shape"] = [](const Ctx &c) {
+      auto x = c.in(0);
+      if (!x)
+        return success();
+      int64_t r = x.getRank();
+      int64_t start = normAxis(getIntAttr(c.op, "start", 0), r);
+      int64_t end = c.op->hasAttr("end") ? normAxis(getIntAttr(c.op, "end", r), r) : r;
+      start = std::clamp<int64_t>(start, 0, r);
+      end = std::clamp<int64_t>(end, 0, r);
+      return c.set(0, {std::max<int64_t>(0, end - start)},
+                   IntegerType::get(c.op->getContext(), 64));
+    };
+    m["Cast"] = [](const Ctx &c) {
+      // The importer already set the element type from `to`.
+      auto x = c.in(0);
+      return x ? c.set(0, x.getShape(),
+                       cast<ShapedType>(c.op->getResult(0).getType()).getElementType())
+               : success();
+    };
+    return m;
+  }();
+  return table;
+}
+
+} // namespace
+
+LogicalResult inferShapesFor(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  if (!name.consume_front("onnx."))
+    return success();
+  auto it = rules().find(name);
+  if (it == rules().end())
+    return success();
+  return it->second(Ctx{op});
+}
+
+bool hasShapeInference(StringRef opType) { return rules().count(opType); }
 
 } // namespace kiln::onnx

@@ -308,6 +308,32 @@ def gen_op(schema, versions):
     return "\n".join(l for l in lines if l != "")
 
 
+def output_type_facts(schema):
+    """Per output: index of the input bound to the same type variable (-1
+    if none) and the single TensorProto dtype its constraint allows (0 if
+    several)."""
+    constraints = {c.type_param_str: c.allowed_type_strs
+                   for c in schema.type_constraints}
+    src, fixed = [], []
+    for out in schema.outputs:
+        idx = next((i for i, inp in enumerate(schema.inputs)
+                    if inp.type_str == out.type_str), -1)
+        src.append(idx)
+        allowed = constraints.get(out.type_str, [out.type_str])
+        dtype = 0
+        if len(allowed) == 1 and allowed[0].startswith("tensor("):
+            elem = allowed[0][len("tensor("):-1]
+            dtype = onnx.helper.np_dtype_to_tensor_dtype(
+                numpy.dtype("bool" if elem == "bool" else
+                            {"float": "float32", "double": "float64",
+                             "float16": "float16"}.get(elem, elem))) \
+                if elem in ("float", "double", "float16", "bool", "int8", "int16",
+                            "int32", "int64", "uint8", "uint16", "uint32",
+                            "uint64") else 0
+        fixed.append(int(dtype))
+    return src, fixed
+
+
 HEADER = """\
 //===- {file} - generated from ONNX {ver} schemas --------*- {lang} -*-===//
 //
@@ -347,14 +373,32 @@ def main():
                "  // Ascending since_versions of every schema revision of the op.\n"
                "  const int *sinceVersions;\n"
                "  int numSinceVersions;\n"
+               "  // Signature of the newest revision, for the importer.\n"
+               "  int numInputs, minInputs;\n"
+               "  bool variadicInput;\n"
+               "  int numOutputs;\n"
+               "  bool variadicOutput;\n"
+               "  // Per output: the input sharing its type variable, or -1.\n"
+               "  const int *outputTypeSource;\n"
+               "  // Per output: the TensorProto dtype if only one is allowed, else 0.\n"
+               "  const int *outputFixedDtype;\n"
                "};\n")
     for name in sorted(schemas):
         vs = ", ".join(str(s.since_version) for s in schemas[name])
         inc.append("inline constexpr int kOnnxSince_%s[] = {%s};" % (name, vs))
+        src, fixed = output_type_facts(schemas[name][-1])
+        inc.append("inline constexpr int kOnnxOutSrc_%s[] = {%s};" % (name, ", ".join(map(str, src)) or "-1"))
+        inc.append("inline constexpr int kOnnxOutDtype_%s[] = {%s};" % (name, ", ".join(map(str, fixed)) or "0"))
     inc.append("\n// Sorted by name (strcmp order) for binary search.")
     inc.append("inline constexpr OnnxOpVersionInfo kOnnxOpVersions[] = {")
     for name in sorted(schemas):
-        inc.append('    {"%s", kOnnxSince_%s, %d},' % (name, name, len(schemas[name])))
+        sc = schemas[name][-1]
+        var_in = bool(sc.inputs) and param_kind(sc.inputs[-1]) == "Variadic"
+        var_out = bool(sc.outputs) and param_kind(sc.outputs[-1]) == "Variadic"
+        inc.append('    {"%s", kOnnxSince_%s, %d, %d, %d, %s, %d, %s, kOnnxOutSrc_%s, kOnnxOutDtype_%s},' % (
+            name, name, len(schemas[name]), len(sc.inputs), sc.min_input,
+            "true" if var_in else "false", len(sc.outputs),
+            "true" if var_out else "false", name, name))
     inc.append("};")
     with open(os.path.join(args.out_dir, "OnnxOpVersions.inc"), "w") as f:
         f.write("\n".join(inc) + "\n")

@@ -1,0 +1,308 @@
+//===- Emit.cpp - LLVM IR, descriptor and object code ---------------------===//
+//
+// The lowered module is translated to LLVM IR in process; kiln adds the
+// C-ABI model descriptor (model_abi.h) and a `void(void**, void**, void*)`
+// entry per partition around the bare-pointer entry function, then runs
+// LLVM's O3 pipeline and the host (or chosen) TargetMachine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Emit.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+#include "kiln/model_abi.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+static int dtypeOf(Type t) {
+  if (t.isF32()) return KILN_DTYPE_FLOAT;
+  if (t.isF64()) return KILN_DTYPE_DOUBLE;
+  if (t.isF16()) return KILN_DTYPE_FLOAT16;
+  if (t.isBF16()) return KILN_DTYPE_BFLOAT16;
+  if (t.isInteger(1)) return KILN_DTYPE_BOOL;
+  if (auto it = dyn_cast<IntegerType>(t)) {
+    bool u = it.isUnsigned();
+    switch (it.getWidth()) {
+    case 8: return u ? KILN_DTYPE_UINT8 : KILN_DTYPE_INT8;
+    case 16: return u ? KILN_DTYPE_UINT16 : KILN_DTYPE_INT16;
+    case 32: return u ? KILN_DTYPE_UINT32 : KILN_DTYPE_INT32;
+    case 64: return u ? KILN_DTYPE_UINT64 : KILN_DTYPE_INT64;
+    }
+  }
+  return KILN_DTYPE_UNDEFINED;
+}
+
+LogicalResult captureSignature(ModuleOp module, StringRef name,
+                               ModelSignature &sig) {
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func)
+    return module.emitError("no @main function to compile");
+  sig.name = name.str();
+  sig.entryName = "__kiln_" + name.str() + "_main";
+  auto describe = [&](Type type, StringAttr onnxName, int index, bool isInput,
+                      TensorSignature &out) -> LogicalResult {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!t || !t.hasStaticShape())
+      return func.emitError() << (isInput ? "input " : "output ") << index
+                              << " needs a static shape, got " << type;
+    out.name = onnxName ? onnxName.str()
+                        : (isInput ? "input_" : "output_") + std::to_string(index);
+    out.dtype = dtypeOf(t.getElementType());
+    if (!out.dtype)
+      return func.emitError() << "unsupported element type " << t.getElementType();
+    out.shape.assign(t.getShape().begin(), t.getShape().end());
+    return success();
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    TensorSignature t;
+    if (failed(describe(func.getArgumentTypes()[i],
+                        func.getArgAttrOfType<StringAttr>(i, "onnx.name"), i, true, t)))
+      return failure();
+    sig.inputs.push_back(t);
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    TensorSignature t;
+    if (failed(describe(func.getResultTypes()[i],
+                        func.getResultAttrOfType<StringAttr>(i, "onnx.name"), i, false, t)))
+      return failure();
+    sig.outputs.push_back(t);
+  }
+  if (auto parts = module->getAttrOfType<ArrayAttr>("kiln.partitions")) {
+    for (Attribute a : parts) {
+      auto d = cast<DictionaryAttr>(a);
+      sig.partitions.push_back({cast<StringAttr>(d.get("name")).str(),
+                                cast<StringAttr>(d.get("provider")).str(),
+                                cast<IntegerAttr>(d.get("num_ops")).getInt()});
+    }
+  }
+  func.setSymName(sig.entryName);
+  return success();
+}
+
+namespace {
+
+/// Builds the descriptor globals of model_abi.h in `m`.
+class DescriptorBuilder {
+public:
+  DescriptorBuilder(llvm::Module &m, const ModelSignature &sig)
+      : m(m), ctx(m.getContext()), sig(sig), b(ctx) {
+    ptrTy = llvm::PointerType::get(ctx, 0);
+    i32 = llvm::Type::getInt32Ty(ctx);
+    i64 = llvm::Type::getInt64Ty(ctx);
+    tensorInfoTy = llvm::StructType::create(ctx, {ptrTy, i32, i32, ptrTy}, "kiln_tensor_info");
+    partitionTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, i32, ptrTy}, "kiln_partition_info");
+    modelTy = llvm::StructType::create(
+        ctx, {i32, ptrTy, ptrTy, i32, ptrTy, i32, ptrTy, i64, i64, i32, ptrTy},
+        "kiln_model_info");
+  }
+
+  llvm::LogicalResult build(uint64_t arenaSize, uint64_t arenaAlign) {
+    llvm::Function *impl = m.getFunction(sig.entryName);
+    if (!impl)
+      return llvm::failure();
+    impl->setLinkage(llvm::GlobalValue::InternalLinkage);
+    size_t numArgs = sig.inputs.size() + sig.outputs.size() + 1;
+    if (impl->arg_size() != numArgs) {
+      llvm::errs() << "kiln: internal error: entry takes " << impl->arg_size()
+                   << " arguments, expected " << numArgs << "\n";
+      return llvm::failure();
+    }
+    // One host entry point runs the (inlined) CPU partitions.
+    std::string entryName = "__kiln_" + sig.name + "_run";
+    auto *entryTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                            {ptrTy, ptrTy, ptrTy}, false);
+    auto *entry = llvm::Function::Create(entryTy, llvm::GlobalValue::InternalLinkage,
+                                         entryName, m);
+    auto *bb = llvm::BasicBlock::Create(ctx, "entry", entry);
+    b.SetInsertPoint(bb);
+    std::vector<llvm::Value *> args;
+    auto loadPtr = [&](llvm::Value *array, size_t i) {
+      llvm::Value *slot = b.CreateConstGEP1_64(ptrTy, array, i);
+      return b.CreateLoad(ptrTy, slot);
+    };
+    for (size_t i = 0; i < sig.inputs.size(); ++i)
+      args.push_back(loadPtr(entry->getArg(0), i));
+    for (size_t i = 0; i < sig.outputs.size(); ++i)
+      args.push_back(loadPtr(entry->getArg(1), i));
+    args.push_back(entry->getArg(2));
+    b.CreateCall(impl, args);
+    b.CreateRetVoid();
+
+    std::string prefix = "__kiln_" + sig.name + "_";
+    llvm::Constant *inputs = tensorArray(sig.inputs, prefix + "in");
+    llvm::Constant *outputs = tensorArray(sig.outputs, prefix + "out");
+    int64_t totalOps = 0;
+    std::string provider = "cpu";
+    for (const auto &p : sig.partitions)
+      totalOps += p.numOps;
+    std::vector<llvm::Constant *> parts = {llvm::ConstantStruct::get(
+        partitionTy, {str(provider + "_0", prefix + "pname"), str(provider, prefix + "pprov"),
+                      llvm::ConstantInt::get(i32, totalOps), entry})};
+    llvm::Constant *partArray = global(
+        llvm::ConstantArray::get(llvm::ArrayType::get(partitionTy, parts.size()), parts),
+        prefix + "partitions");
+    llvm::Constant *model = llvm::ConstantStruct::get(
+        modelTy,
+        {llvm::ConstantInt::get(i32, KILN_ABI_VERSION), str(sig.name, prefix + "name"),
+         str("kiln 0.1.0", prefix + "producer"),
+         llvm::ConstantInt::get(i32, sig.inputs.size()), inputs,
+         llvm::ConstantInt::get(i32, sig.outputs.size()), outputs,
+         llvm::ConstantInt::get(i64, arenaSize), llvm::ConstantInt::get(i64, arenaAlign),
+         llvm::ConstantInt::get(i32, parts.size()), partArray});
+    llvm::Constant *modelGlobal = global(model, prefix + "model");
+
+    auto *getterTy = llvm::FunctionType::get(ptrTy, {}, false);
+    auto *getter = llvm::Function::Create(getterTy, llvm::GlobalValue::ExternalLinkage,
+                                          "kiln_model_" + sig.name, m);
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", getter));
+    b.CreateRet(modelGlobal);
+    // The fixed-name alias lets a generic loader dlsym any model library;
+    // weak so that apps may link several models statically.
+    llvm::GlobalAlias::create(getterTy, 0, llvm::GlobalValue::WeakAnyLinkage,
+                              KILN_MODEL_ENTRY_SYMBOL, getter, &m);
+    return llvm::success();
+  }
+
+private:
+  llvm::Constant *global(llvm::Constant *init, const std::string &name) {
+    return new llvm::GlobalVariable(m, init->getType(), /*isConstant=*/true,
+                                    llvm::GlobalValue::PrivateLinkage, init, name);
+  }
+  llvm::Constant *str(const std::string &s, const std::string &name) {
+    return global(llvm::ConstantDataArray::getString(ctx, s), name);
+  }
+  llvm::Constant *tensorArray(const std::vector<TensorSignature> &ts,
+                              const std::string &name) {
+    std::vector<llvm::Constant *> elems;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      std::vector<uint64_t> dims(ts[i].shape.begin(), ts[i].shape.end());
+      llvm::Constant *shape =
+          dims.empty() ? llvm::ConstantPointerNull::get(ptrTy)
+                       : global(llvm::ConstantDataArray::get(ctx, dims),
+                                name + std::to_string(i) + "_shape");
+      elems.push_back(llvm::ConstantStruct::get(
+          tensorInfoTy, {str(ts[i].name, name + std::to_string(i) + "_name"),
+                         llvm::ConstantInt::get(i32, ts[i].dtype),
+                         llvm::ConstantInt::get(i32, dims.size()), shape}));
+    }
+    if (elems.empty())
+      return llvm::ConstantPointerNull::get(ptrTy);
+    return global(llvm::ConstantArray::get(llvm::ArrayType::get(tensorInfoTy, elems.size()), elems),
+                  name);
+  }
+
+  llvm::Module &m;
+  llvm::LLVMContext &ctx;
+  const ModelSignature &sig;
+  llvm::IRBuilder<> b;
+  llvm::PointerType *ptrTy;
+  llvm::Type *i32, *i64;
+  llvm::StructType *tensorInfoTy, *partitionTy, *modelTy;
+};
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(StringRef cpuName,
+                                                         std::string &triple) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  triple = llvm::sys::getDefaultTargetTriple();
+  std::string err;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) {
+    llvm::errs() << "kiln: error: no target for " << triple << ": " << err << "\n";
+    return nullptr;
+  }
+  std::string cpu = cpuName.str(), features;
+  if (cpu.empty() || cpu == "native") {
+    cpu = llvm::sys::getHostCPUName().str();
+    for (auto &f : llvm::sys::getHostCPUFeatures())
+      features += (features.empty() ? "" : ",") + std::string(f.second ? "+" : "-") +
+                  f.first().str();
+  }
+  llvm::TargetOptions opts;
+  auto *tm = target->createTargetMachine(triple, cpu, features, opts,
+                                         llvm::Reloc::PIC_, std::nullopt,
+                                         llvm::CodeGenOptLevel::Aggressive);
+  if (!tm || !tm->getMCSubtargetInfo()->isCPUStringValid(cpu)) {
+    llvm::errs() << "kiln: error: unknown --target-cpu \"" << cpu << "\"\n";
+    delete tm;
+    return nullptr;
+  }
+  return std::unique_ptr<llvm::TargetMachine>(tm);
+}
+
+void optimize(llvm::Module &m, llvm::TargetMachine *tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+} // namespace
+
+std::optional<std::string> emitObject(ModuleOp module, const ModelSignature &sig,
+                                      const EmitOptions &options,
+                                      llvm::raw_ostream *printLlvm) {
+  std::string triple;
+  auto tm = createTargetMachine(options.targetCpu, triple);
+  if (!tm)
+    return std::nullopt;
+  llvm::LLVMContext llctx;
+  auto llmod = translateModuleToLLVMIR(module, llctx, sig.name);
+  if (!llmod) {
+    module.emitError("translation to LLVM IR failed");
+    return std::nullopt;
+  }
+  llmod->setTargetTriple(triple);
+  llmod->setDataLayout(tm->createDataLayout());
+  uint64_t arena = 0;
+  if (auto a = module->getAttrOfType<IntegerAttr>("kiln.arena_size"))
+    arena = a.getInt();
+  DescriptorBuilder descriptor(*llmod, sig);
+  if (failed(descriptor.build(arena, 64)))
+    return std::nullopt;
+  if (llvm::verifyModule(*llmod, &llvm::errs())) {
+    llvm::errs() << "kiln: internal error: invalid LLVM IR\n";
+    return std::nullopt;
+  }
+  optimize(*llmod, tm.get());
+  if (printLlvm) {
+    llmod->print(*printLlvm, nullptr);
+    return std::string();
+  }
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager cg;
+  if (tm->addPassesToEmitFile(cg, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    llvm::errs() << "kiln: error: the target cannot emit object files\n";
+    return std::nullopt;
+  }
+  cg.run(*llmod);
+  return std::string(object.begin(), object.end());
+}
+
+} // namespace kiln

@@ -1,0 +1,775 @@
+//===- Importer.cpp - ONNX ModelProto to the onnx dialect -----------------===//
+//
+// Walks the protobuf graph once, creating onnx dialect ops generically by
+// name (the ODS definitions are generated from the ONNX schemas), so adding
+// ops to the dialect needs no importer change. Weights become
+// dense_resource blobs: one bulk copy, never per-element attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Importer.h"
+#include "dialects/onnx/OnnxOps.h"
+#include "dialects/onnx/OnnxOpVersions.h"
+#include "dialects/onnx/OnnxOps.h"
+#include "dialects/onnx/ShapeInference.h"
+#include "passes/NodeName.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "kiln_onnx.pb.h"
+
+#include <optional>
+
+using namespace mlir;
+namespace pb = kiln_onnx;
+
+namespace kiln {
+namespace {
+
+/// ONNX TensorProto.DataType -> MLIR element type (null if unsupported).
+Type elementTypeFor(MLIRContext *ctx, int dtype) {
+  Builder b(ctx);
+  switch (dtype) {
+  case pb::TensorProto::FLOAT: return b.getF32Type();
+  case pb::TensorProto::DOUBLE: return b.getF64Type();
+  case pb::TensorProto::FLOAT16: return b.getF16Type();
+  case pb::TensorProto::BFLOAT16: return b.getBF16Type();
+  case pb::TensorProto::INT8: return b.getIntegerType(8);
+  case pb::TensorProto::INT16: return b.getIntegerType(16);
+  case pb::TensorProto::INT32: return b.getIntegerType(32);
+  case pb::TensorProto::INT64: return b.getIntegerType(64);
+  case pb::TensorProto::UINT8: return b.getIntegerType(8, /*isSigned=*/false);
+  case pb::TensorProto::UINT16: return b.getIntegerType(16, false);
+  case pb::TensorProto::UINT32: return b.getIntegerType(32, false);
+  case pb::TensorProto::UINT64: return b.getIntegerType(64, false);
+  case pb::TensorProto::BOOL: return b.getI1Type();
+  case pb::TensorProto::STRING: return onnx::StringType::get(ctx);
+  default: return {};
+  }
+}
+
+/// One scope of visible values per (sub)graph; lookups walk outwards so a
+/// subgraph sees its parents' values, as ONNX's scoping rules say.
+class ValueScopes {
+public:
+  void push() { scopes.emplace_back(); }
+  void pop() { scopes.pop_back(); }
+  void define(StringRef name, Value v) { scopes.back()[name] = v; }
+  Value lookup(StringRef name) const {
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
+      if (auto found = it->find(name); found != it->end())
+        return found->second;
+    return {};
+  }
+
+private:
+  std::vector<llvm::StringMap<Value>> scopes;
+};
+
+class Importer {
+public:
+  Importer(MLIRContext &ctx, StringRef displayName, StringRef baseDir,
+           const ImportOptions &options)
+      : ctx(ctx), b(&ctx), displayName(displayName), baseDir(baseDir),
+        options(options) {}
+
+  OwningOpRef<ModuleOp> run(const pb::ModelProto &model);
+
+private:
+  InFlightDiagnostic error(Location loc) {
+    auto diag = emitError(loc);
+    diag << displayName << ": ";
+    return diag;
+  }
+  InFlightDiagnostic error() { return error(b.getUnknownLoc()); }
+  InFlightDiagnostic nodeError(const pb::NodeProto &node, Location loc) {
+    auto diag = error(loc);
+    diag << "node \"" << node.name() << "\" (" << node.op_type() << "): ";
+    return diag;
+  }
+
+  Type importType(const pb::TypeProto &type, StringRef what);
+  FailureOr<ElementsAttr> importTensor(const pb::TensorProto &tensor,
+                                       StringRef what);
+  FailureOr<std::string> readExternalData(const pb::TensorProto &tensor,
+                                          StringRef what);
+  LogicalResult importGraph(const pb::GraphProto &graph, Block &block,
+                            bool isMain);
+  LogicalResult importNode(const pb::NodeProto &node, int index);
+  FailureOr<Attribute> importAttribute(const pb::AttributeProto &attr,
+                                       const pb::NodeProto &node, Location loc,
+                                       OperationState &state);
+  Value noValue();
+  Value makeConstant(Location loc, ElementsAttr value);
+  Type outputElementType(const onnx::OnnxOpVersionInfo &schema, int i,
+                         const pb::NodeProto &node, ArrayRef<Value> operands);
+
+  MLIRContext &ctx;
+  OpBuilder b;
+  std::string displayName;
+  std::string baseDir;
+  ImportOptions options;
+  ValueScopes scopes;
+  llvm::StringMap<Type> valueInfoTypes;
+  int64_t opsetVersion = 0;
+  int blobCounter = 0;
+  Value noneValue;
+};
+
+Type Importer::importType(const pb::TypeProto &type, StringRef what) {
+  if (!type.has_tensor_type()) {
+    error() << "value \"" << what << "\": only tensor types are supported";
+    return {};
+  }
+  const auto &tt = type.tensor_type();
+  Type elt = elementTypeFor(&ctx, tt.elem_type());
+  if (!elt) {
+    error() << "value \"" << what << "\": unsupported element type "
+            << tt.elem_type();
+    return {};
+  }
+  if (!tt.has_shape())
+    return UnrankedTensorType::get(elt);
+  SmallVector<int64_t> dims;
+  for (const auto &d : tt.shape().dim())
+    dims.push_back(d.has_dim_value() && d.dim_value() >= 0
+                       ? d.dim_value()
+                       : ShapedType::kDynamic);
+  return RankedTensorType::get(dims, elt);
+}
+
+FailureOr<std::string>
+Importer::readExternalData(const pb::TensorProto &tensor, StringRef what) {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const auto &kv : tensor.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = std::stoull(kv.value());
+    else if (kv.key() == "length")
+      length = std::stoull(kv.value());
+  }
+  if (location.empty()) {
+    error() << "tensor \"" << what << "\": external data without a location";
+    return failure();
+  }
+  // The location must name a file inside the model's folder: a model is
+  // untrusted input and must not read /etc/passwd or ../../secret.
+  if (llvm::sys::path::is_absolute(location)) {
+    error() << "tensor \"" << what << "\": external data location \""
+            << location << "\" is absolute; it must stay inside the model's folder";
+    return failure();
+  }
+  SmallString<256> dirReal, fileReal;
+  if (llvm::sys::fs::real_path(baseDir.empty() ? "." : baseDir, dirReal)) {
+    error() << "cannot resolve the model folder \"" << baseDir << "\"";
+    return failure();
+  }
+  SmallString<256> joined(dirReal);
+  llvm::sys::path::append(joined, location);
+  if (llvm::sys::fs::real_path(joined, fileReal)) {
+    error() << "tensor \"" << what << "\": external data file \"" << location
+            << "\" not found next to the model";
+    return failure();
+  }
+  StringRef dirRef(dirReal), fileRef(fileReal);
+  if (!fileRef.starts_with(dirRef) || fileRef.size() <= dirRef.size() ||
+      !llvm::sys::path::is_separator(fileRef[dirRef.size()])) {
+    error() << "tensor \"" << what << "\": external data location \""
+            << location << "\" escapes the model's folder";
+    return failure();
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(fileReal, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error() << "tensor \"" << what << "\": cannot read external data \""
+            << location << "\": " << buffer.getError().message();
+    return failure();
+  }
+  uint64_t size = (*buffer)->getBufferSize();
+  uint64_t len = length.value_or(size > offset ? size - offset : 0);
+  if (offset > size || len > size - offset) {
+    error() << "tensor \"" << what << "\": external data \"" << location
+            << "\" is shorter than offset " << offset << " + length " << len;
+    return failure();
+  }
+  return std::string((*buffer)->getBufferStart() + offset, len);
+}
+
+template <typename T, typename Field>
+static std::string packTyped(const Field &field) {
+  std::string bytes(field.size() * sizeof(T), '\0');
+  T *out = reinterpret_cast<T *>(bytes.data());
+  for (int i = 0; i < field.size(); ++i)
+    out[i] = static_cast<T>(field.Get(i));
+  return bytes;
+}
+
+FailureOr<ElementsAttr> Importer::importTensor(const pb::TensorProto &tensor,
+                                               StringRef what) {
+  Type elt = elementTypeFor(&ctx, tensor.data_type());
+  if (!elt || isa<onnx::StringType>(elt)) {
+    error() << "tensor \"" << what << "\": unsupported element type "
+            << tensor.data_type();
+    return failure();
+  }
+  SmallVector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+  auto type = RankedTensorType::get(dims, elt);
+  int64_t count = type.getNumElements();
+  unsigned bits = elt.getIntOrFloatBitWidth();
+  int64_t eltBytes = bits == 1 ? 1 : bits / 8;
+
+  std::string bytes;
+  if (tensor.data_location() == pb::TensorProto::EXTERNAL) {
+    auto ext = readExternalData(tensor, what);
+    if (failed(ext))
+      return failure();
+    bytes = std::move(*ext);
+  } else if (tensor.has_raw_data()) {
+    bytes = tensor.raw_data();
+  } else {
+    switch (tensor.data_type()) {
+    case pb::TensorProto::FLOAT: bytes = packTyped<float>(tensor.float_data()); break;
+    case pb::TensorProto::DOUBLE: bytes = packTyped<double>(tensor.double_data()); break;
+    case pb::TensorProto::INT64: bytes = packTyped<int64_t>(tensor.int64_data()); break;
+    case pb::TensorProto::UINT64: bytes = packTyped<uint64_t>(tensor.uint64_data()); break;
+    case pb::TensorProto::UINT32: bytes = packTyped<uint32_t>(tensor.uint64_data()); break;
+    case pb::TensorProto::INT32: bytes = packTyped<int32_t>(tensor.int32_data()); break;
+    case pb::TensorProto::INT16: bytes = packTyped<int16_t>(tensor.int32_data()); break;
+    case pb::TensorProto::UINT16:
+    case pb::TensorProto::FLOAT16:
+    case pb::TensorProto::BFLOAT16: bytes = packTyped<uint16_t>(tensor.int32_data()); break;
+    case pb::TensorProto::INT8: bytes = packTyped<int8_t>(tensor.int32_data()); break;
+    case pb::TensorProto::UINT8:
+    case pb::TensorProto::BOOL: bytes = packTyped<uint8_t>(tensor.int32_data()); break;
+    default:
+      error() << "tensor \"" << what << "\": unsupported element type "
+              << tensor.data_type();
+      return failure();
+    }
+  }
+  if (static_cast<int64_t>(bytes.size()) != count * eltBytes) {
+    error() << "tensor \"" << what << "\": holds " << bytes.size()
+            << " bytes, but its shape and type need " << count * eltBytes;
+    return failure();
+  }
+
+  // Small or boolean tensors stay inline so that folders and shape inference
+  // can read them; weights go to a blob, copied once.
+  if (bits == 1 || static_cast<int64_t>(bytes.size()) < options.resourceThresholdBytes) {
+    if (bits == 1) {
+      SmallVector<bool> values(bytes.begin(), bytes.end());
+      return ElementsAttr(DenseElementsAttr::get(type, ArrayRef<bool>(values)));
+    }
+    bool isSplat = false;
+    if (!DenseElementsAttr::isValidRawBuffer(type, ArrayRef<char>(bytes.data(), bytes.size()), isSplat)) {
+      error() << "tensor \"" << what << "\": malformed data";
+      return failure();
+    }
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(bytes.data(), bytes.size())));
+  }
+  std::string blobName = what.str();
+  if (blobName.empty())
+    blobName = "const_" + std::to_string(blobCounter++);
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(bytes.data(), bytes.size()), /*align=*/64,
+      /*dataIsMutable=*/false);
+  return ElementsAttr(
+      DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
+}
+
+/// The element type of result `i` before shape inference: from the `to`
+/// attribute for casts, from the input bound to the same type variable, or
+/// the single type the schema allows.
+Type Importer::outputElementType(const onnx::OnnxOpVersionInfo &schema, int i,
+                                 const pb::NodeProto &node,
+                                 ArrayRef<Value> operands) {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == "to" && attr.type() == pb::AttributeProto::INT)
+      return elementTypeFor(&ctx, attr.i());
+  int resultIndex = schema.variadicOutput ? std::min(i, schema.numOutputs - 1) : i;
+  if (resultIndex >= schema.numOutputs)
+    return {};
+  int src = schema.outputTypeSource[resultIndex];
+  if (src >= 0) {
+    if (schema.variadicInput && src >= (int)operands.size())
+      src = operands.empty() ? -1 : 0;
+    if (src >= 0 && src < (int)operands.size())
+      if (auto st = dyn_cast<ShapedType>(operands[src].getType()))
+        return st.getElementType();
+  }
+  if (int dtype = schema.outputFixedDtype[resultIndex])
+    return elementTypeFor(&ctx, dtype);
+  return {};
+}
+
+Value Importer::makeConstant(Location loc, ElementsAttr value) {
+  OperationState state(loc, onnx::ConstantOp::getOperationName());
+  state.addAttribute("value", value);
+  state.addTypes(value.getType());
+  return b.create(state)->getResult(0);
+}
+
+Value Importer::noValue() {
+  if (!noneValue) {
+    OpBuilder::InsertionGuard guard(b);
+    Block *entry = b.getInsertionBlock();
+    while (!isa<func::FuncOp>(entry->getParentOp()))
+      entry = entry->getParentOp()->getBlock();
+    b.setInsertionPointToStart(entry);
+    noneValue = b.create<onnx::NoValueOp>(b.getUnknownLoc()).getResult();
+  }
+  return noneValue;
+}
+
+FailureOr<Attribute>
+Importer::importAttribute(const pb::AttributeProto &attr,
+                          const pb::NodeProto &node, Location loc,
+                          OperationState &state) {
+  switch (attr.type()) {
+  case pb::AttributeProto::INT:
+    return Attribute(b.getI64IntegerAttr(attr.i()));
+  case pb::AttributeProto::FLOAT:
+    return Attribute(b.getF32FloatAttr(attr.f()));
+  case pb::AttributeProto::STRING:
+    return Attribute(b.getStringAttr(attr.s()));
+  case pb::AttributeProto::INTS:
+    return Attribute(b.getI64ArrayAttr(
+        SmallVector<int64_t>(attr.ints().begin(), attr.ints().end())));
+  case pb::AttributeProto::FLOATS:
+    return Attribute(b.getF32ArrayAttr(
+        SmallVector<float>(attr.floats().begin(), attr.floats().end())));
+  case pb::AttributeProto::STRINGS: {
+    SmallVector<StringRef> strs(attr.strings().begin(), attr.strings().end());
+    return Attribute(b.getStrArrayAttr(strs));
+  }
+  case pb::AttributeProto::TENSOR: {
+    auto value = importTensor(attr.t(), node.name() + "." + attr.name());
+    if (failed(value))
+      return failure();
+    return Attribute(*value);
+  }
+  case pb::AttributeProto::TYPE_PROTO: {
+    Type t = importType(attr.tp(), attr.name());
+    if (!t)
+      return failure();
+    return Attribute(TypeAttr::get(t));
+  }
+  case pb::AttributeProto::TYPE_PROTOS: {
+    SmallVector<Attribute> types;
+    for (const auto &tp : attr.type_protos()) {
+      Type t = importType(tp, attr.name());
+      if (!t)
+        return failure();
+      types.push_back(TypeAttr::get(t));
+    }
+    return Attribute(b.getArrayAttr(types));
+  }
+  case pb::AttributeProto::GRAPH:
+  case pb::AttributeProto::GRAPHS: {
+    // Subgraphs become regions, in attribute order.
+    SmallVector<const pb::GraphProto *> graphs;
+    if (attr.type() == pb::AttributeProto::GRAPH)
+      graphs.push_back(&attr.g());
+    for (const auto &g : attr.graphs())
+      graphs.push_back(&g);
+    for (const pb::GraphProto *g : graphs) {
+      Region *region = state.addRegion();
+      Block *block = new Block();
+      region->push_back(block);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(block);
+      if (failed(importGraph(*g, *block, /*isMain=*/false)))
+        return failure();
+    }
+    return Attribute();
+  }
+  default:
+    nodeError(node, loc) << "attribute \"" << attr.name()
+                         << "\" has an unsupported kind " << attr.type();
+    return failure();
+  }
+}
+
+/// Older opsets passed some inputs as attributes; the dialect holds the
+/// newest form, so such attributes become constant inputs here.
+struct AttrToInput {
+  const char *op;
+  int beforeVersion; // applies when the node's op version is older
+  const char *attr;
+  int inputIndex;
+  bool isFloatScalar;
+};
+static const AttrToInput kAttrToInput[] = {
+    {"Squeeze", 13, "axes", 1, false},
+    {"Unsqueeze", 13, "axes", 1, false},
+    {"ReduceSum", 13, "axes", 1, false},
+    {"ReduceMean", 18, "axes", 1, false},
+    {"ReduceMax", 18, "axes", 1, false},
+    {"ReduceMin", 18, "axes", 1, false},
+    {"ReduceProd", 18, "axes", 1, false},
+    {"ReduceL1", 18, "axes", 1, false},
+    {"ReduceL2", 18, "axes", 1, false},
+    {"ReduceLogSum", 18, "axes", 1, false},
+    {"ReduceLogSumExp", 18, "axes", 1, false},
+    {"ReduceSumSquare", 18, "axes", 1, false},
+    {"Split", 13, "split", 1, false},
+    {"Slice", 10, "starts", 1, false},
+    {"Slice", 10, "ends", 2, false},
+    {"Slice", 10, "axes", 3, false},
+    {"Pad", 11, "pads", 1, false},
+    {"Pad", 11, "value", 2, true},
+    {"Clip", 11, "min", 1, true},
+    {"Clip", 11, "max", 2, true},
+};
+
+/// Attributes of old opsets that the newest form dropped and whose presence
+/// does not change the result at inference.
+static bool isHarmlessLegacyAttr(StringRef op, StringRef attr) {
+  return attr == "consumed_inputs" || attr == "is_test" ||
+         (op == "BatchNormalization" && attr == "spatial") ||
+         (op == "Dropout" && attr == "ratio");
+}
+
+LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
+  std::string nodeName =
+      node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+                          : node.name();
+  Location loc = NameLoc::get(b.getStringAttr(nodeName),
+                              FileLineColLoc::get(&ctx, displayName, 0, 0));
+  pb::NodeProto named = node;
+  named.set_name(nodeName);
+
+  StringRef domain = node.domain();
+  if (!domain.empty() && domain != "ai.onnx")
+    return nodeError(named, loc)
+           << "op of domain \"" << domain << "\" is not supported";
+  const onnx::OnnxOpVersionInfo *schema =
+      onnx::lookupOnnxOpVersions(node.op_type().c_str());
+  std::string opName = "onnx." + node.op_type();
+  auto registered = RegisteredOperationName::lookup(opName, &ctx);
+  if (!schema || !registered)
+    return nodeError(named, loc) << "unknown op";
+  int version = onnx::getOnnxSchemaVersion(node.op_type().c_str(), opsetVersion);
+  if (version < 0)
+    return nodeError(named, loc)
+           << "op does not exist at opset " << opsetVersion;
+
+  OperationState state(loc, opName);
+  SmallVector<Value> operands;
+  for (const std::string &in : node.input()) {
+    if (in.empty()) {
+      operands.push_back(noValue());
+      continue;
+    }
+    Value v = scopes.lookup(in);
+    if (!v)
+      return nodeError(named, loc) << "input \"" << in << "\" is not defined";
+    operands.push_back(v);
+  }
+
+  llvm::StringSet<> declared;
+  for (StringAttr name : registered->getAttributeNames())
+    declared.insert(name.getValue());
+
+  SmallVector<NamedAttribute> attrs;
+  for (const auto &attr : node.attribute()) {
+    // Legacy attribute that is an input in the newest form.
+    const AttrToInput *moved = nullptr;
+    for (const auto &rule : kAttrToInput)
+      if (node.op_type() == rule.op && attr.name() == rule.attr &&
+          version < rule.beforeVersion)
+        moved = &rule;
+    if (moved) {
+      while (static_cast<int>(operands.size()) < moved->inputIndex)
+        operands.push_back(noValue());
+      DenseElementsAttr value;
+      if (moved->isFloatScalar) {
+        Type elt = cast<ShapedType>(operands[0].getType()).getElementType();
+        value = DenseElementsAttr::get(RankedTensorType::get({}, elt),
+                                       b.getFloatAttr(elt, attr.f()));
+      } else {
+        SmallVector<int64_t> ints(attr.ints().begin(), attr.ints().end());
+        value = DenseElementsAttr::get(
+            RankedTensorType::get({(int64_t)ints.size()}, b.getI64Type()),
+            ArrayRef<int64_t>(ints));
+      }
+      Value c = makeConstant(loc, value);
+      if (static_cast<int>(operands.size()) == moved->inputIndex)
+        operands.push_back(c);
+      else
+        operands[moved->inputIndex] = c;
+      continue;
+    }
+    if (attr.type() != pb::AttributeProto::GRAPH &&
+        attr.type() != pb::AttributeProto::GRAPHS &&
+        !declared.contains(attr.name())) {
+      if (isHarmlessLegacyAttr(node.op_type(), attr.name()))
+        continue;
+      return nodeError(named, loc)
+             << "attribute \"" << attr.name() << "\" is not supported (opset "
+             << opsetVersion << ")";
+    }
+    auto value = importAttribute(attr, named, loc, state);
+    if (failed(value))
+      return failure();
+    if (*value)
+      attrs.push_back(b.getNamedAttr(attr.name(), *value));
+  }
+
+  // Constant's many spellings collapse to `value`, so later code sees one.
+  if (node.op_type() == "Constant") {
+    for (auto &na : attrs) {
+      StringRef n = na.getName().getValue();
+      if (n == "value")
+        continue;
+      DenseElementsAttr dense;
+      if (n == "value_float")
+        dense = DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                       cast<FloatAttr>(na.getValue()));
+      else if (n == "value_int")
+        dense = DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                       cast<IntegerAttr>(na.getValue()));
+      else if (n == "value_floats" || n == "value_ints") {
+        auto arr = cast<ArrayAttr>(na.getValue());
+        Type elt = n == "value_floats" ? Type(b.getF32Type()) : b.getI64Type();
+        dense = DenseElementsAttr::get(
+            RankedTensorType::get({(int64_t)arr.size()}, elt), arr.getValue());
+      } else
+        return nodeError(named, loc)
+               << "attribute \"" << n << "\" is not supported";
+      na = b.getNamedAttr("value", dense);
+    }
+  }
+
+  // Missing trailing optional inputs are explicit `none` values so that the
+  // operand list always matches the op definition.
+  if (!schema->variadicInput)
+    while (static_cast<int>(operands.size()) < schema->numInputs)
+      operands.push_back(noValue());
+  if (static_cast<int>(operands.size()) < schema->minInputs ||
+      (!schema->variadicInput &&
+       static_cast<int>(operands.size()) > schema->numInputs))
+    return nodeError(named, loc)
+           << "has " << node.input_size() << " inputs, the op takes "
+           << schema->minInputs << ".." << schema->numInputs;
+
+  // Result types: declared value_info when present, refined by shape
+  // inference below; absent optional outputs are `none`.
+  int numResults = schema->variadicOutput
+                       ? std::max(node.output_size(), schema->numOutputs - 1)
+                       : schema->numOutputs;
+  if (!schema->variadicOutput && node.output_size() > numResults)
+    return nodeError(named, loc) << "has " << node.output_size()
+                                 << " outputs, the op has " << numResults;
+  SmallVector<Type> resultTypes;
+  for (int i = 0; i < numResults; ++i) {
+    std::string out = i < node.output_size() ? node.output(i) : "";
+    if (out.empty() && !schema->variadicOutput) {
+      resultTypes.push_back(b.getNoneType());
+      continue;
+    }
+    if (auto it = valueInfoTypes.find(out); it != valueInfoTypes.end()) {
+      resultTypes.push_back(it->second);
+      continue;
+    }
+    Type elt = outputElementType(*schema, i, named, operands);
+    if (!elt)
+      elt = b.getF32Type();
+    resultTypes.push_back(UnrankedTensorType::get(elt));
+  }
+
+  // Ops kept in their newest form remember an older schema revision when
+  // its semantics differ (e.g. Softmax before 13 flattens from `axis`).
+  if (version != schema->sinceVersions[schema->numSinceVersions - 1])
+    attrs.push_back(b.getNamedAttr("onnx.version", b.getI64IntegerAttr(version)));
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  state.addTypes(resultTypes);
+  Operation *op = b.create(state);
+  if (failed(onnx::inferShapesFor(op)))
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      scopes.define(node.output(i), op->getResult(i));
+  return success();
+}
+
+LogicalResult Importer::importGraph(const pb::GraphProto &graph, Block &block,
+                                    bool isMain) {
+  scopes.push();
+  auto popScope = llvm::make_scope_exit([&] { scopes.pop(); });
+  for (const auto &vi : graph.value_info()) {
+    if (!vi.has_type())
+      continue;
+    if (Type t = importType(vi.type(), vi.name()); t && isa<RankedTensorType>(t))
+      valueInfoTypes[vi.name()] = t;
+  }
+
+  llvm::StringSet<> initializerNames;
+  for (const auto &init : graph.initializer())
+    initializerNames.insert(init.name());
+
+  // Graph inputs (initializers listed as inputs are constants, IR < 4).
+  for (const auto &in : graph.input()) {
+    if (initializerNames.contains(in.name()))
+      continue;
+    Type t = importType(in.type(), in.name());
+    if (!t)
+      return failure();
+    if (isMain) {
+      auto it = options.inputShapes.find(in.name());
+      if (it != options.inputShapes.end()) {
+        auto ranked = dyn_cast<RankedTensorType>(t);
+        ArrayRef<int64_t> given = it->second;
+        if (ranked) {
+          bool agrees = ranked.getRank() == (int64_t)given.size();
+          for (size_t i = 0; agrees && i < given.size(); ++i)
+            agrees = ranked.isDynamicDim(i) || ranked.getDimSize(i) == given[i];
+          if (!agrees) {
+            error() << "--input-shape for \"" << in.name()
+                    << "\" disagrees with the model's declared shape";
+            return failure();
+          }
+        }
+        t = RankedTensorType::get(given, cast<ShapedType>(t).getElementType());
+      }
+    }
+    scopes.define(in.name(), block.addArgument(t, b.getUnknownLoc()));
+  }
+
+  for (const auto &init : graph.initializer()) {
+    auto value = importTensor(init, init.name());
+    if (failed(value))
+      return failure();
+    Location loc = NameLoc::get(b.getStringAttr(init.name()));
+    scopes.define(init.name(), makeConstant(loc, *value));
+  }
+
+  int index = 0;
+  for (const auto &node : graph.node())
+    if (failed(importNode(node, index++)))
+      return failure();
+
+  SmallVector<Value> results;
+  for (const auto &out : graph.output()) {
+    Value v = scopes.lookup(out.name());
+    if (!v) {
+      error() << "graph output \"" << out.name() << "\" is not produced by any node";
+      return failure();
+    }
+    results.push_back(v);
+  }
+  if (isMain)
+    b.create<func::ReturnOp>(b.getUnknownLoc(), results);
+  else
+    b.create<onnx::YieldOp>(b.getUnknownLoc(), results);
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::run(const pb::ModelProto &model) {
+  for (const auto &opset : model.opset_import()) {
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      opsetVersion = opset.version();
+  }
+  if (opsetVersion == 0)
+    opsetVersion = model.ir_version() >= 3 ? 1 : 1;
+  if (opsetVersion > onnx::kMaxOnnxOpset) {
+    error() << "opset " << opsetVersion
+            << " of the default ONNX domain is newer than kiln supports (max "
+            << onnx::kMaxOnnxOpset << ")";
+    return {};
+  }
+  if (!model.has_graph()) {
+    error() << "the model has no graph";
+    return {};
+  }
+
+  auto module = ModuleOp::create(FileLineColLoc::get(&ctx, displayName, 0, 0));
+  module->setAttr("onnx.ir_version", b.getI64IntegerAttr(model.ir_version()));
+  module->setAttr("onnx.opset", b.getI64IntegerAttr(opsetVersion));
+  if (!model.producer_name().empty())
+    module->setAttr("onnx.producer", b.getStringAttr(model.producer_name() +
+                                                     " " + model.producer_version()));
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = b.create<func::FuncOp>(module.getLoc(), "main",
+                                     b.getFunctionType({}, {}));
+  if (!model.graph().name().empty())
+    func->setAttr("onnx.graph_name", b.getStringAttr(model.graph().name()));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  if (failed(importGraph(model.graph(), *entry, /*isMain=*/true))) {
+    module.erase();
+    return {};
+  }
+
+  // Names of the graph's inputs and outputs travel as argument/result attrs.
+  SmallVector<Type> resultTypes(
+      entry->getTerminator()->getOperandTypes().begin(),
+      entry->getTerminator()->getOperandTypes().end());
+  func.setFunctionType(
+      b.getFunctionType(entry->getArgumentTypes(), resultTypes));
+  int argIndex = 0;
+  llvm::StringSet<> initializerNames;
+  for (const auto &init : model.graph().initializer())
+    initializerNames.insert(init.name());
+  for (const auto &in : model.graph().input())
+    if (!initializerNames.contains(in.name()))
+      func.setArgAttr(argIndex++, "onnx.name", b.getStringAttr(in.name()));
+  for (int i = 0; i < model.graph().output_size(); ++i)
+    func.setResultAttr(i, "onnx.name",
+                       b.getStringAttr(model.graph().output(i).name()));
+  return OwningOpRef<ModuleOp>(module);
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> importOnnxBytes(MLIRContext &ctx, StringRef bytes,
+                                      StringRef displayName, StringRef baseDir,
+                                      const ImportOptions &options) {
+  ctx.loadDialect<onnx::ONNXDialect, func::FuncDialect>();
+  pb::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    emitError(UnknownLoc::get(&ctx))
+        << displayName
+        << ": not a valid ONNX model (protobuf parse failed: truncated or not "
+           "an .onnx file)";
+    return {};
+  }
+  if (!model.has_graph() && model.opset_import_size() == 0) {
+    emitError(UnknownLoc::get(&ctx))
+        << displayName << ": not an ONNX model (no graph, no opset imports)";
+    return {};
+  }
+  return Importer(ctx, displayName, baseDir, options).run(model);
+}
+
+OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &ctx, StringRef path,
+                                     const ImportOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    emitError(UnknownLoc::get(&ctx))
+        << path << ": cannot read: " << buffer.getError().message();
+    return {};
+  }
+  StringRef dir = llvm::sys::path::parent_path(path);
+  return importOnnxBytes(ctx, (*buffer)->getBuffer(), path, dir, options);
+}
+
+} // namespace kiln

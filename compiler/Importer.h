@@ -1,0 +1,37 @@
+//===- Importer.h - ONNX ModelProto to the onnx dialect ---------*- C++ -*-===//
+#ifndef KILN_COMPILER_IMPORTER_H
+#define KILN_COMPILER_IMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace kiln {
+
+struct ImportOptions {
+  /// Constants with at least this many bytes become dense_resource blobs;
+  /// smaller ones stay DenseElementsAttr so that folders can read them.
+  int64_t resourceThresholdBytes = 256;
+  /// Pins the shape of graph inputs with symbolic or unknown dimensions.
+  llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+};
+
+/// Reads an .onnx file (and its external data, which must stay inside the
+/// model's folder) into a module holding `func.func @main` of onnx ops.
+/// Errors are reported through the context's diagnostic engine, each naming
+/// the file, node and op.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,
+                                                 llvm::StringRef path,
+                                                 const ImportOptions &options = {});
+
+/// Same, from bytes already in memory; `baseDir` resolves external data.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxBytes(mlir::MLIRContext &ctx, llvm::StringRef bytes,
+                llvm::StringRef displayName, llvm::StringRef baseDir,
+                const ImportOptions &options = {});
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,43 @@
+//===- Pipeline.h - the kiln compile pipeline -------------------*- C++ -*-===//
+#ifndef KILN_COMPILER_PIPELINE_H
+#define KILN_COMPILER_PIPELINE_H
+
+#include "compiler/Importer.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+enum class EmitKind { Library, Onnx, Kiln, Linalg, LlvmMlir, Llvm, Obj };
+
+struct CompileOptions {
+  std::string inputPath;
+  /// `out/NAME`: writes out/NAME.o, out/libNAME.a, out/libNAME.so, out/NAME.h.
+  std::string outputPrefix;
+  std::vector<std::string> providers = {"cpu"};
+  /// "native" (the build machine) or an LLVM CPU name such as x86-64-v3.
+  std::string targetCpu = "native";
+  EmitKind emit = EmitKind::Library;
+  ImportOptions import;
+  bool showProgress = true;
+  bool buildSharedLibrary = true;
+};
+
+/// Registers every dialect, interface and translation kiln's pipeline uses.
+void registerKilnDialects(mlir::DialectRegistry &registry);
+/// Registers kiln's passes and the upstream ones its pipelines name.
+void registerAllKilnPasses();
+
+/// Runs the whole pipeline; `--emit` stages print to `os`. Returns 0 on
+/// success; errors go through the context's diagnostics.
+int compileModel(mlir::MLIRContext &ctx, const CompileOptions &options,
+                 llvm::raw_ostream &os);
+
+/// The model's C identifier: the output prefix's file name, sanitized.
+std::string modelNameFor(llvm::StringRef outputPrefix);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,72 @@
+//===- KilnOps.td - kiln execution dialect ------------------*- tablegen -*-===//
+//
+// The execution dialect: where each part of the graph runs, and the copies
+// between providers. Deliberately small.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KILN_OPS
+#define KILN_DIALECT_KILN_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Kiln_Dialect : Dialect {
+  let name = "kiln";
+  let cppNamespace = "::kiln";
+  let summary = "Execution partitions and transfers between providers";
+}
+
+class Kiln_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kiln_Dialect, mnemonic, traits>;
+
+def Kiln_PartitionOp : Kiln_Op<"partition", [
+    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+  let summary = "A group of ops that one execution provider runs";
+  let description = [{
+    Holds a connected group of ops assigned to the provider named by
+    `provider`. Values defined above may be used inside; the results are
+    the values yielded by the terminator. `sym_name` names the partition in
+    the compiled model's descriptor and in profiles.
+
+    ```mlir
+    %0 = kiln.partition "cpu_0" provider("cpu") -> tensor<1x10xf32> {
+      %1 = onnx.Relu(%x) ...
+      kiln.yield %1 : tensor<1x10xf32>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$sym_name, StrAttr:$provider);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `provider` `(` $provider `)` (`->` type($results)^)? $body attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of non-terminator ops in the body.
+    int64_t getNumBodyOps();
+  }];
+}
+
+def Kiln_YieldOp : Kiln_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"PartitionOp">]> {
+  let summary = "Yields the results of a partition";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ /* empty */ }]>];
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+def Kiln_TransferOp : Kiln_Op<"transfer", [Pure, SameOperandsAndResultType]> {
+  let summary = "Moves a tensor between two providers' memories";
+  let arguments = (ins AnyType:$input, StrAttr:$from, StrAttr:$to);
+  let results = (outs AnyType:$output);
+  let assemblyFormat = [{
+    $input `from` `(` $from `)` `to` `(` $to `)` attr-dict `:` type($input)
+  }];
+}
+
+#endif // KILN_DIALECT_KILN_OPS

@@ -1,0 +1,171 @@
+//===- PlanMemory.cpp - static arena planning after bufferization ---------===//
+//
+// The compiled model never calls malloc: outputs are written into the
+// caller's buffers and every intermediate lives at a compile-time offset in
+// one per-session arena. Offsets come from greedy first-fit over live ranges
+// (largest buffers first), the scheme TFLite and onnx-mlir use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "passes/Passes.h.inc"
+
+namespace {
+
+int64_t byteSize(MemRefType t) {
+  unsigned bits = t.getElementTypeBitWidth();
+  return t.getNumElements() * static_cast<int64_t>((bits + 7) / 8);
+}
+
+int64_t alignTo(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+struct Buffer {
+  memref::AllocOp alloc;
+  int64_t size;
+  int64_t start, end; // top-level op indices, inclusive
+  int64_t offset = -1;
+};
+
+struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
+  using PlanMemoryBase::PlanMemoryBase;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isDeclaration() && failed(plan(func)))
+        return signalPassFailure();
+  }
+
+  /// Results become trailing output arguments.
+  LogicalResult outputsToArguments(func::FuncOp func) {
+    Block &entry = func.getBody().front();
+    auto ret = cast<func::ReturnOp>(entry.getTerminator());
+    SmallVector<Value> results(ret.getOperands());
+    llvm::SmallPtrSet<Operation *, 4> claimed;
+    OpBuilder b(ret);
+    unsigned firstOut = func.getNumArguments();
+    for (auto [i, v] : llvm::enumerate(results)) {
+      auto type = dyn_cast<MemRefType>(v.getType());
+      if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
+        return func.emitError() << "result " << i
+                                << " is not a static, contiguous buffer: " << v.getType();
+      func.insertArgument(func.getNumArguments(), type, {}, func.getLoc());
+      Value out = entry.getArgument(entry.getNumArguments() - 1);
+      auto alloc = v.getDefiningOp<memref::AllocOp>();
+      if (alloc && alloc.getType() == type && claimed.insert(alloc).second) {
+        alloc.getResult().replaceAllUsesWith(out);
+        alloc.erase();
+      } else {
+        b.create<memref::CopyOp>(ret.getLoc(), v, out);
+      }
+    }
+    for (unsigned i = 0; i < results.size(); ++i)
+      func.setArgAttr(firstOut + i, "kiln.output", b.getI64IntegerAttr(i));
+    ret->setOperands({});
+    func.setFunctionType(FunctionType::get(func.getContext(),
+                                           entry.getArgumentTypes(), {}));
+    return success();
+  }
+
+  LogicalResult plan(func::FuncOp func) {
+    if (failed(outputsToArguments(func)))
+      return failure();
+    Block &entry = func.getBody().front();
+    llvm::DenseMap<Operation *, int64_t> index;
+    int64_t n = 0;
+    for (Operation &op : entry)
+      index[&op] = n++;
+    auto topIndex = [&](Operation *op) {
+      while (op->getBlock() != &entry)
+        op = op->getParentOp();
+      return index[op];
+    };
+
+    SmallVector<Buffer> buffers;
+    WalkResult walk = func.walk([&](memref::AllocOp alloc) {
+      MemRefType t = alloc.getType();
+      if (alloc->getBlock() != &entry || !t.hasStaticShape() ||
+          !t.getLayout().isIdentity()) {
+        alloc.emitError("kiln-plan-memory: cannot place a dynamic or nested "
+                        "allocation in the static arena");
+        return WalkResult::interrupt();
+      }
+      Buffer buf{alloc, alignTo(byteSize(t), alignment), index[alloc], index[alloc]};
+      // Live until the last use of the buffer or of any view of it.
+      SmallVector<Value> work = {alloc.getResult()};
+      while (!work.empty()) {
+        Value v = work.pop_back_val();
+        for (Operation *user : v.getUsers()) {
+          buf.end = std::max(buf.end, topIndex(user));
+          if (isa<ViewLikeOpInterface>(user))
+            for (Value r : user->getResults())
+              if (isa<MemRefType>(r.getType()))
+                work.push_back(r);
+        }
+      }
+      buffers.push_back(buf);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
+    // Greedy first-fit, biggest first.
+    SmallVector<Buffer *> order;
+    for (Buffer &buf : buffers)
+      order.push_back(&buf);
+    llvm::stable_sort(order, [](Buffer *a, Buffer *b) { return a->size > b->size; });
+    int64_t arenaSize = 0, unshared = 0;
+    SmallVector<Buffer *> placed;
+    for (Buffer *buf : order) {
+      unshared += buf->size;
+      SmallVector<std::pair<int64_t, int64_t>> busy;
+      for (Buffer *o : placed)
+        if (o->start <= buf->end && buf->start <= o->end)
+          busy.push_back({o->offset, o->offset + o->size});
+      llvm::sort(busy);
+      int64_t offset = 0;
+      for (auto [lo, hi] : busy) {
+        if (offset + buf->size <= lo)
+          break;
+        offset = std::max(offset, alignTo(hi, alignment));
+      }
+      buf->offset = offset;
+      arenaSize = std::max(arenaSize, offset + buf->size);
+      placed.push_back(buf);
+    }
+
+    MLIRContext *ctx = func.getContext();
+    auto arenaType = MemRefType::get({std::max<int64_t>(arenaSize, 1)},
+                                     IntegerType::get(ctx, 8));
+    func.insertArgument(func.getNumArguments(), arenaType, {}, func.getLoc());
+    Value arena = entry.getArgument(entry.getNumArguments() - 1);
+    func.setArgAttr(func.getNumArguments() - 1, "kiln.arena", UnitAttr::get(ctx));
+    for (Buffer &buf : buffers) {
+      OpBuilder b(buf.alloc);
+      Value off = b.create<arith::ConstantIndexOp>(buf.alloc.getLoc(), buf.offset);
+      Value view = b.create<memref::ViewOp>(buf.alloc.getLoc(), buf.alloc.getType(),
+                                            arena, off, ValueRange{});
+      for (Operation *user : llvm::make_early_inc_range(buf.alloc->getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          user->erase();
+      buf.alloc.getResult().replaceAllUsesWith(view);
+      buf.alloc.erase();
+    }
+    Builder b(ctx);
+    auto module = getOperation();
+    module->setAttr("kiln.arena_size", b.getI64IntegerAttr(arenaSize));
+    module->setAttr("kiln.arena_size_unshared", b.getI64IntegerAttr(unshared));
+    return success();
+  }
+};
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,22 @@
+//===- Passes.h - provider passes -------------------------------*- C++ -*-===//
+#ifndef KILN_PROVIDERS_PASSES_H
+#define KILN_PROVIDERS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "providers/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "providers/Passes.h.inc"
+
+} // namespace kiln
+
+#endif

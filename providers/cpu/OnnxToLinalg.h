@@ -1,0 +1,18 @@
+//===- OnnxToLinalg.h - CPU lowering of onnx ops ----------------*- C++ -*-===//
+#ifndef KILN_PROVIDERS_CPU_ONNXTOLINALG_H
+#define KILN_PROVIDERS_CPU_ONNXTOLINALG_H
+
+#include "mlir/IR/Operation.h"
+#include <string>
+
+namespace kiln::cpu {
+
+/// Whether the CPU codegen handles `op`; else `why` says what is missing.
+bool canLowerOnCpu(mlir::Operation *op, std::string &why);
+
+/// Rewrites every onnx op under `root` into linalg/tensor/arith/math.
+mlir::LogicalResult lowerOnnxToLinalg(mlir::Operation *root);
+
+} // namespace kiln::cpu
+
+#endif

@@ -1,0 +1,138 @@
+//===- kiln.cpp - the kiln compiler driver ---------------------------------===//
+//
+// kiln compile model.onnx -o out/NAME [--providers=cpu] [--emit=...]
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipeline.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/IR/AsmState.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace llvm;
+
+static cl::OptionCategory kilnCategory("kiln compile options");
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
+                                      cl::cat(kilnCategory));
+static cl::opt<std::string>
+    outputPrefix("o", cl::desc("Output prefix: writes PREFIX.o, libNAME.a, libNAME.so, NAME.h"),
+                 cl::value_desc("out/NAME"), cl::cat(kilnCategory));
+static cl::list<std::string>
+    providers("providers", cl::desc("Execution providers in priority order (default: cpu)"),
+              cl::CommaSeparated, cl::cat(kilnCategory));
+static cl::opt<std::string>
+    targetCpu("target-cpu", cl::desc("CPU to generate code for: native (default) or an LLVM "
+                                      "CPU name such as x86-64-v3 for portable binaries"),
+              cl::init("native"), cl::cat(kilnCategory));
+static cl::opt<kiln::EmitKind> emit(
+    "emit", cl::desc("Print the IR at a stage to stdout instead of writing libraries"),
+    cl::init(kiln::EmitKind::Library),
+    cl::values(clEnumValN(kiln::EmitKind::Onnx, "onnx", "imported onnx dialect"),
+               clEnumValN(kiln::EmitKind::Kiln, "kiln", "after shape inference and partitioning"),
+               clEnumValN(kiln::EmitKind::Linalg, "linalg", "after provider lowering"),
+               clEnumValN(kiln::EmitKind::LlvmMlir, "llvm-mlir", "LLVM dialect"),
+               clEnumValN(kiln::EmitKind::Llvm, "llvm", "optimized LLVM IR with the descriptor"),
+               clEnumValN(kiln::EmitKind::Obj, "obj", "the object file (to stdout without -o)"),
+               clEnumValN(kiln::EmitKind::Library, "lib", "object, libraries and header (default)")),
+    cl::cat(kilnCategory));
+static cl::list<std::string>
+    inputShapes("input-shape", cl::desc("Pin an input's shape: NAME=d0,d1,... (repeatable)"),
+                cl::value_desc("NAME=d0,d1,..."), cl::cat(kilnCategory));
+static cl::opt<bool> quiet("q", cl::desc("Do not print progress"), cl::cat(kilnCategory));
+static cl::opt<bool> noShared("no-shared", cl::desc("Do not link libNAME.so"),
+                              cl::cat(kilnCategory));
+
+static int usage() {
+  errs() << "usage: kiln compile <model.onnx> -o <out/NAME> [options]\n"
+            "       kiln compile --help\n";
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  if (argc < 2)
+    return usage();
+  bool isCompile = std::strcmp(argv[1], "compile") == 0;
+  if (!isCompile && std::strcmp(argv[1], "--help") != 0 && std::strcmp(argv[1], "-help") != 0 &&
+      std::strcmp(argv[1], "--version") != 0)
+    return usage();
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  kiln::registerAllKilnPasses();
+  // `compile` is the only subcommand; drop it before option parsing.
+  std::vector<char *> args(argv, argv + argc);
+  if (isCompile)
+    args.erase(args.begin() + 1);
+  cl::SetVersionPrinter([](raw_ostream &os) { os << "kiln 0.1.0 (LLVM/MLIR 19)\n"; });
+  if (!cl::ParseCommandLineOptions(static_cast<int>(args.size()), args.data(),
+                                   "kiln: ahead-of-time compiler for ONNX models\n\n"
+                                   "  kiln compile model.onnx -o out/NAME\n",
+                                   &errs()))
+    return 2;
+  if (inputPath.empty())
+    return usage();
+
+  kiln::CompileOptions options;
+  options.inputPath = inputPath;
+  options.outputPrefix = outputPrefix;
+  if (!providers.empty())
+    options.providers.assign(providers.begin(), providers.end());
+  options.targetCpu = targetCpu;
+  options.emit = emit;
+  options.showProgress = !quiet;
+  options.buildSharedLibrary = !noShared;
+  if (options.emit == kiln::EmitKind::Library && options.outputPrefix.empty()) {
+    errs() << "kiln: error: -o out/NAME is required\n";
+    return 2;
+  }
+  for (const std::string &spec : inputShapes) {
+    auto [name, dims] = StringRef(spec).split('=');
+    SmallVector<StringRef> parts;
+    dims.split(parts, ',');
+    SmallVector<int64_t> shape;
+    for (StringRef p : parts) {
+      int64_t d;
+      if (p.trim().getAsInteger(10, d) || d < 0) {
+        errs() << "kiln: error: --input-shape " << spec << ": expected NAME=d0,d1,...\n";
+        return 2;
+      }
+      shape.push_back(d);
+    }
+    if (name.empty() || dims.empty()) {
+      errs() << "kiln: error: --input-shape " << spec << ": expected NAME=d0,d1,...\n";
+      return 2;
+    }
+    options.import.inputShapes[name] = shape;
+  }
+
+  mlir::DialectRegistry registry;
+  kiln::registerKilnDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  // One line per error: "kiln: error: model.onnx: node "x" (Op): reason".
+  ctx.getDiagEngine().registerHandler([&](mlir::Diagnostic &diag) {
+    std::string msg = diag.str();
+    if (diag.getSeverity() != mlir::DiagnosticSeverity::Error) {
+      if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning)
+        errs() << "kiln: warning: " << msg << "\n";
+      return mlir::success();
+    }
+    if (!StringRef(msg).starts_with(options.inputPath))
+      msg = options.inputPath + ": " + msg;
+    errs() << "kiln: error: " << msg << "\n";
+    for (const mlir::Diagnostic &note : diag.getNotes())
+      errs() << "  note: " << note.str() << "\n";
+    return mlir::success();
+  });
+  return kiln::compileModel(ctx, options, outs());
+}
