@@ -92,6 +92,9 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
                                 cast<IntegerAttr>(d.get("num_ops")).getInt()});
     }
   }
+  // The names now live in the signature; LLVM has no use for them.
+  func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+  func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
   func.setSymName(sig.entryName);
   return success();
 }

@@ -45,7 +45,8 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
   let options = [
     Option<"alignment", "alignment", "int64_t", "64", "Byte alignment of every buffer">
   ];
-  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
 }
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -51,7 +52,6 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     SmallVector<Value> results(ret.getOperands());
     llvm::SmallPtrSet<Operation *, 4> claimed;
     OpBuilder b(ret);
-    unsigned firstOut = func.getNumArguments();
     for (auto [i, v] : llvm::enumerate(results)) {
       auto type = dyn_cast<MemRefType>(v.getType());
       if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
@@ -67,9 +67,8 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
         b.create<memref::CopyOp>(ret.getLoc(), v, out);
       }
     }
-    for (unsigned i = 0; i < results.size(); ++i)
-      func.setArgAttr(firstOut + i, "kiln.output", b.getI64IntegerAttr(i));
     ret->setOperands({});
+    func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
     func.setFunctionType(FunctionType::get(func.getContext(),
                                            entry.getArgumentTypes(), {}));
     return success();
@@ -147,7 +146,6 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
                                      IntegerType::get(ctx, 8));
     func.insertArgument(func.getNumArguments(), arenaType, {}, func.getLoc());
     Value arena = entry.getArgument(entry.getNumArguments() - 1);
-    func.setArgAttr(func.getNumArguments() - 1, "kiln.arena", UnitAttr::get(ctx));
     for (Buffer &buf : buffers) {
       OpBuilder b(buf.alloc);
       Value off = b.create<arith::ConstantIndexOp>(buf.alloc.getLoc(), buf.offset);
@@ -159,6 +157,17 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       buf.alloc.getResult().replaceAllUsesWith(view);
       buf.alloc.erase();
     }
+    // Strided copies would call MLIR's C runner library (memrefCopy);
+    // as linalg.copy they become plain loops and the model stays freestanding.
+    func.walk([&](memref::CopyOp copy) {
+      auto src = cast<MemRefType>(copy.getSource().getType());
+      auto dst = cast<MemRefType>(copy.getTarget().getType());
+      if (src.getLayout().isIdentity() && dst.getLayout().isIdentity())
+        return;
+      OpBuilder ob(copy);
+      ob.create<linalg::CopyOp>(copy.getLoc(), copy.getSource(), copy.getTarget());
+      copy.erase();
+    });
     Builder b(ctx);
     auto module = getOperation();
     module->setAttr("kiln.arena_size", b.getI64IntegerAttr(arenaSize));

@@ -813,11 +813,11 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     why = "no CPU lowering for this op";
     return false;
   }
-  for (Type t : llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes())) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types) {
     if (!isStaticTensorOrNone(t)) {
-      why = "needs static shapes (got " + std::string() + ")";
       llvm::raw_string_ostream os(why);
-      why = "";
       os << "needs static shapes, got " << t
          << " (pin input shapes with --input-shape)";
       return false;
