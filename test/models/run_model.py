@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Compiles one model folder with kiln and checks it with kiln-run.
+
+Exit 0 on a match, 1 on a mismatch or error, 77 (ctest SKIP) when the model
+folder does not exist, which is the case in a user's fresh clone.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--kiln-run", required=True)
+    ap.add_argument("--model-dir", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--atol", default="1e-4")
+    ap.add_argument("--rtol", default="0")
+    ap.add_argument("--providers", default="cpu")
+    args = ap.parse_args()
+
+    model = os.path.join(args.model_dir, "model.onnx")
+    data = os.path.join(args.model_dir, "test_data_set_0")
+    if not os.path.exists(model):
+        print(f"SKIPPED: {model} not found (../shared/models is not part of a clone)")
+        return 77
+    name = os.path.basename(os.path.normpath(args.model_dir))
+    prefix = os.path.join(args.out, name)
+    os.makedirs(args.out, exist_ok=True)
+    cmd = [args.kiln, "compile", model, "-o", prefix, f"--providers={args.providers}"]
+    print("+", " ".join(cmd), flush=True)
+    if subprocess.call(cmd) != 0:
+        return 1
+    lib = os.path.join(args.out, f"lib{name}.so")
+    cmd = [args.kiln_run, lib, "--check-dir", data, "--atol", args.atol,
+           "--rtol", args.rtol]
+    print("+", " ".join(cmd), flush=True)
+    return 0 if subprocess.call(cmd) == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
