@@ -442,7 +442,8 @@ Results lowerBatchNorm(OpBuilder &b, Operation *op) {
                    {id, ch, ch, ch, ch},
                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                      Value var = nb.create<arith::AddFOp>(l, a[4], cst(nb, l, elt, eps));
-                     Value inv = nb.create<math::RsqrtOp>(l, var);
+                     Value inv = nb.create<arith::DivFOp>(
+                         l, cst(nb, l, elt, 1.0), nb.create<math::SqrtOp>(l, var));
                      Value xc = nb.create<arith::SubFOp>(l, a[0], a[3]);
                      Value s = nb.create<arith::MulFOp>(l, a[1], inv);
                      return nb.create<arith::AddFOp>(l, nb.create<arith::MulFOp>(l, xc, s), a[2]);

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Builds small ONNX models for the lit tests.
+
+usage: make_model.py --kind KIND OUT.onnx [--npy-dir DIR]
+
+With --npy-dir, also writes the model's input(s) as DIR/<name>.npy and the
+expected outputs computed with numpy as DIR/expected_<name>.npy.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def mlp_weights():
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((4, 16)).astype(np.float32)  # 256 bytes: resource
+    b = rng.standard_normal((16,)).astype(np.float32)  # 64 bytes: inline
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    return w, b, x
+
+
+def mlp(opset=17):
+    w, b, _ = mlp_weights()
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["h"], name="fc_matmul"),
+        helper.make_node("Add", ["h", "B"], ["hb"], name="fc_add"),
+        helper.make_node("Relu", ["hb"], ["r"], name="fc_relu"),
+        helper.make_node("Constant", [], ["two"], name="two_const",
+                         value=numpy_helper.from_array(np.array(2.0, np.float32))),
+        helper.make_node("Mul", ["r", "two"], ["y"], name="scale"),
+    ]
+    graph = helper.make_graph(
+        nodes, "mlp_graph",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16])],
+        initializer=[numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="kiln-lit")
+    m.ir_version = 8
+    return m
+
+
+def mlp_reference(x):
+    w, b, _ = mlp_weights()
+    return {"y": np.maximum(x @ w + b, 0) * 2.0}
+
+
+def attrs():
+    """One model whose nodes carry every attribute kind."""
+    nodes = [
+        # int + float
+        helper.make_node("Gemm", ["a", "bm"], ["g"], name="gemm_attrs",
+                         transB=1, alpha=0.5),
+        # string + ints
+        helper.make_node("AveragePool", ["img"], ["p"], name="pool_attrs",
+                         auto_pad="SAME_UPPER", kernel_shape=[3, 3], strides=[1, 1]),
+        # strings + floats + string + int
+        helper.make_node("LSTM", ["seq", "lw", "lr"], ["ly"], name="lstm_attrs",
+                         hidden_size=2, direction="forward",
+                         activations=["Sigmoid", "Tanh", "Tanh"],
+                         activation_alpha=[0.25, 0.5, 0.75]),
+        # tensor
+        helper.make_node("ConstantOfShape", ["shp"], ["filled"], name="fill_attrs",
+                         value=numpy_helper.from_array(np.array([7], np.int32))),
+    ]
+    graph = helper.make_graph(
+        nodes, "attrs_graph",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("bm", TensorProto.FLOAT, [5, 3]),
+         helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 1, 4, 4]),
+         helper.make_tensor_value_info("seq", TensorProto.FLOAT, [3, 1, 2]),
+         helper.make_tensor_value_info("lw", TensorProto.FLOAT, [1, 8, 2]),
+         helper.make_tensor_value_info("lr", TensorProto.FLOAT, [1, 8, 2]),
+         helper.make_tensor_value_info("shp", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("g", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("p", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("ly", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("filled", TensorProto.INT32, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def unsqueeze11():
+    nodes = [helper.make_node("Unsqueeze", ["x"], ["y"], name="unsq", axes=[0, 3])]
+    graph = helper.make_graph(
+        nodes, "unsq_graph",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 6
+    return m
+
+
+def single(op, name, inputs, outputs, opset=17, **kw):
+    node = helper.make_node(op, [i[0] for i in inputs], [o[0] for o in outputs],
+                            name=name, **kw)
+    graph = helper.make_graph(
+        [node], op.lower() + "_graph",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+F = TensorProto.FLOAT
+
+
+def build(kind):
+    if kind == "mlp":
+        return mlp()
+    if kind == "attrs":
+        return attrs()
+    if kind == "unsqueeze11":
+        return unsqueeze11()
+    if kind == "unknown-op":
+        return single("NotARealOp", "mystery_1", [("x", F, [2])], [("y", F, [2])])
+    if kind == "gridsample":
+        return single("GridSample", "gs_1",
+                      [("x", F, [1, 1, 4, 4]), ("grid", F, [1, 2, 2, 2])],
+                      [("y", F, [1, 1, 2, 2])])
+    if kind == "opset99":
+        return single("Relu", "relu_1", [("x", F, [2])], [("y", F, [2])], opset=99)
+    if kind == "bad-add":
+        return single("Add", "add_bad", [("a", F, [2, 3]), ("b", F, [4, 5])],
+                      [("c", F, None)])
+    raise SystemExit("unknown kind " + kind)
+
+
+def external(out, location):
+    """The mlp with every initializer in external data at `location`."""
+    m = mlp()
+    d = os.path.dirname(os.path.abspath(out))
+    if location is None:
+        onnx.save(m, out, save_as_external_data=True, all_tensors_to_one_file=True,
+                  location=os.path.basename(out) + ".data", size_threshold=0)
+        return
+    # Hand-made external reference (onnx.save refuses such locations).
+    for init in m.graph.initializer:
+        raw = init.raw_data or numpy_helper.to_array(init).tobytes()
+        init.ClearField("raw_data")
+        init.ClearField("float_data")
+        init.data_location = TensorProto.EXTERNAL
+        del init.external_data[:]
+        for k, v in (("location", location), ("offset", "0"), ("length", str(len(raw)))):
+            e = init.external_data.add()
+            e.key, e.value = k, v
+    with open(out, "wb") as f:
+        f.write(m.SerializeToString())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kind", required=True)
+    ap.add_argument("--location", help="external-data location for --kind external-ref")
+    ap.add_argument("--npy-dir")
+    ap.add_argument("out")
+    args = ap.parse_args()
+    if args.kind == "external":
+        external(args.out, None)
+    elif args.kind == "external-ref":
+        external(args.out, args.location)
+    else:
+        onnx.save(build(args.kind), args.out)
+    if args.npy_dir:
+        os.makedirs(args.npy_dir, exist_ok=True)
+        _, _, x = mlp_weights()
+        np.save(os.path.join(args.npy_dir, "x.npy"), x)
+        for k, v in mlp_reference(x).items():
+            np.save(os.path.join(args.npy_dir, "expected_" + k + ".npy"), v)
+
+
+if __name__ == "__main__":
+    main()
