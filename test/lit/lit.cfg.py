@@ -13,7 +13,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["kiln", "kiln-opt", "kiln-run"],
                                    [config.kiln_tools_dir])
 config.substitutions.append(("%python", config.python_executable))

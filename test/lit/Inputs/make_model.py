@@ -60,7 +60,7 @@ def attrs():
                          auto_pad="SAME_UPPER", kernel_shape=[3, 3], strides=[1, 1]),
         # strings + floats + string + int
         helper.make_node("LSTM", ["seq", "lw", "lr"], ["ly"], name="lstm_attrs",
-                         hidden_size=2, direction="forward",
+                         hidden_size=2, direction="reverse",
                          activations=["Sigmoid", "Tanh", "Tanh"],
                          activation_alpha=[0.25, 0.5, 0.75]),
         # tensor
