@@ -14,8 +14,12 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["kiln", "kiln-opt", "kiln-run"],
-                                   [config.kiln_tools_dir])
+# "=" and "(" are excluded before a tool name so that `--emit=kiln` and
+# `provider("kiln")`-like text in RUN lines stay as written.
+from lit.llvm.subst import ToolSubst
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, pre=r".-^/\<=(\"") for t in ["kiln", "kiln-opt", "kiln-run"]],
+    [config.kiln_tools_dir])
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%kiln_src", config.kiln_src_root))
