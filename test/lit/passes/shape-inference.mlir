@@ -1,0 +1,110 @@
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-shape-inference))' | FileCheck %s
+
+// Multidirectional broadcasting: 2x1x4 + 3x1 -> 2x3x4. The function type follows.
+// CHECK-LABEL: func.func @add
+// CHECK-SAME: -> tensor<2x3x4xf32>
+// CHECK: onnx.Add{{.*}} -> tensor<2x3x4xf32>
+func.func @add(%a: tensor<2x1x4xf32>, %b: tensor<3x1xf32>) -> tensor<*xf32> {
+  %0 = onnx.Add(%a, %b) : (tensor<2x1x4xf32>, tensor<3x1xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// Batch dimensions broadcast: [5,1] x [4] -> [5,4].
+// CHECK-LABEL: func.func @matmul
+// CHECK: onnx.MatMul{{.*}} -> tensor<5x4x2x6xf32>
+func.func @matmul(%a: tensor<5x1x2x3xf32>, %b: tensor<4x3x6xf32>) -> tensor<*xf32> {
+  %0 = onnx.MatMul(%a, %b) : (tensor<5x1x2x3xf32>, tensor<4x3x6xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// A 1-D right operand drops the n dimension.
+// CHECK-LABEL: func.func @matvec
+// CHECK: onnx.MatMul{{.*}} -> tensor<2xf32>
+func.func @matvec(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<*xf32> {
+  %0 = onnx.MatMul(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// (32 + 2 - 3) / 2 + 1 = 16.
+// CHECK-LABEL: func.func @conv
+// CHECK: onnx.Conv{{.*}} -> tensor<1x8x16x16xf32>
+func.func @conv(%x: tensor<1x3x32x32xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<*xf32> {
+  %n = onnx.NoValue
+  %0 = onnx.Conv(%x, %w, %n) {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x3x32x32xf32>, tensor<8x3x3x3xf32>, none) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// ceil_mode rounds the window count up: 7 -> 4 with it, 3 without.
+// CHECK-LABEL: func.func @maxpool
+// CHECK: onnx.MaxPool{{.*}}ceil_mode = 1{{.*}} -> (tensor<1x2x4x4xf32>, none)
+// CHECK: onnx.MaxPool{{.*}} -> (tensor<1x2x3x3xf32>, none)
+func.func @maxpool(%x: tensor<1x2x7x7xf32>) -> tensor<*xf32> {
+  %0, %i = onnx.MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1 : i64} : (tensor<1x2x7x7xf32>) -> (tensor<*xf32>, none)
+  %1, %j = onnx.MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x2x7x7xf32>) -> (tensor<*xf32>, none)
+  return %0 : tensor<*xf32>
+}
+
+// 0 copies the input dimension, -1 takes the rest.
+// CHECK-LABEL: func.func @reshape
+// CHECK: onnx.Reshape{{.*}} -> tensor<2x12xf32>
+func.func @reshape(%x: tensor<2x3x4xf32>) -> tensor<*xf32> {
+  %s = onnx.Constant() {value = dense<[0, -1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = onnx.Reshape(%x, %s) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// CHECK-LABEL: func.func @flatten
+// CHECK: onnx.Flatten{{.*}} -> tensor<6x20xf32>
+func.func @flatten(%x: tensor<2x3x4x5xf32>) -> tensor<*xf32> {
+  %0 = onnx.Flatten(%x) {axis = 2 : i64} : (tensor<2x3x4x5xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// Without perm the dimensions are reversed.
+// CHECK-LABEL: func.func @transpose
+// CHECK: onnx.Transpose{{.*}}perm = [1, 2, 0]{{.*}} -> tensor<3x4x2xf32>
+// CHECK: onnx.Transpose(%{{.*}}) : {{.*}} -> tensor<4x3x2xf32>
+func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<*xf32> {
+  %0 = onnx.Transpose(%x) {perm = [1, 2, 0]} : (tensor<2x3x4xf32>) -> tensor<*xf32>
+  %1 = onnx.Transpose(%x) : (tensor<2x3x4xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// Negative axis; three inputs.
+// CHECK-LABEL: func.func @concat
+// CHECK: onnx.Concat{{.*}} -> tensor<2x11xf32>
+func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<*xf32> {
+  %0 = onnx.Concat(%a, %b, %a) {axis = -1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>, tensor<2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// transB: B is 5x3, used as 3x5.
+// CHECK-LABEL: func.func @gemm
+// CHECK: onnx.Gemm{{.*}} -> tensor<4x5xf32>
+func.func @gemm(%a: tensor<4x3xf32>, %b: tensor<5x3xf32>, %c: tensor<5xf32>) -> tensor<*xf32> {
+  %0 = onnx.Gemm(%a, %b, %c) {transB = 1 : i64} : (tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// Constant axes, negative ones included; Unsqueeze sees the squeezed shape.
+// CHECK-LABEL: func.func @squeeze
+// CHECK-SAME: -> tensor<3x1x4x1xf32>
+// CHECK: onnx.Squeeze{{.*}} -> tensor<3x4xf32>
+// CHECK: onnx.Unsqueeze{{.*}} : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<3x1x4x1xf32>
+// CHECK: return {{.*}} : tensor<3x1x4x1xf32>
+func.func @squeeze(%x: tensor<1x3x1x4xf32>) -> tensor<*xf32> {
+  %ax = onnx.Constant() {value = dense<[0, -2]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = onnx.Squeeze(%x, %ax) : (tensor<1x3x1x4xf32>, tensor<2xi64>) -> tensor<*xf32>
+  %u = onnx.Constant() {value = dense<[1, -1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %1 = onnx.Unsqueeze(%0, %u) : (tensor<*xf32>, tensor<2xi64>) -> tensor<*xf32>
+  return %1 : tensor<*xf32>
+}
+
+// Unknown input dimensions stay dynamic.
+// CHECK-LABEL: func.func @dyn
+// CHECK-SAME: -> tensor<?x4xf32>
+// CHECK: onnx.Add{{.*}} -> tensor<?x4xf32>
+func.func @dyn(%x: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<*xf32> {
+  %0 = onnx.Add(%x, %b) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
