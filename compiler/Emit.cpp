@@ -234,8 +234,14 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(StringRef cpuName,
   std::string cpu = cpuName.str(), features;
   if (cpu.empty() || cpu == "native") {
     cpu = llvm::sys::getHostCPUName().str();
+    // A CPU this LLVM does not know gets portable AVX2-era code.
+    if (cpu.empty() || cpu == "generic") {
+      llvm::errs() << "kiln: warning: unknown host CPU, generating code for x86-64-v3\n";
+      cpu = "x86-64-v3";
+    }
     for (auto &f : llvm::sys::getHostCPUFeatures())
-      features += (features.empty() ? "" : ",") + std::string(f.second ? "+" : "-") +
+      if (cpu != "x86-64-v3")
+        features += (features.empty() ? "" : ",") + std::string(f.second ? "+" : "-") +
                   f.first().str();
   }
   llvm::TargetOptions opts;

@@ -702,6 +702,11 @@ OwningOpRef<ModuleOp> Importer::run(const pb::ModelProto &model) {
   auto module = ModuleOp::create(FileLineColLoc::get(&ctx, displayName, 0, 0));
   module->setAttr("onnx.ir_version", b.getI64IntegerAttr(model.ir_version()));
   module->setAttr("onnx.opset", b.getI64IntegerAttr(opsetVersion));
+  SmallVector<NamedAttribute> imports;
+  for (const auto &opset : model.opset_import())
+    imports.push_back(b.getNamedAttr(opset.domain().empty() ? "ai.onnx" : opset.domain(),
+                                     b.getI64IntegerAttr(opset.version())));
+  module->setAttr("onnx.opset_import", b.getDictionaryAttr(imports));
   if (!model.producer_name().empty())
     module->setAttr("onnx.producer", b.getStringAttr(model.producer_name() +
                                                      " " + model.producer_version()));

@@ -451,6 +451,62 @@ Results lowerBatchNorm(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{r};
 }
 
+/// LayerNormalization: statistics over dims [axis, rank), then the affine
+/// scale and bias broadcast from the right.
+Results lowerLayerNorm(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0);
+  auto out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t rank = out.getRank();
+  int64_t axis = getIntAttr(op, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  double eps = getFloatAttr(op, "epsilon", 1e-5f);
+  SmallVector<int64_t> dims;
+  int64_t count = 1;
+  for (int64_t i = axis; i < rank; ++i) {
+    dims.push_back(i);
+    count *= out.getDimSize(i);
+  }
+  auto add = [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return nb.create<arith::AddFOp>(l, a[1], a[0]);
+  };
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap red = dropDimsMap(ctx, rank, dims);
+  Value sum = reduce(b, loc, x, dims, 0.0, add);
+  Value centered = mapped(b, loc, out, ValueRange{x, sum}, {id, red},
+                          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                            Value mean = nb.create<arith::DivFOp>(l, a[1], cst(nb, l, elt, count));
+                            return nb.create<arith::SubFOp>(l, a[0], mean);
+                          });
+  Value sq = elementwise(b, loc, out, ValueRange{centered},
+                         [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                           return nb.create<arith::MulFOp>(l, a[0], a[0]);
+                         });
+  Value var = reduce(b, loc, sq, dims, 0.0, add);
+  SmallVector<Value> ins = {centered, var, op->getOperand(1)};
+  SmallVector<AffineMap> maps = {id, red,
+                                 broadcastMap(ctx, out.getShape(), typeOf(op->getOperand(1)))};
+  bool hasBias = op->getNumOperands() > 2 && !isNone(op->getOperand(2));
+  if (hasBias) {
+    ins.push_back(op->getOperand(2));
+    maps.push_back(broadcastMap(ctx, out.getShape(), typeOf(op->getOperand(2))));
+  }
+  Value y = mapped(b, loc, out, ins, maps, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    Value v = nb.create<arith::DivFOp>(l, a[1], cst(nb, l, elt, count));
+    v = nb.create<arith::AddFOp>(l, v, cst(nb, l, elt, eps));
+    Value norm = nb.create<arith::DivFOp>(l, a[0], nb.create<math::SqrtOp>(l, v));
+    Value r = nb.create<arith::MulFOp>(l, norm, a[2]);
+    return hasBias ? (Value)nb.create<arith::AddFOp>(l, r, a[3]) : r;
+  });
+  SmallVector<Value> results = {y};
+  for (unsigned i = 1; i < op->getNumResults(); ++i)
+    results.push_back(Value());
+  return results;
+}
+
 /// Softmax/LogSoftmax over `dims` (one axis since opset 13, all trailing
 /// dims from `axis` before).
 Results lowerSoftmax(OpBuilder &b, Operation *op, bool isLog) {
@@ -766,6 +822,7 @@ const llvm::StringMap<OpLowering> &table() {
     m["GlobalAveragePool"] = {[](OpBuilder &b, Operation *op) { return lowerGlobalPool(b, op, false); }};
     m["GlobalMaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerGlobalPool(b, op, true); }};
     m["BatchNormalization"] = {lowerBatchNorm};
+    m["LayerNormalization"] = {lowerLayerNorm};
     m["Softmax"] = {[](OpBuilder &b, Operation *op) { return lowerSoftmax(b, op, false); }};
     m["LogSoftmax"] = {[](OpBuilder &b, Operation *op) { return lowerSoftmax(b, op, true); }};
     for (const char *k : {"Mean", "Sum", "Max", "Min", "Prod", "L1", "L2", "SumSquare"})
@@ -815,7 +872,9 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     return false;
   }
   SmallVector<Type> types(op->getOperandTypes());
-  llvm::append_range(types, op->getResultTypes());
+  for (Value r : op->getResults())
+    if (!r.use_empty() || r == op->getResult(0))
+      types.push_back(r.getType());
   for (Type t : types) {
     if (!isStaticTensorOrNone(t)) {
       llvm::raw_string_ostream os(why);
@@ -837,10 +896,11 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
         return false;
     return true;
   };
-  if ((name == "MaxPool" || name == "Dropout" || name == "BatchNormalization") &&
+  if ((name == "MaxPool" || name == "Dropout" || name == "BatchNormalization" ||
+       name == "LayerNormalization") &&
       !unusedBeyond(1)) {
     why = name == "BatchNormalization" ? "training-mode outputs are not supported"
-                                        : "the second output is not supported";
+                                        : "only the first output is supported";
     return false;
   }
   if (name == "BatchNormalization" && getIntAttr(op, "training_mode", 0)) {
