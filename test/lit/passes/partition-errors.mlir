@@ -1,0 +1,45 @@
+// RUN: not kiln-opt %s -split-input-file --kiln-partition 2>&1 | FileCheck %s
+// RUN: not kiln-opt %s -split-input-file --kiln-partition=providers=gpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// An op no provider accepts is reported by node name with the reason.
+
+// UNKNOWN: error: unknown provider "gpu" (known: cpu)
+
+// CHECK: error: {{.*}}node "gs_1" (GridSample): not supported by provider cpu: no CPU lowering for this op
+func.func @grid_sample(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %0 = onnx.GridSample(%x, %g) : (tensor<1x1x4x4xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> loc("gs_1")
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// CHECK: error: {{.*}}node "det_0" (Det): not supported by provider cpu: no CPU lowering for this op
+func.func @det(%x: tensor<3x3xf32>) -> tensor<f32> {
+  %r = onnx.Relu(%x) : (tensor<3x3xf32>) -> tensor<3x3xf32> loc("ok_relu")
+  %0 = onnx.Det(%r) : (tensor<3x3xf32>) -> tensor<f32> loc("det_0")
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// CHECK: error: {{.*}}node "relu_dyn" (Relu): not supported by provider cpu: needs static shapes, got tensor<?x3xf32> (pin input shapes with --input-shape)
+func.func @dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %0 = onnx.Relu(%x) : (tensor<?x3xf32>) -> tensor<?x3xf32> loc("relu_dyn")
+  return %0 : tensor<?x3xf32>
+}
+
+// -----
+
+// CHECK: error: {{.*}}node "relu_h" (Relu): not supported by provider cpu: element type f16 is not supported
+func.func @half(%x: tensor<2xf16>) -> tensor<2xf16> {
+  %0 = onnx.Relu(%x) : (tensor<2xf16>) -> tensor<2xf16> loc("relu_h")
+  return %0 : tensor<2xf16>
+}
+
+// -----
+
+// CHECK: error: {{.*}}node "bn_train" (BatchNormalization): not supported by provider cpu: training-mode outputs are not supported
+func.func @bn_training(%x: tensor<1x2x3x3xf32>, %s: tensor<2xf32>) -> (tensor<1x2x3x3xf32>, tensor<2xf32>) {
+  %y, %m, %v = onnx.BatchNormalization(%x, %s, %s, %s, %s) {training_mode = 1 : i64} : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>) loc("bn_train")
+  return %y, %m : tensor<1x2x3x3xf32>, tensor<2xf32>
+}
+// CHECK-NOT: error
