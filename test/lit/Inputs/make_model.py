@@ -127,6 +127,17 @@ def build(kind):
     if kind == "bad-add":
         return single("Add", "add_bad", [("a", F, [2, 3]), ("b", F, [4, 5])],
                       [("c", F, None)])
+    if kind == "dup-output":
+        # Two graph outputs that are the same tensor after Identity.
+        nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu"),
+                 helper.make_node("Identity", ["y"], ["z"], name="ident")]
+        graph = helper.make_graph(
+            nodes, "dup_graph", [helper.make_tensor_value_info("x", F, [4])],
+            [helper.make_tensor_value_info("y", F, [4]),
+             helper.make_tensor_value_info("z", F, [4])])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
     raise SystemExit("unknown kind " + kind)
 
 

@@ -1,0 +1,71 @@
+// RUN: kiln-opt %s -split-input-file --kiln-plan-memory | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-plan-memory=alignment=16 | FileCheck %s --check-prefix=ALIGN16
+
+// %a (64 B) lives until its subview's last use; %b (32 B, padded to 64)
+// overlaps it and goes above it; %c starts after %a died and reuses offset
+// 0. The returned alloc becomes an output argument written in place; the
+// returned input is copied into its output argument. The arena comes last.
+// CHECK: module attributes {kiln.arena_size = 128 : i64, kiln.arena_size_unshared = 192 : i64}
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[IN:.*]]: memref<16xf32>, %[[OUT0:.*]]: memref<16xf32>, %[[OUT1:.*]]: memref<16xf32>, %[[ARENA:.*]]: memref<128xi8>)
+// CHECK-NOT: ->
+// CHECK-NOT: memref.alloc
+// CHECK: %[[O_A:.*]] = arith.constant 0 : index
+// CHECK: %[[A:.*]] = memref.view %[[ARENA]][%[[O_A]]][] : memref<128xi8> to memref<16xf32>
+// CHECK: linalg.copy ins(%[[IN]] : memref<16xf32>) outs(%[[A]] : memref<16xf32>)
+// CHECK: %[[O_B:.*]] = arith.constant 64 : index
+// CHECK: %[[B:.*]] = memref.view %[[ARENA]][%[[O_B]]][] : memref<128xi8> to memref<8xf32>
+// CHECK: %[[O_C:.*]] = arith.constant 0 : index
+// CHECK: %[[C:.*]] = memref.view %[[ARENA]][%[[O_C]]][] : memref<128xi8> to memref<8xf32>
+// CHECK: linalg.copy ins(%[[B]] : memref<8xf32>) outs(%[[C]] : memref<8xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[OUT0]] : memref<16xf32>)
+// CHECK: memref.copy %[[IN]], %[[OUT1]]
+// CHECK-NEXT: return{{$}}
+
+// With 16-byte alignment %b needs only 32 bytes.
+// ALIGN16: module attributes {kiln.arena_size = 96 : i64, kiln.arena_size_unshared = 128 : i64}
+// ALIGN16: memref<96xi8>
+func.func @main(%in: memref<16xf32>) -> (memref<16xf32>, memref<16xf32>) {
+  %cst = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%in : memref<16xf32>) outs(%a : memref<16xf32>)
+  %b = memref.alloc() : memref<8xf32>
+  %av = memref.subview %a[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  linalg.copy ins(%av : memref<8xf32, strided<[1]>>) outs(%b : memref<8xf32>)
+  %c = memref.alloc() : memref<8xf32>
+  linalg.copy ins(%b : memref<8xf32>) outs(%c : memref<8xf32>)
+  %out = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%cst : f32) outs(%out : memref<16xf32>)
+  %cv = memref.subview %out[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  linalg.copy ins(%c : memref<8xf32>) outs(%cv : memref<8xf32, strided<[1]>>)
+  return %out, %in : memref<16xf32>, memref<16xf32>
+}
+
+// -----
+
+// Only results: no arena bytes, a one-byte placeholder argument.
+// CHECK: module attributes {kiln.arena_size = 0 : i64, kiln.arena_size_unshared = 0 : i64}
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[IN:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32>, %{{.*}}: memref<1xi8>)
+// CHECK-NEXT: linalg.copy ins(%[[IN]] : memref<4xf32>) outs(%[[OUT]] : memref<4xf32>)
+// CHECK-NEXT: return{{$}}
+func.func @main(%in: memref<4xf32>) -> memref<4xf32> {
+  %out = memref.alloc() : memref<4xf32>
+  linalg.copy ins(%in : memref<4xf32>) outs(%out : memref<4xf32>)
+  return %out : memref<4xf32>
+}
+
+// -----
+
+// Deallocs of planned buffers disappear.
+// CHECK-LABEL: func.func @main
+// CHECK: memref.view
+// CHECK-NOT: memref.dealloc
+func.func @main(%in: memref<4xf32>) -> memref<4xf32> {
+  %t = memref.alloc() : memref<4xf32>
+  linalg.copy ins(%in : memref<4xf32>) outs(%t : memref<4xf32>)
+  %out = memref.alloc() : memref<4xf32>
+  linalg.copy ins(%t : memref<4xf32>) outs(%out : memref<4xf32>)
+  memref.dealloc %t : memref<4xf32>
+  return %out : memref<4xf32>
+}
