@@ -1,0 +1,49 @@
+// RUN: kiln-opt %s -split-input-file --kiln-partition --kiln-lower-partitions | FileCheck %s
+
+// A broadcast operand gets a map that drops the broadcast dimension.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[ADD:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<2x3xf32>, tensor<3xf32>)
+// CHECK: arith.addf
+// Relu is max(x, 0).
+// CHECK: %[[RELU:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[ADD]] :
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// Sigmoid is 1 / (1 + exp(-x)).
+// CHECK: %[[SIG:.*]] = linalg.generic {{.*}} ins(%[[RELU]] :
+// CHECK: arith.negf
+// CHECK-NEXT: math.exp
+// CHECK: arith.divf
+// CHECK: %[[TANH:.*]] = linalg.generic {{.*}} ins(%[[SIG]] :
+// CHECK: math.tanh
+// CHECK: return %[[TANH]]
+func.func @chain(%x: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = onnx.Add(%x, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = onnx.Relu(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = onnx.Sigmoid(%1) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = onnx.Tanh(%2) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %3 : tensor<2x3xf32>
+}
+
+// -----
+
+// Size-1 dimensions broadcast with constant-0 indices; both operands broadcast.
+// CHECK-DAG: #[[L:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[R:.*]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-LABEL: func.func @outer
+// CHECK: linalg.generic {indexing_maps = [#[[L]], #[[R]], #{{.*}}], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<4x1xf32>, tensor<1x5xf32>) outs(%{{.*}} : tensor<4x5xf32>)
+// CHECK: arith.mulf
+func.func @outer(%a: tensor<4x1xf32>, %b: tensor<1x5xf32>) -> tensor<4x5xf32> {
+  %0 = onnx.Mul(%a, %b) : (tensor<4x1xf32>, tensor<1x5xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// Integer Add uses arith.addi.
+// CHECK-LABEL: func.func @int_add
+// CHECK: arith.addi %{{.*}}, %{{.*}} : i64
+func.func @int_add(%a: tensor<3xi64>, %b: tensor<3xi64>) -> tensor<3xi64> {
+  %0 = onnx.Add(%a, %b) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
