@@ -48,7 +48,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("models", nargs="*")
     args = ap.parse_args()
-    names = args.models or sorted(os.listdir(args.models_dir))
+    names = args.models or sorted(
+        d for d in os.listdir(args.models_dir)
+        if os.path.exists(os.path.join(args.models_dir, d, "model.onnx")))
     out = os.path.join(args.build, "bench")
     os.makedirs(out, exist_ok=True)
     kiln = os.path.join(args.build, "bin", "kiln")

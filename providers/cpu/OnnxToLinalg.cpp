@@ -147,10 +147,12 @@ Results lowerMatMul(OpBuilder &b, Operation *op) {
   auto at = typeOf(a), bt = typeOf(bb);
   auto out = resultType(op);
   Type elt = out.getElementType();
-  // Loop nest: (batch..., m, n, k); 1-D operands lose m or n.
+  // Loop nest: (batch..., m, k, n): the innermost loop walks rows of B and
+  // of the result contiguously, so LLVM vectorizes it without reassociating
+  // the reduction. 1-D operands lose m or n.
   bool aVec = at.getRank() == 1, bVec = bt.getRank() == 1;
   int64_t batch = out.getRank() - (aVec ? 0 : 1) - (bVec ? 0 : 1);
-  int64_t mDim = batch, nDim = batch + 1, kDim = batch + 2, nLoops = batch + 3;
+  int64_t mDim = batch, kDim = batch + 1, nDim = batch + 2, nLoops = batch + 3;
   auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
   auto zero = getAffineConstantExpr(0, ctx);
   SmallVector<AffineExpr> aExprs, bExprs, oExprs;
@@ -217,12 +219,12 @@ Results lowerGemm(OpBuilder &b, Operation *op) {
   bool ta = getIntAttr(op, "transA", 0), tb = getIntAttr(op, "transB", 0);
   double alpha = getFloatAttr(op, "alpha", 1.0), beta = getFloatAttr(op, "beta", 1.0);
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  // Loops (m, n, k).
-  AffineMap aMap = AffineMap::get(3, 0, ta ? ArrayRef<AffineExpr>{d(2), d(0)}
-                                           : ArrayRef<AffineExpr>{d(0), d(2)}, ctx);
-  AffineMap bMap = AffineMap::get(3, 0, tb ? ArrayRef<AffineExpr>{d(1), d(2)}
-                                           : ArrayRef<AffineExpr>{d(2), d(1)}, ctx);
-  AffineMap oMap = AffineMap::get(3, 0, {d(0), d(1)}, ctx);
+  // Loops (m, k, n), innermost n as in MatMul.
+  AffineMap aMap = AffineMap::get(3, 0, ta ? ArrayRef<AffineExpr>{d(1), d(0)}
+                                           : ArrayRef<AffineExpr>{d(0), d(1)}, ctx);
+  AffineMap bMap = AffineMap::get(3, 0, tb ? ArrayRef<AffineExpr>{d(2), d(1)}
+                                           : ArrayRef<AffineExpr>{d(1), d(2)}, ctx);
+  AffineMap oMap = AffineMap::get(3, 0, {d(0), d(2)}, ctx);
   Value init;
   Value c = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
   if (!isNone(c) && beta != 0.0) {
@@ -239,8 +241,8 @@ Results lowerGemm(OpBuilder &b, Operation *op) {
       loc, TypeRange{out}, ValueRange{op->getOperand(0), op->getOperand(1)},
       ValueRange{init}, ArrayRef<AffineMap>{aMap, bMap, oMap},
       ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                    utils::IteratorType::parallel,
-                                    utils::IteratorType::reduction},
+                                    utils::IteratorType::reduction,
+                                    utils::IteratorType::parallel},
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
         if (alpha != 1.0)
@@ -274,17 +276,20 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   }
   Value padded = padTensor(b, loc, x, low, high, 0.0);
   int64_t ocg = wt.getDimSize(0) / group, icg = wt.getDimSize(1);
-  // Loops: n, m, o_1..o_sp, c, k_1..k_sp.
+  // Loops: n, m, c, k_1..k_sp, o_1..o_sp: output positions innermost, so the
+  // inner loop is a contiguous (vectorizable) multiply-add over a row.
   int64_t nLoops = 2 + sp + 1 + sp;
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-  int64_t cDim = 2 + sp;
+  int64_t cDim = 2;
+  auto kDim = [&](int64_t i) { return 3 + i; };
+  auto oDim = [&](int64_t i) { return 3 + sp + i; };
   SmallVector<AffineExpr> xE = {d(0), d(1).floorDiv(ocg) * icg + d(cDim)};
   SmallVector<AffineExpr> wE = {d(1), d(cDim)};
   SmallVector<AffineExpr> oE = {d(0), d(1)};
   for (int64_t i = 0; i < sp; ++i) {
-    xE.push_back(d(2 + i) * strides[i] + d(cDim + 1 + i) * dil[i]);
-    wE.push_back(d(cDim + 1 + i));
-    oE.push_back(d(2 + i));
+    xE.push_back(d(oDim(i)) * strides[i] + d(kDim(i)) * dil[i]);
+    wE.push_back(d(kDim(i)));
+    oE.push_back(d(oDim(i)));
   }
   if (group == 1)
     xE[1] = d(cDim);
@@ -297,7 +302,7 @@ Results lowerConv(OpBuilder &b, Operation *op) {
     init = filledTensor(b, loc, out, 0.0);
   }
   SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
-  for (int64_t i = cDim; i < nLoops; ++i)
+  for (int64_t i = cDim; i < oDim(0); ++i)
     iters[i] = utils::IteratorType::reduction;
   auto g = b.create<linalg::GenericOp>(
       loc, TypeRange{out}, ValueRange{padded, w}, ValueRange{init},
@@ -336,19 +341,20 @@ Results lowerPool(OpBuilder &b, Operation *op, bool isMax) {
   }
   double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
   Value padded = padTensor(b, loc, x, low, high, padValue);
+  // Loops: n, c, k_1..k_sp, o_1..o_sp (output positions innermost).
   int64_t nLoops = 2 + 2 * sp;
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineExpr> xE = {d(0), d(1)}, kE, oE = {d(0), d(1)};
   for (int64_t i = 0; i < sp; ++i) {
-    xE.push_back(d(2 + i) * strides[i] + d(2 + sp + i) * dil[i]);
-    kE.push_back(d(2 + sp + i));
-    oE.push_back(d(2 + i));
+    xE.push_back(d(2 + sp + i) * strides[i] + d(2 + i) * dil[i]);
+    kE.push_back(d(2 + i));
+    oE.push_back(d(2 + sp + i));
   }
   // The window operand only gives the k loops their extent.
   Value window = emptyTensor(b, loc, RankedTensorType::get(kernel, elt));
   Value acc = filledTensor(b, loc, out, padValue);
   SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
-  for (int64_t i = 2 + sp; i < nLoops; ++i)
+  for (int64_t i = 2; i < 2 + sp; ++i)
     iters[i] = utils::IteratorType::reduction;
   auto g = b.create<linalg::GenericOp>(
       loc, TypeRange{out}, ValueRange{padded, window}, ValueRange{acc},
