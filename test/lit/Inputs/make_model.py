@@ -180,6 +180,7 @@ def main():
         os.makedirs(args.npy_dir, exist_ok=True)
         _, _, x = mlp_weights()
         np.save(os.path.join(args.npy_dir, "x.npy"), x)
+        x.tofile(os.path.join(args.npy_dir, "x.bin"))
         for k, v in mlp_reference(x).items():
             np.save(os.path.join(args.npy_dir, "expected_" + k + ".npy"), v)
 
