@@ -298,9 +298,14 @@ FailureOr<ElementsAttr> Importer::importTensor(const pb::TensorProto &tensor,
 Type Importer::outputElementType(const onnx::OnnxOpVersionInfo &schema, int i,
                                  const pb::NodeProto &node,
                                  ArrayRef<Value> operands) {
-  for (const auto &attr : node.attribute())
+  for (const auto &attr : node.attribute()) {
     if (attr.name() == "to" && attr.type() == pb::AttributeProto::INT)
       return elementTypeFor(&ctx, attr.i());
+    // ConstantOfShape and friends take their type from a `value` tensor.
+    if (attr.name() == "value" && attr.type() == pb::AttributeProto::TENSOR &&
+        schema.numInputs > 0)
+      return elementTypeFor(&ctx, attr.t().data_type());
+  }
   int resultIndex = schema.variadicOutput ? std::min(i, schema.numOutputs - 1) : i;
   if (resultIndex >= schema.numOutputs)
     return {};
@@ -708,8 +713,10 @@ OwningOpRef<ModuleOp> Importer::run(const pb::ModelProto &model) {
                                      b.getI64IntegerAttr(opset.version())));
   module->setAttr("onnx.opset_import", b.getDictionaryAttr(imports));
   if (!model.producer_name().empty())
-    module->setAttr("onnx.producer", b.getStringAttr(model.producer_name() +
-                                                     " " + model.producer_version()));
+    module->setAttr("onnx.producer",
+                    b.getStringAttr(StringRef(model.producer_name() + " " +
+                                              model.producer_version())
+                                        .rtrim()));
   b.setInsertionPointToEnd(module.getBody());
   auto func = b.create<func::FuncOp>(module.getLoc(), "main",
                                      b.getFunctionType({}, {}));

@@ -48,8 +48,12 @@ struct PartitionPass : public impl::PartitionBase<PartitionPass> {
     // 1. Assignment in priority order.
     SmallVector<std::pair<Operation *, const Provider *>> assigned;
     for (Operation &op : block.without_terminator()) {
-      if (!isGraphOp(&op))
+      // Other ops stay where they are and end the current run, so that
+      // moving a run into a partition never moves a use above its def.
+      if (!isGraphOp(&op)) {
+        assigned.push_back({&op, nullptr});
         continue;
+      }
       const Provider *chosen = nullptr;
       std::string reasons;
       for (const Provider *p : chain) {
@@ -77,6 +81,10 @@ struct PartitionPass : public impl::PartitionBase<PartitionPass> {
     size_t i = 0;
     while (i < assigned.size()) {
       const Provider *p = assigned[i].second;
+      if (!p) {
+        ++i;
+        continue;
+      }
       size_t j = i;
       while (j < assigned.size() && assigned[j].second == p)
         ++j;

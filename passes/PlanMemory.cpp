@@ -49,10 +49,12 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
   LogicalResult outputsToArguments(func::FuncOp func) {
     Block &entry = func.getBody().front();
     auto ret = cast<func::ReturnOp>(entry.getTerminator());
-    SmallVector<Value> results(ret.getOperands());
-    llvm::SmallPtrSet<Operation *, 4> claimed;
     OpBuilder b(ret);
-    for (auto [i, v] : llvm::enumerate(results)) {
+    unsigned numResults = ret.getNumOperands();
+    for (unsigned i = 0; i < numResults; ++i) {
+      // Read the operand afresh: an earlier output may have taken over the
+      // same buffer (a tensor returned twice), which then gets copied.
+      Value v = ret.getOperand(i);
       auto type = dyn_cast<MemRefType>(v.getType());
       if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
         return func.emitError() << "result " << i
@@ -60,7 +62,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       func.insertArgument(func.getNumArguments(), type, {}, func.getLoc());
       Value out = entry.getArgument(entry.getNumArguments() - 1);
       auto alloc = v.getDefiningOp<memref::AllocOp>();
-      if (alloc && alloc.getType() == type && claimed.insert(alloc).second) {
+      if (alloc && alloc.getType() == type) {
         alloc.getResult().replaceAllUsesWith(out);
         alloc.erase();
       } else {

@@ -5,7 +5,6 @@
 // definition: "operand #0 does not dominate this use". Imported models
 // contain only onnx ops, so `kiln compile` does not hit this; kiln-opt
 // input (and any future non-onnx op in the graph) does.
-// XFAIL: *
 // RUN: kiln-opt %s --kiln-partition | FileCheck %s
 
 // CHECK-LABEL: func.func @interleaved

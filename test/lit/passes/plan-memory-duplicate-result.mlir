@@ -6,7 +6,6 @@
 // z = Identity(y) with outputs y and z (see driver/duplicate-output.test).
 // Expected: the first output argument is written in place and the second
 // gets a memref.copy.
-// XFAIL: *
 // RUN: kiln-opt %s --kiln-plan-memory | FileCheck %s
 
 // CHECK-LABEL: func.func @main
