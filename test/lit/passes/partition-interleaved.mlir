@@ -1,10 +1,5 @@
-// BUG: kiln-partition groups consecutive graph ops of one provider while
-// skipping non-onnx ops between them, then moves the whole group into one
-// kiln.partition placed at the first op. An op after a non-onnx op that it
-// depends on (here through tensor.cast) ends up before its operand's
-// definition: "operand #0 does not dominate this use". Imported models
-// contain only onnx ops, so `kiln compile` does not hit this; kiln-opt
-// input (and any future non-onnx op in the graph) does.
+// Non-onnx ops between onnx ops end a partition, so no op is moved above
+// the definition of one of its operands.
 // RUN: kiln-opt %s --kiln-partition | FileCheck %s
 
 // CHECK-LABEL: func.func @interleaved

@@ -1,11 +1,5 @@
-// BUG: kiln-plan-memory crashes (segfault, use after free) when one buffer
-// is returned twice: outputsToArguments keeps the results in a vector,
-// replaces and erases the alloc for the first, then calls getDefiningOp()
-// on the stale Value for the second. Reachable from `kiln compile` with an
-// ONNX model whose two outputs are the same tensor, e.g. y = Relu(x),
-// z = Identity(y) with outputs y and z (see driver/duplicate-output.test).
-// Expected: the first output argument is written in place and the second
-// gets a memref.copy.
+// One buffer returned twice: the first output takes it over, the second
+// gets a copy (this once was a use after free).
 // RUN: kiln-opt %s --kiln-plan-memory | FileCheck %s
 
 // CHECK-LABEL: func.func @main
