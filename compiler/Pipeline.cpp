@@ -114,11 +114,13 @@ private:
   std::chrono::steady_clock::time_point start;
 };
 
-LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
+/// Runs one stage; all stages report into one `--mlir-timing` tree.
+LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
+                          TimingScope &timing) {
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
-  applyDefaultTimingPassManagerCLOptions(pm);
+  pm.enableTiming(timing);
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     return failure();
   return pm.run(module);
@@ -153,11 +155,21 @@ static const char *kToLlvmPipeline =
 
 int compileModel(MLIRContext &ctx, const CompileOptions &options,
                  llvm::raw_ostream &os) {
+  ModuleOp module_;
   Progress progress(options.showProgress && options.emit == EmitKind::Library);
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+  auto runStage = [&](StringRef pipeline) {
+    return runPipeline(module_, pipeline, timing);
+  };
   progress.stage("importing " + options.inputPath);
+  TimingScope importTiming = timing.nest("Import");
   OwningOpRef<ModuleOp> module = importOnnxFile(ctx, options.inputPath, options.import);
+  importTiming.stop();
   if (!module)
     return 1;
+  module_ = module.get();
   progress.finish();
   if (options.showProgress && options.emit == EmitKind::Library)
     llvm::errs() << "kiln: " << countGraphOps(*module) << " nodes\n";
@@ -170,8 +182,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
   std::string providers;
   for (const std::string &p : options.providers)
     providers += (providers.empty() ? "" : ",") + p;
-  if (failed(runPipeline(*module, std::string(kGraphPipeline) +
-                                      ",kiln-partition{providers=" + providers + "}")))
+  if (failed(runStage(std::string(kGraphPipeline) +
+                      ",kiln-partition{providers=" + providers + "}")))
     return 1;
   if (options.emit == EmitKind::Kiln) {
     module->print(os);
@@ -179,7 +191,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
   }
 
   progress.stage("lowering partitions");
-  if (failed(runPipeline(*module, "kiln-lower-partitions,func.func(canonicalize,cse)")))
+  if (failed(runStage("kiln-lower-partitions,func.func(canonicalize,cse)")))
     return 1;
   if (options.emit == EmitKind::Linalg) {
     module->print(os);
@@ -192,11 +204,11 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
   if (failed(captureSignature(*module, name, signature)))
     return 1;
   progress.stage("bufferizing and planning memory");
-  if (failed(runPipeline(*module, kBufferizePipeline)))
+  if (failed(runStage(kBufferizePipeline)))
     return 1;
 
   progress.stage("lowering to LLVM");
-  if (failed(runPipeline(*module, kToLlvmPipeline)))
+  if (failed(runStage(kToLlvmPipeline)))
     return 1;
   if (options.emit == EmitKind::LlvmMlir) {
     module->print(os);
@@ -206,8 +218,10 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
   progress.stage("generating machine code");
   EmitOptions emitOptions;
   emitOptions.targetCpu = options.targetCpu;
+  TimingScope codegenTiming = timing.nest("LLVM codegen");
   auto object = emitObject(*module, signature, emitOptions,
                            options.emit == EmitKind::Llvm ? &os : nullptr);
+  codegenTiming.stop();
   if (!object)
     return 1;
   if (options.emit == EmitKind::Llvm)

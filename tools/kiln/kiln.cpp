@@ -73,6 +73,14 @@ int main(int argc, char **argv) {
   std::vector<char *> args(argv, argv + argc);
   if (isCompile)
     args.erase(args.begin() + 1);
+  // --help shows kiln's options and MLIR's debugging options, not the
+  // hundreds of LLVM backend flags that libLLVM registers.
+  for (auto &opt : cl::getRegisteredOptions()) {
+    StringRef name = opt.getKey();
+    bool ours = llvm::is_contained(opt.getValue()->Categories, &kilnCategory);
+    if (!ours && !name.starts_with("mlir-") && name != "help" && name != "version")
+      opt.getValue()->setHiddenFlag(cl::Hidden);
+  }
   cl::SetVersionPrinter([](raw_ostream &os) { os << "kiln 0.1.0 (LLVM/MLIR 19)\n"; });
   if (!cl::ParseCommandLineOptions(static_cast<int>(args.size()), args.data(),
                                    "kiln: ahead-of-time compiler for ONNX models\n\n"
