@@ -1,0 +1,318 @@
+//===- ContractionOps.cpp - MatMul, Gemm, Conv and pooling ---===//
+#include "providers/cpu/Lowering.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace kiln::onnx;
+
+namespace kiln::cpu {
+namespace {
+
+Results lowerMatMul(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value a = op->getOperand(0), bb = op->getOperand(1);
+  auto at = typeOf(a), bt = typeOf(bb);
+  auto out = resultType(op);
+  Type elt = out.getElementType();
+  // Loop nest: (batch..., m, k, n): the innermost loop walks rows of B and
+  // of the result contiguously, so LLVM vectorizes it without reassociating
+  // the reduction. 1-D operands lose m or n.
+  bool aVec = at.getRank() == 1, bVec = bt.getRank() == 1;
+  int64_t batch = out.getRank() - (aVec ? 0 : 1) - (bVec ? 0 : 1);
+  int64_t mDim = batch, kDim = batch + 1, nDim = batch + 2, nLoops = batch + 3;
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  auto zero = getAffineConstantExpr(0, ctx);
+  SmallVector<AffineExpr> aExprs, bExprs, oExprs;
+  auto batchExprs = [&](RankedTensorType t, int64_t matRank,
+                        SmallVector<AffineExpr> &exprs) {
+    int64_t tb = t.getRank() - matRank;
+    for (int64_t i = 0; i < tb; ++i) {
+      int64_t od = batch - tb + i;
+      exprs.push_back(t.getDimSize(i) == 1 && out.getDimSize(od) != 1 ? zero
+                                                                        : dim(od));
+    }
+  };
+  batchExprs(at, aVec ? 1 : 2, aExprs);
+  if (!aVec)
+    aExprs.push_back(dim(mDim));
+  aExprs.push_back(dim(kDim));
+  batchExprs(bt, bVec ? 1 : 2, bExprs);
+  bExprs.push_back(dim(kDim));
+  if (!bVec)
+    bExprs.push_back(dim(nDim));
+  for (int64_t i = 0; i < batch; ++i)
+    oExprs.push_back(dim(i));
+  if (!aVec)
+    oExprs.push_back(dim(mDim));
+  if (!bVec)
+    oExprs.push_back(dim(nDim));
+  // A unit m or n loop keeps the nest uniform; its extent comes from a
+  // broadcast-free dummy when the operand is a vector.
+  SmallVector<Value> ins = {a, bb};
+  SmallVector<AffineMap> maps = {AffineMap::get(nLoops, 0, aExprs, ctx),
+                                 AffineMap::get(nLoops, 0, bExprs, ctx)};
+  if (aVec || bVec) {
+    SmallVector<AffineExpr> unit;
+    if (aVec)
+      unit.push_back(dim(mDim));
+    if (bVec)
+      unit.push_back(dim(nDim));
+    ins.push_back(emptyTensor(b, loc, RankedTensorType::get(
+                                          SmallVector<int64_t>(unit.size(), 1), elt)));
+    maps.push_back(AffineMap::get(nLoops, 0, unit, ctx));
+  }
+  maps.push_back(AffineMap::get(nLoops, 0, oExprs, ctx));
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  iters[kDim] = utils::IteratorType::reduction;
+  Value acc = filledTensor(b, loc, out, 0.0);
+  bool fl = isFloat(elt);
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ins, ValueRange{acc}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value p = fl ? (Value)nb.create<arith::MulFOp>(l, args[0], args[1])
+                     : (Value)nb.create<arith::MulIOp>(l, args[0], args[1]);
+        Value s = fl ? (Value)nb.create<arith::AddFOp>(l, args.back(), p)
+                     : (Value)nb.create<arith::AddIOp>(l, args.back(), p);
+        nb.create<linalg::YieldOp>(l, s);
+      });
+  return SmallVector<Value>{g.getResult(0)};
+}
+
+Results lowerGemm(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto out = resultType(op);
+  Type elt = out.getElementType();
+  bool ta = getIntAttr(op, "transA", 0), tb = getIntAttr(op, "transB", 0);
+  double alpha = getFloatAttr(op, "alpha", 1.0), beta = getFloatAttr(op, "beta", 1.0);
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  // Loops (m, k, n), innermost n as in MatMul.
+  AffineMap aMap = AffineMap::get(3, 0, ta ? ArrayRef<AffineExpr>{d(1), d(0)}
+                                           : ArrayRef<AffineExpr>{d(0), d(1)}, ctx);
+  AffineMap bMap = AffineMap::get(3, 0, tb ? ArrayRef<AffineExpr>{d(2), d(1)}
+                                           : ArrayRef<AffineExpr>{d(1), d(2)}, ctx);
+  AffineMap oMap = AffineMap::get(3, 0, {d(0), d(2)}, ctx);
+  Value init;
+  Value c = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
+  if (!isNone(c) && beta != 0.0) {
+    init = elementwise(b, loc, out, ValueRange{c},
+                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                         if (beta == 1.0)
+                           return a[0];
+                         return nb.create<arith::MulFOp>(l, a[0], cst(nb, l, elt, beta));
+                       });
+  } else {
+    init = filledTensor(b, loc, out, 0.0);
+  }
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{op->getOperand(0), op->getOperand(1)},
+      ValueRange{init}, ArrayRef<AffineMap>{aMap, bMap, oMap},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                    utils::IteratorType::reduction,
+                                    utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
+        if (alpha != 1.0)
+          p = nb.create<arith::MulFOp>(l, p, cst(nb, l, elt, alpha));
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
+      });
+  return SmallVector<Value>{g.getResult(0)};
+}
+
+Results lowerConv(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0), w = op->getOperand(1);
+  auto xt = typeOf(x), wt = typeOf(w), out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t sp = xt.getRank() - 2;
+  int64_t group = getIntAttr(op, "group", 1);
+  SmallVector<int64_t> kernel(wt.getShape().begin() + 2, wt.getShape().end());
+  SmallVector<int64_t> pb, pe, outSp;
+  if (failed(computeWindowPads(op, xt.getShape().drop_front(2), kernel, pb, pe, outSp)))
+    return failure();
+  SmallVector<int64_t> strides = getIntsAttr(op, "strides"), dil = getIntsAttr(op, "dilations");
+  if (strides.empty()) strides.assign(sp, 1);
+  if (dil.empty()) dil.assign(sp, 1);
+  // Pad so that every window lies inside the tensor.
+  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
+  for (int64_t i = 0; i < sp; ++i) {
+    low.push_back(pb[i]);
+    int64_t need = (outSp[i] - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1;
+    high.push_back(std::max<int64_t>(0, need - xt.getDimSize(2 + i) - pb[i]));
+  }
+  Value padded = padTensor(b, loc, x, low, high, 0.0);
+  int64_t ocg = wt.getDimSize(0) / group, icg = wt.getDimSize(1);
+  // Loops: n, m, c, k_1..k_sp, o_1..o_sp: output positions innermost, so the
+  // inner loop is a contiguous (vectorizable) multiply-add over a row.
+  int64_t nLoops = 2 + sp + 1 + sp;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  int64_t cDim = 2;
+  auto kDim = [&](int64_t i) { return 3 + i; };
+  auto oDim = [&](int64_t i) { return 3 + sp + i; };
+  SmallVector<AffineExpr> xE = {d(0), d(1).floorDiv(ocg) * icg + d(cDim)};
+  SmallVector<AffineExpr> wE = {d(1), d(cDim)};
+  SmallVector<AffineExpr> oE = {d(0), d(1)};
+  for (int64_t i = 0; i < sp; ++i) {
+    xE.push_back(d(oDim(i)) * strides[i] + d(kDim(i)) * dil[i]);
+    wE.push_back(d(kDim(i)));
+    oE.push_back(d(oDim(i)));
+  }
+  if (group == 1)
+    xE[1] = d(cDim);
+  Value init;
+  if (op->getNumOperands() > 2 && !isNone(op->getOperand(2))) {
+    AffineMap biasMap = AffineMap::get(out.getRank(), 0, {d(1)}, ctx);
+    init = mapped(b, loc, out, ValueRange{op->getOperand(2)}, {biasMap},
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  } else {
+    init = filledTensor(b, loc, out, 0.0);
+  }
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  for (int64_t i = cDim; i < oDim(0); ++i)
+    iters[i] = utils::IteratorType::reduction;
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{padded, w}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx),
+                          AffineMap::get(nLoops, 0, wE, ctx),
+                          AffineMap::get(nLoops, 0, oE, ctx)},
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
+      });
+  (void)elt;
+  return SmallVector<Value>{g.getResult(0)};
+}
+
+
+Results lowerPool(OpBuilder &b, Operation *op, bool isMax) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x), out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t sp = xt.getRank() - 2;
+  SmallVector<int64_t> kernel = getIntsAttr(op, "kernel_shape");
+  SmallVector<int64_t> pb, pe, outSp;
+  if (failed(computeWindowPads(op, xt.getShape().drop_front(2), kernel, pb, pe, outSp)))
+    return failure();
+  SmallVector<int64_t> strides = getIntsAttr(op, "strides"), dil = getIntsAttr(op, "dilations");
+  if (strides.empty()) strides.assign(sp, 1);
+  if (dil.empty()) dil.assign(sp, 1);
+  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
+  for (int64_t i = 0; i < sp; ++i) {
+    low.push_back(pb[i]);
+    int64_t need = (outSp[i] - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1;
+    high.push_back(std::max<int64_t>(0, need - xt.getDimSize(2 + i) - pb[i]));
+  }
+  double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  Value padded = padTensor(b, loc, x, low, high, padValue);
+  // Loops: n, c, k_1..k_sp, o_1..o_sp (output positions innermost).
+  int64_t nLoops = 2 + 2 * sp;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> xE = {d(0), d(1)}, kE, oE = {d(0), d(1)};
+  for (int64_t i = 0; i < sp; ++i) {
+    xE.push_back(d(2 + sp + i) * strides[i] + d(2 + i) * dil[i]);
+    kE.push_back(d(2 + i));
+    oE.push_back(d(2 + sp + i));
+  }
+  // The window operand only gives the k loops their extent.
+  Value window = emptyTensor(b, loc, RankedTensorType::get(kernel, elt));
+  Value acc = filledTensor(b, loc, out, padValue);
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  for (int64_t i = 2; i < 2 + sp; ++i)
+    iters[i] = utils::IteratorType::reduction;
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{padded, window}, ValueRange{acc},
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx),
+                          AffineMap::get(nLoops, 0, kE, ctx),
+                          AffineMap::get(nLoops, 0, oE, ctx)},
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value r = isMax ? (Value)nb.create<arith::MaximumFOp>(l, args[2], args[0])
+                        : (Value)nb.create<arith::AddFOp>(l, args[2], args[0]);
+        nb.create<linalg::YieldOp>(l, r);
+      });
+  Value result = g.getResult(0);
+  if (isMax)
+    return SmallVector<Value>{result};
+
+  // Divisor per output position, decided at compile time: the number of
+  // window taps inside the input (or inside input+pads with
+  // count_include_pad), exactly as ONNX Runtime counts them.
+  bool includePad = getIntAttr(op, "count_include_pad", 0) != 0;
+  SmallVector<float> inv;
+  int64_t total = 1;
+  for (int64_t o : outSp)
+    total *= o;
+  inv.resize(total);
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t rem = flat, count = 1;
+    for (int64_t i = sp - 1; i >= 0; --i) {
+      int64_t o = rem % outSp[i];
+      rem /= outSp[i];
+      int64_t lo = includePad ? -pb[i] : 0;
+      int64_t hi = xt.getDimSize(2 + i) + (includePad ? pe[i] : 0);
+      int64_t n = 0;
+      for (int64_t k = 0; k < kernel[i]; ++k) {
+        int64_t pos = o * strides[i] - pb[i] + k * dil[i];
+        n += pos >= lo && pos < hi;
+      }
+      count *= n;
+    }
+    inv[flat] = count ? 1.0f / count : 0.0f;
+  }
+  auto invType = RankedTensorType::get(outSp, elt);
+  Value invConst = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(invType, ArrayRef<float>(inv)));
+  SmallVector<AffineExpr> spatial;
+  for (int64_t i = 0; i < sp; ++i)
+    spatial.push_back(d(2 + i));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(out.getRank(), ctx);
+  AffineMap invMap = AffineMap::get(out.getRank(), 0, spatial, ctx);
+  Value avg = mapped(b, loc, out, ValueRange{result, invConst}, {id, invMap},
+                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       return nb.create<arith::MulFOp>(l, a[0], a[1]);
+                     });
+  return SmallVector<Value>{avg};
+}
+
+Results lowerGlobalPool(OpBuilder &b, Operation *op, bool isMax) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x), out = resultType(op);
+  Type elt = out.getElementType();
+  SmallVector<int64_t> dims;
+  int64_t count = 1;
+  for (int64_t i = 2; i < xt.getRank(); ++i) {
+    dims.push_back(i);
+    count *= xt.getDimSize(i);
+  }
+  double init = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  Value r = reduce(b, loc, x, dims, init, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return isMax ? (Value)nb.create<arith::MaximumFOp>(l, a[1], a[0])
+                 : (Value)nb.create<arith::AddFOp>(l, a[1], a[0]);
+  });
+  if (!isMax)
+    r = elementwise(b, loc, typeOf(r), ValueRange{r},
+                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                      return nb.create<arith::MulFOp>(l, a[0], cst(nb, l, elt, 1.0 / count));
+                    });
+  return SmallVector<Value>{reshapeTo(b, loc, r, out)};
+}
+
+} // namespace
+
+void registerContractionOps(LoweringTable &m) {
+  m["MatMul"] = {lowerMatMul, false};
+  m["Gemm"] = {lowerGemm};
+  m["Conv"] = {lowerConv};
+  m["MaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, true); }};
+  m["AveragePool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, false); }};
+  m["GlobalAveragePool"] = {[](OpBuilder &b, Operation *op) { return lowerGlobalPool(b, op, false); }};
+  m["GlobalMaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerGlobalPool(b, op, true); }};
+}
+
+} // namespace kiln::cpu

@@ -1,0 +1,61 @@
+//===- Lowering.h - shared pieces of the onnx -> linalg lowering -*- C++ -*-===//
+//
+// Each op family registers its lowerings into one table keyed by ONNX op
+// type (ElementwiseOps.cpp, ContractionOps.cpp, NormalizationOps.cpp,
+// DataMovementOps.cpp); OnnxToLinalg.cpp drives them and answers the CPU
+// provider's capability query from the same table.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PROVIDERS_CPU_LOWERING_H
+#define KILN_PROVIDERS_CPU_LOWERING_H
+
+#include "dialects/onnx/ShapeInference.h"
+#include "passes/NodeName.h"
+#include "providers/cpu/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+
+namespace kiln::cpu {
+
+/// The values replacing an op's results (null for unused optional results).
+using Results = mlir::FailureOr<llvm::SmallVector<mlir::Value>>;
+using LowerFn = std::function<Results(mlir::OpBuilder &, mlir::Operation *)>;
+
+struct OpLowering {
+  LowerFn lower;
+  /// Only f32 tensors (else also i64/i32/i1).
+  bool floatOnly = true;
+};
+using LoweringTable = llvm::StringMap<OpLowering>;
+
+void registerElementwiseOps(LoweringTable &table);
+void registerContractionOps(LoweringTable &table);
+void registerNormalizationOps(LoweringTable &table);
+void registerDataMovementOps(LoweringTable &table);
+
+inline mlir::RankedTensorType resultType(mlir::Operation *op, unsigned i = 0) {
+  return mlir::cast<mlir::RankedTensorType>(op->getResult(i).getType());
+}
+inline mlir::RankedTensorType typeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+inline bool isFloat(mlir::Type t) { return mlir::isa<mlir::FloatType>(t); }
+inline mlir::Value cst(mlir::OpBuilder &b, mlir::Location loc, mlir::Type elt,
+                       double v) {
+  return scalarConst(b, loc, elt, v);
+}
+/// The operands that are not `none`.
+llvm::SmallVector<mlir::Value> present(mlir::ValueRange vals);
+/// Scalar conversion with ONNX Cast semantics.
+mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
+                       mlir::Type to);
+
+} // namespace kiln::cpu
+
+#endif
