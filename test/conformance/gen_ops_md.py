@@ -37,9 +37,20 @@ def short_reason(status, reason, op):
     r = re.sub(r"^" + re.escape(op) + r": ", "", r)
     r = r.replace("not supported by provider cpu: ", "cpu: ")
     r = re.sub(r'"/[^"]*/([^"/]*)"', r'"\1"', r)  # paths -> file names
+    r = re.sub(r'^value "[^"]*": ', "graph value: ", r)
+    r = re.sub(r"needs static shapes, got tensor<[^>]*>.*", "needs static shapes", r)
+    r = re.sub(r"(element type|dtype) (\d+)", lambda m: m.group(1) + " " + _dt(m.group(2)), r)
     if len(r) > 110:
         r = r[:107] + "..."
     return f"{status}: {r}"
+
+
+def _dt(code):
+    from onnx import TensorProto
+    try:
+        return TensorProto.DataType.Name(int(code)).lower()
+    except ValueError:
+        return code
 
 
 def opset_range(vs):
@@ -73,7 +84,9 @@ def generate(results, onnx_version_installed):
              "test/conformance/run.py; do not edit by hand. -->")
     L.append("")
     L.append(f"**ONNX backend node tests: {p} / {n} pass ({100.0 * p / n:.1f}%)** "
-             f"(onnx {meta['onnx']}, run {meta['date']}, kiln `{meta.get('kiln_git', '')}`).")
+             f"(onnx {meta['onnx']}, run {meta['date']}, kiln at `{meta.get('kiln_git', '')}`"
+             + (f", binary built {meta['kiln_built']}" if meta.get("kiln_built") else "")
+             + ").")
     L.append("")
     L.append("| status | cases |")
     L.append("|---|---|")
@@ -182,6 +195,8 @@ def main(argv=None):
     ap.add_argument("--results", default=os.path.join(ROOT, "out", "conformance",
                                                       "results.json"))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "ops.md"))
+    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"),
+                    help="README whose conformance headline to update ('' for none)")
     ap.add_argument("--allow-partial", action="store_true",
                     help="accept results of a --filter/--slice run")
     args = ap.parse_args(argv)
@@ -198,6 +213,24 @@ def main(argv=None):
     with open(args.out, "w") as f:
         f.write(text)
     print(f"gen_ops_md: wrote {args.out}")
+    if args.readme and os.path.exists(args.readme):
+        update_readme(args.readme, meta)
+    return 0
+
+
+def update_readme(path, meta):
+    """Rewrites the headline between the README's conformance markers."""
+    with open(path) as f:
+        s = f.read()
+    n, p = meta["cases_run"], meta["counts"]["pass"]
+    line = (f"kiln passes **{p} of the {n} ONNX backend node tests "
+            f"({100.0 * p / n:.1f}%, onnx {meta['onnx']})**;")
+    new = re.sub(r"(<!-- conformance:[^\n]*-->\n).*?(\n<!-- /conformance -->)",
+                 lambda m: m.group(1) + line + m.group(2), s, count=1, flags=re.S)
+    if new != s:
+        with open(path, "w") as f:
+            f.write(new)
+        print(f"gen_ops_md: updated the headline in {path}")
     return 0
 
 

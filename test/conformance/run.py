@@ -180,6 +180,21 @@ def error_lines(out):
     return errs or lines[-3:]
 
 
+def crash_summary(out):
+    """The assertion, else the innermost stack frame in kiln/MLIR code."""
+    for l in out.splitlines():
+        if "Assertion" in l or "LLVM ERROR" in l or "UNREACHABLE" in l:
+            return l.strip()[:300]
+    for l in out.splitlines():
+        m = re.match(r"\s*#\d+ 0x[0-9a-f]+ (.+)$", l)
+        if not m or "llvm::sys::" in m.group(1) or m.group(1).startswith("("):
+            continue
+        fn = re.sub(r" \(/[^)]*\)$| \S+:\d+:\d+$| \S+\.cpp:0:0$", "", m.group(1))
+        return "in " + fn[:200]
+    errs = error_lines(out)
+    return errs[0] if errs else ""
+
+
 def shorten_compile_message(line, model_path):
     line = re.sub(r"^kiln: error: ", "", line)
     line = line.replace(model_path + ": ", "").replace(model_path, "<model>")
@@ -203,9 +218,8 @@ def run_case(name, args):
         res.update(status="timeout", reason=f"compile > {args.compile_timeout} s")
         return res
     if rc < 0:
-        errs = error_lines(out)
-        res.update(status="error", reason=f"kiln crashed ({signal_name(rc)})"
-                   + (": " + shorten_compile_message(errs[0], model) if errs else ""))
+        res.update(status="error", reason=f"kiln crashed ({signal_name(rc)}) "
+                   + crash_summary(out))
         return res
     if rc != 0:
         errs = error_lines(out)
@@ -238,9 +252,8 @@ def run_case(name, args):
         if rc is None:
             res.update(status="timeout", reason=f"{ds}: run > {args.run_timeout} s")
         elif rc < 0:
-            errs = error_lines(out)
-            res.update(status="error", reason=f"{ds}: kiln-run crashed ({signal_name(rc)})"
-                       + (": " + errs[0] if errs else ""))
+            res.update(status="error", reason=f"{ds}: kiln-run crashed "
+                       f"({signal_name(rc)}) " + crash_summary(out))
         elif rc == 1:
             bad = [l.strip() for l in out.splitlines()
                    if "MISMATCH" in l or "ERROR" in l]
@@ -344,6 +357,9 @@ def main():
     if not selected:
         raise SystemExit("run.py: no case selected")
 
+    kiln_built = datetime.datetime.fromtimestamp(
+        os.path.getmtime(args.kiln), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC") \
+        if os.path.exists(args.kiln) else ""
     if not args.no_snapshot:
         bindir = os.path.join(args.work, "bin")
         args.kiln = snapshot(os.path.abspath(args.kiln), bindir)
@@ -385,6 +401,7 @@ def main():
         "wall_s": round(wall, 1),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "kiln_git": git_head(),
+        "kiln_built": kiln_built,
         "rtol_default": DEFAULT_RTOL, "atol_default": DEFAULT_ATOL,
         "tolerance_overrides": {k: {"rtol": v[0], "atol": v[1], "reason": v[2]}
                                 for k, v in TOLERANCE_OVERRIDES.items()},
