@@ -17,6 +17,8 @@
 #include <functional>
 #include <numeric>
 #include <optional>
+#include <cmath>
+#include <map>
 
 using namespace mlir;
 
@@ -214,6 +216,131 @@ LogicalResult computeWindowPads(Operation *op, ArrayRef<int64_t> inSpatial,
     padsBegin.push_back(pb);
     padsEnd.push_back(pe);
     outSpatial.push_back(out);
+  }
+  return success();
+}
+
+/// ConvTranspose pads and output spatial sizes (output_shape, auto_pad,
+/// output_padding resolved).
+LogicalResult convTransposePads(Operation *op, ArrayRef<int64_t> inSpatial,
+                                ArrayRef<int64_t> kernelIn,
+                                SmallVectorImpl<int64_t> &padsBegin,
+                                SmallVectorImpl<int64_t> &padsEnd,
+                                SmallVectorImpl<int64_t> &outSpatial) {
+  size_t n = inSpatial.size();
+  SmallVector<int64_t> kernel = getIntsAttr(op, "kernel_shape");
+  if (kernel.empty())
+    kernel.assign(kernelIn.begin(), kernelIn.end());
+  SmallVector<int64_t> strides = getIntsAttr(op, "strides"), dil = getIntsAttr(op, "dilations"),
+                       pads = getIntsAttr(op, "pads"), outPad = getIntsAttr(op, "output_padding"),
+                       outShape = getIntsAttr(op, "output_shape");
+  if (strides.empty()) strides.assign(n, 1);
+  if (dil.empty()) dil.assign(n, 1);
+  if (pads.empty()) pads.assign(2 * n, 0);
+  if (outPad.empty()) outPad.assign(n, 0);
+  if (outShape.size() > n)
+    outShape.erase(outShape.begin(), outShape.begin() + (outShape.size() - n));
+  if (kernel.size() != n || strides.size() != n || dil.size() != n ||
+      pads.size() != 2 * n || outPad.size() != n)
+    return emitNodeError(op) << "kernel_shape, strides, dilations, pads or "
+                                "output_padding disagree with the spatial rank";
+  StringRef autoPad = getStrAttr(op, "auto_pad", "NOTSET");
+  padsBegin.clear();
+  padsEnd.clear();
+  outSpatial.clear();
+  for (size_t i = 0; i < n; ++i) {
+    int64_t full = strides[i] * (inSpatial[i] - 1) + outPad[i] + (kernel[i] - 1) * dil[i] + 1;
+    int64_t pb = pads[i], pe = pads[i + n];
+    bool haveOut = !outShape.empty();
+    if (haveOut || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t target = haveOut ? outShape[i] : inSpatial[i] * strides[i];
+      int64_t total = full - target;
+      // Floor division as ONNX writes it (total may be negative: the
+      // output then grows by zero rows at the end).
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      if (autoPad == "SAME_UPPER") {
+        pb = half;
+        pe = total - half;
+      } else {
+        pb = total - half;
+        pe = half;
+      }
+    } else if (autoPad == "VALID") {
+      pb = pe = 0;
+    }
+    padsBegin.push_back(pb);
+    padsEnd.push_back(pe);
+    outSpatial.push_back(full - pb - pe);
+  }
+  return success();
+}
+
+/// Einsum labels per input and for the output; "..." becomes fresh upper
+/// case labels from the operand ranks; an implicit output is the labels
+/// used once, alphabetically, after the ellipsis.
+LogicalResult parseEinsum(Operation *op, SmallVectorImpl<SmallVector<char>> &ins,
+                          SmallVector<char> &out) {
+  std::string eq;
+  for (char ch : getStrAttr(op, "equation", "").str())
+    if (ch != ' ')
+      eq.push_back(ch);
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  ins.clear();
+  out.clear();
+  int64_t ellRank = 0;
+  size_t pos = 0;
+  unsigned idx = 0;
+  while (true) {
+    size_t comma = lhs.find(',', pos);
+    std::string term = lhs.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (idx >= op->getNumOperands())
+      return emitNodeError(op) << "equation has more terms than inputs";
+    auto t = dyn_cast<RankedTensorType>(op->getOperand(idx).getType());
+    SmallVector<char> labels;
+    size_t e = term.find("...");
+    int64_t explicitN = term.size() - (e == std::string::npos ? 0 : 3);
+    for (size_t k = 0; k < term.size(); ++k) {
+      if (e != std::string::npos && k == e) {
+        if (!t)
+          return failure();
+        int64_t n = t.getRank() - explicitN;
+        ellRank = std::max(ellRank, n);
+        for (int64_t j = 0; j < n; ++j)
+          labels.push_back('A' + (26 - n + j) % 26); // right-aligned
+        k += 2;
+        continue;
+      }
+      labels.push_back(term[k]);
+    }
+    ins.push_back(labels);
+    ++idx;
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  if (arrow != std::string::npos) {
+    std::string rhs = eq.substr(arrow + 2);
+    for (size_t k = 0; k < rhs.size(); ++k) {
+      if (rhs.compare(k, 3, "...") == 0) {
+        for (int64_t j = 0; j < ellRank; ++j)
+          out.push_back('A' + (26 - ellRank + j) % 26);
+        k += 2;
+        continue;
+      }
+      out.push_back(rhs[k]);
+    }
+  } else {
+    for (int64_t j = 0; j < ellRank; ++j)
+      out.push_back('A' + (26 - ellRank + j) % 26);
+    std::map<char, int> count;
+    for (auto &l : ins)
+      for (char ch : l)
+        if (ch >= 'a' && ch <= 'z')
+          ++count[ch];
+    for (auto [ch, n] : count)
+      if (n == 1)
+        out.push_back(ch);
   }
   return success();
 }
@@ -533,6 +660,451 @@ LogicalResult constantRule(const Ctx &c) {
   return c.set(0, t.getShape(), t.getElementType());
 }
 
+// --- Data movement and contraction rules (Slice, Split, Pad, Resize, ...) ---
+
+/// A constant input's integers, or nullopt (absent or runtime value).
+std::optional<SmallVector<int64_t>> constInts(const Ctx &c, unsigned i) {
+  if (i >= c.op->getNumOperands())
+    return std::nullopt;
+  return getConstantInts(c.op->getOperand(i));
+}
+
+/// A constant input's values as doubles (float or integer data).
+std::optional<SmallVector<double>> constDoubles(Value v) {
+  if (isNone(v))
+    return std::nullopt;
+  Operation *def = v.getDefiningOp();
+  if (!def || (def->getName().getStringRef() != "onnx.Constant" &&
+               def->getName().getStringRef() != "arith.constant"))
+    return std::nullopt;
+  SmallVector<double> out;
+  if (auto f = dyn_cast_or_null<DenseFPElementsAttr>(def->getAttr("value"))) {
+    for (const APFloat &x : f.getValues<APFloat>())
+      out.push_back(x.convertToDouble());
+    return out;
+  }
+  if (auto ints = getConstantInts(v)) {
+    for (int64_t x : *ints)
+      out.push_back(x);
+    return out;
+  }
+  return std::nullopt;
+}
+
+Type dtypeToType(MLIRContext *ctx, int64_t dtype, Type dflt) {
+  switch (dtype) {
+  case 1: return Float32Type::get(ctx);
+  case 2: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  case 3: return IntegerType::get(ctx, 8);
+  case 6: return IntegerType::get(ctx, 32);
+  case 7: return IntegerType::get(ctx, 64);
+  case 9: return IntegerType::get(ctx, 1);
+  case 10: return Float16Type::get(ctx);
+  case 11: return Float64Type::get(ctx);
+  default: return dflt;
+  }
+}
+
+} // namespace
+
+/// Slice parameters resolved against `shape`: per dim start, step, size.
+LogicalResult resolveSlice(Operation *op, ArrayRef<int64_t> shape,
+                           SmallVectorImpl<int64_t> &start,
+                           SmallVectorImpl<int64_t> &step,
+                           SmallVectorImpl<int64_t> &size) {
+  int64_t r = shape.size();
+  auto starts = getConstantInts(op->getOperand(1));
+  auto ends = getConstantInts(op->getOperand(2));
+  if (!starts || !ends)
+    return failure();
+  SmallVector<int64_t> axes, steps;
+  if (op->getNumOperands() > 3 && !isNone(op->getOperand(3))) {
+    auto a = getConstantInts(op->getOperand(3));
+    if (!a)
+      return failure();
+    axes = *a;
+  } else {
+    for (size_t i = 0; i < starts->size(); ++i)
+      axes.push_back(i);
+  }
+  if (op->getNumOperands() > 4 && !isNone(op->getOperand(4))) {
+    auto s = getConstantInts(op->getOperand(4));
+    if (!s)
+      return failure();
+    steps = *s;
+  } else {
+    steps.assign(starts->size(), 1);
+  }
+  if (axes.size() != starts->size() || ends->size() != starts->size() ||
+      steps.size() != starts->size())
+    return emitNodeError(op) << "starts, ends, axes and steps differ in length";
+  start.assign(r, 0);
+  step.assign(r, 1);
+  size.assign(shape.begin(), shape.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+    if (a < 0 || a >= r)
+      return emitNodeError(op) << "axis " << axes[i] << " out of range";
+    int64_t d = shape[a], s = (*starts)[i], e = (*ends)[i], st = steps[i];
+    if (st == 0)
+      return emitNodeError(op) << "step 0";
+    if (d == ShapedType::kDynamic) {
+      size[a] = ShapedType::kDynamic;
+      continue;
+    }
+    if (s < 0) s += d;
+    if (e < 0) e += d;
+    if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, d);
+      e = std::clamp<int64_t>(e, 0, d);
+      size[a] = e > s ? (e - s + st - 1) / st : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, d - 1);
+      e = std::clamp<int64_t>(e, -1, d - 1);
+      size[a] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+    }
+    start[a] = s;
+    step[a] = st;
+  }
+  return success();
+}
+
+/// Split sizes along the axis, or failure when they are not known.
+LogicalResult resolveSplit(Operation *op, int64_t dim,
+                           SmallVectorImpl<int64_t> &sizes) {
+  sizes.clear();
+  unsigned n = op->getNumResults();
+  if (op->getNumOperands() > 1 && !isNone(op->getOperand(1))) {
+    auto s = getConstantInts(op->getOperand(1));
+    if (!s)
+      return failure();
+    sizes.assign(s->begin(), s->end());
+    return success();
+  }
+  if (dim == ShapedType::kDynamic)
+    return failure();
+  int64_t parts = getIntAttr(op, "num_outputs", n);
+  int64_t chunk = (dim + parts - 1) / parts;
+  if (!op->hasAttr("num_outputs"))
+    chunk = dim / parts;
+  for (int64_t i = 0; i < parts; ++i)
+    sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+  return success();
+}
+
+namespace {
+
+LogicalResult sliceRule(const Ctx &c) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  SmallVector<int64_t> start, step, size;
+  if (failed(resolveSlice(c.op, x.getShape(), start, step, size)))
+    return success(); // runtime starts/ends: the provider reports it
+  return c.set(0, size, x.getElementType());
+}
+
+LogicalResult splitRule(const Ctx &c) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  int64_t axis = normAxis(getIntAttr(c.op, "axis", 0), x.getRank());
+  if (axis < 0 || axis >= x.getRank())
+    return c.fail() << "axis out of range";
+  SmallVector<int64_t> sizes;
+  if (failed(resolveSplit(c.op, x.getDimSize(axis), sizes)))
+    return success();
+  if (sizes.size() != c.op->getNumResults())
+    return c.fail() << "splits into " << sizes.size() << " parts but has "
+                    << c.op->getNumResults() << " outputs";
+  for (unsigned i = 0; i < sizes.size(); ++i) {
+    SmallVector<int64_t> s(x.getShape());
+    s[axis] = sizes[i];
+    if (failed(c.set(i, s, x.getElementType())))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult expandRule(const Ctx &c) {
+  auto x = c.in(0);
+  auto shape = constInts(c, 1);
+  if (!x || !shape)
+    return success();
+  SmallVector<int64_t> s(x.getShape()), out;
+  size_t r = std::max(s.size(), shape->size());
+  for (size_t i = 0; i < r; ++i) {
+    int64_t a = i + s.size() >= r ? s[i + s.size() - r] : 1;
+    int64_t b = i + shape->size() >= r ? (*shape)[i + shape->size() - r] : 1;
+    if (a != 1 && b != 1 && a != b)
+      return c.fail() << "cannot expand " << x << " to the requested shape";
+    out.push_back(a == 1 ? b : a);
+  }
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult tileRule(const Ctx &c) {
+  auto x = c.in(0);
+  auto rep = constInts(c, 1);
+  if (!x || !rep)
+    return success();
+  if ((int64_t)rep->size() != x.getRank())
+    return c.fail() << "repeats has " << rep->size() << " entries for rank " << x.getRank();
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < x.getRank(); ++i)
+    out.push_back(x.isDynamicDim(i) ? kDyn : x.getDimSize(i) * (*rep)[i]);
+  return c.set(0, out, x.getElementType());
+}
+
+} // namespace
+
+LogicalResult resolvePads(Operation *op, int64_t rank,
+                          SmallVectorImpl<int64_t> &low,
+                          SmallVectorImpl<int64_t> &high) {
+  auto pads = getConstantInts(op->getOperand(1));
+  if (!pads)
+    return failure();
+  SmallVector<int64_t> axes;
+  if (op->getNumOperands() > 3 && !isNone(op->getOperand(3))) {
+    auto a = getConstantInts(op->getOperand(3));
+    if (!a)
+      return failure();
+    for (int64_t x : *a)
+      axes.push_back(x < 0 ? x + rank : x);
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  if (pads->size() != 2 * axes.size())
+    return emitNodeError(op) << "pads has " << pads->size() << " entries for "
+                             << axes.size() << " axes";
+  low.assign(rank, 0);
+  high.assign(rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= rank)
+      return emitNodeError(op) << "axis out of range";
+    low[axes[i]] = (*pads)[i];
+    high[axes[i]] = (*pads)[i + axes.size()];
+  }
+  return success();
+}
+
+namespace {
+
+LogicalResult padRule(const Ctx &c) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  SmallVector<int64_t> low, high;
+  if (failed(resolvePads(c.op, x.getRank(), low, high)))
+    return success();
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < x.getRank(); ++i)
+    out.push_back(x.isDynamicDim(i) ? kDyn : x.getDimSize(i) + low[i] + high[i]);
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult depthSpaceRule(const Ctx &c, bool toSpace) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  if (x.getRank() != 4)
+    return c.fail() << "input must be 4-D";
+  int64_t bs = getIntAttr(c.op, "blocksize", 1);
+  int64_t n = x.getDimSize(0), ch = x.getDimSize(1), h = x.getDimSize(2), w = x.getDimSize(3);
+  auto mul = [](int64_t a, int64_t f) { return a == kDyn ? kDyn : a * f; };
+  auto div = [](int64_t a, int64_t f) { return a == kDyn ? kDyn : a / f; };
+  if (toSpace)
+    return c.set(0, {n, div(ch, bs * bs), mul(h, bs), mul(w, bs)}, x.getElementType());
+  return c.set(0, {n, mul(ch, bs * bs), div(h, bs), div(w, bs)}, x.getElementType());
+}
+
+LogicalResult gatherElementsRule(const Ctx &c) {
+  auto x = c.in(0), idx = c.in(1);
+  if (!x || !idx)
+    return success();
+  return c.set(0, idx.getShape(), x.getElementType());
+}
+
+LogicalResult gatherNDRule(const Ctx &c) {
+  auto x = c.in(0), idx = c.in(1);
+  if (!x || !idx || idx.isDynamicDim(idx.getRank() - 1))
+    return success();
+  int64_t b = getIntAttr(c.op, "batch_dims", 0);
+  int64_t last = idx.getDimSize(idx.getRank() - 1);
+  SmallVector<int64_t> out(idx.getShape().drop_back());
+  out.append(x.getShape().begin() + b + last, x.getShape().end());
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult rangeRule(const Ctx &c) {
+  auto s = constDoubles(c.op->getOperand(0)), l = constDoubles(c.op->getOperand(1)),
+       d = constDoubles(c.op->getOperand(2));
+  Type elt = c.elt(0);
+  if (!s || !l || !d || s->empty() || l->empty() || d->empty())
+    return c.set(0, {kDyn}, elt);
+  double n = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
+  return c.set(0, {std::max<int64_t>(0, (int64_t)n)}, elt);
+}
+
+LogicalResult oneHotRule(const Ctx &c) {
+  auto idx = c.in(0);
+  auto depth = constDoubles(c.op->getOperand(1));
+  if (!idx || !depth || depth->empty())
+    return success();
+  int64_t r = idx.getRank() + 1;
+  int64_t axis = normAxis(getIntAttr(c.op, "axis", -1), r);
+  SmallVector<int64_t> out(idx.getShape());
+  out.insert(out.begin() + axis, (int64_t)(*depth)[0]);
+  return c.set(0, out, c.elt(2));
+}
+
+} // namespace
+
+/// Per-axis output sizes of Resize/Upsample from constant scales or sizes.
+LogicalResult resolveResize(Operation *op, ArrayRef<int64_t> in,
+                            SmallVectorImpl<int64_t> &out,
+                            SmallVectorImpl<double> &scales) {
+  bool upsample = op->getName().getStringRef() == "onnx.Upsample";
+  int64_t r = in.size();
+  Value scalesV = upsample ? op->getOperand(1)
+                           : (op->getNumOperands() > 2 ? op->getOperand(2) : Value());
+  Value sizesV = !upsample && op->getNumOperands() > 3 ? op->getOperand(3) : Value();
+  SmallVector<int64_t> axes = getIntsAttr(op, "axes");
+  if (axes.empty())
+    for (int64_t i = 0; i < r; ++i)
+      axes.push_back(i);
+  for (int64_t &a : axes)
+    if (a < 0)
+      a += r;
+  out.assign(in.begin(), in.end());
+  scales.assign(r, 1.0);
+  auto sc = constDoubles(scalesV);
+  if (sc && !sc->empty()) {
+    if (sc->size() != axes.size())
+      return emitNodeError(op) << "scales has " << sc->size() << " entries for "
+                               << axes.size() << " axes";
+    for (size_t i = 0; i < axes.size(); ++i) {
+      scales[axes[i]] = (*sc)[i];
+      out[axes[i]] = (int64_t)std::floor(in[axes[i]] * (*sc)[i]);
+    }
+    return success();
+  }
+  auto sz = getConstantInts(sizesV);
+  if (!sz)
+    return failure();
+  if (sz->size() != axes.size())
+    return emitNodeError(op) << "sizes has " << sz->size() << " entries for "
+                             << axes.size() << " axes";
+  StringRef policy = getStrAttr(op, "keep_aspect_ratio_policy", "stretch");
+  double common = policy == "not_smaller" ? 0.0 : 1e300;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    double s = (double)(*sz)[i] / in[axes[i]];
+    common = policy == "not_smaller" ? std::max(common, s) : std::min(common, s);
+  }
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (policy == "stretch") {
+      out[axes[i]] = (*sz)[i];
+      scales[axes[i]] = (double)(*sz)[i] / in[axes[i]];
+    } else {
+      out[axes[i]] = (int64_t)std::round(in[axes[i]] * common);
+      scales[axes[i]] = common;
+    }
+  }
+  return success();
+}
+
+namespace {
+
+LogicalResult resizeRule(const Ctx &c) {
+  auto x = c.in(0);
+  if (!x || !x.hasStaticShape())
+    return success();
+  SmallVector<int64_t> out;
+  SmallVector<double> scales;
+  if (failed(resolveResize(c.op, x.getShape(), out, scales)))
+    return success();
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult convTransposeRule(const Ctx &c) {
+  auto x = c.in(0), w = c.in(1);
+  if (!x || !w || !x.hasStaticShape() || !w.hasStaticShape())
+    return success();
+  SmallVector<int64_t> pb, pe, outSp;
+  if (failed(convTransposePads(c.op, x.getShape().drop_front(2),
+                               w.getShape().drop_front(2), pb, pe, outSp)))
+    return failure();
+  SmallVector<int64_t> out = {x.getDimSize(0),
+                              w.getDimSize(1) * getIntAttr(c.op, "group", 1)};
+  out.append(outSp);
+  return c.set(0, out, x.getElementType());
+}
+
+LogicalResult einsumRule(const Ctx &c) {
+  SmallVector<SmallVector<char>> ins;
+  SmallVector<char> outL;
+  if (failed(parseEinsum(c.op, ins, outL)))
+    return failure();
+  llvm::DenseMap<char, int64_t> dims;
+  for (auto [i, labels] : llvm::enumerate(ins)) {
+    auto t = c.in(i);
+    if (!t)
+      return success();
+    for (auto [j, l] : llvm::enumerate(labels))
+      if (!t.isDynamicDim(j))
+        dims[l] = std::max<int64_t>(dims.lookup(l), t.getDimSize(j));
+  }
+  SmallVector<int64_t> out;
+  for (char l : outL)
+    out.push_back(dims.count(l) ? dims[l] : kDyn);
+  return c.set(0, out, c.elt(0));
+}
+
+void addDataMovementRules(llvm::StringMap<Rule> &m) {
+  m["Slice"] = sliceRule;
+  m["Split"] = splitRule;
+  m["Expand"] = expandRule;
+  m["Tile"] = tileRule;
+  m["Pad"] = padRule;
+  m["DepthToSpace"] = [](const Ctx &c) { return depthSpaceRule(c, true); };
+  m["SpaceToDepth"] = [](const Ctx &c) { return depthSpaceRule(c, false); };
+  m["GatherElements"] = gatherElementsRule;
+  m["GatherND"] = gatherNDRule;
+  for (const char *op : {"ScatterElements", "Scatter", "ScatterND", "Trilu"})
+    m[op] = [](const Ctx &c) { return c.same(); };
+  m["EyeLike"] = [](const Ctx &c) {
+    auto x = c.in(0);
+    if (!x)
+      return success();
+    return c.set(0, x.getShape(),
+                 dtypeToType(c.op->getContext(), getIntAttr(c.op, "dtype", 0),
+                             x.getElementType()));
+  };
+  m["Size"] = [](const Ctx &c) {
+    return c.set(0, {}, IntegerType::get(c.op->getContext(), 64));
+  };
+  m["ConstantOfShape"] = [](const Ctx &c) {
+    auto shape = constInts(c, 0);
+    Type elt = Float32Type::get(c.op->getContext());
+    if (auto v = c.op->getAttrOfType<ElementsAttr>("value"))
+      elt = v.getElementType();
+    if (!shape) {
+      if (auto st = c.in(0); st && st.hasStaticShape())
+        return c.set(0, SmallVector<int64_t>(st.getDimSize(0), kDyn), elt);
+      return success();
+    }
+    return c.set(0, *shape, elt);
+  };
+  m["Range"] = rangeRule;
+  m["OneHot"] = oneHotRule;
+  m["Resize"] = resizeRule;
+  m["Upsample"] = resizeRule;
+  m["ConvTranspose"] = convTransposeRule;
+  m["LpPool"] = poolRule;
+  m["Einsum"] = einsumRule;
+}
+
 const llvm::StringMap<Rule> &rules() {
   static const llvm::StringMap<Rule> table = [] {
     llvm::StringMap<Rule> m;
@@ -579,6 +1151,7 @@ const llvm::StringMap<Rule> &rules() {
       m[op] = reduceRule;
     m["Gather"] = gatherRule;
     m["Constant"] = constantRule;
+    addDataMovementRules(m);
     m["Shape"] = [](const Ctx &c) {
       auto x = c.in(0);
       if (!x)

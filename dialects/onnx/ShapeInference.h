@@ -38,6 +38,38 @@ mlir::LogicalResult computeWindowPads(mlir::Operation *op,
                                       llvm::SmallVectorImpl<int64_t> &padsEnd,
                                       llvm::SmallVectorImpl<int64_t> &outSpatial);
 
+/// Slice starts/ends/axes/steps (constant inputs) resolved against `shape`:
+/// per dim the first index, the step and the result size. Fails silently
+/// when an input is not a constant.
+mlir::LogicalResult resolveSlice(mlir::Operation *op, llvm::ArrayRef<int64_t> shape,
+                                 llvm::SmallVectorImpl<int64_t> &start,
+                                 llvm::SmallVectorImpl<int64_t> &step,
+                                 llvm::SmallVectorImpl<int64_t> &size);
+/// Split part sizes along an axis of size `dim` (split input, num_outputs
+/// or an even split over the results).
+mlir::LogicalResult resolveSplit(mlir::Operation *op, int64_t dim,
+                                 llvm::SmallVectorImpl<int64_t> &sizes);
+/// Pad's constant pads (and axes) as per-dim low/high amounts.
+mlir::LogicalResult resolvePads(mlir::Operation *op, int64_t rank,
+                                llvm::SmallVectorImpl<int64_t> &low,
+                                llvm::SmallVectorImpl<int64_t> &high);
+/// Resize/Upsample output sizes and per-dim scales from constant
+/// scales/sizes (axes, keep_aspect_ratio_policy applied).
+mlir::LogicalResult resolveResize(mlir::Operation *op, llvm::ArrayRef<int64_t> in,
+                                  llvm::SmallVectorImpl<int64_t> &out,
+                                  llvm::SmallVectorImpl<double> &scales);
+/// ConvTranspose begin/end pads and output spatial sizes.
+mlir::LogicalResult convTransposePads(mlir::Operation *op,
+                                      llvm::ArrayRef<int64_t> inSpatial,
+                                      llvm::ArrayRef<int64_t> kernel,
+                                      llvm::SmallVectorImpl<int64_t> &padsBegin,
+                                      llvm::SmallVectorImpl<int64_t> &padsEnd,
+                                      llvm::SmallVectorImpl<int64_t> &outSpatial);
+/// Einsum labels per input and of the output ("..." expanded).
+mlir::LogicalResult parseEinsum(mlir::Operation *op,
+                                llvm::SmallVectorImpl<llvm::SmallVector<char>> &ins,
+                                llvm::SmallVector<char> &out);
+
 } // namespace kiln::onnx
 
 #endif // KILN_DIALECTS_ONNX_SHAPEINFERENCE_H

@@ -188,7 +188,7 @@ Results lowerConv(OpBuilder &b, Operation *op) {
 }
 
 
-Results lowerPool(OpBuilder &b, Operation *op, bool isMax) {
+Results lowerPool(OpBuilder &b, Operation *op, bool isMax, int64_t lp = 0) {
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
   Value x = op->getOperand(0);
@@ -231,13 +231,30 @@ Results lowerPool(OpBuilder &b, Operation *op, bool isMax) {
                           AffineMap::get(nLoops, 0, kE, ctx),
                           AffineMap::get(nLoops, 0, oE, ctx)},
       iters, [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value r = isMax ? (Value)nb.create<arith::MaximumFOp>(l, args[2], args[0])
-                        : (Value)nb.create<arith::AddFOp>(l, args[2], args[0]);
+        Value v = args[0];
+        if (lp) {
+          Value a = nb.create<math::AbsFOp>(l, v);
+          v = a;
+          for (int64_t k = 1; k < lp; ++k)
+            v = nb.create<arith::MulFOp>(l, v, a);
+        }
+        Value r = isMax ? (Value)nb.create<arith::MaximumFOp>(l, args[2], v)
+                        : (Value)nb.create<arith::AddFOp>(l, args[2], v);
         nb.create<linalg::YieldOp>(l, r);
       });
   Value result = g.getResult(0);
   if (isMax)
     return SmallVector<Value>{result};
+  if (lp) {
+    if (lp == 1)
+      return SmallVector<Value>{result};
+    return SmallVector<Value>{elementwise(
+        b, loc, out, ValueRange{result}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          if (lp == 2)
+            return nb.create<math::SqrtOp>(l, a[0]);
+          return nb.create<math::PowFOp>(l, a[0], cst(nb, l, elt, 1.0 / lp));
+        })};
+  }
 
   // Divisor per output position, decided at compile time: the number of
   // window taps inside the input (or inside input+pads with
@@ -303,6 +320,166 @@ Results lowerGlobalPool(OpBuilder &b, Operation *op, bool isMax) {
   return SmallVector<Value>{reshapeTo(b, loc, r, out)};
 }
 
+
+Results lowerConvTranspose(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0), w = op->getOperand(1);
+  auto xt = typeOf(x), wt = typeOf(w), out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t sp = xt.getRank() - 2;
+  int64_t group = getIntAttr(op, "group", 1);
+  SmallVector<int64_t> kernel(wt.getShape().begin() + 2, wt.getShape().end());
+  SmallVector<int64_t> pb, pe, outSp;
+  if (failed(convTransposePads(op, xt.getShape().drop_front(2), kernel, pb, pe, outSp)))
+    return failure();
+  SmallVector<int64_t> strides = getIntsAttr(op, "strides"), dil = getIntsAttr(op, "dilations");
+  if (strides.empty()) strides.assign(sp, 1);
+  if (dil.empty()) dil.assign(sp, 1);
+  // P: x spread by the strides and padded so that the transpose becomes a
+  // plain correlation with the flipped kernel.
+  SmallVector<int64_t> pShape = {xt.getDimSize(0), xt.getDimSize(1)}, lowP;
+  for (int64_t i = 0; i < sp; ++i) {
+    pShape.push_back(outSp[i] + dil[i] * (kernel[i] - 1));
+    lowP.push_back(dil[i] * (kernel[i] - 1) - pb[i]);
+  }
+  auto pType = RankedTensorType::get(pShape, elt);
+  Value init0 = emptyTensor(b, loc, pType);
+  auto pg = b.create<linalg::GenericOp>(
+      loc, TypeRange{pType}, ValueRange{}, ValueRange{init0},
+      ArrayRef<AffineMap>{b.getMultiDimIdentityMap(pType.getRank())},
+      SmallVector<utils::IteratorType>(pType.getRank(), utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        auto c = [&](int64_t v) { return nb.create<arith::ConstantIndexOp>(l, v).getResult(); };
+        SmallVector<Value> src = {nb.create<linalg::IndexOp>(l, 0), nb.create<linalg::IndexOp>(l, 1)};
+        Value ok;
+        for (int64_t i = 0; i < sp; ++i) {
+          Value p = nb.create<linalg::IndexOp>(l, 2 + i);
+          Value q = nb.create<arith::SubIOp>(l, p, c(lowP[i]));
+          Value qq = nb.create<arith::DivSIOp>(l, q, c(strides[i]));
+          Value r = nb.create<arith::RemSIOp>(l, q, c(strides[i]));
+          Value good = nb.create<arith::AndIOp>(
+              l, nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, q, c(0)),
+              nb.create<arith::AndIOp>(
+                  l, nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, r, c(0)),
+                  nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, qq, c(xt.getDimSize(2 + i)))));
+          ok = ok ? (Value)nb.create<arith::AndIOp>(l, ok, good) : good;
+          src.push_back(nb.create<arith::MaxSIOp>(
+              l, nb.create<arith::MinSIOp>(l, qq, c(xt.getDimSize(2 + i) - 1)), c(0)));
+        }
+        Value v = nb.create<tensor::ExtractOp>(l, x, src);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::SelectOp>(l, ok, v, cst(nb, l, elt, 0.0))});
+      });
+  Value padded = pg.getResult(0);
+  int64_t icg = xt.getDimSize(1) / group, ocg = wt.getDimSize(1);
+  int64_t nLoops = 3 + 2 * sp;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  auto kDim = [&](int64_t i) { return 3 + i; };
+  auto oDim = [&](int64_t i) { return 3 + sp + i; };
+  AffineExpr chan = d(1).floorDiv(ocg) * icg + d(2);
+  SmallVector<AffineExpr> xE = {d(0), chan}, wE = {chan, d(1) % ocg}, oE = {d(0), d(1)};
+  for (int64_t i = 0; i < sp; ++i) {
+    xE.push_back(d(oDim(i)) + d(kDim(i)) * dil[i]);
+    wE.push_back(getAffineConstantExpr(kernel[i] - 1, ctx) - d(kDim(i)));
+    oE.push_back(d(oDim(i)));
+  }
+  Value init;
+  if (op->getNumOperands() > 2 && !isNone(op->getOperand(2))) {
+    AffineMap biasMap = AffineMap::get(out.getRank(), 0, {d(1)}, ctx);
+    init = mapped(b, loc, out, ValueRange{op->getOperand(2)}, {biasMap},
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  } else {
+    init = filledTensor(b, loc, out, 0.0);
+  }
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  for (int64_t i = 2; i < oDim(0); ++i)
+    iters[i] = utils::IteratorType::reduction;
+  // The (c, k...) loops appear in no operand as plain dims: a dummy gives
+  // them their extent.
+  SmallVector<int64_t> redShape = {icg};
+  SmallVector<AffineExpr> redE = {d(2)};
+  for (int64_t i = 0; i < sp; ++i) {
+    redShape.push_back(kernel[i]);
+    redE.push_back(d(kDim(i)));
+  }
+  Value window = emptyTensor(b, loc, RankedTensorType::get(redShape, elt));
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{padded, w, window}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx),
+                          AffineMap::get(nLoops, 0, wE, ctx),
+                          AffineMap::get(nLoops, 0, redE, ctx),
+                          AffineMap::get(nLoops, 0, oE, ctx)},
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[3], p)});
+      });
+  return SmallVector<Value>{g.getResult(0)};
+}
+
+Results lowerEinsum(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<SmallVector<char>> ins;
+  SmallVector<char> outL;
+  if (failed(parseEinsum(op, ins, outL)))
+    return emitNodeError(op) << "cannot parse the equation";
+  auto out = resultType(op);
+  Type elt = out.getElementType();
+  SmallVector<char> loops(outL.begin(), outL.end());
+  llvm::DenseMap<char, int64_t> size;
+  for (auto [i, labels] : llvm::enumerate(ins))
+    for (auto [j, l] : llvm::enumerate(labels)) {
+      if (!llvm::is_contained(loops, l))
+        loops.push_back(l);
+      size[l] = std::max<int64_t>(size.lookup(l), typeOf(op->getOperand(i)).getDimSize(j));
+    }
+  auto pos = [&](char l) { return (unsigned)(llvm::find(loops, l) - loops.begin()); };
+  int64_t n = loops.size();
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> operands;
+  for (auto [i, labels] : llvm::enumerate(ins)) {
+    auto t = typeOf(op->getOperand(i));
+    SmallVector<AffineExpr> e;
+    for (auto [j, l] : llvm::enumerate(labels))
+      e.push_back(t.getDimSize(j) == 1 && size[l] != 1 ? getAffineConstantExpr(0, ctx)
+                                                       : getAffineDimExpr(pos(l), ctx));
+    maps.push_back(AffineMap::get(n, 0, e, ctx));
+    operands.push_back(op->getOperand(i));
+  }
+  // Loops only a broadcast operand mentions get their extent from a dummy.
+  SmallVector<AffineExpr> all;
+  SmallVector<int64_t> allSizes;
+  for (int64_t i = (int64_t)outL.size(); i < n; ++i) {
+    all.push_back(getAffineDimExpr(i, ctx));
+    allSizes.push_back(size[loops[i]]);
+  }
+  if (!all.empty()) {
+    operands.push_back(emptyTensor(b, loc, RankedTensorType::get(allSizes, elt)));
+    maps.push_back(AffineMap::get(n, 0, all, ctx));
+  }
+  SmallVector<AffineExpr> oE;
+  for (char l : outL)
+    oE.push_back(getAffineDimExpr(pos(l), ctx));
+  maps.push_back(AffineMap::get(n, 0, oE, ctx));
+  SmallVector<utils::IteratorType> iters(n, utils::IteratorType::parallel);
+  for (int64_t i = outL.size(); i < n; ++i)
+    iters[i] = utils::IteratorType::reduction;
+  Value acc = filledTensor(b, loc, out, 0.0);
+  bool fl = isFloat(elt);
+  size_t nIn = ins.size();
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, operands, ValueRange{acc}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value p = args[0];
+        for (size_t i = 1; i < nIn; ++i)
+          p = fl ? (Value)nb.create<arith::MulFOp>(l, p, args[i]) : nb.create<arith::MulIOp>(l, p, args[i]);
+        Value s = fl ? (Value)nb.create<arith::AddFOp>(l, args.back(), p)
+                     : nb.create<arith::AddIOp>(l, args.back(), p);
+        nb.create<linalg::YieldOp>(l, s);
+      });
+  return SmallVector<Value>{g.getResult(0)};
+}
+
 } // namespace
 
 void registerContractionOps(LoweringTable &m) {
@@ -312,6 +489,11 @@ void registerContractionOps(LoweringTable &m) {
   m["MaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, true); }};
   m["AveragePool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, false); }};
   m["GlobalAveragePool"] = {[](OpBuilder &b, Operation *op) { return lowerGlobalPool(b, op, false); }};
+  m["LpPool"] = {[](OpBuilder &b, Operation *op) {
+    return lowerPool(b, op, false, getIntAttr(op, "p", 2));
+  }};
+  m["ConvTranspose"] = {lowerConvTranspose};
+  m["Einsum"] = {lowerEinsum, false};
   m["GlobalMaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerGlobalPool(b, op, true); }};
 }
 

@@ -1,6 +1,8 @@
 //===- DataMovementOps.cpp - reshapes, transposes, gathers, constants ---===//
 #include "providers/cpu/Lowering.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include <cmath>
 #include <limits>
 
@@ -107,6 +109,577 @@ Results forward(OpBuilder &, Operation *op) {
   return r;
 }
 
+
+/// A constant input's values as doubles (float or integer data).
+std::optional<SmallVector<double>> constDoubleValues(Value v) {
+  if (isNone(v) || !v.getDefiningOp())
+    return std::nullopt;
+  Attribute a = v.getDefiningOp()->getAttr("value");
+  SmallVector<double> out;
+  if (auto f = dyn_cast_or_null<DenseFPElementsAttr>(a)) {
+    for (const APFloat &x : f.getValues<APFloat>())
+      out.push_back(x.convertToDouble());
+    return out;
+  }
+  if (auto ints = getConstantInts(v)) {
+    for (int64_t x : *ints)
+      out.push_back(x);
+    return out;
+  }
+  return std::nullopt;
+}
+
+// ---- Index-computed ops: out[i] = f(i), with tensor.extract in the body ----
+
+/// Small index arithmetic in a linalg body.
+struct IB {
+  OpBuilder &b;
+  Location l;
+  Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
+  Value add(Value x, Value y) { return b.create<arith::AddIOp>(l, x, y); }
+  Value sub(Value x, Value y) { return b.create<arith::SubIOp>(l, x, y); }
+  Value mul(Value x, Value y) { return b.create<arith::MulIOp>(l, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+  Value mul(Value x, int64_t y) { return y == 1 ? x : mul(x, c(y)); }
+  Value div(Value x, int64_t y) { return y == 1 ? x : b.create<arith::DivSIOp>(l, x, c(y)); }
+  Value rem(Value x, int64_t y) { return b.create<arith::RemSIOp>(l, x, c(y)); }
+  /// Euclidean modulo (result in [0, y)).
+  Value mod(Value x, int64_t y) { return rem(add(rem(x, y), y), y); }
+  Value lt(Value x, Value y) { return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, y); }
+  Value lt(Value x, int64_t y) { return lt(x, c(y)); }
+  Value ge(Value x, int64_t y) { return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, x, c(y)); }
+  Value eq(Value x, Value y) { return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, x, y); }
+  Value andI(Value x, Value y) { return b.create<arith::AndIOp>(l, x, y); }
+  Value sel(Value c0, Value x, Value y) { return b.create<arith::SelectOp>(l, c0, x, y); }
+  Value clamp(Value x, int64_t lo, int64_t hi) {
+    return b.create<arith::MaxSIOp>(l, b.create<arith::MinSIOp>(l, x, c(hi)), c(lo));
+  }
+  Value index(Value v) {
+    if (v.getType().isIndex())
+      return v;
+    return b.create<arith::IndexCastOp>(l, b.getIndexType(), v);
+  }
+  /// An index read from an integer tensor, negatives wrapped by `dim`.
+  Value wrapNeg(Value idx, int64_t dim) { return sel(lt(idx, 0), add(idx, dim), idx); }
+};
+
+using IndexFn = std::function<Value(IB &, ArrayRef<Value>)>;
+
+Value indexGeneric(OpBuilder &b, Location loc, RankedTensorType out, const IndexFn &fn) {
+  Value init = emptyTensor(b, loc, out);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(out.getRank())};
+  SmallVector<utils::IteratorType> iters(out.getRank(), utils::IteratorType::parallel);
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{}, ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        IB ib{nb, l};
+        SmallVector<Value> idx;
+        for (int64_t i = 0; i < out.getRank(); ++i)
+          idx.push_back(nb.create<linalg::IndexOp>(l, i));
+        nb.create<linalg::YieldOp>(l, fn(ib, idx));
+      });
+  return g.getResult(0);
+}
+
+Value zeroOf(OpBuilder &b, Location l, Type elt) { return scalarConst(b, l, elt, 0.0); }
+
+Results lowerSlice(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  SmallVector<int64_t> start, step, size;
+  if (failed(resolveSlice(op, xt.getShape(), start, step, size)))
+    return emitNodeError(op) << "needs constant starts/ends/axes/steps";
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
+                                         [&](IB &ib, ArrayRef<Value> i) {
+    SmallVector<Value> src;
+    for (size_t d = 0; d < i.size(); ++d)
+      src.push_back(ib.add(ib.mul(i[d], step[d]), start[d]));
+    return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
+  })};
+}
+
+Results lowerSplit(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  int64_t axis = getIntAttr(op, "axis", 0);
+  if (axis < 0)
+    axis += xt.getRank();
+  SmallVector<int64_t> sizes;
+  if (failed(resolveSplit(op, xt.getDimSize(axis), sizes)))
+    return emitNodeError(op) << "needs a constant split";
+  SmallVector<Value> outs;
+  int64_t off = 0;
+  for (unsigned r = 0; r < op->getNumResults(); ++r) {
+    auto rt = resultType(op, r);
+    SmallVector<OpFoldResult> offs, szs, strides;
+    for (int64_t d = 0; d < xt.getRank(); ++d) {
+      offs.push_back(b.getIndexAttr(d == axis ? off : 0));
+      szs.push_back(b.getIndexAttr(rt.getDimSize(d)));
+      strides.push_back(b.getIndexAttr(1));
+    }
+    outs.push_back(b.create<tensor::ExtractSliceOp>(loc, rt, x, offs, szs, strides));
+    off += sizes[r];
+  }
+  return outs;
+}
+
+Results lowerExpand(OpBuilder &b, Operation *op) {
+  return SmallVector<Value>{elementwise(b, op->getLoc(), resultType(op),
+                                        ValueRange{op->getOperand(0)},
+                                        [](OpBuilder &, Location, ValueRange a) { return a[0]; })};
+}
+
+Results lowerTile(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
+                                         [&](IB &ib, ArrayRef<Value> i) {
+    SmallVector<Value> src;
+    for (size_t d = 0; d < i.size(); ++d)
+      src.push_back(xt.getDimSize(d) == 1 ? ib.c(0) : ib.rem(i[d], xt.getDimSize(d)));
+    return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
+  })};
+}
+
+Results lowerPad(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  SmallVector<int64_t> low, high;
+  if (failed(resolvePads(op, xt.getRank(), low, high)))
+    return emitNodeError(op) << "needs constant pads";
+  StringRef mode = getStrAttr(op, "mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return emitNodeError(op) << "mode \"" << mode << "\" is not supported";
+  Value padV = op->getNumOperands() > 2 && !isNone(op->getOperand(2)) ? op->getOperand(2) : Value();
+  Type elt = xt.getElementType();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
+                                         [&](IB &ib, ArrayRef<Value> i) -> Value {
+    SmallVector<Value> src;
+    Value inside;
+    for (size_t d = 0; d < i.size(); ++d) {
+      int64_t n = xt.getDimSize(d);
+      Value s = ib.add(i[d], -low[d]);
+      if (low[d] == 0 && high[d] <= 0) {
+        src.push_back(s);
+        continue;
+      }
+      if (mode == "constant" || mode == "edge") {
+        if (mode == "constant") {
+          Value ok = ib.andI(ib.ge(s, 0), ib.lt(s, n));
+          inside = inside ? ib.andI(inside, ok) : ok;
+        }
+        src.push_back(ib.clamp(s, 0, n - 1));
+      } else if (mode == "wrap") {
+        src.push_back(ib.mod(s, n));
+      } else if (n == 1) {
+        src.push_back(ib.c(0));
+      } else {
+        int64_t p = 2 * (n - 1);
+        Value m = ib.mod(s, p);
+        src.push_back(ib.sel(ib.lt(m, n), m, ib.sub(ib.c(p), m)));
+      }
+    }
+    Value v = ib.b.create<tensor::ExtractOp>(ib.l, x, src);
+    if (!inside)
+      return v;
+    Value pv = padV ? (Value)ib.b.create<tensor::ExtractOp>(
+                          ib.l, padV, SmallVector<Value>(typeOf(padV).getRank(), ib.c(0)))
+                    : zeroOf(ib.b, ib.l, elt);
+    return ib.sel(inside, v, pv);
+  })};
+}
+
+Results lowerDepthSpace(OpBuilder &b, Operation *op, bool toSpace) {
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  int64_t bs = getIntAttr(op, "blocksize", 1);
+  bool crd = getStrAttr(op, "mode", "DCR") == "CRD";
+  int64_t C = xt.getDimSize(1);
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
+                                         [&](IB &ib, ArrayRef<Value> i) {
+    SmallVector<Value> src(4);
+    src[0] = i[0];
+    if (toSpace) { // DepthToSpace: out (n, c, h, w), C' = C / bs^2
+      int64_t oc = C / (bs * bs);
+      Value bh = ib.rem(i[2], bs), bw = ib.rem(i[3], bs);
+      Value blk = ib.add(ib.mul(bh, bs), bw);
+      src[1] = crd ? ib.add(ib.mul(i[1], bs * bs), blk) : ib.add(ib.mul(blk, oc), i[1]);
+      src[2] = ib.div(i[2], bs);
+      src[3] = ib.div(i[3], bs);
+    } else { // SpaceToDepth: out (n, c*bs*bs, h/bs, w/bs)
+      Value blk = crd ? ib.rem(i[1], bs * bs) : ib.div(i[1], C);
+      src[1] = crd ? ib.div(i[1], bs * bs) : ib.rem(i[1], C);
+      src[2] = ib.add(ib.mul(i[2], bs), ib.div(blk, bs));
+      src[3] = ib.add(ib.mul(i[3], bs), ib.rem(blk, bs));
+    }
+    return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
+  })};
+}
+
+Results lowerGatherElements(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0), idx = op->getOperand(1);
+  auto xt = typeOf(x);
+  int64_t axis = getIntAttr(op, "axis", 0);
+  if (axis < 0)
+    axis += xt.getRank();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
+                                         [&](IB &ib, ArrayRef<Value> i) {
+    SmallVector<Value> src(i.begin(), i.end());
+    Value k = ib.index(ib.b.create<tensor::ExtractOp>(ib.l, idx, i));
+    src[axis] = ib.clamp(ib.wrapNeg(k, xt.getDimSize(axis)), 0, xt.getDimSize(axis) - 1);
+    return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
+  })};
+}
+
+Results lowerGatherND(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0), idx = op->getOperand(1);
+  auto xt = typeOf(x), it = typeOf(idx);
+  int64_t bd = getIntAttr(op, "batch_dims", 0);
+  int64_t last = it.getDimSize(it.getRank() - 1);
+  int64_t q = it.getRank() - 1; // index tuple dims in the output
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
+                                         [&](IB &ib, ArrayRef<Value> i) {
+    SmallVector<Value> src;
+    for (int64_t d = 0; d < bd; ++d)
+      src.push_back(i[d]);
+    for (int64_t k = 0; k < last; ++k) {
+      SmallVector<Value> ic(i.begin(), i.begin() + q);
+      ic.push_back(ib.c(k));
+      Value v = ib.index(ib.b.create<tensor::ExtractOp>(ib.l, idx, ic));
+      int64_t n = xt.getDimSize(bd + k);
+      src.push_back(ib.clamp(ib.wrapNeg(v, n), 0, n - 1));
+    }
+    for (int64_t d = q; d < (int64_t)i.size(); ++d)
+      src.push_back(i[d]);
+    return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
+  })};
+}
+
+/// ScatterElements / ScatterND: a loop nest over the updates writing into a
+/// copy of data (scf.for with the tensor as iter_arg; bufferizes in place).
+Results lowerScatter(OpBuilder &b, Operation *op, bool nd) {
+  Location loc = op->getLoc();
+  Value data = op->getOperand(0), idx = op->getOperand(1), upd = op->getOperand(2);
+  auto dt = typeOf(data), it = typeOf(idx), ut = typeOf(upd);
+  Type elt = dt.getElementType();
+  StringRef red = getStrAttr(op, "reduction", "none");
+  int64_t axis = getIntAttr(op, "axis", 0);
+  if (axis < 0)
+    axis += dt.getRank();
+  // Start from a copy so that data itself is never written.
+  Value acc = indexGeneric(b, loc, dt, [&](IB &ib, ArrayRef<Value> i) {
+    return ib.b.create<tensor::ExtractOp>(ib.l, data, i).getResult();
+  });
+  SmallVector<Value> ivs;
+  std::function<Value(OpBuilder &, Value, int64_t)> nest = [&](OpBuilder &nb, Value t,
+                                                               int64_t d) -> Value {
+    IB ib{nb, loc};
+    if (d == ut.getRank()) {
+      SmallVector<Value> dst;
+      if (nd) {
+        int64_t q = it.getRank() - 1, last = it.getDimSize(q);
+        for (int64_t k = 0; k < last; ++k) {
+          SmallVector<Value> ic(ivs.begin(), ivs.begin() + q);
+          ic.push_back(ib.c(k));
+          Value v = ib.index(nb.create<tensor::ExtractOp>(loc, idx, ic));
+          dst.push_back(ib.clamp(ib.wrapNeg(v, dt.getDimSize(k)), 0, dt.getDimSize(k) - 1));
+        }
+        for (int64_t k = q; k < ut.getRank(); ++k)
+          dst.push_back(ivs[k]);
+      } else {
+        dst.assign(ivs.begin(), ivs.end());
+        Value v = ib.index(nb.create<tensor::ExtractOp>(loc, idx, ivs));
+        dst[axis] = ib.clamp(ib.wrapNeg(v, dt.getDimSize(axis)), 0, dt.getDimSize(axis) - 1);
+      }
+      Value u = nb.create<tensor::ExtractOp>(loc, upd, ivs);
+      if (red != "none") {
+        Value old = nb.create<tensor::ExtractOp>(loc, t, dst);
+        bool fl = isFloat(elt);
+        if (red == "add")
+          u = fl ? (Value)nb.create<arith::AddFOp>(loc, old, u) : nb.create<arith::AddIOp>(loc, old, u);
+        else if (red == "mul")
+          u = fl ? (Value)nb.create<arith::MulFOp>(loc, old, u) : nb.create<arith::MulIOp>(loc, old, u);
+        else if (red == "max")
+          u = fl ? (Value)nb.create<arith::MaximumFOp>(loc, old, u) : nb.create<arith::MaxSIOp>(loc, old, u);
+        else
+          u = fl ? (Value)nb.create<arith::MinimumFOp>(loc, old, u) : nb.create<arith::MinSIOp>(loc, old, u);
+      }
+      return nb.create<tensor::InsertOp>(loc, u, t, dst);
+    }
+    auto f = nb.create<scf::ForOp>(
+        loc, ib.c(0), ib.c(ut.getDimSize(d)), ib.c(1), ValueRange{t},
+        [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
+          ivs.push_back(iv);
+          Value r = nest(fb, args[0], d + 1);
+          ivs.pop_back();
+          fb.create<scf::YieldOp>(loc, r);
+        });
+    return f.getResult(0);
+  };
+  if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
+    return emitNodeError(op) << "reduction \"" << red << "\" is not supported";
+  return SmallVector<Value>{nest(b, acc, 0)};
+}
+
+Results lowerTrilu(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0);
+  Value kV = op->getNumOperands() > 1 && !isNone(op->getOperand(1)) ? op->getOperand(1) : Value();
+  bool upper = getIntAttr(op, "upper", 1) != 0;
+  auto xt = typeOf(x);
+  int64_t r = xt.getRank();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
+                                         [&](IB &ib, ArrayRef<Value> i) {
+    Value k = kV ? ib.index(ib.b.create<tensor::ExtractOp>(ib.l, kV, ValueRange{})) : ib.c(0);
+    Value diff = ib.sub(i[r - 1], i[r - 2]); // j - i
+    Value keep = upper ? ib.b.create<arith::CmpIOp>(ib.l, arith::CmpIPredicate::sge, diff, k)
+                       : ib.b.create<arith::CmpIOp>(ib.l, arith::CmpIPredicate::sle, diff, k);
+    Value v = ib.b.create<tensor::ExtractOp>(ib.l, x, i);
+    return ib.sel(keep, v, zeroOf(ib.b, ib.l, xt.getElementType()));
+  })};
+}
+
+Results lowerEyeLike(OpBuilder &b, Operation *op) {
+  int64_t k = getIntAttr(op, "k", 0);
+  Type elt = resultType(op).getElementType();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
+                                         [&](IB &ib, ArrayRef<Value> i) {
+    Value on = ib.eq(ib.sub(i[1], i[0]), ib.c(k));
+    return ib.sel(on, scalarConst(ib.b, ib.l, elt, 1.0), zeroOf(ib.b, ib.l, elt));
+  })};
+}
+
+Results lowerOneHot(OpBuilder &b, Operation *op) {
+  Value idx = op->getOperand(0), vals = op->getOperand(2);
+  auto out = resultType(op);
+  int64_t r = out.getRank();
+  int64_t axis = getIntAttr(op, "axis", -1);
+  if (axis < 0)
+    axis += r;
+  int64_t depth = out.getDimSize(axis);
+  Type it = typeOf(idx).getElementType();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), out,
+                                         [&](IB &ib, ArrayRef<Value> i) {
+    SmallVector<Value> ic;
+    for (int64_t d = 0; d < r; ++d)
+      if (d != axis)
+        ic.push_back(i[d]);
+    Value raw = ib.b.create<tensor::ExtractOp>(ib.l, idx, ic);
+    if (isFloat(it))
+      raw = ib.b.create<arith::FPToSIOp>(ib.l, ib.b.getI64Type(), raw);
+    Value k = ib.wrapNeg(ib.index(raw), depth);
+    Value off = ib.b.create<tensor::ExtractOp>(ib.l, vals, ValueRange{ib.c(0)});
+    Value on = ib.b.create<tensor::ExtractOp>(ib.l, vals, ValueRange{ib.c(1)});
+    return ib.sel(ib.eq(k, i[axis]), on, off);
+  })};
+}
+
+Results lowerRange(OpBuilder &b, Operation *op) {
+  Value s = op->getOperand(0), d = op->getOperand(2);
+  Type elt = resultType(op).getElementType();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
+                                         [&](IB &ib, ArrayRef<Value> i) -> Value {
+    Value sv = ib.b.create<tensor::ExtractOp>(ib.l, s, ValueRange{});
+    Value dv = ib.b.create<tensor::ExtractOp>(ib.l, d, ValueRange{});
+    Value n = ib.b.create<arith::IndexCastOp>(ib.l, ib.b.getI64Type(), i[0]);
+    if (isFloat(elt)) {
+      n = ib.b.create<arith::SIToFPOp>(ib.l, elt, n);
+      return ib.b.create<arith::AddFOp>(ib.l, sv, ib.b.create<arith::MulFOp>(ib.l, n, dv));
+    }
+    if (elt != n.getType())
+      n = ib.b.create<arith::TruncIOp>(ib.l, elt, n);
+    return ib.b.create<arith::AddIOp>(ib.l, sv, ib.b.create<arith::MulIOp>(ib.l, n, dv));
+  })};
+}
+
+Results lowerConstantOfShape(OpBuilder &b, Operation *op) {
+  auto out = resultType(op);
+  Attribute v;
+  if (auto a = op->getAttrOfType<DenseElementsAttr>("value"))
+    v = a.getSplatValue<Attribute>();
+  else
+    v = b.getFloatAttr(out.getElementType(), 0.0);
+  return SmallVector<Value>{b.create<arith::ConstantOp>(op->getLoc(), DenseElementsAttr::get(out, v))};
+}
+
+Results lowerSize(OpBuilder &b, Operation *op) {
+  auto out = resultType(op);
+  return SmallVector<Value>{b.create<arith::ConstantOp>(
+      op->getLoc(), DenseElementsAttr::get(out, ArrayRef<int64_t>{typeOf(op->getOperand(0)).getNumElements()}))};
+}
+
+/// Resize / Upsample: per axis, compile-time tables of source indices and
+/// weights (1 tap nearest, 2 linear, 4 cubic), combined over the resized axes.
+Results lowerResize(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x), out = resultType(op);
+  Type elt = out.getElementType();
+  bool upsample = op->getName().getStringRef() == "onnx.Upsample";
+  int64_t r = xt.getRank();
+  SmallVector<int64_t> outShape;
+  SmallVector<double> scales;
+  if (failed(resolveResize(op, xt.getShape(), outShape, scales)))
+    return emitNodeError(op) << "needs constant scales or sizes";
+  StringRef mode = getStrAttr(op, "mode", "nearest");
+  StringRef ctm = upsample ? "asymmetric" : getStrAttr(op, "coordinate_transformation_mode", "half_pixel");
+  StringRef nm = upsample ? "floor" : getStrAttr(op, "nearest_mode", "round_prefer_floor");
+  if (!upsample && getIntAttr(op, "onnx.version", 0) == 10)
+    ctm = "asymmetric", nm = "floor";
+  if (getIntAttr(op, "antialias", 0))
+    return emitNodeError(op) << "antialias is not supported";
+  double A = getFloatAttr(op, "cubic_coeff_a", -0.75);
+  bool exclude = getIntAttr(op, "exclude_outside", 0) != 0;
+  double extrap = getFloatAttr(op, "extrapolation_value", 0.0);
+  int64_t taps = mode == "nearest" ? 1 : mode == "cubic" ? 4 : 2;
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "cubic")
+    return emitNodeError(op) << "mode \"" << mode << "\" is not supported";
+  SmallVector<double> roi;
+  if (ctm == "tf_crop_and_resize") {
+    auto rv = op->getNumOperands() > 1 ? constDoubleValues(op->getOperand(1)) : std::nullopt;
+    if (!rv)
+      return emitNodeError(op) << "needs a constant roi";
+    SmallVector<int64_t> axes = getIntsAttr(op, "axes");
+    roi.assign(2 * r, 0.0);
+    for (int64_t i = 0; i < r; ++i)
+      roi[r + i] = 1.0;
+    if (axes.empty())
+      roi = *rv;
+    else
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+        roi[a] = (*rv)[i];
+        roi[r + a] = (*rv)[axes.size() + i];
+      }
+  }
+  bool anyOutside = false;
+  struct Axis {
+    bool identity = true;
+    SmallVector<int64_t> idx;
+    SmallVector<float> w;
+    Value idxT, wT;
+  };
+  SmallVector<Axis> ax(r);
+  for (int64_t a = 0; a < r; ++a) {
+    int64_t in = xt.getDimSize(a), on = out.getDimSize(a);
+    double scale = scales[a];
+    Axis &A_ = ax[a];
+    for (int64_t o = 0; o < on; ++o) {
+      double xo;
+      if (ctm == "half_pixel")
+        xo = (o + 0.5) / scale - 0.5;
+      else if (ctm == "half_pixel_symmetric") {
+        double adj = on / (scale * in);
+        double off = in / 2.0 * (1 - adj);
+        xo = off + (o + 0.5) / scale - 0.5;
+      } else if (ctm == "pytorch_half_pixel")
+        xo = on > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+      else if (ctm == "align_corners")
+        xo = on == 1 ? 0.0 : o * (in - 1.0) / (on - 1.0);
+      else if (ctm == "asymmetric")
+        xo = o / scale;
+      else if (ctm == "tf_crop_and_resize") {
+        double s0 = roi[a], e0 = roi[r + a];
+        xo = on > 1 ? s0 * (in - 1) + o * (e0 - s0) * (in - 1) / (on - 1.0)
+                    : 0.5 * (s0 + e0) * (in - 1);
+      } else
+        return emitNodeError(op) << "coordinate_transformation_mode \"" << ctm
+                                 << "\" is not supported";
+      bool outside = ctm == "tf_crop_and_resize" && (xo < 0 || xo > in - 1);
+      anyOutside |= outside;
+      double fl = std::floor(xo);
+      double ratio = xo == fl ? 1.0 : xo - fl;
+      int64_t base = (int64_t)std::ceil(xo) - taps / 2 - (taps == 1 ? 0 : 0);
+      SmallVector<double> coeff;
+      if (taps == 1) {
+        int64_t k;
+        if (nm == "round_prefer_floor") k = (xo - fl) <= 0.5 ? (int64_t)fl : (int64_t)fl + 1;
+        else if (nm == "round_prefer_ceil") k = (xo - fl) < 0.5 ? (int64_t)fl : (int64_t)fl + 1;
+        else if (nm == "floor") k = (int64_t)fl;
+        else if (nm == "ceil") k = (int64_t)std::ceil(xo);
+        else return emitNodeError(op) << "nearest_mode \"" << nm << "\" is not supported";
+        base = k;
+        coeff = {1.0};
+      } else if (taps == 2) {
+        coeff = {1 - ratio, ratio};
+      } else {
+        double t = ratio;
+        coeff = {((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A,
+                 ((A + 2) * t - (A + 3)) * t * t + 1,
+                 ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1,
+                 ((A * ((1 - t) + 1) - 5 * A) * ((1 - t) + 1) + 8 * A) * ((1 - t) + 1) - 4 * A};
+      }
+      if (exclude) {
+        double sum = 0;
+        for (int64_t t = 0; t < taps; ++t) {
+          if (base + t < 0 || base + t >= in)
+            coeff[t] = 0;
+          sum += coeff[t];
+        }
+        for (double &c : coeff)
+          c = sum ? c / sum : 0;
+      }
+      for (int64_t t = 0; t < taps; ++t) {
+        int64_t k = outside ? -1 : std::clamp<int64_t>(base + t, 0, in - 1);
+        A_.idx.push_back(k);
+        A_.w.push_back(coeff[t]);
+        bool self = k == o && in == on;
+        if (coeff[t] != 0 && !(self && coeff[t] == 1.0))
+          A_.identity = false;
+        if (coeff[t] == 1.0 && !self)
+          A_.identity = false;
+      }
+    }
+    if (!A_.identity) {
+      auto it = RankedTensorType::get({on, taps}, b.getI64Type());
+      auto wt = RankedTensorType::get({on, taps}, b.getF32Type());
+      A_.idxT = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(A_.idx)));
+      A_.wT = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(wt, ArrayRef<float>(A_.w)));
+    }
+  }
+  SmallVector<int64_t> resized;
+  for (int64_t a = 0; a < r; ++a)
+    if (!ax[a].identity)
+      resized.push_back(a);
+  return SmallVector<Value>{indexGeneric(b, loc, out, [&](IB &ib, ArrayRef<Value> i) -> Value {
+    OpBuilder &nb = ib.b;
+    Location l = ib.l;
+    Value acc = scalarConst(nb, l, elt, 0.0);
+    int64_t combos = 1;
+    for (size_t k = 0; k < resized.size(); ++k)
+      combos *= taps;
+    Value outsideFlag;
+    for (int64_t cmb = 0; cmb < combos; ++cmb) {
+      SmallVector<Value> src(i.begin(), i.end());
+      Value w;
+      int64_t rem = cmb;
+      for (int64_t a : resized) {
+        int64_t t = rem % taps;
+        rem /= taps;
+        Value k = ib.index(nb.create<tensor::ExtractOp>(l, ax[a].idxT, ValueRange{i[a], ib.c(t)}));
+        if (anyOutside && cmb == 0) {
+          Value o = ib.lt(k, 0);
+          outsideFlag = outsideFlag ? (Value)nb.create<arith::OrIOp>(l, outsideFlag, o) : o;
+        }
+        src[a] = anyOutside ? ib.clamp(k, 0, xt.getDimSize(a) - 1) : k;
+        if (taps > 1) {
+          Value wa = nb.create<tensor::ExtractOp>(l, ax[a].wT, ValueRange{i[a], ib.c(t)});
+          w = w ? (Value)nb.create<arith::MulFOp>(l, w, wa) : wa;
+        }
+      }
+      Value v = nb.create<tensor::ExtractOp>(l, x, src);
+      if (taps == 1) {
+        acc = v;
+        break;
+      }
+      acc = nb.create<arith::AddFOp>(l, acc, w ? (Value)nb.create<arith::MulFOp>(l, v, w) : v);
+    }
+    if (outsideFlag)
+      acc = ib.sel(outsideFlag, scalarConst(nb, l, elt, extrap), acc);
+    return acc;
+  })};
+}
+
 } // namespace
 
 void registerDataMovementOps(LoweringTable &m) {
@@ -119,6 +692,26 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Shape"] = {lowerShape, false};
   m["Identity"] = {forward, false};
   m["Dropout"] = {forward, false};
+  m["Slice"] = {lowerSlice, false};
+  m["Split"] = {lowerSplit, false};
+  m["Expand"] = {lowerExpand, false};
+  m["Tile"] = {lowerTile, false};
+  m["Pad"] = {lowerPad, false};
+  m["DepthToSpace"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, true); }, false};
+  m["SpaceToDepth"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, false); }, false};
+  m["GatherElements"] = {lowerGatherElements, false};
+  m["GatherND"] = {lowerGatherND, false};
+  m["ScatterElements"] = {[](OpBuilder &b, Operation *op) { return lowerScatter(b, op, false); }, false};
+  m["Scatter"] = m["ScatterElements"];
+  m["ScatterND"] = {[](OpBuilder &b, Operation *op) { return lowerScatter(b, op, true); }, false};
+  m["Trilu"] = {lowerTrilu, false};
+  m["EyeLike"] = {lowerEyeLike, false};
+  m["OneHot"] = {lowerOneHot, false};
+  m["Range"] = {lowerRange, false};
+  m["ConstantOfShape"] = {lowerConstantOfShape, false};
+  m["Size"] = {lowerSize, false};
+  m["Resize"] = {lowerResize};
+  m["Upsample"] = {lowerResize};
 }
 
 } // namespace kiln::cpu

@@ -60,6 +60,29 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
   for (Value r : op->getResults())
     if (!r.use_empty() || r == op->getResult(0))
       types.push_back(r.getType());
+  // Inputs that decide a result shape must be compile-time constants.
+  static const std::pair<const char *, std::pair<unsigned, const char *>> kShapeInputs[] = {
+      {"Reshape", {1, "shape"}},   {"Slice", {1, "starts"}},  {"Slice", {2, "ends"}},
+      {"Slice", {3, "axes"}},      {"Slice", {4, "steps"}},   {"Expand", {1, "shape"}},
+      {"Tile", {1, "repeats"}},    {"Pad", {1, "pads"}},      {"Pad", {3, "axes"}},
+      {"Range", {0, "start"}},     {"Range", {1, "limit"}},   {"Range", {2, "delta"}},
+      {"ConstantOfShape", {0, "shape"}}, {"Resize", {2, "scales"}}, {"Resize", {3, "sizes"}},
+      {"Upsample", {1, "scales"}}, {"OneHot", {1, "depth"}},  {"Split", {1, "split"}},
+      {"Squeeze", {1, "axes"}},    {"Unsqueeze", {1, "axes"}}};
+  for (auto &[opName, in] : kShapeInputs) {
+    if (name != opName || in.first >= op->getNumOperands())
+      continue;
+    Value v = op->getOperand(in.first);
+    if (isNone(v) || getConstantInts(v))
+      continue;
+    if (auto *def = v.getDefiningOp();
+        def && isa<DenseFPElementsAttr>(def->getAttr("value")))
+      continue;
+    llvm::raw_string_ostream os(why);
+    os << "needs a constant `" << in.second
+       << "` input (kiln needs static shapes at compile time); it is a runtime value";
+    return false;
+  }
   for (Type t : types) {
     if (!isStaticTensorOrNone(t)) {
       llvm::raw_string_ostream os(why);
@@ -90,12 +113,6 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
   }
   if (name == "BatchNormalization" && getIntAttr(op, "training_mode", 0)) {
     why = "training_mode=1 is not supported";
-    return false;
-  }
-  if ((name == "Reshape" || name == "Squeeze" || name == "Unsqueeze") &&
-      op->getNumOperands() > 1 && !isNone(op->getOperand(1)) &&
-      !getConstantInts(op->getOperand(1)) && name != "Reshape") {
-    why = "axes must be a constant";
     return false;
   }
   return true;
