@@ -273,6 +273,8 @@ def run_case(name, args):
 # ---------------------------------------------------------------- main
 
 def read_list(path):
+    if not os.path.isfile(path):
+        raise SystemExit(f"run.py: {path} does not exist")
     with open(path) as f:
         return [l.split("#", 1)[0].strip() for l in f
                 if l.split("#", 1)[0].strip()]
