@@ -526,6 +526,8 @@ Results lowerResize(OpBuilder &b, Operation *op) {
   StringRef nm = upsample ? "floor" : getStrAttr(op, "nearest_mode", "round_prefer_floor");
   if (!upsample && getIntAttr(op, "onnx.version", 0) == 10)
     ctm = "asymmetric", nm = "floor";
+  if (!isFloat(elt))
+    return emitNodeError(op) << "only float data is supported";
   if (getIntAttr(op, "antialias", 0))
     return emitNodeError(op) << "antialias is not supported";
   double A = getFloatAttr(op, "cubic_coeff_a", -0.75);
@@ -563,6 +565,8 @@ Results lowerResize(OpBuilder &b, Operation *op) {
   for (int64_t a = 0; a < r; ++a) {
     int64_t in = xt.getDimSize(a), on = out.getDimSize(a);
     double scale = scales[a];
+    // ONNX measures the output extent as scale * in (not the rounded size).
+    double onf = scale * in;
     Axis &A_ = ax[a];
     for (int64_t o = 0; o < on; ++o) {
       double xo;
@@ -573,14 +577,14 @@ Results lowerResize(OpBuilder &b, Operation *op) {
         double off = in / 2.0 * (1 - adj);
         xo = off + (o + 0.5) / scale - 0.5;
       } else if (ctm == "pytorch_half_pixel")
-        xo = on > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+        xo = onf > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
       else if (ctm == "align_corners")
-        xo = on == 1 ? 0.0 : o * (in - 1.0) / (on - 1.0);
+        xo = onf == 1 ? 0.0 : o * (in - 1.0) / (onf - 1.0);
       else if (ctm == "asymmetric")
         xo = o / scale;
       else if (ctm == "tf_crop_and_resize") {
         double s0 = roi[a], e0 = roi[r + a];
-        xo = on > 1 ? s0 * (in - 1) + o * (e0 - s0) * (in - 1) / (on - 1.0)
+        xo = onf != 1 ? s0 * (in - 1) + o * (e0 - s0) * (in - 1) / (onf - 1.0)
                     : 0.5 * (s0 + e0) * (in - 1);
       } else
         return emitNodeError(op) << "coordinate_transformation_mode \"" << ctm
@@ -710,8 +714,9 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Range"] = {lowerRange, false};
   m["ConstantOfShape"] = {lowerConstantOfShape, false};
   m["Size"] = {lowerSize, false};
-  m["Resize"] = {lowerResize};
-  m["Upsample"] = {lowerResize};
+  // Not float-only: sizes/roi are integer inputs; the lowering checks data.
+  m["Resize"] = {lowerResize, false};
+  m["Upsample"] = {lowerResize, false};
 }
 
 } // namespace kiln::cpu
