@@ -10,6 +10,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -93,13 +94,17 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     SmallVector<Buffer> buffers;
     WalkResult walk = func.walk([&](memref::AllocOp alloc) {
       MemRefType t = alloc.getType();
-      if (alloc->getBlock() != &entry || !t.hasStaticShape() ||
-          !t.getLayout().isIdentity()) {
-        alloc.emitError("kiln-plan-memory: cannot place a dynamic or nested "
+      // Allocations in branches (scf.if) get their own bytes for the whole
+      // span of the top-level op; inside loops a fixed offset could be
+      // clobbered by the next iteration while still live, so they stay out.
+      bool inLoop = alloc->getParentOfType<LoopLikeOpInterface>() != nullptr;
+      if (inLoop || !t.hasStaticShape() || !t.getLayout().isIdentity()) {
+        alloc.emitError("kiln-plan-memory: cannot place a dynamic or loop-carried "
                         "allocation in the static arena");
         return WalkResult::interrupt();
       }
-      Buffer buf{alloc, alignTo(byteSize(t), alignment), index[alloc], index[alloc]};
+      int64_t start = topIndex(alloc);
+      Buffer buf{alloc, alignTo(byteSize(t), alignment), start, start};
       // Live until the last use of the buffer or of any view of it.
       SmallVector<Value> work = {alloc.getResult()};
       while (!work.empty()) {

@@ -1132,6 +1132,35 @@ const llvm::StringMap<Rule> &rules() {
         return failure();
       return *shape ? c.set(0, **shape, c.elt(1)) : success();
     };
+    m["If"] = [](const Ctx &c) -> LogicalResult {
+      // Both branches must agree on element types; differing dims stay `?`.
+      Operation *op = c.op;
+      Operation *elseYield = op->getRegion(0).front().getTerminator();
+      Operation *thenYield = op->getRegion(1).front().getTerminator();
+      if (thenYield->getNumOperands() != op->getNumResults() ||
+          elseYield->getNumOperands() != op->getNumResults())
+        return c.fail() << "branches yield " << thenYield->getNumOperands()
+                        << " and " << elseYield->getNumOperands()
+                        << " values for " << op->getNumResults() << " outputs";
+      for (unsigned i = 0; i < op->getNumResults(); ++i) {
+        auto a = dyn_cast<RankedTensorType>(thenYield->getOperand(i).getType());
+        auto b = dyn_cast<RankedTensorType>(elseYield->getOperand(i).getType());
+        if (!a || !b)
+          continue;
+        if (a.getElementType() != b.getElementType())
+          return c.fail() << "branches yield " << a << " and " << b << " for output " << i;
+        if (a.getRank() != b.getRank()) {
+          op->getResult(i).setType(UnrankedTensorType::get(a.getElementType()));
+          continue;
+        }
+        SmallVector<int64_t> dims;
+        for (int64_t d = 0; d < a.getRank(); ++d)
+          dims.push_back(a.getDimSize(d) == b.getDimSize(d) ? a.getDimSize(d) : kDyn);
+        if (failed(c.set(i, dims, a.getElementType())))
+          return failure();
+      }
+      return success();
+    };
     m["MatMul"] = matmulRule;
     m["Gemm"] = gemmRule;
     m["Conv"] = convRule;

@@ -38,6 +38,7 @@ void registerElementwiseOps(LoweringTable &table);
 void registerContractionOps(LoweringTable &table);
 void registerNormalizationOps(LoweringTable &table);
 void registerDataMovementOps(LoweringTable &table);
+void registerControlFlowOps(LoweringTable &table);
 
 inline mlir::RankedTensorType resultType(mlir::Operation *op, unsigned i = 0) {
   return mlir::cast<mlir::RankedTensorType>(op->getResult(i).getType());

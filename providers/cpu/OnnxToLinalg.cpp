@@ -9,6 +9,7 @@
 
 #include "providers/cpu/OnnxToLinalg.h"
 #include "providers/cpu/Lowering.h"
+#include "dialects/onnx/OnnxOps.h"
 
 using namespace mlir;
 using namespace kiln::onnx;
@@ -23,6 +24,7 @@ const LoweringTable &table() {
     registerContractionOps(m);
     registerNormalizationOps(m);
     registerDataMovementOps(m);
+    registerControlFlowOps(m);
     return m;
   }();
   return t;
@@ -104,16 +106,24 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
         return false;
     return true;
   };
-  if ((name == "MaxPool" || name == "Dropout" || name == "BatchNormalization" ||
-       name == "LayerNormalization") &&
-      !unusedBeyond(1)) {
-    why = name == "BatchNormalization" ? "training-mode outputs are not supported"
-                                        : "only the first output is supported";
+  if (name == "MaxPool" && !unusedBeyond(1)) {
+    why = "only the first output is supported";
     return false;
   }
-  if (name == "BatchNormalization" && getIntAttr(op, "training_mode", 0)) {
-    why = "training_mode=1 is not supported";
-    return false;
+  // Ops with subgraphs run on the CPU only if every op inside can.
+  for (Region &region : op->getRegions()) {
+    WalkResult nested = region.walk([&](Operation *inner) {
+      if (isa<onnx::YieldOp>(inner) || !inner->getDialect() ||
+          inner->getDialect()->getNamespace() != "onnx")
+        return WalkResult::advance();
+      std::string innerWhy;
+      if (canLowerOnCpu(inner, innerWhy))
+        return WalkResult::advance();
+      why = "subgraph " + describeNode(inner) + ": " + innerWhy;
+      return WalkResult::interrupt();
+    });
+    if (nested.wasInterrupted())
+      return false;
   }
   return true;
 }
@@ -122,7 +132,7 @@ LogicalResult lowerOnnxToLinalg(Operation *root) {
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
     if (op->getDialect() && op->getDialect()->getNamespace() == "onnx" &&
-        op->getName().getStringRef() != "onnx.NoValue")
+        !isa<onnx::NoValueOp, onnx::YieldOp>(op))
       ops.push_back(op);
   });
   for (Operation *op : ops) {

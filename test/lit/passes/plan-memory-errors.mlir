@@ -1,7 +1,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-plan-memory -verify-diagnostics
 
 func.func @main(%in: memref<?xf32>, %n: index) -> memref<4xf32> {
-  // expected-error @+1 {{kiln-plan-memory: cannot place a dynamic or nested allocation in the static arena}}
+  // expected-error @+1 {{kiln-plan-memory: cannot place a dynamic or loop-carried allocation in the static arena}}
   %t = memref.alloc(%n) : memref<?xf32>
   %out = memref.alloc() : memref<4xf32>
   return %out : memref<4xf32>
