@@ -1114,9 +1114,94 @@ const llvm::StringMap<Rule> &rules() {
           "Sqrt", "Reciprocal", "Floor", "Ceil", "Erf", "LeakyRelu", "Elu",
           "Selu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Gelu",
           "Sin", "Cos", "Round", "Sign", "Not", "Softmax", "LogSoftmax",
-          "Clip", "BatchNormalization", "InstanceNormalization",
-          "LayerNormalization", "Dropout", "Mish", "Celu", "ThresholdedRelu"})
+          "Clip", "InstanceNormalization", "Mish", "Celu", "ThresholdedRelu",
+          "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
+          "Atanh", "Shrink", "Hardmax", "LpNormalization",
+          "MeanVarianceNormalization"})
       m[op] = same;
+    for (const char *op : {"IsNaN", "IsInf"})
+      m[op] = [](const Ctx &c) {
+        auto x = c.in(0);
+        return x ? c.set(0, x.getShape(), IntegerType::get(c.op->getContext(), 1))
+                 : success();
+      };
+    m["CastLike"] = [](const Ctx &c) {
+      auto x = c.in(0);
+      return x ? c.set(0, x.getShape(), c.elt(1)) : success();
+    };
+    // Optional extra outputs: set only those the node has.
+    auto setIfPresent = [](const Ctx &c, unsigned i, ArrayRef<int64_t> shape,
+                           Type elt) -> LogicalResult {
+      if (i >= c.op->getNumResults() || isa<NoneType>(c.op->getResult(i).getType()))
+        return success();
+      return c.set(i, shape, elt);
+    };
+    m["Dropout"] = [setIfPresent](const Ctx &c) -> LogicalResult {
+      auto x = c.in(0);
+      if (!x)
+        return success();
+      if (failed(c.same()))
+        return failure();
+      return setIfPresent(c, 1, x.getShape(), IntegerType::get(c.op->getContext(), 1));
+    };
+    m["BatchNormalization"] = [setIfPresent](const Ctx &c) -> LogicalResult {
+      if (failed(c.same()))
+        return failure();
+      for (unsigned i = 1; i < 3; ++i)
+        if (auto t = c.in(i + 2); t && failed(setIfPresent(c, i, t.getShape(), t.getElementType())))
+          return failure();
+      return success();
+    };
+    m["LayerNormalization"] = [setIfPresent](const Ctx &c) -> LogicalResult {
+      auto x = c.in(0);
+      if (!x)
+        return success();
+      if (failed(c.same()))
+        return failure();
+      int64_t axis = normAxis(getIntAttr(c.op, "axis", -1), x.getRank());
+      if (axis < 0 || axis >= x.getRank())
+        return c.fail() << "axis out of range for " << x;
+      SmallVector<int64_t> stats(x.getShape());
+      for (int64_t i = axis; i < x.getRank(); ++i)
+        stats[i] = 1;
+      Type f32 = Float32Type::get(c.op->getContext());
+      if (failed(setIfPresent(c, 1, stats, f32)))
+        return failure();
+      return setIfPresent(c, 2, stats, f32);
+    };
+    for (const char *op : {"ArgMax", "ArgMin"})
+      m[op] = [](const Ctx &c) -> LogicalResult {
+        auto x = c.in(0);
+        if (!x)
+          return success();
+        int64_t axis = normAxis(getIntAttr(c.op, "axis", 0), x.getRank());
+        if (axis < 0 || axis >= x.getRank())
+          return c.fail() << "axis out of range for " << x;
+        SmallVector<int64_t> out(x.getShape());
+        if (getIntAttr(c.op, "keepdims", 1))
+          out[axis] = 1;
+        else
+          out.erase(out.begin() + axis);
+        return c.set(0, out, IntegerType::get(c.op->getContext(), 64));
+      };
+    m["TopK"] = [](const Ctx &c) -> LogicalResult {
+      auto x = c.in(0);
+      if (!x)
+        return success();
+      int64_t axis = normAxis(getIntAttr(c.op, "axis", -1), x.getRank());
+      if (axis < 0 || axis >= x.getRank())
+        return c.fail() << "axis out of range for " << x;
+      SmallVector<int64_t> out(x.getShape());
+      auto k = getConstantInts(c.op->getOperand(1));
+      if (k && k->size() != 1)
+        return c.fail() << "k must hold one value";
+      if (k && x.getDimSize(axis) != kDyn && ((*k)[0] < 0 || (*k)[0] > x.getDimSize(axis)))
+        return c.fail() << "k = " << (*k)[0] << " is out of range for " << x;
+      out[axis] = k ? (*k)[0] : kDyn;
+      if (failed(c.set(0, out, x.getElementType())))
+        return failure();
+      return c.set(1, out, IntegerType::get(c.op->getContext(), 64));
+    };
     for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
                            "Sum", "Mean", "PRelu", "And", "Or", "Xor", "Mod",
                            "BitShift"})

@@ -107,6 +107,76 @@ ScalarFn compare(arith::CmpFPredicate fp, arith::CmpIPredicate ip) {
   };
 }
 
+/// Float or signed-integer binary op picked by the scalar type.
+template <typename FOp, typename IOp>
+Value fOrI(OpBuilder &b, Location l, Value x, Value y) {
+  if (isFloat(x.getType()))
+    return b.create<FOp>(l, x, y);
+  return b.create<IOp>(l, x, y);
+}
+
+Value selectCmpF(OpBuilder &b, Location l, arith::CmpFPredicate p, Value x,
+                 Value y, Value t, Value f) {
+  return b.create<arith::SelectOp>(l, b.create<arith::CmpFOp>(l, p, x, y), t, f);
+}
+
+using UnaryBody = Value (*)(OpBuilder &, Location, Value, Operation *);
+
+/// ONNX Pow: the result has the base's type; integer bases go through f64
+/// (exact for results below 2^53) and truncate back.
+Value powScalar(OpBuilder &b, Location l, Value x, Value e) {
+  Type t = x.getType();
+  if (isFloat(t))
+    return b.create<math::PowFOp>(l, x, castScalarImpl(b, l, e, t));
+  Type f64 = b.getF64Type();
+  Value r = b.create<math::PowFOp>(l, castScalarImpl(b, l, x, f64),
+                                   castScalarImpl(b, l, e, f64));
+  return b.create<arith::FPToSIOp>(l, t, r);
+}
+
+/// ONNX Mod: fmod=1 is C fmod (sign of the dividend); fmod=0 (integers
+/// only) is Python's %, the sign of the divisor.
+Value modScalar(OpBuilder &b, Location l, Value x, Value y, bool fmod) {
+  Type t = x.getType();
+  if (isFloat(t))
+    return b.create<arith::RemFOp>(l, x, y);
+  Value r = b.create<arith::RemSIOp>(l, x, y);
+  if (fmod)
+    return r;
+  Value zero = cst(b, l, t, 0);
+  Value nonzero = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, r, zero);
+  Value rNeg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, r, zero);
+  Value yNeg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, y, zero);
+  Value differ = b.create<arith::XOrIOp>(l, rNeg, yNeg);
+  Value fix = b.create<arith::AndIOp>(l, nonzero, differ);
+  return b.create<arith::SelectOp>(l, fix, b.create<arith::AddIOp>(l, r, y), r);
+}
+
+/// Only the first operand is read (CastLike's second is a type witness).
+LowerFn firstOperandOnly(ScalarFn fn) {
+  return [fn](OpBuilder &b, Operation *op) -> Results {
+    Value r = elementwise(b, op->getLoc(), resultType(op),
+                          ValueRange{op->getOperand(0)},
+                          [&](OpBuilder &nb, Location l, ValueRange a) {
+                            return fn(nb, l, a, op);
+                          });
+    return SmallVector<Value>{r};
+  };
+}
+
+bool rejectUnsigned(Operation *op, std::string &why) {
+  // (llvm::concat over the two type ranges would dangle: copy them.)
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types)
+    if (auto st = dyn_cast<ShapedType>(t))
+      if (st.getElementType().isUnsignedInteger()) {
+        why = "unsigned element types are not supported";
+        return false;
+      }
+  return true;
+}
+
 } // namespace
 
 Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
@@ -117,9 +187,13 @@ void registerElementwiseOps(LoweringTable &m) {
   auto ew = [&](const char *name, ScalarFn fn, bool floatOnly = true) {
     m[name] = {elementwiseOp(std::move(fn)), floatOnly};
   };
+  auto un = [&](const char *name, UnaryBody f, bool floatOnly = true) {
+    m[name] = {elementwiseOp(unaryF(f)), floatOnly};
+  };
   ew("Add", fold(arithBinary<arith::AddFOp, arith::AddIOp>()), false);
   ew("Sub", arithBinary<arith::SubFOp, arith::SubIOp>(), false);
   ew("Mul", fold(arithBinary<arith::MulFOp, arith::MulIOp>()), false);
+  // Integer division truncates toward zero, as ONNX (and C) define it.
   ew("Div", arithBinary<arith::DivFOp, arith::DivSIOp>(), false);
   ew("Sum", fold(arithBinary<arith::AddFOp, arith::AddIOp>()), false);
   ew("Max", fold(arithBinary<arith::MaximumFOp, arith::MaxSIOp>()), false);
@@ -131,42 +205,152 @@ void registerElementwiseOps(LoweringTable &m) {
     return b.create<arith::DivFOp>(l, acc, cst(b, l, acc.getType(), a.size()));
   });
   ew("Pow", [](OpBuilder &b, Location l, ValueRange a, Operation *) -> Value {
-    Value e = castScalar(b, l, a[1], a[0].getType());
-    return b.create<math::PowFOp>(l, a[0], e);
-  });
-  ew("Relu", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value {
-    return b.create<arith::MaximumFOp>(l, x, cst(b, l, x.getType(), 0.0));
-  }));
-  ew("Sigmoid", unaryF([](OpBuilder &b, Location l, Value x, Operation *) { return sigmoid(b, l, x); }));
-  ew("Tanh", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::TanhOp>(l, x); }));
-  ew("Exp", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::ExpOp>(l, x); }));
-  ew("Log", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::LogOp>(l, x); }));
-  ew("Sqrt", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::SqrtOp>(l, x); }));
-  ew("Erf", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::ErfOp>(l, x); }));
-  ew("Abs", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::AbsFOp>(l, x); }));
-  ew("Neg", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<arith::NegFOp>(l, x); }));
-  ew("Floor", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::FloorOp>(l, x); }));
-  ew("Ceil", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::CeilOp>(l, x); }));
-  ew("Reciprocal", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+    return powScalar(b, l, a[0], a[1]);
+  }, false);
+  ew("Mod", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
+    return modScalar(b, l, a[0], a[1], getIntAttr(op, "fmod", 0) != 0);
+  }, false);
+  ew("BitShift", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
+    if (getStrAttr(op, "direction", "LEFT") == "LEFT")
+      return b.create<arith::ShLIOp>(l, a[0], a[1]);
+    return b.create<arith::ShRUIOp>(l, a[0], a[1]);
+  }, false);
+  m["BitShift"].check = [](Operation *, std::string &why) {
+    why = "BitShift is defined on unsigned types only, which are not supported";
+    return false;
+  };
+  ew("PRelu", [](OpBuilder &b, Location l, ValueRange a, Operation *) -> Value {
+    Value x = a[0];
+    if (isFloat(x.getType()))
+      return selectCmpF(b, l, arith::CmpFPredicate::OLT, x, cst(b, l, x.getType(), 0.0),
+                        b.create<arith::MulFOp>(l, x, a[1]), x);
+    Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, cst(b, l, x.getType(), 0));
+    return b.create<arith::SelectOp>(l, neg, b.create<arith::MulIOp>(l, x, a[1]), x);
+  }, false);
+  un("Relu", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+    return fOrI<arith::MaximumFOp, arith::MaxSIOp>(b, l, x, cst(b, l, x.getType(), 0));
+  }, false);
+  un("Sigmoid", [](OpBuilder &b, Location l, Value x, Operation *) { return sigmoid(b, l, x); });
+  un("Tanh", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::TanhOp>(l, x); });
+  un("Exp", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::ExpOp>(l, x); });
+  un("Log", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::LogOp>(l, x); });
+  un("Sqrt", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::SqrtOp>(l, x); });
+  un("Erf", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::ErfOp>(l, x); });
+  un("Sin", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::SinOp>(l, x); });
+  un("Cos", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::CosOp>(l, x); });
+  un("Tan", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::TanOp>(l, x); });
+  un("Asin", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::AsinOp>(l, x); });
+  un("Acos", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::AcosOp>(l, x); });
+  un("Atan", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::AtanOp>(l, x); });
+  un("Sinh", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::SinhOp>(l, x); });
+  un("Cosh", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::CoshOp>(l, x); });
+  un("Asinh", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::AsinhOp>(l, x); });
+  un("Acosh", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::AcoshOp>(l, x); });
+  un("Atanh", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::AtanhOp>(l, x); });
+  un("Abs", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+    if (isFloat(x.getType()))
+      return b.create<math::AbsFOp>(l, x);
+    return b.create<math::AbsIOp>(l, x);
+  }, false);
+  un("Neg", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+    if (isFloat(x.getType()))
+      return b.create<arith::NegFOp>(l, x);
+    return b.create<arith::SubIOp>(l, cst(b, l, x.getType(), 0), x);
+  }, false);
+  un("Sign", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+    Type t = x.getType();
+    Value zero = cst(b, l, t, 0), one = cst(b, l, t, 1), mone = cst(b, l, t, -1);
+    if (isFloat(t))
+      return selectCmpF(b, l, arith::CmpFPredicate::OGT, x, zero, one,
+                        selectCmpF(b, l, arith::CmpFPredicate::OLT, x, zero, mone, zero));
+    Value pos = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sgt, x, zero);
+    Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, zero);
+    return b.create<arith::SelectOp>(l, pos, one, b.create<arith::SelectOp>(l, neg, mone, zero));
+  }, false);
+  un("Floor", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::FloorOp>(l, x); });
+  un("Ceil", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::CeilOp>(l, x); });
+  // Halves round to even.
+  un("Round", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::RoundEvenOp>(l, x); });
+  un("Reciprocal", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
     return b.create<arith::DivFOp>(l, cst(b, l, x.getType(), 1.0), x);
-  }));
-  ew("LeakyRelu", unaryF([](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+  });
+  un("LeakyRelu", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
     Value a = cst(b, l, x.getType(), getFloatAttr(op, "alpha", 0.01f));
-    Value neg = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, x, cst(b, l, x.getType(), 0.0));
-    return b.create<arith::SelectOp>(l, neg, b.create<arith::MulFOp>(l, x, a), x);
-  }));
-  ew("HardSigmoid", unaryF([](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+    return selectCmpF(b, l, arith::CmpFPredicate::OLT, x, cst(b, l, x.getType(), 0.0),
+                      b.create<arith::MulFOp>(l, x, a), x);
+  });
+  un("Elu", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+    Type t = x.getType();
+    Value a = cst(b, l, t, getFloatAttr(op, "alpha", 1.0f));
+    Value em1 = b.create<arith::SubFOp>(l, b.create<math::ExpOp>(l, x), cst(b, l, t, 1.0));
+    return selectCmpF(b, l, arith::CmpFPredicate::OLT, x, cst(b, l, t, 0.0),
+                      b.create<arith::MulFOp>(l, a, em1), x);
+  });
+  un("Selu", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+    Type t = x.getType();
+    Value a = cst(b, l, t, getFloatAttr(op, "alpha", 1.67326319217681884765625f));
+    Value g = cst(b, l, t, getFloatAttr(op, "gamma", 1.05070102214813232421875f));
+    Value neg = b.create<arith::SubFOp>(l, b.create<arith::MulFOp>(l, a, b.create<math::ExpOp>(l, x)), a);
+    Value v = selectCmpF(b, l, arith::CmpFPredicate::OLE, x, cst(b, l, t, 0.0), neg, x);
+    return b.create<arith::MulFOp>(l, g, v);
+  });
+  un("Celu", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+    Type t = x.getType();
+    Value a = cst(b, l, t, getFloatAttr(op, "alpha", 1.0f));
+    Value zero = cst(b, l, t, 0.0);
+    Value em1 = b.create<arith::SubFOp>(l, b.create<math::ExpOp>(l, b.create<arith::DivFOp>(l, x, a)),
+                                        cst(b, l, t, 1.0));
+    Value neg = b.create<arith::MinimumFOp>(l, zero, b.create<arith::MulFOp>(l, a, em1));
+    return b.create<arith::AddFOp>(l, b.create<arith::MaximumFOp>(l, zero, x), neg);
+  });
+  un("Softplus", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+    return b.create<math::Log1pOp>(l, b.create<math::ExpOp>(l, x));
+  });
+  un("Mish", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+    Value sp = b.create<math::Log1pOp>(l, b.create<math::ExpOp>(l, x));
+    return b.create<arith::MulFOp>(l, x, b.create<math::TanhOp>(l, sp));
+  });
+  un("Softsign", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+    Value d = b.create<arith::AddFOp>(l, cst(b, l, x.getType(), 1.0), b.create<math::AbsFOp>(l, x));
+    return b.create<arith::DivFOp>(l, x, d);
+  });
+  un("ThresholdedRelu", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+    Type t = x.getType();
+    return selectCmpF(b, l, arith::CmpFPredicate::OGT, x, cst(b, l, t, getFloatAttr(op, "alpha", 1.0f)),
+                      x, cst(b, l, t, 0.0));
+  });
+  un("Shrink", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+    Type t = x.getType();
+    double lambd = getFloatAttr(op, "lambd", 0.5f), bias = getFloatAttr(op, "bias", 0.0f);
+    if (!isFloat(t)) {
+      // Integer inputs compare and shift in f64, then convert back.
+      Value xf = castScalarImpl(b, l, x, b.getF64Type());
+      Type f = xf.getType();
+      Value r = selectCmpF(b, l, arith::CmpFPredicate::OLT, xf, cst(b, l, f, -lambd),
+                           b.create<arith::AddFOp>(l, xf, cst(b, l, f, bias)),
+                           selectCmpF(b, l, arith::CmpFPredicate::OGT, xf, cst(b, l, f, lambd),
+                                      b.create<arith::SubFOp>(l, xf, cst(b, l, f, bias)),
+                                      cst(b, l, f, 0.0)));
+      return b.create<arith::FPToSIOp>(l, t, r);
+    }
+    return selectCmpF(b, l, arith::CmpFPredicate::OLT, x, cst(b, l, t, -lambd),
+                      b.create<arith::AddFOp>(l, x, cst(b, l, t, bias)),
+                      selectCmpF(b, l, arith::CmpFPredicate::OGT, x, cst(b, l, t, lambd),
+                                 b.create<arith::SubFOp>(l, x, cst(b, l, t, bias)),
+                                 cst(b, l, t, 0.0)));
+  }, false);
+  un("HardSigmoid", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
     Type t = x.getType();
     Value y = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, cst(b, l, t, getFloatAttr(op, "alpha", 0.2f))),
                                       cst(b, l, t, getFloatAttr(op, "beta", 0.5f)));
     return clampF(b, l, y, cst(b, l, t, 0.0), cst(b, l, t, 1.0));
-  }));
-  ew("HardSwish", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+  });
+  un("HardSwish", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
     Type t = x.getType();
     Value y = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, cst(b, l, t, 1.0 / 6.0)), cst(b, l, t, 0.5));
     return b.create<arith::MulFOp>(l, x, clampF(b, l, y, cst(b, l, t, 0.0), cst(b, l, t, 1.0)));
-  }));
-  ew("Gelu", unaryF([](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+  });
+  un("Gelu", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
     Type t = x.getType();
     Value half = cst(b, l, t, 0.5), one = cst(b, l, t, 1.0);
     Value inner;
@@ -178,17 +362,17 @@ void registerElementwiseOps(LoweringTable &m) {
       inner = b.create<math::ErfOp>(l, b.create<arith::MulFOp>(l, x, cst(b, l, t, M_SQRT1_2)));
     }
     return b.create<arith::MulFOp>(l, b.create<arith::MulFOp>(l, x, half), b.create<arith::AddFOp>(l, one, inner));
-  }));
+  });
   ew("Clip", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
     // Operands are x and whichever of min/max are present.
     Value x = a[0];
     unsigned next = 1;
     if (!isNone(op->getOperand(1)))
-      x = b.create<arith::MaximumFOp>(l, x, a[next++]);
+      x = fOrI<arith::MaximumFOp, arith::MaxSIOp>(b, l, x, a[next++]);
     if (op->getNumOperands() > 2 && !isNone(op->getOperand(2)))
-      x = b.create<arith::MinimumFOp>(l, x, a[next]);
+      x = fOrI<arith::MinimumFOp, arith::MinSIOp>(b, l, x, a[next]);
     return x;
-  });
+  }, false);
   ew("Where", [](OpBuilder &b, Location l, ValueRange a, Operation *) -> Value {
     return b.create<arith::SelectOp>(l, a[0], a[1], a[2]);
   }, false);
@@ -197,15 +381,34 @@ void registerElementwiseOps(LoweringTable &m) {
   ew("Greater", compare(arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt), false);
   ew("LessOrEqual", compare(arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle), false);
   ew("GreaterOrEqual", compare(arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge), false);
-  ew("Not", unaryF([](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+  un("IsNaN", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+    return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x, x);
+  }, false);
+  un("IsInf", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+    Type t = x.getType();
+    double inf = std::numeric_limits<double>::infinity();
+    Value r = cst(b, l, b.getI1Type(), 0);
+    if (getIntAttr(op, "detect_positive", 1))
+      r = b.create<arith::OrIOp>(l, r, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, x, cst(b, l, t, inf)));
+    if (getIntAttr(op, "detect_negative", 1))
+      r = b.create<arith::OrIOp>(l, r, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, x, cst(b, l, t, -inf)));
+    return r;
+  }, false);
+  un("Not", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
     return b.create<arith::XOrIOp>(l, x, cst(b, l, x.getType(), 1));
-  }), false);
+  }, false);
   ew("And", arithBinary<arith::AndIOp, arith::AndIOp>(), false);
   ew("Or", arithBinary<arith::OrIOp, arith::OrIOp>(), false);
   ew("Xor", arithBinary<arith::XOrIOp, arith::XOrIOp>(), false);
   ew("Cast", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
     return castScalar(b, l, a[0], resultType(op).getElementType());
   }, false);
+  m["CastLike"] = {firstOperandOnly([](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
+                     return castScalar(b, l, a[0], resultType(op).getElementType());
+                   }), false};
+  for (auto &entry : m)
+    if (!entry.second.check && !entry.second.floatOnly)
+      entry.second.check = rejectUnsigned;
 }
 
 } // namespace kiln::cpu

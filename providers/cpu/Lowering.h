@@ -31,6 +31,9 @@ struct OpLowering {
   LowerFn lower;
   /// Only f32 tensors (else also i64/i32/i1).
   bool floatOnly = true;
+  /// Optional op-specific capability check (constant operands, attribute
+  /// values); on false it sets the reason.
+  std::function<bool(mlir::Operation *, std::string &)> check = nullptr;
 };
 using LoweringTable = llvm::StringMap<OpLowering>;
 

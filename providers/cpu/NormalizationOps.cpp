@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace kiln::onnx;
@@ -33,42 +34,139 @@ Results lowerBatchNorm(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{r};
 }
 
+using BodyN = std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
+
+/// A linalg.generic with several inputs and outputs (inits), explicit maps
+/// (inputs then outputs) and iterators.
+SmallVector<Value> generic(OpBuilder &b, Location loc, ValueRange ins,
+                           ValueRange outs, ArrayRef<AffineMap> maps,
+                           ArrayRef<utils::IteratorType> iters, const BodyN &body) {
+  SmallVector<Type> types;
+  for (Value v : outs)
+    types.push_back(v.getType());
+  auto g = b.create<linalg::GenericOp>(
+      loc, types, ins, outs, maps, iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        nb.create<linalg::YieldOp>(l, body(nb, l, args));
+      });
+  return SmallVector<Value>(g.getResults());
+}
+
+Value fillWith(OpBuilder &b, Location loc, RankedTensorType t, Value v) {
+  return b.create<linalg::FillOp>(loc, v, emptyTensor(b, loc, t)).getResult(0);
+}
+
+/// The identity of max (lowest value) or min (highest value) for `elt`.
+Value extremum(OpBuilder &b, Location loc, Type elt, bool lowest) {
+  if (auto ft = dyn_cast<FloatType>(elt))
+    return b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(ft, lowest ? -std::numeric_limits<double>::infinity()
+                                       : std::numeric_limits<double>::infinity()));
+  unsigned w = elt.getIntOrFloatBitWidth();
+  APInt v = lowest ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w);
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elt, v));
+}
+
+Value index64(OpBuilder &b, Location l, int64_t dim) {
+  Value i = b.create<linalg::IndexOp>(l, dim);
+  return b.create<arith::IndexCastOp>(l, b.getI64Type(), i);
+}
+
+/// Shape of `t` with `dims` dropped.
+RankedTensorType dropDims(RankedTensorType t, ArrayRef<int64_t> dims, Type elt = {}) {
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (!llvm::is_contained(dims, i))
+      shape.push_back(t.getDimSize(i));
+  return RankedTensorType::get(shape, elt ? elt : t.getElementType());
+}
+
+/// Reduction over `dims` starting from the scalar `init`.
+Value reduceFrom(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
+                 Value init, const BodyFn &combine) {
+  MLIRContext *ctx = b.getContext();
+  auto xt = typeOf(x);
+  auto outType = dropDims(xt, dims);
+  SmallVector<utils::IteratorType> iters;
+  for (int64_t i = 0; i < xt.getRank(); ++i)
+    iters.push_back(llvm::is_contained(dims, i) ? utils::IteratorType::reduction
+                                                : utils::IteratorType::parallel);
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(xt.getRank(), ctx),
+                                 dropDimsMap(ctx, xt.getRank(), dims)};
+  return generic(b, loc, ValueRange{x}, ValueRange{fillWith(b, loc, outType, init)},
+                 maps, iters, [&](OpBuilder &nb, Location l, ValueRange a) {
+                   return SmallVector<Value>{combine(nb, l, a)};
+                 })[0];
+}
+
+Value addF(OpBuilder &nb, Location l, ValueRange a) {
+  return nb.create<arith::AddFOp>(l, a[1], a[0]);
+}
+
+/// The shape of `t` with the `dims` set to 1.
+RankedTensorType keepDims(RankedTensorType t, ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> shape(t.getShape());
+  for (int64_t d : dims)
+    shape[d] = 1;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+/// Mean and 1/sqrt(var + eps) of `x` over `dims` (population variance),
+/// both with the dims dropped; also returns x - mean.
+struct Moments {
+  Value mean, invStd, centered;
+};
+Moments moments(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims, double eps) {
+  MLIRContext *ctx = b.getContext();
+  auto xt = typeOf(x);
+  Type elt = xt.getElementType();
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= xt.getDimSize(d);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(xt.getRank(), ctx);
+  AffineMap red = dropDimsMap(ctx, xt.getRank(), dims);
+  Value sum = reduce(b, loc, x, dims, 0.0, addF);
+  Value mean = elementwise(b, loc, typeOf(sum), ValueRange{sum},
+                           [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                             return nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count));
+                           });
+  Value centered = mapped(b, loc, xt, ValueRange{x, mean}, {id, red},
+                          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                            return nb.create<arith::SubFOp>(l, a[0], a[1]);
+                          });
+  Value sq = elementwise(b, loc, xt, ValueRange{centered},
+                         [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                           return nb.create<arith::MulFOp>(l, a[0], a[0]);
+                         });
+  Value var = reduce(b, loc, sq, dims, 0.0, addF);
+  Value invStd = elementwise(b, loc, typeOf(var), ValueRange{var},
+                             [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                               Value v = nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count));
+                               v = nb.create<arith::AddFOp>(l, v, cst(nb, l, elt, eps));
+                               return nb.create<arith::DivFOp>(l, cst(nb, l, elt, 1.0),
+                                                               nb.create<math::SqrtOp>(l, v));
+                             });
+  return {mean, invStd, centered};
+}
+
 /// LayerNormalization: statistics over dims [axis, rank), then the affine
-/// scale and bias broadcast from the right.
+/// scale and bias broadcast from the right. Mean and InvStdDev keep the
+/// reduced dims as 1.
 Results lowerLayerNorm(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
   Value x = op->getOperand(0);
   auto out = resultType(op);
-  Type elt = out.getElementType();
   int64_t rank = out.getRank();
   int64_t axis = getIntAttr(op, "axis", -1);
   if (axis < 0)
     axis += rank;
-  double eps = getFloatAttr(op, "epsilon", 1e-5f);
   SmallVector<int64_t> dims;
-  int64_t count = 1;
-  for (int64_t i = axis; i < rank; ++i) {
+  for (int64_t i = axis; i < rank; ++i)
     dims.push_back(i);
-    count *= out.getDimSize(i);
-  }
-  auto add = [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-    return nb.create<arith::AddFOp>(l, a[1], a[0]);
-  };
+  Moments mo = moments(b, loc, x, dims, getFloatAttr(op, "epsilon", 1e-5f));
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   AffineMap red = dropDimsMap(ctx, rank, dims);
-  Value sum = reduce(b, loc, x, dims, 0.0, add);
-  Value centered = mapped(b, loc, out, ValueRange{x, sum}, {id, red},
-                          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                            Value mean = nb.create<arith::DivFOp>(l, a[1], cst(nb, l, elt, count));
-                            return nb.create<arith::SubFOp>(l, a[0], mean);
-                          });
-  Value sq = elementwise(b, loc, out, ValueRange{centered},
-                         [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                           return nb.create<arith::MulFOp>(l, a[0], a[0]);
-                         });
-  Value var = reduce(b, loc, sq, dims, 0.0, add);
-  SmallVector<Value> ins = {centered, var, op->getOperand(1)};
+  SmallVector<Value> ins = {mo.centered, mo.invStd, op->getOperand(1)};
   SmallVector<AffineMap> maps = {id, red,
                                  broadcastMap(ctx, out.getShape(), typeOf(op->getOperand(1)))};
   bool hasBias = op->getNumOperands() > 2 && !isNone(op->getOperand(2));
@@ -77,16 +175,152 @@ Results lowerLayerNorm(OpBuilder &b, Operation *op) {
     maps.push_back(broadcastMap(ctx, out.getShape(), typeOf(op->getOperand(2))));
   }
   Value y = mapped(b, loc, out, ins, maps, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-    Value v = nb.create<arith::DivFOp>(l, a[1], cst(nb, l, elt, count));
-    v = nb.create<arith::AddFOp>(l, v, cst(nb, l, elt, eps));
-    Value norm = nb.create<arith::DivFOp>(l, a[0], nb.create<math::SqrtOp>(l, v));
-    Value r = nb.create<arith::MulFOp>(l, norm, a[2]);
+    Value r = nb.create<arith::MulFOp>(l, nb.create<arith::MulFOp>(l, a[0], a[1]), a[2]);
     return hasBias ? (Value)nb.create<arith::AddFOp>(l, r, a[3]) : r;
   });
-  SmallVector<Value> results = {y};
-  for (unsigned i = 1; i < op->getNumResults(); ++i)
-    results.push_back(Value());
+  SmallVector<Value> results = {y, Value(), Value()};
+  for (unsigned i = 1; i < 3 && i < op->getNumResults(); ++i)
+    if (auto t = dyn_cast<RankedTensorType>(op->getResult(i).getType()))
+      results[i] = reshapeTo(b, loc, i == 1 ? mo.mean : mo.invStd, t);
+  results.resize(op->getNumResults());
   return results;
+}
+
+/// InstanceNormalization: per (n, c) statistics over the spatial dims.
+Results lowerInstanceNorm(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto out = resultType(op);
+  int64_t rank = out.getRank();
+  SmallVector<int64_t> dims;
+  for (int64_t i = 2; i < rank; ++i)
+    dims.push_back(i);
+  Moments mo = moments(b, loc, op->getOperand(0), dims, getFloatAttr(op, "epsilon", 1e-5f));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap red = dropDimsMap(ctx, rank, dims);
+  AffineMap ch = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  Value y = mapped(b, loc, out, ValueRange{mo.centered, mo.invStd, op->getOperand(1), op->getOperand(2)},
+                   {id, red, ch, ch}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                     Value r = nb.create<arith::MulFOp>(l, nb.create<arith::MulFOp>(l, a[0], a[1]), a[2]);
+                     return nb.create<arith::AddFOp>(l, r, a[3]);
+                   });
+  return SmallVector<Value>{y};
+}
+
+/// BatchNormalization with training_mode=1: batch statistics over every dim
+/// but the channel; running mean/var blended with `momentum`.
+Results lowerBatchNormTraining(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t rank = out.getRank();
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != 1)
+      dims.push_back(i);
+  double eps = getFloatAttr(op, "epsilon", 1e-5f);
+  double momentum = getFloatAttr(op, "momentum", 0.9f);
+  Moments mo = moments(b, loc, op->getOperand(0), dims, eps);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap ch = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  Value y = mapped(b, loc, out, ValueRange{mo.centered, mo.invStd, op->getOperand(1), op->getOperand(2)},
+                   {id, ch, ch, ch}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                     Value r = nb.create<arith::MulFOp>(l, nb.create<arith::MulFOp>(l, a[0], a[1]), a[2]);
+                     return nb.create<arith::AddFOp>(l, r, a[3]);
+                   });
+  SmallVector<Value> results = {y, Value(), Value()};
+  auto chType = typeOf(mo.mean);
+  auto blend = [&](Value running, Value current) {
+    return elementwise(b, loc, chType, ValueRange{running, current},
+                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                         Value r = nb.create<arith::MulFOp>(l, a[0], cst(nb, l, elt, momentum));
+                         Value c = nb.create<arith::MulFOp>(l, a[1], cst(nb, l, elt, 1.0 - momentum));
+                         return nb.create<arith::AddFOp>(l, r, c);
+                       });
+  };
+  if (op->getNumResults() > 1 && !isa<NoneType>(op->getResult(1).getType()))
+    results[1] = blend(op->getOperand(3), mo.mean);
+  if (op->getNumResults() > 2 && !isa<NoneType>(op->getResult(2).getType())) {
+    // Population variance = (1/invStd)^2 - eps.
+    Value var = elementwise(b, loc, chType, ValueRange{mo.invStd},
+                            [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                              Value s = nb.create<arith::DivFOp>(l, cst(nb, l, elt, 1.0), a[0]);
+                              return nb.create<arith::SubFOp>(l, nb.create<arith::MulFOp>(l, s, s),
+                                                              cst(nb, l, elt, eps));
+                            });
+    results[2] = blend(op->getOperand(4), var);
+  }
+  results.resize(op->getNumResults());
+  return results;
+}
+
+Results lowerBatchNormAny(OpBuilder &b, Operation *op) {
+  if (getIntAttr(op, "training_mode", 0))
+    return lowerBatchNormTraining(b, op);
+  return lowerBatchNorm(b, op);
+}
+
+/// MeanVarianceNormalization: (x - mean) / (sqrt(E[x^2] - mean^2) + 1e-9)
+/// over `axes` (default N, H, W), as the ONNX function body computes it.
+Results lowerMVN(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0);
+  auto out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t rank = out.getRank();
+  SmallVector<int64_t> axes = getIntsAttr(op, "axes");
+  if (!op->hasAttr("axes"))
+    axes = {0, 2, 3};
+  SmallVector<int64_t> dims;
+  for (int64_t a : axes)
+    dims.push_back(a < 0 ? a + rank : a);
+  llvm::sort(dims);
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= out.getDimSize(d);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap red = dropDimsMap(ctx, rank, dims);
+  Value sum = reduce(b, loc, x, dims, 0.0, addF);
+  Value sq = elementwise(b, loc, out, ValueRange{x}, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return nb.create<arith::MulFOp>(l, a[0], a[0]);
+  });
+  Value sumSq = reduce(b, loc, sq, dims, 0.0, addF);
+  Value y = mapped(b, loc, out, ValueRange{x, sum, sumSq}, {id, red, red},
+                   [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                     Value n = cst(nb, l, elt, count);
+                     Value mean = nb.create<arith::DivFOp>(l, a[1], n);
+                     Value meanSq = nb.create<arith::DivFOp>(l, a[2], n);
+                     Value var = nb.create<arith::SubFOp>(l, meanSq, nb.create<arith::MulFOp>(l, mean, mean));
+                     Value sd = nb.create<arith::AddFOp>(l, nb.create<math::SqrtOp>(l, var), cst(nb, l, elt, 1e-9));
+                     return nb.create<arith::DivFOp>(l, nb.create<arith::SubFOp>(l, a[0], mean), sd);
+                   });
+  return SmallVector<Value>{y};
+}
+
+/// LpNormalization: x / ||x||_p along `axis` (p = 1 or 2).
+Results lowerLpNorm(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0);
+  auto out = resultType(op);
+  int64_t rank = out.getRank();
+  int64_t axis = getIntAttr(op, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  bool l1 = getIntAttr(op, "p", 2) == 1;
+  Value mag = elementwise(b, loc, out, ValueRange{x}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return l1 ? (Value)nb.create<math::AbsFOp>(l, a[0]) : (Value)nb.create<arith::MulFOp>(l, a[0], a[0]);
+  });
+  Value norm = reduce(b, loc, mag, {axis}, 0.0, addF);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  Value y = mapped(b, loc, out, ValueRange{x, norm}, {id, dropDimsMap(ctx, rank, {axis})},
+                   [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                     Value n = l1 ? a[1] : (Value)nb.create<math::SqrtOp>(l, a[1]);
+                     return nb.create<arith::DivFOp>(l, a[0], n);
+                   });
+  return SmallVector<Value>{y};
 }
 
 /// Softmax/LogSoftmax over `dims` (one axis since opset 13, all trailing
@@ -135,6 +369,152 @@ Results lowerSoftmax(OpBuilder &b, Operation *op, bool isLog) {
   return SmallVector<Value>{r};
 }
 
+/// Index of the first (or last) extreme element over `dims`, in row-major
+/// order of those dims: one pass keeping (best value, its linear index).
+Value argExtreme(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
+                 bool largest, bool last) {
+  MLIRContext *ctx = b.getContext();
+  auto xt = typeOf(x);
+  Type elt = xt.getElementType();
+  int64_t rank = xt.getRank();
+  auto valType = dropDims(xt, dims), idxType = dropDims(xt, dims, b.getI64Type());
+  SmallVector<utils::IteratorType> iters;
+  for (int64_t i = 0; i < rank; ++i)
+    iters.push_back(llvm::is_contained(dims, i) ? utils::IteratorType::reduction
+                                                : utils::IteratorType::parallel);
+  AffineMap red = dropDimsMap(ctx, rank, dims);
+  Value vInit = fillWith(b, loc, valType, extremum(b, loc, elt, largest));
+  Value iInit = fillWith(b, loc, idxType, cst(b, loc, b.getI64Type(), 0));
+  return generic(b, loc, ValueRange{x}, ValueRange{vInit, iInit},
+                 {AffineMap::getMultiDimIdentityMap(rank, ctx), red, red}, iters,
+                 [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
+                   Value idx = cst(nb, l, nb.getI64Type(), 0);
+                   for (int64_t d : dims) {
+                     idx = nb.create<arith::MulIOp>(l, idx, cst(nb, l, nb.getI64Type(), xt.getDimSize(d)));
+                     idx = nb.create<arith::AddIOp>(l, idx, index64(nb, l, d));
+                   }
+                   Value better;
+                   if (isFloat(elt)) {
+                     better = nb.create<arith::CmpFOp>(l, largest ? arith::CmpFPredicate::OGT
+                                                                  : arith::CmpFPredicate::OLT, a[0], a[1]);
+                     if (last)
+                       better = nb.create<arith::OrIOp>(l, better, nb.create<arith::CmpFOp>(
+                                                                       l, arith::CmpFPredicate::OEQ, a[0], a[1]));
+                   } else {
+                     better = nb.create<arith::CmpIOp>(l, largest ? arith::CmpIPredicate::sgt
+                                                                  : arith::CmpIPredicate::slt, a[0], a[1]);
+                     if (last)
+                       better = nb.create<arith::OrIOp>(l, better, nb.create<arith::CmpIOp>(
+                                                                       l, arith::CmpIPredicate::eq, a[0], a[1]));
+                   }
+                   // The first element always wins, so an all -inf row gives 0.
+                   Value first = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, idx,
+                                                          cst(nb, l, nb.getI64Type(), 0));
+                   better = nb.create<arith::OrIOp>(l, better, first);
+                   return {nb.create<arith::SelectOp>(l, better, a[0], a[1]),
+                           nb.create<arith::SelectOp>(l, better, idx, a[2])};
+                 })[1];
+}
+
+Results lowerArg(OpBuilder &b, Operation *op, bool largest) {
+  auto xt = typeOf(op->getOperand(0));
+  int64_t axis = getIntAttr(op, "axis", 0);
+  if (axis < 0)
+    axis += xt.getRank();
+  Value r = argExtreme(b, op->getLoc(), op->getOperand(0), {axis}, largest,
+                       getIntAttr(op, "select_last_index", 0) != 0);
+  return SmallVector<Value>{reshapeTo(b, op->getLoc(), r, resultType(op))};
+}
+
+/// Hardmax: 1 at the first maximum over the normalized dims, else 0.
+Results lowerHardmax(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto out = resultType(op);
+  int64_t rank = out.getRank();
+  int64_t version = getIntAttr(op, "onnx.version", 13);
+  int64_t axis = getIntAttr(op, "axis", version < 13 ? 1 : -1);
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> dims = {axis};
+  if (version < 13)
+    for (int64_t i = axis + 1; i < rank; ++i)
+      dims.push_back(i);
+  Value idx = argExtreme(b, loc, op->getOperand(0), dims, true, false);
+  AffineMap red = dropDimsMap(ctx, rank, dims);
+  Value y = mapped(b, loc, out, ValueRange{idx}, {red}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    Value here = cst(nb, l, nb.getI64Type(), 0);
+    for (int64_t d : dims) {
+      here = nb.create<arith::MulIOp>(l, here, cst(nb, l, nb.getI64Type(), out.getDimSize(d)));
+      here = nb.create<arith::AddIOp>(l, here, index64(nb, l, d));
+    }
+    Value hit = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, here, a[0]);
+    Type elt = out.getElementType();
+    return nb.create<arith::SelectOp>(l, hit, cst(nb, l, elt, 1.0), cst(nb, l, elt, 0.0));
+  });
+  return SmallVector<Value>{y};
+}
+
+/// TopK with a constant k, O(n^2) along the axis: each element's rank is the
+/// number of elements ordered before it (ties by lower index), then output
+/// slot r takes the element of rank r. Always sorted.
+Results lowerTopK(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  Type elt = xt.getElementType(), i64 = b.getI64Type();
+  int64_t rank = xt.getRank();
+  int64_t axis = getIntAttr(op, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  bool largest = getIntAttr(op, "largest", 1) != 0;
+  // Loop nest: the tensor's dims plus one extra dim (rank) along the axis.
+  SmallVector<AffineExpr> own, other;
+  for (int64_t i = 0; i < rank; ++i) {
+    own.push_back(getAffineDimExpr(i, ctx));
+    other.push_back(getAffineDimExpr(i == axis ? rank : i, ctx));
+  }
+  AffineMap ownMap = AffineMap::get(rank + 1, 0, own, ctx);
+  AffineMap otherMap = AffineMap::get(rank + 1, 0, other, ctx);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  auto rankType = RankedTensorType::get(xt.getShape(), i64);
+  Value ranks = generic(
+      b, loc, ValueRange{x, x}, ValueRange{fillWith(b, loc, rankType, cst(b, loc, i64, 0))},
+      {ownMap, otherMap, ownMap}, iters, [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
+        Value mine = a[0], theirs = a[1];
+        Value before, same;
+        if (isFloat(elt)) {
+          before = nb.create<arith::CmpFOp>(l, largest ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+                                            theirs, mine);
+          same = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, theirs, mine);
+        } else {
+          before = nb.create<arith::CmpIOp>(l, largest ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
+                                            theirs, mine);
+          same = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, theirs, mine);
+        }
+        Value lower = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, index64(nb, l, rank),
+                                               index64(nb, l, axis));
+        before = nb.create<arith::OrIOp>(l, before, nb.create<arith::AndIOp>(l, same, lower));
+        Value one = nb.create<arith::ExtUIOp>(l, i64, before);
+        return {nb.create<arith::AddIOp>(l, a[2], one)};
+      })[0];
+  auto valType = resultType(op, 0);
+  auto idxType = RankedTensorType::get(valType.getShape(), i64);
+  // Second nest: output dims (k along the axis) plus the input's axis.
+  SmallVector<Value> r = generic(
+      b, loc, ValueRange{x, ranks},
+      ValueRange{fillWith(b, loc, valType, cst(b, loc, elt, 0)), fillWith(b, loc, idxType, cst(b, loc, i64, 0))},
+      {otherMap, otherMap, ownMap, ownMap}, iters,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
+        Value hit = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, a[1], index64(nb, l, axis));
+        return {nb.create<arith::SelectOp>(l, hit, a[0], a[2]),
+                nb.create<arith::SelectOp>(l, hit, index64(nb, l, rank), a[3])};
+      });
+  return SmallVector<Value>{r[0], r[1]};
+}
+
 Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
   Location loc = op->getLoc();
   Value x = op->getOperand(0);
@@ -148,31 +528,39 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
     axes = *got;
   }
   bool noop = getIntAttr(op, "noop_with_empty_axes", 0) != 0;
-  if (axes.empty() && noop)
-    return SmallVector<Value>{x};
+  bool fl = isFloat(elt);
+  if (axes.empty() && noop) {
+    // Nothing is reduced, but the elementwise part still applies.
+    if (kind == "Sum" || kind == "Mean" || kind == "Max" || kind == "Min" || kind == "Prod")
+      return SmallVector<Value>{x};
+  }
   SmallVector<int64_t> dims;
   for (int64_t i = 0; i < xt.getRank(); ++i)
-    if (axes.empty() || llvm::is_contained(axes, i) ||
+    if ((axes.empty() && !noop) || llvm::is_contained(axes, i) ||
         llvm::is_contained(axes, i - xt.getRank()))
       dims.push_back(i);
   int64_t count = 1;
   for (int64_t dd : dims)
     count *= xt.getDimSize(dd);
-  bool fl = isFloat(elt);
-  double inf = std::numeric_limits<double>::infinity();
   Value input = x;
   if (kind == "SumSquare" || kind == "L2")
-    input = elementwise(b, loc, xt, ValueRange{x}, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-      return nb.create<arith::MulFOp>(l, a[0], a[0]);
+    input = elementwise(b, loc, xt, ValueRange{x}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+      return fl ? (Value)nb.create<arith::MulFOp>(l, a[0], a[0])
+                : (Value)nb.create<arith::MulIOp>(l, a[0], a[0]);
     });
   else if (kind == "L1")
-    input = elementwise(b, loc, xt, ValueRange{x}, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-      return nb.create<math::AbsFOp>(l, a[0]);
+    input = elementwise(b, loc, xt, ValueRange{x}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+      return fl ? (Value)nb.create<math::AbsFOp>(l, a[0]) : (Value)nb.create<math::AbsIOp>(l, a[0]);
     });
-  double init = kind == "Max" ? (fl ? -inf : (double)std::numeric_limits<int64_t>::min())
-               : kind == "Min" ? (fl ? inf : (double)std::numeric_limits<int64_t>::max())
-               : kind == "Prod" ? 1.0 : 0.0;
-  Value r = reduce(b, loc, input, dims, init, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+  else if (kind == "LogSumExp")
+    input = elementwise(b, loc, xt, ValueRange{x}, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+      return nb.create<math::ExpOp>(l, a[0]);
+    });
+  Value init = kind == "Max"    ? extremum(b, loc, elt, true)
+               : kind == "Min"  ? extremum(b, loc, elt, false)
+               : kind == "Prod" ? cst(b, loc, elt, 1.0)
+                                : cst(b, loc, elt, 0.0);
+  Value r = reduceFrom(b, loc, input, dims, init, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
     if (kind == "Max")
       return fl ? (Value)nb.create<arith::MaximumFOp>(l, a[1], a[0])
                 : (Value)nb.create<arith::MaxSIOp>(l, a[1], a[0]);
@@ -185,23 +573,109 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
     return fl ? (Value)nb.create<arith::AddFOp>(l, a[1], a[0])
               : (Value)nb.create<arith::AddIOp>(l, a[1], a[0]);
   });
-  if (kind == "Mean" || kind == "L2")
+  if (kind == "Mean" || kind == "L2" || kind == "LogSum" || kind == "LogSumExp")
     r = elementwise(b, loc, typeOf(r), ValueRange{r}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-      if (kind == "L2")
-        return nb.create<math::SqrtOp>(l, a[0]);
+      if (kind == "L2") {
+        if (fl)
+          return nb.create<math::SqrtOp>(l, a[0]);
+        Value s = nb.create<math::SqrtOp>(l, castScalar(nb, l, a[0], nb.getF64Type()));
+        return nb.create<arith::FPToSIOp>(l, elt, s);
+      }
+      if (kind == "LogSum" || kind == "LogSumExp")
+        return nb.create<math::LogOp>(l, a[0]);
       return fl ? (Value)nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count))
                 : (Value)nb.create<arith::DivSIOp>(l, a[0], cst(nb, l, elt, count));
     });
   return SmallVector<Value>{reshapeTo(b, loc, r, out)};
 }
 
+bool constantAxes(Operation *op, std::string &why) {
+  if (op->getNumOperands() > 1 && !isNone(op->getOperand(1)) &&
+      !getConstantInts(op->getOperand(1))) {
+    why = "needs a constant axes input (it is computed at run time)";
+    return false;
+  }
+  return true;
+}
+
+bool noUnsigned(Operation *op, std::string &why) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types)
+    if (auto st = dyn_cast<ShapedType>(t))
+      if (st.getElementType().isUnsignedInteger()) {
+        why = "unsigned element types are not supported";
+        return false;
+      }
+  return true;
+}
+
 } // namespace
 
 void registerNormalizationOps(LoweringTable &m) {
-  m["BatchNormalization"] = {lowerBatchNorm};
+  m["BatchNormalization"] = {lowerBatchNormAny, true, [](Operation *op, std::string &why) {
+                               if (getIntAttr(op, "training_mode", 0))
+                                 return true;
+                               for (unsigned i = 1; i < op->getNumResults(); ++i)
+                                 if (!op->getResult(i).use_empty()) {
+                                   why = "running mean/var outputs need training_mode=1";
+                                   return false;
+                                 }
+                               return true;
+                             }};
   m["LayerNormalization"] = {lowerLayerNorm};
+  m["InstanceNormalization"] = {lowerInstanceNorm};
+  m["MeanVarianceNormalization"] = {lowerMVN};
+  m["LpNormalization"] = {lowerLpNorm};
+  m["LpNormalization"].check = [](Operation *op, std::string &why) {
+    int64_t p = getIntAttr(op, "p", 2);
+    if (p == 1 || p == 2)
+      return true;
+    why = "p must be 1 or 2";
+    return false;
+  };
   m["Softmax"] = {[](OpBuilder &b, Operation *op) { return lowerSoftmax(b, op, false); }};
   m["LogSoftmax"] = {[](OpBuilder &b, Operation *op) { return lowerSoftmax(b, op, true); }};
+  m["Hardmax"] = {lowerHardmax};
+  m["Dropout"] = {[](OpBuilder &b, Operation *op) -> Results {
+                    // Inference: the identity, and an all-true mask.
+                    SmallVector<Value> r = {op->getOperand(0), Value()};
+                    if (auto t = dyn_cast<RankedTensorType>(op->getResult(1).getType()))
+                      r[1] = filledTensor(b, op->getLoc(), t, 1);
+                    return r;
+                  },
+                  false,
+                  [](Operation *op, std::string &why) {
+                    Value training = op->getOperand(2);
+                    if (isNone(training))
+                      return true;
+                    auto v = getConstantInts(training);
+                    if (v && llvm::all_of(*v, [](int64_t x) { return x == 0; }))
+                      return true;
+                    why = "training_mode must be a constant false (training-mode dropout is random)";
+                    return false;
+                  }};
+  for (auto [name, kind, ints] :
+       {std::tuple{"ReduceSum", "Sum", true}, {"ReduceMean", "Mean", true},
+        {"ReduceMax", "Max", true}, {"ReduceMin", "Min", true},
+        {"ReduceProd", "Prod", true}, {"ReduceL1", "L1", true},
+        {"ReduceL2", "L2", true}, {"ReduceSumSquare", "SumSquare", true},
+        {"ReduceLogSum", "LogSum", false}, {"ReduceLogSumExp", "LogSumExp", false}}) {
+    std::string k = kind;
+    m[name] = {[k](OpBuilder &b, Operation *op) { return lowerReduce(b, op, k); }, !ints,
+               [](Operation *op, std::string &why) {
+                 return constantAxes(op, why) && noUnsigned(op, why);
+               }};
+  }
+  m["ArgMax"] = {[](OpBuilder &b, Operation *op) { return lowerArg(b, op, true); }, false, noUnsigned};
+  m["ArgMin"] = {[](OpBuilder &b, Operation *op) { return lowerArg(b, op, false); }, false, noUnsigned};
+  m["TopK"] = {lowerTopK, false, [](Operation *op, std::string &why) {
+                 if (!getConstantInts(op->getOperand(1))) {
+                   why = "needs a constant k input (it is computed at run time)";
+                   return false;
+                 }
+                 return noUnsigned(op, why);
+               }};
 }
 
 } // namespace kiln::cpu

@@ -58,6 +58,8 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     why = "no CPU lowering for this op";
     return false;
   }
+  if (it->second.check && !it->second.check(op, why))
+    return false;
   SmallVector<Type> types(op->getOperandTypes());
   for (Value r : op->getResults())
     if (!r.use_empty() || r == op->getResult(0))
