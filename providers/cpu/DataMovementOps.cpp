@@ -695,7 +695,7 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Constant"] = {lowerConstant, false};
   m["Shape"] = {lowerShape, false};
   m["Identity"] = {forward, false};
-  m["Dropout"] = {forward, false};
+  // Dropout lowers in NormalizationOps.cpp (mask output, training_mode check).
   m["Slice"] = {lowerSlice, false};
   m["Split"] = {lowerSplit, false};
   m["Expand"] = {lowerExpand, false};
