@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 1u
+#define KILN_ABI_VERSION 2u
 
 /* Element types use ONNX TensorProto.DataType numbers. */
 typedef enum kiln_dtype {
@@ -63,7 +63,18 @@ typedef struct kiln_model_info {
   uint64_t arena_alignment;
   int32_t num_partitions; /* run in order */
   const kiln_partition_info *partitions;
+  /* ABI 2. Providers the partitions above need beyond the CPU
+   * (KILN_PROVIDER_* bits). When the machine lacks one (no CUDA driver or
+   * device) or the caller asks for the CPU, the session runs
+   * fallback_partitions instead: the same model compiled for the CPU alone,
+   * with its own arena size. */
+  uint32_t required_providers;
+  int32_t num_fallback_partitions;
+  const kiln_partition_info *fallback_partitions;
+  uint64_t fallback_arena_size;
 } kiln_model_info;
+
+#define KILN_PROVIDER_CUDA 1u
 
 /* Every compiled model object defines
  *   const kiln_model_info *kiln_model_<name>(void);
