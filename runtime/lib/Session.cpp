@@ -1,9 +1,11 @@
 // kiln_session: validates caller tensors against the model's static
 // signature and runs its partitions in order on a per-session arena.
+#include "CudaDriver.h"
 #include "Error.h"
 
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -16,6 +18,13 @@ using kiln::rt::formatShape;
 
 struct kiln_session {
   const kiln_model_info *Model = nullptr;
+  // The partition list chosen at create: the model's own, or for a model
+  // that needs a provider this machine lacks, its CPU fallback.
+  int32_t NumPartitions = 0;
+  const kiln_partition_info *Partitions = nullptr;
+  uint64_t ArenaSize = 0;
+  bool UsesCuda = false;
+  std::string Provider = "cpu", ProviderNote;
   void *Arena = nullptr;
   // Bytes each model input/output occupies, computed once at create.
   std::vector<uint64_t> InputBytes, OutputBytes;
@@ -25,6 +34,11 @@ struct kiln_session {
   void *ProfilerUser = nullptr;
   std::string Error;
 };
+
+// Keeps MgpuShims.o (the mgpu* symbols compiled models call) in every
+// static link of libkiln_rt.
+__attribute__((used)) static size_t (*const KeepMgpuShims)() =
+    &kiln::rt::cuda::cachedModuleCount;
 
 namespace {
 
@@ -69,14 +83,80 @@ kiln_status checkInfo(const kiln_tensor_info &Info, const char *Kind,
   return KILN_OK;
 }
 
+bool isAbi2(const kiln_model_info &M) { return M.abi_version >= 2; }
+
+kiln_status checkPartitions(const kiln_partition_info *Parts, int32_t N,
+                            const char *Which) {
+  if (N < 0 || (N > 0 && !Parts))
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                std::string("malformed model info: ") + Which +
+                    " count is negative or the array is missing");
+  for (int32_t I = 0; I < N; ++I)
+    if (!Parts[I].fn)
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  std::string("model ") + Which + " #" + std::to_string(I) +
+                      " has no entry point");
+  return KILN_OK;
+}
+
+bool envFlag(const char *Name) {
+  const char *V = std::getenv(Name);
+  return V && *V && std::strcmp(V, "0") != 0;
+}
+
+/// Picks the partition list: the model's own unless it needs a provider
+/// that is missing or refused, then the CPU fallback.
+kiln_status selectProvider(const kiln_model_info &M,
+                           const kiln_session_options &Opts, kiln_session &S) {
+  S.NumPartitions = M.num_partitions;
+  S.Partitions = M.partitions;
+  S.ArenaSize = M.arena_size;
+  uint32_t Required = isAbi2(M) ? M.required_providers : 0;
+  if (Required == 0)
+    return KILN_OK;
+  std::string Why;
+  uint32_t Unknown = Required & ~KILN_PROVIDER_CUDA;
+  if (Unknown)
+    Why = "the model needs execution providers this runtime does not know "
+          "(bits 0x" +
+          [&] {
+            char Buf[16];
+            std::snprintf(Buf, sizeof(Buf), "%x", Unknown);
+            return std::string(Buf);
+          }() +
+          ")";
+  else if (Opts.force_cpu)
+    Why = "CPU requested";
+  else if (envFlag("KILN_FORCE_CPU"))
+    Why = "CPU requested by KILN_FORCE_CPU";
+  else if (std::string NoCuda; !kiln::rt::cuda::cudaAvailable(NoCuda))
+    Why = "CUDA unavailable: " + NoCuda;
+  if (Why.empty()) {
+    S.UsesCuda = true;
+    S.Provider = "cuda";
+    return KILN_OK;
+  }
+  bool HasFallback =
+      M.num_fallback_partitions > 0 || M.num_partitions == 0;
+  if (!HasFallback)
+    return fail(KILN_ERROR_PROVIDER,
+                "model " + quoted(M.name ? M.name : "?") +
+                    " needs CUDA and has no CPU fallback: " + Why);
+  S.NumPartitions = M.num_fallback_partitions;
+  S.Partitions = M.fallback_partitions;
+  S.ArenaSize = M.fallback_arena_size;
+  S.ProviderNote = Why;
+  return KILN_OK;
+}
+
 kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
-  if (M.abi_version != KILN_ABI_VERSION)
+  if (M.abi_version != 1 && M.abi_version != KILN_ABI_VERSION)
     return fail(KILN_ERROR_ABI_MISMATCH,
                 "model " + quoted(M.name ? M.name : "?") +
                     " was built for kiln model ABI version " +
                     std::to_string(M.abi_version) +
                     ", this runtime supports version " +
-                    std::to_string(KILN_ABI_VERSION));
+                    std::to_string(KILN_ABI_VERSION) + " (and reads version 1)");
   if (M.num_inputs < 0 || M.num_outputs < 0 || M.num_partitions < 0 ||
       (M.num_inputs > 0 && !M.inputs) || (M.num_outputs > 0 && !M.outputs) ||
       (M.num_partitions > 0 && !M.partitions))
@@ -90,16 +170,19 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
   for (int32_t I = 0; I < M.num_outputs; ++I)
     if (kiln_status St = checkInfo(M.outputs[I], "output", I, S.OutputBytes[I]))
       return St;
-  for (int32_t I = 0; I < M.num_partitions; ++I)
-    if (!M.partitions[I].fn)
-      return fail(KILN_ERROR_INVALID_ARGUMENT, "model partition #" +
-                                                   std::to_string(I) +
-                                                   " has no entry point");
+  if (kiln_status St =
+          checkPartitions(M.partitions, M.num_partitions, "partition"))
+    return St;
+  if (isAbi2(M))
+    if (kiln_status St = checkPartitions(M.fallback_partitions,
+                                         M.num_fallback_partitions,
+                                         "fallback partition"))
+      return St;
   return KILN_OK;
 }
 
 kiln_status allocateArena(const kiln_model_info &M, kiln_session &S) {
-  if (M.arena_size == 0)
+  if (S.ArenaSize == 0)
     return KILN_OK;
   uint64_t Align = M.arena_alignment;
   if (Align & (Align - 1))
@@ -108,10 +191,10 @@ kiln_status allocateArena(const kiln_model_info &M, kiln_session &S) {
                                                  " is not a power of two");
   if (Align < alignof(std::max_align_t))
     Align = alignof(std::max_align_t);
-  if (M.arena_size > std::numeric_limits<uint64_t>::max() - Align)
+  if (S.ArenaSize > std::numeric_limits<uint64_t>::max() - Align)
     return fail(KILN_ERROR_OUT_OF_MEMORY, "arena size is too large");
   // aligned_alloc wants the size to be a multiple of the alignment.
-  uint64_t Size = (M.arena_size + Align - 1) / Align * Align;
+  uint64_t Size = (S.ArenaSize + Align - 1) / Align * Align;
   S.Arena = std::aligned_alloc(Align, Size);
   if (!S.Arena)
     return fail(KILN_ERROR_OUT_OF_MEMORY,
@@ -190,17 +273,17 @@ kiln_status runPartitions(kiln_session &S) {
   void *const *In = S.InputPtrs.data();
   void *const *Out = S.OutputPtrs.data();
   if (!S.Profiler) {
-    for (int32_t I = 0; I < M.num_partitions; ++I)
-      M.partitions[I].fn(In, Out, S.Arena);
+    for (int32_t I = 0; I < S.NumPartitions; ++I)
+      S.Partitions[I].fn(In, Out, S.Arena);
     return KILN_OK;
   }
   kiln_profile_event Run{
       "model_run", "kiln", M.name ? M.name : "", KILN_EVENT_RUN, nowNs(), 0, 0};
   S.Profiler(&Run, 0, S.ProfilerUser);
-  for (int32_t I = 0; I < M.num_partitions; ++I) {
-    const kiln_partition_info &P = M.partitions[I];
+  for (int32_t I = 0; I < S.NumPartitions; ++I) {
+    const kiln_partition_info &P = S.Partitions[I];
     kiln_profile_event E{P.name ? P.name : "",
-                         P.provider ? P.provider : "",
+                         P.provider ? P.provider : S.Provider.c_str(),
                          "partition",
                          KILN_EVENT_PARTITION,
                          nowNs(),
@@ -216,12 +299,37 @@ kiln_status runPartitions(kiln_session &S) {
   return KILN_OK;
 }
 
+/// Runs the partitions of a "cuda" session: the CUDA failures the mgpu
+/// shims record on this thread become the run's error.
+kiln_status runCudaPartitions(kiln_session &S) {
+  namespace cuda = kiln::rt::cuda;
+  cuda::clearErrors();
+  if (!cuda::makeContextCurrent())
+    return fail(KILN_ERROR_PROVIDER, "CUDA error: " + cuda::firstError());
+  kiln_status St = runPartitions(S);
+  if (St == KILN_OK && cuda::hasError()) {
+    std::string Msg = "CUDA error during run: " + cuda::firstError();
+    if (cuda::errorCount() > 1)
+      Msg += " (and " + std::to_string(cuda::errorCount() - 1) +
+             " later CUDA errors)";
+    St = fail(KILN_ERROR_PROVIDER, Msg);
+  }
+  cuda::clearErrors();
+  return St;
+}
+
 } // namespace
 
 extern "C" {
 
 kiln_status kiln_session_create(const kiln_model_info *Model,
                                 kiln_session **Out) {
+  return kiln_session_create_with_options(Model, nullptr, Out);
+}
+
+kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
+                                             const kiln_session_options *Opts,
+                                             kiln_session **Out) {
   if (!Out)
     return fail(KILN_ERROR_INVALID_ARGUMENT, "output session pointer is NULL");
   *Out = nullptr;
@@ -230,7 +338,10 @@ kiln_status kiln_session_create(const kiln_model_info *Model,
   try {
     auto *S = new kiln_session;
     S->Model = Model;
+    kiln_session_options Defaults{};
     kiln_status St = checkModel(*Model, *S);
+    if (St == KILN_OK)
+      St = selectProvider(*Model, Opts ? *Opts : Defaults, *S);
     if (St == KILN_OK)
       St = allocateArena(*Model, *S);
     if (St != KILN_OK) {
@@ -270,7 +381,7 @@ kiln_status kiln_session_run(kiln_session *S, const kiln_tensor *Inputs,
       St = bind("output", M.outputs, S->OutputBytes, M.num_outputs, Outputs,
                 NumOutputs, S->OutputPtrs, true);
     if (St == KILN_OK)
-      St = runPartitions(*S);
+      St = S->UsesCuda ? runCudaPartitions(*S) : runPartitions(*S);
     if (St != KILN_OK)
       S->Error = kiln_last_error();
     return St;
@@ -278,6 +389,14 @@ kiln_status kiln_session_run(kiln_session *S, const kiln_tensor *Inputs,
     S->Error = "out of memory";
     return fail(KILN_ERROR_OUT_OF_MEMORY, S->Error);
   }
+}
+
+const char *kiln_session_provider(const kiln_session *S) {
+  return S ? S->Provider.c_str() : "";
+}
+
+const char *kiln_session_provider_note(const kiln_session *S) {
+  return S ? S->ProviderNote.c_str() : "";
 }
 
 const char *kiln_session_error(const kiln_session *S) {

@@ -4,8 +4,14 @@
  *
  * Threading: distinct sessions may run concurrently from different threads,
  * also sessions of the same model (each owns its arena). One session must
- * not be used by two threads at once. The only global mutable state is the
- * thread-local message behind kiln_last_error(). */
+ * not be used by two threads at once. Global mutable state: the
+ * thread-local message behind kiln_last_error(), and for CUDA the driver
+ * (loaded once), its module cache and stream/event pools (all locked).
+ *
+ * libkiln_rt also defines the mgpu* functions that CUDA partitions lowered
+ * by MLIR's gpu-to-llvm call (mgpuLaunchKernel, mgpuMemcpy, ...). A
+ * program that dlopen()s model libraries must export them: link
+ * libkiln_rt.so, or libkiln_rt.a with -rdynamic (kiln-run does). */
 #ifndef KILN_RT_H
 #define KILN_RT_H
 
@@ -51,8 +57,32 @@ const char *kiln_dtype_name(int32_t dtype);
 
 kiln_status kiln_session_create(const kiln_model_info *model,
                                 kiln_session **out);
+
+/* Execution providers. A model whose required_providers include
+ * KILN_PROVIDER_CUDA runs its CUDA partitions when the CUDA driver
+ * (libcuda.so.1, loaded at run time; $KILN_CUDA_DRIVER overrides the path)
+ * finds a device, and otherwise its CPU fallback partitions; the choice is
+ * made once, at create. $KILN_FORCE_CPU=1 acts like force_cpu for every
+ * session. */
+typedef struct kiln_session_options {
+  int32_t force_cpu; /* nonzero: run the CPU fallback even if CUDA works */
+} kiln_session_options;
+
+/* options may be NULL (defaults: all zero). */
+kiln_status kiln_session_create_with_options(const kiln_model_info *model,
+                                             const kiln_session_options *options,
+                                             kiln_session **out);
+/* "cuda" when the session runs the model's CUDA partitions, else "cpu". */
+const char *kiln_session_provider(const kiln_session *session);
+/* Why a model that wants CUDA runs on the CPU ("CPU requested", "CUDA
+ * unavailable: no CUDA driver: ..."); "" otherwise. */
+const char *kiln_session_provider_note(const kiln_session *session);
 void kiln_session_destroy(kiln_session *session);
 const kiln_model_info *kiln_session_model(const kiln_session *session);
+/* On a "cuda" session, a CUDA failure inside the partitions (launch, copy,
+ * allocation, kernel fault) returns KILN_ERROR_PROVIDER with the driver's
+ * message; the outputs are then undefined. The session makes device 0's
+ * primary context current on the calling thread. */
 kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
                              int32_t num_inputs, kiln_tensor *outputs,
                              int32_t num_outputs);
