@@ -17,6 +17,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -50,12 +51,12 @@ static int dtypeOf(Type t) {
 }
 
 LogicalResult captureSignature(ModuleOp module, StringRef name,
-                               ModelSignature &sig) {
+                               StringRef entrySuffix, ModelSignature &sig) {
   auto func = module.lookupSymbol<func::FuncOp>("main");
   if (!func)
     return module.emitError("no @main function to compile");
   sig.name = name.str();
-  sig.entryName = "__kiln_" + name.str() + "_main";
+  sig.entryName = "__kiln_" + name.str() + "_main" + entrySuffix.str();
   auto describe = [&](Type type, StringAttr onnxName, int index, bool isInput,
                       TensorSignature &out) -> LogicalResult {
     auto t = dyn_cast<RankedTensorType>(type);
@@ -112,55 +113,80 @@ public:
     tensorInfoTy = llvm::StructType::create(ctx, {ptrTy, i32, i32, ptrTy}, "kiln_tensor_info");
     partitionTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, i32, ptrTy}, "kiln_partition_info");
     modelTy = llvm::StructType::create(
-        ctx, {i32, ptrTy, ptrTy, i32, ptrTy, i32, ptrTy, i64, i64, i32, ptrTy},
+        ctx, {i32, ptrTy, ptrTy, i32, ptrTy, i32, ptrTy, i64, i64, i32, ptrTy,
+              i32, i32, ptrTy, i64},
         "kiln_model_info");
   }
 
-  llvm::LogicalResult build(uint64_t arenaSize, uint64_t arenaAlign) {
-    llvm::Function *impl = m.getFunction(sig.entryName);
+  /// A `void(void**, void**, void*)` entry around the bare-pointer entry
+  /// function of one variant.
+  llvm::Function *wrapEntry(const ModelSignature &variant) {
+    llvm::Function *impl = m.getFunction(variant.entryName);
     if (!impl)
-      return llvm::failure();
+      return nullptr;
     impl->setLinkage(llvm::GlobalValue::InternalLinkage);
-    size_t numArgs = sig.inputs.size() + sig.outputs.size() + 1;
+    size_t numArgs = variant.inputs.size() + variant.outputs.size() + 1;
     if (impl->arg_size() != numArgs) {
       llvm::errs() << "kiln: internal error: entry takes " << impl->arg_size()
                    << " arguments, expected " << numArgs << "\n";
-      return llvm::failure();
+      return nullptr;
     }
-    // One host entry point runs the (inlined) CPU partitions.
-    std::string entryName = "__kiln_" + sig.name + "_run";
     auto *entryTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
                                             {ptrTy, ptrTy, ptrTy}, false);
     auto *entry = llvm::Function::Create(entryTy, llvm::GlobalValue::InternalLinkage,
-                                         entryName, m);
-    auto *bb = llvm::BasicBlock::Create(ctx, "entry", entry);
-    b.SetInsertPoint(bb);
+                                         variant.entryName + "_run", m);
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", entry));
     std::vector<llvm::Value *> args;
     auto loadPtr = [&](llvm::Value *array, size_t i) {
       llvm::Value *slot = b.CreateConstGEP1_64(ptrTy, array, i);
       return b.CreateLoad(ptrTy, slot);
     };
-    for (size_t i = 0; i < sig.inputs.size(); ++i)
+    for (size_t i = 0; i < variant.inputs.size(); ++i)
       args.push_back(loadPtr(entry->getArg(0), i));
-    for (size_t i = 0; i < sig.outputs.size(); ++i)
+    for (size_t i = 0; i < variant.outputs.size(); ++i)
       args.push_back(loadPtr(entry->getArg(1), i));
     args.push_back(entry->getArg(2));
     b.CreateCall(impl, args);
     b.CreateRetVoid();
+    return entry;
+  }
 
+  /// One partition record for a variant whose partitions run inline in its
+  /// entry: named after them, with the first non-CPU provider if any.
+  llvm::Constant *partitionsFor(const ModelSignature &variant, llvm::Function *entry,
+                                const std::string &tag) {
+    std::string provider = "cpu", names;
+    int64_t totalOps = 0;
+    for (const auto &p : variant.partitions) {
+      totalOps += p.numOps;
+      names += (names.empty() ? "" : "+") + p.name;
+      if (p.provider != "cpu")
+        provider = p.provider;
+    }
+    if (names.empty())
+      names = "cpu_0";
+    std::string prefix = "__kiln_" + sig.name + "_" + tag;
+    std::vector<llvm::Constant *> parts = {llvm::ConstantStruct::get(
+        partitionTy, {str(names, prefix + "pname"), str(provider, prefix + "pprov"),
+                      llvm::ConstantInt::get(i32, totalOps), entry})};
+    return global(
+        llvm::ConstantArray::get(llvm::ArrayType::get(partitionTy, parts.size()), parts),
+        prefix + "partitions");
+  }
+
+  llvm::LogicalResult build(uint64_t arenaSize, uint64_t arenaAlign,
+                            const ModelSignature *fallback, uint64_t fallbackArena) {
+    llvm::Function *entry = wrapEntry(sig);
+    llvm::Function *fallbackEntry = fallback ? wrapEntry(*fallback) : nullptr;
+    if (!entry || (fallback && !fallbackEntry))
+      return llvm::failure();
+    llvm::Constant *partArray = partitionsFor(sig, entry, "");
+    llvm::Constant *fallbackArray = fallback
+                                        ? partitionsFor(*fallback, fallbackEntry, "fb_")
+                                        : llvm::ConstantPointerNull::get(ptrTy);
     std::string prefix = "__kiln_" + sig.name + "_";
     llvm::Constant *inputs = tensorArray(sig.inputs, prefix + "in");
     llvm::Constant *outputs = tensorArray(sig.outputs, prefix + "out");
-    int64_t totalOps = 0;
-    std::string provider = "cpu";
-    for (const auto &p : sig.partitions)
-      totalOps += p.numOps;
-    std::vector<llvm::Constant *> parts = {llvm::ConstantStruct::get(
-        partitionTy, {str(provider + "_0", prefix + "pname"), str(provider, prefix + "pprov"),
-                      llvm::ConstantInt::get(i32, totalOps), entry})};
-    llvm::Constant *partArray = global(
-        llvm::ConstantArray::get(llvm::ArrayType::get(partitionTy, parts.size()), parts),
-        prefix + "partitions");
     llvm::Constant *model = llvm::ConstantStruct::get(
         modelTy,
         {llvm::ConstantInt::get(i32, KILN_ABI_VERSION), str(sig.name, prefix + "name"),
@@ -168,7 +194,10 @@ public:
          llvm::ConstantInt::get(i32, sig.inputs.size()), inputs,
          llvm::ConstantInt::get(i32, sig.outputs.size()), outputs,
          llvm::ConstantInt::get(i64, arenaSize), llvm::ConstantInt::get(i64, arenaAlign),
-         llvm::ConstantInt::get(i32, parts.size()), partArray});
+         llvm::ConstantInt::get(i32, 1), partArray,
+         llvm::ConstantInt::get(i32, fallback ? KILN_PROVIDER_CUDA : 0),
+         llvm::ConstantInt::get(i32, fallback ? 1 : 0), fallbackArray,
+         llvm::ConstantInt::get(i64, fallbackArena)});
     llvm::Constant *modelGlobal = global(model, prefix + "model");
 
     auto *getterTy = llvm::FunctionType::get(ptrTy, {}, false);
@@ -274,6 +303,8 @@ void optimize(llvm::Module &m, llvm::TargetMachine *tm) {
 } // namespace
 
 std::optional<std::string> emitObject(ModuleOp module, const ModelSignature &sig,
+                                      ModuleOp *fallback,
+                                      const ModelSignature *fallbackSig,
                                       const EmitOptions &options,
                                       llvm::raw_ostream *printLlvm) {
   std::string triple;
@@ -281,18 +312,35 @@ std::optional<std::string> emitObject(ModuleOp module, const ModelSignature &sig
   if (!tm)
     return std::nullopt;
   llvm::LLVMContext llctx;
-  auto llmod = translateModuleToLLVMIR(module, llctx, sig.name);
-  if (!llmod) {
-    module.emitError("translation to LLVM IR failed");
+  auto translate = [&](ModuleOp m) {
+    auto llmod = translateModuleToLLVMIR(m, llctx, sig.name);
+    if (!llmod)
+      m.emitError("translation to LLVM IR failed");
+    else {
+      llmod->setTargetTriple(triple);
+      llmod->setDataLayout(tm->createDataLayout());
+    }
+    return llmod;
+  };
+  auto arenaOf = [](ModuleOp m) -> uint64_t {
+    if (auto a = m->getAttrOfType<IntegerAttr>("kiln.arena_size"))
+      return a.getInt();
+    return 0;
+  };
+  auto llmod = translate(module);
+  if (!llmod)
     return std::nullopt;
+  if (fallback) {
+    auto fb = translate(*fallback);
+    // Private globals of the two variants (weights) are renamed on clash.
+    if (!fb || llvm::Linker::linkModules(*llmod, std::move(fb))) {
+      llvm::errs() << "kiln: internal error: cannot link the CPU fallback\n";
+      return std::nullopt;
+    }
   }
-  llmod->setTargetTriple(triple);
-  llmod->setDataLayout(tm->createDataLayout());
-  uint64_t arena = 0;
-  if (auto a = module->getAttrOfType<IntegerAttr>("kiln.arena_size"))
-    arena = a.getInt();
   DescriptorBuilder descriptor(*llmod, sig);
-  if (failed(descriptor.build(arena, 64)))
+  if (failed(descriptor.build(arenaOf(module), 64, fallbackSig,
+                              fallback ? arenaOf(*fallback) : 0)))
     return std::nullopt;
   if (llvm::verifyModule(*llmod, &llvm::errs())) {
     llvm::errs() << "kiln: internal error: invalid LLVM IR\n";

@@ -36,13 +36,18 @@ struct EmitOptions {
 /// Reads @main's inputs/outputs (names from `onnx.name`) and the partition
 /// list, and renames @main to the model's private entry symbol.
 mlir::LogicalResult captureSignature(mlir::ModuleOp module, llvm::StringRef name,
+                                     llvm::StringRef entrySuffix,
                                      ModelSignature &signature);
 
 /// Translates the LLVM-dialect module, adds the C-ABI descriptor and
 /// partition entry points, optimizes and returns an object file. With
 /// `printLlvm`, prints the optimized LLVM IR there instead.
+/// `fallback` (optional) is the CPU-only variant of a model whose primary
+/// variant needs CUDA; both land in one object.
 std::optional<std::string> emitObject(mlir::ModuleOp module,
                                       const ModelSignature &signature,
+                                      mlir::ModuleOp *fallback,
+                                      const ModelSignature *fallbackSignature,
                                       const EmitOptions &options,
                                       llvm::raw_ostream *printLlvm);
 

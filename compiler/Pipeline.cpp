@@ -16,6 +16,14 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/TargetSelect.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -35,6 +43,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
@@ -51,7 +60,8 @@ void registerKilnDialects(DialectRegistry &registry) {
                   index::IndexDialect, LLVM::LLVMDialect,
                   linalg::LinalgDialect, math::MathDialect,
                   memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, vector::VectorDialect>();
+                  tensor::TensorDialect, vector::VectorDialect,
+                  gpu::GPUDialect, NVVM::NVVMDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
@@ -59,6 +69,10 @@ void registerKilnDialects(DialectRegistry &registry) {
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
 void registerAllKilnPasses() {
@@ -70,6 +84,7 @@ void registerAllKilnPasses() {
   mlir::bufferization::registerBufferizationPasses();
   mlir::registerLinalgPasses();
   mlir::memref::registerMemRefPasses();
+  mlir::registerGPUPasses();
 }
 
 std::string modelNameFor(StringRef outputPrefix) {
@@ -144,82 +159,163 @@ static const char *kGraphPipeline = "func.func(kiln-shape-inference)";
 static const char *kBufferizePipeline =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
-    "func.func(canonicalize,cse),kiln-plan-memory";
+    "func.func(canonicalize,cse)";
 static const char *kToLlvmPipeline =
     "func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,func.func(canonicalize,cse),convert-math-to-libm,"
     "convert-math-to-llvm,finalize-memref-to-llvm,convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
-    "reconcile-unrealized-casts,canonicalize";
+    "gpu-to-llvm,reconcile-unrealized-casts,canonicalize";
+
+/// Device kernels: mapped loops become gpu.launch, outlined into a
+/// gpu.module, lowered to NVVM and compiled to PTX by LLVM's NVPTX backend.
+/// The CUDA toolkit whose libdevice provides kernels' math functions.
+static std::string cudaToolkit() {
+  for (const char *dir : {(const char *)getenv("CUDA_HOME"),
+                          (const char *)getenv("CUDA_PATH"), "/usr/local/cuda"})
+    if (dir && *dir && llvm::sys::fs::exists(std::string(dir) + "/nvvm/libdevice"))
+      return dir;
+  return "";
+}
+
+static std::string gpuPipeline(StringRef arch) {
+  std::string toolkit = cudaToolkit();
+  return ("func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+          "gpu-kernel-outlining,func.func(gpu-async-region),lower-affine,"
+          "nvvm-attach-target{chip=" + arch + " features=+ptx80 O=3},"
+          "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
+          "reconcile-unrealized-casts),gpu-module-to-binary{format=isa" +
+          (toolkit.empty() ? std::string() : " toolkit=" + toolkit) + "}")
+      .str();
+}
+
+static bool hasGpuCode(ModuleOp module) {
+  bool found = false;
+  module.walk([&](gpu::BinaryOp) { found = true; });
+  return found;
+}
+
+/// Prints the PTX of every kernel module.
+static void printPtx(ModuleOp module, llvm::raw_ostream &os) {
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute a : binary.getObjects()) {
+      StringRef text = cast<gpu::ObjectAttr>(a).getObject().getValue();
+      os << "// kernels of " << binary.getSymName() << "\n" << text.rtrim('\0') << "\n";
+    }
+  });
+}
 
 int compileModel(MLIRContext &ctx, const CompileOptions &options,
                  llvm::raw_ostream &os) {
-  ModuleOp module_;
   Progress progress(options.showProgress && options.emit == EmitKind::Library);
   DefaultTimingManager timingManager;
   applyDefaultTimingManagerCLOptions(timingManager);
   TimingScope timing = timingManager.getRootScope();
-  auto runStage = [&](StringRef pipeline) {
-    return runPipeline(module_, pipeline, timing);
-  };
-  progress.stage("importing " + options.inputPath);
-  TimingScope importTiming = timing.nest("Import");
-  OwningOpRef<ModuleOp> module = importOnnxFile(ctx, options.inputPath, options.import);
-  importTiming.stop();
-  if (!module)
-    return 1;
-  module_ = module.get();
-  progress.finish();
-  if (options.showProgress && options.emit == EmitKind::Library)
-    llvm::errs() << "kiln: " << countGraphOps(*module) << " nodes\n";
-  if (options.emit == EmitKind::Onnx) {
-    module->print(os);
-    return 0;
+  bool wantsCuda = llvm::is_contained(options.providers, "cuda");
+  if (wantsCuda) {
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
   }
-
-  progress.stage("shape inference and partitioning");
-  std::string providers;
-  for (const std::string &p : options.providers)
-    providers += (providers.empty() ? "" : ",") + p;
-  if (failed(runStage(std::string(kGraphPipeline) +
-                      ",kiln-partition{providers=" + providers + "}")))
-    return 1;
-  if (options.emit == EmitKind::Kiln) {
-    module->print(os);
-    return 0;
-  }
-
-  progress.stage("lowering partitions");
-  if (failed(runStage("kiln-lower-partitions,func.func(canonicalize,cse)")))
-    return 1;
-  if (options.emit == EmitKind::Linalg) {
-    module->print(os);
-    return 0;
-  }
-
   std::string name = modelNameFor(options.outputPrefix.empty() ? "model"
                                                                : options.outputPrefix);
-  ModelSignature signature;
-  if (failed(captureSignature(*module, name, signature)))
-    return 1;
-  progress.stage("bufferizing and planning memory");
-  if (failed(runStage(kBufferizePipeline)))
-    return 1;
 
-  progress.stage("lowering to LLVM");
-  if (failed(runStage(kToLlvmPipeline)))
+  // Lowers one variant of the model: the user's providers, or (as the
+  // fallback of a CUDA build) the CPU alone. Only the first variant prints
+  // --emit stages.
+  struct Variant {
+    OwningOpRef<ModuleOp> module;
+    ModelSignature signature;
+  };
+  bool printed = false;
+  auto lowerVariant = [&](ArrayRef<std::string> providerList, StringRef suffix,
+                          bool primary) -> std::optional<Variant> {
+    auto stop = [&](EmitKind kind, ModuleOp m) {
+      if (!primary || options.emit != kind)
+        return false;
+      m.print(os);
+      printed = true;
+      return true;
+    };
+    std::string label = primary ? "" : " (CPU fallback)";
+    progress.stage("importing " + options.inputPath + label);
+    TimingScope importTiming = timing.nest("Import");
+    OwningOpRef<ModuleOp> module = importOnnxFile(ctx, options.inputPath, options.import);
+    importTiming.stop();
+    if (!module)
+      return std::nullopt;
+    progress.finish();
+    if (primary && options.showProgress && options.emit == EmitKind::Library)
+      llvm::errs() << "kiln: " << countGraphOps(*module) << " nodes\n";
+    if (stop(EmitKind::Onnx, *module))
+      return Variant{std::move(module), {}};
+    auto run = [&](StringRef pipeline) { return runPipeline(*module, pipeline, timing); };
+
+    progress.stage("shape inference and partitioning" + label);
+    std::string providers = llvm::join(providerList, ",");
+    if (failed(run(std::string(kGraphPipeline) + ",kiln-partition{providers=" +
+                   providers + "}")))
+      return std::nullopt;
+    if (stop(EmitKind::Kiln, *module))
+      return Variant{std::move(module), {}};
+
+    progress.stage("lowering partitions" + label);
+    if (failed(run("kiln-lower-partitions,func.func(canonicalize,cse)")))
+      return std::nullopt;
+    if (stop(EmitKind::Linalg, *module))
+      return Variant{std::move(module), {}};
+
+    Variant v;
+    if (failed(captureSignature(*module, name, suffix, v.signature)))
+      return std::nullopt;
+    progress.stage("bufferizing and planning memory" + label);
+    bool cuda = llvm::is_contained(providerList, "cuda");
+    if (failed(run(std::string(kBufferizePipeline) +
+                   (cuda ? ",kiln-cuda-offload" : "") + ",kiln-plan-memory")))
+      return std::nullopt;
+    if (cuda) {
+      progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")");
+      if (failed(run(gpuPipeline(options.cudaArch))))
+        return std::nullopt;
+      if (primary && options.emit == EmitKind::Ptx) {
+        printPtx(*module, os);
+        printed = true;
+        return Variant{std::move(module), {}};
+      }
+    }
+    progress.stage("lowering to LLVM" + label);
+    if (failed(run(kToLlvmPipeline)))
+      return std::nullopt;
+    if (stop(EmitKind::LlvmMlir, *module))
+      return Variant{std::move(module), {}};
+    v.module = std::move(module);
+    return v;
+  };
+
+  auto primary = lowerVariant(options.providers, "", /*primary=*/true);
+  if (!primary)
     return 1;
-  if (options.emit == EmitKind::LlvmMlir) {
-    module->print(os);
+  if (printed)
     return 0;
+  // A model with device code carries a CPU-only copy, chosen at session
+  // creation when there is no CUDA driver or device.
+  std::optional<Variant> fallback;
+  if (hasGpuCode(*primary->module)) {
+    fallback = lowerVariant({"cpu"}, "_cpu", /*primary=*/false);
+    if (!fallback)
+      return 1;
   }
 
   progress.stage("generating machine code");
   EmitOptions emitOptions;
   emitOptions.targetCpu = options.targetCpu;
   TimingScope codegenTiming = timing.nest("LLVM codegen");
-  auto object = emitObject(*module, signature, emitOptions,
+  ModuleOp fallbackModule = fallback ? fallback->module.get() : ModuleOp();
+  auto object = emitObject(*primary->module, primary->signature,
+                           fallback ? &fallbackModule : nullptr,
+                           fallback ? &fallback->signature : nullptr, emitOptions,
                            options.emit == EmitKind::Llvm ? &os : nullptr);
   codegenTiming.stop();
   if (!object)
@@ -232,7 +328,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
   }
 
   progress.stage("writing " + options.outputPrefix + ".{o,h,a,so}");
-  if (failed(writeArtifacts(*object, signature, options.outputPrefix,
+  if (failed(writeArtifacts(*object, primary->signature, options.outputPrefix,
                             options.buildSharedLibrary)))
     return 1;
   progress.finish();

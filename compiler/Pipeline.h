@@ -10,7 +10,7 @@
 
 namespace kiln {
 
-enum class EmitKind { Library, Onnx, Kiln, Linalg, LlvmMlir, Llvm, Obj };
+enum class EmitKind { Library, Onnx, Kiln, Linalg, LlvmMlir, Ptx, Llvm, Obj };
 
 struct CompileOptions {
   std::string inputPath;
@@ -19,6 +19,8 @@ struct CompileOptions {
   std::vector<std::string> providers = {"cpu"};
   /// "native" (the build machine) or an LLVM CPU name such as x86-64-v3.
   std::string targetCpu = "native";
+  /// GPU architecture of CUDA partitions (sm_80, sm_89, sm_90).
+  std::string cudaArch = "sm_90";
   EmitKind emit = EmitKind::Library;
   ImportOptions import;
   bool showProgress = true;

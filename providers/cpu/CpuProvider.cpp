@@ -1,6 +1,7 @@
 //===- CpuProvider.cpp - the CPU execution provider -----------------------===//
 #include "providers/Provider.h"
 #include "providers/cpu/OnnxToLinalg.h"
+#include "providers/cuda/Cuda.h"
 
 namespace kiln {
 namespace {
@@ -21,6 +22,7 @@ public:
 void registerBuiltinProviders() {
   static bool done = [] {
     registerProvider(std::make_unique<CpuProvider>());
+    registerCudaProvider();
     return true;
   }();
   (void)done;

@@ -39,10 +39,15 @@ static cl::opt<kiln::EmitKind> emit(
                clEnumValN(kiln::EmitKind::Kiln, "kiln", "after shape inference and partitioning"),
                clEnumValN(kiln::EmitKind::Linalg, "linalg", "after provider lowering"),
                clEnumValN(kiln::EmitKind::LlvmMlir, "llvm-mlir", "LLVM dialect"),
+               clEnumValN(kiln::EmitKind::Ptx, "ptx", "PTX of the CUDA partitions"),
                clEnumValN(kiln::EmitKind::Llvm, "llvm", "optimized LLVM IR with the descriptor"),
                clEnumValN(kiln::EmitKind::Obj, "obj", "the object file (to stdout without -o)"),
                clEnumValN(kiln::EmitKind::Library, "lib", "object, libraries and header (default)")),
     cl::cat(kilnCategory));
+static cl::opt<std::string>
+    cudaArch("cuda-arch", cl::desc("GPU architecture of CUDA partitions: sm_90 (default, "
+                                   "H100/H200), sm_89 or sm_80"),
+             cl::init("sm_90"), cl::cat(kilnCategory));
 static cl::list<std::string>
     inputShapes("input-shape", cl::desc("Pin an input's shape: NAME=d0,d1,... (repeatable)"),
                 cl::value_desc("NAME=d0,d1,..."), cl::cat(kilnCategory));
@@ -96,6 +101,12 @@ int main(int argc, char **argv) {
   if (!providers.empty())
     options.providers.assign(providers.begin(), providers.end());
   options.targetCpu = targetCpu;
+  if (cudaArch != "sm_90" && cudaArch != "sm_89" && cudaArch != "sm_80") {
+    errs() << "kiln: error: --cuda-arch=" << cudaArch
+           << " is not supported (use sm_90, sm_89 or sm_80)\n";
+    return 2;
+  }
+  options.cudaArch = cudaArch;
   options.emit = emit;
   options.showProgress = !quiet;
   options.buildSharedLibrary = !noShared;

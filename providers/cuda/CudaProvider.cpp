@@ -1,0 +1,55 @@
+//===- CudaProvider.cpp - the CUDA execution provider ---------------------===//
+//
+// A CUDA partition is lowered to linalg exactly like a CPU one (the linalg
+// form is target-neutral); its structured ops are tagged `kiln.device =
+// "cuda"`, and after bufferization kiln-cuda-offload places their buffers
+// on the device, inserts the transfers and maps them to GPU kernels.
+//
+//===----------------------------------------------------------------------===//
+#include "providers/Provider.h"
+#include "providers/cpu/OnnxToLinalg.h"
+#include "providers/cuda/Cuda.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+class CudaProvider final : public Provider {
+public:
+  llvm::StringRef getName() const override { return "cuda"; }
+
+  bool canRun(Operation *op, std::string &why) const override {
+    StringRef name = op->getName().getStringRef();
+    // Constants and shape-only ops stay with the host: their data is tiny
+    // and a transfer would cost more than the work.
+    static const llvm::StringSet<> hostOnly = {
+        "onnx.Constant", "onnx.NoValue", "onnx.Shape", "onnx.Size",
+        "onnx.ConstantOfShape", "onnx.Range", "onnx.If", "onnx.Loop"};
+    if (hostOnly.contains(name)) {
+      why = "kept on the host (shape or control op)";
+      return false;
+    }
+    return cpu::canLowerOnCpu(op, why);
+  }
+
+  LogicalResult lowerPartition(Operation *partition) const override {
+    if (failed(cpu::lowerOnnxToLinalg(partition)))
+      return failure();
+    Builder b(partition->getContext());
+    partition->walk([&](linalg::LinalgOp op) {
+      op->setAttr(kCudaDeviceAttr, b.getStringAttr("cuda"));
+    });
+    return success();
+  }
+};
+
+} // namespace
+
+void registerCudaProvider() { registerProvider(std::make_unique<CudaProvider>()); }
+
+} // namespace kiln

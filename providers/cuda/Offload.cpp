@@ -1,0 +1,283 @@
+//===- Offload.cpp - place CUDA partitions' buffers and kernels -----------===//
+//
+// After bufferization, structured ops tagged by the CUDA provider run on
+// the device. Each buffer they touch gets a device twin (or lives only on
+// the device when the host never uses it); copies are inserted only where
+// the side that is about to use a buffer holds a stale copy, so a tensor
+// crosses once per direction however many device ops read it. The device
+// ops then become parallel loop nests (parallel dims outermost, the
+// innermost tiled into thread blocks) that gpu-map-parallel-loops and
+// convert-parallel-loops-to-gpu turn into kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/Passes.h"
+#include "providers/cuda/Cuda.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/MapVector.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_CUDAOFFLOAD
+#include "providers/Passes.h.inc"
+
+namespace {
+
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+bool isDeviceOp(Operation *op) {
+  return isa<linalg::LinalgOp>(op) && op->hasAttr(kCudaDeviceAttr);
+}
+
+struct RootUse {
+  Value root;
+  bool writes;
+};
+
+/// Memref roots an op (and its nested ops) touches, with write effects.
+SmallVector<RootUse> rootsUsedBy(Operation *op) {
+  llvm::MapVector<Value, bool> uses;
+  auto note = [&](Value v, bool write) {
+    if (!isa<MemRefType>(v.getType()))
+      return;
+    Value r = rootOf(v);
+    uses[r] = uses.lookup(r) || write;
+  };
+  op->walk([&](Operation *o) {
+    if (isa<ViewLikeOpInterface>(o))
+      return;
+    auto mem = dyn_cast<MemoryEffectOpInterface>(o);
+    for (Value v : o->getOperands()) {
+      bool write = true;
+      if (mem) {
+        SmallVector<MemoryEffects::EffectInstance> effects;
+        mem.getEffectsOnValue(v, effects);
+        write = llvm::any_of(effects, [](auto &e) {
+          return isa<MemoryEffects::Write>(e.getEffect());
+        });
+      } else if (isPure(o)) {
+        write = false;
+      }
+      note(v, write);
+    }
+  });
+  SmallVector<RootUse> out;
+  for (auto &[r, w] : uses)
+    out.push_back({r, w});
+  return out;
+}
+
+struct BufferState {
+  Value device;       // the device twin (or the root itself if device-only)
+  bool hostValid = true;
+  bool deviceValid = false;
+  bool deviceOnly = false;
+};
+
+struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isDeclaration() && failed(offload(func)))
+        return signalPassFailure();
+  }
+
+  /// The device value for `v` (a view of a host root): the same views
+  /// applied to the root's device twin, rebuilt before `before`.
+  Value deviceValueFor(Value v, Value devRoot, OpBuilder &b) {
+    SmallVector<Operation *> chain;
+    Value cur = v;
+    while (auto view = cur.getDefiningOp<ViewLikeOpInterface>()) {
+      chain.push_back(view);
+      cur = view.getViewSource();
+    }
+    IRMapping map;
+    map.map(cur, devRoot);
+    Value result = devRoot;
+    for (Operation *view : llvm::reverse(chain)) {
+      Operation *clone = b.clone(*view, map);
+      result = clone->getResult(0);
+      map.map(view->getResult(0), result);
+    }
+    return result;
+  }
+
+  LogicalResult offload(func::FuncOp func) {
+    Block &entry = func.getBody().front();
+    // Device ops nested in host control flow run on the host.
+    func.walk([&](Operation *op) {
+      if (isDeviceOp(op) && op->getBlock() != &entry)
+        op->removeAttr(kCudaDeviceAttr);
+    });
+    SmallVector<Operation *> deviceOps;
+    llvm::DenseSet<Value> hostRoots;
+    for (Operation &op : entry) {
+      if (isDeviceOp(&op)) {
+        deviceOps.push_back(&op);
+        continue;
+      }
+      if (isa<ViewLikeOpInterface>(op))
+        continue;
+      for (const RootUse &u : rootsUsedBy(&op))
+        hostRoots.insert(u.root);
+    }
+    if (deviceOps.empty())
+      return success();
+
+    OpBuilder b(func.getContext());
+    llvm::DenseMap<Value, BufferState> state;
+    SmallVector<Value> toFree;
+    auto stateFor = [&](Value root) -> BufferState & {
+      auto it = state.find(root);
+      if (it != state.end())
+        return it->second;
+      BufferState s;
+      auto type = cast<MemRefType>(root.getType());
+      auto alloc = root.getDefiningOp<memref::AllocOp>();
+      if (alloc && !hostRoots.contains(root)) {
+        // Only device ops touch it: the buffer lives on the device alone.
+        b.setInsertionPoint(alloc);
+        auto dev = b.create<gpu::AllocOp>(alloc.getLoc(), type, Type(), ValueRange(),
+                                          ValueRange(), ValueRange(), false);
+        alloc.getResult().replaceAllUsesWith(dev.getMemref());
+        alloc.erase();
+        s.device = dev.getMemref();
+        s.deviceOnly = true;
+        s.deviceValid = true;
+        s.hostValid = false;
+        state[s.device] = s;
+        toFree.push_back(s.device);
+        return state[s.device];
+      }
+      b.setInsertionPointToStart(&entry);
+      s.device = b.create<gpu::AllocOp>(func.getLoc(), type, Type(), ValueRange(),
+                                        ValueRange(), ValueRange(), false)
+                     .getMemref();
+      // A fresh host allocation holds nothing yet: either side may start.
+      s.deviceValid = static_cast<bool>(alloc);
+      toFree.push_back(s.device);
+      return state[root] = s;
+    };
+
+    for (Operation &opRef : llvm::make_early_inc_range(entry)) {
+      Operation *op = &opRef;
+      if (isa<ViewLikeOpInterface>(op))
+        continue;
+      if (isDeviceOp(op)) {
+        auto linalgOp = cast<linalg::LinalgOp>(op);
+        // Operands and values captured by the body, by root.
+        SmallVector<OpOperand *> memOperands;
+        for (OpOperand &o : op->getOpOperands())
+          if (isa<MemRefType>(o.get().getType()))
+            memOperands.push_back(&o);
+        SmallVector<OpOperand *> captured;
+        op->walk([&](Operation *inner) {
+          if (inner == op)
+            return;
+          for (OpOperand &o : inner->getOpOperands())
+            if (isa<MemRefType>(o.get().getType()) &&
+                !op->isAncestor(o.get().getParentBlock()->getParentOp()))
+              captured.push_back(&o);
+        });
+        for (OpOperand *o : llvm::concat<OpOperand *>(memOperands, captured)) {
+          Value root = rootOf(o->get());
+          BufferState &s = stateFor(root);
+          if (!s.deviceValid) {
+            b.setInsertionPoint(op);
+            b.create<gpu::MemcpyOp>(op->getLoc(), TypeRange(), ValueRange(), s.device, root);
+            s.deviceValid = true;
+          }
+        }
+        for (OpOperand *o : llvm::concat<OpOperand *>(memOperands, captured)) {
+          Value root = rootOf(o->get());
+          BufferState &s = state.find(root) != state.end() ? state[root] : stateFor(root);
+          b.setInsertionPoint(op);
+          o->set(s.deviceOnly ? o->get() : deviceValueFor(o->get(), s.device, b));
+        }
+        for (OpOperand &init : linalgOp.getDpsInitsMutable()) {
+          Value root = rootOf(init.get());
+          for (auto &[host, s] : state)
+            if (s.device == root || host == root)
+              s.hostValid = false;
+        }
+        continue;
+      }
+      // A host op (or the return): its roots must be current on the host.
+      for (const RootUse &u : rootsUsedBy(op)) {
+        auto it = state.find(u.root);
+        if (it == state.end() || it->second.deviceOnly)
+          continue;
+        BufferState &s = it->second;
+        if (!s.hostValid) {
+          b.setInsertionPoint(op);
+          b.create<gpu::MemcpyOp>(op->getLoc(), TypeRange(), ValueRange(), u.root, s.device);
+          s.hostValid = true;
+        }
+        if (u.writes)
+          s.deviceValid = false;
+      }
+    }
+    Operation *ret = entry.getTerminator();
+    b.setInsertionPoint(ret);
+    for (Value dev : toFree)
+      b.create<gpu::DeallocOp>(ret->getLoc(), TypeRange(), ValueRange(), dev);
+
+    // Device ops become parallel loop nests, parallel dims outermost.
+    IRRewriter rewriter(func.getContext());
+    for (Operation *op : deviceOps) {
+      rewriter.setInsertionPoint(op);
+      linalg::LinalgOp linalgOp = cast<linalg::LinalgOp>(op);
+      if (!isa<linalg::GenericOp>(op)) {
+        auto generic = linalg::generalizeNamedOp(rewriter, linalgOp);
+        if (failed(generic))
+          return op->emitError("kiln-cuda-offload: cannot generalize");
+        linalgOp = *generic;
+      }
+      auto generic = cast<linalg::GenericOp>(linalgOp.getOperation());
+      SmallVector<unsigned> perm;
+      auto iters = generic.getIteratorTypesArray();
+      for (unsigned i = 0; i < iters.size(); ++i)
+        if (iters[i] == utils::IteratorType::parallel)
+          perm.push_back(i);
+      unsigned numParallel = perm.size();
+      for (unsigned i = 0; i < iters.size(); ++i)
+        if (iters[i] != utils::IteratorType::parallel)
+          perm.push_back(i);
+      if (!llvm::equal(perm, llvm::seq<unsigned>(0, perm.size()))) {
+        auto swapped = linalg::interchangeGenericOp(rewriter, generic, perm);
+        if (failed(swapped))
+          return op->emitError("kiln-cuda-offload: cannot interchange loops");
+        generic = *swapped;
+      }
+      SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+      rewriter.setInsertionPoint(generic);
+      auto loops = linalg::linalgOpToParallelLoops(rewriter, generic);
+      if (failed(loops))
+        return op->emitError("kiln-cuda-offload: cannot build loops");
+      rewriter.eraseOp(generic);
+      auto par = loops->empty() ? scf::ParallelOp() : dyn_cast<scf::ParallelOp>(loops->front());
+      if (!par || numParallel == 0)
+        return op->emitError("kiln-cuda-offload: a device op needs a parallel dimension");
+      // Threads along the innermost parallel dim, one block row per tile.
+      SmallVector<int64_t> tiles(numParallel, 1);
+      int64_t inner = ranges[numParallel - 1];
+      tiles.back() = std::min<int64_t>(256, (inner + 31) / 32 * 32);
+      scf::tileParallelLoop(par, tiles, /*noMinMaxBounds=*/false);
+    }
+    return success();
+  }
+};
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,43 @@
+// RUN: kiln-opt %s -split-input-file --kiln-partition=providers=cuda,cpu | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-partition=providers=cpu,cuda | FileCheck %s --check-prefix=CPUFIRST
+
+// Priority order: compute goes to cuda, the constant stays on the host.
+// CHECK-LABEL: func.func @priority
+// CHECK: kiln.partition "cpu_0" provider("cpu")
+// CHECK: onnx.Constant
+// CHECK: kiln.partition "cuda_0" provider("cuda")
+// CHECK: onnx.MatMul
+// CHECK: onnx.Relu
+// CPUFIRST-LABEL: func.func @priority
+// CPUFIRST: kiln.partition "cpu_0" provider("cpu")
+// CPUFIRST-NOT: kiln.partition
+func.func @priority(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = onnx.Constant() {value = dense<1.0> : tensor<4x3xf32>} : () -> tensor<4x3xf32>
+  %0 = onnx.MatMul(%x, %w) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %1 = onnx.Relu(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+
+// -----
+
+// An op cuda does not take (control flow) in the middle of a chain falls
+// back to the CPU and splits the chain into two cuda partitions.
+// CHECK-LABEL: func.func @fallback_in_chain
+// CPUFIRST-LABEL: func.func @fallback_in_chain
+// CHECK: kiln.partition "cuda_0" provider("cuda")
+// CHECK: onnx.Relu
+// CHECK: kiln.partition "cpu_0" provider("cpu")
+// CHECK: onnx.If
+// CHECK: kiln.partition "cuda_1" provider("cuda")
+// CHECK: onnx.Tanh
+func.func @fallback_in_chain(%c: tensor<i1>, %x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = onnx.Relu(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = onnx.If(%c) {
+    onnx.Yield %0 : tensor<8xf32>
+  }, {
+    %n = onnx.Neg(%0) : (tensor<8xf32>) -> tensor<8xf32>
+    onnx.Yield %n : tensor<8xf32>
+  } : (tensor<i1>) -> tensor<8xf32>
+  %2 = onnx.Tanh(%1) : (tensor<8xf32>) -> tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
