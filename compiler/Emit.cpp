@@ -338,6 +338,12 @@ std::optional<std::string> emitObject(ModuleOp module, const ModelSignature &sig
       return std::nullopt;
     }
   }
+  // Nothing compares the addresses of weights: marking private constants
+  // unnamed_addr lets LLVM's constant merging keep one copy of each weight
+  // shared by the CUDA and CPU variants.
+  for (llvm::GlobalVariable &g : llmod->globals())
+    if (g.isConstant() && g.hasLocalLinkage())
+      g.setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
   DescriptorBuilder descriptor(*llmod, sig);
   if (failed(descriptor.build(arenaOf(module), 64, fallbackSig,
                               fallback ? arenaOf(*fallback) : 0)))
