@@ -23,7 +23,8 @@ const kiln_model_info *addModel() {
   static const kiln_partition_info Parts[] = {{"cpu_0", "cpu", 1, addFn}};
   static const kiln_model_info Info = {
       KILN_ABI_VERSION, "add", "kiln test", 2, Inputs, 1,
-      Outputs,          0,     0,           1, Parts};
+      Outputs,          0,     0,           1, Parts,
+      0,                0,     nullptr,     0};
   return &Info;
 }
 
@@ -55,7 +56,8 @@ const kiln_model_info *twoPartitionModel() {
       {"accumulate", "fake_accel", 1, accumulateFn}};
   static const kiln_model_info Info = {
       KILN_ABI_VERSION, "two", "kiln test", 2, Inputs, 2,
-      Outputs,          24,    64,          2, Parts};
+      Outputs,          24,    64,          2, Parts,
+      0,                0,     nullptr,     0};
   return &Info;
 }
 

@@ -26,9 +26,14 @@ options:
   --warmup W           untimed runs before the timed ones (default 0)
   --profile FILE       write a Chrome trace (chrome://tracing, Perfetto)
   --print              print output shapes and first values
+  --cpu                run a model compiled for CUDA on its CPU fallback
+  --device-io          keep inputs and outputs in device memory (CUDA only;
+                       on the CPU this is noted and ignored)
   --help               show this text
 
 Without any inputs, inputs are filled with deterministic pseudo-random data.
+The provider the model runs on ("cuda" or "cpu", and why the CPU) is
+printed on stderr and in the --iterations JSON line.
 Exit status: 0 success, 1 output mismatch, 2 error.
 )";
 }
@@ -69,6 +74,14 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
     }
     if (Arg == "--print") {
       Opts.Print = true;
+      continue;
+    }
+    if (Arg == "--cpu" || Arg == "-cpu") {
+      Opts.ForceCpu = true;
+      continue;
+    }
+    if (Arg == "--device-io" || Arg == "-device-io") {
+      Opts.DeviceIO = true;
       continue;
     }
     if (Arg.size() < 2 || Arg[0] != '-') {

@@ -17,6 +17,8 @@ struct Options {
   int Iterations = 0; // 0: run once, print no timing
   int Warmup = 0;
   bool Print = false;
+  bool ForceCpu = false; // --cpu
+  bool DeviceIO = false; // --device-io
   bool Help = false;
 };
 

@@ -225,16 +225,18 @@ std::string jsonString(const std::string &S) {
   return Out + "\"";
 }
 
-void printTimings(const kiln_model_info &M, std::vector<double> Ms) {
+void printTimings(const kiln_model_info &M, const std::string &Provider,
+                  std::vector<double> Ms) {
   std::sort(Ms.begin(), Ms.end());
   size_t N = Ms.size();
   double Median = N % 2 ? Ms[N / 2] : (Ms[N / 2 - 1] + Ms[N / 2]) / 2;
   double Sum = 0;
   for (double V : Ms)
     Sum += V;
-  std::printf("{\"model\":%s,\"iterations\":%zu,\"median_ms\":%.6f,"
-              "\"min_ms\":%.6f,\"mean_ms\":%.6f}\n",
-              jsonString(M.name ? M.name : "").c_str(), N, Median, Ms[0],
+  std::printf("{\"model\":%s,\"provider\":%s,\"iterations\":%zu,"
+              "\"median_ms\":%.6f,\"min_ms\":%.6f,\"mean_ms\":%.6f}\n",
+              jsonString(M.name ? M.name : "").c_str(),
+              jsonString(Provider).c_str(), N, Median, Ms[0],
               Sum / static_cast<double>(N));
 }
 
@@ -274,9 +276,25 @@ int run(const Options &Opts) {
     throw Failure{Err};
   const kiln_model_info &M = *Lib.model();
 
-  kiln::Session S(&M);
+  kiln_session_options SessionOpts{};
+  SessionOpts.force_cpu = Opts.ForceCpu;
+  kiln::Session S(&M, SessionOpts);
   if (!S.valid())
     throw Failure{S.createStatus().message()};
+  std::string Provider = S.provider(), Note = S.providerNote();
+  if (Note.empty())
+    std::fprintf(stderr, "kiln-run: running on %s\n", Provider.c_str());
+  else
+    std::fprintf(stderr, "kiln-run: running on %s (%s)\n", Provider.c_str(),
+                 Note.c_str());
+  if (Opts.DeviceIO && Provider != "cuda")
+    std::fprintf(stderr, "kiln-run: note: --device-io needs CUDA; the model "
+                         "runs on the CPU, so inputs and outputs stay in "
+                         "host memory\n");
+  else if (Opts.DeviceIO)
+    std::fprintf(stderr, "kiln-run: note: --device-io: device-resident "
+                         "inputs and outputs are not implemented yet; using "
+                         "host buffers\n");
 
   std::vector<HostTensor> Inputs = gatherInputs(Opts, M);
   std::vector<HostTensor> Outputs;
@@ -313,7 +331,7 @@ int run(const Options &Opts) {
           std::chrono::steady_clock::now() - Start;
       Ms.push_back(D.count());
     }
-    printTimings(M, std::move(Ms));
+    printTimings(M, Provider, std::move(Ms));
   } else if (Opts.Warmup == 0) {
     RunOnce();
   }

@@ -38,8 +38,16 @@ public:
   /// On failure the Session is empty (!valid()) and createStatus() says why.
   explicit Session(const kiln_model_info *Model)
       : Created(Status::fromCode(kiln_session_create(Model, &Handle))) {}
+  Session(const kiln_model_info *Model, const kiln_session_options &Options)
+      : Created(Status::fromCode(
+            kiln_session_create_with_options(Model, &Options, &Handle))) {}
   static Status create(const kiln_model_info *Model, Session &Out) {
     Out = Session(Model);
+    return Out.Created;
+  }
+  static Status create(const kiln_model_info *Model,
+                       const kiln_session_options &Options, Session &Out) {
+    Out = Session(Model, Options);
     return Out.Created;
   }
 
@@ -62,6 +70,14 @@ public:
   const Status &createStatus() const { return Created; }
   kiln_session *get() const { return Handle; }
   const kiln_model_info &model() const { return *kiln_session_model(Handle); }
+  /// "cuda" or "cpu" ("" when not created).
+  std::string provider() const {
+    return Handle ? kiln_session_provider(Handle) : "";
+  }
+  /// Why a model that wants CUDA runs on the CPU; "" otherwise.
+  std::string providerNote() const {
+    return Handle ? kiln_session_provider_note(Handle) : "";
+  }
 
   Status run(const kiln_tensor *Inputs, int NumInputs, kiln_tensor *Outputs,
              int NumOutputs) {
