@@ -76,7 +76,9 @@ def expect_in(needle, text):
 
 def expect_error(p, message):
     expect_rc(p, 2)
-    assert p.stderr.startswith("kiln-run: error: "), p.stderr
+    # kiln-run may first say which provider runs the model.
+    errors = [l for l in p.stderr.splitlines() if l.startswith("kiln-run: error: ")]
+    assert errors, p.stderr
     expect_in(message, p.stderr)
 
 
@@ -186,6 +188,8 @@ def iterations(c):
     assert len(lines) == 1, lines
     r = json.loads(lines[0])
     assert r["model"] == "fake" and r["iterations"] == 5, r
+    assert r["provider"] == "cpu", r
+    expect_in("kiln-run: running on cpu", p.stderr)
     assert 0 <= r["min_ms"] <= r["median_ms"] and r["mean_ms"] >= r["min_ms"], r
 
 
