@@ -26,6 +26,7 @@ class Ctx:
         self.bin = args.kiln_run
         self.fake = args.fake
         self.fakenamed = args.fakenamed
+        self.fakecuda = args.fakecuda
         self.work = args.work
         shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.work)
@@ -33,9 +34,11 @@ class Ctx:
     def path(self, *parts):
         return os.path.join(self.work, *parts)
 
-    def run(self, *args, lib=None):
+    def run(self, *args, lib=None, env=None):
         cmd = [self.bin] + ([lib or self.fake] if lib != "" else []) + list(args)
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        full_env = dict(os.environ, **env) if env else None
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                           env=full_env)
         print("$", " ".join(cmd))
         print(p.stdout, end="")
         print(p.stderr, end="", file=sys.stderr)
@@ -242,6 +245,36 @@ def bad_option(c):
     expect_error(c.run("--output-dir"), "needs a value")
 
 
+def cuda_provider(c):
+    # The library references the mgpu* shims undefined: loading it proves
+    # kiln-run exports them. Without a GPU it runs its CPU fallback.
+    p = c.run(*c.npy_inputs(), "--check-dir", c.ref_dir(), "--iterations", "2",
+              "--device-io", lib=c.fakecuda)
+    expect_rc(p, 0)
+    r = json.loads(p.stdout.strip().splitlines()[0])
+    if r["provider"] == "cpu":
+        expect_in("kiln-run: running on cpu (CUDA unavailable: ", p.stderr)
+        expect_in("--device-io needs CUDA", p.stderr)
+    else:
+        assert r["provider"] == "cuda", r
+        expect_in("kiln-run: running on cuda\n", p.stderr)
+    expect_in('output "out/sum:0": OK', p.stdout)
+
+
+def cuda_force_cpu(c):
+    p = c.run(*c.npy_inputs(), "--check-dir", c.ref_dir(), "--cpu",
+              "--iterations", "1", lib=c.fakecuda)
+    expect_rc(p, 0)
+    expect_in("kiln-run: running on cpu (CPU requested)", p.stderr)
+    expect_in('"provider":"cpu"', p.stdout)
+    # A broken driver path is the same as none.
+    p = c.run(*c.npy_inputs(), lib=c.fakecuda,
+              env={"KILN_CUDA_DRIVER": "/nonexistent/libcuda.so.1"})
+    expect_rc(p, 0)
+    expect_in("running on cpu (CUDA unavailable: no CUDA driver: "
+              "/nonexistent/libcuda.so.1", p.stderr)
+
+
 SCENARIOS = {
     "help": help_, "npy_check_ok": npy_check_ok,
     "inputs_dir_by_name": inputs_dir_by_name, "output_dir": output_dir,
@@ -251,6 +284,7 @@ SCENARIOS = {
     "iterations": iterations, "profile": profile, "print": print_,
     "bad_library": bad_library, "no_entry_symbol": no_entry_symbol,
     "fallback_symbol": fallback_symbol, "bad_option": bad_option,
+    "cuda_provider": cuda_provider, "cuda_force_cpu": cuda_force_cpu,
 }
 
 
@@ -259,6 +293,7 @@ def main():
     ap.add_argument("--kiln-run", required=True)
     ap.add_argument("--fake", required=True)
     ap.add_argument("--fakenamed", required=True)
+    ap.add_argument("--fakecuda", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("scenario", choices=sorted(SCENARIOS))
     args = ap.parse_args()
