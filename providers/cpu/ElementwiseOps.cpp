@@ -138,8 +138,25 @@ Value powScalar(OpBuilder &b, Location l, Value x, Value e) {
 /// only) is Python's %, the sign of the divisor.
 Value modScalar(OpBuilder &b, Location l, Value x, Value y, bool fmod) {
   Type t = x.getType();
-  if (isFloat(t))
-    return b.create<arith::RemFOp>(l, x, y);
+  if (isFloat(t)) {
+    Value r = b.create<arith::RemFOp>(l, x, y);
+    if (fmod)
+      return r;
+    // numpy.mod: a nonzero remainder takes the divisor's sign, a zero one
+    // the divisor's sign bit.
+    Value zero = cst(b, l, t, 0.0);
+    Value isZero = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, r, zero);
+    Value rNeg = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, r, zero);
+    Value yNeg = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, y, zero);
+    Value differ = b.create<arith::XOrIOp>(l, rNeg, yNeg);
+    Value fixed = b.create<arith::SelectOp>(l, differ, b.create<arith::AddFOp>(l, r, y), r);
+    // copysign(0, y) from y's sign bit (math.copysign does not lower here).
+    Type bits = b.getIntegerType(t.getIntOrFloatBitWidth());
+    Value ySignBit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt,
+                                             b.create<arith::BitcastOp>(l, bits, y), cst(b, l, bits, 0));
+    Value signedZero = b.create<arith::SelectOp>(l, ySignBit, cst(b, l, t, -0.0), zero);
+    return b.create<arith::SelectOp>(l, isZero, signedZero, fixed);
+  }
   Value r = b.create<arith::RemSIOp>(l, x, y);
   if (fmod)
     return r;
@@ -210,15 +227,23 @@ void registerElementwiseOps(LoweringTable &m) {
   ew("Mod", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
     return modScalar(b, l, a[0], a[1], getIntAttr(op, "fmod", 0) != 0);
   }, false);
+  // Signed integers (unsigned types are refused): a shift amount outside
+  // [0, width) gives 0, or -1 for a right shift of a negative value.
   ew("BitShift", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
+    Type t = a[0].getType();
+    Value zero = cst(b, l, t, 0);
+    Value oor = b.create<arith::OrIOp>(
+        l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, a[1], zero),
+        b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, a[1],
+                                cst(b, l, t, t.getIntOrFloatBitWidth())));
+    // Keep the in-range shift well defined whatever the amount.
+    Value amount = b.create<arith::SelectOp>(l, oor, zero, a[1]);
     if (getStrAttr(op, "direction", "LEFT") == "LEFT")
-      return b.create<arith::ShLIOp>(l, a[0], a[1]);
-    return b.create<arith::ShRUIOp>(l, a[0], a[1]);
+      return b.create<arith::SelectOp>(l, oor, zero, b.create<arith::ShLIOp>(l, a[0], amount));
+    Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, a[0], zero);
+    Value fill = b.create<arith::SelectOp>(l, neg, cst(b, l, t, -1), zero);
+    return b.create<arith::SelectOp>(l, oor, fill, b.create<arith::ShRSIOp>(l, a[0], amount));
   }, false);
-  m["BitShift"].check = [](Operation *, std::string &why) {
-    why = "BitShift is defined on unsigned types only, which are not supported";
-    return false;
-  };
   ew("PRelu", [](OpBuilder &b, Location l, ValueRange a, Operation *) -> Value {
     Value x = a[0];
     if (isFloat(x.getType()))
@@ -403,6 +428,15 @@ void registerElementwiseOps(LoweringTable &m) {
   ew("Cast", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
     return castScalar(b, l, a[0], resultType(op).getElementType());
   }, false);
+  // The importer types an unknown `to` as f32: refuse anything but the
+  // dtypes this provider computes in (FLOAT, INT32, INT64, BOOL).
+  m["Cast"].check = [](Operation *op, std::string &why) {
+    int64_t to = getIntAttr(op, "to", 1);
+    if (to == 1 || to == 6 || to == 7 || to == 9)
+      return rejectUnsigned(op, why);
+    why = "cast to ONNX dtype " + std::to_string(to) + " is not supported";
+    return false;
+  };
   m["CastLike"] = {firstOperandOnly([](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
                      return castScalar(b, l, a[0], resultType(op).getElementType());
                    }), false};

@@ -318,7 +318,11 @@ Results lowerLpNorm(OpBuilder &b, Operation *op) {
   Value y = mapped(b, loc, out, ValueRange{x, norm}, {id, dropDimsMap(ctx, rank, {axis})},
                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                      Value n = l1 ? a[1] : (Value)nb.create<math::SqrtOp>(l, a[1]);
-                     return nb.create<arith::DivFOp>(l, a[0], n);
+                     // A zero norm gives 0, not 0/0.
+                     Value zero = cst(nb, l, a[0].getType(), 0.0);
+                     Value isZero = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, n, zero);
+                     return nb.create<arith::SelectOp>(l, isZero, zero,
+                                                       nb.create<arith::DivFOp>(l, a[0], n));
                    });
   return SmallVector<Value>{y};
 }

@@ -47,3 +47,47 @@ func.func @int_add(%a: tensor<3xi64>, %b: tensor<3xi64>) -> tensor<3xi64> {
   %0 = onnx.Add(%a, %b) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
   return %0 : tensor<3xi64>
 }
+
+// -----
+
+// Integer Mod with fmod=0 is Python's %: a nonzero remainder whose sign
+// differs from the divisor's gets the divisor added.
+// CHECK-LABEL: func.func @mod_int
+// CHECK: %[[R:.*]] = arith.remsi %[[A:.*]], %[[B:.*]] : i32
+// CHECK: arith.xori
+// CHECK: %[[FIX:.*]] = arith.andi
+// CHECK: %[[ADJ:.*]] = arith.addi %[[R]], %[[B]]
+// CHECK: arith.select %[[FIX]], %[[ADJ]], %[[R]]
+func.func @mod_int(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = onnx.Mod(%a, %b) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// Integer Pow goes through f64 and truncates back; integer Div truncates.
+// CHECK-LABEL: func.func @pow_div_int
+// CHECK: arith.sitofp {{.*}} : i64 to f64
+// CHECK: math.powf {{.*}} : f64
+// CHECK: arith.fptosi {{.*}} : f64 to i64
+// CHECK: arith.divsi
+func.func @pow_div_int(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> {
+  %0 = onnx.Pow(%a, %b) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %1 = onnx.Div(%0, %b) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return %1 : tensor<4xi64>
+}
+
+// -----
+
+// BitShift on signed integers: an amount outside [0, width) gives 0, or -1
+// for a right shift of a negative value; right shifts are arithmetic.
+// CHECK-LABEL: func.func @shift_right
+// CHECK: arith.cmpi sge, {{.*}}, %c32_i32
+// CHECK: %[[OOR:.*]] = arith.ori
+// CHECK: %[[FILL:.*]] = arith.select {{.*}}, %c-1_i32
+// CHECK: %[[SH:.*]] = arith.shrsi
+// CHECK: arith.select %[[OOR]], %[[FILL]], %[[SH]]
+func.func @shift_right(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = onnx.BitShift(%a, %b) {direction = "RIGHT"} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

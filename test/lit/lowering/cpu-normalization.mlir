@@ -47,3 +47,87 @@ func.func @softmax_v11(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %0 = onnx.Softmax(%x) {axis = 1 : i64, onnx.version = 11 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   return %0 : tensor<2x3x4xf32>
 }
+
+// -----
+
+// ArgMax is one reduction generic with two accumulators (best value, its
+// index); select_last_index also takes ties. The first element always wins
+// its row, so an all -inf row still gives index 0.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @argmax_last
+// CHECK: %[[R:.*]]:2 = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]}
+// CHECK: linalg.index 1
+// CHECK: %[[GT:.*]] = arith.cmpf ogt
+// CHECK: %[[EQ:.*]] = arith.cmpf oeq
+// CHECK: arith.ori %[[GT]], %[[EQ]]
+// CHECK: linalg.yield {{.*}} : f32, i64
+// CHECK: tensor.expand_shape %[[R]]#1
+func.func @argmax_last(%x: tensor<2x3xf32>) -> tensor<2x1xi64> {
+  %0 = onnx.ArgMax(%x) {axis = 1 : i64, select_last_index = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x1xi64>
+  return %0 : tensor<2x1xi64>
+}
+
+// -----
+
+// TopK with constant k: a rank per element (how many come before it, ties
+// by lower index) over an extra loop dim along the axis, then output slot r
+// picks the element whose rank is r.
+// CHECK-DAG: #[[OWN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[OTHER:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @topk
+// CHECK: %[[RANK:.*]] = linalg.generic {indexing_maps = [#[[OWN]], #[[OTHER]], #[[OWN]]], iterator_types = ["parallel", "parallel", "reduction"]} {{.*}} outs({{.*}} : tensor<2x5xi64>)
+// CHECK: arith.cmpf ogt
+// CHECK: arith.extui
+// CHECK: %[[R:.*]]:2 = linalg.generic {indexing_maps = [#[[OTHER]], #[[OTHER]], #[[OWN]], #[[OWN]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %[[RANK]] : {{.*}}) outs({{.*}} : tensor<2x2xf32>, tensor<2x2xi64>)
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @topk(%x: tensor<2x5xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>) {
+  %k = onnx.Constant() {value = dense<[2]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %v, %i = onnx.TopK(%x, %k) : (tensor<2x5xf32>, tensor<1xi64>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
+  return %v, %i : tensor<2x2xf32>, tensor<2x2xi64>
+}
+
+// -----
+
+// Integer ReduceMax starts from the type's signed minimum and compares signed.
+// CHECK-LABEL: func.func @reduce_max_int
+// CHECK: arith.constant -2147483648 : i32
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: arith.maxsi
+func.func @reduce_max_int(%x: tensor<2x3xi32>) -> tensor<2xi32> {
+  %a = onnx.Constant() {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0 = onnx.ReduceMax(%x, %a) {keepdims = 0 : i64} : (tensor<2x3xi32>, tensor<1xi64>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+// LayerNormalization's Mean and InvStdDev outputs are the reduced statistics
+// reshaped to keep the normalized dims as 1.
+// CHECK-LABEL: func.func @layernorm_stats
+// CHECK: %[[MEAN:.*]] = linalg.generic {{.*}}iterator_types = ["parallel"]
+// CHECK: arith.divf
+// CHECK: %[[INV:.*]] = linalg.generic {{.*}}iterator_types = ["parallel"]
+// CHECK: math.sqrt
+// CHECK: %[[Y:.*]] = linalg.generic
+// CHECK: %[[M:.*]] = tensor.expand_shape %[[MEAN]] {{.*}} into tensor<2x1xf32>
+// CHECK: %[[I:.*]] = tensor.expand_shape %[[INV]] {{.*}} into tensor<2x1xf32>
+// CHECK: return %[[Y]], %[[M]], %[[I]]
+func.func @layernorm_stats(%x: tensor<2x4xf32>, %s: tensor<4xf32>) -> (tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>) {
+  %n = onnx.NoValue
+  %y, %m, %r = onnx.LayerNormalization(%x, %s, %n) {axis = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>, none) -> (tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  return %y, %m, %r : tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>
+}
+
+// -----
+
+// Inference Dropout forwards its input; a requested mask is all true.
+// CHECK-LABEL: func.func @dropout_mask
+// CHECK: %[[T:.*]] = arith.constant true
+// CHECK: %[[M:.*]] = linalg.fill ins(%[[T]] : i1) {{.*}} -> tensor<3xi1>
+// CHECK: return %arg0, %[[M]]
+func.func @dropout_mask(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xi1>) {
+  %n = onnx.NoValue
+  %y, %m = onnx.Dropout(%x, %n, %n) : (tensor<3xf32>, none, none) -> (tensor<3xf32>, tensor<3xi1>)
+  return %y, %m : tensor<3xf32>, tensor<3xi1>
+}

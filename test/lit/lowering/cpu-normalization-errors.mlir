@@ -1,0 +1,34 @@
+// RUN: not kiln-opt %s -split-input-file --kiln-partition 2>&1 | FileCheck %s
+// Reduction axes, TopK's k and Dropout's training_mode must be compile-time
+// constants; a runtime value is reported by node name.
+
+// CHECK: error: {{.*}}node "sum_rt" (ReduceSum): not supported by provider cpu: needs a constant axes input
+func.func @reduce_runtime_axes(%x: tensor<2x3xf32>, %a: tensor<1xi64>) -> tensor<?xf32> {
+  %0 = onnx.ReduceSum(%x, %a) {keepdims = 0 : i64} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<?xf32> loc("sum_rt")
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+// CHECK: error: {{.*}}node "topk_rt" (TopK): not supported by provider cpu: needs a constant k input
+func.func @topk_runtime_k(%x: tensor<2x5xf32>, %k: tensor<1xi64>) -> (tensor<2x?xf32>, tensor<2x?xi64>) {
+  %v, %i = onnx.TopK(%x, %k) : (tensor<2x5xf32>, tensor<1xi64>) -> (tensor<2x?xf32>, tensor<2x?xi64>) loc("topk_rt")
+  return %v, %i : tensor<2x?xf32>, tensor<2x?xi64>
+}
+
+// -----
+
+// CHECK: error: {{.*}}node "drop_rt" (Dropout): not supported by provider cpu: training_mode must be a constant false
+func.func @dropout_runtime_training(%x: tensor<3xf32>, %t: tensor<i1>) -> tensor<3xf32> {
+  %n = onnx.NoValue
+  %y, %m = onnx.Dropout(%x, %n, %t) : (tensor<3xf32>, none, tensor<i1>) -> (tensor<3xf32>, none) loc("drop_rt")
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+// CHECK: error: {{.*}}node "add_u8" (Add): not supported by provider cpu: unsigned element types are not supported
+func.func @add_unsigned(%a: tensor<3xui32>, %b: tensor<3xui32>) -> tensor<3xui32> {
+  %0 = onnx.Add(%a, %b) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32> loc("add_u8")
+  return %0 : tensor<3xui32>
+}
