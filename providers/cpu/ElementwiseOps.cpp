@@ -429,10 +429,10 @@ void registerElementwiseOps(LoweringTable &m) {
     return castScalar(b, l, a[0], resultType(op).getElementType());
   }, false);
   // The importer types an unknown `to` as f32: refuse anything but the
-  // dtypes this provider computes in (FLOAT, INT32, INT64, BOOL).
+  // dtypes this provider computes in (FLOAT, INT8/16/32/64, BOOL).
   m["Cast"].check = [](Operation *op, std::string &why) {
     int64_t to = getIntAttr(op, "to", 1);
-    if (to == 1 || to == 6 || to == 7 || to == 9)
+    if (to == 1 || to == 3 || to == 5 || to == 6 || to == 7 || to == 9)
       return rejectUnsigned(op, why);
     why = "cast to ONNX dtype " + std::to_string(to) + " is not supported";
     return false;

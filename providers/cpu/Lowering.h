@@ -29,7 +29,7 @@ using LowerFn = std::function<Results(mlir::OpBuilder &, mlir::Operation *)>;
 
 struct OpLowering {
   LowerFn lower;
-  /// Only f32 tensors (else also i64/i32/i1).
+  /// Only f32 tensors (else also i64/i32/i16/i8/i1).
   bool floatOnly = true;
   /// Optional op-specific capability check (constant operands, attribute
   /// values); on false it sets the reason.

@@ -40,7 +40,8 @@ bool isStaticTensorOrNone(Type t) {
 bool isSupportedElement(Type t, bool floatOnly) {
   if (t.isF32())
     return true;
-  return !floatOnly && (t.isInteger(64) || t.isInteger(32) || t.isInteger(1));
+  return !floatOnly && (t.isInteger(64) || t.isInteger(32) || t.isInteger(16) ||
+                        t.isInteger(8) || t.isInteger(1));
 }
 
 } // namespace
