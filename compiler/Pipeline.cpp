@@ -255,8 +255,12 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
 
     progress.stage("shape inference and partitioning" + label);
     std::string providers = llvm::join(providerList, ",");
-    if (failed(run(std::string(kGraphPipeline) + ",kiln-partition{providers=" +
-                   providers + "}")))
+    std::string partition = "kiln-partition{providers=" + providers +
+                            " min-device-elements=" +
+                            std::to_string(options.minDeviceElements);
+    if (!options.providerAssignment.empty())
+      partition += " assignment=" + options.providerAssignment;
+    if (failed(run(std::string(kGraphPipeline) + "," + partition + "}")))
       return std::nullopt;
     if (stop(EmitKind::Kiln, *module))
       return Variant{std::move(module), {}};

@@ -21,6 +21,10 @@ struct CompileOptions {
   std::string targetCpu = "native";
   /// GPU architecture of CUDA partitions (sm_80, sm_89, sm_90).
   std::string cudaArch = "sm_90";
+  /// JSON file pinning nodes or op types to providers (optional).
+  std::string providerAssignment;
+  /// Device partitions smaller than this (elements) run on the CPU.
+  int64_t minDeviceElements = 256;
   EmitKind emit = EmitKind::Library;
   ImportOptions import;
   bool showProgress = true;

@@ -1,10 +1,25 @@
 //===- PartitionPass.cpp - assign ops to providers ------------------------===//
+//
+// 1. Each onnx op goes to the first provider (priority order) whose
+//    capability query accepts it, unless a --provider-assignment file pins
+//    its node name or op type.
+// 2. Small device islands (whose results are smaller than a threshold, in
+//    elements) go back to the CPU: a transfer would cost more than the work,
+//    the rule ONNX Runtime applies to its CPU-preferred nodes.
+// 3. Consecutive ops of one provider become a kiln.partition; values that
+//    cross between providers with different memories get one kiln.transfer
+//    per tensor and direction, shared by all consumers.
+//
+//===----------------------------------------------------------------------===//
 #include "passes/NodeName.h"
 #include "passes/Passes.h"
 #include "providers/Provider.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
 
@@ -18,8 +33,64 @@ bool isGraphOp(Operation *op) {
   return op->getDialect() && op->getDialect()->getNamespace() == "onnx";
 }
 
+int64_t byteSize(Type t) {
+  auto st = dyn_cast<RankedTensorType>(t);
+  if (!st || !st.hasStaticShape() || !st.getElementType().isIntOrFloat())
+    return 0;
+  return st.getNumElements() * ((st.getElementTypeBitWidth() + 7) / 8);
+}
+
+/// Node-name and op-type pins read from --provider-assignment.
+struct Pins {
+  llvm::StringMap<std::string> nodes, opTypes;
+};
+
+FailureOr<Pins> readPins(StringRef path, Operation *anchor) {
+  Pins pins;
+  if (path.empty())
+    return pins;
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return anchor->emitError() << "cannot read provider assignment \"" << path
+                               << "\": " << buffer.getError().message();
+  auto json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return anchor->emitError() << "provider assignment \"" << path
+                               << "\": " << llvm::toString(json.takeError());
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root)
+    return anchor->emitError() << "provider assignment \"" << path
+                               << "\": expected an object with \"nodes\" and/or \"op_types\"";
+  for (auto [key, into] : {std::pair<const char *, llvm::StringMap<std::string> *>{"nodes", &pins.nodes},
+                           {"op_types", &pins.opTypes}}) {
+    const llvm::json::Object *map = root->getObject(key);
+    if (!map)
+      continue;
+    for (const auto &kv : *map) {
+      auto provider = kv.second.getAsString();
+      if (!provider)
+        return anchor->emitError() << "provider assignment \"" << path << "\": \""
+                                   << kv.first.str() << "\" must map to a provider name";
+      (*into)[kv.first.str()] = provider->str();
+    }
+  }
+  return pins;
+}
+
 struct PartitionPass : public impl::PartitionBase<PartitionPass> {
   using PartitionBase::PartitionBase;
+
+  const Provider *lookup(StringRef name) {
+    const Provider *p = lookupProvider(name);
+    if (!p) {
+      std::string known;
+      for (const std::string &n : registeredProviderNames())
+        known += (known.empty() ? "" : ", ") + n;
+      getOperation().emitError() << "unknown provider \"" << name << "\" (known: "
+                                 << known << ")";
+    }
+    return p;
+  }
 
   void runOnOperation() override {
     SmallVector<std::string> order(providers.begin(), providers.end());
@@ -27,25 +98,58 @@ struct PartitionPass : public impl::PartitionBase<PartitionPass> {
       order.push_back("cpu");
     SmallVector<const Provider *> chain;
     for (const std::string &name : order) {
-      const Provider *p = lookupProvider(name);
-      if (!p) {
-        std::string known;
-        for (const std::string &n : registeredProviderNames())
-          known += (known.empty() ? "" : ", ") + n;
-        getOperation().emitError() << "unknown provider \"" << name
-                                   << "\" (known: " << known << ")";
+      const Provider *p = lookup(name);
+      if (!p)
         return signalPassFailure();
-      }
       chain.push_back(p);
     }
+    auto pins = readPins(assignment, getOperation());
+    if (failed(pins))
+      return signalPassFailure();
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (failed(partition(func, chain)))
+      if (failed(partition(func, chain, *pins)))
         return signalPassFailure();
   }
 
-  LogicalResult partition(func::FuncOp func, ArrayRef<const Provider *> chain) {
+  LogicalResult assign(Operation *op, ArrayRef<const Provider *> chain,
+                       const Pins &pins, const Provider *&chosen) {
+    StringRef type = op->getName().getStringRef().drop_front(5);
+    std::string pinned;
+    if (auto it = pins.nodes.find(nodeNameOf(op->getLoc())); it != pins.nodes.end())
+      pinned = it->second;
+    else if (auto it = pins.opTypes.find(type); it != pins.opTypes.end())
+      pinned = it->second;
+    if (!pinned.empty()) {
+      chosen = lookup(pinned);
+      if (!chosen)
+        return failure();
+      std::string why;
+      if (!chosen->canRun(op, why))
+        return emitNodeError(op) << "pinned to provider " << pinned
+                                 << ", which cannot run it: " << why;
+      return success();
+    }
+    std::string reasons;
+    for (const Provider *p : chain) {
+      std::string why;
+      if (p->canRun(op, why)) {
+        chosen = p;
+        return success();
+      }
+      if (!reasons.empty())
+        reasons += "; ";
+      reasons += chain.size() > 1 ? (p->getName() + ": " + why).str() : why;
+    }
+    std::string names;
+    for (const Provider *p : chain)
+      names += (names.empty() ? "" : ", ") + p->getName().str();
+    return emitNodeError(op) << "not supported by provider " << names << ": " << reasons;
+  }
+
+  LogicalResult partition(func::FuncOp func, ArrayRef<const Provider *> chain,
+                          const Pins &pins) {
     Block &block = func.getBody().front();
-    // 1. Assignment in priority order.
+    const Provider *cpu = lookupProvider("cpu");
     SmallVector<std::pair<Operation *, const Provider *>> assigned;
     for (Operation &op : block.without_terminator()) {
       // Other ops stay where they are and end the current run, so that
@@ -55,49 +159,59 @@ struct PartitionPass : public impl::PartitionBase<PartitionPass> {
         continue;
       }
       const Provider *chosen = nullptr;
-      std::string reasons;
-      for (const Provider *p : chain) {
-        std::string why;
-        if (p->canRun(&op, why)) {
-          chosen = p;
-          break;
-        }
-        if (!reasons.empty())
-          reasons += "; ";
-        reasons += chain.size() > 1 ? (p->getName() + ": " + why).str() : why;
-      }
-      if (!chosen) {
-        std::string names;
-        for (const Provider *p : chain)
-          names += (names.empty() ? "" : ", ") + p->getName().str();
-        return emitNodeError(&op) << "not supported by provider " << names
-                                  << ": " << reasons;
-      }
+      if (failed(assign(&op, chain, pins, chosen)))
+        return failure();
       assigned.push_back({&op, chosen});
     }
-    // 2. Runs of one provider become partitions. Program order is a
-    // topological order, so consecutive grouping cannot create cycles.
-    llvm::StringMap<int> counters;
-    size_t i = 0;
-    while (i < assigned.size()) {
-      const Provider *p = assigned[i].second;
-      if (!p) {
-        ++i;
-        continue;
+
+    // Device runs whose largest result is tiny go back to the CPU.
+    auto runs = [&]() {
+      SmallVector<std::pair<size_t, size_t>> out;
+      for (size_t i = 0; i < assigned.size();) {
+        size_t j = i;
+        while (j < assigned.size() && assigned[j].second == assigned[i].second)
+          ++j;
+        if (assigned[i].second)
+          out.push_back({i, j});
+        i = j;
       }
-      size_t j = i;
-      while (j < assigned.size() && assigned[j].second == p)
-        ++j;
+      return out;
+    };
+    for (auto [i, j] : runs()) {
+      const Provider *p = assigned[i].second;
+      if (p == cpu || !cpu)
+        continue;
+      int64_t largest = 0;
+      bool cpuCan = true, pinned = false;
+      for (size_t k = i; k < j; ++k) {
+        Operation *op = assigned[k].first;
+        for (Type t : op->getResultTypes())
+          if (auto st = dyn_cast<RankedTensorType>(t); st && st.hasStaticShape())
+            largest = std::max(largest, st.getNumElements());
+        std::string why;
+        cpuCan &= cpu->canRun(op, why);
+        pinned |= pins.nodes.count(nodeNameOf(op->getLoc())) ||
+                  pins.opTypes.count(op->getName().getStringRef().drop_front(5));
+      }
+      if (cpuCan && !pinned && largest < minDeviceElements)
+        for (size_t k = i; k < j; ++k)
+          assigned[k].second = cpu;
+    }
+
+    llvm::StringMap<int> counters;
+    SmallVector<PartitionOp> parts;
+    for (auto [i, j] : runs()) {
+      const Provider *p = assigned[i].second;
       SmallVector<Operation *> group;
       for (size_t k = i; k < j; ++k)
         group.push_back(assigned[k].first);
-      wrap(group, p->getName(), counters[p->getName()]++);
-      i = j;
+      parts.push_back(wrap(group, p->getName(), counters[p->getName()]++));
     }
+    insertTransfers(func, parts);
     return success();
   }
 
-  void wrap(ArrayRef<Operation *> group, StringRef provider, int index) {
+  PartitionOp wrap(ArrayRef<Operation *> group, StringRef provider, int index) {
     llvm::SmallPtrSet<Operation *, 16> inGroup(group.begin(), group.end());
     llvm::SetVector<Value> escaping;
     for (Operation *op : group)
@@ -125,6 +239,58 @@ struct PartitionPass : public impl::PartitionBase<PartitionPass> {
         return use.getOwner()->getParentOp() != part.getOperation() &&
                !part->isProperAncestor(use.getOwner());
       });
+    }
+    return part;
+  }
+
+  /// The provider whose memory holds `v`: its partition's, else the host's.
+  static StringRef homeOf(Value v) {
+    if (auto part = v.getDefiningOp<PartitionOp>())
+      return part.getProvider() == "cuda" ? "cuda" : "cpu";
+    return "cpu";
+  }
+
+  void insertTransfers(func::FuncOp func, ArrayRef<PartitionOp> parts) {
+    Builder b(func.getContext());
+    // One transfer per (tensor, destination), placed before its first use.
+    llvm::DenseMap<std::pair<Value, StringRef>, Value> moved;
+    for (PartitionOp part : parts) {
+      StringRef here = part.getProvider() == "cuda" ? "cuda" : "cpu";
+      int64_t bytesIn = 0;
+      llvm::SetVector<Value> captured;
+      part.getBody().walk([&](Operation *op) {
+        for (Value v : op->getOperands())
+          if (!part->isAncestor(v.getParentBlock()->getParentOp()))
+            captured.insert(v);
+      });
+      for (Value v : captured) {
+        StringRef home = homeOf(v);
+        if (home == here || !isa<RankedTensorType>(v.getType()))
+          continue;
+        // Constants are weights: the device variant reads them from host
+        // memory at run time (see kiln-cuda-offload), no transfer op.
+        Value &t = moved[{v, here}];
+        if (!t) {
+          OpBuilder ob(part);
+          t = ob.create<TransferOp>(part.getLoc(), v, ob.getStringAttr(home),
+                                    ob.getStringAttr(here));
+        }
+        bytesIn += byteSize(v.getType());
+        Value transferred = t;
+        v.replaceUsesWithIf(transferred, [&](OpOperand &use) {
+          return part->isAncestor(use.getOwner());
+        });
+      }
+      int64_t bytesOut = 0;
+      for (Value r : part.getResults())
+        for (Operation *user : r.getUsers())
+          if (auto tr = dyn_cast<TransferOp>(user); tr || isa<func::ReturnOp>(user)) {
+            if (here != "cpu")
+              bytesOut += byteSize(r.getType());
+            break;
+          }
+      part->setAttr("kiln.bytes_in", b.getI64IntegerAttr(bytesIn));
+      part->setAttr("kiln.bytes_out", b.getI64IntegerAttr(bytesOut));
     }
   }
 };

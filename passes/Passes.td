@@ -22,11 +22,21 @@ def Partition : Pass<"kiln-partition", "::mlir::ModuleOp"> {
     it (like ONNX Runtime's GetCapability). Consecutive ops of one provider
     are wrapped into a `kiln.partition` region; values used after a
     partition become its results. An op no provider accepts is reported
-    with each provider's reason.
+    with each provider's reason. Device partitions whose largest result has
+    fewer than `min-device-elements` elements move back to the CPU.
+    Tensors crossing between the host and a device get one `kiln.transfer`
+    per tensor and direction, shared by every consumer; each partition
+    records the bytes it receives and sends (`kiln.bytes_in/out`).
   }];
   let options = [
     ListOption<"providers", "providers", "std::string",
-               "Execution providers in priority order (default: cpu)">
+               "Execution providers in priority order (default: cpu)">,
+    Option<"assignment", "assignment", "std::string", "\"\"",
+           "JSON file pinning node names or op types to a provider "
+           "(keys nodes and op_types)">,
+    Option<"minDeviceElements", "min-device-elements", "int64_t", "256",
+           "Device partitions whose largest result has fewer elements run on "
+           "the CPU instead (a transfer would cost more than the work)">
   ];
   let dependentDialects = ["::kiln::KilnDialect"];
 }

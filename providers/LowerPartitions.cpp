@@ -19,6 +19,12 @@ struct LowerPartitionsPass
     registerBuiltinProviders();
     ModuleOp module = getOperation();
     Builder b(module.getContext());
+    // Transfers mark where tensors cross; kiln-cuda-offload moves the
+    // buffers after bufferization, so at tensor level they are identities.
+    module.walk([&](TransferOp t) {
+      t.getOutput().replaceAllUsesWith(t.getInput());
+      t.erase();
+    });
     SmallVector<PartitionOp> partitions;
     module.walk([&](PartitionOp p) { partitions.push_back(p); });
     SmallVector<Attribute> infos;
@@ -29,11 +35,14 @@ struct LowerPartitionsPass
                       << "\": unknown provider \"" << p.getProvider() << "\"";
         return signalPassFailure();
       }
-      infos.push_back(b.getDictionaryAttr({
+      SmallVector<NamedAttribute> info = {
           b.getNamedAttr("name", p.getSymNameAttr()),
           b.getNamedAttr("provider", p.getProviderAttr()),
-          b.getNamedAttr("num_ops", b.getI64IntegerAttr(p.getNumBodyOps())),
-      }));
+          b.getNamedAttr("num_ops", b.getI64IntegerAttr(p.getNumBodyOps()))};
+      for (StringRef key : {"kiln.bytes_in", "kiln.bytes_out"})
+        if (Attribute a = p->getAttr(key))
+          info.push_back(b.getNamedAttr(key.drop_front(5), a));
+      infos.push_back(b.getDictionaryAttr(info));
       if (failed(provider->lowerPartition(p)))
         return signalPassFailure();
       // Host-compiled partitions run inline in the model's entry function.

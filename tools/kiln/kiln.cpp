@@ -48,6 +48,16 @@ static cl::opt<std::string>
     cudaArch("cuda-arch", cl::desc("GPU architecture of CUDA partitions: sm_90 (default, "
                                    "H100/H200), sm_89 or sm_80"),
              cl::init("sm_90"), cl::cat(kilnCategory));
+static cl::opt<std::string> providerAssignment(
+    "provider-assignment",
+    cl::desc("JSON file pinning nodes or op types to a provider: "
+             "{\"nodes\": {\"conv_1\": \"cpu\"}, \"op_types\": {\"Softmax\": \"cpu\"}}"),
+    cl::value_desc("file.json"), cl::cat(kilnCategory));
+static cl::opt<int64_t> minDeviceElements(
+    "min-device-elements",
+    cl::desc("Device partitions whose largest tensor has fewer elements run on "
+             "the CPU (default 256): the transfer would cost more than the work"),
+    cl::init(256), cl::cat(kilnCategory));
 static cl::list<std::string>
     inputShapes("input-shape", cl::desc("Pin an input's shape: NAME=d0,d1,... (repeatable)"),
                 cl::value_desc("NAME=d0,d1,..."), cl::cat(kilnCategory));
@@ -107,6 +117,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   options.cudaArch = cudaArch;
+  options.providerAssignment = providerAssignment;
+  options.minDeviceElements = minDeviceElements;
   options.emit = emit;
   options.showProgress = !quiet;
   options.buildSharedLibrary = !noShared;

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file --kiln-partition=providers=cuda,cpu | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-partition="providers=cuda,cpu min-device-elements=0" | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-partition=providers=cpu,cuda | FileCheck %s --check-prefix=CPUFIRST
 
 // Priority order: compute goes to cuda, the constant stays on the host.
@@ -40,4 +40,27 @@ func.func @fallback_in_chain(%c: tensor<i1>, %x: tensor<8xf32>) -> tensor<8xf32>
   } : (tensor<i1>) -> tensor<8xf32>
   %2 = onnx.Tanh(%1) : (tensor<8xf32>) -> tensor<8xf32>
   return %2 : tensor<8xf32>
+}
+
+// -----
+
+// A tensor consumed by two device partitions crosses once; the device
+// result used by the host crosses back once.
+// CHECK-LABEL: func.func @shared_transfer
+// CHECK: %[[T:.*]] = kiln.transfer %arg1 from("cpu") to("cuda")
+// CHECK-NOT: kiln.transfer %arg1
+// CHECK: kiln.partition "cuda_0" provider("cuda")
+// CHECK: onnx.Add({{.*}}%[[T]]
+// CHECK: kiln.partition "cpu_0"
+// CHECK: kiln.partition "cuda_1" provider("cuda")
+// CHECK: onnx.Mul({{.*}}%[[T]]
+func.func @shared_transfer(%c: tensor<i1>, %x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = onnx.Add(%x, %x) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %1 = onnx.If(%c) {
+    onnx.Yield %0 : tensor<64x64xf32>
+  }, {
+    onnx.Yield %0 : tensor<64x64xf32>
+  } : (tensor<i1>) -> tensor<64x64xf32>
+  %2 = onnx.Mul(%1, %x) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %2 : tensor<64x64xf32>
 }

@@ -2,7 +2,7 @@
 // RUN: not kiln-opt %s -split-input-file --kiln-partition=providers=gpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // An op no provider accepts is reported by node name with the reason.
 
-// UNKNOWN: error: unknown provider "gpu" (known: cpu)
+// UNKNOWN: error: unknown provider "gpu" (known: cpu, cuda)
 
 // CHECK: error: {{.*}}node "gs_1" (GridSample): not supported by provider cpu: no CPU lowering for this op
 func.func @grid_sample(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> {
