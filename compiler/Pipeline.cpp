@@ -156,6 +156,11 @@ size_t countGraphOps(ModuleOp module) {
 
 // Graph stages, as pipelines without the builtin.module anchor.
 static const char *kGraphPipeline = "func.func(kiln-shape-inference)";
+// Graph optimizations, after shape inference and before partitioning; each
+// pass records how often it fired as `kiln.report.*` module attributes.
+static const char *kOptimizePipeline =
+    "func.func(kiln-shape-inference),kiln-fuse-subgraphs,kiln-fuse-conv,"
+    "kiln-fuse-epilogues";
 static const char *kBufferizePipeline =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
@@ -253,6 +258,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       return Variant{std::move(module), {}};
     auto run = [&](StringRef pipeline) { return runPipeline(*module, pipeline, timing); };
 
+    progress.stage("optimizing the graph" + label);
+    if (failed(run(kOptimizePipeline)))
+      return std::nullopt;
     progress.stage("shape inference and partitioning" + label);
     std::string providers = llvm::join(providerList, ",");
     std::string partition = "kiln-partition{providers=" + providers +
@@ -266,7 +274,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       return Variant{std::move(module), {}};
 
     progress.stage("lowering partitions" + label);
-    if (failed(run("kiln-lower-partitions,func.func(canonicalize,cse)")))
+    if (failed(run("kiln-lower-partitions,kiln-fuse-elementwise,func.func(canonicalize,cse)")))
       return std::nullopt;
     if (stop(EmitKind::Linalg, *module))
       return Variant{std::move(module), {}};

@@ -59,4 +59,62 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def FuseSubgraphs : Pass<"kiln-fuse-subgraphs", "::mlir::ModuleOp"> {
+  let summary = "Recognize GELU and LayerNormalization chains; mark attention blocks";
+  let description = [{
+    Replaces the primitive-node spellings exporters use for GELU (the erf
+    form `x * 0.5 * (1 + Erf(x / sqrt(2)))`, with Div by 1.41421 or Mul by
+    0.70711 and the Mul by x and by 0.5 in either order, and the tanh
+    approximation) with `onnx.Gelu`, and the
+    ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul gamma/Add beta) chain over
+    trailing axes with `onnx.LayerNormalization`. It marks, without rewriting,
+    LayerNormalization of a residual Add (`kiln.skip_layer_norm`) and
+    attention blocks, MatMul(Q, K^T) -> scale -> mask -> Softmax -> MatMul(V)
+    (`kiln.pattern = "attention"` on the Softmax). Counts go to the module as
+    `kiln.report.fuse_gelu`, `fuse_layer_norm`, `skip_layer_norm` and
+    `attention_blocks`.
+  }];
+}
+
+def FuseConv : Pass<"kiln-fuse-conv", "::mlir::ModuleOp"> {
+  let summary = "Fold BatchNormalization and per-channel bias Adds into Conv";
+  let description = [{
+    Conv followed by an inference-mode BatchNormalization, with constant
+    weights, bias and statistics, becomes one Conv whose weights and bias are
+    computed at compile time (`W' = W * s`, `B' = (B - mean) * s + beta`,
+    `s = scale / sqrt(var + eps)`). A Conv followed by an Add of a constant
+    per-channel (or scalar) tensor takes the constant into its bias. Counts:
+    `kiln.report.fuse_conv_bn`, `kiln.report.fuse_conv_add`.
+  }];
+}
+
+def FuseEpilogues : Pass<"kiln-fuse-epilogues", "::mlir::ModuleOp"> {
+  let summary = "Fold activations, biases and transposes into contractions";
+  let description = [{
+    An activation (Relu, Clip with constant bounds, Sigmoid, HardSigmoid,
+    HardSwish, LeakyRelu, Gelu) of a single-use Conv, MatMul or Gemm becomes
+    the producer's discardable attributes `kiln.activation` and
+    `kiln.activation_params`, applied by the CPU lowering in the
+    contraction's epilogue. A 2-D MatMul (or a Gemm without C) followed by an
+    Add of a constant bias over the last dim becomes a Gemm with that C; a
+    batched MatMul gets the bias as `kiln.bias`, the initial value of its
+    accumulator. A 2-D MatMul of a transposed operand becomes a Gemm with
+    transA/transB. Counts: `kiln.report.fuse_{conv,matmul,gemm}_activation`,
+    `fuse_matmul_bias`, `fuse_matmul_transpose`.
+  }];
+}
+
+def FuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Fuse chains of elementwise linalg.generic ops";
+  let description = [{
+    Runs after the partitions are lowered to linalg on tensors. MLIR's
+    elementwise producer-consumer fusion merges a producer generic into its
+    consumer when the producer has one use and the consumer reads it through
+    a permutation map (so nothing is recomputed), which also merges a
+    contraction's epilogue with the elementwise ops after it. The number of
+    generics removed is recorded as `kiln.report.fuse_elementwise`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif

@@ -10,6 +10,77 @@ using namespace kiln::onnx;
 namespace kiln::cpu {
 namespace {
 
+/// One element of the activation that kiln-fuse-epilogues folded into a
+/// contraction (`kiln.activation`, `kiln.activation_params`).
+Value epilogueActivation(OpBuilder &b, Location l, Value x, StringRef kind,
+                         ArrayRef<float> p) {
+  Type t = x.getType();
+  auto c = [&](double v) { return cst(b, l, t, v); };
+  auto clamp = [&](Value v, Value lo, Value hi) {
+    return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, v, lo), hi);
+  };
+  auto param = [&](size_t i, double dflt) { return i < p.size() ? (double)p[i] : dflt; };
+  if (kind == "Relu")
+    return b.create<arith::MaximumFOp>(l, x, c(0.0));
+  if (kind == "Clip") {
+    Value v = x;
+    if (!std::isinf(param(0, -INFINITY)))
+      v = b.create<arith::MaximumFOp>(l, v, c(param(0, 0)));
+    if (!std::isinf(param(1, INFINITY)))
+      v = b.create<arith::MinimumFOp>(l, v, c(param(1, 0)));
+    return v;
+  }
+  if (kind == "Sigmoid")
+    return b.create<arith::DivFOp>(
+        l, c(1.0), b.create<arith::AddFOp>(l, c(1.0), b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, x))));
+  if (kind == "LeakyRelu") {
+    Value neg = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, x, c(0.0));
+    return b.create<arith::SelectOp>(l, neg, b.create<arith::MulFOp>(l, x, c(param(0, 0.01))), x);
+  }
+  if (kind == "HardSigmoid")
+    return clamp(b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, c(param(0, 0.2))), c(param(1, 0.5))),
+                 c(0.0), c(1.0));
+  if (kind == "HardSwish")
+    return b.create<arith::MulFOp>(
+        l, x, clamp(b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, c(1.0 / 6.0)), c(0.5)), c(0.0), c(1.0)));
+  if (kind == "Gelu" || kind == "GeluTanh") {
+    Value inner;
+    if (kind == "GeluTanh") {
+      Value x3 = b.create<arith::MulFOp>(l, x, b.create<arith::MulFOp>(l, x, x));
+      Value s = b.create<arith::AddFOp>(l, x, b.create<arith::MulFOp>(l, x3, c(0.044715)));
+      inner = b.create<math::TanhOp>(l, b.create<arith::MulFOp>(l, s, c(std::sqrt(2.0 / M_PI))));
+    } else {
+      inner = b.create<math::ErfOp>(l, b.create<arith::MulFOp>(l, x, c(M_SQRT1_2)));
+    }
+    return b.create<arith::MulFOp>(l, b.create<arith::MulFOp>(l, x, c(0.5)),
+                                   b.create<arith::AddFOp>(l, c(1.0), inner));
+  }
+  return {};
+}
+
+/// Applies the op's fused activation, if any, as an elementwise generic over
+/// the contraction's result (kiln-fuse-elementwise merges it with the
+/// elementwise ops that follow).
+Results withEpilogue(OpBuilder &b, Operation *op, Value result) {
+  auto kind = op->getAttrOfType<StringAttr>("kiln.activation");
+  if (!kind)
+    return SmallVector<Value>{result};
+  SmallVector<float> params;
+  if (auto a = op->getAttrOfType<ArrayAttr>("kiln.activation_params"))
+    for (Attribute x : a)
+      params.push_back((float)cast<FloatAttr>(x).getValueAsDouble());
+  bool known = true;
+  Value out = elementwise(b, op->getLoc(), typeOf(result), ValueRange{result},
+                          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                            Value v = epilogueActivation(nb, l, a[0], kind.getValue(), params);
+                            known = known && v;
+                            return v ? v : a[0];
+                          });
+  if (!known)
+    return emitNodeError(op) << "unknown fused activation " << kind;
+  return SmallVector<Value>{out};
+}
+
 Results lowerMatMul(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
@@ -68,6 +139,13 @@ Results lowerMatMul(OpBuilder &b, Operation *op) {
   SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
   iters[kDim] = utils::IteratorType::reduction;
   Value acc = filledTensor(b, loc, out, 0.0);
+  // A bias folded in by kiln-fuse-epilogues starts the accumulator.
+  if (auto bias = op->getAttrOfType<ElementsAttr>("kiln.bias")) {
+    Value bv = b.create<arith::ConstantOp>(loc, cast<TypedAttr>(bias));
+    AffineMap lastDim = AffineMap::get(out.getRank(), 0, {dim(out.getRank() - 1)}, ctx);
+    acc = mapped(b, loc, out, ValueRange{bv}, {lastDim},
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  }
   bool fl = isFloat(elt);
   auto g = b.create<linalg::GenericOp>(
       loc, TypeRange{out}, ins, ValueRange{acc}, maps, iters,
@@ -78,7 +156,7 @@ Results lowerMatMul(OpBuilder &b, Operation *op) {
                      : (Value)nb.create<arith::AddIOp>(l, args.back(), p);
         nb.create<linalg::YieldOp>(l, s);
       });
-  return SmallVector<Value>{g.getResult(0)};
+  return withEpilogue(b, op, g.getResult(0));
 }
 
 Results lowerGemm(OpBuilder &b, Operation *op) {
@@ -119,7 +197,7 @@ Results lowerGemm(OpBuilder &b, Operation *op) {
           p = nb.create<arith::MulFOp>(l, p, cst(nb, l, elt, alpha));
         nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
       });
-  return SmallVector<Value>{g.getResult(0)};
+  return withEpilogue(b, op, g.getResult(0));
 }
 
 Results lowerConv(OpBuilder &b, Operation *op) {
@@ -184,7 +262,7 @@ Results lowerConv(OpBuilder &b, Operation *op) {
         nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
       });
   (void)elt;
-  return SmallVector<Value>{g.getResult(0)};
+  return withEpilogue(b, op, g.getResult(0));
 }
 
 

@@ -1,0 +1,55 @@
+//===- FusionElementwise.cpp - producer-consumer fusion of linalg ops -----===//
+//
+// After the partitions are lowered, chains of elementwise linalg.generic ops
+// (including a contraction's epilogue and the ops that consume it) are fused
+// into one generic with MLIR's ElementwiseOpsFusion patterns. A producer is
+// fused only into its single consumer, through a permutation indexing map,
+// so no value is computed more than once.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_FUSEELEMENTWISE
+#include "passes/Passes.h.inc"
+
+namespace {
+
+struct FuseElementwisePass : public impl::FuseElementwiseBase<FuseElementwisePass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    int64_t before = 0, after = 0;
+    getOperation().walk([&](linalg::GenericOp) { ++before; });
+    linalg::ControlFusionFn control = [](OpOperand *fused) {
+      Operation *producer = fused->get().getDefiningOp();
+      auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
+      if (!producer || !consumer || !producer->hasOneUse())
+        return false;
+      // A broadcast map would recompute the producer per broadcast element.
+      return consumer.getMatchingIndexingMap(fused).isPermutation();
+    };
+    RewritePatternSet patterns(ctx);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(applyPatternsAndFoldGreedily(func, frozen)))
+        return signalPassFailure();
+    getOperation().walk([&](linalg::GenericOp) { ++after; });
+    if (before == after)
+      return;
+    Builder b(ctx);
+    std::string key = "kiln.report.fuse_elementwise";
+    int64_t prev = 0;
+    if (auto a = getOperation()->getAttrOfType<IntegerAttr>(key))
+      prev = a.getInt();
+    getOperation()->setAttr(key, b.getI64IntegerAttr(prev + before - after));
+  }
+};
+
+} // namespace
+} // namespace kiln

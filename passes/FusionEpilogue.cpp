@@ -1,0 +1,250 @@
+//===- FusionEpilogue.cpp - contraction epilogues -------------------------===//
+//
+// Marks work that the CPU lowering does in a contraction's epilogue:
+//  - Conv/MatMul/Gemm -> activation: the activation becomes the discardable
+//    attributes `kiln.activation = "<op>"` and `kiln.activation_params =
+//    [f32...]` on the producer (see providers/cpu/ContractionOps.cpp);
+//  - 2-D MatMul -> Add(constant bias over the last dim) becomes a Gemm with C;
+//    a batched one gets the bias as `kiln.bias` (an f32 tensor of N) that the
+//    lowering uses as the accumulator's initial value;
+//  - MatMul(a, Transpose(b)) of 2-D operands becomes Gemm(transA/transB).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/FusionUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kiln::fusion;
+
+namespace kiln {
+#define GEN_PASS_DEF_FUSEEPILOGUES
+#include "passes/Passes.h.inc"
+
+namespace {
+
+bool isContraction(Operation *op) {
+  return isOnnx(op, "Conv") || isOnnx(op, "MatMul") || isOnnx(op, "Gemm");
+}
+
+bool isF32(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.getElementType().isF32();
+}
+
+/// The activation's name and parameters, if `act` is one the epilogue does.
+std::optional<std::pair<StringRef, SmallVector<float>>> activationOf(Operation *act) {
+  auto f = [&](StringRef name, float dflt) {
+    if (auto a = act->getAttrOfType<FloatAttr>(name))
+      return (float)a.getValueAsDouble();
+    return dflt;
+  };
+  StringRef name = act->getName().getStringRef();
+  if (!name.consume_front("onnx."))
+    return std::nullopt;
+  if (name == "Relu" || name == "Sigmoid" || name == "HardSwish")
+    return std::make_pair(name, SmallVector<float>{});
+  if (name == "LeakyRelu")
+    return std::make_pair(name, SmallVector<float>{f("alpha", 0.01f)});
+  if (name == "HardSigmoid")
+    return std::make_pair(name, SmallVector<float>{f("alpha", 0.2f), f("beta", 0.5f)});
+  if (name == "Gelu") {
+    auto approx = act->getAttrOfType<StringAttr>("approximate");
+    return std::make_pair(StringRef(approx && approx.getValue() == "tanh" ? "GeluTanh" : "Gelu"),
+                          SmallVector<float>{});
+  }
+  if (name == "Clip") {
+    float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
+    if (act->getNumOperands() > 1 && !isNoneValue(act->getOperand(1))) {
+      auto v = constantScalar(act->getOperand(1));
+      if (!v)
+        return std::nullopt;
+      lo = *v;
+    }
+    if (act->getNumOperands() > 2 && !isNoneValue(act->getOperand(2))) {
+      auto v = constantScalar(act->getOperand(2));
+      if (!v)
+        return std::nullopt;
+      hi = *v;
+    }
+    return std::make_pair(name, SmallVector<float>{lo, hi});
+  }
+  return std::nullopt;
+}
+
+struct ContractionActivation : RewritePattern {
+  ContractionActivation(MLIRContext *ctx, Counters &c)
+      : RewritePattern(MatchAnyOpTypeTag(), 1, ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(Operation *act, PatternRewriter &rewriter) const override {
+    if (act->getNumOperands() < 1 || act->getNumResults() != 1)
+      return failure();
+    Operation *producer = act->getOperand(0).getDefiningOp();
+    if (!producer || !isContraction(producer))
+      return failure();
+    auto activation = activationOf(act);
+    if (!activation)
+      return rewriter.notifyMatchFailure(act, "not an epilogue activation");
+    if (!producer->getResult(0).hasOneUse() || producer->hasAttr("kiln.activation"))
+      return rewriter.notifyMatchFailure(act, "producer has other uses or an activation");
+    if (!isF32(producer->getResult(0)) ||
+        act->getResult(0).getType() != producer->getResult(0).getType())
+      return rewriter.notifyMatchFailure(act, "not an f32 same-type activation");
+    rewriter.modifyOpInPlace(producer, [&] {
+      producer->setAttr("kiln.activation", rewriter.getStringAttr(activation->first));
+      producer->setAttr("kiln.activation_params",
+                        rewriter.getF32ArrayAttr(activation->second));
+    });
+    rewriter.replaceAllUsesWith(act->getResult(0), producer->getResult(0));
+    rewriter.eraseOp(act);
+    StringRef kind = producer->getName().getStringRef().drop_front(5);
+    ++counters[kind == "Conv" ? "fuse_conv_activation"
+               : kind == "Gemm" ? "fuse_gemm_activation"
+                                : "fuse_matmul_activation"];
+    return success();
+  }
+};
+
+/// MatMul -> Add(bias over the last dim): Gemm with C for 2-D operands,
+/// else `kiln.bias` on the MatMul.
+struct MatMulBias : RewritePattern {
+  MatMulBias(MLIRContext *ctx, Counters &c) : RewritePattern("onnx.Add", 2, ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(Operation *add, PatternRewriter &rewriter) const override {
+    Operation *mm = nullptr;
+    Value other;
+    for (unsigned i = 0; i < 2; ++i) {
+      Operation *d = add->getOperand(i).getDefiningOp();
+      bool gemmNoC = isOnnx(d, "Gemm") && isNoneValue(d->getOperand(2));
+      if (isOnnx(d, "MatMul") || gemmNoC) {
+        mm = d;
+        other = add->getOperand(1 - i);
+        break;
+      }
+    }
+    if (!mm || !mm->getResult(0).hasOneUse() || mm->hasAttr("kiln.activation") ||
+        mm->hasAttr("kiln.bias"))
+      return rewriter.notifyMatchFailure(add, "no plain single-use MatMul/Gemm operand");
+    auto out = dyn_cast<RankedTensorType>(mm->getResult(0).getType());
+    auto ct = dyn_cast<RankedTensorType>(other.getType());
+    ElementsAttr value = constantAttr(other);
+    if (!out || !ct || !value || !out.hasStaticShape() || !out.getElementType().isF32() ||
+        out.getRank() < 2 || add->getResult(0).getType() != out)
+      return rewriter.notifyMatchFailure(add, "not an f32 constant addend of the same shape");
+    int64_t n = out.getShape().back();
+    if (ct.getRank() < 1 || ct.getRank() > out.getRank() || ct.getShape().back() != n ||
+        ct.getNumElements() != n)
+      return rewriter.notifyMatchFailure(add, "addend is not a bias over the last dim");
+    auto biasType = RankedTensorType::get({n}, rewriter.getF32Type());
+    Attribute bias;
+    if (auto dense = dyn_cast<DenseElementsAttr>(value))
+      bias = dense.reshape(biasType);
+    else if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
+      bias = DenseResourceElementsAttr::get(biasType, res.getRawHandle());
+    if (!bias)
+      return rewriter.notifyMatchFailure(add, "unsupported constant");
+    Value a = mm->getOperand(0), b = mm->getOperand(1);
+    auto at = cast<RankedTensorType>(a.getType()), bt = cast<RankedTensorType>(b.getType());
+    rewriter.setInsertionPoint(add);
+    bool isGemm = isOnnx(mm, "Gemm");
+    if (at.getRank() == 2 && bt.getRank() == 2) {
+      OperationState cst(add->getLoc(), "onnx.Constant");
+      cst.addAttribute("value", bias);
+      cst.addTypes(biasType);
+      Value c = rewriter.create(cst)->getResult(0);
+      OperationState gemm(mm->getLoc(), "onnx.Gemm");
+      gemm.addOperands({a, b, c});
+      if (isGemm)
+        for (NamedAttribute na : mm->getAttrs())
+          if (na.getName() != "beta")
+            gemm.addAttribute(na.getName(), na.getValue());
+      gemm.addTypes(out);
+      Value g = rewriter.create(gemm)->getResult(0);
+      rewriter.replaceAllUsesWith(add->getResult(0), g);
+      rewriter.eraseOp(add);
+      rewriter.eraseOp(mm);
+      ++counters["fuse_matmul_bias"];
+      return success();
+    }
+    if (isGemm)
+      return rewriter.notifyMatchFailure(add, "Gemm operands are 2-D");
+    rewriter.modifyOpInPlace(mm, [&] { mm->setAttr("kiln.bias", bias); });
+    rewriter.replaceAllUsesWith(add->getResult(0), mm->getResult(0));
+    rewriter.eraseOp(add);
+    ++counters["fuse_matmul_bias"];
+    return success();
+  }
+};
+
+/// 2-D MatMul with a transposed operand -> Gemm with transA/transB.
+struct MatMulTranspose : RewritePattern {
+  MatMulTranspose(MLIRContext *ctx, Counters &c)
+      : RewritePattern("onnx.MatMul", 1, ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(Operation *mm, PatternRewriter &rewriter) const override {
+    if (mm->hasAttr("kiln.activation") || mm->hasAttr("kiln.bias"))
+      return failure();
+    auto out = dyn_cast<RankedTensorType>(mm->getResult(0).getType());
+    if (!out || !out.getElementType().isF32())
+      return failure();
+    SmallVector<Value> ins;
+    bool trans[2] = {false, false};
+    for (unsigned i = 0; i < 2; ++i) {
+      Value v = mm->getOperand(i);
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || t.getRank() != 2)
+        return rewriter.notifyMatchFailure(mm, "not a 2-D MatMul");
+      Operation *tr = v.getDefiningOp();
+      if (isOnnx(tr, "Transpose") && tr->getResult(0).hasOneUse()) {
+        auto perm = tr->getAttrOfType<ArrayAttr>("perm");
+        bool swap = !perm || (perm.size() == 2 && cast<IntegerAttr>(perm[0]).getInt() == 1);
+        if (swap) {
+          trans[i] = true;
+          v = tr->getOperand(0);
+        }
+      }
+      ins.push_back(v);
+    }
+    if (!trans[0] && !trans[1])
+      return rewriter.notifyMatchFailure(mm, "no transposed operand");
+    OperationState gemm(mm->getLoc(), "onnx.Gemm");
+    OperationState none(mm->getLoc(), "onnx.NoValue");
+    none.addTypes(rewriter.getNoneType());
+    rewriter.setInsertionPoint(mm);
+    Value c = rewriter.create(none)->getResult(0);
+    gemm.addOperands({ins[0], ins[1], c});
+    if (trans[0])
+      gemm.addAttribute("transA", rewriter.getI64IntegerAttr(1));
+    if (trans[1])
+      gemm.addAttribute("transB", rewriter.getI64IntegerAttr(1));
+    gemm.addTypes(out);
+    Operation *g = rewriter.create(gemm);
+    rewriter.replaceOp(mm, g->getResults());
+    ++counters["fuse_matmul_transpose"];
+    return success();
+  }
+};
+
+struct FuseEpiloguesPass : public impl::FuseEpiloguesBase<FuseEpiloguesPass> {
+  void runOnOperation() override {
+    Counters counters;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ContractionActivation, MatMulBias, MatMulTranspose>(&getContext(), counters);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(applyPatternsAndFoldGreedily(func, frozen)))
+        return signalPassFailure();
+    recordCounters(getOperation(), counters,
+                   {"fuse_conv_activation", "fuse_matmul_activation", "fuse_gemm_activation",
+                    "fuse_matmul_bias", "fuse_matmul_transpose"});
+  }
+};
+
+} // namespace
+} // namespace kiln

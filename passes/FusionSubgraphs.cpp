@@ -1,0 +1,360 @@
+//===- FusionSubgraphs.cpp - recognize GELU, LayerNorm and attention ------===//
+//
+// Exporters spell some operators as chains of primitive nodes. This pass
+// replaces
+//  - x * 0.5 * (1 + Erf(x / sqrt(2)))  (Div by 1.41421 or Mul by 0.70711;
+//    the Mul by x and by 0.5 in either order)          -> onnx.Gelu
+//  - the same with Tanh(sqrt(2/pi) * (x + 0.044715 x^3)) -> onnx.Gelu{tanh}
+//  - ReduceMean/Sub/Pow 2/ReduceMean/Add eps/Sqrt/Div(/Mul gamma/Add beta)
+//                                                      -> LayerNormalization
+// and marks (without rewriting)
+//  - LayerNormalization of a residual Add (`kiln.skip_layer_norm`),
+//  - attention blocks MatMul(Q, K^T) -> Mul/Div scale -> Add mask ->
+//    Softmax -> MatMul(., V) (`kiln.pattern = "attention"` on the Softmax).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/FusionUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace kiln::fusion;
+
+namespace kiln {
+#define GEN_PASS_DEF_FUSESUBGRAPHS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+/// `op` is Mul(x, c) or Mul(c, x) with c about `value`; returns x.
+Value mulByConstant(Operation *op, double value) {
+  if (!isOnnx(op, "Mul"))
+    return {};
+  for (unsigned i = 0; i < 2; ++i)
+    if (isConstantNear(op->getOperand(1 - i), value))
+      return op->getOperand(i);
+  return {};
+}
+
+/// The GELU tail from `onePlus` = Add(inner, 1): x * onePlus * 0.5 in any
+/// association. Returns the op whose result is the GELU.
+Operation *geluTail(Operation *onePlus, Value x) {
+  Operation *m1 = singleUser(onePlus->getResult(0));
+  if (!isOnnx(m1, "Mul"))
+    return nullptr;
+  Value o = otherOperand(m1, onePlus->getResult(0));
+  if (!o)
+    return nullptr;
+  if (o == x) {
+    Operation *m2 = singleUser(m1->getResult(0));
+    return m2 && mulByConstant(m2, 0.5) == m1->getResult(0) ? m2 : nullptr;
+  }
+  if (isConstantNear(o, 0.5)) {
+    Operation *m2 = singleUser(m1->getResult(0));
+    return m2 && isOnnx(m2, "Mul") && otherOperand(m2, m1->getResult(0)) == x ? m2 : nullptr;
+  }
+  Operation *half = o.getDefiningOp();
+  if (half && o.hasOneUse() && mulByConstant(half, 0.5) == x)
+    return m1;
+  return nullptr;
+}
+
+/// Add(v, 1) or Add(1, v), the single user of v.
+Operation *addOne(Value v) {
+  Operation *add = singleUser(v);
+  if (!isOnnx(add, "Add"))
+    return nullptr;
+  Value o = otherOperand(add, v);
+  return o && isConstantNear(o, 1.0) ? add : nullptr;
+}
+
+Value sameTypeAs(Value v, Value ref) {
+  return v && v.getType() == ref.getType() ? v : Value();
+}
+
+struct GeluErf : RewritePattern {
+  GeluErf(MLIRContext *ctx, Counters &c) : RewritePattern("onnx.Erf", 1, ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(Operation *erf, PatternRewriter &rewriter) const override {
+    Operation *scaled = erf->getOperand(0).getDefiningOp();
+    if (!scaled || !erf->getOperand(0).hasOneUse())
+      return failure();
+    Value x;
+    if (isOnnx(scaled, "Div") && isConstantNear(scaled->getOperand(1), M_SQRT2))
+      x = scaled->getOperand(0);
+    else
+      x = mulByConstant(scaled, M_SQRT1_2);
+    x = sameTypeAs(x, erf->getResult(0));
+    Operation *onePlus = addOne(erf->getResult(0));
+    Operation *gelu = onePlus && x ? geluTail(onePlus, x) : nullptr;
+    if (!gelu || gelu->getResult(0).getType() != x.getType())
+      return rewriter.notifyMatchFailure(erf, "not the erf form of GELU");
+    rewriter.setInsertionPoint(gelu);
+    OperationState st(gelu->getLoc(), "onnx.Gelu");
+    st.addOperands(x);
+    st.addTypes(x.getType());
+    rewriter.replaceOp(gelu, rewriter.create(st)->getResults());
+    ++counters["fuse_gelu"];
+    return success();
+  }
+};
+
+/// x^3 as Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x).
+bool isCube(Value v, Value x) {
+  Operation *op = v.getDefiningOp();
+  if (isOnnx(op, "Pow"))
+    return op->getOperand(0) == x && isConstantNear(op->getOperand(1), 3.0);
+  if (!isOnnx(op, "Mul"))
+    return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    Operation *sq = op->getOperand(1 - i).getDefiningOp();
+    if (op->getOperand(i) == x && isOnnx(sq, "Mul") && sq->getOperand(0) == x &&
+        sq->getOperand(1) == x)
+      return true;
+  }
+  return false;
+}
+
+struct GeluTanh : RewritePattern {
+  GeluTanh(MLIRContext *ctx, Counters &c) : RewritePattern("onnx.Tanh", 1, ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(Operation *tanh, PatternRewriter &rewriter) const override {
+    // tanh(sqrt(2/pi) * (x + 0.044715 * x^3))
+    Value inner = mulByConstant(tanh->getOperand(0).getDefiningOp(), std::sqrt(2.0 / M_PI));
+    Operation *sum = inner ? inner.getDefiningOp() : nullptr;
+    Value x;
+    if (isOnnx(sum, "Add"))
+      for (unsigned i = 0; i < 2 && !x; ++i) {
+        Value cubeTerm = mulByConstant(sum->getOperand(1 - i).getDefiningOp(), 0.044715);
+        if (cubeTerm && isCube(cubeTerm, sum->getOperand(i)))
+          x = sum->getOperand(i);
+      }
+    x = sameTypeAs(x, tanh->getResult(0));
+    Operation *onePlus = x ? addOne(tanh->getResult(0)) : nullptr;
+    Operation *gelu = onePlus ? geluTail(onePlus, x) : nullptr;
+    if (!gelu || gelu->getResult(0).getType() != x.getType())
+      return rewriter.notifyMatchFailure(tanh, "not the tanh form of GELU");
+    rewriter.setInsertionPoint(gelu);
+    OperationState st(gelu->getLoc(), "onnx.Gelu");
+    st.addOperands(x);
+    st.addAttribute("approximate", rewriter.getStringAttr("tanh"));
+    st.addTypes(x.getType());
+    rewriter.replaceOp(gelu, rewriter.create(st)->getResults());
+    ++counters["fuse_gelu"];
+    return success();
+  }
+};
+
+/// The reduced axes of a keepdims ReduceMean over trailing axes, as the
+/// first axis; nullopt otherwise.
+std::optional<int64_t> trailingMeanAxis(Operation *op) {
+  if (!isOnnx(op, "ReduceMean"))
+    return std::nullopt;
+  auto t = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!t)
+    return std::nullopt;
+  if (auto kd = op->getAttrOfType<IntegerAttr>("keepdims"); kd && !kd.getInt())
+    return std::nullopt;
+  SmallVector<int64_t> axes;
+  if (auto a = op->getAttrOfType<ArrayAttr>("axes")) {
+    for (Attribute x : a)
+      axes.push_back(cast<IntegerAttr>(x).getInt());
+  } else if (op->getNumOperands() > 1 && !isNoneValue(op->getOperand(1))) {
+    ElementsAttr c = constantAttr(op->getOperand(1));
+    if (!c || !c.getElementType().isInteger(64))
+      return std::nullopt;
+    for (int64_t v : c.getValues<int64_t>())
+      axes.push_back(v);
+  }
+  int64_t r = t.getRank();
+  if (axes.empty())
+    return std::nullopt;
+  for (int64_t &a : axes)
+    if (a < 0)
+      a += r;
+  llvm::sort(axes);
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != r - (int64_t)axes.size() + (int64_t)i)
+      return std::nullopt;
+  return axes.front();
+}
+
+struct LayerNormChain : RewritePattern {
+  LayerNormChain(MLIRContext *ctx, Counters &c)
+      : RewritePattern("onnx.Div", 1, ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(Operation *div, PatternRewriter &rewriter) const override {
+    // Div(d, Sqrt(Add(ReduceMean(Pow(d, 2)), eps))), d = Sub(x, ReduceMean(x))
+    Operation *sub = div->getOperand(0).getDefiningOp();
+    Operation *sqrt = div->getOperand(1).getDefiningOp();
+    if (!isOnnx(sub, "Sub") || !isOnnx(sqrt, "Sqrt"))
+      return failure();
+    Value x = sub->getOperand(0);
+    Operation *mean = sub->getOperand(1).getDefiningOp();
+    auto axis = trailingMeanAxis(mean);
+    if (!axis || mean->getOperand(0) != x)
+      return rewriter.notifyMatchFailure(div, "no trailing ReduceMean of x");
+    Operation *addEps = sqrt->getOperand(0).getDefiningOp();
+    if (!isOnnx(addEps, "Add"))
+      return failure();
+    Operation *var = nullptr;
+    std::optional<float> eps;
+    for (unsigned i = 0; i < 2; ++i)
+      if (auto e = constantScalar(addEps->getOperand(1 - i))) {
+        var = addEps->getOperand(i).getDefiningOp();
+        eps = e;
+      }
+    if (!var || trailingMeanAxis(var) != axis)
+      return rewriter.notifyMatchFailure(div, "no variance ReduceMean");
+    Operation *pow = var->getOperand(0).getDefiningOp();
+    bool square = (isOnnx(pow, "Pow") && isConstantNear(pow->getOperand(1), 2.0)) ||
+                  (isOnnx(pow, "Mul") && pow->getOperand(0) == pow->getOperand(1));
+    if (!square || pow->getOperand(0) != sub->getResult(0))
+      return rewriter.notifyMatchFailure(div, "variance is not of (x - mean)^2");
+    auto xt = dyn_cast<RankedTensorType>(x.getType());
+    if (!xt || !xt.hasStaticShape() || !xt.getElementType().isF32() ||
+        div->getResult(0).getType() != xt)
+      return failure();
+    // Intermediate values must not be used elsewhere.
+    for (Operation *op : {mean, sub, pow, var, addEps, sqrt})
+      for (Operation *user : op->getResult(0).getUsers())
+        if (user != div && user != sub && user != pow && user != var && user != addEps &&
+            user != sqrt)
+          return rewriter.notifyMatchFailure(div, "intermediate value used elsewhere");
+    // Optional affine tail: Mul(gamma), Add(beta), constants over the
+    // normalized axes.
+    auto normShape = xt.getShape().drop_front(*axis);
+    int64_t normElems = 1;
+    for (int64_t d : normShape)
+      normElems *= d;
+    auto affineOperand = [&](Operation *op, Value from) -> Value {
+      Value o = op ? otherOperand(op, from) : Value();
+      auto ot = o ? dyn_cast<RankedTensorType>(o.getType()) : RankedTensorType();
+      if (!ot || !constantAttr(o) || !from.hasOneUse() ||
+          op->getResult(0).getType() != xt || ot.getNumElements() != normElems ||
+          ot.getRank() > xt.getRank())
+        return {};
+      // Leading dims of the constant beyond the normalized ones are 1; the
+      // rest match the normalized dims.
+      int64_t extra = ot.getRank() - (int64_t)normShape.size();
+      for (int64_t i = 0; i < ot.getRank(); ++i) {
+        int64_t want = i < extra ? 1 : normShape[i - extra];
+        if (i >= extra || want == 1) {
+          if (ot.getDimSize(i) != want && !(i < extra && ot.getDimSize(i) == 1))
+            return {};
+        }
+      }
+      if (extra < 0)
+        for (int64_t i = 0; i < -extra; ++i)
+          if (normShape[i] != 1)
+            return {};
+      return o;
+    };
+    Operation *result = div;
+    Value gamma, beta;
+    Operation *mul = singleUser(div->getResult(0));
+    if (isOnnx(mul, "Mul") && (gamma = affineOperand(mul, div->getResult(0)))) {
+      result = mul;
+      Operation *add = singleUser(mul->getResult(0));
+      if (isOnnx(add, "Add") && (beta = affineOperand(add, mul->getResult(0))))
+        result = add;
+    }
+    rewriter.setInsertionPoint(result);
+    Location loc = result->getLoc();
+    auto normType = RankedTensorType::get(normShape, xt.getElementType());
+    auto reshaped = [&](Value c, float dflt) -> Value {
+      if (!c) {
+        int64_t n = normType.getNumElements();
+        return createConstant(rewriter, loc, normType, SmallVector<float>(n, dflt));
+      }
+      if (c.getType() == normType)
+        return c;
+      auto vals = constantFloats(c);
+      if (!vals)
+        return {};
+      SmallVector<float> full(normType.getNumElements());
+      for (size_t i = 0; i < full.size(); ++i)
+        full[i] = (*vals)[vals->size() == 1 ? 0 : i % vals->size()];
+      return createConstant(rewriter, loc, normType, full);
+    };
+    Value g = reshaped(gamma, 1.0f), bt = reshaped(beta, 0.0f);
+    if (!g || !bt)
+      return rewriter.notifyMatchFailure(div, "affine constants not readable");
+    OperationState st(loc, "onnx.LayerNormalization");
+    st.addOperands({x, g, bt});
+    st.addAttribute("axis", rewriter.getI64IntegerAttr(*axis));
+    st.addAttribute("epsilon", rewriter.getF32FloatAttr(*eps));
+    st.addTypes({xt, rewriter.getNoneType(), rewriter.getNoneType()});
+    Operation *ln = rewriter.create(st);
+    rewriter.replaceAllUsesWith(result->getResult(0), ln->getResult(0));
+    ++counters["fuse_layer_norm"];
+    return success();
+  }
+};
+
+/// Follows single-use elementwise scale/mask ops up from a Softmax input to
+/// the MatMul(Q, K^T).
+Operation *attentionScores(Value v) {
+  for (int i = 0; i < 3; ++i) {
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      return nullptr;
+    if (isOnnx(op, "MatMul"))
+      return op;
+    if (!(isOnnx(op, "Mul") || isOnnx(op, "Div") || isOnnx(op, "Add")))
+      return nullptr;
+    v = op->getOperand(0);
+    if (isOnnx(op, "Add") && !isOnnx(v.getDefiningOp(), "MatMul") &&
+        !isOnnx(v.getDefiningOp(), "Mul") && !isOnnx(v.getDefiningOp(), "Div"))
+      v = op->getOperand(1);
+  }
+  return isOnnx(v.getDefiningOp(), "MatMul") ? v.getDefiningOp() : nullptr;
+}
+
+/// Marks what it cannot (yet) replace: attention blocks and skip LayerNorms.
+void markPatterns(func::FuncOp func, Counters &counters) {
+  Builder b(func.getContext());
+  func.walk([&](Operation *op) {
+    if (isOnnx(op, "Softmax") && !op->hasAttr("kiln.pattern")) {
+      Operation *scores = attentionScores(op->getOperand(0));
+      Operation *pv = singleUser(op->getResult(0));
+      auto st = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+      if (scores && isOnnx(pv, "MatMul") && pv->getOperand(0) == op->getResult(0) && st &&
+          st.getRank() >= 3) {
+        op->setAttr("kiln.pattern", b.getStringAttr("attention"));
+        ++counters["attention_blocks"];
+      }
+    }
+    if (isOnnx(op, "LayerNormalization") && !op->hasAttr("kiln.skip_layer_norm")) {
+      Operation *add = op->getOperand(0).getDefiningOp();
+      if (isOnnx(add, "Add") && add->getOperand(0).getType() == add->getOperand(1).getType() &&
+          !constantAttr(add->getOperand(0)) && !constantAttr(add->getOperand(1))) {
+        op->setAttr("kiln.skip_layer_norm", b.getUnitAttr());
+        ++counters["skip_layer_norm"];
+      }
+    }
+  });
+}
+
+struct FuseSubgraphsPass : public impl::FuseSubgraphsBase<FuseSubgraphsPass> {
+  void runOnOperation() override {
+    Counters counters;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<GeluErf, GeluTanh, LayerNormChain>(&getContext(), counters);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (failed(applyPatternsAndFoldGreedily(func, frozen)))
+        return signalPassFailure();
+      markPatterns(func, counters);
+    }
+    recordCounters(getOperation(), counters,
+                   {"fuse_gelu", "fuse_layer_norm", "skip_layer_norm", "attention_blocks"});
+  }
+};
+
+} // namespace
+} // namespace kiln

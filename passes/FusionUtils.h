@@ -1,0 +1,128 @@
+//===- FusionUtils.h - helpers shared by the graph fusion passes -*- C++ -*-===//
+//
+// Reading f32 onnx.Constant values (dense or dense_resource), writing new
+// constants, and the per-fusion counters recorded on the module as
+// `kiln.report.<name> = N : i64` for `kiln compile --report`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_FUSIONUTILS_H
+#define KILN_PASSES_FUSIONUTILS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+namespace kiln::fusion {
+
+inline bool isOnnx(mlir::Operation *op, llvm::StringRef name) {
+  return op && op->getName().getStringRef().starts_with("onnx.") &&
+         op->getName().getStringRef().drop_front(5) == name;
+}
+
+inline bool isNoneValue(mlir::Value v) {
+  return !v || mlir::isa<mlir::NoneType>(v.getType());
+}
+
+/// The `value` attribute of an onnx.Constant producing `v`, if any.
+inline mlir::ElementsAttr constantAttr(mlir::Value v) {
+  mlir::Operation *def = v ? v.getDefiningOp() : nullptr;
+  if (!isOnnx(def, "Constant"))
+    return {};
+  return mlir::dyn_cast_or_null<mlir::ElementsAttr>(def->getAttr("value"));
+}
+
+/// The elements of an f32 constant, from a dense or dense_resource value.
+inline std::optional<llvm::SmallVector<float>> constantFloats(mlir::Value v) {
+  mlir::ElementsAttr attr = constantAttr(v);
+  if (!attr || !attr.getElementType().isF32())
+    return std::nullopt;
+  int64_t n = attr.getNumElements();
+  if (auto dense = mlir::dyn_cast<mlir::DenseElementsAttr>(attr)) {
+    auto vals = dense.getValues<float>();
+    return llvm::SmallVector<float>(vals.begin(), vals.end());
+  }
+  if (auto res = mlir::dyn_cast<mlir::DenseResourceElementsAttr>(attr)) {
+    mlir::AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    llvm::ArrayRef<char> data = blob->getData();
+    if ((int64_t)data.size() != n * (int64_t)sizeof(float))
+      return std::nullopt;
+    llvm::SmallVector<float> out(n);
+    std::memcpy(out.data(), data.data(), data.size());
+    return out;
+  }
+  return std::nullopt;
+}
+
+/// A constant whose elements are all (about) one value.
+inline std::optional<float> constantScalar(mlir::Value v) {
+  auto vals = constantFloats(v);
+  if (!vals || vals->empty())
+    return std::nullopt;
+  for (float x : *vals)
+    if (x != (*vals)[0])
+      return std::nullopt;
+  return (*vals)[0];
+}
+
+inline bool isConstantNear(mlir::Value v, double want, double tol = 1e-4) {
+  auto s = constantScalar(v);
+  return s && std::fabs(*s - want) <= tol * std::max(1.0, std::fabs(want));
+}
+
+inline mlir::Value createConstant(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::RankedTensorType type,
+                                  llvm::ArrayRef<float> values) {
+  mlir::OperationState st(loc, "onnx.Constant");
+  st.addAttribute("value", mlir::DenseElementsAttr::get(type, values));
+  st.addTypes(type);
+  return b.create(st)->getResult(0);
+}
+
+/// Counts of fired fusions, by report key.
+using Counters = llvm::StringMap<int64_t>;
+
+/// Adds the counts to `kiln.report.<key>` on the module (counts of zero are
+/// not recorded).
+inline void recordCounters(mlir::ModuleOp module, const Counters &counters,
+                           llvm::ArrayRef<llvm::StringRef> keys) {
+  mlir::Builder b(module.getContext());
+  for (llvm::StringRef key : keys) {
+    if (!counters.lookup(key))
+      continue;
+    std::string name = ("kiln.report." + key).str();
+    int64_t prev = 0;
+    if (auto a = module->getAttrOfType<mlir::IntegerAttr>(name))
+      prev = a.getInt();
+    module->setAttr(name, b.getI64IntegerAttr(prev + counters.lookup(key)));
+  }
+}
+
+/// The other operand of a binary op, given one of them.
+inline mlir::Value otherOperand(mlir::Operation *op, mlir::Value known) {
+  if (op->getNumOperands() != 2)
+    return {};
+  if (op->getOperand(0) == known)
+    return op->getOperand(1);
+  if (op->getOperand(1) == known)
+    return op->getOperand(0);
+  return {};
+}
+
+/// The single user of `v` (one use), else null.
+inline mlir::Operation *singleUser(mlir::Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+} // namespace kiln::fusion
+
+#endif
