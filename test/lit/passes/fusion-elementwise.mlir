@@ -1,0 +1,42 @@
+// RUN: kiln-opt %s -split-input-file --kiln-lower-partitions --kiln-fuse-elementwise | FileCheck %s
+
+// A chain of elementwise ops becomes one generic; the MatMul's epilogue
+// (its Relu) merges with the Add and Sigmoid after it, while the
+// contraction itself stays a separate (reduction) generic.
+// CHECK: kiln.report.fuse_elementwise = 2 : i64
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[MM:.*]] = linalg.generic {{.*}}"reduction"
+// CHECK: %[[F:.*]] = linalg.generic {{.*}} ins(%[[MM]], %arg2 : tensor<2x3xf32>, tensor<2x3xf32>)
+// CHECK: arith.maximumf
+// CHECK: arith.addf
+// CHECK: math.exp
+// CHECK: return %[[F]]
+func.func @chain(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>, %r: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.partition "cpu_0" provider("cpu") -> tensor<2x3xf32> {
+    %1 = onnx.MatMul(%a, %b) {kiln.activation = "Relu", kiln.activation_params = []} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+    %2 = onnx.Add(%1, %r) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %3 = onnx.Sigmoid(%2) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    kiln.yield %3 : tensor<2x3xf32>
+  }
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Negative: a producer with two consumers is not duplicated into them, and
+// a producer read through a broadcast map is not recomputed per element.
+// CHECK-NOT: kiln.report.fuse_elementwise
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[E:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[E]] :
+// CHECK: linalg.generic {{.*}} ins(%arg1, %[[E]] :
+func.func @shared(%x: tensor<4xf32>, %y: tensor<3x4xf32>) -> (tensor<4xf32>, tensor<3x4xf32>) {
+  %0:2 = kiln.partition "cpu_0" provider("cpu") -> tensor<4xf32>, tensor<3x4xf32> {
+    %1 = onnx.Exp(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    %2 = onnx.Neg(%1) : (tensor<4xf32>) -> tensor<4xf32>
+    %3 = onnx.Add(%y, %1) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+    kiln.yield %2, %3 : tensor<4xf32>, tensor<3x4xf32>
+  }
+  return %0#0, %0#1 : tensor<4xf32>, tensor<3x4xf32>
+}

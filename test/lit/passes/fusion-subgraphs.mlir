@@ -1,0 +1,177 @@
+// RUN: kiln-opt %s -split-input-file --kiln-fuse-subgraphs | FileCheck %s
+
+// GELU, erf form as PyTorch exports it: Div by sqrt(2), Erf, Add 1, Mul x,
+// Mul 0.5.
+// CHECK: module attributes {kiln.report.fuse_gelu = 1 : i64}
+// CHECK-LABEL: func.func @gelu_torch
+// CHECK: %[[G:.*]] = onnx.Gelu(%arg0) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+// CHECK-NOT: onnx.Erf
+// CHECK: return %[[G]]
+func.func @gelu_torch(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %s2 = onnx.Constant() {value = dense<1.41421354> : tensor<f32>} : () -> tensor<f32>
+  %one = onnx.Constant() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %half = onnx.Constant() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %0 = onnx.Div(%x, %s2) : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %1 = onnx.Erf(%0) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %2 = onnx.Add(%1, %one) : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %3 = onnx.Mul(%x, %2) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %4 = onnx.Mul(%3, %half) : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  return %4 : tensor<2x8xf32>
+}
+
+// -----
+
+// GELU, erf form as TF exports it: Mul by 1/sqrt(2), 0.5 * x first, then
+// times (1 + erf); and 0.5 * (1 + erf) times x.
+// CHECK: kiln.report.fuse_gelu = 2 : i64
+// CHECK-LABEL: func.func @gelu_tf
+// CHECK: onnx.Gelu(%arg0)
+// CHECK: onnx.Gelu(%arg1)
+// CHECK-NOT: onnx.Erf
+func.func @gelu_tf(%x: tensor<8xf32>, %u: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %r2 = onnx.Constant() {value = dense<0.707106769> : tensor<f32>} : () -> tensor<f32>
+  %one = onnx.Constant() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %half = onnx.Constant() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %h = onnx.Mul(%half, %x) : (tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  %0 = onnx.Mul(%x, %r2) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = onnx.Erf(%0) : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = onnx.Add(%one, %1) : (tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  %3 = onnx.Mul(%h, %2) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %a = onnx.Mul(%u, %r2) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %b = onnx.Erf(%a) : (tensor<8xf32>) -> tensor<8xf32>
+  %c = onnx.Add(%b, %one) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %d = onnx.Mul(%c, %half) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %e = onnx.Mul(%d, %u) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %3, %e : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// GELU, tanh approximation with Pow(x, 3).
+// CHECK-LABEL: func.func @gelu_tanh
+// CHECK: onnx.Gelu(%arg0) {approximate = "tanh"}
+// CHECK-NOT: onnx.Tanh
+func.func @gelu_tanh(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %three = onnx.Constant() {value = dense<3.0> : tensor<f32>} : () -> tensor<f32>
+  %k = onnx.Constant() {value = dense<0.044715> : tensor<f32>} : () -> tensor<f32>
+  %s = onnx.Constant() {value = dense<0.797884583> : tensor<f32>} : () -> tensor<f32>
+  %one = onnx.Constant() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %half = onnx.Constant() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %0 = onnx.Pow(%x, %three) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = onnx.Mul(%0, %k) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %2 = onnx.Add(%x, %1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %3 = onnx.Mul(%2, %s) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %4 = onnx.Tanh(%3) : (tensor<8xf32>) -> tensor<8xf32>
+  %5 = onnx.Add(%4, %one) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %6 = onnx.Mul(%x, %5) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %7 = onnx.Mul(%6, %half) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %7 : tensor<8xf32>
+}
+
+// -----
+
+// Negative: the wrong constant (Div by 2), and an intermediate with another
+// use.
+// CHECK-NOT: kiln.report.fuse_gelu
+// CHECK-LABEL: func.func @not_gelu
+// CHECK-NOT: onnx.Gelu
+// CHECK: onnx.Erf
+// CHECK: onnx.Erf
+func.func @not_gelu(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %two = onnx.Constant() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %s2 = onnx.Constant() {value = dense<1.41421354> : tensor<f32>} : () -> tensor<f32>
+  %one = onnx.Constant() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %half = onnx.Constant() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %0 = onnx.Div(%x, %two) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = onnx.Erf(%0) : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = onnx.Add(%1, %one) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %3 = onnx.Mul(%x, %2) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %4 = onnx.Mul(%3, %half) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %a = onnx.Div(%x, %s2) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %b = onnx.Erf(%a) : (tensor<8xf32>) -> tensor<8xf32>
+  %c = onnx.Add(%b, %one) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %d = onnx.Mul(%x, %c) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %e = onnx.Mul(%d, %half) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %4, %e, %c : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// LayerNormalization from its primitive chain over the last axis.
+// CHECK: kiln.report.fuse_layer_norm = 1 : i64
+// CHECK-LABEL: func.func @layer_norm
+// CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = onnx.LayerNormalization(%arg0, %{{.*}}, %{{.*}}) {axis = 1 : i64, epsilon = 9.99999{{[0-9]*}}E-7 : f32} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, none, none)
+// CHECK-NOT: onnx.ReduceMean
+// CHECK: return %[[Y]]
+func.func @layer_norm(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %two = onnx.Constant() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %eps = onnx.Constant() {value = dense<1.0e-6> : tensor<f32>} : () -> tensor<f32>
+  %g = onnx.Constant() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %b = onnx.Constant() {value = dense<[0.5, 0.5, 0.5, 0.5]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %axes = onnx.Constant() {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %m = onnx.ReduceMean(%x, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %d = onnx.Sub(%x, %m) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %p = onnx.Pow(%d, %two) : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %v = onnx.ReduceMean(%p, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %ve = onnx.Add(%v, %eps) : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %s = onnx.Sqrt(%ve) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %n = onnx.Div(%d, %s) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %y0 = onnx.Mul(%n, %g) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %y = onnx.Add(%y0, %b) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// Negative: mean over the first axis, not the trailing one.
+// CHECK-LABEL: func.func @not_layer_norm
+// CHECK-NOT: onnx.LayerNormalization
+// CHECK: onnx.ReduceMean
+func.func @not_layer_norm(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %two = onnx.Constant() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %eps = onnx.Constant() {value = dense<1.0e-5> : tensor<f32>} : () -> tensor<f32>
+  %axes = onnx.Constant() {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %m = onnx.ReduceMean(%x, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<1x4xf32>
+  %d = onnx.Sub(%x, %m) : (tensor<2x4xf32>, tensor<1x4xf32>) -> tensor<2x4xf32>
+  %p = onnx.Pow(%d, %two) : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %v = onnx.ReduceMean(%p, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<1x4xf32>
+  %ve = onnx.Add(%v, %eps) : (tensor<1x4xf32>, tensor<f32>) -> tensor<1x4xf32>
+  %s = onnx.Sqrt(%ve) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %n = onnx.Div(%d, %s) : (tensor<2x4xf32>, tensor<1x4xf32>) -> tensor<2x4xf32>
+  return %n : tensor<2x4xf32>
+}
+
+// -----
+
+// Attention: MatMul(Q, K^T) -> Div scale -> Add mask -> Softmax -> MatMul V
+// is detected and marked; a residual Add into LayerNormalization is marked
+// as a skip LayerNorm.
+// CHECK: kiln.report.attention_blocks = 1 : i64, kiln.report.skip_layer_norm = 1 : i64
+// CHECK-LABEL: func.func @attention
+// CHECK: onnx.Softmax(%{{.*}}) {kiln.pattern = "attention"}
+// CHECK: onnx.LayerNormalization({{.*}}) {kiln.skip_layer_norm}
+func.func @attention(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>, %mask: tensor<1x1x1x4xf32>, %r: tensor<1x2x4x8xf32>, %g: tensor<8xf32>) -> tensor<1x2x4x8xf32> {
+  %sc = onnx.Constant() {value = dense<2.828> : tensor<f32>} : () -> tensor<f32>
+  %none = onnx.NoValue
+  %s = onnx.MatMul(%q, %kt) : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %d = onnx.Div(%s, %sc) : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %m = onnx.Add(%d, %mask) : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = onnx.Softmax(%m) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %o = onnx.MatMul(%p, %v) : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %a = onnx.Add(%o, %r) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %y, %mean, %inv = onnx.LayerNormalization(%a, %g, %none) : (tensor<1x2x4x8xf32>, tensor<8xf32>, none) -> (tensor<1x2x4x8xf32>, none, none)
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Negative: a Softmax that does not feed a MatMul (a classifier head) is no
+// attention block.
+// CHECK-NOT: kiln.report.attention_blocks
+// CHECK-LABEL: func.func @softmax_head
+// CHECK-NOT: kiln.pattern
+func.func @softmax_head(%a: tensor<1x2x4x8xf32>, %b: tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> {
+  %s = onnx.MatMul(%a, %b) : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = onnx.Softmax(%s) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %p : tensor<1x2x4x4xf32>
+}
