@@ -155,23 +155,59 @@ size_t countGraphOps(ModuleOp module) {
 } // namespace
 
 // Graph stages, as pipelines without the builtin.module anchor.
-static const char *kGraphPipeline = "func.func(kiln-shape-inference)";
+static const char *kGraphPipeline =
+    "func.func(kiln-shape-inference,kiln-decompose-recurrent,kiln-shape-inference)";
 // Graph optimizations, after shape inference and before partitioning; each
 // pass records how often it fired as `kiln.report.*` module attributes.
 static const char *kOptimizePipeline =
+    "func.func(kiln-shape-inference),kiln-fold-constants,kiln-simplify,cse,"
     "func.func(kiln-shape-inference),kiln-fuse-subgraphs,kiln-fuse-conv,"
     "kiln-fuse-epilogues";
-static const char *kBufferizePipeline =
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "func.func(canonicalize,cse)";
-static const char *kToLlvmPipeline =
-    "func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
-    "convert-scf-to-cf,func.func(canonicalize,cse),convert-math-to-libm,"
-    "convert-math-to-llvm,finalize-memref-to-llvm,convert-arith-to-llvm,"
-    "convert-index-to-llvm,"
-    "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
-    "gpu-to-llvm,reconcile-unrealized-casts,canonicalize";
+// The CPU codegen pipelines live in providers/cpu/Pipelines.h: constant
+// folding JITs the same ones.
+using cpu::kBufferizePipeline;
+using cpu::kToLlvmPipeline;
+
+/// `kiln compile --report`: one fact per line on stderr.
+static void printReport(ModuleOp module, StringRef model, size_t nodesIn,
+                        size_t nodesOut, llvm::raw_ostream &os) {
+  auto count = [&](StringRef key) -> int64_t {
+    auto a = module->getAttrOfType<IntegerAttr>(key);
+    return a ? a.getInt() : 0;
+  };
+  os << "kiln: report: model " << model << "\n";
+  os << "kiln: report: nodes in: " << nodesIn << "\n";
+  os << "kiln: report: nodes out: " << nodesOut << "\n";
+  os << "kiln: report: constants folded: "
+     << count("kiln.report.fold-constants.constants") << " ("
+     << count("kiln.report.fold-constants.bytes") << " bytes, from "
+     << count("kiln.report.fold-constants.ops") << " nodes, "
+     << count("kiln.report.fold-constants.jit-runs") << " JIT runs)\n";
+  for (NamedAttribute attr : module->getAttrs()) {
+    StringRef name = attr.getName().getValue();
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || !name.consume_front("kiln.report.") ||
+        name.starts_with("fold-constants."))
+      continue;
+    os << "kiln: report: rewrite " << name << ": " << value.getInt() << "\n";
+  }
+  if (module->hasAttr("kiln.arena_size"))
+    os << "kiln: report: arena: " << count("kiln.arena_size") << " bytes ("
+       << count("kiln.arena_size_unshared") << " bytes without buffer reuse)\n";
+  if (auto parts = module->getAttrOfType<ArrayAttr>("kiln.partitions"))
+    for (Attribute a : parts) {
+      auto d = dyn_cast<DictionaryAttr>(a);
+      if (!d)
+        continue;
+      auto str = [&](StringRef k) {
+        auto s = d.getAs<StringAttr>(k);
+        return s ? s.getValue() : StringRef("?");
+      };
+      auto ops = d.getAs<IntegerAttr>("num_ops");
+      os << "kiln: report: partition " << str("name") << ": provider "
+         << str("provider") << ", " << (ops ? ops.getInt() : 0) << " ops\n";
+    }
+}
 
 /// Device kernels: mapped loops become gpu.launch, outlined into a
 /// gpu.module, lowered to NVVM and compiled to PTX by LLVM's NVPTX backend.

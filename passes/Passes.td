@@ -14,6 +14,17 @@ def ShapeInference : Pass<"kiln-shape-inference", "::mlir::func::FuncOp"> {
   }];
 }
 
+def DecomposeRecurrent : Pass<"kiln-decompose-recurrent", "::mlir::func::FuncOp"> {
+  let summary = "Unroll LSTM, GRU and RNN over their static sequence into onnx ops";
+  let description = [{
+    Rewrites each recurrent op (all directions, layouts, peepholes, clip,
+    input_forget, linear_before_reset and the activation functions ONNX
+    lists) into its time steps built from Gather, MatMul, Add, Slice,
+    activations and Concat, which every provider lowers. Needs static X/W
+    shapes; `sequence_lens` must be absent or the full length.
+  }];
+}
+
 def Partition : Pass<"kiln-partition", "::mlir::ModuleOp"> {
   let summary = "Assign ops to execution providers and group them into partitions";
   let description = [{

@@ -1,0 +1,364 @@
+//===- DecomposeRecurrent.cpp - LSTM/GRU/RNN as unrolled onnx ops ---------===//
+//
+// A recurrent op over a static sequence becomes its time steps, unrolled,
+// built from onnx ops that every provider already lowers (Gather, MatMul,
+// Add, Slice, the activations, Concat). Unrolling keeps the code
+// straight-line, so the static arena planner and the CUDA offload see
+// ordinary ops; sequences in exported models are short.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/onnx/OnnxOps.h"
+#include "dialects/onnx/ShapeInference.h"
+#include "passes/NodeName.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace kiln::onnx;
+
+namespace kiln {
+#define GEN_PASS_DEF_DECOMPOSERECURRENT
+#include "passes/Passes.h.inc"
+
+namespace {
+
+/// Builds onnx ops by name, typing their results by shape inference.
+class GraphBuilder {
+public:
+  GraphBuilder(OpBuilder &b, Location loc, Type elt) : b(b), loc(loc), elt(elt) {}
+
+  Value op(StringRef name, ValueRange operands, ArrayRef<NamedAttribute> attrs = {},
+           Type resultElt = {}) {
+    OperationState state(loc, ("onnx." + name).str());
+    state.addOperands(operands);
+    state.addAttributes(attrs);
+    // Shape inference fixes the element type too, except for Cast, whose
+    // rule trusts the result type it was given.
+    state.addTypes(UnrankedTensorType::get(resultElt ? resultElt : elt));
+    Operation *o = b.create(state);
+    (void)inferShapesFor(o);
+    return o->getResult(0);
+  }
+  Value ints(ArrayRef<int64_t> values, bool scalar = false) {
+    auto type = RankedTensorType::get(scalar ? ArrayRef<int64_t>{} : ArrayRef<int64_t>{(int64_t)values.size()},
+                                      b.getI64Type());
+    return constant(DenseElementsAttr::get(type, values));
+  }
+  Value scalar(double v) {
+    return constant(DenseElementsAttr::get(RankedTensorType::get({}, elt),
+                                           b.getFloatAttr(elt, v)));
+  }
+  Value zeros(ArrayRef<int64_t> shape) {
+    return constant(DenseElementsAttr::get(RankedTensorType::get(shape, elt),
+                                           b.getFloatAttr(elt, 0.0)));
+  }
+  Value constant(DenseElementsAttr value) {
+    OperationState state(loc, "onnx.Constant");
+    state.addAttribute("value", value);
+    state.addTypes(value.getType());
+    return b.create(state)->getResult(0);
+  }
+  NamedAttribute attr(StringRef name, int64_t v) {
+    return b.getNamedAttr(name, b.getI64IntegerAttr(v));
+  }
+  NamedAttribute attr(StringRef name, float v) {
+    return b.getNamedAttr(name, b.getF32FloatAttr(v));
+  }
+  NamedAttribute perm(ArrayRef<int64_t> p) {
+    return b.getNamedAttr("perm", b.getI64ArrayAttr(p));
+  }
+
+  /// x[index] along `axis`, that axis dropped.
+  Value pick(Value x, int64_t index, int64_t axis = 0) {
+    return op("Gather", {x, ints({index}, true)}, {attr("axis", axis)});
+  }
+  /// x[..., begin:end] along `axis`.
+  Value slice(Value x, int64_t begin, int64_t end, int64_t axis) {
+    return op("Slice", {x, ints({begin}), ints({end}), ints({axis}), ints({1})});
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Type elt;
+};
+
+struct Activation {
+  std::string name;
+  float alpha = 0, beta = 0;
+  bool hasAlpha = false, hasBeta = false;
+};
+
+LogicalResult applyActivation(GraphBuilder &g, const Activation &a, Value x, Value &out) {
+  StringRef n = a.name;
+  SmallVector<NamedAttribute> attrs;
+  if (a.hasAlpha)
+    attrs.push_back(g.attr("alpha", a.alpha));
+  if (a.hasBeta)
+    attrs.push_back(g.attr("beta", a.beta));
+  if (n.equals_insensitive("sigmoid") || n.equals_insensitive("tanh") ||
+      n.equals_insensitive("relu") || n.equals_insensitive("softsign") ||
+      n.equals_insensitive("softplus")) {
+    std::string canon = n.equals_insensitive("sigmoid")    ? "Sigmoid"
+                        : n.equals_insensitive("tanh")     ? "Tanh"
+                        : n.equals_insensitive("relu")     ? "Relu"
+                        : n.equals_insensitive("softsign") ? "Softsign"
+                                                           : "Softplus";
+    out = g.op(canon, {x});
+    return success();
+  }
+  for (StringRef withParams : {"HardSigmoid", "LeakyRelu", "ThresholdedRelu", "Elu"})
+    if (n.equals_insensitive(withParams)) {
+      out = g.op(withParams, {x}, attrs);
+      return success();
+    }
+  if (n.equals_insensitive("affine")) {
+    out = g.op("Add", {g.op("Mul", {x, g.scalar(a.alpha)}), g.scalar(a.beta)});
+    return success();
+  }
+  if (n.equals_insensitive("scaledtanh")) {
+    out = g.op("Mul", {g.op("Tanh", {g.op("Mul", {x, g.scalar(a.beta)})}), g.scalar(a.alpha)});
+    return success();
+  }
+  return failure();
+}
+
+enum class Kind { RNN, GRU, LSTM };
+
+LogicalResult decompose(Operation *op, Kind kind) {
+  auto fail = [&](const Twine &why) { return emitNodeError(op) << why; };
+  auto x0 = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+  if (!x0 || !x0.hasStaticShape() || !w || !w.hasStaticShape())
+    return fail("needs static shapes for X and W");
+  Type elt = x0.getElementType();
+  if (!elt.isF32())
+    return fail("only float32 is supported");
+  int64_t layout = getIntAttr(op, "layout", 0);
+  int64_t hidden = getIntAttr(op, "hidden_size", w.getDimSize(1) / (kind == Kind::LSTM ? 4 : kind == Kind::GRU ? 3 : 1));
+  StringRef direction = getStrAttr(op, "direction", "forward");
+  int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  int64_t gates = kind == Kind::LSTM ? 4 : kind == Kind::GRU ? 3 : 1;
+  float clip = getFloatAttr(op, "clip", 0.0f);
+  bool hasClip = op->hasAttr("clip");
+  bool inputForget = getIntAttr(op, "input_forget", 0) != 0;
+  bool linearBeforeReset = getIntAttr(op, "linear_before_reset", 0) != 0;
+  auto operand = [&](unsigned i) {
+    return i < op->getNumOperands() && !isNone(op->getOperand(i)) ? op->getOperand(i) : Value();
+  };
+  // Per-batch lengths: full lengths need nothing; otherwise forward
+  // directions mask finished rows (their state stops, their outputs are 0).
+  Value lens = operand(4);
+  if (lens) {
+    auto v = getConstantInts(lens);
+    int64_t seqLen = x0.getDimSize(layout == 0 ? 0 : 1);
+    if (v && llvm::all_of(*v, [&](int64_t l) { return l == seqLen; }))
+      lens = Value();
+    else if (getStrAttr(op, "direction", "forward") != "forward")
+      return fail("sequence_lens with reverse or bidirectional directions is not supported");
+  }
+
+  // Activations: per direction, `gates==4 ? 3 : 2 : 1` functions.
+  int64_t perDir = kind == Kind::LSTM ? 3 : kind == Kind::GRU ? 2 : 1;
+  SmallVector<Activation> acts;
+  auto names = op->getAttrOfType<ArrayAttr>("activations");
+  auto alphas = op->getAttrOfType<ArrayAttr>("activation_alpha");
+  auto betas = op->getAttrOfType<ArrayAttr>("activation_beta");
+  for (int64_t i = 0; i < perDir * dirs; ++i) {
+    Activation a;
+    if (names && (int64_t)names.size() > i)
+      a.name = cast<StringAttr>(names[i]).str();
+    else
+      a.name = (i % perDir == 0) ? (kind == Kind::RNN ? "Tanh" : "Sigmoid") : "Tanh";
+    if (alphas && (int64_t)alphas.size() > i) {
+      a.alpha = cast<FloatAttr>(alphas[i]).getValueAsDouble();
+      a.hasAlpha = true;
+    }
+    if (betas && (int64_t)betas.size() > i) {
+      a.beta = cast<FloatAttr>(betas[i]).getValueAsDouble();
+      a.hasBeta = true;
+    }
+    acts.push_back(a);
+  }
+
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), elt);
+  if (lens && !cast<ShapedType>(lens.getType()).getElementType().isInteger(64))
+    lens = g.op("Cast", {lens}, {g.attr("to", (int64_t)7 /*INT64*/)}, b.getI64Type());
+  Value x = op->getOperand(0);
+  if (layout == 1)
+    x = g.op("Transpose", {x}, {g.perm({1, 0, 2})});
+  int64_t seq = x0.getDimSize(layout == 0 ? 0 : 1);
+  int64_t batch = x0.getDimSize(layout == 0 ? 1 : 0);
+  Value r = op->getOperand(2), bias = operand(3), h0 = operand(5);
+  Value c0 = kind == Kind::LSTM ? operand(6) : Value();
+  Value peep = kind == Kind::LSTM ? operand(7) : Value();
+  if (layout == 1) {
+    if (h0)
+      h0 = g.op("Transpose", {h0}, {g.perm({1, 0, 2})});
+    if (c0)
+      c0 = g.op("Transpose", {c0}, {g.perm({1, 0, 2})});
+  }
+
+  SmallVector<Value> ys, hs, cs;
+  for (int64_t d = 0; d < dirs; ++d) {
+    bool reverse = direction == "reverse" || d == 1;
+    Value wT = g.op("Transpose", {g.pick(op->getOperand(1), d)}, {g.perm({1, 0})});
+    Value rd = g.pick(r, d);
+    Value rT = g.op("Transpose", {rd}, {g.perm({1, 0})});
+    Value wb, rb;
+    if (bias) {
+      Value bd = g.pick(bias, d);
+      wb = g.slice(bd, 0, gates * hidden, 0);
+      rb = g.slice(bd, gates * hidden, 2 * gates * hidden, 0);
+    }
+    Value h = h0 ? g.pick(h0, d) : g.zeros({batch, hidden});
+    Value c = kind == Kind::LSTM ? (c0 ? g.pick(c0, d) : g.zeros({batch, hidden})) : Value();
+    Value pi, po, pf;
+    if (peep) {
+      Value pd = g.pick(peep, d);
+      pi = g.slice(pd, 0, hidden, 0);
+      po = g.slice(pd, hidden, 2 * hidden, 0);
+      pf = g.slice(pd, 2 * hidden, 3 * hidden, 0);
+    }
+    const Activation *f = &acts[d * perDir];
+    const Activation *gAct = perDir > 1 ? &acts[d * perDir + 1] : nullptr;
+    const Activation *hAct = perDir > 2 ? &acts[d * perDir + 2] : nullptr;
+    auto act = [&](const Activation *a, Value v, Value &out) -> LogicalResult {
+      if (hasClip)
+        v = g.op("Clip", {v, g.scalar(-clip), g.scalar(clip)});
+      if (failed(applyActivation(g, *a, v, out)))
+        return fail("activation \"" + a->name + "\" is not supported");
+      return success();
+    };
+    SmallVector<Value> steps(seq);
+    for (int64_t s = 0; s < seq; ++s) {
+      int64_t t = reverse ? seq - 1 - s : s;
+      Value prevH = h, prevC = c;
+      Value xt = g.pick(x, t);
+      Value xw = g.op("MatMul", {xt, wT});
+      if (wb)
+        xw = g.op("Add", {xw, wb});
+      auto part = [&](Value v, int64_t k) { return g.slice(v, k * hidden, (k + 1) * hidden, 1); };
+      if (kind == Kind::LSTM) {
+        Value hr = g.op("MatMul", {h, rT});
+        if (rb)
+          hr = g.op("Add", {hr, rb});
+        Value sum = g.op("Add", {xw, hr});
+        Value i = part(sum, 0), o = part(sum, 1), fg = part(sum, 2), cc = part(sum, 3);
+        if (pi) {
+          i = g.op("Add", {i, g.op("Mul", {pi, c})});
+          fg = g.op("Add", {fg, g.op("Mul", {pf, c})});
+        }
+        if (failed(act(f, i, i)) || failed(act(gAct, cc, cc)))
+          return failure();
+        if (inputForget)
+          fg = g.op("Sub", {g.scalar(1.0), i});
+        else if (failed(act(f, fg, fg)))
+          return failure();
+        c = g.op("Add", {g.op("Mul", {fg, c}), g.op("Mul", {i, cc})});
+        if (po)
+          o = g.op("Add", {o, g.op("Mul", {po, c})});
+        Value hc;
+        if (failed(act(f, o, o)) || failed(applyActivation(g, *hAct, c, hc)))
+          return fail("activation \"" + hAct->name + "\" is not supported");
+        h = g.op("Mul", {o, hc});
+      } else if (kind == Kind::GRU) {
+        // Gates z, r, h; R and its bias split the same way.
+        auto rPart = [&](int64_t k) {
+          return g.op("Transpose", {g.slice(rd, k * hidden, (k + 1) * hidden, 0)}, {g.perm({1, 0})});
+        };
+        auto rbPart = [&](int64_t k) { return rb ? g.slice(rb, k * hidden, (k + 1) * hidden, 0) : Value(); };
+        auto addBias = [&](Value v, Value bv) { return bv ? g.op("Add", {v, bv}) : v; };
+        Value z = g.op("Add", {part(xw, 0), addBias(g.op("MatMul", {h, rPart(0)}), rbPart(0))});
+        Value rr = g.op("Add", {part(xw, 1), addBias(g.op("MatMul", {h, rPart(1)}), rbPart(1))});
+        if (failed(act(f, z, z)) || failed(act(f, rr, rr)))
+          return failure();
+        Value hh;
+        if (linearBeforeReset)
+          hh = g.op("Add", {part(xw, 2), g.op("Mul", {rr, addBias(g.op("MatMul", {h, rPart(2)}), rbPart(2))})});
+        else
+          hh = g.op("Add", {part(xw, 2), addBias(g.op("MatMul", {g.op("Mul", {rr, h}), rPart(2)}), rbPart(2))});
+        if (failed(act(gAct, hh, hh)))
+          return failure();
+        h = g.op("Add", {g.op("Mul", {g.op("Sub", {g.scalar(1.0), z}), hh}), g.op("Mul", {z, h})});
+      } else {
+        Value hr = g.op("MatMul", {h, rT});
+        if (rb)
+          hr = g.op("Add", {hr, rb});
+        Value sum = g.op("Add", {xw, hr});
+        if (failed(act(f, sum, h)))
+          return failure();
+      }
+      Value out = h;
+      if (lens) {
+        // Rows whose sequence ended keep their state and emit zeros.
+        Value alive = g.op("Unsqueeze", {g.op("Less", {g.ints({t}, true), lens}), g.ints({1})});
+        h = g.op("Where", {alive, h, prevH});
+        if (c)
+          c = g.op("Where", {alive, c, prevC});
+        out = g.op("Where", {alive, h, g.zeros({batch, hidden})});
+      }
+      steps[t] = g.op("Unsqueeze", {out, g.ints({0})});
+    }
+    ys.push_back(g.op("Unsqueeze", {g.op("Concat", steps, {g.attr("axis", (int64_t)0)}), g.ints({1})}));
+    hs.push_back(g.op("Unsqueeze", {h, g.ints({0})}));
+    if (c)
+      cs.push_back(g.op("Unsqueeze", {c, g.ints({0})}));
+  }
+  auto join = [&](ArrayRef<Value> vs, int64_t axis) {
+    return vs.size() == 1 ? vs[0] : g.op("Concat", vs, {g.attr("axis", axis)});
+  };
+  Value y = join(ys, 1), yh = join(hs, 0), yc = cs.empty() ? Value() : join(cs, 0);
+  if (layout == 1) {
+    y = g.op("Transpose", {y}, {g.perm({2, 0, 1, 3})});
+    yh = g.op("Transpose", {yh}, {g.perm({1, 0, 2})});
+    if (yc)
+      yc = g.op("Transpose", {yc}, {g.perm({1, 0, 2})});
+  }
+  Value results[] = {y, yh, yc};
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    if (!op->getResult(i).use_empty())
+      op->getResult(i).replaceAllUsesWith(results[i]);
+  op->erase();
+  return success();
+}
+
+struct DecomposeRecurrentPass
+    : public impl::DecomposeRecurrentBase<DecomposeRecurrentPass> {
+  void runOnOperation() override {
+    // In program order, re-typing the ops between recurrent ops, so that a
+    // second LSTM fed by the first sees its input's shape.
+    SmallVector<Operation *> all;
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) { all.push_back(op); });
+    bool changed = false;
+    for (Operation *op : all) {
+      StringRef n = op->getName().getStringRef();
+      std::optional<Kind> kind;
+      if (n == "onnx.LSTM")
+        kind = Kind::LSTM;
+      else if (n == "onnx.GRU")
+        kind = Kind::GRU;
+      else if (n == "onnx.RNN")
+        kind = Kind::RNN;
+      if (!kind) {
+        if (changed && failed(inferShapesFor(op)))
+          return signalPassFailure();
+        continue;
+      }
+      if (failed(decompose(op, *kind)))
+        return signalPassFailure();
+      changed = true;
+    }
+    bool ops = changed;
+    // Results are typed now; keep the function's signature in step.
+    func::FuncOp func = getOperation();
+    if (ops)
+      func.setFunctionType(FunctionType::get(
+          func.getContext(), func.getArgumentTypes(),
+          func.getBody().front().getTerminator()->getOperandTypes()));
+  }
+};
+
+} // namespace
+} // namespace kiln

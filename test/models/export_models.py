@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Exports the extra end-to-end models with PyTorch (Debian's python3-torch,
+run by /usr/bin/python3) at opset 17 with seeded random weights:
+
+  mobilenet_dw  a MobileNet-style CNN (depthwise-separable blocks, ReLU6,
+                BatchNorm, global pooling)
+  gpt_tiny      a GPT-style causal decoder (token + position embeddings,
+                causal self-attention, GELU MLP, LayerNorm)
+  lstm_tiny     a 2-layer LSTM over a sequence, then a linear head
+
+  /usr/bin/python3 test/models/export_models.py OUT_DIR
+"""
+import os
+import sys
+
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+
+
+class DwBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.dw = nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False)
+        self.bn1 = nn.BatchNorm2d(cin)
+        self.pw = nn.Conv2d(cin, cout, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        x = torch.clamp(self.bn1(self.dw(x)), 0, 6)
+        return torch.clamp(self.bn2(self.pw(x)), 0, 6)
+
+
+class MobileNetDw(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, 2, 1)
+        self.blocks = nn.Sequential(DwBlock(16, 32, 1), DwBlock(32, 64, 2), DwBlock(64, 64, 1))
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = torch.clamp(self.stem(x), 0, 6)
+        x = self.blocks(x)
+        x = x.mean(dim=(2, 3))
+        return self.head(x)
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads, seq):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, 4 * d)
+        self.fc2 = nn.Linear(4 * d, d)
+        self.register_buffer("mask", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.heads
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q = q.view(b, t, h, d // h).transpose(1, 2)
+        k = k.view(b, t, h, d // h).transpose(1, 2)
+        v = v.view(b, t, h, d // h).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (d // h) ** 0.5)
+        att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
+        att = torch.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
+        x = x + self.proj(y)
+        return x + self.fc2(nn.functional.gelu(self.fc1(self.ln2(x))))
+
+
+class GptTiny(nn.Module):
+    def __init__(self, vocab=100, d=64, heads=4, seq=16, layers=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(seq, d)
+        self.blocks = nn.Sequential(*[Block(d, heads, seq) for _ in range(layers)])
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        pos = torch.arange(t).unsqueeze(0)
+        x = self.tok(ids) + self.pos(pos)
+        return self.head(self.ln(self.blocks(x)))
+
+
+class LstmTiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, num_layers=2, batch_first=True)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y[:, -1])
+
+
+def export(model, example, name, out, input_names, output_names):
+    model.eval()
+    path = os.path.join(out, f"{name}.onnx")
+    with torch.no_grad():
+        torch.onnx.export(model, example, path, opset_version=17,
+                          input_names=input_names, output_names=output_names)
+    print(f"wrote {path}")
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    mob = MobileNetDw()
+    for m in mob.modules():  # non-trivial BatchNorm statistics
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 1.5)
+    export(mob, torch.randn(1, 3, 32, 32), "mobilenet_dw", out, ["image"], ["logits"])
+    export(GptTiny(), torch.randint(0, 100, (1, 16)), "gpt_tiny", out, ["input_ids"], ["logits"])
+    export(LstmTiny(), torch.randn(1, 12, 8), "lstm_tiny", out, ["sequence"], ["scores"])
+
+
+if __name__ == "__main__":
+    main()
