@@ -70,6 +70,20 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def Simplify : Pass<"kiln-simplify", "::mlir::ModuleOp"> {
+  let summary = "Remove no-op onnx ops and compose back-to-back ones";
+  let description = [{
+    Canonicalization-style rewrites of the onnx graph, applied greedily (the
+    driver also erases dead ops): Identity, Dropout at inference (no or
+    false training_mode, unused mask), Cast to the same type, and
+    Reshape/Expand/Slice/Flatten/Squeeze/Unsqueeze whose static result type
+    is the input's type become their input; Transpose of Transpose composes
+    its permutations (an identity permutation disappears); Reshape of
+    Reshape reshapes the original input. How often each rewrite fired is
+    recorded on the module as `kiln.report.simplify.<rewrite>`.
+  }];
+}
+
 def FuseSubgraphs : Pass<"kiln-fuse-subgraphs", "::mlir::ModuleOp"> {
   let summary = "Recognize GELU and LayerNormalization chains; mark attention blocks";
   let description = [{

@@ -36,4 +36,42 @@ def CudaOffload : Pass<"kiln-cuda-offload", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FoldConstants : Pass<"kiln-fold-constants", "::mlir::ModuleOp"> {
+  let summary = "Evaluate onnx ops whose inputs are all constants with the CPU codegen";
+  let description = [{
+    Collects the onnx ops of every function whose operands all come from
+    `onnx.Constant` ops (or from other such ops) and whose results have a
+    static type, clones them into a temporary module `@fold` that returns
+    the values still needed by the rest of the graph, lowers it with the CPU
+    provider (`cpu::lowerOnnxToLinalg`), the bufferization and LLVM
+    pipelines of the compiler, runs it once with the MLIR ExecutionEngine
+    and replaces those values by `onnx.Constant` ops. Folding therefore has
+    exactly the numerics of the generated code. `Shape` and `Size` fold from
+    their input's static type alone. Rounds repeat (shape inference in
+    between) while a round makes new shape inputs constant.
+
+    Results larger than `max-bytes` stay computed at run time; if lowering
+    or JIT compilation fails the ops stay too: folding never fails the
+    compile. Counts are recorded on the module as
+    `kiln.report.fold-constants.*` for `kiln compile --report`.
+
+    The pass lives with the providers because it links the CPU lowering
+    (passes/ must not depend on providers/).
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", "16 << 20",
+           "Largest folded result in bytes">,
+    Option<"maxRounds", "max-rounds", "unsigned", "4",
+           "Fold rounds (one JIT each) at most">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::cf::ControlFlowDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::affine::AffineDialect", "::mlir::index::IndexDialect"
+  ];
+}
+
 #endif

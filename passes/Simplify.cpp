@@ -1,0 +1,223 @@
+//===- Simplify.cpp - graph cleanups before partitioning ------------------===//
+//
+// Canonicalization-style rewrites of the onnx graph: no-op ops disappear,
+// back-to-back Transposes and Reshapes compose. The greedy driver also
+// erases dead (Pure) ops. Each rewrite counts into `kiln.report.simplify.*`.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/kiln/Report.h"
+#include "dialects/onnx/ShapeInference.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_SIMPLIFY
+#include "passes/Passes.h.inc"
+
+namespace {
+
+using Counts = llvm::StringMap<int64_t>;
+
+bool isStatic(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && rt.hasStaticShape();
+}
+
+/// A pattern on one onnx op name that records how often it fired.
+struct OnnxPattern : public RewritePattern {
+  OnnxPattern(StringRef opName, StringRef counter, MLIRContext *ctx, Counts &counts)
+      : RewritePattern(opName, /*benefit=*/1, ctx), counter(counter.str()),
+        counts(counts) {}
+
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const final {
+    if (failed(apply(op, rewriter)))
+      return failure();
+    ++counts[counter];
+    return success();
+  }
+  virtual LogicalResult apply(Operation *op, PatternRewriter &rewriter) const = 0;
+
+  std::string counter;
+  Counts &counts;
+};
+
+/// Identity, Cast to the same type, and shape ops whose static result type
+/// is their input's type: the result is the input.
+struct RemoveNoOp : OnnxPattern {
+  using OnnxPattern::OnnxPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    if (op->getNumOperands() < 1 || op->getNumResults() != 1)
+      return failure();
+    Value in = op->getOperand(0);
+    Value out = op->getResult(0);
+    if (in.getType() != out.getType())
+      return failure();
+    StringRef name = op->getName().getStringRef();
+    bool alwaysNoOp = name == "onnx.Identity" || name == "onnx.Cast";
+    if (!alwaysNoOp) {
+      // Same dynamic type does not mean same shape.
+      if (!isStatic(in.getType()))
+        return failure();
+      // A full-size Slice may still reverse or start elsewhere.
+      if (name == "onnx.Slice") {
+        SmallVector<int64_t> start, step, size;
+        auto shape = cast<RankedTensorType>(in.getType()).getShape();
+        if (failed(onnx::resolveSlice(op, shape, start, step, size)))
+          return failure();
+        for (auto [s, st] : llvm::zip(start, step))
+          if (s != 0 || st != 1)
+            return failure();
+      }
+    }
+    rewriter.replaceOp(op, in);
+    return success();
+  }
+};
+
+/// Dropout at inference is the identity (ratio does not matter) when
+/// training_mode is absent or false and the mask is unused. Dropout is not
+/// Pure (training mode is random), so the pattern erases it itself.
+struct RemoveDropout : OnnxPattern {
+  using OnnxPattern::OnnxPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    if (op->getNumOperands() < 1)
+      return failure();
+    if (op->getNumOperands() >= 3 && !onnx::isNone(op->getOperand(2))) {
+      auto mode = onnx::getConstantInts(op->getOperand(2));
+      if (!mode || mode->size() != 1 || (*mode)[0] != 0)
+        return failure();
+    }
+    for (Value r : op->getResults().drop_front())
+      if (!r.use_empty())
+        return failure();
+    Value in = op->getOperand(0);
+    if (in.getType() != op->getResult(0).getType())
+      return failure();
+    rewriter.replaceAllUsesWith(op->getResult(0), in);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+SmallVector<int64_t> permOf(Operation *op, int64_t rank) {
+  SmallVector<int64_t> perm = onnx::getIntsAttr(op, "perm");
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  return perm;
+}
+
+/// Transpose(Transpose(x, p1), p2) = Transpose(x, p1[p2[i]]); an identity
+/// permutation (composed or alone) is removed.
+struct ComposeTransposes : OnnxPattern {
+  using OnnxPattern::OnnxPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    auto outType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!outType)
+      return failure();
+    int64_t rank = outType.getRank();
+    Value x = op->getOperand(0);
+    SmallVector<int64_t> perm = permOf(op, rank);
+    Operation *inner = x.getDefiningOp();
+    bool composed = false;
+    if (inner && inner->getName() == op->getName() &&
+        isa<RankedTensorType>(inner->getOperand(0).getType())) {
+      SmallVector<int64_t> p1 = permOf(inner, rank);
+      if (p1.size() != perm.size())
+        return failure();
+      SmallVector<int64_t> q;
+      for (int64_t p : perm) {
+        if (p < 0 || p >= (int64_t)p1.size())
+          return failure();
+        q.push_back(p1[p]);
+      }
+      perm = q;
+      x = inner->getOperand(0);
+      composed = true;
+    }
+    bool identity = true;
+    for (auto [i, p] : llvm::enumerate(perm))
+      identity &= (int64_t)i == p;
+    if (identity) {
+      if (x.getType() != outType)
+        return failure();
+      rewriter.replaceOp(op, x);
+      return success();
+    }
+    if (!composed)
+      return failure();
+    Operation *newOp = rewriter.clone(*op);
+    newOp->setOperand(0, x);
+    newOp->setAttr("perm", rewriter.getI64ArrayAttr(perm));
+    rewriter.replaceOp(op, newOp->getResults());
+    return success();
+  }
+};
+
+/// Reshape(Reshape(x, s1), s2) = Reshape(x, s2) when s2 does not copy
+/// dimensions of the intermediate (no 0 entries, or allowzero), or when the
+/// result is static (then its shape is the new s2).
+struct ComposeReshapes : OnnxPattern {
+  using OnnxPattern::OnnxPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    if (op->getNumOperands() < 2)
+      return failure();
+    Operation *inner = op->getOperand(0).getDefiningOp();
+    if (!inner || inner->getName() != op->getName())
+      return failure();
+    Value shape = op->getOperand(1);
+    auto s2 = onnx::getConstantInts(shape);
+    bool allowZero = onnx::getIntAttr(op, "allowzero", 0) != 0;
+    bool needsNewShape = !s2 || (!allowZero && llvm::is_contained(*s2, 0));
+    if (needsNewShape) {
+      auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+      if (!out || !out.hasStaticShape())
+        return failure();
+      auto t = RankedTensorType::get({out.getRank()}, rewriter.getI64Type());
+      OperationState st(op->getLoc(), "onnx.Constant");
+      st.addAttribute("value", DenseElementsAttr::get(t, out.getShape()));
+      st.addTypes(t);
+      shape = rewriter.create(st)->getResult(0);
+    }
+    Operation *newOp = rewriter.clone(*op);
+    newOp->setOperand(0, inner->getOperand(0));
+    newOp->setOperand(1, shape);
+    rewriter.replaceOp(op, newOp->getResults());
+    return success();
+  }
+};
+
+struct SimplifyPass : public impl::SimplifyBase<SimplifyPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    Counts counts;
+    RewritePatternSet patterns(ctx);
+    for (const char *name : {"Identity", "Cast", "Reshape", "Expand", "Slice",
+                             "Flatten", "Squeeze", "Unsqueeze"})
+      patterns.add<RemoveNoOp>((std::string("onnx.") + name),
+                               (std::string("noop-") + llvm::StringRef(name).lower()),
+                               ctx, counts);
+    patterns.add<RemoveDropout>("onnx.Dropout", "dropout", ctx, counts);
+    patterns.add<ComposeTransposes>("onnx.Transpose", "transpose", ctx, counts);
+    patterns.add<ComposeReshapes>("onnx.Reshape", "reshape-reshape", ctx, counts);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    GreedyRewriteConfig config;
+    config.maxIterations = 8;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      (void)applyPatternsAndFoldGreedily(func, frozen, config);
+    }
+    for (auto &kv : counts)
+      addReportCount(module, ("simplify." + kv.getKey()).str(), kv.getValue());
+  }
+};
+
+} // namespace
+} // namespace kiln

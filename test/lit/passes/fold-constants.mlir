@@ -1,0 +1,105 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-fold-constants)' | FileCheck %s
+
+// A chain of constant ops becomes one constant, computed by the CPU codegen.
+// CHECK-LABEL: func.func @chain
+// CHECK-NEXT: %[[C:.*]] = onnx.Constant() {value = dense<[3.000000e+00, 4.250000e+00]> : tensor<2xf32>}
+// CHECK-NEXT: %[[R:.*]] = onnx.Add(%arg0, %[[C]])
+// CHECK-NEXT: return %[[R]]
+func.func @chain(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %a = onnx.Constant() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %b = onnx.Constant() {value = dense<[1.0, 0.5]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %s = onnx.Add(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %m = onnx.Mul(%s, %s) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %d = onnx.Sub(%m, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %r = onnx.Add(%x, %d) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %r : tensor<2xf32>
+}
+
+// -----
+
+// The exporters' shape sub-graph: Shape folds from the static type, the
+// rest in the JIT, and the Reshape gets a static type from shape inference.
+// CHECK: "kiln.report.fold-constants.constants" = 1 : i64
+// CHECK-LABEL: func.func @shape_chain
+// CHECK-SAME: -> tensor<2x12xf32>
+// CHECK-NOT: onnx.Shape
+// CHECK-NOT: onnx.Gather
+// CHECK-NOT: onnx.Concat
+// CHECK: %[[S:.*]] = onnx.Constant() {value = dense<[2, -1]> : tensor<2xi64>}
+// CHECK: onnx.Reshape(%arg0, %[[S]]) {{.*}} -> tensor<2x12xf32>
+func.func @shape_chain(%x: tensor<2x3x4xf32>) -> tensor<*xf32> {
+  %s = onnx.Shape(%x) : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  %i = onnx.Constant() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %g = onnx.Gather(%s, %i) {axis = 0 : i64} : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %ax = onnx.Constant() {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %u = onnx.Unsqueeze(%g, %ax) : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %m1 = onnx.Constant() {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %c = onnx.Concat(%u, %m1) {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %r = onnx.Reshape(%x, %c) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}
+
+
+
+// -----
+
+// Shape of a dynamic input folds only over its static dimensions; Size
+// needs the whole shape.
+// CHECK-LABEL: func.func @shape_partial
+// CHECK-DAG: onnx.Constant() {value = dense<[3, 4]> : tensor<2xi64>}
+// CHECK-DAG: onnx.Shape(%arg0) : (tensor<?x3x4xf32>) -> tensor<3xi64>
+// CHECK-DAG: onnx.Size(%arg0)
+func.func @shape_partial(%x: tensor<?x3x4xf32>) -> (tensor<2xi64>, tensor<3xi64>, tensor<i64>) {
+  %s = onnx.Shape(%x) {start = 1 : i64} : (tensor<?x3x4xf32>) -> tensor<2xi64>
+  %f = onnx.Shape(%x) : (tensor<?x3x4xf32>) -> tensor<3xi64>
+  %n = onnx.Size(%x) : (tensor<?x3x4xf32>) -> tensor<i64>
+  return %s, %f, %n : tensor<2xi64>, tensor<3xi64>, tensor<i64>
+}
+
+// -----
+
+// Ops with a non-constant input stay, and so does a random op.
+// CHECK-LABEL: func.func @negative
+// CHECK: onnx.Add(%arg0
+// CHECK: onnx.RandomNormal
+// CHECK: onnx.Relu
+func.func @negative(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %a = onnx.Constant() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %r = onnx.Add(%x, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %n = onnx.RandomNormal() {shape = [2]} : () -> tensor<2xf32>
+  %q = onnx.Relu(%n) : (tensor<2xf32>) -> tensor<2xf32>
+  return %r, %q : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Results above max-bytes stay computed at run time.
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-fold-constants{max-bytes=16})' | FileCheck %s --check-prefix=SMALL
+// SMALL-LABEL: func.func @too_big
+// SMALL: onnx.Expand
+func.func @too_big() -> tensor<8xf32> {
+  %a = onnx.Constant() {value = dense<1.0> : tensor<1xf32>} : () -> tensor<1xf32>
+  %s = onnx.Constant() {value = dense<[8]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %e = onnx.Expand(%a, %s) : (tensor<1xf32>, tensor<1xi64>) -> tensor<8xf32>
+  return %e : tensor<8xf32>
+}
+
+// -----
+
+// Integer and bool results, and a multi-result op.
+// CHECK-LABEL: func.func @types
+// CHECK-DAG: onnx.Constant() {value = dense<[true, false]> : tensor<2xi1>}
+// CHECK-DAG: onnx.Constant() {value = dense<[7, 9]> : tensor<2xi32>}
+// CHECK-DAG: onnx.Constant() {value = dense<[1, 2]> : tensor<2xi64>}
+// CHECK-DAG: onnx.Constant() {value = dense<[3, 4]> : tensor<2xi64>}
+// CHECK-NOT: onnx.Split
+func.func @types() -> (tensor<2xi1>, tensor<2xi32>, tensor<2xi64>, tensor<2xi64>) {
+  %a = onnx.Constant() {value = dense<[3, 5]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %b = onnx.Constant() {value = dense<[4, 4]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %l = onnx.Less(%a, %b) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  %s = onnx.Add(%a, %b) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  %v = onnx.Constant() {value = dense<[1, 2, 3, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %n = onnx.NoValue
+  %p:2 = onnx.Split(%v, %n) {num_outputs = 2 : i64} : (tensor<4xi64>, none) -> (tensor<2xi64>, tensor<2xi64>)
+  return %l, %s, %p#0, %p#1 : tensor<2xi1>, tensor<2xi32>, tensor<2xi64>, tensor<2xi64>
+}
