@@ -6,6 +6,7 @@
 #include "passes/Passes.h"
 #include "providers/Passes.h"
 #include "providers/Provider.h"
+#include "providers/cpu/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -130,9 +131,15 @@ private:
 };
 
 /// Runs one stage; all stages report into one `--mlir-timing` tree.
+/// The pass managers stay alive until the compile ends: pass timers are
+/// keyed by the pass's address, and a later stage's pass allocated where a
+/// freed one was would be reported under the old name.
 LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
-                          TimingScope &timing) {
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+                          TimingScope &timing,
+                          std::vector<std::unique_ptr<PassManager>> &keep) {
+  keep.push_back(std::make_unique<PassManager>(module.getContext(),
+                                               ModuleOp::getOperationName()));
+  PassManager &pm = *keep.back();
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
   pm.enableTiming(timing);
@@ -253,6 +260,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
   DefaultTimingManager timingManager;
   applyDefaultTimingManagerCLOptions(timingManager);
   TimingScope timing = timingManager.getRootScope();
+  std::vector<std::unique_ptr<PassManager>> passManagers;
   bool wantsCuda = llvm::is_contained(options.providers, "cuda");
   if (wantsCuda) {
     LLVMInitializeNVPTXTarget();
@@ -292,11 +300,17 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       llvm::errs() << "kiln: " << countGraphOps(*module) << " nodes\n";
     if (stop(EmitKind::Onnx, *module))
       return Variant{std::move(module), {}};
-    auto run = [&](StringRef pipeline) { return runPipeline(*module, pipeline, timing); };
+    auto run = [&](StringRef pipeline) { return runPipeline(*module, pipeline, timing, passManagers); };
 
-    progress.stage("optimizing the graph" + label);
-    if (failed(run(kOptimizePipeline)))
-      return std::nullopt;
+    size_t nodesIn = countGraphOps(*module);
+    if (options.optLevel > 0) {
+      progress.stage("optimizing the graph" + label);
+      if (failed(run(kOptimizePipeline)))
+        return std::nullopt;
+    }
+    size_t nodesOut = countGraphOps(*module);
+    if (stop(EmitKind::OnnxOpt, *module))
+      return Variant{std::move(module), {}};
     progress.stage("shape inference and partitioning" + label);
     std::string providers = llvm::join(providerList, ",");
     std::string partition = "kiln-partition{providers=" + providers +
@@ -336,6 +350,10 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     progress.stage("lowering to LLVM" + label);
     if (failed(run(kToLlvmPipeline)))
       return std::nullopt;
+    if (primary && options.report) {
+      progress.finish();
+      printReport(*module, options.inputPath, nodesIn, nodesOut, llvm::errs());
+    }
     if (stop(EmitKind::LlvmMlir, *module))
       return Variant{std::move(module), {}};
     v.module = std::move(module);

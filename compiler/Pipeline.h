@@ -10,7 +10,7 @@
 
 namespace kiln {
 
-enum class EmitKind { Library, Onnx, Kiln, Linalg, LlvmMlir, Ptx, Llvm, Obj };
+enum class EmitKind { Library, Onnx, OnnxOpt, Kiln, Linalg, LlvmMlir, Ptx, Llvm, Obj };
 
 struct CompileOptions {
   std::string inputPath;
@@ -29,6 +29,10 @@ struct CompileOptions {
   ImportOptions import;
   bool showProgress = true;
   bool buildSharedLibrary = true;
+  /// 0: no graph optimizer; 1 and up: constant folding, cleanups, fusions.
+  unsigned optLevel = 2;
+  /// Print what the optimizer did, the partitions and the arena to stderr.
+  bool report = false;
 };
 
 /// Registers every dialect, interface and translation kiln's pipeline uses.

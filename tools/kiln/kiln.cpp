@@ -36,6 +36,8 @@ static cl::opt<kiln::EmitKind> emit(
     "emit", cl::desc("Print the IR at a stage to stdout instead of writing libraries"),
     cl::init(kiln::EmitKind::Library),
     cl::values(clEnumValN(kiln::EmitKind::Onnx, "onnx", "imported onnx dialect"),
+               clEnumValN(kiln::EmitKind::OnnxOpt, "onnx-opt",
+                          "optimized onnx graph (before partitioning)"),
                clEnumValN(kiln::EmitKind::Kiln, "kiln", "after shape inference and partitioning"),
                clEnumValN(kiln::EmitKind::Linalg, "linalg", "after provider lowering"),
                clEnumValN(kiln::EmitKind::LlvmMlir, "llvm-mlir", "LLVM dialect"),
@@ -61,6 +63,15 @@ static cl::opt<int64_t> minDeviceElements(
 static cl::list<std::string>
     inputShapes("input-shape", cl::desc("Pin an input's shape: NAME=d0,d1,... (repeatable)"),
                 cl::value_desc("NAME=d0,d1,..."), cl::cat(kilnCategory));
+static cl::opt<unsigned>
+    optLevel("O", cl::Prefix,
+             cl::desc("Graph optimization level: -O0 none, -O1/-O2 (default 2) fold "
+                      "constants, remove no-op nodes and fuse"),
+             cl::init(2), cl::cat(kilnCategory));
+static cl::opt<bool> report("report",
+                            cl::desc("Print what the optimizer did, the partitions and "
+                                     "the arena size to stderr"),
+                            cl::cat(kilnCategory));
 static cl::opt<bool> quiet("q", cl::desc("Do not print progress"), cl::cat(kilnCategory));
 static cl::opt<bool> noShared("no-shared", cl::desc("Do not link libNAME.so"),
                               cl::cat(kilnCategory));
@@ -122,6 +133,8 @@ int main(int argc, char **argv) {
   options.emit = emit;
   options.showProgress = !quiet;
   options.buildSharedLibrary = !noShared;
+  options.optLevel = optLevel;
+  options.report = report;
   if (options.emit == kiln::EmitKind::Library && options.outputPrefix.empty()) {
     errs() << "kiln: error: -o out/NAME is required\n";
     return 2;

@@ -94,6 +94,34 @@ def unsqueeze11():
     return m
 
 
+def shape_chain():
+    """y = Relu(Reshape(x, [x.shape[0], -1])) with the shape computed as torch
+    exports it (Shape -> Gather -> Unsqueeze -> Concat), plus an Identity and
+    an inference Dropout."""
+    i64 = lambda name, v: helper.make_node(
+        "Constant", [], [name], name=name, value=numpy_helper.from_array(np.array(v, np.int64)))
+    nodes = [
+        helper.make_node("Identity", ["x"], ["xi"], name="ident"),
+        helper.make_node("Shape", ["xi"], ["shp"], name="shape"),
+        i64("idx0", 0),
+        helper.make_node("Gather", ["shp", "idx0"], ["d0"], name="gather", axis=0),
+        i64("axes0", [0]),
+        helper.make_node("Unsqueeze", ["d0", "axes0"], ["d0u"], name="unsqueeze"),
+        i64("minus1", [-1]),
+        helper.make_node("Concat", ["d0u", "minus1"], ["newshape"], name="concat", axis=0),
+        helper.make_node("Reshape", ["xi", "newshape"], ["flat"], name="reshape"),
+        helper.make_node("Dropout", ["flat"], ["dropped"], name="dropout"),
+        helper.make_node("Relu", ["dropped"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes, "shape_chain_graph",
+        [helper.make_tensor_value_info("x", F, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", F, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
 def single(op, name, inputs, outputs, opset=17, **kw):
     node = helper.make_node(op, [i[0] for i in inputs], [o[0] for o in outputs],
                             name=name, **kw)
@@ -118,6 +146,8 @@ def build(kind):
         return unsqueeze11()
     if kind == "unknown-op":
         return single("NotARealOp", "mystery_1", [("x", F, [2])], [("y", F, [2])])
+    if kind == "shape-chain":
+        return shape_chain()
     if kind == "gridsample":
         return single("GridSample", "gs_1",
                       [("x", F, [1, 1, 4, 4]), ("grid", F, [1, 2, 2, 2])],
@@ -178,10 +208,15 @@ def main():
         onnx.save(build(args.kind), args.out)
     if args.npy_dir:
         os.makedirs(args.npy_dir, exist_ok=True)
-        _, _, x = mlp_weights()
+        if args.kind == "shape-chain":
+            x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+            ref = {"y": np.maximum(x.reshape(2, -1), 0)}
+        else:
+            _, _, x = mlp_weights()
+            ref = mlp_reference(x)
         np.save(os.path.join(args.npy_dir, "x.npy"), x)
         x.tofile(os.path.join(args.npy_dir, "x.bin"))
-        for k, v in mlp_reference(x).items():
+        for k, v in ref.items():
             np.save(os.path.join(args.npy_dir, "expected_" + k + ".npy"), v)
 
 
