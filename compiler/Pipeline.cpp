@@ -88,6 +88,16 @@ void registerAllKilnPasses() {
   mlir::registerGPUPasses();
 }
 
+/// Whether a progress line waits for its timing (an error must start on a
+/// line of its own).
+static bool progressLineOpen = false;
+
+void breakProgressLine() {
+  if (progressLineOpen)
+    llvm::errs() << "\n";
+  progressLineOpen = false;
+}
+
 std::string modelNameFor(StringRef outputPrefix) {
   std::string name = llvm::sys::path::filename(outputPrefix).str();
   for (char &c : name)
@@ -111,7 +121,7 @@ public:
     llvm::errs() << "kiln: " << what << "...";
     llvm::errs().flush();
     start = std::chrono::steady_clock::now();
-    open = true;
+    open = progressLineOpen = true;
   }
   void finish() {
     if (!open)
@@ -119,8 +129,10 @@ public:
     auto ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - start)
                   .count();
-    llvm::errs() << " " << llvm::format("%.0f", ms) << " ms\n";
-    open = false;
+    // A diagnostic may have ended the line already.
+    if (progressLineOpen)
+      llvm::errs() << " " << llvm::format("%.0f", ms) << " ms\n";
+    open = progressLineOpen = false;
   }
   ~Progress() { finish(); }
 

@@ -45,6 +45,9 @@ void registerAllKilnPasses();
 int compileModel(mlir::MLIRContext &ctx, const CompileOptions &options,
                  llvm::raw_ostream &os);
 
+/// Ends a pending progress line so that a diagnostic starts on its own.
+void breakProgressLine();
+
 /// The model's C identifier: the output prefix's file name, sanitized.
 std::string modelNameFor(llvm::StringRef outputPrefix);
 

@@ -181,8 +181,10 @@ LowerFn firstOperandOnly(ScalarFn fn) {
   };
 }
 
+
+} // namespace
+
 bool rejectUnsigned(Operation *op, std::string &why) {
-  // (llvm::concat over the two type ranges would dangle: copy them.)
   SmallVector<Type> types(op->getOperandTypes());
   llvm::append_range(types, op->getResultTypes());
   for (Type t : types)
@@ -193,8 +195,6 @@ bool rejectUnsigned(Operation *op, std::string &why) {
       }
   return true;
 }
-
-} // namespace
 
 Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
   return castScalarImpl(b, l, x, to);

@@ -56,6 +56,8 @@ inline mlir::Value cst(mlir::OpBuilder &b, mlir::Location loc, mlir::Type elt,
 }
 /// The operands that are not `none`.
 llvm::SmallVector<mlir::Value> present(mlir::ValueRange vals);
+/// Capability check refusing unsigned element types (arith needs signless).
+bool rejectUnsigned(mlir::Operation *op, std::string &why);
 /// Scalar conversion with ONNX Cast semantics.
 mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
                        mlir::Type to);

@@ -602,18 +602,6 @@ bool constantAxes(Operation *op, std::string &why) {
   return true;
 }
 
-bool noUnsigned(Operation *op, std::string &why) {
-  SmallVector<Type> types(op->getOperandTypes());
-  llvm::append_range(types, op->getResultTypes());
-  for (Type t : types)
-    if (auto st = dyn_cast<ShapedType>(t))
-      if (st.getElementType().isUnsignedInteger()) {
-        why = "unsigned element types are not supported";
-        return false;
-      }
-  return true;
-}
-
 } // namespace
 
 void registerNormalizationOps(LoweringTable &m) {
@@ -668,17 +656,17 @@ void registerNormalizationOps(LoweringTable &m) {
     std::string k = kind;
     m[name] = {[k](OpBuilder &b, Operation *op) { return lowerReduce(b, op, k); }, !ints,
                [](Operation *op, std::string &why) {
-                 return constantAxes(op, why) && noUnsigned(op, why);
+                 return constantAxes(op, why) && rejectUnsigned(op, why);
                }};
   }
-  m["ArgMax"] = {[](OpBuilder &b, Operation *op) { return lowerArg(b, op, true); }, false, noUnsigned};
-  m["ArgMin"] = {[](OpBuilder &b, Operation *op) { return lowerArg(b, op, false); }, false, noUnsigned};
+  m["ArgMax"] = {[](OpBuilder &b, Operation *op) { return lowerArg(b, op, true); }, false, rejectUnsigned};
+  m["ArgMin"] = {[](OpBuilder &b, Operation *op) { return lowerArg(b, op, false); }, false, rejectUnsigned};
   m["TopK"] = {lowerTopK, false, [](Operation *op, std::string &why) {
                  if (!getConstantInts(op->getOperand(1))) {
                    why = "needs a constant k input (it is computed at run time)";
                    return false;
                  }
-                 return noUnsigned(op, why);
+                 return rejectUnsigned(op, why);
                }};
 }
 

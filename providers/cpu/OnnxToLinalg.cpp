@@ -81,7 +81,7 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     if (isNone(v) || getConstantInts(v))
       continue;
     if (auto *def = v.getDefiningOp();
-        def && isa<DenseFPElementsAttr>(def->getAttr("value")))
+        def && isa_and_nonnull<DenseFPElementsAttr>(def->getAttr("value")))
       continue;
     llvm::raw_string_ostream os(why);
     os << "needs a constant `" << in.second

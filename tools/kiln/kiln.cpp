@@ -163,8 +163,11 @@ int main(int argc, char **argv) {
   kiln::registerKilnDialects(registry);
   mlir::MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
+  // Errors name the node; dumping the whole module after them only buries it.
+  ctx.printOpOnDiagnostic(false);
   // One line per error: "kiln: error: model.onnx: node "x" (Op): reason".
   ctx.getDiagEngine().registerHandler([&](mlir::Diagnostic &diag) {
+    kiln::breakProgressLine();
     std::string msg = diag.str();
     if (diag.getSeverity() != mlir::DiagnosticSeverity::Error) {
       if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning)
