@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Prepares a self-contained GPU check for a machine that has a GPU but no
+# LLVM/MLIR (the `device` machines): compiles models here with
+# --providers=cuda,cpu and gathers kiln-run, the shared libraries it needs
+# and the models into out/gpu-bundle (< 64 MiB), for test/gpu/run_bundle.sh.
+#   test/gpu/bundle.sh [model-dir ...]   (default: ../shared/models/* except
+#                                          resnet18, whose weights are 47 MB,
+#                                          and test/models/exported/*)
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+out="$repo/out/gpu-bundle"
+rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/models"
+build="${KILN_BUILD:-$repo/build}"
+cp "$build/bin/kiln-run" "$out/bin/"
+# The C++ runtime libraries kiln-run links dynamically (protobuf & co).
+ldd "$build/bin/kiln-run" | awk '/=> \//{print $3}' | grep -v -E 'libc\.so|libm\.so|libpthread|libdl|ld-linux' |
+  while read -r lib; do cp -L "$lib" "$out/lib/"; done
+dirs=("$@")
+if [ ${#dirs[@]} -eq 0 ]; then
+  for d in "$repo"/../shared/models/* "$repo"/test/models/exported/*; do
+    [ -f "$d/model.onnx" ] && [ "$(basename "$d")" != resnet18 ] && dirs+=("$d")
+  done
+fi
+for d in "${dirs[@]}"; do
+  name=$(basename "$d")
+  mkdir -p "$out/models/$name"
+  if ! "$build/bin/kiln" compile "$d/model.onnx" -o "$out/models/$name/$name" --providers=cuda,cpu -q; then
+    echo "bundle: skipping $name (does not compile)"
+    rm -rf "$out/models/$name"
+    continue
+  fi
+  rm -f "$out/models/$name/$name.o" "$out/models/$name/lib$name.a"
+  cp -r "$d/test_data_set_0" "$out/models/$name/"
+done
+cp "$repo/test/gpu/run_bundle.sh" "$out/"
+du -sh "$out"
