@@ -196,6 +196,14 @@ LogicalResult computeWindowPads(Operation *op, ArrayRef<int64_t> inSpatial,
   for (size_t i = 0; i < n; ++i) {
     int64_t in = inSpatial[i];
     int64_t pb = pads[i], pe = pads[i + n];
+    // An unknown input size gives an unknown output size (not arithmetic on
+    // the kDynamic sentinel).
+    if (ShapedType::isDynamic(in)) {
+      padsBegin.push_back(pb);
+      padsEnd.push_back(pe);
+      outSpatial.push_back(ShapedType::kDynamic);
+      continue;
+    }
     int64_t eff = dil[i] * (kernel[i] - 1) + 1;
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
       int64_t out = (in + strides[i] - 1) / strides[i];
