@@ -282,9 +282,14 @@ FailureOr<ElementsAttr> Importer::importTensor(const pb::TensorProto &tensor,
     return ElementsAttr(DenseElementsAttr::getFromRawBuffer(
         type, ArrayRef<char>(bytes.data(), bytes.size())));
   }
+  // Resource keys print bare in the IR: keep them identifier-like so that
+  // dumps parse back ("onnx::LSTM_223" -> "onnx__LSTM_223").
   std::string blobName = what.str();
-  if (blobName.empty())
-    blobName = "const_" + std::to_string(blobCounter++);
+  for (char &ch : blobName)
+    if (!isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.')
+      ch = '_';
+  if (blobName.empty() || isdigit(static_cast<unsigned char>(blobName[0])))
+    blobName = "const_" + std::to_string(blobCounter++) + "_" + blobName;
   AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
       ArrayRef<char>(bytes.data(), bytes.size()), /*align=*/64,
       /*dataIsMutable=*/false);

@@ -125,12 +125,26 @@ LogicalResult applyActivation(GraphBuilder &g, const Activation &a, Value x, Val
 
 enum class Kind { RNN, GRU, LSTM };
 
+bool isStatic(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape();
+}
+
+/// Whether X, W, R and the initial states (if any) have static shapes.
+bool hasStaticInputs(Operation *op, Kind kind) {
+  unsigned last = kind == Kind::LSTM ? 6 : 5;
+  for (unsigned i : {0u, 1u, 2u, 5u, last})
+    if (i < op->getNumOperands() && !isNone(op->getOperand(i)) && !isStatic(op->getOperand(i)))
+      return false;
+  return true;
+}
+
 LogicalResult decompose(Operation *op, Kind kind) {
   auto fail = [&](const Twine &why) { return emitNodeError(op) << why; };
-  auto x0 = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
-  auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
-  if (!x0 || !x0.hasStaticShape() || !w || !w.hasStaticShape())
-    return fail("needs static shapes for X and W");
+  if (!hasStaticInputs(op, kind))
+    return fail("needs static shapes for X, W, R and the initial states");
+  auto x0 = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto w = cast<RankedTensorType>(op->getOperand(1).getType());
   Type elt = x0.getElementType();
   if (!elt.isF32())
     return fail("only float32 is supported");
@@ -326,6 +340,7 @@ LogicalResult decompose(Operation *op, Kind kind) {
 
 struct DecomposeRecurrentPass
     : public impl::DecomposeRecurrentBase<DecomposeRecurrentPass> {
+  using DecomposeRecurrentBase::DecomposeRecurrentBase;
   void runOnOperation() override {
     // In program order, re-typing the ops between recurrent ops, so that a
     // second LSTM fed by the first sees its input's shape.
@@ -346,6 +361,8 @@ struct DecomposeRecurrentPass
           return signalPassFailure();
         continue;
       }
+      if (skipDynamic && !hasStaticInputs(op, *kind))
+        continue;
       if (failed(decompose(op, *kind)))
         return signalPassFailure();
       changed = true;

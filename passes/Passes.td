@@ -20,9 +20,15 @@ def DecomposeRecurrent : Pass<"kiln-decompose-recurrent", "::mlir::func::FuncOp"
     Rewrites each recurrent op (all directions, layouts, peepholes, clip,
     input_forget, linear_before_reset and the activation functions ONNX
     lists) into its time steps built from Gather, MatMul, Add, Slice,
-    activations and Concat, which every provider lowers. Needs static X/W
-    shapes; `sequence_lens` must be absent or the full length.
+    activations and Concat, which every provider lowers. Needs static X, W
+    and initial state shapes; `sequence_lens` must be the full length, or
+    the direction forward (finished rows are masked).
   }];
+  let options = [
+    Option<"skipDynamic", "skip-dynamic", "bool", "false",
+           "Leave ops whose inputs are not static yet, for a later run after "
+           "constant folding (the optimizer alternates the two)">
+  ];
 }
 
 def Partition : Pass<"kiln-partition", "::mlir::ModuleOp"> {
