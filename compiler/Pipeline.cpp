@@ -352,7 +352,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     progress.stage("bufferizing and planning memory" + label);
     bool cuda = llvm::is_contained(providerList, "cuda");
     if (failed(run(std::string(kBufferizePipeline) +
-                   (cuda ? ",kiln-cuda-offload" : "") + ",kiln-plan-memory")))
+                   (cuda ? ",kiln-cuda-offload" : "") +
+                   ",kiln-cpu-vectorize-contractions,kiln-plan-memory")))
       return std::nullopt;
     if (cuda) {
       progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")");
@@ -365,7 +366,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       }
     }
     progress.stage("lowering to LLVM" + label);
-    if (failed(run(kToLlvmPipeline)))
+    // Vector ops left by kiln-cpu-vectorize-contractions go to LLVM first.
+    if (failed(run(std::string("func.func(convert-linalg-to-loops),convert-vector-to-llvm,") +
+                   kToLlvmPipeline)))
       return std::nullopt;
     if (primary && options.report) {
       progress.finish();

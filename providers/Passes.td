@@ -74,4 +74,33 @@ def FoldConstants : Pass<"kiln-fold-constants", "::mlir::ModuleOp"> {
   ];
 }
 
+def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::ModuleOp"> {
+  let summary = "Tile and vectorize the CPU provider's f32 matmul and conv generics";
+  let description = [{
+    Runs after bufferization and before kiln-plan-memory. f32 linalg.generic
+    ops on static memrefs whose body is `out + a * b` are recognized as
+    matmuls (one reduction loop, any loop order, A or B transposed, batch
+    dims possibly broadcast) or as 2-D group-1 convolutions (loops n, m, c,
+    kh, kw, oh, ow as the CPU provider emits them). Matmuls become 2-D
+    `linalg.matmul` / `matmul_transpose_a` / `matmul_transpose_b` ops on
+    rank-reduced subviews (one scf.for per batch dim) accumulating into the
+    same output buffer; convolutions become an im2col copy into a new
+    scratch buffer (placed in the arena by kiln-plan-memory) and one such
+    matmul per image. A transform-dialect schedule built from the static
+    shapes then tiles them (cache tiles that divide the shape for large
+    problems, register tiles [8, 32, 1]), peels loops that have a
+    remainder, vectorizes, hoists the accumulator tile out of the k loop and
+    lowers the contractions to FMAs. Other bodies and element types stay on
+    the naive loops.
+  }];
+  let options = [
+    Option<"matmul", "matmul", "bool", "true", "Rewrite matmul-like generics">,
+    Option<"conv", "conv", "bool", "true", "Rewrite convolutions (im2col + matmul)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
 #endif

@@ -1,0 +1,506 @@
+//===- Vectorize.cpp - kiln-cpu-vectorize-contractions --------------------===//
+//
+// The CPU provider emits MatMul/Gemm/Conv as linalg.generic ops with a
+// multiply-add body and loop orders chosen for readable naive loops. After
+// bufferization this pass
+//   1. recognizes the f32 matmul-like generics (any loop order, A or B
+//      transposed, batch dims possibly broadcast) and rewrites each into
+//      2-D linalg.matmul / matmul_transpose_a / matmul_transpose_b ops on
+//      rank-reduced subviews (an scf.for per batch dim), accumulating into
+//      the same output buffer as before;
+//   2. turns 2-D convolutions (loops n, m, c, kh, kw, oh, ow, group 1) into
+//      an im2col copy into a new scratch buffer plus one such matmul per
+//      image (the pass runs before kiln-plan-memory, which places the
+//      scratch buffer in the arena);
+//   3. tiles, peels, vectorizes and lowers those matmuls with a transform
+//      dialect script built from their static shapes (TOOLCHAIN.md §4/§6):
+//      optional cache tiles that divide the shape, register tiles
+//      [8, 32, 1], transform.loop.peel for loops with a remainder only,
+//      vector.contract lowered to outer products (FMAs), the C tile hoisted
+//      out of the k loop.
+// Anything else (other bodies, integer types, dynamic shapes, device ops)
+// is left to the naive loops.
+//
+//===----------------------------------------------------------------------===//
+#include "providers/Passes.h"
+
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
+#include "mlir/Dialect/MemRef/TransformOps/MemRefTransformOps.h"
+#include "mlir/Dialect/SCF/TransformOps/SCFTransformOps.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/TransformOps/VectorTransformOps.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <optional>
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_CPUVECTORIZECONTRACTIONS
+#include "providers/Passes.h.inc"
+
+namespace {
+
+constexpr StringLiteral kMark = "kiln.cv";
+constexpr StringLiteral kId = "kiln.cv_id";
+
+/// True when the body is `yield(out + a * b)` on f32 (operands of the
+/// add/mul in either order).
+bool isMulAddBody(linalg::GenericOp g) {
+  Block &body = g.getRegion().front();
+  if (body.getNumArguments() != 3 || !llvm::hasNItems(body.getOperations(), 3))
+    return false;
+  for (BlockArgument a : body.getArguments())
+    if (!a.getType().isF32())
+      return false;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2);
+  Value other;
+  if (add.getLhs() == acc)
+    other = add.getRhs();
+  else if (add.getRhs() == acc)
+    other = add.getLhs();
+  else
+    return false;
+  auto mul = other.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  Value x = body.getArgument(0), y = body.getArgument(1);
+  return (mul.getLhs() == x && mul.getRhs() == y) ||
+         (mul.getLhs() == y && mul.getRhs() == x);
+}
+
+bool staticF32(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.hasStaticShape() && t.getElementType().isF32();
+}
+
+/// Common preconditions of the generics we rewrite.
+bool isCandidate(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1)
+    return false;
+  for (Value v : g->getOperands())
+    if (!staticF32(v))
+      return false;
+  return isMulAddBody(g);
+}
+
+struct MatmulMatch {
+  unsigned m, n, k;
+  SmallVector<unsigned> batch; // out batch dims, in output order
+  bool transA, transB;
+};
+
+std::optional<unsigned> dimOf(AffineExpr e) {
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return d.getPosition();
+  return std::nullopt;
+}
+
+std::optional<MatmulMatch> matchMatmul(linalg::GenericOp g) {
+  auto iters = g.getIteratorTypesArray();
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  AffineMap aMap = maps[0], bMap = maps[1], oMap = maps[2];
+  if (oMap.getNumResults() < 2 || aMap.getNumResults() < 2 ||
+      bMap.getNumResults() < 2 || !oMap.isProjectedPermutation())
+    return std::nullopt;
+  unsigned nLoops = g.getNumLoops();
+  std::optional<unsigned> k;
+  for (unsigned i = 0; i < nLoops; ++i)
+    if (iters[i] == utils::IteratorType::reduction) {
+      if (k)
+        return std::nullopt;
+      k = i;
+    }
+  if (!k)
+    return std::nullopt;
+  // Every parallel loop indexes the output exactly once.
+  if (oMap.getNumResults() != nLoops - 1)
+    return std::nullopt;
+  MatmulMatch mm;
+  mm.k = *k;
+  unsigned oRank = oMap.getNumResults();
+  mm.m = *dimOf(oMap.getResult(oRank - 2));
+  mm.n = *dimOf(oMap.getResult(oRank - 1));
+  for (unsigned i = 0; i + 2 < oRank; ++i)
+    mm.batch.push_back(*dimOf(oMap.getResult(i)));
+  // Leading operand results: batch dims or the constant 0 (broadcast).
+  auto leadingOk = [&](AffineMap map) {
+    for (unsigned i = 0; i + 2 < map.getNumResults(); ++i) {
+      AffineExpr e = map.getResult(i);
+      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        if (c.getValue() != 0)
+          return false;
+        continue;
+      }
+      auto d = dimOf(e);
+      if (!d || !llvm::is_contained(mm.batch, *d))
+        return false;
+    }
+    return true;
+  };
+  if (!leadingOk(aMap) || !leadingOk(bMap))
+    return std::nullopt;
+  auto last2 = [](AffineMap map) {
+    unsigned r = map.getNumResults();
+    return std::make_pair(dimOf(map.getResult(r - 2)), dimOf(map.getResult(r - 1)));
+  };
+  auto [a0, a1] = last2(aMap);
+  auto [b0, b1] = last2(bMap);
+  if (!a0 || !a1 || !b0 || !b1)
+    return std::nullopt;
+  if (*a0 == mm.m && *a1 == mm.k)
+    mm.transA = false;
+  else if (*a0 == mm.k && *a1 == mm.m)
+    mm.transA = true;
+  else
+    return std::nullopt;
+  if (*b0 == mm.k && *b1 == mm.n)
+    mm.transB = false;
+  else if (*b0 == mm.n && *b1 == mm.k)
+    mm.transB = true;
+  else
+    return std::nullopt;
+  if (mm.transA && mm.transB)
+    return std::nullopt;
+  return mm;
+}
+
+/// A rank-reduced 2-D view of `src`: the leading dims at `lead` (one
+/// element each), the last two dims whole.
+Value matrixView(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult> lead) {
+  auto t = cast<MemRefType>(src.getType());
+  if (t.getRank() == 2)
+    return src;
+  SmallVector<OpFoldResult> offsets(lead), sizes, strides(t.getRank(), b.getIndexAttr(1));
+  for (int64_t i = 0; i + 2 < t.getRank(); ++i)
+    sizes.push_back(b.getIndexAttr(1));
+  offsets.push_back(b.getIndexAttr(0));
+  offsets.push_back(b.getIndexAttr(0));
+  sizes.push_back(b.getIndexAttr(t.getDimSize(t.getRank() - 2)));
+  sizes.push_back(b.getIndexAttr(t.getDimSize(t.getRank() - 1)));
+  auto rt = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+      {t.getDimSize(t.getRank() - 2), t.getDimSize(t.getRank() - 1)}, t, offsets,
+      sizes, strides));
+  return b.create<memref::SubViewOp>(loc, rt, src, offsets, sizes, strides);
+}
+
+/// Emits the 2-D named matmul C += op(A) op(B) and marks it for the schedule.
+void emitMatmul(OpBuilder &b, Location loc, Value a, Value bm, Value c, bool transA,
+                bool transB, int64_t &nextId) {
+  Operation *op;
+  if (transA)
+    op = b.create<linalg::MatmulTransposeAOp>(loc, ValueRange{a, bm}, ValueRange{c});
+  else if (transB)
+    op = b.create<linalg::MatmulTransposeBOp>(loc, ValueRange{a, bm}, ValueRange{c});
+  else
+    op = b.create<linalg::MatmulOp>(loc, ValueRange{a, bm}, ValueRange{c});
+  op->setAttr(kMark, b.getUnitAttr());
+  op->setAttr(kId, b.getI64IntegerAttr(nextId++));
+}
+
+/// Opens an scf.for per batch extent > 1; `body` gets the induction
+/// variables (constant 0 for unit extents) in the order of `extents`.
+void forEachBatch(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
+                  function_ref<void(OpBuilder &, ArrayRef<OpFoldResult>)> body) {
+  SmallVector<OpFoldResult> ivs;
+  OpBuilder::InsertionGuard guard(b);
+  for (int64_t e : extents) {
+    if (e == 1) {
+      ivs.push_back(b.getIndexAttr(0));
+      continue;
+    }
+    Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value ub = b.create<arith::ConstantIndexOp>(loc, e);
+    Value st = b.create<arith::ConstantIndexOp>(loc, 1);
+    auto loop = b.create<scf::ForOp>(loc, lb, ub, st);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    ivs.push_back(loop.getInductionVar());
+  }
+  body(b, ivs);
+}
+
+void rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId) {
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  SmallVector<int64_t> extents;
+  for (unsigned d : mm.batch)
+    extents.push_back(ranges[d]);
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1], c = g.getDpsInits()[0];
+  forEachBatch(b, loc, extents, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+    auto lead = [&](AffineMap map) {
+      SmallVector<OpFoldResult> r;
+      for (unsigned i = 0; i + 2 < map.getNumResults(); ++i) {
+        auto d = dimOf(map.getResult(i));
+        r.push_back(d ? ivs[llvm::find(mm.batch, *d) - mm.batch.begin()]
+                      : nb.getIndexAttr(0));
+      }
+      return r;
+    };
+    emitMatmul(nb, loc, matrixView(nb, loc, a, lead(maps[0])),
+               matrixView(nb, loc, bm, lead(maps[1])),
+               matrixView(nb, loc, c, lead(maps[2])), mm.transA, mm.transB, nextId);
+  });
+  g.erase();
+}
+
+bool hasIdentityLayout(Value v) {
+  return cast<MemRefType>(v.getType()).getLayout().isIdentity();
+}
+
+/// 2-D convolution, group 1: loops (n, m, c, kh, kw, oh, ow), maps
+/// x: (d0, d2, f(d5, d3), g(d6, d4)), w: (d1, d2, d3, d4), out: (d0, d1, d5, d6).
+bool matchConv(linalg::GenericOp g) {
+  if (g.getNumLoops() != 7 || !isa<func::FuncOp>(g->getParentOp()))
+    return false;
+  auto iters = g.getIteratorTypesArray();
+  for (unsigned i = 0; i < 7; ++i)
+    if ((iters[i] == utils::IteratorType::reduction) != (i >= 2 && i <= 4))
+      return false;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(7, 0, {d(1), d(2), d(3), d(4)}, ctx) ||
+      maps[2] != AffineMap::get(7, 0, {d(0), d(1), d(5), d(6)}, ctx))
+    return false;
+  AffineMap x = maps[0];
+  if (x.getNumResults() != 4 || x.getResult(0) != d(0) || x.getResult(1) != d(2))
+    return false;
+  // The spatial indices must not depend on n, m or c.
+  for (unsigned i = 2; i < 4; ++i)
+    for (unsigned dim : {0u, 1u, 2u})
+      if (x.getResult(i).isFunctionOfDim(dim))
+        return false;
+  Value w = g.getDpsInputs()[1], out = g.getDpsInits()[0], xin = g.getDpsInputs()[0];
+  return hasIdentityLayout(w) && hasIdentityLayout(out) && hasIdentityLayout(xin);
+}
+
+void rewriteConv(linalg::GenericOp g, int64_t &nextId) {
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  MLIRContext *ctx = g.getContext();
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
+  Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1], out = g.getDpsInits()[0];
+  Type f32 = b.getF32Type();
+  // col[n, c, kh, kw, oh, ow] = x[n, c, ih(oh, kh), iw(ow, kw)]
+  auto colType = MemRefType::get({r[0], r[2], r[3], r[4], r[5], r[6]}, f32);
+  Value col = b.create<memref::AllocOp>(loc, colType);
+  auto e = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  AffineMap xMap = g.getIndexingMapsArray()[0].replaceDimsAndSymbols(
+      {e(0), getAffineConstantExpr(0, ctx), e(1), e(2), e(3), e(4), e(5)}, {}, 6, 0);
+  b.create<linalg::GenericOp>(
+      loc, TypeRange{}, ValueRange{x}, ValueRange{col},
+      ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
+      SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location l, ValueRange args) {
+        nb.create<linalg::YieldOp>(l, args[0]);
+      });
+  Value col3 = b.create<memref::CollapseShapeOp>(
+      loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+  Value w2 = b.create<memref::CollapseShapeOp>(
+      loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  Value out3 = b.create<memref::CollapseShapeOp>(
+      loc, out, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  forEachBatch(b, loc, {r[0]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+    emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, ivs),
+               matrixView(nb, loc, out3, ivs), false, false, nextId);
+  });
+  g.erase();
+}
+
+/// Largest multiple of `step` not above `cap` that divides `n`; 0 if none.
+int64_t dividingTile(int64_t n, int64_t cap, int64_t step) {
+  for (int64_t t = cap; t >= step; t -= step)
+    if (n % t == 0)
+      return t;
+  return 0;
+}
+
+/// The transform script for one marked matmul (handles named by `id`).
+std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
+  SmallVector<int64_t> r = op.getStaticLoopRanges(); // m, n, k
+  int64_t M = r[0], N = r[1], K = r[2];
+  std::string s, i = std::to_string(id);
+  std::string any = "!transform.any_op";
+  s += "  %m" + i + " = transform.structured.match ops{[\"" +
+       op->getName().getStringRef().str() + "\"]} attributes{" + kId.str() + " = " + i +
+       " : i64} in %root : (" + any + ") -> " + any + "\n";
+  std::string target = "%m" + i;
+  // Cache tiles only for large problems, and only sizes that divide the
+  // shape, so that the register tiles inside keep static bounds.
+  int64_t cm = 0, cn = 0, ck = 0;
+  if (M * N * K >= (int64_t)1 << 21) {
+    cm = dividingTile(M, 64, 8);
+    cn = dividingTile(N, 128, 32);
+    ck = dividingTile(K, 256, 64);
+    if (cm == M) cm = 0;
+    if (cn == N) cn = 0;
+    if (ck == K) ck = 0;
+  }
+  if (cm || cn || ck) {
+    int nl = (cm != 0) + (cn != 0) + (ck != 0);
+    s += "  %c" + i + ", %cl" + i + ":" + std::to_string(nl) +
+         " = transform.structured.tile_using_for " + target + " tile_sizes [" +
+         std::to_string(cm) + ", " + std::to_string(cn) + ", " + std::to_string(ck) +
+         "] : (" + any + ") -> (" + any;
+    for (int j = 0; j < nl; ++j)
+      s += ", " + any;
+    s += ")\n";
+    target = "%c" + i;
+  }
+  int64_t em = cm ? cm : M, en = cn ? cn : N;
+  int64_t tm = std::min<int64_t>(8, em), tn = std::min<int64_t>(32, en);
+  s += "  %t" + i + ", %l" + i + ":3 = transform.structured.tile_using_for " + target +
+       " tile_sizes [" + std::to_string(tm) + ", " + std::to_string(tn) + ", 1] : (" +
+       any + ") -> (" + any + ", " + any + ", " + any + ", " + any + ")\n";
+  // Peel the inner (n) loop first: peeling consumes the loop handle and
+  // everything nested in it.
+  auto peel = [&](int which, const char *tag) {
+    std::string h = "%p" + std::string(tag) + i;
+    s += "  " + h + " = transform.cast %l" + i + "#" + std::to_string(which) + " : " +
+         any + " to !transform.op<\"scf.for\">\n";
+    s += "  " + h + "a, " + h + "b = transform.loop.peel " + h +
+         " : (!transform.op<\"scf.for\">) -> (" + any + ", " + any + ")\n";
+  };
+  if (en % tn)
+    peel(1, "n");
+  if (em % tm)
+    peel(0, "m");
+  return s;
+}
+
+std::string buildScript(ArrayRef<std::pair<linalg::LinalgOp, int64_t>> ops) {
+  std::string s =
+      "module attributes {transform.with_named_sequence} {\n"
+      "transform.named_sequence @__transform_main(%root: !transform.any_op "
+      "{transform.readonly}) {\n";
+  for (auto [op, id] : ops)
+    s += scheduleFor(op, id);
+  // Canonicalization between peeling and vectorization makes the peeled
+  // subviews static. The last pattern set runs without canonicalization:
+  // together with the lowering patterns it rewrites forever on some shapes.
+  s += R"(
+  %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+  transform.apply_patterns to %f { transform.apply_patterns.canonicalization } : !transform.any_op
+  %all = transform.structured.match attributes{kiln.cv} in %root : (!transform.any_op) -> !transform.any_op
+  transform.structured.vectorize %all : !transform.any_op
+  transform.apply_patterns to %f {
+    transform.apply_patterns.vector.reduction_to_contract
+    transform.apply_patterns.vector.transfer_permutation_patterns
+    transform.apply_patterns.memref.fold_memref_alias_ops
+    transform.apply_patterns.canonicalization } : !transform.any_op
+  transform.apply_cse to %f : !transform.any_op
+  %fh = transform.structured.hoist_redundant_vector_transfers %f : (!transform.any_op) -> !transform.any_op
+  transform.apply_patterns to %fh {
+    transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+    transform.apply_patterns.vector.transfer_permutation_patterns
+    transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+    transform.apply_patterns.vector.lower_outerproduct
+    transform.apply_patterns.vector.lower_broadcast
+    transform.apply_patterns.vector.lower_shape_cast
+    transform.apply_patterns.vector.lower_transpose } : !transform.any_op
+  transform.apply_patterns to %fh { transform.apply_patterns.canonicalization } : !transform.any_op
+  transform.apply_cse to %fh : !transform.any_op
+  transform.yield
+}
+}
+)";
+  return s;
+}
+
+struct CpuVectorizeContractionsPass
+    : public impl::CpuVectorizeContractionsBase<CpuVectorizeContractionsPass> {
+  using Base::Base;
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, linalg::LinalgDialect, memref::MemRefDialect,
+                    scf::SCFDialect, vector::VectorDialect,
+                    transform::TransformDialect>();
+    linalg::registerTransformDialectExtension(registry);
+    vector::registerTransformDialectExtension(registry);
+    memref::registerTransformDialectExtension(registry);
+    scf::registerTransformDialectExtension(registry);
+    linalg::registerTilingInterfaceExternalModels(registry);
+    affine::registerValueBoundsOpInterfaceExternalModels(registry);
+    arith::registerValueBoundsOpInterfaceExternalModels(registry);
+    linalg::registerValueBoundsOpInterfaceExternalModels(registry);
+    memref::registerValueBoundsOpInterfaceExternalModels(registry);
+    scf::registerValueBoundsOpInterfaceExternalModels(registry);
+    vector::registerValueBoundsOpInterfaceExternalModels(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int64_t nextId = 0;
+    SmallVector<linalg::GenericOp> generics;
+    module.walk([&](linalg::GenericOp g) {
+      if (isCandidate(g))
+        generics.push_back(g);
+    });
+    for (linalg::GenericOp g : generics) {
+      if (auto mm = matchMatmul(g)) {
+        if (matmul)
+          rewriteMatmul(g, *mm, nextId);
+      } else if (conv && matchConv(g)) {
+        rewriteConv(g, nextId);
+      }
+    }
+    SmallVector<std::pair<linalg::LinalgOp, int64_t>> marked;
+    module.walk([&](linalg::LinalgOp op) {
+      if (auto id = op->getAttrOfType<IntegerAttr>(kId))
+        marked.push_back({op, id.getInt()});
+    });
+    if (marked.empty())
+      return;
+    std::string script = buildScript(marked);
+    ParserConfig config(&getContext());
+    OwningOpRef<ModuleOp> lib = parseSourceString<ModuleOp>(script, config);
+    if (!lib) {
+      module.emitError("kiln-cpu-vectorize-contractions: bad schedule:\n") << script;
+      return signalPassFailure();
+    }
+    Operation *entry =
+        transform::detail::findTransformEntryPoint(module, *lib, "__transform_main");
+    if (!entry ||
+        failed(transform::applyTransformNamedSequence(module, entry, *lib,
+                                                      transform::TransformOptions())))
+      return signalPassFailure();
+    // N-d transfers to 1-d ones, fully unrolled (vector-to-llvm does the rest).
+    OpPassManager pm(ModuleOp::getOperationName());
+    VectorTransferToSCFOptions toScf;
+    toScf.enableFullUnroll();
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(createConvertVectorToSCFPass(toScf));
+    fpm.addPass(createCanonicalizerPass());
+    fpm.addPass(createCSEPass());
+    if (failed(runPipeline(pm, module)))
+      return signalPassFailure();
+    module.walk([](Operation *op) {
+      op->removeAttr(kMark);
+      op->removeAttr(kId);
+    });
+  }
+};
+
+} // namespace
+} // namespace kiln

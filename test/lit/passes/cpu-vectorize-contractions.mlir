@@ -1,0 +1,170 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vectorize-contractions | FileCheck %s
+
+// MatMul as the CPU provider emits it, loops (m, k, n); shapes divide the
+// register tile: no peeling, the C tile stays in registers across k.
+// CHECK-LABEL: func.func @divisible
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: vector.transfer_read %arg2{{.*}} vector<32xf32>
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.transfer_read %arg1{{.*}} vector<32xf32>
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: scf.yield
+// CHECK: vector.transfer_write {{.*}}, %arg2
+// CHECK-NOT: linalg.
+// CHECK: return
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @divisible(%a: memref<16x64xf32>, %b: memref<64x64xf32>, %c: memref<16x64xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<16x64xf32>, memref<64x64xf32>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// 30x70 with k = 100: the m and n loops have remainders and are peeled, so
+// the edge tiles are vectorized with static (smaller) vector shapes.
+// CHECK-LABEL: func.func @non_divisible
+// CHECK-NOT: linalg.generic
+// CHECK-DAG: vector.fma {{.*}} : vector<32xf32>
+// CHECK-DAG: vector.fma {{.*}} : vector<6xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @non_divisible(%a: memref<30x100xf32>, %b: memref<100x70xf32>, %c: memref<30x70xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<30x100xf32>, memref<100x70xf32>) outs(%c : memref<30x70xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Gemm with transB = 1 and M = 1 (a batch-1 linear layer).
+// CHECK-LABEL: func.func @transposed_b
+// CHECK-NOT: linalg.generic
+// CHECK: vector.fma
+// CHECK-NOT: linalg.
+// CHECK: return
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (n, k)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @transposed_b(%a: memref<1x64xf32>, %b: memref<10x64xf32>, %c: memref<1x10xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<1x64xf32>, memref<10x64xf32>) outs(%c : memref<1x10xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Batched, B broadcast over the batch: one scf.for over the batch and a
+// rank-reduced view of A and C per batch element (folded into the
+// transfers' indices).
+// CHECK-LABEL: func.func @batch_broadcast
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[B:.*]] = %c0 to %c3
+// CHECK: vector.transfer_read %arg2[%[[B]], %c0, %c0]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.
+// CHECK: return
+#mA = affine_map<(b, m, k, n) -> (b, m, k)>
+#mB = affine_map<(b, m, k, n) -> (k, n)>
+#mC = affine_map<(b, m, k, n) -> (b, m, n)>
+func.func @batch_broadcast(%a: memref<3x8x16xf32>, %b: memref<16x32xf32>, %c: memref<3x8x32xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<3x8x16xf32>, memref<16x32xf32>) outs(%c : memref<3x8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Conv (n, m, c, kh, kw, oh, ow), 3x3 stride 1 on a padded input: im2col
+// into a new buffer, then a matmul.
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[COL:.*]] = memref.alloc() : memref<1x4x3x3x6x6xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%[[COL]]
+// CHECK: memref.collapse_shape %[[COL]]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.
+// CHECK: return
+#mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#mO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv(%x: memref<1x4x8x8xf32>, %w: memref<8x4x3x3xf32>, %o: memref<1x8x6x6xf32>) {
+  linalg.generic {indexing_maps = [#mX, #mW, #mO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x4x8x8xf32>, memref<8x4x3x3xf32>) outs(%o : memref<1x8x6x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Negative: the body is not a multiply-add (max-plus).
+// CHECK-LABEL: func.func @not_mul_add
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK-NOT: vector.
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @not_mul_add(%a: memref<16x64xf32>, %b: memref<64x64xf32>, %c: memref<16x64xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<16x64xf32>, memref<64x64xf32>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.addf %x, %y : f32
+    %s = arith.maximumf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Negative: integer matmul.
+// CHECK-LABEL: func.func @integer
+// CHECK: linalg.generic
+// CHECK: arith.muli
+// CHECK-NOT: vector.
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @integer(%a: memref<16x64xi32>, %b: memref<64x64xi32>, %c: memref<16x64xi32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<16x64xi32>, memref<64x64xi32>) outs(%c : memref<16x64xi32>) {
+  ^bb0(%x: i32, %y: i32, %acc: i32):
+    %p = arith.muli %x, %y : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
