@@ -239,7 +239,11 @@ kiln_status bind(const char *Kind, const kiln_tensor_info *Infos,
     std::string Label = std::string(Kind) + " " + quoted(Info.name);
     if (Ptrs[Index])
       return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " is given twice");
-    if (!T.data)
+    // A tensor with no elements needs no storage (numpy gives it none).
+    int64_t Elements = 1;
+    for (int32_t D = 0; D < Info.rank; ++D)
+      Elements *= Info.shape[D];
+    if (!T.data && Elements != 0)
       return fail(KILN_ERROR_INVALID_ARGUMENT, Label + ": data is NULL");
     if (T.dtype != Info.dtype)
       return fail(KILN_ERROR_DTYPE_MISMATCH,
@@ -263,7 +267,9 @@ kiln_status bind(const char *Kind, const kiln_tensor_info *Infos,
       return fail(KILN_ERROR_INVALID_ARGUMENT,
                   Label + ": buffer holds " + std::to_string(T.size_bytes) +
                       " bytes, needs " + std::to_string(Needed[Index]));
-    Ptrs[Index] = T.data;
+    // Empty tensors still get a non-null slot (the model never reads it).
+    static char EmptyTensor;
+    Ptrs[Index] = T.data ? T.data : &EmptyTensor;
   }
   return KILN_OK;
 }
