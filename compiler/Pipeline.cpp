@@ -175,15 +175,15 @@ size_t countGraphOps(ModuleOp module) {
 
 // Graph stages, as pipelines without the builtin.module anchor.
 static const char *kGraphPipeline =
-    "func.func(kiln-shape-inference,kiln-decompose-recurrent,kiln-shape-inference)";
+    "func.func(kiln-shape-inference,kiln-decompose-recurrent,kiln-decompose-ops,kiln-shape-inference)";
 // Graph optimizations, after shape inference and before partitioning; each
 // pass records how often it fired as `kiln.report.*` module attributes.
 // Unrolling recurrent ops and folding alternate: an LSTM's initial state
 // often comes from a Shape chain over the previous LSTM's output.
 static const char *kOptimizePipeline =
-    "func.func(kiln-shape-inference,kiln-decompose-recurrent{skip-dynamic=1},"
+    "func.func(kiln-shape-inference,kiln-decompose-recurrent{skip-dynamic=1},kiln-decompose-ops,"
     "kiln-shape-inference),kiln-fold-constants,"
-    "func.func(kiln-shape-inference,kiln-decompose-recurrent{skip-dynamic=1},"
+    "func.func(kiln-shape-inference,kiln-decompose-recurrent{skip-dynamic=1},kiln-decompose-ops,"
     "kiln-shape-inference),kiln-fold-constants,kiln-simplify,cse,"
     "func.func(kiln-shape-inference),kiln-fuse-subgraphs,kiln-fuse-conv,"
     "kiln-fuse-epilogues";

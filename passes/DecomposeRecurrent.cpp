@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/ShapeInference.h"
+#include "passes/GraphBuilder.h"
 #include "passes/NodeName.h"
 #include "passes/Passes.h"
 
@@ -22,66 +23,6 @@ namespace kiln {
 #include "passes/Passes.h.inc"
 
 namespace {
-
-/// Builds onnx ops by name, typing their results by shape inference.
-class GraphBuilder {
-public:
-  GraphBuilder(OpBuilder &b, Location loc, Type elt) : b(b), loc(loc), elt(elt) {}
-
-  Value op(StringRef name, ValueRange operands, ArrayRef<NamedAttribute> attrs = {},
-           Type resultElt = {}) {
-    OperationState state(loc, ("onnx." + name).str());
-    state.addOperands(operands);
-    state.addAttributes(attrs);
-    // Shape inference fixes the element type too, except for Cast, whose
-    // rule trusts the result type it was given.
-    state.addTypes(UnrankedTensorType::get(resultElt ? resultElt : elt));
-    Operation *o = b.create(state);
-    (void)inferShapesFor(o);
-    return o->getResult(0);
-  }
-  Value ints(ArrayRef<int64_t> values, bool scalar = false) {
-    auto type = RankedTensorType::get(scalar ? ArrayRef<int64_t>{} : ArrayRef<int64_t>{(int64_t)values.size()},
-                                      b.getI64Type());
-    return constant(DenseElementsAttr::get(type, values));
-  }
-  Value scalar(double v) {
-    return constant(DenseElementsAttr::get(RankedTensorType::get({}, elt),
-                                           b.getFloatAttr(elt, v)));
-  }
-  Value zeros(ArrayRef<int64_t> shape) {
-    return constant(DenseElementsAttr::get(RankedTensorType::get(shape, elt),
-                                           b.getFloatAttr(elt, 0.0)));
-  }
-  Value constant(DenseElementsAttr value) {
-    OperationState state(loc, "onnx.Constant");
-    state.addAttribute("value", value);
-    state.addTypes(value.getType());
-    return b.create(state)->getResult(0);
-  }
-  NamedAttribute attr(StringRef name, int64_t v) {
-    return b.getNamedAttr(name, b.getI64IntegerAttr(v));
-  }
-  NamedAttribute attr(StringRef name, float v) {
-    return b.getNamedAttr(name, b.getF32FloatAttr(v));
-  }
-  NamedAttribute perm(ArrayRef<int64_t> p) {
-    return b.getNamedAttr("perm", b.getI64ArrayAttr(p));
-  }
-
-  /// x[index] along `axis`, that axis dropped.
-  Value pick(Value x, int64_t index, int64_t axis = 0) {
-    return op("Gather", {x, ints({index}, true)}, {attr("axis", axis)});
-  }
-  /// x[..., begin:end] along `axis`.
-  Value slice(Value x, int64_t begin, int64_t end, int64_t axis) {
-    return op("Slice", {x, ints({begin}), ints({end}), ints({axis}), ints({1})});
-  }
-
-  OpBuilder &b;
-  Location loc;
-  Type elt;
-};
 
 struct Activation {
   std::string name;

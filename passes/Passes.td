@@ -31,6 +31,23 @@ def DecomposeRecurrent : Pass<"kiln-decompose-recurrent", "::mlir::func::FuncOp"
   ];
 }
 
+def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite Attention, RMSNormalization, CumSum and CumProd into onnx ops";
+  let description = [{
+    Rewrites ops without a provider lowering of their own into onnx ops that
+    every provider lowers, following the ONNX reference implementation:
+    Attention (3-D or 4-D Q/K/V, scale, is_causal, sliding windows, bool or
+    float attn_mask, past/present key and value, GQA, softcap,
+    qk_matmul_output_mode; fully masked rows give zeros) becomes
+    MatMul/Softmax/Where; RMSNormalization becomes ReduceMean/Sqrt/Mul;
+    CumSum and CumProd over a constant axis of at most 256 elements are
+    unrolled into Slice, a running Add or Mul, and Concat (exact for
+    integers). Needs static shapes; an op with dynamic shapes, a runtime
+    `nonpad_kv_seqlen` or a runtime axis is left in place, so the
+    partitioner reports it as unsupported.
+  }];
+}
+
 def Partition : Pass<"kiln-partition", "::mlir::ModuleOp"> {
   let summary = "Assign ops to execution providers and group them into partitions";
   let description = [{

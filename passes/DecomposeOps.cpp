@@ -1,0 +1,408 @@
+//===- DecomposeOps.cpp - Attention, RMSNormalization, CumSum/CumProd ------===//
+//
+// Ops without a provider lowering of their own, rewritten into onnx ops that
+// every provider already lowers (MatMul, Softmax, Where, ReduceMean, Slice,
+// Concat, ...). Each rewrite needs static shapes and constant attributes;
+// anything else is left in place, so the partitioner reports the op as
+// unsupported with its reason instead of computing a wrong answer.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/onnx/OnnxOps.h"
+#include "dialects/onnx/ShapeInference.h"
+#include "passes/GraphBuilder.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+using namespace mlir;
+using namespace kiln::onnx;
+
+namespace kiln {
+#define GEN_PASS_DEF_DECOMPOSEOPS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+RankedTensorType staticType(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() ? t : RankedTensorType();
+}
+
+Value optionalOperand(Operation *op, unsigned i) {
+  return i < op->getNumOperands() && !isNone(op->getOperand(i)) ? op->getOperand(i) : Value();
+}
+
+bool isFloat(Type t) { return t.isF32() || t.isF64() || t.isF16() || t.isBF16(); }
+
+/// A constant of `shape` and element type `elt` from doubles.
+Value floatConstant(GraphBuilder &g, Type elt, ArrayRef<int64_t> shape, ArrayRef<double> values) {
+  SmallVector<Attribute> attrs;
+  for (double v : values)
+    attrs.push_back(g.b.getFloatAttr(elt, v));
+  return g.constant(DenseElementsAttr::get(RankedTensorType::get(shape, elt), attrs));
+}
+
+void replaceResults(Operation *op, ArrayRef<Value> values) {
+  for (unsigned i = 0; i < op->getNumResults() && i < values.size(); ++i)
+    if (!op->getResult(i).use_empty())
+      op->getResult(i).replaceAllUsesWith(values[i]);
+  op->erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention (opset 23-25), following onnx/reference/ops/op_attention.py.
+//===----------------------------------------------------------------------===//
+
+bool decomposeAttention(Operation *op) {
+  Value q = op->getOperand(0), k = op->getOperand(1), v = op->getOperand(2);
+  Value mask = optionalOperand(op, 3), pastK = optionalOperand(op, 4),
+        pastV = optionalOperand(op, 5);
+  Value nonpad = optionalOperand(op, 6);
+  auto qt = staticType(q), kt = staticType(k), vt = staticType(v);
+  if (!qt || !kt || !vt)
+    return false;
+  Type elt = qt.getElementType();
+  // Narrow floats would round between the ops where the reference keeps
+  // f32 (the CPU provider has no cast back to them): leave those.
+  if (!(elt.isF32() || elt.isF64()) || kt.getElementType() != elt || vt.getElementType() != elt)
+    return false;
+  int64_t rank = qt.getRank();
+  if ((rank != 3 && rank != 4) || kt.getRank() != rank || vt.getRank() != rank)
+    return false;
+  if ((bool)pastK != (bool)pastV || (nonpad && pastK))
+    return false;
+  if (nonpad) {
+    auto nt = staticType(nonpad);
+    if (!nt || nt.getRank() != 1 || nt.getDimSize(0) != qt.getDimSize(0) ||
+        !nt.getElementType().isInteger(64))
+      return false;
+  }
+  for (Value x : {mask, pastK, pastV})
+    if (x && !staticType(x))
+      return false;
+  if (pastK && (staticType(pastK).getRank() != 4 || staticType(pastV).getRank() != 4 ||
+                staticType(pastK).getElementType() != elt ||
+                staticType(pastV).getElementType() != elt))
+    return false;
+  RankedTensorType mt = mask ? staticType(mask) : RankedTensorType();
+  if (mt && !(mt.getElementType().isInteger(1) || mt.getElementType() == elt))
+    return false;
+
+  int64_t batch = qt.getDimSize(0);
+  int64_t qHeads, kvHeads;
+  if (rank == 3) {
+    if (!op->hasAttr("q_num_heads") || !op->hasAttr("kv_num_heads"))
+      return false;
+    qHeads = getIntAttr(op, "q_num_heads", 0);
+    kvHeads = getIntAttr(op, "kv_num_heads", 0);
+    if (qHeads <= 0 || kvHeads <= 0 || qt.getDimSize(2) % qHeads || kt.getDimSize(2) % kvHeads ||
+        vt.getDimSize(2) % kvHeads || kt.getDimSize(0) != batch || vt.getDimSize(0) != batch)
+      return false;
+  } else {
+    qHeads = qt.getDimSize(1);
+    kvHeads = kt.getDimSize(1);
+    if (vt.getDimSize(1) != kvHeads)
+      return false;
+  }
+  bool repeat = qHeads != kvHeads;
+  if (repeat && qHeads % kvHeads)
+    return false;
+  int64_t mode = getIntAttr(op, "qk_matmul_output_mode", 0);
+  if (mode < 0 || mode > 3)
+    return false;
+  int64_t left = getIntAttr(op, "left_window_size", -1);
+  int64_t right = getIntAttr(op, "right_window_size", -1);
+  if (left < -1 || right < -1)
+    return false;
+  bool causal = getIntAttr(op, "is_causal", 0) != 0;
+  float softcap = getFloatAttr(op, "softcap", 0.0f);
+
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), elt);
+  auto typeOf = [](Value x) { return cast<RankedTensorType>(x.getType()); };
+  // [B, S, heads*D] -> [B, heads, S, D].
+  auto toHeads = [&](Value x, int64_t heads) {
+    if (rank == 4)
+      return x;
+    auto t = typeOf(x);
+    Value r = g.op("Reshape", {x, g.ints({t.getDimSize(0), t.getDimSize(1), heads,
+                                          t.getDimSize(2) / heads})});
+    return g.op("Transpose", {r}, {g.perm({0, 2, 1, 3})});
+  };
+  Value qh = toHeads(q, qHeads), kh = toHeads(k, kvHeads), vh = toHeads(v, kvHeads);
+  if (pastK) {
+    auto pk = typeOf(pastK), kht = typeOf(kh);
+    if (pk.getDimSize(0) != batch || pk.getDimSize(1) != kvHeads ||
+        pk.getDimSize(3) != kht.getDimSize(3) || typeOf(pastV).getDimSize(3) != typeOf(vh).getDimSize(3)) {
+      // Shapes that do not concatenate: undo nothing, the built ops are dead.
+      return false;
+    }
+    kh = g.op("Concat", {pastK, kh}, {g.attr("axis", (int64_t)2)});
+    vh = g.op("Concat", {pastV, vh}, {g.attr("axis", (int64_t)2)});
+  }
+  Value presentK = kh, presentV = vh;
+  int64_t qLen = typeOf(qh).getDimSize(2), kvLen = typeOf(kh).getDimSize(2);
+  int64_t headSize = typeOf(qh).getDimSize(3);
+  int64_t offset = pastK ? typeOf(pastK).getDimSize(2) : 0;
+
+  // scale: applied as sqrt(scale) to both Q and K, as the reference does.
+  double scale = op->hasAttr("scale") ? (double)getFloatAttr(op, "scale", 1.0f)
+                                      : 1.0 / std::sqrt((double)headSize);
+  Value s = g.scalar((float)std::sqrt(scale));
+
+  // The additive bias: attn_mask (padded with "masked" to kvLen), plus the
+  // causal / sliding-window structure, which is a constant.
+  const double ninf = -std::numeric_limits<double>::infinity();
+  Value bias;
+  if (mask) {
+    Value m = mask;
+    if (mt.getElementType().isInteger(1))
+      m = g.op("Where", {m, g.scalar(0.0), g.scalar(ninf)});
+    int64_t have = mt.getRank() ? mt.getDimSize(mt.getRank() - 1) : 1;
+    if (mt.getRank() == 0 || have > kvLen)
+      return false;
+    if (have < kvLen) {
+      SmallVector<int64_t> padShape(mt.getShape());
+      padShape.back() = kvLen - have;
+      int64_t n = 1;
+      for (int64_t d : padShape)
+        n *= d;
+      m = g.op("Concat", {m, floatConstant(g, elt, padShape, SmallVector<double>(n, ninf))},
+               {g.attr("axis", (int64_t)mt.getRank() - 1)});
+    }
+    bias = m;
+  }
+  std::vector<bool> rowMasked(qLen, false);
+  if (nonpad) {
+    // External cache: keys at j >= nonpad[b] are padding, and the causal /
+    // window frontier of batch b is offset by nonpad[b] - qLen.
+    auto i64 = b.getI64Type();
+    auto intConstant = [&](ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
+      return g.constant(DenseElementsAttr::get(RankedTensorType::get(shape, i64), values));
+    };
+    auto toBias = [&](Value allowed, ArrayRef<int64_t> shape) {
+      return g.op("Reshape", {g.op("Where", {allowed, g.scalar(0.0), g.scalar(ninf)}), g.ints(shape)});
+    };
+    SmallVector<int64_t> iota, diff;
+    for (int64_t j = 0; j < kvLen; ++j)
+      iota.push_back(j);
+    for (int64_t i = 0; i < qLen; ++i)
+      for (int64_t j = 0; j < kvLen; ++j)
+        diff.push_back(i - j);
+    if (causal || left >= 0 || right >= 0) {
+      Value off = g.op("Reshape", {g.op("Sub", {nonpad, g.ints({qLen})}), g.ints({batch, 1, 1})});
+      Value d = g.op("Add", {off, intConstant({qLen, kvLen}, diff)});
+      Value allowed;
+      auto both = [&](Value c) { allowed = allowed ? g.op("And", {allowed, c}) : c; };
+      if (causal)
+        both(g.op("GreaterOrEqual", {d, g.ints({0}, true)}));
+      if (left >= 0)
+        both(g.op("LessOrEqual", {d, g.ints({left}, true)}));
+      if (right >= 0)
+        both(g.op("GreaterOrEqual", {d, g.ints({-right}, true)}));
+      Value structure = toBias(allowed, {batch, 1, qLen, kvLen});
+      bias = bias ? g.op("Add", {bias, structure}) : structure;
+    }
+    Value valid = g.op("Less", {intConstant({1, kvLen}, iota),
+                                g.op("Unsqueeze", {nonpad, g.ints({1})})});
+    Value padding = toBias(valid, {batch, 1, 1, kvLen});
+    bias = bias ? g.op("Add", {bias, padding}) : padding;
+  } else if (causal || left >= 0 || right >= 0) {
+    SmallVector<double> values;
+    for (int64_t i = 0; i < qLen; ++i) {
+      bool any = false;
+      for (int64_t j = 0; j < kvLen; ++j) {
+        int64_t diff = i + offset - j;
+        bool allowed = (!causal || diff >= 0) && (left < 0 || diff <= left) &&
+                       (right < 0 || -diff <= right);
+        values.push_back(allowed ? 0.0 : ninf);
+        any |= allowed;
+      }
+      rowMasked[i] = !any;
+    }
+    Value structure = floatConstant(g, elt, {qLen, kvLen}, values);
+    bias = bias ? g.op("Add", {bias, structure}) : structure;
+  }
+  // Rows whose bias is all -inf attend nothing: their probabilities are 0.
+  Value fullyMasked;
+  if (mask || nonpad) {
+    int64_t biasRank = typeOf(bias).getRank();
+    fullyMasked = g.op("IsInf", {g.op("ReduceMax", {bias, g.ints({biasRank - 1})})},
+                       {g.attr("detect_positive", (int64_t)0)}, b.getI1Type());
+  } else if (llvm::is_contained(rowMasked, true)) {
+    SmallVector<bool> flags(rowMasked.begin(), rowMasked.end());
+    fullyMasked = g.constant(DenseElementsAttr::get(
+        RankedTensorType::get({qLen, 1}, b.getI1Type()), ArrayRef<bool>(flags)));
+  }
+
+  // GQA: each kv head serves qHeads/kvHeads consecutive query heads.
+  auto repeatHeads = [&](Value x) {
+    if (!repeat)
+      return x;
+    auto t = typeOf(x);
+    int64_t reps = qHeads / kvHeads;
+    Value u = g.op("Unsqueeze", {x, g.ints({2})});
+    Value e = g.op("Expand", {u, g.ints({t.getDimSize(0), kvHeads, reps, t.getDimSize(2),
+                                         t.getDimSize(3)})});
+    return g.op("Reshape", {e, g.ints({t.getDimSize(0), qHeads, t.getDimSize(2), t.getDimSize(3)})});
+  };
+  Value kr = repeatHeads(g.op("Mul", {kh, s})), vr = repeatHeads(vh);
+  Value qk = g.op("MatMul", {g.op("Mul", {qh, s}), g.op("Transpose", {kr}, {g.perm({0, 1, 3, 2})})});
+  if (softcap > 0) {
+    Value c = g.scalar(softcap);
+    qk = g.op("Mul", {g.op("Tanh", {g.op("Div", {qk, c})}), c});
+  }
+  Value withBias = bias ? g.op("Add", {qk, bias}) : qk;
+  Value probs = g.op("Softmax", {withBias}, {g.attr("axis", (int64_t)-1)});
+  if (fullyMasked)
+    probs = g.op("Where", {fullyMasked, g.scalar(0.0), probs});
+  Value debug = mode == 3 ? probs : mode == 2 ? withBias : qk;
+  Value y = g.op("MatMul", {probs, vr});
+  if (rank == 3) {
+    auto t = typeOf(y);
+    y = g.op("Reshape", {g.op("Transpose", {y}, {g.perm({0, 2, 1, 3})}),
+                         g.ints({t.getDimSize(0), t.getDimSize(2), t.getDimSize(1) * t.getDimSize(3)})});
+  }
+  for (Value x : {y, presentK, presentV, debug})
+    if (!staticType(x))
+      return false; // inconsistent shapes: the original op stays, its errors reported later
+  replaceResults(op, {y, presentK, presentV, debug});
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// RMSNormalization: x / sqrt(mean(x^2 over [axis..]) + epsilon) * scale.
+//===----------------------------------------------------------------------===//
+
+bool decomposeRmsNorm(Operation *op) {
+  Value x = op->getOperand(0), scale = op->getOperand(1);
+  auto xt = staticType(x), st = staticType(scale);
+  if (!xt || !st || !isFloat(xt.getElementType()) || st.getElementType() != xt.getElementType())
+    return false;
+  int64_t rank = xt.getRank();
+  int64_t axis = getIntAttr(op, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  if (rank == 0 || axis < 0 || axis >= rank)
+    return false;
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), xt.getElementType());
+  SmallVector<int64_t> axes;
+  for (int64_t a = axis; a < rank; ++a)
+    axes.push_back(a);
+  Value meanSq = g.op("ReduceMean", {g.op("Mul", {x, x}), g.ints(axes)});
+  Value rms = g.op("Sqrt", {g.op("Add", {meanSq, g.scalar(getFloatAttr(op, "epsilon", 1e-5f))})});
+  Value y = g.op("Mul", {g.op("Mul", {x, g.op("Reciprocal", {rms})}), scale});
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// CumSum / CumProd: unrolled along the (short, static) axis with Slice, a
+// running Add or Mul, and Concat; exact for integers.
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kMaxScanLength = 256;
+
+bool decomposeScan(Operation *op, bool product) {
+  Value x = op->getOperand(0);
+  auto xt = staticType(x);
+  auto axisValues = getConstantInts(op->getOperand(1));
+  if (!xt || xt.getRank() == 0 || !axisValues || axisValues->size() != 1)
+    return false;
+  Type elt = xt.getElementType();
+  if (!isFloat(elt) && !elt.isInteger(32) && !elt.isInteger(64))
+    return false;
+  int64_t rank = xt.getRank(), axis = (*axisValues)[0];
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return false;
+  int64_t n = xt.getDimSize(axis);
+  if (n < 1 || n > kMaxScanLength)
+    return false;
+  bool exclusive = getIntAttr(op, "exclusive", 0) != 0;
+  bool reverse = getIntAttr(op, "reverse", 0) != 0;
+
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), elt);
+  SmallVector<Value> outs(n);
+  Value acc;
+  for (int64_t step = 0; step < n; ++step) {
+    int64_t i = reverse ? n - 1 - step : step;
+    Value slice = g.slice(x, i, i + 1, axis);
+    if (exclusive) {
+      if (!acc) {
+        auto st = cast<RankedTensorType>(slice.getType());
+        Attribute one = isa<FloatType>(elt) ? (Attribute)b.getFloatAttr(elt, product ? 1.0 : 0.0)
+                                            : (Attribute)b.getIntegerAttr(elt, product ? 1 : 0);
+        outs[i] = g.constant(DenseElementsAttr::get(st, one));
+      } else {
+        outs[i] = acc;
+      }
+    }
+    if (exclusive && step == n - 1)
+      break; // the total is no output's value
+    acc = acc ? g.op(product ? "Mul" : "Add", {acc, slice}) : slice;
+    if (!exclusive)
+      outs[i] = acc;
+  }
+  Value y = n == 1 ? outs[0] : g.op("Concat", outs, {g.attr("axis", axis)});
+  if (!staticType(y) || staticType(y).getShape() != xt.getShape())
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
+struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
+  void runOnOperation() override {
+    // In program order, re-typing the ops after a rewrite so that later
+    // rewrites see static shapes.
+    SmallVector<Operation *> all;
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) { all.push_back(op); });
+    bool changed = false;
+    for (Operation *op : all) {
+      StringRef n = op->getName().getStringRef();
+      std::function<bool(Operation *)> rewrite;
+      if (n == "onnx.Attention")
+        rewrite = decomposeAttention;
+      else if (n == "onnx.RMSNormalization")
+        rewrite = decomposeRmsNorm;
+      else if (n == "onnx.CumSum" || n == "onnx.CumProd")
+        rewrite = [&](Operation *o) { return decomposeScan(o, n == "onnx.CumProd"); };
+      if (!rewrite) {
+        if (changed && failed(inferShapesFor(op)))
+          return signalPassFailure();
+        continue;
+      }
+      // A rewrite that gives up part-way leaves the op; the ops it built
+      // (all inserted right before it) go again.
+      Block *block = op->getBlock();
+      Operation *prev = op->getPrevNode();
+      if (rewrite(op)) {
+        changed = true;
+        continue;
+      }
+      SmallVector<Operation *> built;
+      for (Operation *it = prev ? prev->getNextNode() : &block->front(); it != op; it = it->getNextNode())
+        built.push_back(it);
+      for (Operation *dead : llvm::reverse(built))
+        dead->erase();
+    }
+    if (!changed)
+      return;
+    // Results are typed now; keep the function's signature in step.
+    func::FuncOp func = getOperation();
+    func.setFunctionType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                           func.getBody().front().getTerminator()->getOperandTypes()));
+  }
+};
+
+} // namespace
+} // namespace kiln

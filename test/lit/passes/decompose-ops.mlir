@@ -1,0 +1,107 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(kiln-decompose-ops))' | FileCheck %s
+
+// 4-D causal attention: a constant causal bias, softmax, two MatMuls.
+// CHECK-LABEL: func.func @attention_causal
+// CHECK-NOT: onnx.Attention
+// CHECK: onnx.Transpose
+// CHECK: onnx.MatMul
+// CHECK: onnx.Add
+// CHECK: onnx.Softmax
+// CHECK: onnx.MatMul
+// CHECK: return {{.*}} : tensor<2x3x4x8xf32>
+func.func @attention_causal(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x6x8xf32>, %v: tensor<2x3x6x8xf32>) -> tensor<*xf32> {
+  %none = onnx.NoValue
+  %y, %pk, %pv, %qk = onnx.Attention(%q, %k, %v, %none, %none, %none, %none) {is_causal = 1 : i64} : (tensor<2x3x4x8xf32>, tensor<2x3x6x8xf32>, tensor<2x3x6x8xf32>, none, none, none, none) -> (tensor<*xf32>, none, none, none)
+  return %y : tensor<*xf32>
+}
+
+// -----
+
+// 3-D GQA with a boolean mask and a past cache: heads split by Reshape and
+// Transpose, kv heads repeated by Expand, masked rows zeroed by Where.
+// CHECK-LABEL: func.func @attention_3d_gqa
+// CHECK-NOT: onnx.Attention
+// CHECK: onnx.Concat
+// CHECK: onnx.Where
+// CHECK: onnx.IsInf
+// CHECK: onnx.Expand
+// CHECK: onnx.Softmax
+// CHECK: return {{.*}} : tensor<2x4x48xf32>, tensor<2x2x5x12xf32>
+func.func @attention_3d_gqa(%q: tensor<2x4x48xf32>, %k: tensor<2x3x24xf32>, %v: tensor<2x3x24xf32>, %m: tensor<4x5xi1>, %pk: tensor<2x2x2x12xf32>, %pv: tensor<2x2x2x12xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %none = onnx.NoValue
+  %y, %k2, %v2, %qk = onnx.Attention(%q, %k, %v, %m, %pk, %pv, %none) {q_num_heads = 4 : i64, kv_num_heads = 2 : i64} : (tensor<2x4x48xf32>, tensor<2x3x24xf32>, tensor<2x3x24xf32>, tensor<4x5xi1>, tensor<2x2x2x12xf32>, tensor<2x2x2x12xf32>, none) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, none)
+  return %y, %k2 : tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// Dynamic shapes stay: the partitioner reports the op.
+// CHECK-LABEL: func.func @attention_dynamic
+// CHECK: onnx.Attention
+// CHECK-NOT: onnx.Softmax
+func.func @attention_dynamic(%q: tensor<?x3x4x8xf32>, %k: tensor<?x3x6x8xf32>, %v: tensor<?x3x6x8xf32>) -> tensor<*xf32> {
+  %none = onnx.NoValue
+  %y, %pk, %pv, %qk = onnx.Attention(%q, %k, %v, %none, %none, %none, %none) : (tensor<?x3x4x8xf32>, tensor<?x3x6x8xf32>, tensor<?x3x6x8xf32>, none, none, none, none) -> (tensor<*xf32>, none, none, none)
+  return %y : tensor<*xf32>
+}
+
+// -----
+
+// f16 stays too (the CPU provider cannot cast back to f16).
+// CHECK-LABEL: func.func @attention_f16
+// CHECK: onnx.Attention
+// CHECK-NOT: onnx.Softmax
+func.func @attention_f16(%q: tensor<1x1x2x4xf16>, %k: tensor<1x1x2x4xf16>, %v: tensor<1x1x2x4xf16>) -> tensor<*xf16> {
+  %none = onnx.NoValue
+  %y, %pk, %pv, %qk = onnx.Attention(%q, %k, %v, %none, %none, %none, %none) : (tensor<1x1x2x4xf16>, tensor<1x1x2x4xf16>, tensor<1x1x2x4xf16>, none, none, none, none) -> (tensor<*xf16>, none, none, none)
+  return %y : tensor<*xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rms_norm
+// CHECK-NOT: onnx.RMSNormalization
+// CHECK: onnx.ReduceMean
+// CHECK: onnx.Sqrt
+// CHECK: onnx.Reciprocal
+// CHECK: return {{.*}} : tensor<2x3x4xf32>
+func.func @rms_norm(%x: tensor<2x3x4xf32>, %s: tensor<3x4xf32>) -> tensor<*xf32> {
+  %y = onnx.RMSNormalization(%x, %s) {axis = -2 : i64} : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<*xf32>
+  return %y : tensor<*xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rms_norm_dynamic
+// CHECK: onnx.RMSNormalization
+// CHECK-NOT: onnx.ReduceMean
+func.func @rms_norm_dynamic(%x: tensor<?x4xf32>, %s: tensor<4xf32>) -> tensor<*xf32> {
+  %y = onnx.RMSNormalization(%x, %s) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<*xf32>
+  return %y : tensor<*xf32>
+}
+
+// -----
+
+// Exclusive reverse CumSum over a constant axis of 3: the last slot is 0,
+// then running sums from the end.
+// CHECK-LABEL: func.func @cumsum
+// CHECK-NOT: onnx.CumSum
+// CHECK-COUNT-3: onnx.Slice
+// CHECK: onnx.Concat
+// CHECK: return {{.*}} : tensor<2x3xi32>
+func.func @cumsum(%x: tensor<2x3xi32>) -> tensor<*xi32> {
+  %axis = onnx.Constant() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %y = onnx.CumSum(%x, %axis) {exclusive = 1 : i64, reverse = 1 : i64} : (tensor<2x3xi32>, tensor<i64>) -> tensor<*xi32>
+  return %y : tensor<*xi32>
+}
+
+// -----
+
+// A runtime axis stays.
+// CHECK-LABEL: func.func @cumprod_runtime_axis
+// CHECK: onnx.CumProd
+// CHECK-NOT: onnx.Concat
+func.func @cumprod_runtime_axis(%x: tensor<2x3xf32>, %axis: tensor<i32>) -> tensor<*xf32> {
+  %y = onnx.CumProd(%x, %axis) : (tensor<2x3xf32>, tensor<i32>) -> tensor<*xf32>
+  return %y : tensor<*xf32>
+}
