@@ -48,6 +48,17 @@ def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
   }];
 }
 
+def DecomposeLosses : Pass<"kiln-decompose-losses", "::mlir::func::FuncOp"> {
+  let summary = "NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss as onnx ops";
+  let description = [{
+    Rewrites the two loss ops (all reductions, class weights, ignore_index,
+    extra spatial dims) into GatherElements, Gather, Where, Mul and
+    ReduceSum/ReduceMean, as their ONNX function bodies define them, so
+    every provider runs them. Ops with non-static shapes are left alone for
+    the partitioner to report.
+  }];
+}
+
 def Partition : Pass<"kiln-partition", "::mlir::ModuleOp"> {
   let summary = "Assign ops to execution providers and group them into partitions";
   let description = [{

@@ -29,10 +29,10 @@ func.func @dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 
 // -----
 
-// CHECK: error: {{.*}}node "relu_h" (Relu): not supported by provider cpu: element type f16 is not supported
-func.func @half(%x: tensor<2xf16>) -> tensor<2xf16> {
-  %0 = onnx.Relu(%x) : (tensor<2xf16>) -> tensor<2xf16> loc("relu_h")
-  return %0 : tensor<2xf16>
+// CHECK: error: {{.*}}node "relu_h" (Relu): not supported by provider cpu: element type bf16 is not supported
+func.func @half(%x: tensor<2xbf16>) -> tensor<2xbf16> {
+  %0 = onnx.Relu(%x) : (tensor<2xbf16>) -> tensor<2xbf16> loc("relu_h")
+  return %0 : tensor<2xbf16>
 }
 
 // -----
