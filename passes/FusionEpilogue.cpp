@@ -231,18 +231,53 @@ struct MatMulTranspose : RewritePattern {
   }
 };
 
+/// Gemm with transB over constant weights: store the weights transposed at
+/// compile time, so the kernel reads B row by row (what the vectorized
+/// matmul wants) instead of with strided loads.
+struct PretransposeWeights : public RewritePattern {
+  PretransposeWeights(MLIRContext *ctx, Counters &counters)
+      : RewritePattern("onnx.Gemm", 1, ctx), counters(counters) {}
+  LogicalResult matchAndRewrite(Operation *gemm, PatternRewriter &rewriter) const override {
+    auto transB = gemm->getAttrOfType<IntegerAttr>("transB");
+    Value b = gemm->getOperand(1);
+    auto type = dyn_cast<RankedTensorType>(b.getType());
+    if (!transB || transB.getInt() != 1 || !type || type.getRank() != 2 ||
+        !type.hasStaticShape() || !b.hasOneUse())
+      return failure();
+    auto values = constantFloats(b);
+    if (!values)
+      return failure();
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    SmallVector<float> t(values->size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        t[c * rows + r] = (*values)[r * cols + c];
+    auto tType = RankedTensorType::get({cols, rows}, type.getElementType());
+    rewriter.setInsertionPoint(gemm);
+    Value tb = createConstant(rewriter, b.getLoc(), tType, t);
+    rewriter.modifyOpInPlace(gemm, [&] {
+      gemm->setOperand(1, tb);
+      gemm->setAttr("transB", rewriter.getI64IntegerAttr(0));
+    });
+    ++counters["pretranspose_weights"];
+    return success();
+  }
+  Counters &counters;
+};
+
 struct FuseEpiloguesPass : public impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
     Counters counters;
     RewritePatternSet patterns(&getContext());
-    patterns.add<ContractionActivation, MatMulBias, MatMulTranspose>(&getContext(), counters);
+    patterns.add<ContractionActivation, MatMulBias, MatMulTranspose, PretransposeWeights>(
+        &getContext(), counters);
     FrozenRewritePatternSet frozen(std::move(patterns));
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(applyPatternsAndFoldGreedily(func, frozen)))
         return signalPassFailure();
     recordCounters(getOperation(), counters,
                    {"fuse_conv_activation", "fuse_matmul_activation", "fuse_gemm_activation",
-                    "fuse_matmul_bias", "fuse_matmul_transpose"});
+                    "fuse_matmul_bias", "fuse_matmul_transpose", "pretranspose_weights"});
   }
 };
 

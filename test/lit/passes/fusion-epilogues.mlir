@@ -135,3 +135,28 @@ func.func @matmul_transpose_kept(%q: tensor<2x3x4xf32>, %k: tensor<2x3x4xf32>, %
   %m = onnx.MatMul(%a, %t2) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
   return %s, %m, %t2 : tensor<2x3x3xf32>, tensor<2x3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// Constant weights of a transB Gemm are stored transposed at compile time.
+// CHECK-LABEL: func.func @pretranspose_constant_b
+// CHECK: %[[W:.*]] = onnx.Constant() {value = dense<{{\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>}
+// CHECK: onnx.Gemm(%arg0, %[[W]]
+// CHECK-NOT: transB = 1
+func.func @pretranspose_constant_b(%x: tensor<1x2xf32>) -> tensor<1x2xf32> {
+  %w = onnx.Constant() {value = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %none = onnx.NoValue
+  %0 = onnx.Gemm(%x, %w, %none) {transB = 1 : i64} : (tensor<1x2xf32>, tensor<2x2xf32>, none) -> tensor<1x2xf32>
+  return %0 : tensor<1x2xf32>
+}
+
+// -----
+
+// Runtime weights keep transB.
+// CHECK-LABEL: func.func @runtime_b_keeps_transb
+// CHECK: onnx.Gemm(%arg0, %arg1, %{{.*}}) {{{.*}}transB = 1 : i64}
+func.func @runtime_b_keeps_transb(%x: tensor<1x2xf32>, %w: tensor<3x2xf32>) -> tensor<1x3xf32> {
+  %none = onnx.NoValue
+  %0 = onnx.Gemm(%x, %w, %none) {transB = 1 : i64} : (tensor<1x2xf32>, tensor<3x2xf32>, none) -> tensor<1x3xf32>
+  return %0 : tensor<1x3xf32>
+}
