@@ -125,6 +125,7 @@ private:
   int64_t opsetVersion = 0;
   int blobCounter = 0;
   Value noneValue;
+  Block *mainEntry = nullptr;
 };
 
 Type Importer::importType(const pb::TypeProto &type, StringRef what) {
@@ -336,11 +337,10 @@ Value Importer::makeConstant(Location loc, ElementsAttr value) {
 
 Value Importer::noValue() {
   if (!noneValue) {
+    // One `none` at the top of @main serves every (sub)graph; a subgraph's
+    // block has no parent op yet while it is being imported.
     OpBuilder::InsertionGuard guard(b);
-    Block *entry = b.getInsertionBlock();
-    while (!isa<func::FuncOp>(entry->getParentOp()))
-      entry = entry->getParentOp()->getBlock();
-    b.setInsertionPointToStart(entry);
+    b.setInsertionPointToStart(mainEntry);
     noneValue = b.create<onnx::NoValueOp>(b.getUnknownLoc()).getResult();
   }
   return noneValue;
@@ -728,6 +728,7 @@ OwningOpRef<ModuleOp> Importer::run(const pb::ModelProto &model) {
   if (!model.graph().name().empty())
     func->setAttr("onnx.graph_name", b.getStringAttr(model.graph().name()));
   Block *entry = func.addEntryBlock();
+  mainEntry = entry;
   b.setInsertionPointToStart(entry);
   if (failed(importGraph(model.graph(), *entry, /*isMain=*/true))) {
     module.erase();

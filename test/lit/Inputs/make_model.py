@@ -168,6 +168,25 @@ def build(kind):
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         m.ir_version = 8
         return m
+    if kind == "if-optional":
+        # A branch node with a missing optional input (Clip without min):
+        # its `none` value lives in @main while the branch is imported.
+        then_g = helper.make_graph(
+            [helper.make_node("Clip", ["x", "", "hi"], ["t"], name="clip_then")],
+            "then", [], [helper.make_tensor_value_info("t", F, [4])])
+        else_g = helper.make_graph(
+            [helper.make_node("Neg", ["x"], ["e"], name="neg_else")],
+            "else", [], [helper.make_tensor_value_info("e", F, [4])])
+        hi = helper.make_tensor("hi", F, [], [0.5])
+        graph = helper.make_graph(
+            [helper.make_node("If", ["c"], ["y"], name="branch",
+                              then_branch=then_g, else_branch=else_g)],
+            "if_graph", [helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, []),
+                         helper.make_tensor_value_info("x", F, [4])],
+            [helper.make_tensor_value_info("y", F, [4])], [hi])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
     raise SystemExit("unknown kind " + kind)
 
 
