@@ -200,6 +200,38 @@ Results lowerGemm(OpBuilder &b, Operation *op) {
   return withEpilogue(b, op, g.getResult(0));
 }
 
+/// The windows of a Conv or pool: resolved pads, strides and dilations,
+/// and the input padded with `padValue` so every window lies inside it.
+struct Windows {
+  SmallVector<int64_t> strides, dilations, padsBegin, padsEnd, outSpatial;
+  Value padded;
+};
+
+FailureOr<Windows> padForWindows(OpBuilder &b, Operation *op, Value x,
+                                 ArrayRef<int64_t> kernel, double padValue) {
+  auto xt = typeOf(x);
+  int64_t sp = xt.getRank() - 2;
+  Windows w;
+  if (failed(computeWindowPads(op, xt.getShape().drop_front(2), kernel, w.padsBegin,
+                               w.padsEnd, w.outSpatial)))
+    return failure();
+  w.strides = getIntsAttr(op, "strides");
+  w.dilations = getIntsAttr(op, "dilations");
+  if (w.strides.empty())
+    w.strides.assign(sp, 1);
+  if (w.dilations.empty())
+    w.dilations.assign(sp, 1);
+  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
+  for (int64_t i = 0; i < sp; ++i) {
+    low.push_back(w.padsBegin[i]);
+    int64_t need = (w.outSpatial[i] - 1) * w.strides[i] +
+                   w.dilations[i] * (kernel[i] - 1) + 1;
+    high.push_back(std::max<int64_t>(0, need - xt.getDimSize(2 + i) - w.padsBegin[i]));
+  }
+  w.padded = padTensor(b, op->getLoc(), x, low, high, padValue);
+  return w;
+}
+
 Results lowerConv(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
@@ -209,20 +241,11 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   int64_t sp = xt.getRank() - 2;
   int64_t group = getIntAttr(op, "group", 1);
   SmallVector<int64_t> kernel(wt.getShape().begin() + 2, wt.getShape().end());
-  SmallVector<int64_t> pb, pe, outSp;
-  if (failed(computeWindowPads(op, xt.getShape().drop_front(2), kernel, pb, pe, outSp)))
+  auto window = padForWindows(b, op, x, kernel, 0.0);
+  if (failed(window))
     return failure();
-  SmallVector<int64_t> strides = getIntsAttr(op, "strides"), dil = getIntsAttr(op, "dilations");
-  if (strides.empty()) strides.assign(sp, 1);
-  if (dil.empty()) dil.assign(sp, 1);
-  // Pad so that every window lies inside the tensor.
-  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
-  for (int64_t i = 0; i < sp; ++i) {
-    low.push_back(pb[i]);
-    int64_t need = (outSp[i] - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1;
-    high.push_back(std::max<int64_t>(0, need - xt.getDimSize(2 + i) - pb[i]));
-  }
-  Value padded = padTensor(b, loc, x, low, high, 0.0);
+  SmallVector<int64_t> &strides = window->strides, &dil = window->dilations;
+  Value padded = window->padded;
   int64_t ocg = wt.getDimSize(0) / group, icg = wt.getDimSize(1);
   // Loops: n, m, c, k_1..k_sp, o_1..o_sp: output positions innermost, so the
   // inner loop is a contiguous (vectorizable) multiply-add over a row.
@@ -274,20 +297,14 @@ Results lowerPool(OpBuilder &b, Operation *op, bool isMax, int64_t lp = 0) {
   Type elt = out.getElementType();
   int64_t sp = xt.getRank() - 2;
   SmallVector<int64_t> kernel = getIntsAttr(op, "kernel_shape");
-  SmallVector<int64_t> pb, pe, outSp;
-  if (failed(computeWindowPads(op, xt.getShape().drop_front(2), kernel, pb, pe, outSp)))
-    return failure();
-  SmallVector<int64_t> strides = getIntsAttr(op, "strides"), dil = getIntsAttr(op, "dilations");
-  if (strides.empty()) strides.assign(sp, 1);
-  if (dil.empty()) dil.assign(sp, 1);
-  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
-  for (int64_t i = 0; i < sp; ++i) {
-    low.push_back(pb[i]);
-    int64_t need = (outSp[i] - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1;
-    high.push_back(std::max<int64_t>(0, need - xt.getDimSize(2 + i) - pb[i]));
-  }
   double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
-  Value padded = padTensor(b, loc, x, low, high, padValue);
+  auto windows = padForWindows(b, op, x, kernel, padValue);
+  if (failed(windows))
+    return failure();
+  SmallVector<int64_t> &strides = windows->strides, &dil = windows->dilations;
+  SmallVector<int64_t> &pb = windows->padsBegin, &pe = windows->padsEnd,
+                       &outSp = windows->outSpatial;
+  Value padded = windows->padded;
   // Loops: n, c, k_1..k_sp, o_1..o_sp (output positions innermost).
   int64_t nLoops = 2 + 2 * sp;
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
