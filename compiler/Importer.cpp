@@ -305,7 +305,8 @@ Type Importer::outputElementType(const onnx::OnnxOpVersionInfo &schema, int i,
                                  const pb::NodeProto &node,
                                  ArrayRef<Value> operands) {
   for (const auto &attr : node.attribute()) {
-    if (attr.name() == "to" && attr.type() == pb::AttributeProto::INT)
+    if ((attr.name() == "to" || attr.name() == "dtype") &&
+        attr.type() == pb::AttributeProto::INT)
       return elementTypeFor(&ctx, attr.i());
     // ConstantOfShape and friends take their type from a `value` tensor.
     if (attr.name() == "value" && attr.type() == pb::AttributeProto::TENSOR &&
@@ -472,6 +473,15 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
       onnx::lookupOnnxOpVersions(node.op_type().c_str());
   std::string opName = "onnx." + node.op_type();
   auto registered = RegisteredOperationName::lookup(opName, &ctx);
+  // A result dtype kiln cannot represent must stop here: typing the result
+  // as something else would be a silent wrong answer.
+  for (const auto &attr : node.attribute())
+    if ((attr.name() == "to" || attr.name() == "dtype") &&
+        attr.type() == pb::AttributeProto::INT && !elementTypeFor(&ctx, attr.i()))
+      return nodeError(named, loc) << "ONNX element type " << attr.i() << " ("
+                                   << pb::TensorProto::DataType_Name(
+                                          static_cast<pb::TensorProto::DataType>(attr.i()))
+                                   << ") is not supported";
   if (!schema || !registered)
     return nodeError(named, loc) << "unknown op";
   int version = onnx::getOnnxSchemaVersion(node.op_type().c_str(), opsetVersion);

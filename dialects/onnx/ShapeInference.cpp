@@ -497,7 +497,8 @@ LogicalResult reshapeRule(const Ctx &c) {
       inferAt = i;
       continue;
     }
-    if (out[i] < -1)
+    // A copied (0) dimension may be unknown; that is not a negative size.
+    if (out[i] < -1 && out[i] != kDyn)
       return c.fail() << "shape has a negative dimension " << out[i];
     known = (known == kDyn || out[i] == kDyn) ? kDyn : known * out[i];
   }

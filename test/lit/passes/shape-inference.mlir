@@ -108,3 +108,14 @@ func.func @dyn(%x: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<*xf32> {
   %0 = onnx.Add(%x, %b) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// Reshape copying (0) an unknown dimension keeps it unknown.
+// CHECK-LABEL: func.func @reshape_copies_dynamic_dim
+// CHECK: onnx.Reshape{{.*}} -> tensor<?x2x2xf32>
+func.func @reshape_copies_dynamic_dim(%x: tensor<?x4xf32>) -> tensor<*xf32> {
+  %s = onnx.Constant() {value = dense<[0, 2, 2]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %0 = onnx.Reshape(%x, %s) : (tensor<?x4xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
