@@ -245,12 +245,18 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
         linalgOp = *generic;
       }
       auto generic = cast<linalg::GenericOp>(linalgOp.getOperation());
+      // Loop order: the innermost (contiguous) parallel dim first, because
+      // gpu-map-parallel-loops gives dim 0 to thread/block x (threads along
+      // z are limited to 64, blocks along y/z to 65535); then the other
+      // parallel dims; reductions last, sequential in each thread.
       SmallVector<unsigned> perm;
       auto iters = generic.getIteratorTypesArray();
       for (unsigned i = 0; i < iters.size(); ++i)
         if (iters[i] == utils::IteratorType::parallel)
           perm.push_back(i);
       unsigned numParallel = perm.size();
+      if (numParallel > 1)
+        std::rotate(perm.begin(), perm.begin() + numParallel - 1, perm.begin() + numParallel);
       for (unsigned i = 0; i < iters.size(); ++i)
         if (iters[i] != utils::IteratorType::parallel)
           perm.push_back(i);
@@ -269,10 +275,9 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       auto par = loops->empty() ? scf::ParallelOp() : dyn_cast<scf::ParallelOp>(loops->front());
       if (!par || numParallel == 0)
         return op->emitError("kiln-cuda-offload: a device op needs a parallel dimension");
-      // Threads along the innermost parallel dim, one block row per tile.
+      // Up to 256 threads along the contiguous dim (now loop 0).
       SmallVector<int64_t> tiles(numParallel, 1);
-      int64_t inner = ranges[numParallel - 1];
-      tiles.back() = std::min<int64_t>(256, (inner + 31) / 32 * 32);
+      tiles.front() = std::min<int64_t>(256, (ranges[0] + 31) / 32 * 32);
       scf::tileParallelLoop(par, tiles, /*noMinMaxBounds=*/false);
     }
     return success();
