@@ -128,6 +128,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   options.cudaArch = cudaArch;
+  if (llvm::is_contained(options.providers, "cuda") && !quiet)
+    errs() << "kiln: warning: the cuda provider is experimental: some models "
+              "give wrong results on a GPU (README, CUDA); the CPU fallback in "
+              "the same artifact is exact\n";
   options.providerAssignment = providerAssignment;
   options.minDeviceElements = minDeviceElements;
   options.emit = emit;
