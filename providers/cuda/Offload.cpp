@@ -164,8 +164,9 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       s.device = b.create<gpu::AllocOp>(func.getLoc(), type, Type(), ValueRange(),
                                         ValueRange(), ValueRange(), false)
                      .getMemref();
-      // A fresh host allocation holds nothing yet: either side may start.
-      s.deviceValid = static_cast<bool>(alloc);
+      // The twin is made at the first device use; host ops may have written
+      // the buffer before that, so the device copy starts stale.
+      s.deviceValid = false;
       toFree.push_back(s.device);
       return state[root] = s;
     };

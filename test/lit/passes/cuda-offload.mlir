@@ -27,3 +27,4 @@ func.func @chain(%x: tensor<4x300xf32>, %w: tensor<300xf32>) -> tensor<4x300xf32
   %2 = onnx.Tanh(%1) : (tensor<4x300xf32>) -> tensor<4x300xf32>
   return %2 : tensor<4x300xf32>
 }
+
