@@ -71,6 +71,28 @@ std::optional<SmallVector<int64_t>> getConstantInts(Value v) {
   return out;
 }
 
+/// A constant input's values as doubles (float or integer data).
+std::optional<SmallVector<double>> getConstantDoubles(Value v) {
+  if (isNone(v))
+    return std::nullopt;
+  Operation *def = v.getDefiningOp();
+  if (!def || (def->getName().getStringRef() != "onnx.Constant" &&
+               def->getName().getStringRef() != "arith.constant"))
+    return std::nullopt;
+  SmallVector<double> out;
+  if (auto f = dyn_cast_or_null<DenseFPElementsAttr>(def->getAttr("value"))) {
+    for (const APFloat &x : f.getValues<APFloat>())
+      out.push_back(x.convertToDouble());
+    return out;
+  }
+  if (auto ints = getConstantInts(v)) {
+    for (int64_t x : *ints)
+      out.push_back(x);
+    return out;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 struct Ctx {
@@ -678,27 +700,6 @@ std::optional<SmallVector<int64_t>> constInts(const Ctx &c, unsigned i) {
   return getConstantInts(c.op->getOperand(i));
 }
 
-/// A constant input's values as doubles (float or integer data).
-std::optional<SmallVector<double>> constDoubles(Value v) {
-  if (isNone(v))
-    return std::nullopt;
-  Operation *def = v.getDefiningOp();
-  if (!def || (def->getName().getStringRef() != "onnx.Constant" &&
-               def->getName().getStringRef() != "arith.constant"))
-    return std::nullopt;
-  SmallVector<double> out;
-  if (auto f = dyn_cast_or_null<DenseFPElementsAttr>(def->getAttr("value"))) {
-    for (const APFloat &x : f.getValues<APFloat>())
-      out.push_back(x.convertToDouble());
-    return out;
-  }
-  if (auto ints = getConstantInts(v)) {
-    for (int64_t x : *ints)
-      out.push_back(x);
-    return out;
-  }
-  return std::nullopt;
-}
 
 Type dtypeToType(MLIRContext *ctx, int64_t dtype, Type dflt) {
   switch (dtype) {
@@ -947,8 +948,8 @@ LogicalResult gatherNDRule(const Ctx &c) {
 }
 
 LogicalResult rangeRule(const Ctx &c) {
-  auto s = constDoubles(c.op->getOperand(0)), l = constDoubles(c.op->getOperand(1)),
-       d = constDoubles(c.op->getOperand(2));
+  auto s = getConstantDoubles(c.op->getOperand(0)), l = getConstantDoubles(c.op->getOperand(1)),
+       d = getConstantDoubles(c.op->getOperand(2));
   Type elt = c.elt(0);
   if (!s || !l || !d || s->empty() || l->empty() || d->empty())
     return c.set(0, {kDyn}, elt);
@@ -958,7 +959,7 @@ LogicalResult rangeRule(const Ctx &c) {
 
 LogicalResult oneHotRule(const Ctx &c) {
   auto idx = c.in(0);
-  auto depth = constDoubles(c.op->getOperand(1));
+  auto depth = getConstantDoubles(c.op->getOperand(1));
   if (!idx || !depth || depth->empty())
     return success();
   int64_t r = idx.getRank() + 1;
@@ -988,7 +989,7 @@ LogicalResult resolveResize(Operation *op, ArrayRef<int64_t> in,
       a += r;
   out.assign(in.begin(), in.end());
   scales.assign(r, 1.0);
-  auto sc = constDoubles(scalesV);
+  auto sc = getConstantDoubles(scalesV);
   if (sc && !sc->empty()) {
     if (sc->size() != axes.size())
       return emitNodeError(op) << "scales has " << sc->size() << " entries for "

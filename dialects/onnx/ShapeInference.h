@@ -28,6 +28,8 @@ llvm::StringRef getStrAttr(mlir::Operation *op, llvm::StringRef name,
 bool isNone(mlir::Value v);
 /// The integers of a constant tensor (onnx.Constant or arith.constant).
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value v);
+/// The values of a constant tensor as doubles (float or integer data).
+std::optional<llvm::SmallVector<double>> getConstantDoubles(mlir::Value v);
 
 /// Resolves auto_pad/pads/strides/dilations/ceil_mode of a windowed op
 /// (Conv, pools) into explicit begin/end pads and output spatial sizes.

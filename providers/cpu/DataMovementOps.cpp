@@ -110,24 +110,6 @@ Results forward(OpBuilder &, Operation *op) {
 }
 
 
-/// A constant input's values as doubles (float or integer data).
-std::optional<SmallVector<double>> constDoubleValues(Value v) {
-  if (isNone(v) || !v.getDefiningOp())
-    return std::nullopt;
-  Attribute a = v.getDefiningOp()->getAttr("value");
-  SmallVector<double> out;
-  if (auto f = dyn_cast_or_null<DenseFPElementsAttr>(a)) {
-    for (const APFloat &x : f.getValues<APFloat>())
-      out.push_back(x.convertToDouble());
-    return out;
-  }
-  if (auto ints = getConstantInts(v)) {
-    for (int64_t x : *ints)
-      out.push_back(x);
-    return out;
-  }
-  return std::nullopt;
-}
 
 // ---- Index-computed ops: out[i] = f(i), with tensor.extract in the body ----
 
@@ -538,7 +520,7 @@ Results lowerResize(OpBuilder &b, Operation *op) {
     return emitNodeError(op) << "mode \"" << mode << "\" is not supported";
   SmallVector<double> roi;
   if (ctm == "tf_crop_and_resize") {
-    auto rv = op->getNumOperands() > 1 ? constDoubleValues(op->getOperand(1)) : std::nullopt;
+    auto rv = op->getNumOperands() > 1 ? getConstantDoubles(op->getOperand(1)) : std::nullopt;
     if (!rv)
       return emitNodeError(op) << "needs a constant roi";
     SmallVector<int64_t> axes = getIntsAttr(op, "axes");
