@@ -137,6 +137,7 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
 
     OpBuilder b(func.getContext());
     llvm::DenseMap<Value, BufferState> state;
+    llvm::DenseSet<Value> hostTouched; // roots host ops used so far
     SmallVector<Value> toFree;
     auto stateFor = [&](Value root) -> BufferState & {
       auto it = state.find(root);
@@ -164,9 +165,9 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       s.device = b.create<gpu::AllocOp>(func.getLoc(), type, Type(), ValueRange(),
                                         ValueRange(), ValueRange(), false)
                      .getMemref();
-      // The twin is made at the first device use; host ops may have written
-      // the buffer before that, so the device copy starts stale.
-      s.deviceValid = false;
+      // A host allocation nothing has touched yet holds nothing to copy;
+      // once a host op has used it, the twin starts stale.
+      s.deviceValid = alloc && !hostTouched.contains(root);
       toFree.push_back(s.device);
       return state[root] = s;
     };
@@ -216,6 +217,7 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       }
       // A host op (or the return): its roots must be current on the host.
       for (const RootUse &u : rootsUsedBy(op)) {
+        hostTouched.insert(u.root);
         auto it = state.find(u.root);
         if (it == state.end() || it->second.deviceOnly)
           continue;
