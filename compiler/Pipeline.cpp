@@ -341,15 +341,15 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     if (stop(EmitKind::Kiln, *module))
       return Variant{std::move(module), {}};
 
+    // Before lowering, which makes unsigned types signless.
+    Variant v;
+    if (failed(captureSignature(*module, name, suffix, v.signature)))
+      return std::nullopt;
     progress.stage("lowering partitions" + label);
     if (failed(run("kiln-lower-partitions,kiln-fuse-elementwise,func.func(canonicalize,cse)")))
       return std::nullopt;
     if (stop(EmitKind::Linalg, *module))
       return Variant{std::move(module), {}};
-
-    Variant v;
-    if (failed(captureSignature(*module, name, suffix, v.signature)))
-      return std::nullopt;
     progress.stage("bufferizing and planning memory" + label);
     bool cuda = llvm::is_contained(providerList, "cuda");
     if (failed(run(std::string(kBufferizePipeline) +

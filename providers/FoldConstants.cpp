@@ -254,6 +254,7 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
     std::vector<std::vector<std::unique_ptr<uint64_t[]>>> buffers;
     {
       ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+      cpu::makeSignless(*tmp);
       if (failed(cpu::lowerOnnxToLinalg(*tmp))) {
         ++stats.skipped;
         return false;

@@ -2,6 +2,7 @@
 #include "dialects/kiln/KilnDialect.h"
 #include "providers/Passes.h"
 #include "providers/Provider.h"
+#include "providers/cpu/OnnxToLinalg.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -25,6 +26,7 @@ struct LowerPartitionsPass
       t.getOutput().replaceAllUsesWith(t.getInput());
       t.erase();
     });
+    cpu::makeSignless(module);
     SmallVector<PartitionOp> partitions;
     module.walk([&](PartitionOp p) { partitions.push_back(p); });
     SmallVector<Attribute> infos;

@@ -1,6 +1,8 @@
 //===- ElementwiseOps.cpp - elementwise onnx ops to linalg.generic ---===//
 #include "providers/cpu/Lowering.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include <cmath>
 #include <limits>
 
@@ -41,6 +43,18 @@ ScalarFn arithBinary() {
   };
 }
 
+/// Like arithBinary, with UOp where the op's inputs were unsigned.
+template <typename FOp, typename SOp, typename UOp>
+ScalarFn signedBinary() {
+  return [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
+    if (isFloat(a[0].getType()))
+      return b.create<FOp>(l, a[0], a[1]);
+    if (wasUnsigned(op))
+      return b.create<UOp>(l, a[0], a[1]);
+    return b.create<SOp>(l, a[0], a[1]);
+  };
+}
+
 /// Folds a variadic op's scalars left to right.
 ScalarFn fold(ScalarFn binary) {
   return [binary](OpBuilder &b, Location l, ValueRange a, Operation *op) {
@@ -68,12 +82,13 @@ Value clampF(OpBuilder &b, Location l, Value x, Value lo, Value hi) {
   return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, x, lo), hi);
 }
 
-Value castScalarImpl(OpBuilder &b, Location l, Value x, Type to) {
+Value castScalarImpl(OpBuilder &b, Location l, Value x, Type to,
+                     bool fromUnsigned = false, bool toUnsigned = false) {
   Type from = x.getType();
   if (from == to)
     return x;
   bool fromF = isFloat(from), toF = isFloat(to);
-  auto fromUnsigned = from.isUnsignedInteger();
+  fromUnsigned |= from.isUnsignedInteger();
   if (fromF && toF)
     return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
                ? (Value)b.create<arith::ExtFOp>(l, to, x)
@@ -86,7 +101,8 @@ Value castScalarImpl(OpBuilder &b, Location l, Value x, Type to) {
                                    cst(b, l, from, 0));
   }
   if (fromF)
-    return b.create<arith::FPToSIOp>(l, to, x);
+    return toUnsigned ? (Value)b.create<arith::FPToUIOp>(l, to, x)
+                      : (Value)b.create<arith::FPToSIOp>(l, to, x);
   if (toF)
     return from.isInteger(1) || fromUnsigned
                ? (Value)b.create<arith::UIToFPOp>(l, to, x)
@@ -99,19 +115,22 @@ Value castScalarImpl(OpBuilder &b, Location l, Value x, Type to) {
   return b.create<arith::TruncIOp>(l, to, x);
 }
 
-ScalarFn compare(arith::CmpFPredicate fp, arith::CmpIPredicate ip) {
-  return [fp, ip](OpBuilder &b, Location l, ValueRange a, Operation *) -> Value {
+ScalarFn compare(arith::CmpFPredicate fp, arith::CmpIPredicate ip,
+                 arith::CmpIPredicate up) {
+  return [fp, ip, up](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
     if (isFloat(a[0].getType()))
       return b.create<arith::CmpFOp>(l, fp, a[0], a[1]);
-    return b.create<arith::CmpIOp>(l, ip, a[0], a[1]);
+    return b.create<arith::CmpIOp>(l, wasUnsigned(op) ? up : ip, a[0], a[1]);
   };
 }
 
-/// Float or signed-integer binary op picked by the scalar type.
-template <typename FOp, typename IOp>
-Value fOrI(OpBuilder &b, Location l, Value x, Value y) {
+/// Float, signed or unsigned (`uOp`) integer binary op.
+template <typename FOp, typename IOp, typename UOp = IOp>
+Value fOrI(OpBuilder &b, Location l, Value x, Value y, bool isUnsigned = false) {
   if (isFloat(x.getType()))
     return b.create<FOp>(l, x, y);
+  if (isUnsigned)
+    return b.create<UOp>(l, x, y);
   return b.create<IOp>(l, x, y);
 }
 
@@ -124,20 +143,25 @@ using UnaryBody = Value (*)(OpBuilder &, Location, Value, Operation *);
 
 /// ONNX Pow: the result has the base's type; integer bases go through f64
 /// (exact for results below 2^53) and truncate back.
-Value powScalar(OpBuilder &b, Location l, Value x, Value e) {
+Value powScalar(OpBuilder &b, Location l, Value x, Value e, Operation *op) {
   Type t = x.getType();
+  bool eU = wasUnsigned(op, 1);
   if (isFloat(t))
-    return b.create<math::PowFOp>(l, x, castScalarImpl(b, l, e, t));
+    return b.create<math::PowFOp>(l, x, castScalarImpl(b, l, e, t, eU));
   Type f64 = b.getF64Type();
-  Value r = b.create<math::PowFOp>(l, castScalarImpl(b, l, x, f64),
-                                   castScalarImpl(b, l, e, f64));
-  return b.create<arith::FPToSIOp>(l, t, r);
+  bool xU = wasUnsigned(op, 0);
+  Value r = b.create<math::PowFOp>(l, castScalarImpl(b, l, x, f64, xU),
+                                   castScalarImpl(b, l, e, f64, eU));
+  return castScalarImpl(b, l, r, t, false, xU);
 }
 
 /// ONNX Mod: fmod=1 is C fmod (sign of the dividend); fmod=0 (integers
 /// only) is Python's %, the sign of the divisor.
-Value modScalar(OpBuilder &b, Location l, Value x, Value y, bool fmod) {
+Value modScalar(OpBuilder &b, Location l, Value x, Value y, bool fmod,
+                bool isUnsigned) {
   Type t = x.getType();
+  if (isUnsigned)
+    return b.create<arith::RemUIOp>(l, x, y);
   if (isFloat(t)) {
     Value r = b.create<arith::RemFOp>(l, x, y);
     if (fmod)
@@ -196,8 +220,9 @@ bool rejectUnsigned(Operation *op, std::string &why) {
   return true;
 }
 
-Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
-  return castScalarImpl(b, l, x, to);
+Value castScalar(OpBuilder &b, Location l, Value x, Type to, bool fromUnsigned,
+                 bool toUnsigned) {
+  return castScalarImpl(b, l, x, to, fromUnsigned, toUnsigned);
 }
 
 void registerElementwiseOps(LoweringTable &m) {
@@ -211,35 +236,36 @@ void registerElementwiseOps(LoweringTable &m) {
   ew("Sub", arithBinary<arith::SubFOp, arith::SubIOp>(), false);
   ew("Mul", fold(arithBinary<arith::MulFOp, arith::MulIOp>()), false);
   // Integer division truncates toward zero, as ONNX (and C) define it.
-  ew("Div", arithBinary<arith::DivFOp, arith::DivSIOp>(), false);
+  ew("Div", signedBinary<arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(), false);
   ew("Sum", fold(arithBinary<arith::AddFOp, arith::AddIOp>()), false);
-  ew("Max", fold(arithBinary<arith::MaximumFOp, arith::MaxSIOp>()), false);
-  ew("Min", fold(arithBinary<arith::MinimumFOp, arith::MinSIOp>()), false);
+  ew("Max", fold(signedBinary<arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>()), false);
+  ew("Min", fold(signedBinary<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>()), false);
   ew("Mean", [](OpBuilder &b, Location l, ValueRange a, Operation *) -> Value {
     Value acc = a[0];
     for (Value v : a.drop_front())
       acc = b.create<arith::AddFOp>(l, acc, v);
     return b.create<arith::DivFOp>(l, acc, cst(b, l, acc.getType(), a.size()));
   });
-  ew("Pow", [](OpBuilder &b, Location l, ValueRange a, Operation *) -> Value {
-    return powScalar(b, l, a[0], a[1]);
+  ew("Pow", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
+    return powScalar(b, l, a[0], a[1], op);
   }, false);
   ew("Mod", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
-    return modScalar(b, l, a[0], a[1], getIntAttr(op, "fmod", 0) != 0);
+    return modScalar(b, l, a[0], a[1], getIntAttr(op, "fmod", 0) != 0, wasUnsigned(op));
   }, false);
-  // Signed integers (unsigned types are refused): a shift amount outside
-  // [0, width) gives 0, or -1 for a right shift of a negative value.
+  // A shift amount outside [0, width) gives 0, or -1 for a right shift of
+  // a negative signed value.
   ew("BitShift", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
     Type t = a[0].getType();
     Value zero = cst(b, l, t, 0);
-    Value oor = b.create<arith::OrIOp>(
-        l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, a[1], zero),
-        b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, a[1],
-                                cst(b, l, t, t.getIntOrFloatBitWidth())));
+    bool u = wasUnsigned(op);
+    Value oor = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::uge, a[1],
+                                        cst(b, l, t, t.getIntOrFloatBitWidth()));
     // Keep the in-range shift well defined whatever the amount.
     Value amount = b.create<arith::SelectOp>(l, oor, zero, a[1]);
     if (getStrAttr(op, "direction", "LEFT") == "LEFT")
       return b.create<arith::SelectOp>(l, oor, zero, b.create<arith::ShLIOp>(l, a[0], amount));
+    if (u)
+      return b.create<arith::SelectOp>(l, oor, zero, b.create<arith::ShRUIOp>(l, a[0], amount));
     Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, a[0], zero);
     Value fill = b.create<arith::SelectOp>(l, neg, cst(b, l, t, -1), zero);
     return b.create<arith::SelectOp>(l, oor, fill, b.create<arith::ShRSIOp>(l, a[0], amount));
@@ -272,9 +298,11 @@ void registerElementwiseOps(LoweringTable &m) {
   un("Asinh", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::AsinhOp>(l, x); });
   un("Acosh", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::AcoshOp>(l, x); });
   un("Atanh", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::AtanhOp>(l, x); });
-  un("Abs", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+  un("Abs", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
     if (isFloat(x.getType()))
       return b.create<math::AbsFOp>(l, x);
+    if (wasUnsigned(op))
+      return x;
     return b.create<math::AbsIOp>(l, x);
   }, false);
   un("Neg", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
@@ -392,20 +420,23 @@ void registerElementwiseOps(LoweringTable &m) {
     // Operands are x and whichever of min/max are present.
     Value x = a[0];
     unsigned next = 1;
+    bool u = wasUnsigned(op);
     if (!isNone(op->getOperand(1)))
-      x = fOrI<arith::MaximumFOp, arith::MaxSIOp>(b, l, x, a[next++]);
+      x = fOrI<arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(b, l, x, a[next++], u);
     if (op->getNumOperands() > 2 && !isNone(op->getOperand(2)))
-      x = fOrI<arith::MinimumFOp, arith::MinSIOp>(b, l, x, a[next]);
+      x = fOrI<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(b, l, x, a[next], u);
     return x;
   }, false);
   ew("Where", [](OpBuilder &b, Location l, ValueRange a, Operation *) -> Value {
     return b.create<arith::SelectOp>(l, a[0], a[1], a[2]);
   }, false);
-  ew("Equal", compare(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq), false);
-  ew("Less", compare(arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt), false);
-  ew("Greater", compare(arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt), false);
-  ew("LessOrEqual", compare(arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle), false);
-  ew("GreaterOrEqual", compare(arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge), false);
+  using FP = arith::CmpFPredicate;
+  using IP = arith::CmpIPredicate;
+  ew("Equal", compare(FP::OEQ, IP::eq, IP::eq), false);
+  ew("Less", compare(FP::OLT, IP::slt, IP::ult), false);
+  ew("Greater", compare(FP::OGT, IP::sgt, IP::ugt), false);
+  ew("LessOrEqual", compare(FP::OLE, IP::sle, IP::ule), false);
+  ew("GreaterOrEqual", compare(FP::OGE, IP::sge, IP::uge), false);
   un("IsNaN", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
     return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x, x);
   }, false);
@@ -425,23 +456,37 @@ void registerElementwiseOps(LoweringTable &m) {
   ew("And", arithBinary<arith::AndIOp, arith::AndIOp>(), false);
   ew("Or", arithBinary<arith::OrIOp, arith::OrIOp>(), false);
   ew("Xor", arithBinary<arith::XOrIOp, arith::XOrIOp>(), false);
-  ew("Cast", [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
-    return castScalar(b, l, a[0], resultType(op).getElementType());
+  ew("BitwiseAnd", arithBinary<arith::AndIOp, arith::AndIOp>(), false);
+  ew("BitwiseOr", arithBinary<arith::OrIOp, arith::OrIOp>(), false);
+  ew("BitwiseXor", arithBinary<arith::XOrIOp, arith::XOrIOp>(), false);
+  un("BitwiseNot", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+    return b.create<arith::XOrIOp>(l, x, cst(b, l, x.getType(), -1));
   }, false);
+  auto castFn = [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
+    return castScalar(b, l, a[0], resultType(op).getElementType(),
+                      wasUnsigned(op), resultWasUnsigned(op));
+  };
+  ew("Cast", castFn, false);
   // The importer types an unknown `to` as f32: refuse anything but the
-  // dtypes this provider computes in (FLOAT, INT8/16/32/64, BOOL).
+  // dtypes this provider computes in.
   m["Cast"].check = [](Operation *op, std::string &why) {
     int64_t to = getIntAttr(op, "to", 1);
-    if (to == 1 || to == 3 || to == 5 || to == 6 || to == 7 || to == 9)
-      return rejectUnsigned(op, why);
+    if ((to >= 1 && to <= 7) || (to >= 9 && to <= 13))
+      return true;
     why = "cast to ONNX dtype " + std::to_string(to) + " is not supported";
     return false;
   };
-  m["CastLike"] = {firstOperandOnly([](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
-                     return castScalar(b, l, a[0], resultType(op).getElementType());
-                   }), false};
+  m["CastLike"] = {firstOperandOnly(castFn), false};
+  // These lowerings follow the signedness of the op's (former) unsigned
+  // types; every other integer op refuses unsigned ones.
+  static const llvm::StringSet<> unsignedAware = {
+      "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "Mod", "Pow",
+      "BitShift", "Abs", "Clip", "Where", "Equal", "Less", "Greater",
+      "LessOrEqual", "GreaterOrEqual", "Cast", "CastLike", "And", "Or", "Xor",
+      "Not", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
   for (auto &entry : m)
-    if (!entry.second.check && !entry.second.floatOnly)
+    if (!entry.second.check && !entry.second.floatOnly &&
+        !unsignedAware.contains(entry.getKey()))
       entry.second.check = rejectUnsigned;
 }
 

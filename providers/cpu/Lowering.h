@@ -12,6 +12,7 @@
 #include "dialects/onnx/ShapeInference.h"
 #include "passes/NodeName.h"
 #include "providers/cpu/LinalgBuilders.h"
+#include "providers/cpu/OnnxToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -58,9 +59,16 @@ inline mlir::Value cst(mlir::OpBuilder &b, mlir::Location loc, mlir::Type elt,
 llvm::SmallVector<mlir::Value> present(mlir::ValueRange vals);
 /// Capability check refusing unsigned element types (arith needs signless).
 bool rejectUnsigned(mlir::Operation *op, std::string &why);
-/// Scalar conversion with ONNX Cast semantics.
+/// Scalar conversion with ONNX Cast semantics; integers are signless, so
+/// the flags say which side was unsigned.
 mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
-                       mlir::Type to);
+                       mlir::Type to, bool fromUnsigned = false,
+                       bool toUnsigned = false);
+
+/// Whether operand `i` (result `i`) of `op` is, or was before makeSignless,
+/// an unsigned integer tensor.
+bool wasUnsigned(mlir::Operation *op, unsigned i = 0);
+bool resultWasUnsigned(mlir::Operation *op, unsigned i = 0);
 
 } // namespace kiln::cpu
 

@@ -10,6 +10,10 @@ namespace kiln::cpu {
 /// Whether the CPU codegen handles `op`; else `why` says what is missing.
 bool canLowerOnCpu(mlir::Operation *op, std::string &why);
 
+/// Retypes unsigned tensors under `root` as signless, recording on each onnx
+/// op which operands and results were unsigned; run before lowering.
+void makeSignless(mlir::Operation *root);
+
 /// Rewrites every onnx op under `root` into linalg/tensor/arith/math.
 mlir::LogicalResult lowerOnnxToLinalg(mlir::Operation *root);
 

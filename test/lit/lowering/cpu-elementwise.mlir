@@ -79,11 +79,11 @@ func.func @pow_div_int(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> {
 
 // -----
 
-// BitShift on signed integers: an amount outside [0, width) gives 0, or -1
-// for a right shift of a negative value; right shifts are arithmetic.
+// BitShift on signed integers: an amount outside [0, width) (negative ones
+// compare as large unsigned) gives 0, or -1 for a right shift of a negative
+// value; right shifts are arithmetic.
 // CHECK-LABEL: func.func @shift_right
-// CHECK: arith.cmpi sge, {{.*}}, %c32_i32
-// CHECK: %[[OOR:.*]] = arith.ori
+// CHECK: %[[OOR:.*]] = arith.cmpi uge, {{.*}}, %c32_i32
 // CHECK: %[[FILL:.*]] = arith.select {{.*}}, %c-1_i32
 // CHECK: %[[SH:.*]] = arith.shrsi
 // CHECK: arith.select %[[OOR]], %[[FILL]], %[[SH]]

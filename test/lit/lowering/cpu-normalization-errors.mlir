@@ -27,8 +27,8 @@ func.func @dropout_runtime_training(%x: tensor<3xf32>, %t: tensor<i1>) -> tensor
 
 // -----
 
-// CHECK: error: {{.*}}node "add_u8" (Add): not supported by provider cpu: unsigned element types are not supported
-func.func @add_unsigned(%a: tensor<3xui32>, %b: tensor<3xui32>) -> tensor<3xui32> {
-  %0 = onnx.Add(%a, %b) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32> loc("add_u8")
-  return %0 : tensor<3xui32>
+// CHECK: error: {{.*}}node "argmax_u32" (ArgMax): not supported by provider cpu: unsigned element types are not supported
+func.func @argmax_unsigned(%a: tensor<3xui32>) -> tensor<1xi64> {
+  %0 = onnx.ArgMax(%a) {axis = 0 : i64} : (tensor<3xui32>) -> tensor<1xi64> loc("argmax_u32")
+  return %0 : tensor<1xi64>
 }
