@@ -114,7 +114,7 @@ public:
     partitionTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, i32, ptrTy}, "kiln_partition_info");
     modelTy = llvm::StructType::create(
         ctx, {i32, ptrTy, ptrTy, i32, ptrTy, i32, ptrTy, i64, i64, i32, ptrTy,
-              i32, i32, ptrTy, i64},
+              i32, i32, ptrTy, i64, i32},
         "kiln_model_info");
   }
 
@@ -175,7 +175,8 @@ public:
   }
 
   llvm::LogicalResult build(uint64_t arenaSize, uint64_t arenaAlign,
-                            const ModelSignature *fallback, uint64_t fallbackArena) {
+                            const ModelSignature *fallback, uint64_t fallbackArena,
+                            uint32_t flags) {
     llvm::Function *entry = wrapEntry(sig);
     llvm::Function *fallbackEntry = fallback ? wrapEntry(*fallback) : nullptr;
     if (!entry || (fallback && !fallbackEntry))
@@ -197,7 +198,7 @@ public:
          llvm::ConstantInt::get(i32, 1), partArray,
          llvm::ConstantInt::get(i32, fallback ? KILN_PROVIDER_CUDA : 0),
          llvm::ConstantInt::get(i32, fallback ? 1 : 0), fallbackArray,
-         llvm::ConstantInt::get(i64, fallbackArena)});
+         llvm::ConstantInt::get(i64, fallbackArena), llvm::ConstantInt::get(i32, flags)});
     llvm::Constant *modelGlobal = global(model, prefix + "model");
 
     auto *getterTy = llvm::FunctionType::get(ptrTy, {}, false);
@@ -344,9 +345,12 @@ std::optional<std::string> emitObject(ModuleOp module, const ModelSignature &sig
   for (llvm::GlobalVariable &g : llmod->globals())
     if (g.isConstant() && g.hasLocalLinkage())
       g.setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  auto hasChecks = [](ModuleOp m) { return m->hasAttr("kiln.checks"); };
+  uint32_t flags = (hasChecks(module) ? KILN_MODEL_CHECKS : 0) |
+                   (fallback && hasChecks(*fallback) ? KILN_MODEL_FALLBACK_CHECKS : 0);
   DescriptorBuilder descriptor(*llmod, sig);
   if (failed(descriptor.build(arenaOf(module), 64, fallbackSig,
-                              fallback ? arenaOf(*fallback) : 0)))
+                              fallback ? arenaOf(*fallback) : 0, flags)))
     return std::nullopt;
   if (llvm::verifyModule(*llmod, &llvm::errs())) {
     llvm::errs() << "kiln: internal error: invalid LLVM IR\n";

@@ -633,6 +633,12 @@ LogicalResult Importer::importGraph(const pb::GraphProto &graph, Block &block,
                                     bool isMain) {
   scopes.push();
   auto popScope = llvm::make_scope_exit([&] { scopes.pop(); });
+  // Declared graph outputs are value_info too (their shapes let ops whose
+  // shape depends on a runtime input compile against the declared shape).
+  for (const auto &vi : graph.output())
+    if (vi.has_type())
+      if (Type t = importType(vi.type(), vi.name()); t && isa<RankedTensorType>(t))
+        valueInfoTypes[vi.name()] = t;
   for (const auto &vi : graph.value_info()) {
     if (!vi.has_type())
       continue;

@@ -96,12 +96,16 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     (including all their aliases) do not overlap share bytes. The arena
     size, before and after reuse, is recorded on the module as
     `kiln.arena_size` and `kiln.arena_size_unshared`.
+
+    Where the function has `kiln.check` ops, the arena's first 64 bytes are
+    the run's status slot: each check becomes a conditional store of its
+    message's address there, and the module gets `kiln.checks`.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "64", "Byte alignment of every buffer">
   ];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::linalg::LinalgDialect"];
+                           "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect"];
 }
 
 def Simplify : Pass<"kiln-simplify", "::mlir::ModuleOp"> {

@@ -7,9 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/Builders.h"
@@ -77,6 +79,65 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     return success();
   }
 
+  /// Each check stores its message's address into the status slot when
+  /// its condition is false.
+  LogicalResult lowerChecks(func::FuncOp func, ArrayRef<CheckOp> checks, Value arena) {
+    if (checks.empty())
+      return success();
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    Type i8 = IntegerType::get(ctx, 8), i64 = IntegerType::get(ctx, 64);
+    for (CheckOp check : checks) {
+      Location loc = check.getLoc();
+      std::string msg = check.getMessage().str();
+      msg.push_back('\0');
+      auto type = MemRefType::get({(int64_t)msg.size()}, i8);
+      auto init = DenseElementsAttr::get(
+          RankedTensorType::get(type.getShape(), i8),
+          ArrayRef<char>(msg.data(), msg.size()));
+      OpBuilder mb(module.getBodyRegion());
+      mb.setInsertionPointToStart(module.getBody());
+      auto global = mb.create<memref::GlobalOp>(
+          loc, "__kiln_check_" + std::to_string(numChecks++), mb.getStringAttr("private"),
+          type, init, /*constant=*/true, IntegerAttr());
+      OpBuilder b(check);
+      Value failed = b.create<arith::XOrIOp>(
+          loc, check.getCondition(), b.create<arith::ConstantIntOp>(loc, 1, 1));
+      auto ifOp = b.create<scf::IfOp>(loc, failed, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value text = b.create<memref::GetGlobalOp>(loc, type, global.getSymName());
+      Value addr = b.create<arith::IndexCastOp>(
+          loc, i64, b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, text));
+      Value c0 = b.create<arith::ConstantIndexOp>(loc, 0);
+      Value slot = b.create<memref::ViewOp>(loc, MemRefType::get({1}, i64), arena, c0,
+                                            ValueRange{});
+      b.create<memref::StoreOp>(loc, addr, slot, ValueRange{c0});
+      check.erase();
+    }
+    module->setAttr("kiln.checks", UnitAttr::get(ctx));
+    return success();
+  }
+  unsigned numChecks = 0;
+
+  /// The bare-pointer calling convention cannot take a memref with a zero
+  /// dim (its strides are not all static): such arguments, never read or
+  /// written, become memref<0xi8> and the body uses a zero-size alloca.
+  void hideEmptyArguments(func::FuncOp func) {
+    Block &entry = func.getBody().front();
+    OpBuilder b(&entry, entry.begin());
+    auto empty = MemRefType::get({0}, IntegerType::get(func.getContext(), 8));
+    for (BlockArgument arg : entry.getArguments()) {
+      auto t = dyn_cast<MemRefType>(arg.getType());
+      if (!t || !t.hasStaticShape() || t.getNumElements() != 0 || t.getRank() < 2)
+        continue;
+      Value stand = b.create<memref::AllocaOp>(func.getLoc(), t);
+      arg.replaceAllUsesWith(stand);
+      arg.setType(empty);
+    }
+    func.setFunctionType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
+                                           func.getResultTypes()));
+  }
+
   LogicalResult plan(func::FuncOp func) {
     if (failed(outputsToArguments(func)))
       return failure();
@@ -123,12 +184,17 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     if (walk.wasInterrupted())
       return failure();
 
+    SmallVector<CheckOp> checks;
+    func.walk([&](CheckOp c) { checks.push_back(c); });
+    // The status slot of run-time checks comes first.
+    int64_t base = checks.empty() ? 0 : alignTo(8, alignment);
+
     // Greedy first-fit, biggest first.
     SmallVector<Buffer *> order;
     for (Buffer &buf : buffers)
       order.push_back(&buf);
     llvm::stable_sort(order, [](Buffer *a, Buffer *b) { return a->size > b->size; });
-    int64_t arenaSize = 0, unshared = 0;
+    int64_t arenaSize = base, unshared = base;
     SmallVector<Buffer *> placed;
     for (Buffer *buf : order) {
       unshared += buf->size;
@@ -137,7 +203,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
         if (o->start <= buf->end && buf->start <= o->end)
           busy.push_back({o->offset, o->offset + o->size});
       llvm::sort(busy);
-      int64_t offset = 0;
+      int64_t offset = base;
       for (auto [lo, hi] : busy) {
         if (offset + buf->size <= lo)
           break;
@@ -164,6 +230,9 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       buf.alloc.getResult().replaceAllUsesWith(view);
       buf.alloc.erase();
     }
+    if (failed(lowerChecks(func, checks, arena)))
+      return failure();
+    hideEmptyArguments(func);
     // Strided copies would call MLIR's C runner library (memrefCopy);
     // as linalg.copy they become plain loops and the model stays freestanding.
     func.walk([&](memref::CopyOp copy) {

@@ -69,4 +69,21 @@ def Kiln_TransferOp : Kiln_Op<"transfer", [Pure, SameOperandsAndResultType]> {
   }];
 }
 
+def Kiln_CheckOp : Kiln_Op<"check", [MemoryEffects<[MemWrite]>]> {
+  let summary = "A run-time check whose failure fails the run";
+  let description = [{
+    Guards an assumption the compiled code makes about a run-time value,
+    e.g. that a shape-deciding input agrees with the shape the model was
+    compiled for. When `condition` is false the run still completes (the
+    code after a check stays memory-safe), and the runtime reports
+    `message` as the run's error. kiln-plan-memory lowers it to a store of
+    the message's address into the first 8 bytes of the arena.
+    ```mlir
+    kiln.check %ok, "node \"r\" (ReduceSum): the axes input disagrees with ..."
+    ```
+  }];
+  let arguments = (ins I1:$condition, StrAttr:$message);
+  let assemblyFormat = "$condition `,` $message attr-dict";
+}
+
 #endif // KILN_DIALECT_KILN_OPS

@@ -65,6 +65,16 @@ mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
                        mlir::Type to, bool fromUnsigned = false,
                        bool toUnsigned = false);
 
+/// `op` lowered by its entry in the lowering table.
+Results lowerOneOp(mlir::OpBuilder &b, mlir::Operation *op);
+
+/// Ops with a shape-deciding input computed at run time whose result shape
+/// is nevertheless static (RuntimeShapeInputs.cpp): they compile for the
+/// input values that give that shape, guarded by a run-time check.
+bool hasRuntimeShapeInput(mlir::Operation *op);
+bool canLowerSpecialized(mlir::Operation *op, std::string &why);
+Results lowerSpecialized(mlir::OpBuilder &b, mlir::Operation *op);
+
 /// Whether operand `i` (result `i`) of `op` is, or was before makeSignless,
 /// an unsigned integer tensor.
 bool wasUnsigned(mlir::Operation *op, unsigned i = 0);

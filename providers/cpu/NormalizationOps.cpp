@@ -56,13 +56,14 @@ Value fillWith(OpBuilder &b, Location loc, RankedTensorType t, Value v) {
 }
 
 /// The identity of max (lowest value) or min (highest value) for `elt`.
-Value extremum(OpBuilder &b, Location loc, Type elt, bool lowest) {
+Value extremum(OpBuilder &b, Location loc, Type elt, bool lowest, bool isUnsigned = false) {
   if (auto ft = dyn_cast<FloatType>(elt))
     return b.create<arith::ConstantOp>(
         loc, b.getFloatAttr(ft, lowest ? -std::numeric_limits<double>::infinity()
                                        : std::numeric_limits<double>::infinity()));
   unsigned w = elt.getIntOrFloatBitWidth();
-  APInt v = lowest ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w);
+  APInt v = isUnsigned ? (lowest ? APInt::getMinValue(w) : APInt::getMaxValue(w))
+                       : (lowest ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w));
   return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elt, v));
 }
 
@@ -560,17 +561,21 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
     input = elementwise(b, loc, xt, ValueRange{x}, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
       return nb.create<math::ExpOp>(l, a[0]);
     });
-  Value init = kind == "Max"    ? extremum(b, loc, elt, true)
-               : kind == "Min"  ? extremum(b, loc, elt, false)
+  // Booleans (and unsigned integers) order as unsigned.
+  bool u = elt.isInteger(1) || wasUnsigned(op);
+  Value init = kind == "Max"    ? extremum(b, loc, elt, true, u)
+               : kind == "Min"  ? extremum(b, loc, elt, false, u)
                : kind == "Prod" ? cst(b, loc, elt, 1.0)
                                 : cst(b, loc, elt, 0.0);
   Value r = reduceFrom(b, loc, input, dims, init, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
     if (kind == "Max")
       return fl ? (Value)nb.create<arith::MaximumFOp>(l, a[1], a[0])
-                : (Value)nb.create<arith::MaxSIOp>(l, a[1], a[0]);
+             : u ? (Value)nb.create<arith::MaxUIOp>(l, a[1], a[0])
+                 : (Value)nb.create<arith::MaxSIOp>(l, a[1], a[0]);
     if (kind == "Min")
       return fl ? (Value)nb.create<arith::MinimumFOp>(l, a[1], a[0])
-                : (Value)nb.create<arith::MinSIOp>(l, a[1], a[0]);
+             : u ? (Value)nb.create<arith::MinUIOp>(l, a[1], a[0])
+                 : (Value)nb.create<arith::MinSIOp>(l, a[1], a[0]);
     if (kind == "Prod")
       return fl ? (Value)nb.create<arith::MulFOp>(l, a[1], a[0])
                 : (Value)nb.create<arith::MulIOp>(l, a[1], a[0]);
@@ -655,8 +660,9 @@ void registerNormalizationOps(LoweringTable &m) {
         {"ReduceLogSum", "LogSum", false}, {"ReduceLogSumExp", "LogSumExp", false}}) {
     std::string k = kind;
     m[name] = {[k](OpBuilder &b, Operation *op) { return lowerReduce(b, op, k); }, !ints,
-               [](Operation *op, std::string &why) {
-                 return constantAxes(op, why) && rejectUnsigned(op, why);
+               [k](Operation *op, std::string &why) {
+                 return constantAxes(op, why) &&
+                        (k == "Max" || k == "Min" || rejectUnsigned(op, why));
                }};
   }
   m["ArgMax"] = {[](OpBuilder &b, Operation *op) { return lowerArg(b, op, true); }, false, rejectUnsigned};

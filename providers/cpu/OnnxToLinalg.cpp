@@ -61,6 +61,8 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     why = "no CPU lowering for this op";
     return false;
   }
+  if (hasRuntimeShapeInput(op))
+    return canLowerSpecialized(op, why);
   if (it->second.check && !it->second.check(op, why))
     return false;
   SmallVector<Type> types(op->getOperandTypes());
@@ -133,6 +135,10 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
   return true;
 }
 
+Results lowerOneOp(OpBuilder &b, Operation *op) {
+  return table().find(op->getName().getStringRef().drop_front(5))->second.lower(b, op);
+}
+
 LogicalResult lowerOnnxToLinalg(Operation *root) {
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
@@ -144,9 +150,8 @@ LogicalResult lowerOnnxToLinalg(Operation *root) {
     std::string why;
     if (!canLowerOnCpu(op, why))
       return emitNodeError(op) << "not supported by provider cpu: " << why;
-    StringRef name = op->getName().getStringRef().drop_front(5);
     OpBuilder b(op);
-    Results r = table().find(name)->second.lower(b, op);
+    Results r = hasRuntimeShapeInput(op) ? lowerSpecialized(b, op) : lowerOneOp(b, op);
     if (failed(r))
       return failure();
     for (auto [i, v] : llvm::enumerate(*r))

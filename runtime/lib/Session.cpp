@@ -23,6 +23,8 @@ struct kiln_session {
   int32_t NumPartitions = 0;
   const kiln_partition_info *Partitions = nullptr;
   uint64_t ArenaSize = 0;
+  // The arena's first 8 bytes hold a failed run-time check's message.
+  bool Checks = false;
   bool UsesCuda = false;
   std::string Provider = "cpu", ProviderNote;
   void *Arena = nullptr;
@@ -84,6 +86,9 @@ kiln_status checkInfo(const kiln_tensor_info &Info, const char *Kind,
 }
 
 bool isAbi2(const kiln_model_info &M) { return M.abi_version >= 2; }
+uint32_t flagsOf(const kiln_model_info &M) {
+  return M.abi_version >= 3 ? M.flags : 0;
+}
 
 kiln_status checkPartitions(const kiln_partition_info *Parts, int32_t N,
                             const char *Which) {
@@ -111,6 +116,7 @@ kiln_status selectProvider(const kiln_model_info &M,
   S.NumPartitions = M.num_partitions;
   S.Partitions = M.partitions;
   S.ArenaSize = M.arena_size;
+  S.Checks = flagsOf(M) & KILN_MODEL_CHECKS;
   uint32_t Required = isAbi2(M) ? M.required_providers : 0;
   if (Required == 0)
     return KILN_OK;
@@ -145,18 +151,19 @@ kiln_status selectProvider(const kiln_model_info &M,
   S.NumPartitions = M.num_fallback_partitions;
   S.Partitions = M.fallback_partitions;
   S.ArenaSize = M.fallback_arena_size;
+  S.Checks = flagsOf(M) & KILN_MODEL_FALLBACK_CHECKS;
   S.ProviderNote = Why;
   return KILN_OK;
 }
 
 kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
-  if (M.abi_version != 1 && M.abi_version != KILN_ABI_VERSION)
+  if (M.abi_version < 1 || M.abi_version > KILN_ABI_VERSION)
     return fail(KILN_ERROR_ABI_MISMATCH,
                 "model " + quoted(M.name ? M.name : "?") +
                     " was built for kiln model ABI version " +
                     std::to_string(M.abi_version) +
                     ", this runtime supports version " +
-                    std::to_string(KILN_ABI_VERSION) + " (and reads version 1)");
+                    std::to_string(KILN_ABI_VERSION) + " (and reads older ones)");
   if (M.num_inputs < 0 || M.num_outputs < 0 || M.num_partitions < 0 ||
       (M.num_inputs > 0 && !M.inputs) || (M.num_outputs > 0 && !M.outputs) ||
       (M.num_partitions > 0 && !M.partitions))
@@ -274,14 +281,27 @@ kiln_status bind(const char *Kind, const kiln_tensor_info *Infos,
   return KILN_OK;
 }
 
+/// The error of a failed run-time check, if the run had one.
+kiln_status checkStatus(kiln_session &S) {
+  if (!S.Checks || !S.Arena)
+    return KILN_OK;
+  const char *Msg;
+  std::memcpy(&Msg, S.Arena, sizeof(Msg));
+  if (!Msg)
+    return KILN_OK;
+  return fail(KILN_ERROR_SHAPE_MISMATCH, std::string("run-time check failed: ") + Msg);
+}
+
 kiln_status runPartitions(kiln_session &S) {
   const kiln_model_info &M = *S.Model;
   void *const *In = S.InputPtrs.data();
   void *const *Out = S.OutputPtrs.data();
+  if (S.Checks && S.Arena)
+    std::memset(S.Arena, 0, sizeof(const char *));
   if (!S.Profiler) {
     for (int32_t I = 0; I < S.NumPartitions; ++I)
       S.Partitions[I].fn(In, Out, S.Arena);
-    return KILN_OK;
+    return checkStatus(S);
   }
   kiln_profile_event Run{
       "model_run", "kiln", M.name ? M.name : "", KILN_EVENT_RUN, nowNs(), 0, 0};
@@ -302,7 +322,7 @@ kiln_status runPartitions(kiln_session &S) {
   }
   Run.duration_ns = nowNs() - Run.start_ns;
   S.Profiler(&Run, 1, S.ProfilerUser);
-  return KILN_OK;
+  return checkStatus(S);
 }
 
 /// Runs the partitions of a "cuda" session: the CUDA failures the mgpu

@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 2u
+#define KILN_ABI_VERSION 3u
 
 /* Element types use ONNX TensorProto.DataType numbers. */
 typedef enum kiln_dtype {
@@ -72,7 +72,16 @@ typedef struct kiln_model_info {
   int32_t num_fallback_partitions;
   const kiln_partition_info *fallback_partitions;
   uint64_t fallback_arena_size;
+  /* ABI 3. KILN_MODEL_* bits. With KILN_MODEL_CHECKS (for the partitions)
+   * or KILN_MODEL_FALLBACK_CHECKS (for the fallback partitions), the first
+   * 8 bytes of that variant's arena hold a `const char *`: the runtime sets
+   * it to NULL before a run, and a failed run-time check (a shape-deciding
+   * input that disagrees with the compiled shapes) points it at its
+   * message, which becomes the run's error. */
+  uint32_t flags;
 } kiln_model_info;
+#define KILN_MODEL_CHECKS 1u
+#define KILN_MODEL_FALLBACK_CHECKS 2u
 
 #define KILN_PROVIDER_CUDA 1u
 

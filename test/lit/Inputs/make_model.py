@@ -191,6 +191,12 @@ def build(kind):
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         m.ir_version = 8
         return m
+    if kind == "runtime-axes":
+        # Axes computed at run time; the declared 3x2 result allows axis 1
+        # or axis 2 of the 3x2x2 input.
+        return single("ReduceSum", "sum_rt",
+                      [("x", F, [3, 2, 2]), ("axes", TensorProto.INT64, [1])],
+                      [("y", F, [3, 2])], opset=18, keepdims=0)
     raise SystemExit("unknown kind " + kind)
 
 
