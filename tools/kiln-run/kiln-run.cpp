@@ -1,11 +1,13 @@
 // kiln-run: load a kiln-compiled model library, feed it inputs from files
 // (or pseudo-random data), then write, check, time or profile its outputs.
+#include "CrashReport.h"
 #include "Options.h"
 #include "Runner.h"
 
 #include <cstdio>
 
 int main(int Argc, char **Argv) {
+  kiln::run::installCrashReport();
   kiln::run::Options Opts;
   std::string Err;
   if (!kiln::run::parseOptions(Argc, Argv, Opts, Err)) {
