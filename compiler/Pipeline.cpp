@@ -1,5 +1,6 @@
 //===- Pipeline.cpp - the kiln compile pipeline ---------------------------===//
 #include "compiler/Pipeline.h"
+#include "providers/cuda/Cuda.h"
 #include "compiler/Emit.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/OnnxOps.h"
@@ -359,6 +360,15 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     if (cuda) {
       progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")");
       if (failed(run(gpuPipeline(options.cudaArch))))
+        return std::nullopt;
+      bool unmapped = false;
+      module->walk([&](Operation *op) {
+        if (op->hasAttr(kDeviceLoopAttr) && !unmapped) {
+          op->emitError("internal error: a CUDA loop nest was not mapped to a kernel");
+          unmapped = true;
+        }
+      });
+      if (unmapped)
         return std::nullopt;
       if (primary && options.emit == EmitKind::Ptx) {
         printPtx(*module, os);

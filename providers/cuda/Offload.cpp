@@ -14,6 +14,7 @@
 #include "providers/Passes.h"
 #include "providers/cuda/Cuda.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -21,6 +22,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
@@ -278,12 +280,33 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       auto par = loops->empty() ? scf::ParallelOp() : dyn_cast<scf::ParallelOp>(loops->front());
       if (!par || numParallel == 0)
         return op->emitError("kiln-cuda-offload: a device op needs a parallel dimension");
-      // Up to 256 threads along the contiguous dim (now loop 0).
+      // Up to 256 threads along the contiguous dim (now loop 0): all of a
+      // short dim, else 256 with a guarded last block.
       SmallVector<int64_t> tiles(numParallel, 1);
-      tiles.front() = std::min<int64_t>(256, (ranges[0] + 31) / 32 * 32);
-      scf::tileParallelLoop(par, tiles, /*noMinMaxBounds=*/false);
+      tiles.front() = std::min<int64_t>(256, ranges[0]);
+      auto [outer, inner] =
+          scf::tileParallelLoop(par, tiles, /*noMinMaxBounds=*/ranges[0] % tiles.front() == 0);
+      outer->setAttr(kDeviceLoopAttr, rewriter.getUnitAttr());
     }
+    foldTileBounds(func);
     return success();
+  }
+
+  /// convert-parallel-loops-to-gpu needs a constant bound on each inner
+  /// loop: fold the tile sizes (steps built as muli of constants) into the
+  /// affine.min bounds, touching nothing else.
+  void foldTileBounds(func::FuncOp func) {
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) {
+      if (isa<affine::AffineMinOp, arith::MulIOp>(op))
+        ops.push_back(op);
+    });
+    RewritePatternSet patterns(func.getContext());
+    affine::AffineMinOp::getCanonicalizationPatterns(patterns, func.getContext());
+    arith::MulIOp::getCanonicalizationPatterns(patterns, func.getContext());
+    GreedyRewriteConfig config;
+    config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+    (void)applyOpPatternsAndFold(ops, std::move(patterns), config);
   }
 };
 
