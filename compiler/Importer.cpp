@@ -55,6 +55,14 @@ Type elementTypeFor(MLIRContext *ctx, int dtype) {
   case pb::TensorProto::UINT64: return b.getIntegerType(64, false);
   case pb::TensorProto::BOOL: return b.getI1Type();
   case pb::TensorProto::STRING: return onnx::StringType::get(ctx);
+  case pb::TensorProto::FLOAT8E4M3FN: return b.getFloat8E4M3FNType();
+  case pb::TensorProto::FLOAT8E4M3FNUZ: return b.getFloat8E4M3FNUZType();
+  case pb::TensorProto::FLOAT8E5M2: return b.getFloat8E5M2Type();
+  case pb::TensorProto::FLOAT8E5M2FNUZ: return b.getFloat8E5M2FNUZType();
+  case pb::TensorProto::UINT4: return b.getIntegerType(4, false);
+  case pb::TensorProto::INT4: return b.getIntegerType(4);
+  case pb::TensorProto::UINT2: return b.getIntegerType(2, false);
+  case pb::TensorProto::INT2: return b.getIntegerType(2);
   default: return {};
   }
 }
@@ -231,6 +239,11 @@ FailureOr<ElementsAttr> Importer::importTensor(const pb::TensorProto &tensor,
   auto type = RankedTensorType::get(dims, elt);
   int64_t count = type.getNumElements();
   unsigned bits = elt.getIntOrFloatBitWidth();
+  if (bits > 1 && bits < 8) {
+    error() << "tensor \"" << what << "\": packed " << bits
+            << "-bit initializers are not supported";
+    return failure();
+  }
   int64_t eltBytes = bits == 1 ? 1 : bits / 8;
 
   std::string bytes;
@@ -255,6 +268,10 @@ FailureOr<ElementsAttr> Importer::importTensor(const pb::TensorProto &tensor,
     case pb::TensorProto::BFLOAT16: bytes = packTyped<uint16_t>(tensor.int32_data()); break;
     case pb::TensorProto::INT8: bytes = packTyped<int8_t>(tensor.int32_data()); break;
     case pb::TensorProto::UINT8:
+    case pb::TensorProto::FLOAT8E4M3FN:
+    case pb::TensorProto::FLOAT8E4M3FNUZ:
+    case pb::TensorProto::FLOAT8E5M2:
+    case pb::TensorProto::FLOAT8E5M2FNUZ:
     case pb::TensorProto::BOOL: bytes = packTyped<uint8_t>(tensor.int32_data()); break;
     default:
       error() << "tensor \"" << what << "\": unsupported element type "

@@ -56,6 +56,8 @@ ELEMENT_TYPES = {
     "float8e5m2fnuz": "F8E5M2FNUZ",
     "int4": "I<4>",
     "uint4": "UI<4>",
+    "int2": "I<2>",
+    "uint2": "UI<2>",
 }
 # Deterministic order inside TensorOf<[...]> (independent of schema order).
 ELEMENT_ORDER = list(ELEMENT_TYPES)

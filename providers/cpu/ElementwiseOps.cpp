@@ -193,18 +193,6 @@ Value modScalar(OpBuilder &b, Location l, Value x, Value y, bool fmod,
   return b.create<arith::SelectOp>(l, fix, b.create<arith::AddIOp>(l, r, y), r);
 }
 
-/// Only the first operand is read (CastLike's second is a type witness).
-LowerFn firstOperandOnly(ScalarFn fn) {
-  return [fn](OpBuilder &b, Operation *op) -> Results {
-    Value r = elementwise(b, op->getLoc(), resultType(op),
-                          ValueRange{op->getOperand(0)},
-                          [&](OpBuilder &nb, Location l, ValueRange a) {
-                            return fn(nb, l, a, op);
-                          });
-    return SmallVector<Value>{r};
-  };
-}
-
 
 } // namespace
 
@@ -462,21 +450,6 @@ void registerElementwiseOps(LoweringTable &m) {
   un("BitwiseNot", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
     return b.create<arith::XOrIOp>(l, x, cst(b, l, x.getType(), -1));
   }, false);
-  auto castFn = [](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
-    return castScalar(b, l, a[0], resultType(op).getElementType(),
-                      wasUnsigned(op), resultWasUnsigned(op));
-  };
-  ew("Cast", castFn, false);
-  // The importer types an unknown `to` as f32: refuse anything but the
-  // dtypes this provider computes in.
-  m["Cast"].check = [](Operation *op, std::string &why) {
-    int64_t to = getIntAttr(op, "to", 1);
-    if ((to >= 1 && to <= 7) || (to >= 9 && to <= 13))
-      return true;
-    why = "cast to ONNX dtype " + std::to_string(to) + " is not supported";
-    return false;
-  };
-  m["CastLike"] = {firstOperandOnly(castFn), false};
   // These lowerings follow the signedness of the op's (former) unsigned
   // types; every other integer op refuses unsigned ones.
   static const llvm::StringSet<> unsignedAware = {

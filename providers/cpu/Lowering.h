@@ -43,6 +43,10 @@ void registerContractionOps(LoweringTable &table);
 void registerNormalizationOps(LoweringTable &table);
 void registerDataMovementOps(LoweringTable &table);
 void registerControlFlowOps(LoweringTable &table);
+void registerCastOps(LoweringTable &table);
+
+/// float8 and 4-/2-bit integer types, which only Cast/CastLike convert.
+bool isStorageOnlyType(mlir::Type t);
 
 inline mlir::RankedTensorType resultType(mlir::Operation *op, unsigned i = 0) {
   return mlir::cast<mlir::RankedTensorType>(op->getResult(i).getType());

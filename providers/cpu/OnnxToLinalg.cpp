@@ -25,6 +25,7 @@ const LoweringTable &table() {
     registerNormalizationOps(m);
     registerDataMovementOps(m);
     registerControlFlowOps(m);
+    registerCastOps(m);
     return m;
   }();
   return t;
@@ -99,8 +100,10 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
          << " (pin input shapes with --input-shape)";
       return false;
     }
+    bool isCast = name == "Cast" || name == "CastLike";
     if (auto rt = dyn_cast<RankedTensorType>(t);
-        rt && !isSupportedElement(rt.getElementType(), it->second.floatOnly)) {
+        rt && !isSupportedElement(rt.getElementType(), it->second.floatOnly) &&
+        !(isCast && isStorageOnlyType(rt.getElementType()))) {
       llvm::raw_string_ostream os(why);
       os << "element type " << rt.getElementType() << " is not supported";
       return false;

@@ -34,6 +34,10 @@ extern "C" size_t kiln_dtype_size(int32_t DType) {
   case 18: // float8e4m3fnuz
   case 19: // float8e5m2
   case 20: // float8e5m2fnuz
+  case 21: // uint4, one element per byte (unpacked, in the low bits)
+  case 22: // int4
+  case 25: // uint2
+  case 26: // int2
     return 1;
   case KILN_DTYPE_UINT16:
   case KILN_DTYPE_INT16:
@@ -98,6 +102,14 @@ extern "C" const char *kiln_dtype_name(int32_t DType) {
     return "float8e5m2";
   case 20:
     return "float8e5m2fnuz";
+  case 21:
+    return "uint4";
+  case 22:
+    return "int4";
+  case 25:
+    return "uint2";
+  case 26:
+    return "int2";
   default:
     return "unknown";
   }

@@ -61,9 +61,40 @@ double HostTensor::elementAsDouble(int64_t I) const {
     return static_cast<double>(load<int64_t>(P));
   case KILN_DTYPE_UINT64:
     return static_cast<double>(load<uint64_t>(P));
+  case KILN_DTYPE_FLOAT8E4M3FN:
+  case KILN_DTYPE_FLOAT8E4M3FNUZ:
+  case KILN_DTYPE_FLOAT8E5M2:
+  case KILN_DTYPE_FLOAT8E5M2FNUZ:
+    return float8ToFloat(*P, DType);
+  case KILN_DTYPE_UINT4:
+    return *P & 0xf;
+  case KILN_DTYPE_INT4:
+    return static_cast<int8_t>(*P << 4) >> 4;
+  case KILN_DTYPE_UINT2:
+    return *P & 0x3;
+  case KILN_DTYPE_INT2:
+    return static_cast<int8_t>(*P << 6) >> 6;
   default:
     return std::nan("");
   }
+}
+
+float float8ToFloat(uint8_t B, int32_t DType) {
+  bool E5 = DType == KILN_DTYPE_FLOAT8E5M2 || DType == KILN_DTYPE_FLOAT8E5M2FNUZ;
+  bool Fnuz = DType == KILN_DTYPE_FLOAT8E4M3FNUZ || DType == KILN_DTYPE_FLOAT8E5M2FNUZ;
+  int MantBits = E5 ? 2 : 3, Bias = (E5 ? 15 : 7) + (Fnuz ? 1 : 0);
+  int Exp = (B & 0x7f) >> MantBits, Mant = B & ((1 << MantBits) - 1);
+  bool Neg = B & 0x80;
+  if (Fnuz && B == 0x80)
+    return std::nanf("");
+  if (!Fnuz && E5 && Exp == 31)
+    return Mant ? std::nanf("") : (Neg ? -INFINITY : INFINITY);
+  if (!Fnuz && !E5 && (B & 0x7f) == 0x7f)
+    return std::nanf("");
+  float V = Exp == 0 ? std::ldexp(static_cast<float>(Mant), 1 - Bias - MantBits)
+                     : std::ldexp(static_cast<float>(Mant + (1 << MantBits)),
+                                  Exp - Bias - MantBits);
+  return Neg ? -V : V;
 }
 
 float halfToFloat(uint16_t H) {

@@ -30,6 +30,8 @@ struct HostTensor {
 float halfToFloat(uint16_t H);
 uint16_t floatToHalf(float F);
 float bfloat16ToFloat(uint16_t H);
+/// An ONNX float8 value (KILN_DTYPE_FLOAT8*) as float.
+float float8ToFloat(uint8_t B, int32_t DType);
 
 /// "[2,3]"
 std::string formatShape(const std::vector<int64_t> &Shape);

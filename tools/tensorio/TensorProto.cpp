@@ -96,6 +96,23 @@ bool fromTensorProto(const kiln_onnx::TensorProto &P, const std::string &Source,
       break;
     }
   }
+  // Sub-byte integers come packed (low bits first); kiln takes one per byte.
+  if (int PerByte = Out.DType == KILN_DTYPE_UINT4 || Out.DType == KILN_DTYPE_INT4   ? 2
+                    : Out.DType == KILN_DTYPE_UINT2 || Out.DType == KILN_DTYPE_INT2 ? 4
+                                                                                    : 0) {
+    size_t N = static_cast<size_t>(Out.numElements());
+    if (Out.Bytes.size() != (N + PerByte - 1) / PerByte) {
+      Err = Label + ": holds " + std::to_string(Out.Bytes.size()) +
+            " bytes of packed data, shape " + formatShape(Out.Shape) + " needs " +
+            std::to_string((N + PerByte - 1) / PerByte);
+      return false;
+    }
+    int Bits = 8 / PerByte;
+    std::vector<uint8_t> Packed(Out.Bytes.begin(), Out.Bytes.end());
+    Out.Bytes.assign(N, 0);
+    for (size_t I = 0; I < N; ++I)
+      Out.Bytes[I] = (Packed[I / PerByte] >> (Bits * (I % PerByte))) & ((1 << Bits) - 1);
+  }
   if (Out.Bytes.size() != Need) {
     Err = Label + ": holds " + std::to_string(Out.Bytes.size()) +
           " bytes of data, but shape " + formatShape(Out.Shape) + " of " +

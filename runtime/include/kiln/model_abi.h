@@ -27,7 +27,17 @@ typedef enum kiln_dtype {
   KILN_DTYPE_DOUBLE = 11,
   KILN_DTYPE_UINT32 = 12,
   KILN_DTYPE_UINT64 = 13,
-  KILN_DTYPE_BFLOAT16 = 16
+  KILN_DTYPE_BFLOAT16 = 16,
+  KILN_DTYPE_FLOAT8E4M3FN = 17,
+  KILN_DTYPE_FLOAT8E4M3FNUZ = 18,
+  KILN_DTYPE_FLOAT8E5M2 = 19,
+  KILN_DTYPE_FLOAT8E5M2FNUZ = 20,
+  /* Sub-byte integers are passed one element per byte, in the low bits
+   * (ONNX packs two or four per byte in TensorProto raw data). */
+  KILN_DTYPE_UINT4 = 21,
+  KILN_DTYPE_INT4 = 22,
+  KILN_DTYPE_UINT2 = 25,
+  KILN_DTYPE_INT2 = 26
 } kiln_dtype;
 
 typedef struct kiln_tensor_info {

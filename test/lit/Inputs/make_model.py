@@ -168,10 +168,10 @@ def build(kind):
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         m.ir_version = 8
         return m
-    if kind == "cast-float8":
-        return single("Cast", "to_f8", [("x", F, [4])],
-                      [("y", TensorProto.FLOAT8E4M3FN, [4])], opset=21,
-                      to=TensorProto.FLOAT8E4M3FN)
+    if kind == "cast-float4":
+        return single("Cast", "to_f4", [("x", F, [4])],
+                      [("y", TensorProto.FLOAT4E2M1, [4])], opset=23,
+                      to=TensorProto.FLOAT4E2M1)
     if kind == "if-optional":
         # A branch node with a missing optional input (Clip without min):
         # its `none` value lives in @main while the branch is imported.

@@ -1,0 +1,163 @@
+//===- CastOps.cpp - Cast and CastLike, including storage-only types ------===//
+//
+// float8 (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ) and 4-/2-bit integers have no
+// arithmetic here, only conversions: a float8 value decodes through a
+// 256-entry table built with APFloat, and encodes from f32 by rounding to
+// the format's quantum (nearest-even) and assembling the bits, with ONNX's
+// saturate rules. Sub-byte integers round and wrap, as ONNX's reference
+// does.
+//
+//===----------------------------------------------------------------------===//
+#include "providers/cpu/Lowering.h"
+
+#include "llvm/ADT/APFloat.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kiln::onnx;
+
+namespace kiln::cpu {
+namespace {
+
+bool isFloat8(Type t) {
+  return t.isFloat8E4M3FN() || t.isFloat8E4M3FNUZ() || t.isFloat8E5M2() ||
+         t.isFloat8E5M2FNUZ();
+}
+
+bool isSubByteInt(Type t) {
+  auto it = dyn_cast<IntegerType>(t);
+  return it && (it.getWidth() == 4 || it.getWidth() == 2);
+}
+
+Value i32c(OpBuilder &b, Location l, int64_t v) {
+  return b.create<arith::ConstantIntOp>(l, v, 32);
+}
+
+/// The 256 values of a float8 type as f32.
+Value float8Table(OpBuilder &b, Location l, FloatType t) {
+  SmallVector<float> values;
+  for (unsigned i = 0; i < 256; ++i) {
+    APFloat v(t.getFloatSemantics(), APInt(8, i));
+    bool lossy;
+    v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lossy);
+    values.push_back(v.convertToFloat());
+  }
+  auto type = RankedTensorType::get({256}, b.getF32Type());
+  return b.create<arith::ConstantOp>(l, DenseElementsAttr::get(type, ArrayRef<float>(values)));
+}
+
+Value decodeFloat8(OpBuilder &b, Location l, Value x, Value table) {
+  Value byte = b.create<arith::BitcastOp>(l, b.getI8Type(), x);
+  Value idx = b.create<arith::IndexCastUIOp>(l, b.getIndexType(), byte);
+  return b.create<tensor::ExtractOp>(l, table, ValueRange{idx});
+}
+
+/// f32 -> float8 bits: round |x| to the quantum of its binade (or of the
+/// subnormal range), then assemble exponent and mantissa.
+Value encodeFloat8(OpBuilder &b, Location l, Value x, FloatType to, bool saturate) {
+  bool e5 = to.isFloat8E5M2() || to.isFloat8E5M2FNUZ();
+  bool fnuz = to.isFloat8E4M3FNUZ() || to.isFloat8E5M2FNUZ();
+  int64_t m = e5 ? 2 : 3, bias = (e5 ? 15 : 7) + (fnuz ? 1 : 0), emin = 1 - bias;
+  APFloat largest = APFloat::getLargest(to.getFloatSemantics());
+  int64_t maxCode = largest.bitcastToAPInt().getZExtValue();
+  bool lossy;
+  largest.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lossy);
+  int64_t nanCode = fnuz ? 0x80 : 0x7f;
+  int64_t overflowCode = saturate ? maxCode : (to.isFloat8E5M2() ? 0x7c : nanCode);
+
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto shr = [&](Value v, int64_t n) { return b.create<arith::ShRUIOp>(l, v, i32c(b, l, n)); };
+  auto shl = [&](Value v, int64_t n) { return b.create<arith::ShLIOp>(l, v, i32c(b, l, n)); };
+  auto andc = [&](Value v, int64_t n) { return b.create<arith::AndIOp>(l, v, i32c(b, l, n)); };
+  auto biasedExp = [&](Value bits) {
+    return b.create<arith::SubIOp>(l, andc(shr(bits, 23), 0xff), i32c(b, l, 127));
+  };
+  Value bits = b.create<arith::BitcastOp>(l, i32, x);
+  Value sign = andc(shr(bits, 24), 0x80);
+  Value a = b.create<math::AbsFOp>(l, x);
+  Value isNan = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, a, a);
+  Value e = b.create<arith::MaxSIOp>(l, biasedExp(bits), i32c(b, l, emin));
+  Value q = b.create<arith::BitcastOp>(
+      l, f32, shl(b.create<arith::AddIOp>(l, e, i32c(b, l, 127 - m)), 23));
+  Value r = b.create<arith::MulFOp>(
+      l, b.create<math::RoundEvenOp>(l, b.create<arith::DivFOp>(l, a, q)), q);
+  Value rbits = b.create<arith::BitcastOp>(l, i32, r);
+  Value re = biasedExp(rbits);
+  Value normal = b.create<arith::OrIOp>(
+      l, shl(b.create<arith::AddIOp>(l, re, i32c(b, l, bias)), m), shr(andc(rbits, 0x7fffff), 23 - m));
+  Value sub = b.create<arith::FPToUIOp>(
+      l, i32, b.create<arith::MulFOp>(l, r, cst(b, l, f32, std::ldexp(1.0, m - emin))));
+  Value isNormal = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, re, i32c(b, l, emin));
+  Value code = b.create<arith::SelectOp>(l, isNormal, normal, sub);
+  Value over = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, r,
+                                       cst(b, l, f32, largest.convertToFloat()));
+  code = b.create<arith::SelectOp>(l, over, i32c(b, l, overflowCode), code);
+  // FNUZ formats have one NaN (0x80) and no negative zero.
+  Value signed_ = b.create<arith::OrIOp>(l, code, sign);
+  if (fnuz) {
+    Value unsignedCode = b.create<arith::OrIOp>(
+        l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, code, i32c(b, l, 0)),
+        b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, code, i32c(b, l, nanCode)));
+    signed_ = b.create<arith::SelectOp>(l, unsignedCode, code, signed_);
+  }
+  Value nanBits = i32c(b, l, fnuz ? nanCode : 0x7f);
+  if (!fnuz)
+    nanBits = b.create<arith::OrIOp>(l, nanBits, sign);
+  Value out = b.create<arith::SelectOp>(l, isNan, nanBits, signed_);
+  return b.create<arith::BitcastOp>(l, to, b.create<arith::TruncIOp>(l, b.getI8Type(), out));
+}
+
+/// To a 4- or 2-bit integer: floats round to nearest-even; the value then
+/// wraps to the target's width, as ONNX's reference (numpy) does.
+Value encodeSubByte(OpBuilder &b, Location l, Value x, IntegerType to, bool fromUnsigned) {
+  Type i64 = b.getI64Type();
+  if (isFloat(x.getType()))
+    x = b.create<arith::FPToSIOp>(
+        l, i64, b.create<math::RoundEvenOp>(l, castScalar(b, l, x, b.getF32Type())));
+  else
+    x = castScalar(b, l, x, i64, fromUnsigned);
+  return b.create<arith::TruncIOp>(l, to, x);
+}
+
+Results lowerCast(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  Value in = op->getOperand(0);
+  Type from = typeOf(in).getElementType(), to = resultType(op).getElementType();
+  Value table = isFloat8(from) ? float8Table(b, loc, cast<FloatType>(from)) : Value();
+  bool saturate = getIntAttr(op, "saturate", 1) != 0;
+  bool fromU = wasUnsigned(op), toU = resultWasUnsigned(op);
+  Value r = elementwise(b, loc, resultType(op), ValueRange{in},
+                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                          Value x = a[0];
+                          if (table)
+                            x = decodeFloat8(nb, l, x, table);
+                          if (isFloat8(to))
+                            return encodeFloat8(nb, l, castScalar(nb, l, x, nb.getF32Type(), fromU),
+                                                cast<FloatType>(to), saturate);
+                          if (isSubByteInt(to))
+                            return encodeSubByte(nb, l, x, cast<IntegerType>(to), fromU);
+                          return castScalar(nb, l, x, to, fromU, toU);
+                        });
+  return SmallVector<Value>{r};
+}
+
+} // namespace
+
+bool isStorageOnlyType(Type t) { return isFloat8(t) || isSubByteInt(t); }
+
+void registerCastOps(LoweringTable &m) {
+  // The importer types an unknown `to` as f32: refuse anything but the
+  // dtypes this provider converts.
+  m["Cast"] = {lowerCast, false, [](Operation *op, std::string &why) {
+                 int64_t to = getIntAttr(op, "to", 1);
+                 if ((to >= 1 && to <= 7) || (to >= 9 && to <= 13) || (to >= 17 && to <= 22) ||
+                     to == 25 || to == 26)
+                   return true;
+                 why = "cast to ONNX dtype " + std::to_string(to) + " is not supported";
+                 return false;
+               }};
+  m["CastLike"] = {lowerCast, false};
+}
+
+} // namespace kiln::cpu
