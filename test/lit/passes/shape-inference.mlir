@@ -119,3 +119,14 @@ func.func @reshape_copies_dynamic_dim(%x: tensor<?x4xf32>) -> tensor<*xf32> {
   %0 = onnx.Reshape(%x, %s) : (tensor<?x4xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// A shape known only after a shape-keeping op (the declared output of a
+// Sqrt) flows back to the ReduceSum whose axes are a run-time input.
+// CHECK-LABEL: func.func @backwards
+// CHECK: onnx.ReduceSum(%arg0, %arg1) {{.*}} -> tensor<3x1x2xf32>
+// CHECK: onnx.Sqrt(%{{.*}}) : (tensor<3x1x2xf32>) -> tensor<3x1x2xf32>
+func.func @backwards(%x: tensor<3x2x2xf32>, %axes: tensor<1xi64>) -> tensor<3x1x2xf32> {
+  %0 = onnx.ReduceSum(%x, %axes) : (tensor<3x2x2xf32>, tensor<1xi64>) -> tensor<*xf32>
+  %1 = onnx.Sqrt(%0) : (tensor<*xf32>) -> tensor<3x1x2xf32>
+  return %1 : tensor<3x1x2xf32>
+}
