@@ -26,35 +26,15 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 
+#include "dialects/onnx/DataTypes.h"
 #include "kiln/model_abi.h"
 
 using namespace mlir;
 
 namespace kiln {
 
-static int dtypeOf(Type t) {
-  if (t.isF32()) return KILN_DTYPE_FLOAT;
-  if (t.isF64()) return KILN_DTYPE_DOUBLE;
-  if (t.isF16()) return KILN_DTYPE_FLOAT16;
-  if (t.isBF16()) return KILN_DTYPE_BFLOAT16;
-  if (t.isInteger(1)) return KILN_DTYPE_BOOL;
-  if (t.isFloat8E4M3FN()) return KILN_DTYPE_FLOAT8E4M3FN;
-  if (t.isFloat8E4M3FNUZ()) return KILN_DTYPE_FLOAT8E4M3FNUZ;
-  if (t.isFloat8E5M2()) return KILN_DTYPE_FLOAT8E5M2;
-  if (t.isFloat8E5M2FNUZ()) return KILN_DTYPE_FLOAT8E5M2FNUZ;
-  if (auto it = dyn_cast<IntegerType>(t)) {
-    bool u = it.isUnsigned();
-    switch (it.getWidth()) {
-    case 2: return u ? KILN_DTYPE_UINT2 : KILN_DTYPE_INT2;
-    case 4: return u ? KILN_DTYPE_UINT4 : KILN_DTYPE_INT4;
-    case 8: return u ? KILN_DTYPE_UINT8 : KILN_DTYPE_INT8;
-    case 16: return u ? KILN_DTYPE_UINT16 : KILN_DTYPE_INT16;
-    case 32: return u ? KILN_DTYPE_UINT32 : KILN_DTYPE_INT32;
-    case 64: return u ? KILN_DTYPE_UINT64 : KILN_DTYPE_INT64;
-    }
-  }
-  return KILN_DTYPE_UNDEFINED;
-}
+/// KILN_DTYPE_* are ONNX's data type numbers.
+static int dtypeOf(Type t) { return static_cast<int>(onnx::dtypeOfElementType(t)); }
 
 LogicalResult captureSignature(ModuleOp module, StringRef name,
                                StringRef entrySuffix, ModelSignature &sig) {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Importer.h"
+#include "dialects/onnx/DataTypes.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/OnnxOpVersions.h"
 #include "dialects/onnx/OnnxOps.h"
@@ -37,34 +38,8 @@ namespace pb = kiln_onnx;
 namespace kiln {
 namespace {
 
-/// ONNX TensorProto.DataType -> MLIR element type (null if unsupported).
 Type elementTypeFor(MLIRContext *ctx, int dtype) {
-  Builder b(ctx);
-  switch (dtype) {
-  case pb::TensorProto::FLOAT: return b.getF32Type();
-  case pb::TensorProto::DOUBLE: return b.getF64Type();
-  case pb::TensorProto::FLOAT16: return b.getF16Type();
-  case pb::TensorProto::BFLOAT16: return b.getBF16Type();
-  case pb::TensorProto::INT8: return b.getIntegerType(8);
-  case pb::TensorProto::INT16: return b.getIntegerType(16);
-  case pb::TensorProto::INT32: return b.getIntegerType(32);
-  case pb::TensorProto::INT64: return b.getIntegerType(64);
-  case pb::TensorProto::UINT8: return b.getIntegerType(8, /*isSigned=*/false);
-  case pb::TensorProto::UINT16: return b.getIntegerType(16, false);
-  case pb::TensorProto::UINT32: return b.getIntegerType(32, false);
-  case pb::TensorProto::UINT64: return b.getIntegerType(64, false);
-  case pb::TensorProto::BOOL: return b.getI1Type();
-  case pb::TensorProto::STRING: return onnx::StringType::get(ctx);
-  case pb::TensorProto::FLOAT8E4M3FN: return b.getFloat8E4M3FNType();
-  case pb::TensorProto::FLOAT8E4M3FNUZ: return b.getFloat8E4M3FNUZType();
-  case pb::TensorProto::FLOAT8E5M2: return b.getFloat8E5M2Type();
-  case pb::TensorProto::FLOAT8E5M2FNUZ: return b.getFloat8E5M2FNUZType();
-  case pb::TensorProto::UINT4: return b.getIntegerType(4, false);
-  case pb::TensorProto::INT4: return b.getIntegerType(4);
-  case pb::TensorProto::UINT2: return b.getIntegerType(2, false);
-  case pb::TensorProto::INT2: return b.getIntegerType(2);
-  default: return {};
-  }
+  return onnx::elementTypeOfDtype(ctx, dtype);
 }
 
 /// One scope of visible values per (sub)graph; lookups walk outwards so a

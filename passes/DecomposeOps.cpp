@@ -1,4 +1,4 @@
-//===- DecomposeOps.cpp - Attention, RMSNormalization, CumSum/CumProd ------===//
+//===- DecomposeOps.cpp - Attention, RMSNorm, CumSum/CumProd, quantization -===//
 //
 // Ops without a provider lowering of their own, rewritten into onnx ops that
 // every provider already lowers (MatMul, Softmax, Where, ReduceMean, Slice,
@@ -7,6 +7,7 @@
 // unsupported with its reason instead of computing a wrong answer.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/onnx/DataTypes.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/ShapeInference.h"
 #include "passes/GraphBuilder.h"
@@ -360,6 +361,138 @@ bool decomposeScan(Operation *op, bool product) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear, computed in f32
+// with Cast for the (possibly float8 or 4-bit) quantized side.
+//===----------------------------------------------------------------------===//
+
+Value castTo(GraphBuilder &g, Value v, Type elt, ArrayRef<NamedAttribute> extra = {}) {
+  if (cast<ShapedType>(v.getType()).getElementType() == elt)
+    return v;
+  SmallVector<NamedAttribute> attrs = {g.attr("to", dtypeOfElementType(elt))};
+  llvm::append_range(attrs, extra);
+  return g.op("Cast", {v}, attrs, elt);
+}
+
+/// A scale or zero point shaped to broadcast against x: as is when it is a
+/// scalar, along `axis` when 1-D, repeated over blocks with block_size.
+Value alongAxis(GraphBuilder &g, Value p, RankedTensorType xt, Operation *op) {
+  auto pt = staticType(p);
+  if (!pt || pt.getNumElements() == 1)
+    return p;
+  int64_t rank = xt.getRank(), axis = getIntAttr(op, "axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return Value();
+  int64_t block = getIntAttr(op, "block_size", 0);
+  if (block > 0) {
+    SmallVector<int64_t> idx;
+    for (int64_t i = 0; i < xt.getDimSize(axis); ++i)
+      idx.push_back(i / block);
+    return g.op("Gather", {p, g.ints(idx)}, {g.attr("axis", axis)}, pt.getElementType());
+  }
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = pt.getNumElements();
+  return g.op("Reshape", {p, g.ints(shape)}, {}, pt.getElementType());
+}
+
+bool decomposeDequantize(Operation *op) {
+  Value x = op->getOperand(0), scale = op->getOperand(1), zp = optionalOperand(op, 2);
+  auto xt = staticType(x), out = staticType(op->getResult(0));
+  if (!xt || !out || !isFloat(out.getElementType()))
+    return false;
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), b.getF32Type());
+  Type f32 = b.getF32Type();
+  Value y = castTo(g, x, f32);
+  if (zp) {
+    Value z = alongAxis(g, castTo(g, zp, f32), xt, op);
+    if (!z)
+      return false;
+    y = g.op("Sub", {y, z});
+  }
+  Value s = alongAxis(g, castTo(g, scale, f32), xt, op);
+  if (!s)
+    return false;
+  y = castTo(g, g.op("Mul", {y, s}), out.getElementType());
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
+/// Integer quantization: round to nearest-even, add the zero point, clamp
+/// to the type's range, then Cast (exact after the clamp).
+Value quantizeInt(GraphBuilder &g, Value v, Value zp, IntegerType qt) {
+  v = g.op("Round", {v});
+  if (zp)
+    v = g.op("Add", {v, zp});
+  unsigned w = qt.getWidth();
+  double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
+  double hi = qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
+  return castTo(g, g.op("Clip", {v, g.scalar(lo), g.scalar(hi)}), qt);
+}
+
+bool decomposeQuantize(Operation *op) {
+  Value x = op->getOperand(0), scale = op->getOperand(1), zp = optionalOperand(op, 2);
+  auto xt = staticType(x);
+  if (!xt || !isFloat(xt.getElementType()))
+    return false;
+  OpBuilder b(op);
+  Type qt = zp ? cast<ShapedType>(zp.getType()).getElementType()
+               : elementTypeOfDtype(op->getContext(), 2);
+  if (int64_t dt = getIntAttr(op, "output_dtype", 0))
+    qt = elementTypeOfDtype(op->getContext(), dt);
+  if (!qt || !dtypeOfElementType(qt))
+    return false;
+  GraphBuilder g(b, op->getLoc(), b.getF32Type());
+  Type f32 = b.getF32Type();
+  Value s = alongAxis(g, castTo(g, scale, f32), xt, op);
+  Value z = zp ? alongAxis(g, castTo(g, zp, f32), xt, op) : Value();
+  if (!s || (zp && !z))
+    return false;
+  Value v = g.op("Div", {castTo(g, x, f32), s});
+  Value y;
+  if (auto it = dyn_cast<IntegerType>(qt)) {
+    y = quantizeInt(g, v, z, it);
+  } else {
+    if (z)
+      v = g.op("Add", {v, z});
+    y = castTo(g, v, qt, {g.attr("saturate", getIntAttr(op, "saturate", 1))});
+  }
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
+/// uint8 with scale and zero point from the data's range (extended to 0).
+bool decomposeDynamicQuantize(Operation *op) {
+  Value x = op->getOperand(0);
+  auto xt = staticType(x);
+  if (!xt || !xt.getElementType().isF32())
+    return false;
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), b.getF32Type());
+  auto all = [&](const char *name) {
+    return g.op(name, {g.op(std::string("Reduce") + name, {x, g.none()},
+                            {g.attr("keepdims", int64_t(0))}),
+                       g.scalar(0.0)});
+  };
+  Value lo = all("Min"), hi = all("Max");
+  Value scale = g.op("Div", {g.op("Sub", {hi, lo}), g.scalar(255.0)});
+  Value zpF = g.op("Round", {g.op("Clip", {g.op("Neg", {g.op("Div", {lo, scale})}),
+                                          g.scalar(0.0), g.scalar(255.0)})});
+  auto u8 = IntegerType::get(op->getContext(), 8, IntegerType::Unsigned);
+  Value zp = castTo(g, zpF, u8);
+  Value y = quantizeInt(g, g.op("Div", {x, scale}), zpF, u8);
+  if (!staticType(y) || !staticType(zp) || !staticType(scale))
+    return false;
+  replaceResults(op, {y, scale, zp});
+  return true;
+}
+
 struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
   void runOnOperation() override {
     // In program order, re-typing the ops after a rewrite so that later
@@ -374,6 +507,12 @@ struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
         rewrite = decomposeAttention;
       else if (n == "onnx.RMSNormalization")
         rewrite = decomposeRmsNorm;
+      else if (n == "onnx.DequantizeLinear")
+        rewrite = decomposeDequantize;
+      else if (n == "onnx.QuantizeLinear")
+        rewrite = decomposeQuantize;
+      else if (n == "onnx.DynamicQuantizeLinear")
+        rewrite = decomposeDynamicQuantize;
       else if (n == "onnx.CumSum" || n == "onnx.CumProd")
         rewrite = [&](Operation *o) { return decomposeScan(o, n == "onnx.CumProd"); };
       if (!rewrite) {

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FusionUtils.h"
+#include "passes/GraphBuilder.h"
 #include "passes/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -214,10 +215,8 @@ struct MatMulTranspose : RewritePattern {
     if (!trans[0] && !trans[1])
       return rewriter.notifyMatchFailure(mm, "no transposed operand");
     OperationState gemm(mm->getLoc(), "onnx.Gemm");
-    OperationState none(mm->getLoc(), "onnx.NoValue");
-    none.addTypes(rewriter.getNoneType());
     rewriter.setInsertionPoint(mm);
-    Value c = rewriter.create(none)->getResult(0);
+    Value c = GraphBuilder(rewriter, mm->getLoc(), rewriter.getF32Type()).none();
     gemm.addOperands({ins[0], ins[1], c});
     if (trans[0])
       gemm.addAttribute("transA", rewriter.getI64IntegerAttr(1));

@@ -52,6 +52,12 @@ public:
     state.addTypes(value.getType());
     return b.create(state)->getResult(0);
   }
+  /// An absent optional operand.
+  mlir::Value none() {
+    mlir::OperationState state(loc, "onnx.NoValue");
+    state.addTypes(b.getNoneType());
+    return b.create(state)->getResult(0);
+  }
   mlir::NamedAttribute attr(llvm::StringRef name, int64_t v) {
     return b.getNamedAttr(name, b.getI64IntegerAttr(v));
   }

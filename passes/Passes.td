@@ -32,7 +32,7 @@ def DecomposeRecurrent : Pass<"kiln-decompose-recurrent", "::mlir::func::FuncOp"
 }
 
 def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
-  let summary = "Rewrite Attention, RMSNormalization, CumSum and CumProd into onnx ops";
+  let summary = "Rewrite Attention, RMSNormalization, CumSum, CumProd and (De)QuantizeLinear into onnx ops";
   let description = [{
     Rewrites ops without a provider lowering of their own into onnx ops that
     every provider lowers, following the ONNX reference implementation:
@@ -42,7 +42,10 @@ def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
     MatMul/Softmax/Where; RMSNormalization becomes ReduceMean/Sqrt/Mul;
     CumSum and CumProd over a constant axis of at most 256 elements are
     unrolled into Slice, a running Add or Mul, and Concat (exact for
-    integers). Needs static shapes; an op with dynamic shapes, a runtime
+    integers). QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear
+    (per tensor, per axis or blocked; integer, 4-/2-bit or float8 side)
+    compute in f32 with Round/Clip and a Cast to the quantized type.
+    Needs static shapes; an op with dynamic shapes, a runtime
     `nonpad_kv_seqlen` or a runtime axis is left in place, so the
     partitioner reports it as unsupported.
   }];

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/onnx/ShapeInference.h"
+#include "dialects/onnx/DataTypes.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "passes/NodeName.h"
 
@@ -702,17 +703,8 @@ std::optional<SmallVector<int64_t>> constInts(const Ctx &c, unsigned i) {
 
 
 Type dtypeToType(MLIRContext *ctx, int64_t dtype, Type dflt) {
-  switch (dtype) {
-  case 1: return Float32Type::get(ctx);
-  case 2: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
-  case 3: return IntegerType::get(ctx, 8);
-  case 6: return IntegerType::get(ctx, 32);
-  case 7: return IntegerType::get(ctx, 64);
-  case 9: return IntegerType::get(ctx, 1);
-  case 10: return Float16Type::get(ctx);
-  case 11: return Float64Type::get(ctx);
-  default: return dflt;
-  }
+  Type t = elementTypeOfDtype(ctx, dtype);
+  return t ? t : dflt;
 }
 
 } // namespace

@@ -105,3 +105,34 @@ func.func @cumprod_runtime_axis(%x: tensor<2x3xf32>, %axis: tensor<i32>) -> tens
   %y = onnx.CumProd(%x, %axis) : (tensor<2x3xf32>, tensor<i32>) -> tensor<*xf32>
   return %y : tensor<*xf32>
 }
+
+// -----
+
+// DequantizeLinear per axis: (x - zero_point) * scale in f32, the 1-D
+// parameters reshaped along axis 1.
+// CHECK-LABEL: func.func @dequantize_axis
+// CHECK: %[[X:.*]] = onnx.Cast(%arg0) {to = 1 : i64}
+// CHECK: %[[Z:.*]] = onnx.Reshape
+// CHECK: %[[D:.*]] = onnx.Sub(%[[X]], %[[Z]])
+// CHECK: onnx.Mul(%[[D]], %{{.*}}) : (tensor<1x3x2xf32>, tensor<1x3x1xf32>) -> tensor<1x3x2xf32>
+// CHECK-NOT: onnx.DequantizeLinear
+func.func @dequantize_axis(%x: tensor<1x3x2xui8>, %s: tensor<3xf32>, %z: tensor<3xui8>) -> tensor<1x3x2xf32> {
+  %0 = onnx.DequantizeLinear(%x, %s, %z) {axis = 1 : i64} : (tensor<1x3x2xui8>, tensor<3xf32>, tensor<3xui8>) -> tensor<1x3x2xf32>
+  return %0 : tensor<1x3x2xf32>
+}
+
+// -----
+
+// QuantizeLinear to int8: round half to even, add the zero point, clamp to
+// [-128, 127], then cast.
+// CHECK-LABEL: func.func @quantize_int8
+// CHECK: onnx.Div
+// CHECK: onnx.Round
+// CHECK: onnx.Add
+// CHECK: onnx.Clip
+// CHECK: onnx.Cast(%{{.*}}) {to = 3 : i64}
+// CHECK-NOT: onnx.QuantizeLinear
+func.func @quantize_int8(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i8>) -> tensor<4xi8> {
+  %0 = onnx.QuantizeLinear(%x, %s, %z) : (tensor<4xf32>, tensor<f32>, tensor<i8>) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
+}
