@@ -493,6 +493,99 @@ bool decomposeDynamicQuantize(Operation *op) {
   return true;
 }
 
+/// x - zero_point in `elt` (a scalar or, with `perChannel` dims, a 1-D
+/// zero point along the leading axis, as ConvInteger's weights use).
+Value centered(GraphBuilder &g, Value x, Value zp, Type elt, int64_t perChannelRank = 0) {
+  Value v = castTo(g, x, elt);
+  if (!zp)
+    return v;
+  Value z = castTo(g, zp, elt);
+  auto zt = staticType(z);
+  if (perChannelRank && zt && zt.getRank() == 1 && zt.getNumElements() > 1) {
+    SmallVector<int64_t> shape(perChannelRank, 1);
+    shape[0] = zt.getNumElements();
+    z = g.op("Reshape", {z, g.ints(shape)}, {}, elt);
+  }
+  return g.op("Sub", {v, z});
+}
+
+/// MatMulInteger: int32 MatMul of the centered operands.
+bool decomposeMatMulInteger(Operation *op) {
+  if (!staticType(op->getOperand(0)) || !staticType(op->getOperand(1)))
+    return false;
+  for (unsigned i : {2u, 3u})
+    if (Value z = optionalOperand(op, i); z && (!staticType(z) || staticType(z).getNumElements() != 1))
+      return false; // per-row/column zero points
+  OpBuilder b(op);
+  Type i32 = b.getI32Type();
+  GraphBuilder g(b, op->getLoc(), i32);
+  Value y = g.op("MatMul", {centered(g, op->getOperand(0), optionalOperand(op, 2), i32),
+                            centered(g, op->getOperand(1), optionalOperand(op, 3), i32)});
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
+/// ConvInteger: the centered operands convolve in f64 (exact for int32
+/// sums), cast back to int32.
+bool decomposeConvInteger(Operation *op) {
+  auto wt = staticType(op->getOperand(1));
+  if (!staticType(op->getOperand(0)) || !wt)
+    return false;
+  OpBuilder b(op);
+  Type f64 = b.getF64Type();
+  GraphBuilder g(b, op->getLoc(), f64);
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute a : op->getAttrs())
+    if (!a.getName().getValue().starts_with("onnx."))
+      attrs.push_back(a);
+  Value conv = g.op("Conv",
+                    {centered(g, op->getOperand(0), optionalOperand(op, 2), f64),
+                     centered(g, op->getOperand(1), optionalOperand(op, 3), f64, wt.getRank()),
+                     g.none()},
+                    attrs);
+  Value y = castTo(g, conv, b.getI32Type());
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
+/// QLinearMatMul as ONNX's reference computes it: an int32 MatMul, scaled
+/// by a_scale * b_scale / y_scale (in the scales' type) in f64, rounded,
+/// shifted by y_zero_point and clamped.
+bool decomposeQLinearMatMul(Operation *op) {
+  Value a = op->getOperand(0), as = op->getOperand(1), az = op->getOperand(2);
+  Value bm = op->getOperand(3), bs = op->getOperand(4), bz = op->getOperand(5);
+  Value ys = op->getOperand(6), yz = op->getOperand(7);
+  for (Value v : {as, az, bs, bz, ys, yz})
+    if (!staticType(v) || staticType(v).getNumElements() != 1)
+      return false; // per-axis parameters
+  auto out = staticType(op->getResult(0));
+  if (!out || !isa<IntegerType>(out.getElementType()))
+    return false;
+  OpBuilder b(op);
+  Type i32 = b.getI32Type(), f64 = b.getF64Type();
+  Type scaleElt = staticType(as).getElementType();
+  GraphBuilder g(b, op->getLoc(), i32);
+  Value c = g.op("MatMul", {centered(g, a, az, i32), centered(g, bm, bz, i32)});
+  GraphBuilder gs(b, op->getLoc(), scaleElt);
+  Value factor = gs.op("Div", {gs.op("Mul", {as, bs}), ys});
+  GraphBuilder gd(b, op->getLoc(), f64);
+  Value d = gd.op("Add", {gd.op("Mul", {castTo(gd, c, f64), castTo(gd, factor, f64)}),
+                          castTo(gd, yz, f64)});
+  auto qt = cast<IntegerType>(out.getElementType());
+  unsigned w = qt.getWidth();
+  double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
+  double hi = qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
+  Value y = castTo(gd, gd.op("Clip", {gd.op("Round", {d}), gd.scalar(lo), gd.scalar(hi)}), qt);
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
 struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
   void runOnOperation() override {
     // In program order, re-typing the ops after a rewrite so that later
@@ -513,6 +606,12 @@ struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
         rewrite = decomposeQuantize;
       else if (n == "onnx.DynamicQuantizeLinear")
         rewrite = decomposeDynamicQuantize;
+      else if (n == "onnx.MatMulInteger")
+        rewrite = decomposeMatMulInteger;
+      else if (n == "onnx.ConvInteger")
+        rewrite = decomposeConvInteger;
+      else if (n == "onnx.QLinearMatMul")
+        rewrite = decomposeQLinearMatMul;
       else if (n == "onnx.CumSum" || n == "onnx.CumProd")
         rewrite = [&](Operation *o) { return decomposeScan(o, n == "onnx.CumProd"); };
       if (!rewrite) {

@@ -44,7 +44,10 @@ def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
     unrolled into Slice, a running Add or Mul, and Concat (exact for
     integers). QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear
     (per tensor, per axis or blocked; integer, 4-/2-bit or float8 side)
-    compute in f32 with Round/Clip and a Cast to the quantized type.
+    compute in f32 with Round/Clip and a Cast to the quantized type;
+    MatMulInteger is an int32 MatMul, ConvInteger an f64 Conv (exact for
+    int32 sums), QLinearMatMul an int32 MatMul requantized in f64 as ONNX's
+    reference does.
     Needs static shapes; an op with dynamic shapes, a runtime
     `nonpad_kv_seqlen` or a runtime axis is left in place, so the
     partitioner reports it as unsupported.
