@@ -129,9 +129,9 @@ int main(int argc, char **argv) {
   }
   options.cudaArch = cudaArch;
   if (llvm::is_contained(options.providers, "cuda") && !quiet)
-    errs() << "kiln: warning: the cuda provider is experimental: some models "
-              "give wrong results on a GPU (README, CUDA); the CPU fallback in "
-              "the same artifact is exact\n";
+    errs() << "kiln: warning: the cuda provider is experimental: its kernels "
+              "are untuned and each run copies the weights again (README, "
+              "CUDA)\n";
   options.providerAssignment = providerAssignment;
   options.minDeviceElements = minDeviceElements;
   options.emit = emit;
