@@ -450,13 +450,29 @@ void registerElementwiseOps(LoweringTable &m) {
   un("BitwiseNot", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
     return b.create<arith::XOrIOp>(l, x, cst(b, l, x.getType(), -1));
   }, false);
+  // Same-width reinterpretation; a bool is its byte.
+  un("BitCast", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+    Type to = resultType(op).getElementType();
+    if (x.getType().isInteger(1))
+      return b.create<arith::ExtUIOp>(l, to, x);
+    return b.create<arith::BitcastOp>(l, to, x);
+  }, false);
+  m["BitCast"].check = [](Operation *op, std::string &why) {
+    auto from = cast<ShapedType>(op->getOperand(0).getType()).getElementType();
+    auto to = cast<ShapedType>(op->getResult(0).getType()).getElementType();
+    unsigned fw = from.isInteger(1) ? 8 : from.getIntOrFloatBitWidth();
+    if (fw == to.getIntOrFloatBitWidth() && !to.isInteger(1))
+      return true;
+    why = "only same-width reinterpretations are supported";
+    return false;
+  };
   // These lowerings follow the signedness of the op's (former) unsigned
   // types; every other integer op refuses unsigned ones.
   static const llvm::StringSet<> unsignedAware = {
       "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "Mod", "Pow",
       "BitShift", "Abs", "Clip", "Where", "Equal", "Less", "Greater",
       "LessOrEqual", "GreaterOrEqual", "Cast", "CastLike", "And", "Or", "Xor",
-      "Not", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
+      "Not", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitCast"};
   for (auto &entry : m)
     if (!entry.second.check && !entry.second.floatOnly &&
         !unsignedAware.contains(entry.getKey()))

@@ -525,6 +525,18 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
   Value x = op->getOperand(0);
   auto xt = typeOf(x), out = resultType(op);
   Type elt = out.getElementType();
+  // Integer LogSum/LogSumExp compute in f64, as ONNX's reference does, and
+  // convert back at the end.
+  RankedTensorType intOut;
+  if ((kind == "LogSum" || kind == "LogSumExp") && !isFloat(elt)) {
+    intOut = out;
+    elt = b.getF64Type();
+    xt = xt.clone(elt);
+    out = out.clone(elt);
+    x = elementwise(b, loc, xt, ValueRange{x}, [&](OpBuilder &nb, Location l, ValueRange a) {
+      return castScalar(nb, l, a[0], elt);
+    });
+  }
   SmallVector<int64_t> axes;
   if (op->getNumOperands() > 1 && !isNone(op->getOperand(1))) {
     auto got = getConstantInts(op->getOperand(1));
@@ -595,7 +607,12 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
       return fl ? (Value)nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count))
                 : (Value)nb.create<arith::DivSIOp>(l, a[0], cst(nb, l, elt, count));
     });
-  return SmallVector<Value>{reshapeTo(b, loc, r, out)};
+  r = reshapeTo(b, loc, r, out);
+  if (intOut)
+    r = elementwise(b, loc, intOut, ValueRange{r}, [&](OpBuilder &nb, Location l, ValueRange a) {
+      return castScalar(nb, l, a[0], intOut.getElementType());
+    });
+  return SmallVector<Value>{r};
 }
 
 bool constantAxes(Operation *op, std::string &why) {
@@ -657,7 +674,7 @@ void registerNormalizationOps(LoweringTable &m) {
         {"ReduceMax", "Max", true}, {"ReduceMin", "Min", true},
         {"ReduceProd", "Prod", true}, {"ReduceL1", "L1", true},
         {"ReduceL2", "L2", true}, {"ReduceSumSquare", "SumSquare", true},
-        {"ReduceLogSum", "LogSum", false}, {"ReduceLogSumExp", "LogSumExp", false}}) {
+        {"ReduceLogSum", "LogSum", true}, {"ReduceLogSumExp", "LogSumExp", true}}) {
     std::string k = kind;
     m[name] = {[k](OpBuilder &b, Operation *op) { return lowerReduce(b, op, k); }, !ints,
                [k](Operation *op, std::string &why) {
