@@ -18,7 +18,7 @@ bool keepsShape(Operation *op) {
       "onnx.Cast", "onnx.CastLike", "onnx.Identity", "onnx.Relu", "onnx.Sigmoid",
       "onnx.Tanh", "onnx.Abs", "onnx.Neg", "onnx.Exp", "onnx.Log", "onnx.Sqrt",
       "onnx.Reciprocal", "onnx.Floor", "onnx.Ceil", "onnx.Erf", "onnx.Sign",
-      "onnx.Not", "onnx.Round"};
+      "onnx.Not", "onnx.Round", "onnx.Cos", "onnx.Sin"};
   return ops.contains(op->getName().getStringRef());
 }
 
@@ -29,11 +29,22 @@ bool refineBackwards(func::FuncOp func) {
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) { ops.push_back(op); });
   bool changed = false;
+  static const llvm::StringSet<> binary = {"onnx.Add", "onnx.Sub", "onnx.Mul",
+                                           "onnx.Div", "onnx.Pow"};
   for (Operation *op : llvm::reverse(ops)) {
-    if (!keepsShape(op) || op->getNumOperands() == 0)
+    Value in;
+    if (keepsShape(op) && op->getNumOperands() > 0) {
+      in = op->getOperand(0);
+    } else if (binary.contains(op->getName().getStringRef()) && op->getNumOperands() == 2) {
+      // With a rank-0 other side, the result has this operand's shape.
+      for (unsigned i : {0u, 1u})
+        if (auto other = dyn_cast<RankedTensorType>(op->getOperand(1 - i).getType());
+            other && other.getRank() == 0)
+          in = op->getOperand(i);
+    }
+    if (!in)
       continue;
     auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    Value in = op->getOperand(0);
     auto inType = dyn_cast<TensorType>(in.getType());
     if (!out || !out.hasStaticShape() || !inType || !isa<OpResult>(in) ||
         (inType.hasRank() && (inType.hasStaticShape() || inType.getRank() != out.getRank())))

@@ -1,6 +1,8 @@
 //===- DataMovementOps.cpp - reshapes, transposes, gathers, constants ---===//
 #include "providers/cpu/Lowering.h"
 
+#include "dialects/kiln/KilnDialect.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
@@ -456,9 +458,30 @@ Results lowerOneHot(OpBuilder &b, Operation *op) {
   })};
 }
 
+/// Checks at run time that Range's scalars give the compiled length.
+void checkRangeLength(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  Type f64 = b.getF64Type();
+  auto scalar = [&](unsigned i) {
+    Value v = b.create<tensor::ExtractOp>(l, op->getOperand(i), ValueRange{});
+    return castScalar(b, l, v, f64);
+  };
+  Value s = scalar(0), lim = scalar(1), d = scalar(2);
+  Value n = b.create<math::CeilOp>(l, b.create<arith::DivFOp>(
+                                          l, b.create<arith::SubFOp>(l, lim, s), d));
+  n = b.create<arith::MaximumFOp>(l, n, cst(b, l, f64, 0.0));
+  int64_t want = resultType(op).getDimSize(0);
+  Value ok = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, n, cst(b, l, f64, want));
+  b.create<CheckOp>(l, ok,
+                    describeNode(op) + ": start, limit and delta (computed at run time) give a "
+                                       "length other than the compiled " + std::to_string(want));
+}
+
 Results lowerRange(OpBuilder &b, Operation *op) {
   Value s = op->getOperand(0), d = op->getOperand(2);
   Type elt = resultType(op).getElementType();
+  if (!llvm::all_of(op->getOperands(), [](Value v) { return getConstantDoubles(v).has_value(); }))
+    checkRangeLength(b, op);
   return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
                                          [&](IB &ib, ArrayRef<Value> i) -> Value {
     Value sv = ib.b.create<tensor::ExtractOp>(ib.l, s, ValueRange{});

@@ -615,6 +615,66 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
   return SmallVector<Value>{r};
 }
 
+/// CumSum / CumProd over a constant axis, unrolled (at most 256 steps):
+/// a running Add or Mul of slices, each inserted into the result.
+Results lowerScan(OpBuilder &b, Operation *op, bool product) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  int64_t rank = xt.getRank(), axis = (*getConstantInts(op->getOperand(1)))[0];
+  if (axis < 0)
+    axis += rank;
+  int64_t n = xt.getDimSize(axis);
+  bool exclusive = getIntAttr(op, "exclusive", 0) != 0;
+  bool reverse = getIntAttr(op, "reverse", 0) != 0;
+  Type elt = xt.getElementType();
+  SmallVector<int64_t> sliceShape(xt.getShape());
+  sliceShape[axis] = 1;
+  auto sliceType = RankedTensorType::get(sliceShape, elt);
+  SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
+  for (int64_t d : sliceShape)
+    sizes.push_back(b.getIndexAttr(d));
+  auto offsetsAt = [&](int64_t i) {
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    offsets[axis] = b.getIndexAttr(i);
+    return offsets;
+  };
+  Value acc = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(sliceType, isFloat(elt) ? (Attribute)b.getFloatAttr(elt, product ? 1.0 : 0.0)
+                                                          : (Attribute)b.getIntegerAttr(elt, product ? 1 : 0)));
+  Value out = b.create<tensor::EmptyOp>(loc, xt.getShape(), elt);
+  for (int64_t step = 0; step < n; ++step) {
+    int64_t i = reverse ? n - 1 - step : step;
+    Value slice = b.create<tensor::ExtractSliceOp>(loc, sliceType, x, offsetsAt(i), sizes, strides);
+    Value next = elementwise(b, loc, sliceType, ValueRange{acc, slice},
+                             [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                               if (isFloat(elt))
+                                 return product ? (Value)nb.create<arith::MulFOp>(l, a[0], a[1])
+                                                : (Value)nb.create<arith::AddFOp>(l, a[0], a[1]);
+                               return product ? (Value)nb.create<arith::MulIOp>(l, a[0], a[1])
+                                              : (Value)nb.create<arith::AddIOp>(l, a[0], a[1]);
+                             });
+    out = b.create<tensor::InsertSliceOp>(loc, exclusive ? acc : next, out, offsetsAt(i), sizes, strides);
+    acc = next;
+  }
+  return SmallVector<Value>{out};
+}
+
+bool scanAxisOk(Operation *op, std::string &why) {
+  auto axis = getConstantInts(op->getOperand(1));
+  auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!axis || axis->size() != 1 || !xt || xt.getRank() == 0) {
+    why = "needs a constant axis input (it is computed at run time)";
+    return false;
+  }
+  int64_t a = (*axis)[0] < 0 ? (*axis)[0] + xt.getRank() : (*axis)[0];
+  if (a < 0 || a >= xt.getRank() || xt.getDimSize(a) > 256) {
+    why = "the scanned axis is out of range or longer than 256";
+    return false;
+  }
+  return rejectUnsigned(op, why);
+}
+
 bool constantAxes(Operation *op, std::string &why) {
   if (op->getNumOperands() > 1 && !isNone(op->getOperand(1)) &&
       !getConstantInts(op->getOperand(1))) {
@@ -682,6 +742,8 @@ void registerNormalizationOps(LoweringTable &m) {
                         (k == "Max" || k == "Min" || rejectUnsigned(op, why));
                }};
   }
+  m["CumSum"] = {[](OpBuilder &b, Operation *op) { return lowerScan(b, op, false); }, false, scanAxisOk};
+  m["CumProd"] = {[](OpBuilder &b, Operation *op) { return lowerScan(b, op, true); }, false, scanAxisOk};
   m["ArgMax"] = {[](OpBuilder &b, Operation *op) { return lowerArg(b, op, true); }, false, rejectUnsigned};
   m["ArgMin"] = {[](OpBuilder &b, Operation *op) { return lowerArg(b, op, false); }, false, rejectUnsigned};
   m["TopK"] = {lowerTopK, false, [](Operation *op, std::string &why) {

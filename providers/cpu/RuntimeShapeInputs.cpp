@@ -342,6 +342,27 @@ std::optional<Specialization> planResultShape(Operation *op, unsigned operand) {
   return exactly(operand, want);
 }
 
+/// CumSum / CumProd: the result shape does not depend on the axis; each
+/// axis is a candidate, picked at run time.
+std::optional<Specialization> planScanAxis(Operation *op) {
+  auto xt = staticType(op->getOperand(0));
+  auto k = numElements(op->getOperand(1));
+  if (!xt || !k || *k != 1 || xt.getRank() == 0)
+    return std::nullopt;
+  int64_t r = xt.getRank();
+  Specialization s{1, {}, nullptr};
+  for (int64_t a = 0; a < r; ++a)
+    s.values.push_back({a});
+  s.selects = [r](OpBuilder &b, Location l, ArrayRef<Value> axis) {
+    Scalars sc{b, l};
+    SmallVector<Value> sel;
+    for (int64_t a = 0; a < r; ++a)
+      sel.push_back(sc.any({sc.eq(axis[0], a), sc.eq(axis[0], a - r)}));
+    return sel;
+  };
+  return s;
+}
+
 std::optional<Specialization> plan(Operation *op) {
   StringRef name = op->getName().getStringRef();
   if (!name.consume_front("onnx."))
@@ -363,6 +384,8 @@ std::optional<Specialization> plan(Operation *op) {
     s = planAxisSize(op, -1);
   else if (name == "Split")
     s = planSplit(op);
+  else if (name == "CumSum" || name == "CumProd")
+    s = planScanAxis(op);
   else if (name == "ConstantOfShape")
     s = planResultShape(op, 0);
   // (With keep_aspect_ratio_policy the sizes are not the result shape.)

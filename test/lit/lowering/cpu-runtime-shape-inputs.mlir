@@ -1,0 +1,43 @@
+// RUN: kiln-opt %s -split-input-file --kiln-partition --kiln-lower-partitions | FileCheck %s
+
+// Axes computed at run time, result 3x2 from 3x2x2: axis 1 or axis 2. Each
+// is compiled; a kiln.check fails the run for any other axes, and an
+// scf.if picks the branch.
+// CHECK-LABEL: func.func @reduce_two_candidates
+// CHECK: tensor.extract %arg1
+// CHECK: kiln.check %{{.*}}, "node \22r\22 (ReduceSum): input 1 (computed at run time) gives a result shape other than the compiled tensor<3x2xf32>"
+// CHECK: scf.if
+// CHECK: linalg.generic
+// CHECK: } else {
+// CHECK: linalg.generic
+func.func @reduce_two_candidates(%x: tensor<3x2x2xf32>, %axes: tensor<1xi64>) -> tensor<3x2xf32> {
+  %0 = onnx.ReduceSum(%x, %axes) {keepdims = 0 : i64} : (tensor<3x2x2xf32>, tensor<1xi64>) -> tensor<3x2xf32> loc("r")
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// Reshape to a known shape with the shape computed at run time: one
+// candidate, no branch, only the check.
+// CHECK-LABEL: func.func @reshape_runtime
+// CHECK: kiln.check
+// CHECK-NOT: scf.if
+// CHECK: tensor.collapse_shape
+func.func @reshape_runtime(%x: tensor<2x3xf32>, %s: tensor<1xi64>) -> tensor<6xf32> {
+  %0 = onnx.Reshape(%x, %s) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+// CumSum over a run-time axis of a 2-D tensor: a branch per axis.
+// CHECK-LABEL: func.func @cumsum_runtime_axis
+// CHECK: kiln.check
+// CHECK: scf.if
+// CHECK: tensor.insert_slice
+// CHECK: } else {
+// CHECK: tensor.insert_slice
+func.func @cumsum_runtime_axis(%x: tensor<2x3xf32>, %a: tensor<i64>) -> tensor<2x3xf32> {
+  %0 = onnx.CumSum(%x, %a) : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
