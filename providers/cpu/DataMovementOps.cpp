@@ -167,12 +167,131 @@ Value indexGeneric(OpBuilder &b, Location loc, RankedTensorType out, const Index
 
 Value zeroOf(OpBuilder &b, Location l, Type elt) { return scalarConst(b, l, elt, 0.0); }
 
+/// Element `j` of a 1-D integer tensor as an i64 scalar.
+Value elementI64(OpBuilder &b, Location l, Value t, int64_t j) {
+  Value v = b.create<tensor::ExtractOp>(l, t, ValueRange{b.create<arith::ConstantIndexOp>(l, j)});
+  return castScalar(b, l, v, b.getI64Type());
+}
+
+/// Run-time per-dim offsets of Slice and Pad: i64 arithmetic on values
+/// read from their inputs, axes included (constant or not).
+struct RuntimeDims {
+  OpBuilder &b;
+  Location l;
+  Operation *op;
+  int64_t rank;
+  Value ok; // all checks so far
+
+  Value c(int64_t v) { return b.create<arith::ConstantIntOp>(l, v, 64); }
+  Value cmp(arith::CmpIPredicate p, Value u, Value v) { return b.create<arith::CmpIOp>(l, p, u, v); }
+  Value sel(Value cond, Value u, Value v) { return b.create<arith::SelectOp>(l, cond, u, v); }
+  Value clamp(Value v, Value lo, Value hi) {
+    return b.create<arith::MaxSIOp>(l, b.create<arith::MinSIOp>(l, v, hi), lo);
+  }
+  void require(Value cond) { ok = ok ? b.create<arith::AndIOp>(l, ok, cond).getResult() : cond; }
+
+  /// The axes, normalized (operand `i`; all dims when absent), each valid.
+  SmallVector<Value> axes(unsigned i, int64_t count) {
+    SmallVector<Value> out;
+    bool given = i < op->getNumOperands() && !isNone(op->getOperand(i));
+    for (int64_t j = 0; j < count; ++j) {
+      Value a = given ? elementI64(b, l, op->getOperand(i), j) : c(j);
+      a = sel(cmp(arith::CmpIPredicate::slt, a, c(0)), b.create<arith::AddIOp>(l, a, c(rank)), a);
+      require(cmp(arith::CmpIPredicate::sge, a, c(0)));
+      require(cmp(arith::CmpIPredicate::slt, a, c(rank)));
+      out.push_back(a);
+    }
+    return out;
+  }
+  /// The size of input dim `a` (a run-time axis).
+  Value dimOf(Value a, RankedTensorType t) {
+    Value d = c(t.getDimSize(0));
+    for (int64_t k = 1; k < rank; ++k)
+      d = sel(cmp(arith::CmpIPredicate::eq, a, c(k)), c(t.getDimSize(k)), d);
+    return d;
+  }
+  /// Per dim, the value given for the entry whose axis names it, else `dflt`.
+  SmallVector<Value> perDim(ArrayRef<Value> axes, ArrayRef<Value> values, int64_t dflt) {
+    SmallVector<Value> out;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value v = c(dflt);
+      for (auto [a, x] : llvm::zip(axes, values))
+        v = sel(cmp(arith::CmpIPredicate::eq, a, c(d)), x, v);
+      out.push_back(v);
+    }
+    return out;
+  }
+  Value index(Value v) { return b.create<arith::IndexCastOp>(l, b.getIndexType(), v); }
+  void check(RankedTensorType out, StringRef what) {
+    std::string t;
+    llvm::raw_string_ostream os(t);
+    os << describeNode(op) << ": " << what
+       << " (computed at run time) give a result shape other than the compiled " << out;
+    b.create<CheckOp>(l, ok, os.str());
+  }
+};
+
+/// Slice with starts/ends (steps, axes) computed at run time and a known
+/// result shape: starts and steps are resolved with ONNX's clamping at run
+/// time, a kiln.check compares the sizes, and reads stay in bounds.
+Results lowerRuntimeSlice(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x), out = resultType(op);
+  int64_t rank = xt.getRank(), k = typeOf(op->getOperand(1)).getNumElements();
+  Value steps = op->getNumOperands() > 4 && !isNone(op->getOperand(4)) ? op->getOperand(4) : Value();
+  RuntimeDims r{b, l, op, rank, Value()};
+  using P = arith::CmpIPredicate;
+  SmallVector<Value> axes = r.axes(3, k), starts, stepsV, sizes;
+  for (int64_t j = 0; j < k; ++j) {
+    Value dimV = r.dimOf(axes[j], xt);
+    Value st = elementI64(b, l, op->getOperand(1), j), en = elementI64(b, l, op->getOperand(2), j);
+    Value sp = steps ? elementI64(b, l, steps, j) : r.c(1);
+    Value pos = r.cmp(P::sgt, sp, r.c(0));
+    st = r.sel(r.cmp(P::slt, st, r.c(0)), b.create<arith::AddIOp>(l, st, dimV), st);
+    en = r.sel(r.cmp(P::slt, en, r.c(0)), b.create<arith::AddIOp>(l, en, dimV), en);
+    Value last = b.create<arith::SubIOp>(l, dimV, r.c(1));
+    st = r.sel(pos, r.clamp(st, r.c(0), dimV), r.clamp(st, r.c(0), last));
+    en = r.sel(pos, r.clamp(en, r.c(0), dimV), r.clamp(en, r.c(-1), last));
+    // ceil((en - st) / sp), at least 0, for either sign of sp.
+    Value span = r.sel(pos, b.create<arith::SubIOp>(l, en, st), b.create<arith::SubIOp>(l, st, en));
+    Value mag = b.create<arith::MaxSIOp>(l, r.sel(pos, sp, b.create<arith::SubIOp>(l, r.c(0), sp)), r.c(1));
+    r.require(r.cmp(P::ne, sp, r.c(0)));
+    starts.push_back(st);
+    stepsV.push_back(sp);
+    // (span >= 0, mag >= 1: no arith.ceildivsi, which LLVM lowering lacks.)
+    span = b.create<arith::MaxSIOp>(l, span, r.c(0));
+    sizes.push_back(b.create<arith::DivSIOp>(
+        l, b.create<arith::AddIOp>(l, span, b.create<arith::SubIOp>(l, mag, r.c(1))), mag));
+  }
+  SmallVector<Value> startD = r.perDim(axes, starts, 0), stepD = r.perDim(axes, stepsV, 1);
+  for (int64_t d = 0; d < rank; ++d) {
+    Value size = r.c(xt.getDimSize(d));
+    for (auto [a, sz] : llvm::zip(axes, sizes))
+      size = r.sel(r.cmp(P::eq, a, r.c(d)), sz, size);
+    r.require(r.cmp(P::eq, size, r.c(out.getDimSize(d))));
+  }
+  r.check(out, "starts/ends/axes/steps");
+  SmallVector<Value> startIdx, stepIdx;
+  for (int64_t d = 0; d < rank; ++d) {
+    startIdx.push_back(r.index(startD[d]));
+    stepIdx.push_back(r.index(stepD[d]));
+  }
+  return SmallVector<Value>{indexGeneric(b, l, out, [&](IB &ib, ArrayRef<Value> i) {
+    SmallVector<Value> src;
+    for (size_t d = 0; d < i.size(); ++d)
+      src.push_back(ib.clamp(ib.add(ib.mul(i[d], stepIdx[d]), startIdx[d]), 0,
+                             xt.getDimSize(d) - 1));
+    return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
+  })};
+}
+
 Results lowerSlice(OpBuilder &b, Operation *op) {
   Value x = op->getOperand(0);
   auto xt = typeOf(x);
   SmallVector<int64_t> start, step, size;
   if (failed(resolveSlice(op, xt.getShape(), start, step, size)))
-    return emitNodeError(op) << "needs constant starts/ends/axes/steps";
+    return lowerRuntimeSlice(b, op);
   return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
                                          [&](IB &ib, ArrayRef<Value> i) {
     SmallVector<Value> src;
@@ -229,9 +348,33 @@ Results lowerTile(OpBuilder &b, Operation *op) {
 Results lowerPad(OpBuilder &b, Operation *op) {
   Value x = op->getOperand(0);
   auto xt = typeOf(x);
+  Location loc = op->getLoc();
+  int64_t rank = xt.getRank();
   SmallVector<int64_t> low, high;
-  if (failed(resolvePads(op, xt.getRank(), low, high)))
-    return emitNodeError(op) << "needs constant pads";
+  // Pads (and axes) computed at run time, with a known result shape: the
+  // low pads are read at run time and a kiln.check compares the sizes.
+  SmallVector<Value> lowV;
+  if (failed(resolvePads(op, rank, low, high))) {
+    auto out = resultType(op);
+    int64_t k = typeOf(op->getOperand(1)).getNumElements() / 2;
+    RuntimeDims r{b, loc, op, rank, Value()};
+    SmallVector<Value> axes = r.axes(3, k), lows, highs;
+    for (int64_t j = 0; j < k; ++j) {
+      lows.push_back(elementI64(b, loc, op->getOperand(1), j));
+      highs.push_back(elementI64(b, loc, op->getOperand(1), j + k));
+    }
+    SmallVector<Value> lowD = r.perDim(axes, lows, 0), highD = r.perDim(axes, highs, 0);
+    for (int64_t d = 0; d < rank; ++d) {
+      Value total = b.create<arith::AddIOp>(loc, b.create<arith::AddIOp>(loc, lowD[d], highD[d]),
+                                            r.c(xt.getDimSize(d)));
+      r.require(r.cmp(arith::CmpIPredicate::eq, total, r.c(out.getDimSize(d))));
+      lowV.push_back(r.index(lowD[d]));
+    }
+    r.check(out, "pads/axes");
+    // Every dim takes the general path.
+    low.assign(rank, 1);
+    high.assign(rank, 1);
+  }
   StringRef mode = getStrAttr(op, "mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
     return emitNodeError(op) << "mode \"" << mode << "\" is not supported";
@@ -243,7 +386,7 @@ Results lowerPad(OpBuilder &b, Operation *op) {
     Value inside;
     for (size_t d = 0; d < i.size(); ++d) {
       int64_t n = xt.getDimSize(d);
-      Value s = ib.add(i[d], -low[d]);
+      Value s = lowV.empty() ? ib.add(i[d], -low[d]) : ib.sub(i[d], lowV[d]);
       if (low[d] == 0 && high[d] <= 0) {
         src.push_back(s);
         continue;
@@ -271,6 +414,32 @@ Results lowerPad(OpBuilder &b, Operation *op) {
                           ib.l, padV, SmallVector<Value>(typeOf(padV).getRank(), ib.c(0)))
                     : zeroOf(ib.b, ib.l, elt);
     return ib.sel(inside, v, pv);
+  })};
+}
+
+/// CenterCropPad from the input and result shapes (the `shape` input must
+/// agree; RuntimeShapeInputs checks it when computed at run time): per
+/// axis, crop (dim - size) / 2 from the start or pad (size - dim) / 2.
+Results lowerCenterCropPad(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  auto out = resultType(op);
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), out, [&](IB &ib, ArrayRef<Value> i) -> Value {
+    SmallVector<Value> src;
+    Value inside;
+    for (size_t d = 0; d < i.size(); ++d) {
+      int64_t dim = xt.getDimSize(d), size = out.getDimSize(d);
+      if (size <= dim) {
+        src.push_back(ib.add(i[d], (dim - size) / 2));
+        continue;
+      }
+      Value s = ib.add(i[d], -((size - dim) / 2));
+      Value ok = ib.andI(ib.ge(s, 0), ib.lt(s, dim));
+      inside = inside ? ib.andI(inside, ok) : ok;
+      src.push_back(ib.clamp(s, 0, dim - 1));
+    }
+    Value v = ib.b.create<tensor::ExtractOp>(ib.l, x, src);
+    return inside ? ib.sel(inside, v, zeroOf(ib.b, ib.l, xt.getElementType())) : v;
   })};
 }
 
@@ -706,6 +875,7 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Expand"] = {lowerExpand, false};
   m["Tile"] = {lowerTile, false};
   m["Pad"] = {lowerPad, false};
+  m["CenterCropPad"] = {lowerCenterCropPad, false};
   m["DepthToSpace"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, true); }, false};
   m["SpaceToDepth"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, false); }, false};
   m["GatherElements"] = {lowerGatherElements, false};

@@ -79,10 +79,12 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
       {"ConstantOfShape", {0, "shape"}}, {"Resize", {2, "scales"}}, {"Resize", {3, "sizes"}},
       {"Upsample", {1, "scales"}}, {"OneHot", {1, "depth"}},  {"Split", {1, "split"}},
       {"Squeeze", {1, "axes"}},    {"Unsqueeze", {1, "axes"}}};
-  // Range computes from run-time scalars; only its length must be known.
-  bool runtimeRangeOk = name == "Range" && isStaticTensorOrNone(op->getResult(0).getType());
+  // Range computes from run-time scalars, Slice and Pad from run-time
+  // offsets and axes: only the result shape must be known.
+  bool staticResult = isStaticTensorOrNone(op->getResult(0).getType());
+  bool runtimeValuesOk = staticResult && (name == "Range" || name == "Slice" || name == "Pad");
   for (auto &[opName, in] : kShapeInputs) {
-    if (name != opName || in.first >= op->getNumOperands() || runtimeRangeOk)
+    if (name != opName || in.first >= op->getNumOperands() || runtimeValuesOk)
       continue;
     Value v = op->getOperand(in.first);
     if (isNone(v) || getConstantInts(v))

@@ -388,6 +388,8 @@ std::optional<Specialization> plan(Operation *op) {
     s = planScanAxis(op);
   else if (name == "ConstantOfShape")
     s = planResultShape(op, 0);
+  else if (name == "CenterCropPad")
+    s = planResultShape(op, 1);
   // (With keep_aspect_ratio_policy the sizes are not the result shape.)
   else if (name == "Resize" && op->getNumOperands() > 3 && isNone(op->getOperand(2)) &&
            getStrAttr(op, "keep_aspect_ratio_policy", "stretch") == "stretch")

@@ -41,3 +41,34 @@ func.func @cumsum_runtime_axis(%x: tensor<2x3xf32>, %a: tensor<i64>) -> tensor<2
   %0 = onnx.CumSum(%x, %a) : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// Slice with starts and ends computed at run time: ONNX's clamping runs at
+// run time, the sizes are checked, and the reads are clamped in bounds.
+// CHECK-LABEL: func.func @slice_runtime
+// CHECK: tensor.extract %arg1
+// CHECK: tensor.extract %arg2
+// CHECK: kiln.check %{{.*}}, "node {{.*}} (Slice): starts/ends/axes/steps (computed at run time) give a result shape other than the compiled tensor<2x2xf32>"
+// CHECK: linalg.generic
+// CHECK: arith.maxsi
+// CHECK: tensor.extract %arg0
+func.func @slice_runtime(%x: tensor<2x5xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>) -> tensor<2x2xf32> {
+  %a = onnx.Constant() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %none = onnx.NoValue
+  %0 = onnx.Slice(%x, %s, %e, %a, %none) : (tensor<2x5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+// Pad with pads computed at run time: the low pads are read at run time.
+// CHECK-LABEL: func.func @pad_runtime
+// CHECK: kiln.check %{{.*}}, "node {{.*}} (Pad): pads/axes (computed at run time) give a result shape other than the compiled tensor<5xf32>"
+// CHECK: linalg.generic
+// CHECK: arith.subi
+func.func @pad_runtime(%x: tensor<3xf32>, %p: tensor<2xi64>) -> tensor<5xf32> {
+  %none = onnx.NoValue
+  %0 = onnx.Pad(%x, %p, %none, %none) : (tensor<3xf32>, tensor<2xi64>, none, none) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
