@@ -151,7 +151,7 @@ void registerCastOps(LoweringTable &m) {
   // dtypes this provider converts.
   m["Cast"] = {lowerCast, false, [](Operation *op, std::string &why) {
                  int64_t to = getIntAttr(op, "to", 1);
-                 if ((to >= 1 && to <= 7) || (to >= 9 && to <= 13) || (to >= 17 && to <= 22) ||
+                 if ((to >= 1 && to <= 7) || (to >= 9 && to <= 13) || (to >= 16 && to <= 22) ||
                      to == 25 || to == 26)
                    return true;
                  why = "cast to ONNX dtype " + std::to_string(to) + " is not supported";

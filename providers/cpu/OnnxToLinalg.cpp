@@ -39,9 +39,9 @@ bool isStaticTensorOrNone(Type t) {
 }
 
 bool isSupportedElement(Type t, bool floatOnly) {
-  // f16 computes per op in f32 and rounds back, as numpy does; bf16 is
-  // left out because ONNX's references round bf16 only once, at the end.
-  if (t.isF32() || t.isF64() || t.isF16())
+  // f16 and bf16 compute per op in f32 and round back, as numpy (and
+  // ml_dtypes) do.
+  if (t.isF32() || t.isF64() || t.isF16() || t.isBF16())
     return true;
   return !floatOnly && (t.isInteger(64) || t.isInteger(32) || t.isInteger(16) ||
                         t.isInteger(8) || t.isInteger(1));
