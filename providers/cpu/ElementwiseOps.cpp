@@ -344,6 +344,15 @@ void registerElementwiseOps(LoweringTable &m) {
     Value neg = b.create<arith::MinimumFOp>(l, zero, b.create<arith::MulFOp>(l, a, em1));
     return b.create<arith::AddFOp>(l, b.create<arith::MaximumFOp>(l, zero, x), neg);
   });
+  un("Swish", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
+    Value a = cst(b, l, x.getType(), getFloatAttr(op, "alpha", 1.0f));
+    return b.create<arith::MulFOp>(l, x, sigmoid(b, l, b.create<arith::MulFOp>(l, a, x)));
+  });
+  ew("SwiGLU", [](OpBuilder &b, Location l, ValueRange v, Operation *op) -> Value {
+    Value a = cst(b, l, v[0].getType(), getFloatAttr(op, "alpha", 1.0f));
+    Value gate = b.create<arith::MulFOp>(l, v[0], sigmoid(b, l, b.create<arith::MulFOp>(l, a, v[0])));
+    return b.create<arith::MulFOp>(l, gate, v[1]);
+  });
   un("Softplus", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
     return b.create<math::Log1pOp>(l, b.create<math::ExpOp>(l, x));
   });
