@@ -1119,7 +1119,7 @@ const llvm::StringMap<Rule> &rules() {
           "Clip", "InstanceNormalization", "Mish", "Celu", "ThresholdedRelu",
           "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
           "Atanh", "Shrink", "Hardmax", "LpNormalization",
-          "MeanVarianceNormalization", "Swish", "SwiGLU"})
+          "MeanVarianceNormalization", "Swish", "SwiGLU", "RotaryEmbedding"})
       m[op] = same;
     for (const char *op : {"IsNaN", "IsInf"})
       m[op] = [](const Ctx &c) {

@@ -443,6 +443,69 @@ Results lowerCenterCropPad(OpBuilder &b, Operation *op) {
   })};
 }
 
+/// RotaryEmbedding, per output element as ONNX's reference defines it:
+/// input [B, H, S, D] (or [B, S, H*D] with num_heads), the first
+/// rotary_embedding_dim of each head rotated by the cos/sin caches (indexed
+/// by position_ids when given), in halves or interleaved pairs.
+Results lowerRotaryEmbedding(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0), cosC = op->getOperand(1), sinC = op->getOperand(2);
+  Value pos = op->getNumOperands() > 3 && !isNone(op->getOperand(3)) ? op->getOperand(3) : Value();
+  auto xt = typeOf(x);
+  bool threeD = xt.getRank() == 3;
+  int64_t heads = getIntAttr(op, "num_heads", 0);
+  int64_t head = threeD ? (heads > 0 ? xt.getDimSize(2) / heads : 0) : xt.getDimSize(3);
+  int64_t rot = getIntAttr(op, "rotary_embedding_dim", 0);
+  if (rot == 0)
+    rot = head;
+  int64_t half = rot / 2;
+  bool interleaved = getIntAttr(op, "interleaved", 0) != 0;
+  if (head == 0 || rot > head || rot % 2)
+    return emitNodeError(op) << "needs num_heads for 3-D input and an even rotary_embedding_dim",
+           failure();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op), [&](IB &ib, ArrayRef<Value> i) -> Value {
+    // Batch, sequence position and the index within the head.
+    Value bi = i[0], si = threeD ? i[1] : i[2];
+    Value d = threeD ? ib.rem(i[2], head) : i[3];
+    auto at = [&](Value dd) {
+      SmallVector<Value> src(i.begin(), i.end());
+      if (threeD)
+        src[2] = ib.add(ib.sub(i[2], d), dd);
+      else
+        src[3] = dd;
+      return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
+    };
+    Value inRot = ib.lt(d, rot);
+    Value dc = ib.clamp(d, 0, rot - 1);
+    // Pair (x1, x2), cache column and which of real/imag this element is.
+    Value col, x1, x2, isImag;
+    if (interleaved) {
+      col = ib.div(dc, 2);
+      x1 = at(ib.mul(col, 2));
+      x2 = at(ib.add(ib.mul(col, 2), 1));
+      isImag = ib.eq(ib.rem(dc, 2), ib.c(1));
+    } else {
+      isImag = ib.ge(dc, half);
+      col = ib.sel(isImag, ib.add(dc, -half), dc);
+      x1 = at(col);
+      x2 = at(ib.add(col, half));
+    }
+    SmallVector<Value> cacheIdx;
+    if (pos) {
+      Value p = ib.b.create<tensor::ExtractOp>(ib.l, pos, ValueRange{bi, si});
+      cacheIdx = {ib.clamp(ib.index(p), 0, typeOf(cosC).getDimSize(0) - 1), col};
+    } else {
+      cacheIdx = {bi, si, col};
+    }
+    Value c = ib.b.create<tensor::ExtractOp>(ib.l, cosC, cacheIdx);
+    Value sn = ib.b.create<tensor::ExtractOp>(ib.l, sinC, cacheIdx);
+    OpBuilder &nb = ib.b;
+    Location l = ib.l;
+    Value real = nb.create<arith::SubFOp>(l, nb.create<arith::MulFOp>(l, c, x1), nb.create<arith::MulFOp>(l, sn, x2));
+    Value imag = nb.create<arith::AddFOp>(l, nb.create<arith::MulFOp>(l, sn, x1), nb.create<arith::MulFOp>(l, c, x2));
+    return ib.sel(inRot, ib.sel(isImag, imag, real), at(d));
+  })};
+}
+
 Results lowerDepthSpace(OpBuilder &b, Operation *op, bool toSpace) {
   Value x = op->getOperand(0);
   auto xt = typeOf(x);
@@ -876,6 +939,14 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Tile"] = {lowerTile, false};
   m["Pad"] = {lowerPad, false};
   m["CenterCropPad"] = {lowerCenterCropPad, false};
+  // (position_ids are int64.)
+  m["RotaryEmbedding"] = {lowerRotaryEmbedding, false, [](Operation *op, std::string &why) {
+                            auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
+                            if (t && isFloat(t.getElementType()))
+                              return true;
+                            why = "the input must be a float tensor";
+                            return false;
+                          }};
   m["DepthToSpace"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, true); }, false};
   m["SpaceToDepth"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, false); }, false};
   m["GatherElements"] = {lowerGatherElements, false};

@@ -41,3 +41,19 @@ func.func @transpose(%x: tensor<2x3x4xf32>) -> (tensor<3x4x2xf32>, tensor<4x3x2x
   %1 = onnx.Transpose(%x) : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
   return %0, %1 : tensor<3x4x2xf32>, tensor<4x3x2xf32>
 }
+
+// -----
+
+// RotaryEmbedding: one generic over the output; rotated elements read the
+// cos/sin caches at position_ids, the rest of each head is copied.
+// CHECK-LABEL: func.func @rotary
+// CHECK: linalg.generic
+// CHECK: tensor.extract %arg3
+// CHECK: tensor.extract %arg1
+// CHECK: tensor.extract %arg2
+// CHECK: arith.subf
+// CHECK: arith.addf
+func.func @rotary(%x: tensor<1x2x3x8xf32>, %cos: tensor<4x2xf32>, %sin: tensor<4x2xf32>, %pos: tensor<1x3xi64>) -> tensor<1x2x3x8xf32> {
+  %0 = onnx.RotaryEmbedding(%x, %cos, %sin, %pos) {rotary_embedding_dim = 4 : i64} : (tensor<1x2x3x8xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x3xi64>) -> tensor<1x2x3x8xf32>
+  return %0 : tensor<1x2x3x8xf32>
+}
