@@ -506,6 +506,49 @@ Results lowerRotaryEmbedding(OpBuilder &b, Operation *op) {
   })};
 }
 
+/// AffineGrid: grid[n, ..., c] = theta[n, c, :] . (x, y[, z], 1), with the
+/// base coordinates in [-1, 1] per align_corners; the result shape is the
+/// size input's (RuntimeShapeInputs checks it when computed at run time).
+Results lowerAffineGrid(OpBuilder &b, Operation *op) {
+  Value theta = op->getOperand(0);
+  auto out = resultType(op);
+  int64_t rank = out.getRank(), spatial = rank - 2; // [N, (D,) H, W, spatial]
+  bool align = getIntAttr(op, "align_corners", 0) != 0;
+  Type elt = out.getElementType();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), out, [&](IB &ib, ArrayRef<Value> i) -> Value {
+    OpBuilder &nb = ib.b;
+    Location l = ib.l;
+    auto f = [&](Value idx) {
+      return nb.create<arith::SIToFPOp>(l, elt, nb.create<arith::IndexCastOp>(l, nb.getI64Type(), idx));
+    };
+    // Base coordinate k (x first) from spatial dim (rank - 2 - 1 - k).
+    Value acc;
+    for (int64_t k = 0; k <= spatial; ++k) {
+      Value coord;
+      if (k == spatial) {
+        coord = cst(nb, l, elt, 1.0);
+      } else {
+        int64_t dim = rank - 2 - k, size = out.getDimSize(dim);
+        Value p = f(i[dim]);
+        coord = align ? (size > 1 ? nb.create<arith::SubFOp>(
+                                        l, nb.create<arith::MulFOp>(l, p, cst(nb, l, elt, 2.0 / (size - 1))),
+                                        cst(nb, l, elt, 1.0))
+                                  : cst(nb, l, elt, 0.0))
+                      : nb.create<arith::SubFOp>(
+                            l, nb.create<arith::MulFOp>(
+                                   l, nb.create<arith::AddFOp>(l, nb.create<arith::MulFOp>(l, p, cst(nb, l, elt, 2.0)),
+                                                               cst(nb, l, elt, 1.0)),
+                                   cst(nb, l, elt, 1.0 / size)),
+                            cst(nb, l, elt, 1.0));
+      }
+      Value t = nb.create<tensor::ExtractOp>(l, theta, ValueRange{i[0], i[rank - 1], ib.c(k)});
+      Value term = nb.create<arith::MulFOp>(l, t, coord);
+      acc = acc ? nb.create<arith::AddFOp>(l, acc, term).getResult() : term;
+    }
+    return acc;
+  })};
+}
+
 Results lowerDepthSpace(OpBuilder &b, Operation *op, bool toSpace) {
   Value x = op->getOperand(0);
   auto xt = typeOf(x);
@@ -939,6 +982,13 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Tile"] = {lowerTile, false};
   m["Pad"] = {lowerPad, false};
   m["CenterCropPad"] = {lowerCenterCropPad, false};
+  m["AffineGrid"] = {lowerAffineGrid, false, [](Operation *op, std::string &why) {
+                       auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
+                       if (t && isFloat(t.getElementType()))
+                         return true;
+                       why = "theta must be a float tensor";
+                       return false;
+                     }};
   // (position_ids are int64.)
   m["RotaryEmbedding"] = {lowerRotaryEmbedding, false, [](Operation *op, std::string &why) {
                             auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());

@@ -363,6 +363,25 @@ std::optional<Specialization> planScanAxis(Operation *op) {
   return s;
 }
 
+/// AffineGrid's size [N, C, (D,) H, W]: all but C are the result's.
+std::optional<Specialization> planAffineGrid(Operation *op) {
+  auto out = staticType(op->getResult(0));
+  auto k = numElements(op->getOperand(1));
+  if (!out || !k || *k != out.getRank())
+    return std::nullopt;
+  SmallVector<int64_t> want = {out.getDimSize(0), 1};
+  for (int64_t d = 1; d + 1 < out.getRank(); ++d)
+    want.push_back(out.getDimSize(d));
+  return Specialization{1, {want}, [=](OpBuilder &b, Location l, ArrayRef<Value> in) {
+                          Scalars s{b, l};
+                          SmallVector<Value> conds;
+                          for (auto [j, v] : llvm::enumerate(in))
+                            if (j != 1)
+                              conds.push_back(s.eq(v, want[j]));
+                          return SmallVector<Value>{s.all(conds)};
+                        }};
+}
+
 std::optional<Specialization> plan(Operation *op) {
   StringRef name = op->getName().getStringRef();
   if (!name.consume_front("onnx."))
@@ -390,6 +409,8 @@ std::optional<Specialization> plan(Operation *op) {
     s = planResultShape(op, 0);
   else if (name == "CenterCropPad")
     s = planResultShape(op, 1);
+  else if (name == "AffineGrid")
+    s = planAffineGrid(op);
   // (With keep_aspect_ratio_policy the sizes are not the result shape.)
   else if (name == "Resize" && op->getNumOperands() > 3 && isNone(op->getOperand(2)) &&
            getStrAttr(op, "keep_aspect_ratio_policy", "stretch") == "stretch")
