@@ -1,4 +1,5 @@
 //===- DataMovementOps.cpp - reshapes, transposes, gathers, constants ---===//
+#include "providers/cpu/IndexGeneric.h"
 #include "providers/cpu/Lowering.h"
 
 #include "dialects/kiln/KilnDialect.h"
@@ -112,58 +113,6 @@ Results forward(OpBuilder &, Operation *op) {
 }
 
 
-
-// ---- Index-computed ops: out[i] = f(i), with tensor.extract in the body ----
-
-/// Small index arithmetic in a linalg body.
-struct IB {
-  OpBuilder &b;
-  Location l;
-  Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); }
-  Value add(Value x, Value y) { return b.create<arith::AddIOp>(l, x, y); }
-  Value sub(Value x, Value y) { return b.create<arith::SubIOp>(l, x, y); }
-  Value mul(Value x, Value y) { return b.create<arith::MulIOp>(l, x, y); }
-  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
-  Value mul(Value x, int64_t y) { return y == 1 ? x : mul(x, c(y)); }
-  Value div(Value x, int64_t y) { return y == 1 ? x : b.create<arith::DivSIOp>(l, x, c(y)); }
-  Value rem(Value x, int64_t y) { return b.create<arith::RemSIOp>(l, x, c(y)); }
-  /// Euclidean modulo (result in [0, y)).
-  Value mod(Value x, int64_t y) { return rem(add(rem(x, y), y), y); }
-  Value lt(Value x, Value y) { return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, y); }
-  Value lt(Value x, int64_t y) { return lt(x, c(y)); }
-  Value ge(Value x, int64_t y) { return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, x, c(y)); }
-  Value eq(Value x, Value y) { return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, x, y); }
-  Value andI(Value x, Value y) { return b.create<arith::AndIOp>(l, x, y); }
-  Value sel(Value c0, Value x, Value y) { return b.create<arith::SelectOp>(l, c0, x, y); }
-  Value clamp(Value x, int64_t lo, int64_t hi) {
-    return b.create<arith::MaxSIOp>(l, b.create<arith::MinSIOp>(l, x, c(hi)), c(lo));
-  }
-  Value index(Value v) {
-    if (v.getType().isIndex())
-      return v;
-    return b.create<arith::IndexCastOp>(l, b.getIndexType(), v);
-  }
-  /// An index read from an integer tensor, negatives wrapped by `dim`.
-  Value wrapNeg(Value idx, int64_t dim) { return sel(lt(idx, 0), add(idx, dim), idx); }
-};
-
-using IndexFn = std::function<Value(IB &, ArrayRef<Value>)>;
-
-Value indexGeneric(OpBuilder &b, Location loc, RankedTensorType out, const IndexFn &fn) {
-  Value init = emptyTensor(b, loc, out);
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(out.getRank())};
-  SmallVector<utils::IteratorType> iters(out.getRank(), utils::IteratorType::parallel);
-  auto g = b.create<linalg::GenericOp>(
-      loc, TypeRange{out}, ValueRange{}, ValueRange{init}, maps, iters,
-      [&](OpBuilder &nb, Location l, ValueRange) {
-        IB ib{nb, l};
-        SmallVector<Value> idx;
-        for (int64_t i = 0; i < out.getRank(); ++i)
-          idx.push_back(nb.create<linalg::IndexOp>(l, i));
-        nb.create<linalg::YieldOp>(l, fn(ib, idx));
-      });
-  return g.getResult(0);
-}
 
 Value zeroOf(OpBuilder &b, Location l, Type elt) { return scalarConst(b, l, elt, 0.0); }
 
@@ -503,49 +452,6 @@ Results lowerRotaryEmbedding(OpBuilder &b, Operation *op) {
     Value real = nb.create<arith::SubFOp>(l, nb.create<arith::MulFOp>(l, c, x1), nb.create<arith::MulFOp>(l, sn, x2));
     Value imag = nb.create<arith::AddFOp>(l, nb.create<arith::MulFOp>(l, sn, x1), nb.create<arith::MulFOp>(l, c, x2));
     return ib.sel(inRot, ib.sel(isImag, imag, real), at(d));
-  })};
-}
-
-/// AffineGrid: grid[n, ..., c] = theta[n, c, :] . (x, y[, z], 1), with the
-/// base coordinates in [-1, 1] per align_corners; the result shape is the
-/// size input's (RuntimeShapeInputs checks it when computed at run time).
-Results lowerAffineGrid(OpBuilder &b, Operation *op) {
-  Value theta = op->getOperand(0);
-  auto out = resultType(op);
-  int64_t rank = out.getRank(), spatial = rank - 2; // [N, (D,) H, W, spatial]
-  bool align = getIntAttr(op, "align_corners", 0) != 0;
-  Type elt = out.getElementType();
-  return SmallVector<Value>{indexGeneric(b, op->getLoc(), out, [&](IB &ib, ArrayRef<Value> i) -> Value {
-    OpBuilder &nb = ib.b;
-    Location l = ib.l;
-    auto f = [&](Value idx) {
-      return nb.create<arith::SIToFPOp>(l, elt, nb.create<arith::IndexCastOp>(l, nb.getI64Type(), idx));
-    };
-    // Base coordinate k (x first) from spatial dim (rank - 2 - 1 - k).
-    Value acc;
-    for (int64_t k = 0; k <= spatial; ++k) {
-      Value coord;
-      if (k == spatial) {
-        coord = cst(nb, l, elt, 1.0);
-      } else {
-        int64_t dim = rank - 2 - k, size = out.getDimSize(dim);
-        Value p = f(i[dim]);
-        coord = align ? (size > 1 ? nb.create<arith::SubFOp>(
-                                        l, nb.create<arith::MulFOp>(l, p, cst(nb, l, elt, 2.0 / (size - 1))),
-                                        cst(nb, l, elt, 1.0))
-                                  : cst(nb, l, elt, 0.0))
-                      : nb.create<arith::SubFOp>(
-                            l, nb.create<arith::MulFOp>(
-                                   l, nb.create<arith::AddFOp>(l, nb.create<arith::MulFOp>(l, p, cst(nb, l, elt, 2.0)),
-                                                               cst(nb, l, elt, 1.0)),
-                                   cst(nb, l, elt, 1.0 / size)),
-                            cst(nb, l, elt, 1.0));
-      }
-      Value t = nb.create<tensor::ExtractOp>(l, theta, ValueRange{i[0], i[rank - 1], ib.c(k)});
-      Value term = nb.create<arith::MulFOp>(l, t, coord);
-      acc = acc ? nb.create<arith::AddFOp>(l, acc, term).getResult() : term;
-    }
-    return acc;
   })};
 }
 
@@ -982,13 +888,6 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Tile"] = {lowerTile, false};
   m["Pad"] = {lowerPad, false};
   m["CenterCropPad"] = {lowerCenterCropPad, false};
-  m["AffineGrid"] = {lowerAffineGrid, false, [](Operation *op, std::string &why) {
-                       auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
-                       if (t && isFloat(t.getElementType()))
-                         return true;
-                       why = "theta must be a float tensor";
-                       return false;
-                     }};
   // (position_ids are int64.)
   m["RotaryEmbedding"] = {lowerRotaryEmbedding, false, [](Operation *op, std::string &why) {
                             auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());

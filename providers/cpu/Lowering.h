@@ -44,6 +44,7 @@ void registerNormalizationOps(LoweringTable &table);
 void registerDataMovementOps(LoweringTable &table);
 void registerControlFlowOps(LoweringTable &table);
 void registerCastOps(LoweringTable &table);
+void registerGridOps(LoweringTable &table);
 
 /// float8 and 4-/2-bit integer types, which only Cast/CastLike convert.
 bool isStorageOnlyType(mlir::Type t);

@@ -26,6 +26,7 @@ const LoweringTable &table() {
     registerDataMovementOps(m);
     registerControlFlowOps(m);
     registerCastOps(m);
+    registerGridOps(m);
     return m;
   }();
   return t;

@@ -148,10 +148,8 @@ def build(kind):
         return single("NotARealOp", "mystery_1", [("x", F, [2])], [("y", F, [2])])
     if kind == "shape-chain":
         return shape_chain()
-    if kind == "gridsample":
-        return single("GridSample", "gs_1",
-                      [("x", F, [1, 1, 4, 4]), ("grid", F, [1, 2, 2, 2])],
-                      [("y", F, [1, 1, 2, 2])])
+    if kind == "det":
+        return single("Det", "det_1", [("x", F, [2, 2])], [("y", F, [])])
     if kind == "opset99":
         return single("Relu", "relu_1", [("x", F, [2])], [("y", F, [2])], opset=99)
     if kind == "bad-add":

@@ -57,19 +57,3 @@ func.func @rotary(%x: tensor<1x2x3x8xf32>, %cos: tensor<4x2xf32>, %sin: tensor<4
   %0 = onnx.RotaryEmbedding(%x, %cos, %sin, %pos) {rotary_embedding_dim = 4 : i64} : (tensor<1x2x3x8xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x3xi64>) -> tensor<1x2x3x8xf32>
   return %0 : tensor<1x2x3x8xf32>
 }
-
-// -----
-
-// AffineGrid: theta . (x, y, 1) per output element, x and y from the
-// output coordinates.
-// CHECK-LABEL: func.func @affine_grid
-// CHECK: linalg.generic
-// CHECK: arith.sitofp
-// CHECK: tensor.extract %arg0
-// CHECK: arith.mulf
-// CHECK: arith.addf
-func.func @affine_grid(%theta: tensor<1x2x3xf32>) -> tensor<1x4x5x2xf32> {
-  %size = onnx.Constant() {value = dense<[1, 1, 4, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
-  %0 = onnx.AffineGrid(%theta, %size) : (tensor<1x2x3xf32>, tensor<4xi64>) -> tensor<1x4x5x2xf32>
-  return %0 : tensor<1x4x5x2xf32>
-}

@@ -1,13 +1,13 @@
 // RUN: not kiln-opt %s -split-input-file --kiln-lower-partitions 2>&1 | FileCheck %s
 
 // An op placed on the CPU by hand that it cannot run is still caught.
-// CHECK: error: {{.*}}node "gs_1" (GridSample): not supported by provider cpu: no CPU lowering for this op
-func.func @main(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> {
-  %0 = kiln.partition "cpu_0" provider("cpu") -> tensor<1x1x2x2xf32> {
-    %1 = onnx.GridSample(%x, %g) : (tensor<1x1x4x4xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> loc("gs_1")
-    kiln.yield %1 : tensor<1x1x2x2xf32>
+// CHECK: error: {{.*}}node "det_1" (Det): not supported by provider cpu: no CPU lowering for this op
+func.func @main(%x: tensor<2x2xf32>) -> tensor<f32> {
+  %0 = kiln.partition "cpu_0" provider("cpu") -> tensor<f32> {
+    %1 = onnx.Det(%x) : (tensor<2x2xf32>) -> tensor<f32> loc("det_1")
+    kiln.yield %1 : tensor<f32>
   }
-  return %0 : tensor<1x1x2x2xf32>
+  return %0 : tensor<f32>
 }
 
 // -----

@@ -4,10 +4,11 @@
 
 // UNKNOWN: error: unknown provider "gpu" (known: cpu, cuda)
 
-// CHECK: error: {{.*}}node "gs_1" (GridSample): not supported by provider cpu: no CPU lowering for this op
-func.func @grid_sample(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> {
-  %0 = onnx.GridSample(%x, %g) : (tensor<1x1x4x4xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> loc("gs_1")
-  return %0 : tensor<1x1x2x2xf32>
+// CHECK: error: {{.*}}node "dft_1" (DFT): not supported by provider cpu: no CPU lowering for this op
+func.func @dft(%x: tensor<1x8x1xf32>) -> tensor<1x8x2xf32> {
+  %n = onnx.NoValue
+  %0 = onnx.DFT(%x, %n, %n) : (tensor<1x8x1xf32>, none, none) -> tensor<1x8x2xf32> loc("dft_1")
+  return %0 : tensor<1x8x2xf32>
 }
 
 // -----

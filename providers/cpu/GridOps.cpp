@@ -1,0 +1,235 @@
+//===- GridOps.cpp - AffineGrid and GridSample ----------------------------===//
+//
+// Both follow ONNX's reference per output element: AffineGrid maps base
+// coordinates in [-1, 1] through theta; GridSample denormalizes each grid
+// point, applies the padding mode and interpolates (nearest, linear or
+// cubic) over the 2-D or 3-D spatial dims.
+//
+//===----------------------------------------------------------------------===//
+#include "providers/cpu/IndexGeneric.h"
+
+using namespace mlir;
+using namespace kiln::onnx;
+
+namespace kiln::cpu {
+namespace {
+
+/// AffineGrid: grid[n, ..., c] = theta[n, c, :] . (x, y[, z], 1), with the
+/// base coordinates in [-1, 1] per align_corners; the result shape is the
+/// size input's (RuntimeShapeInputs checks it when computed at run time).
+Results lowerAffineGrid(OpBuilder &b, Operation *op) {
+  Value theta = op->getOperand(0);
+  auto out = resultType(op);
+  int64_t rank = out.getRank(), spatial = rank - 2; // [N, (D,) H, W, spatial]
+  bool align = getIntAttr(op, "align_corners", 0) != 0;
+  Type elt = out.getElementType();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), out, [&](IB &ib, ArrayRef<Value> i) -> Value {
+    OpBuilder &nb = ib.b;
+    Location l = ib.l;
+    auto f = [&](Value idx) {
+      return nb.create<arith::SIToFPOp>(l, elt, nb.create<arith::IndexCastOp>(l, nb.getI64Type(), idx));
+    };
+    // Base coordinate k (x first) from spatial dim (rank - 2 - 1 - k).
+    Value acc;
+    for (int64_t k = 0; k <= spatial; ++k) {
+      Value coord;
+      if (k == spatial) {
+        coord = cst(nb, l, elt, 1.0);
+      } else {
+        int64_t dim = rank - 2 - k, size = out.getDimSize(dim);
+        Value p = f(i[dim]);
+        coord = align ? (size > 1 ? nb.create<arith::SubFOp>(
+                                        l, nb.create<arith::MulFOp>(l, p, cst(nb, l, elt, 2.0 / (size - 1))),
+                                        cst(nb, l, elt, 1.0))
+                                  : cst(nb, l, elt, 0.0))
+                      : nb.create<arith::SubFOp>(
+                            l, nb.create<arith::MulFOp>(
+                                   l, nb.create<arith::AddFOp>(l, nb.create<arith::MulFOp>(l, p, cst(nb, l, elt, 2.0)),
+                                                               cst(nb, l, elt, 1.0)),
+                                   cst(nb, l, elt, 1.0 / size)),
+                            cst(nb, l, elt, 1.0));
+      }
+      Value t = nb.create<tensor::ExtractOp>(l, theta, ValueRange{i[0], i[rank - 1], ib.c(k)});
+      Value term = nb.create<arith::MulFOp>(l, t, coord);
+      acc = acc ? nb.create<arith::AddFOp>(l, acc, term).getResult() : term;
+    }
+    return acc;
+  })};
+}
+
+/// Scalar f32 helpers for GridSample's coordinate arithmetic.
+struct FB {
+  OpBuilder &b;
+  Location l;
+  Type f;
+  Value c(double v) { return cst(b, l, f, v); }
+  Value add(Value x, Value y) { return b.create<arith::AddFOp>(l, x, y); }
+  Value sub(Value x, Value y) { return b.create<arith::SubFOp>(l, x, y); }
+  Value mul(Value x, Value y) { return b.create<arith::MulFOp>(l, x, y); }
+  Value div(Value x, Value y) { return b.create<arith::DivFOp>(l, x, y); }
+  Value lt(Value x, Value y) { return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, x, y); }
+  Value gt(Value x, Value y) { return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, x, y); }
+  Value sel(Value c0, Value x, Value y) { return b.create<arith::SelectOp>(l, c0, x, y); }
+  Value clamp(Value x, double lo, double hi) {
+    return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, x, c(lo)), c(hi));
+  }
+  Value floor(Value x) { return b.create<math::FloorOp>(l, x); }
+  Value abs(Value x) { return b.create<math::AbsFOp>(l, x); }
+  /// Reflects x into [lo, hi] by the nearer border, repeatedly.
+  Value reflect(Value x, double lo, double hi) {
+    double rng = hi - lo;
+    if (rng <= 0)
+      return c(lo);
+    auto side = [&](Value dx, bool below) {
+      Value n = b.create<arith::FPToSIOp>(l, b.getI64Type(), div(dx, c(rng)));
+      Value r = sub(dx, mul(b.create<arith::SIToFPOp>(l, f, n), c(rng)));
+      Value even = b.create<arith::CmpIOp>(
+          l, arith::CmpIPredicate::eq,
+          b.create<arith::AndIOp>(l, n, b.create<arith::ConstantIntOp>(l, 1, 64)),
+          b.create<arith::ConstantIntOp>(l, 0, 64));
+      Value fromLo = add(c(lo), r), fromHi = sub(c(hi), r);
+      return below ? sel(even, fromLo, fromHi) : sel(even, fromHi, fromLo);
+    };
+    Value below = side(sub(c(lo), x), true), above = side(sub(x, c(hi)), false);
+    return sel(lt(x, c(lo)), below, sel(gt(x, c(hi)), above, x));
+  }
+};
+
+/// Cubic convolution weights (Keys, A = -0.75) of the four taps around a
+/// point at fraction t past the second one.
+SmallVector<Value> cubicWeights(FB &fb, Value t) {
+  double a = -0.75;
+  auto far = [&](Value x) { // 1 < x < 2
+    return fb.sub(fb.mul(fb.add(fb.mul(fb.sub(fb.mul(fb.c(a), x), fb.c(5 * a)), x), fb.c(8 * a)), x),
+                  fb.c(4 * a));
+  };
+  auto near = [&](Value x) { // x <= 1
+    return fb.add(fb.mul(fb.mul(fb.sub(fb.mul(fb.c(a + 2), x), fb.c(a + 3)), x), x), fb.c(1.0));
+  };
+  Value one = fb.c(1.0), two = fb.c(2.0);
+  return {far(fb.add(t, one)), near(t), near(fb.sub(one, t)), far(fb.sub(two, t))};
+}
+
+Results lowerGridSample(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0), grid = op->getOperand(1);
+  auto xt = typeOf(x);
+  auto out = resultType(op);
+  int64_t k = xt.getRank() - 2;
+  StringRef mode = getStrAttr(op, "mode", "linear");
+  if (mode == "bilinear")
+    mode = "linear";
+  else if (mode == "bicubic")
+    mode = "cubic";
+  StringRef padding = getStrAttr(op, "padding_mode", "zeros");
+  bool align = getIntAttr(op, "align_corners", 0) != 0;
+  Type elt = out.getElementType();
+  SmallVector<int64_t> dims(xt.getShape().drop_front(2));
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), out, [&](IB &ib, ArrayRef<Value> i) -> Value {
+    FB fb{ib.b, ib.l, elt};
+    // Denormalized coordinate per spatial dim (the grid lists x first).
+    SmallVector<Value> coord;
+    for (int64_t d = 0; d < k; ++d) {
+      SmallVector<Value> gi = {i[0]};
+      gi.append(i.begin() + 2, i.end());
+      gi.push_back(ib.c(k - 1 - d));
+      Value g = ib.b.create<tensor::ExtractOp>(ib.l, grid, gi);
+      double n = dims[d];
+      Value v = align ? fb.mul(fb.add(g, fb.c(1.0)), fb.c((n - 1) / 2.0))
+                      : fb.div(fb.sub(fb.mul(fb.add(g, fb.c(1.0)), fb.c(n)), fb.c(1.0)), fb.c(2.0));
+      if (mode == "nearest")
+        v = ib.b.create<math::RoundEvenOp>(ib.l, v);
+      double lo = align ? 0.0 : -0.5, hi = align ? n - 1 : n - 0.5;
+      if (padding == "border")
+        v = fb.clamp(v, 0, n - 1);
+      else if (padding == "reflection")
+        v = fb.reflect(v, lo, hi);
+      coord.push_back(v);
+    }
+    // One tap: the pixel at integer coordinates, or 0 outside (zeros).
+    auto pixel = [&](ArrayRef<Value> at) -> Value {
+      SmallVector<Value> src = {i[0], i[1]};
+      Value inside;
+      for (int64_t d = 0; d < k; ++d) {
+        Value p = at[d];
+        double n = dims[d];
+        if (padding == "reflection") {
+          double lo = align ? 0.0 : -0.5, hi = align ? n - 1 : n - 0.5;
+          p = ib.b.create<arith::FPToSIOp>(
+              ib.l, ib.b.getI64Type(),
+              fb.reflect(ib.b.create<arith::SIToFPOp>(ib.l, elt, p), lo, hi));
+        }
+        Value idx = ib.index(p);
+        if (padding == "zeros") {
+          Value ok = ib.andI(ib.ge(idx, 0), ib.lt(idx, dims[d]));
+          inside = inside ? ib.andI(inside, ok) : ok;
+        }
+        src.push_back(ib.clamp(idx, 0, dims[d] - 1));
+      }
+      Value v = ib.b.create<tensor::ExtractOp>(ib.l, x, src);
+      return inside ? ib.sel(inside, v, fb.c(0.0)) : v;
+    };
+    auto toInt = [&](Value v) { return ib.b.create<arith::FPToSIOp>(ib.l, ib.b.getI64Type(), v).getResult(); };
+    if (mode == "nearest") {
+      SmallVector<Value> at;
+      for (Value v : coord)
+        at.push_back(toInt(v));
+      return pixel(at);
+    }
+    // Linear (2 taps) or cubic (4) per dim: the sum over the tensor product.
+    int64_t taps = mode == "cubic" ? 4 : 2, first = mode == "cubic" ? -1 : 0;
+    SmallVector<Value> base;
+    SmallVector<SmallVector<Value>> weights;
+    for (Value v : coord) {
+      Value f0 = fb.floor(v);
+      Value t = fb.sub(v, f0);
+      base.push_back(toInt(f0));
+      if (taps == 4)
+        weights.push_back(cubicWeights(fb, t));
+      else
+        weights.push_back({fb.sub(fb.c(1.0), t), t});
+    }
+    Value acc = fb.c(0.0);
+    int64_t count = 1;
+    for (int64_t d = 0; d < k; ++d)
+      count *= taps;
+    for (int64_t tap = 0; tap < count; ++tap) {
+      SmallVector<Value> at;
+      Value w;
+      int64_t rest = tap;
+      for (int64_t d = k - 1; d >= 0; --d) {
+        int64_t j = rest % taps;
+        rest /= taps;
+        at.insert(at.begin(), ib.b.create<arith::AddIOp>(
+                                  ib.l, base[d], ib.b.create<arith::ConstantIntOp>(ib.l, first + j, 64)));
+        w = w ? fb.mul(w, weights[d][j]) : weights[d][j];
+      }
+      acc = fb.add(acc, fb.mul(w, pixel(at)));
+    }
+    return acc;
+  })};
+}
+
+} // namespace
+
+void registerGridOps(LoweringTable &m) {
+  m["GridSample"] = {lowerGridSample, true, [](Operation *op, std::string &why) {
+                       StringRef mode = getStrAttr(op, "mode", "linear");
+                       auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
+                       if (mode == "cubic" || mode == "bicubic") {
+                         if (t && t.hasRank() && t.getRank() != 4) {
+                           why = "cubic mode needs 2-D spatial input";
+                           return false;
+                         }
+                       }
+                       return true;
+                     }};
+  m["AffineGrid"] = {lowerAffineGrid, false, [](Operation *op, std::string &why) {
+                       auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
+                       if (t && isFloat(t.getElementType()))
+                         return true;
+                       why = "theta must be a float tensor";
+                       return false;
+                     }};
+}
+
+} // namespace kiln::cpu

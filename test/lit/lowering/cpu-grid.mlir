@@ -1,0 +1,29 @@
+// RUN: kiln-opt %s -split-input-file --kiln-partition --kiln-lower-partitions | FileCheck %s
+
+// AffineGrid: theta . (x, y, 1) per output element, x and y from the
+// output coordinates.
+// CHECK-LABEL: func.func @affine_grid
+// CHECK: linalg.generic
+// CHECK: arith.sitofp
+// CHECK: tensor.extract %arg0
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @affine_grid(%theta: tensor<1x2x3xf32>) -> tensor<1x4x5x2xf32> {
+  %size = onnx.Constant() {value = dense<[1, 1, 4, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %0 = onnx.AffineGrid(%theta, %size) : (tensor<1x2x3xf32>, tensor<4xi64>) -> tensor<1x4x5x2xf32>
+  return %0 : tensor<1x4x5x2xf32>
+}
+
+// -----
+
+// GridSample, bilinear with zeros padding: each output reads the grid
+// point, then four taps weighted by the fractions, zero outside.
+// CHECK-LABEL: func.func @grid_sample
+// CHECK: linalg.generic
+// CHECK: tensor.extract %arg1
+// CHECK: math.floor
+// CHECK-COUNT-4: tensor.extract %arg0
+func.func @grid_sample(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %0 = onnx.GridSample(%x, %g) {mode = "linear"} : (tensor<1x1x4x4xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
