@@ -586,6 +586,51 @@ bool decomposeQLinearMatMul(Operation *op) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// CausalConvWithState: past state (or zeros) + input, a depthwise Conv1d, an
+// optional SiLU (in f32, as the reference), and the last k-1 frames as the
+// present state.
+//===----------------------------------------------------------------------===//
+
+bool decomposeCausalConv(Operation *op) {
+  Value x = op->getOperand(0), w = op->getOperand(1);
+  Value bias = optionalOperand(op, 2), past = optionalOperand(op, 3);
+  auto xt = staticType(x), wt = staticType(w);
+  if (!xt || !wt || xt.getRank() != 3 || wt.getRank() != 3 || !isFloat(xt.getElementType()))
+    return false;
+  StringRef act = getStrAttr(op, "activation", "none");
+  if (act != "none" && act != "silu" && act != "swish")
+    return false;
+  int64_t b = xt.getDimSize(0), c = xt.getDimSize(1), len = xt.getDimSize(2), k = wt.getDimSize(2);
+  Type elt = xt.getElementType();
+  OpBuilder ob(op);
+  GraphBuilder g(ob, op->getLoc(), elt);
+  Value padded = x;
+  if (k > 1) {
+    Value state = past ? past : g.zeros({b, c, k - 1});
+    padded = g.op("Concat", {state, x}, {g.attr("axis", int64_t(2))});
+  }
+  SmallVector<NamedAttribute> attrs = {g.attr("group", c), g.b.getNamedAttr("kernel_shape", g.b.getI64ArrayAttr({k})),
+                                       g.b.getNamedAttr("pads", g.b.getI64ArrayAttr({0, 0}))};
+  // The convolution accumulates in f32 and rounds once, as the reference.
+  Type f32 = ob.getF32Type();
+  GraphBuilder gf(ob, op->getLoc(), f32);
+  Value y = castTo(gf, gf.op("Conv", {castTo(gf, padded, f32), castTo(gf, w, f32),
+                                      bias ? castTo(gf, bias, f32) : g.none()},
+                             attrs),
+                   elt);
+  if (act != "none") {
+    Value y32 = castTo(gf, y, f32);
+    y = castTo(gf, gf.op("Mul", {y32, gf.op("Sigmoid", {y32})}), elt);
+  }
+  // (Empty for k = 1.)
+  Value present = g.slice(padded, len, len + k - 1, 2);
+  if (!staticType(y) || !staticType(present))
+    return false;
+  replaceResults(op, {y, present});
+  return true;
+}
+
 struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
   void runOnOperation() override {
     // In program order, re-typing the ops after a rewrite so that later
@@ -612,6 +657,8 @@ struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
         rewrite = decomposeConvInteger;
       else if (n == "onnx.QLinearMatMul")
         rewrite = decomposeQLinearMatMul;
+      else if (n == "onnx.CausalConvWithState")
+        rewrite = decomposeCausalConv;
       else if (n == "onnx.CumSum" || n == "onnx.CumProd")
         rewrite = [&](Operation *o) { return decomposeScan(o, n == "onnx.CumProd"); };
       if (!rewrite) {

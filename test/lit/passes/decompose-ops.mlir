@@ -136,3 +136,19 @@ func.func @quantize_int8(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i8>) -> 
   %0 = onnx.QuantizeLinear(%x, %s, %z) : (tensor<4xf32>, tensor<f32>, tensor<i8>) -> tensor<4xi8>
   return %0 : tensor<4xi8>
 }
+
+// -----
+
+// CausalConvWithState: past state + input, a depthwise Conv1d in f32, and
+// the last k-1 frames as the present state.
+// CHECK-LABEL: func.func @causal_conv
+// CHECK: %[[P:.*]] = onnx.Concat(%arg2, %arg0) {axis = 2 : i64}
+// CHECK: onnx.Conv({{.*}}) {group = 4 : i64, kernel_shape = [3], pads = [0, 0]}
+// CHECK: onnx.Sigmoid
+// CHECK: onnx.Slice(%[[P]]
+// CHECK-NOT: onnx.CausalConvWithState
+func.func @causal_conv(%x: tensor<1x4x6xf32>, %w: tensor<4x1x3xf32>, %s: tensor<1x4x2xf32>) -> (tensor<1x4x6xf32>, tensor<1x4x2xf32>) {
+  %n = onnx.NoValue
+  %0:2 = onnx.CausalConvWithState(%x, %w, %n, %s) {activation = "silu"} : (tensor<1x4x6xf32>, tensor<4x1x3xf32>, none, tensor<1x4x2xf32>) -> (tensor<1x4x6xf32>, tensor<1x4x2xf32>)
+  return %0#0, %0#1 : tensor<1x4x6xf32>, tensor<1x4x2xf32>
+}
