@@ -415,29 +415,30 @@ struct AttrToInput {
   int beforeVersion; // applies when the node's op version is older
   const char *attr;
   int inputIndex;
-  bool isFloatScalar;
+  enum Kind { Ints, FloatScalar, IntScalar } kind;
 };
 static const AttrToInput kAttrToInput[] = {
-    {"Squeeze", 13, "axes", 1, false},
-    {"Unsqueeze", 13, "axes", 1, false},
-    {"ReduceSum", 13, "axes", 1, false},
-    {"ReduceMean", 18, "axes", 1, false},
-    {"ReduceMax", 18, "axes", 1, false},
-    {"ReduceMin", 18, "axes", 1, false},
-    {"ReduceProd", 18, "axes", 1, false},
-    {"ReduceL1", 18, "axes", 1, false},
-    {"ReduceL2", 18, "axes", 1, false},
-    {"ReduceLogSum", 18, "axes", 1, false},
-    {"ReduceLogSumExp", 18, "axes", 1, false},
-    {"ReduceSumSquare", 18, "axes", 1, false},
-    {"Split", 13, "split", 1, false},
-    {"Slice", 10, "starts", 1, false},
-    {"Slice", 10, "ends", 2, false},
-    {"Slice", 10, "axes", 3, false},
-    {"Pad", 11, "pads", 1, false},
-    {"Pad", 11, "value", 2, true},
-    {"Clip", 11, "min", 1, true},
-    {"Clip", 11, "max", 2, true},
+    {"Squeeze", 13, "axes", 1, AttrToInput::Ints},
+    {"Unsqueeze", 13, "axes", 1, AttrToInput::Ints},
+    {"ReduceSum", 13, "axes", 1, AttrToInput::Ints},
+    {"ReduceMean", 18, "axes", 1, AttrToInput::Ints},
+    {"ReduceMax", 18, "axes", 1, AttrToInput::Ints},
+    {"ReduceMin", 18, "axes", 1, AttrToInput::Ints},
+    {"ReduceProd", 18, "axes", 1, AttrToInput::Ints},
+    {"ReduceL1", 18, "axes", 1, AttrToInput::Ints},
+    {"ReduceL2", 18, "axes", 1, AttrToInput::Ints},
+    {"ReduceLogSum", 18, "axes", 1, AttrToInput::Ints},
+    {"ReduceLogSumExp", 18, "axes", 1, AttrToInput::Ints},
+    {"ReduceSumSquare", 18, "axes", 1, AttrToInput::Ints},
+    {"Split", 13, "split", 1, AttrToInput::Ints},
+    {"Slice", 10, "starts", 1, AttrToInput::Ints},
+    {"Slice", 10, "ends", 2, AttrToInput::Ints},
+    {"Slice", 10, "axes", 3, AttrToInput::Ints},
+    {"Pad", 11, "pads", 1, AttrToInput::Ints},
+    {"Pad", 11, "value", 2, AttrToInput::FloatScalar},
+    {"Clip", 11, "min", 1, AttrToInput::FloatScalar},
+    {"Clip", 11, "max", 2, AttrToInput::FloatScalar},
+    {"DFT", 20, "axis", 2, AttrToInput::IntScalar},
 };
 
 /// Attributes of old opsets that the newest form dropped and whose presence
@@ -510,10 +511,13 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
       while (static_cast<int>(operands.size()) < moved->inputIndex)
         operands.push_back(noValue());
       DenseElementsAttr value;
-      if (moved->isFloatScalar) {
+      if (moved->kind == AttrToInput::FloatScalar) {
         Type elt = cast<ShapedType>(operands[0].getType()).getElementType();
         value = DenseElementsAttr::get(RankedTensorType::get({}, elt),
                                        b.getFloatAttr(elt, attr.f()));
+      } else if (moved->kind == AttrToInput::IntScalar) {
+        value = DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                       ArrayRef<int64_t>{attr.i()});
       } else {
         SmallVector<int64_t> ints(attr.ints().begin(), attr.ints().end());
         value = DenseElementsAttr::get(

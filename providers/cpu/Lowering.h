@@ -45,6 +45,7 @@ void registerDataMovementOps(LoweringTable &table);
 void registerControlFlowOps(LoweringTable &table);
 void registerCastOps(LoweringTable &table);
 void registerGridOps(LoweringTable &table);
+void registerSpectralOps(LoweringTable &table);
 
 /// float8 and 4-/2-bit integer types, which only Cast/CastLike convert.
 bool isStorageOnlyType(mlir::Type t);

@@ -27,6 +27,7 @@ const LoweringTable &table() {
     registerControlFlowOps(m);
     registerCastOps(m);
     registerGridOps(m);
+    registerSpectralOps(m);
     return m;
   }();
   return t;

@@ -342,21 +342,24 @@ std::optional<Specialization> planResultShape(Operation *op, unsigned operand) {
   return exactly(operand, want);
 }
 
-/// CumSum / CumProd: the result shape does not depend on the axis; each
-/// axis is a candidate, picked at run time.
-std::optional<Specialization> planScanAxis(Operation *op) {
+/// An axis input (CumSum, CumProd, DFT): each of the first `axes` axes is a
+/// candidate, picked at run time (ones whose result shape differs are
+/// dropped when the candidates are lowered).
+std::optional<Specialization> planAxis(Operation *op, unsigned operand, int64_t axes) {
   auto xt = staticType(op->getOperand(0));
-  auto k = numElements(op->getOperand(1));
+  if (operand >= op->getNumOperands() || isNone(op->getOperand(operand)))
+    return std::nullopt;
+  auto k = numElements(op->getOperand(operand));
   if (!xt || !k || *k != 1 || xt.getRank() == 0)
     return std::nullopt;
   int64_t r = xt.getRank();
-  Specialization s{1, {}, nullptr};
-  for (int64_t a = 0; a < r; ++a)
+  Specialization s{operand, {}, nullptr};
+  for (int64_t a = 0; a < axes; ++a)
     s.values.push_back({a});
-  s.selects = [r](OpBuilder &b, Location l, ArrayRef<Value> axis) {
+  s.selects = [r, axes](OpBuilder &b, Location l, ArrayRef<Value> axis) {
     Scalars sc{b, l};
     SmallVector<Value> sel;
-    for (int64_t a = 0; a < r; ++a)
+    for (int64_t a = 0; a < axes; ++a)
       sel.push_back(sc.any({sc.eq(axis[0], a), sc.eq(axis[0], a - r)}));
     return sel;
   };
@@ -404,7 +407,9 @@ std::optional<Specialization> plan(Operation *op) {
   else if (name == "Split")
     s = planSplit(op);
   else if (name == "CumSum" || name == "CumProd")
-    s = planScanAxis(op);
+    s = planAxis(op, 1, staticType(op->getOperand(0)) ? staticType(op->getOperand(0)).getRank() : 0);
+  else if (name == "DFT")
+    s = planAxis(op, 2, staticType(op->getOperand(0)) ? staticType(op->getOperand(0)).getRank() - 1 : 0);
   else if (name == "ConstantOfShape")
     s = planResultShape(op, 0);
   else if (name == "CenterCropPad")
@@ -461,26 +466,43 @@ Results lowerWith(OpBuilder &b, Operation *op, unsigned operand, ArrayRef<int64_
 
 bool hasRuntimeShapeInput(Operation *op) { return plan(op).has_value(); }
 
+/// Whether `op` lowers with `values` in place of operand `operand`.
+static bool candidateLowers(Operation *op, unsigned operand, ArrayRef<int64_t> values,
+                            std::string &why) {
+  OpBuilder b(op->getContext());
+  Operation *c = intConstant(b, op->getLoc(), values);
+  Operation *clone = op->clone();
+  clone->setOperand(operand, c->getResult(0));
+  bool ok = canLowerOnCpu(clone, why);
+  clone->destroy();
+  c->destroy();
+  return ok;
+}
+
 bool canLowerSpecialized(Operation *op, std::string &why) {
   auto s = plan(op);
-  OpBuilder b(op->getContext());
-  for (const auto &v : s->values) {
-    Operation *c = intConstant(b, op->getLoc(), v);
-    Operation *clone = op->clone();
-    clone->setOperand(s->operand, c->getResult(0));
-    bool ok = canLowerOnCpu(clone, why);
-    clone->destroy();
-    c->destroy();
-    if (!ok)
-      return false;
-  }
-  return true;
+  // Candidates that do not lower (their result shape differs) are dropped;
+  // at least one must remain.
+  for (const auto &v : s->values)
+    if (candidateLowers(op, s->operand, v, why))
+      return true;
+  return false;
 }
 
 Results lowerSpecialized(OpBuilder &b, Operation *op) {
   auto s = plan(op);
   Location loc = op->getLoc();
-  SmallVector<Value> selects = s->selects(b, loc, elementsOf(b, loc, op->getOperand(s->operand)));
+  SmallVector<Value> all = s->selects(b, loc, elementsOf(b, loc, op->getOperand(s->operand)));
+  SmallVector<Value> selects;
+  SmallVector<SmallVector<int64_t>> kept;
+  for (auto [v, sel] : llvm::zip(s->values, all)) {
+    std::string why;
+    if (candidateLowers(op, s->operand, v, why)) {
+      kept.push_back(v);
+      selects.push_back(sel);
+    }
+  }
+  s->values = kept;
   std::string msg;
   llvm::raw_string_ostream os(msg);
   os << describeNode(op) << ": input " << s->operand

@@ -4,11 +4,10 @@
 
 // UNKNOWN: error: unknown provider "gpu" (known: cpu, cuda)
 
-// CHECK: error: {{.*}}node "dft_1" (DFT): not supported by provider cpu: no CPU lowering for this op
-func.func @dft(%x: tensor<1x8x1xf32>) -> tensor<1x8x2xf32> {
-  %n = onnx.NoValue
-  %0 = onnx.DFT(%x, %n, %n) : (tensor<1x8x1xf32>, none, none) -> tensor<1x8x2xf32> loc("dft_1")
-  return %0 : tensor<1x8x2xf32>
+// CHECK: error: {{.*}}node "coin_1" (Bernoulli): not supported by provider cpu: no CPU lowering for this op
+func.func @bernoulli(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = onnx.Bernoulli(%x) : (tensor<4xf32>) -> tensor<4xf32> loc("coin_1")
+  return %0 : tensor<4xf32>
 }
 
 // -----

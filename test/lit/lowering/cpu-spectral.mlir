@@ -1,0 +1,16 @@
+// RUN: kiln-opt %s -split-input-file --kiln-partition --kiln-lower-partitions | FileCheck %s
+
+// DFT of a real signal along axis 1: one contraction over the samples and
+// the input components with a constant 8x1x8x2 twiddle matrix.
+// CHECK-LABEL: func.func @dft
+// CHECK: %[[W:.*]] = arith.constant dense<{{.*}}> : tensor<8x1x8x2xf32>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK-SAME: ins(%arg0, %[[W]] : tensor<1x8x1xf32>, tensor<8x1x8x2xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @dft(%x: tensor<1x8x1xf32>) -> tensor<1x8x2xf32> {
+  %n = onnx.NoValue
+  %a = onnx.Constant() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %0 = onnx.DFT(%x, %n, %a) : (tensor<1x8x1xf32>, none, tensor<i64>) -> tensor<1x8x2xf32>
+  return %0 : tensor<1x8x2xf32>
+}
