@@ -631,6 +631,87 @@ bool decomposeCausalConv(Operation *op) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// LinearAttention: the reference's recurrence, unrolled over the (short,
+// static) sequence in f32: decay (gated), delta correction, the rank-1
+// state update and the read by each query head.
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kMaxLinearAttentionSteps = 64;
+
+bool decomposeLinearAttention(Operation *op) {
+  Value q = op->getOperand(0), k = op->getOperand(1), v = op->getOperand(2);
+  Value past = optionalOperand(op, 3), decay = optionalOperand(op, 4), beta = optionalOperand(op, 5);
+  auto qt = staticType(q), kt = staticType(k), vt = staticType(v);
+  if (!qt || !kt || !vt || qt.getRank() != 3 || kt.getRank() != 3 || vt.getRank() != 3 ||
+      !isFloat(qt.getElementType()))
+    return false;
+  StringRef rule = getStrAttr(op, "update_rule", "gated_delta");
+  bool gating = rule == "gated" || rule == "gated_delta";
+  bool delta = rule == "delta" || rule == "gated_delta";
+  int64_t hq = getIntAttr(op, "q_num_heads", 0), hkv = getIntAttr(op, "kv_num_heads", 0);
+  if (hq <= 0 || hkv <= 0 || hq % hkv || (gating && !decay) || (delta && !beta))
+    return false;
+  int64_t b = qt.getDimSize(0), t = qt.getDimSize(1);
+  int64_t dk = qt.getDimSize(2) / hq, dv = vt.getDimSize(2) / hkv, group = hq / hkv;
+  if (t < 1 || t > kMaxLinearAttentionSteps)
+    return false;
+  double scale = getFloatAttr(op, "scale", 0.0f);
+  if (scale == 0.0)
+    scale = 1.0 / std::sqrt(double(dk));
+  Type outElt = qt.getElementType();
+  OpBuilder ob(op);
+  Type f32 = ob.getF32Type();
+  GraphBuilder g(ob, op->getLoc(), f32);
+  // (B, T, H*D) -> (B, H, T, D), in f32.
+  auto heads = [&](Value x, int64_t h) {
+    int64_t d = staticType(x).getDimSize(2) / h;
+    Value r = g.op("Reshape", {castTo(g, x, f32), g.ints({b, t, h, d})});
+    return g.op("Transpose", {r}, {g.perm({0, 2, 1, 3})});
+  };
+  Value q4 = heads(q, hq), k4 = heads(k, hkv), v4 = heads(v, hkv);
+  Value decay4, beta4;
+  if (gating) {
+    int64_t last = staticType(decay).getDimSize(2);
+    decay4 = last == hkv ? g.op("Transpose", {g.op("Reshape", {castTo(g, decay, f32), g.ints({b, t, hkv, 1})})},
+                                {g.perm({0, 2, 1, 3})})
+                         : heads(decay, hkv);
+  }
+  if (delta) {
+    int64_t last = staticType(beta).getDimSize(2);
+    beta4 = g.op("Transpose", {g.op("Reshape", {castTo(g, beta, f32), g.ints({b, t, last, 1})})},
+                 {g.perm({0, 2, 1, 3})});
+  }
+  Value state = past ? castTo(g, past, f32) : g.zeros({b, hkv, dk, dv});
+  auto swapLast = [&](Value x) { return g.op("Transpose", {x}, {g.perm({0, 1, 3, 2})}); };
+  SmallVector<Value> outs;
+  for (int64_t i = 0; i < t; ++i) {
+    Value qi = g.slice(q4, i, i + 1, 2), ki = g.slice(k4, i, i + 1, 2), vi = g.slice(v4, i, i + 1, 2);
+    if (gating) // state * exp(g) over d_v
+      state = g.op("Mul", {state, swapLast(g.op("Exp", {g.slice(decay4, i, i + 1, 2)}))});
+    if (delta) {
+      Value retrieved = g.op("MatMul", {ki, state});
+      vi = g.op("Mul", {g.slice(beta4, i, i + 1, 2), g.op("Sub", {vi, retrieved})});
+    }
+    state = g.op("Add", {state, g.op("MatMul", {swapLast(ki), vi})});
+    Value read = state;
+    if (group > 1) {
+      Value e = g.op("Expand", {g.op("Unsqueeze", {state, g.ints({2})}), g.ints({b, hkv, group, dk, dv})});
+      read = g.op("Reshape", {e, g.ints({b, hq, dk, dv})});
+    }
+    outs.push_back(g.op("Mul", {g.op("MatMul", {qi, read}), g.scalar(scale)}));
+  }
+  Value all = t == 1 ? outs[0] : g.op("Concat", outs, {g.attr("axis", int64_t(2))});
+  Value y = g.op("Reshape", {g.op("Transpose", {all}, {g.perm({0, 2, 1, 3})}), g.ints({b, t, hq * dv})});
+  y = castTo(g, y, outElt);
+  Type stateElt = past ? staticType(past).getElementType() : outElt;
+  Value present = castTo(g, state, stateElt);
+  if (!staticType(y) || !staticType(present))
+    return false;
+  replaceResults(op, {y, present});
+  return true;
+}
+
 struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
   void runOnOperation() override {
     // In program order, re-typing the ops after a rewrite so that later
@@ -659,6 +740,8 @@ struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
         rewrite = decomposeQLinearMatMul;
       else if (n == "onnx.CausalConvWithState")
         rewrite = decomposeCausalConv;
+      else if (n == "onnx.LinearAttention")
+        rewrite = decomposeLinearAttention;
       else if (n == "onnx.CumSum" || n == "onnx.CumProd")
         rewrite = [&](Operation *o) { return decomposeScan(o, n == "onnx.CumProd"); };
       if (!rewrite) {

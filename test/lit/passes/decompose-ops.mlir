@@ -152,3 +152,17 @@ func.func @causal_conv(%x: tensor<1x4x6xf32>, %w: tensor<4x1x3xf32>, %s: tensor<
   %0:2 = onnx.CausalConvWithState(%x, %w, %n, %s) {activation = "silu"} : (tensor<1x4x6xf32>, tensor<4x1x3xf32>, none, tensor<1x4x2xf32>) -> (tensor<1x4x6xf32>, tensor<1x4x2xf32>)
   return %0#0, %0#1 : tensor<1x4x6xf32>, tensor<1x4x2xf32>
 }
+
+// -----
+
+// LinearAttention (linear rule, one head, two steps): per step a rank-1
+// state update (MatMul of k^T and v) and the read q . state, scaled.
+// CHECK-LABEL: func.func @linear_attention
+// CHECK-COUNT-2: onnx.Add
+// CHECK: onnx.Concat
+// CHECK-NOT: onnx.LinearAttention
+func.func @linear_attention(%q: tensor<1x2x4xf32>, %k: tensor<1x2x4xf32>, %v: tensor<1x2x4xf32>) -> (tensor<1x2x4xf32>, tensor<1x1x4x4xf32>) {
+  %n = onnx.NoValue
+  %0:2 = onnx.LinearAttention(%q, %k, %v, %n, %n, %n) {update_rule = "linear", q_num_heads = 1 : i64, kv_num_heads = 1 : i64} : (tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, none, none, none) -> (tensor<1x2x4xf32>, tensor<1x1x4x4xf32>)
+  return %0#0, %0#1 : tensor<1x2x4xf32>, tensor<1x1x4x4xf32>
+}
