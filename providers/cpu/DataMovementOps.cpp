@@ -910,8 +910,26 @@ void registerDataMovementOps(LoweringTable &m) {
   m["ConstantOfShape"] = {lowerConstantOfShape, false};
   m["Size"] = {lowerSize, false};
   // Not float-only: sizes/roi are integer inputs; the lowering checks data.
-  m["Resize"] = {lowerResize, false};
-  m["Upsample"] = {lowerResize, false};
+  // What the lowering needs beyond shapes, refused up front.
+  auto resizeCheck = [](Operation *op, std::string &why) {
+    auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
+    StringRef mode = getStrAttr(op, "mode", "nearest");
+    if (!t || !isFloat(t.getElementType()))
+      why = "only float data is supported";
+    else if (getIntAttr(op, "antialias", 0))
+      why = "antialias is not supported";
+    else if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "cubic")
+      why = ("mode \"" + mode + "\" is not supported").str();
+    else if (op->getName().getStringRef() == "onnx.Resize" &&
+             getStrAttr(op, "coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize" &&
+             (op->getNumOperands() < 2 || !getConstantDoubles(op->getOperand(1))))
+      why = "needs a constant roi (it is computed at run time)";
+    else
+      return true;
+    return false;
+  };
+  m["Resize"] = {lowerResize, false, resizeCheck};
+  m["Upsample"] = {lowerResize, false, resizeCheck};
 }
 
 } // namespace kiln::cpu

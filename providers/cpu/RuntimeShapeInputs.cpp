@@ -27,8 +27,13 @@ namespace {
 struct Specialization {
   unsigned operand;
   SmallVector<SmallVector<int64_t>> values;
-  /// One i1 per entry of `values`, from the input's elements as i64.
+  /// One i1 per entry of `values`, from the input's elements as i64 (as
+  /// f32 for a float input, whose candidates are `floatValues`).
   std::function<SmallVector<Value>(OpBuilder &, Location, ArrayRef<Value>)> selects;
+  SmallVector<SmallVector<double>> floatValues = {};
+  /// How a run-time value that selects no candidate is reported.
+  const char *mismatch = "gives a result shape other than the compiled";
+  size_t size() const { return floatValues.empty() ? values.size() : floatValues.size(); }
 };
 
 /// Scalar i64/i1 arithmetic for the run-time tests.
@@ -385,6 +390,40 @@ std::optional<Specialization> planAffineGrid(Operation *op) {
                         }};
 }
 
+/// Resize / Upsample scales: compiled for the ratios of the result and
+/// input sizes, and checked to equal them exactly at run time.
+std::optional<Specialization> planScales(Operation *op, unsigned operand) {
+  auto xt = staticType(op->getOperand(0)), out = staticType(op->getResult(0));
+  if (operand >= op->getNumOperands() || isNone(op->getOperand(operand)) || !xt || !out)
+    return std::nullopt;
+  auto k = numElements(op->getOperand(operand));
+  SmallVector<int64_t> axes = getIntsAttr(op, "axes");
+  if (axes.empty())
+    axes = range(xt.getRank());
+  if (!k || *k != (int64_t)axes.size())
+    return std::nullopt;
+  SmallVector<double> want;
+  for (int64_t a : axes) {
+    if (a < 0)
+      a += xt.getRank();
+    if (xt.getDimSize(a) == 0)
+      return std::nullopt;
+    // As the f32 the model passes.
+    want.push_back(float(double(out.getDimSize(a)) / double(xt.getDimSize(a))));
+  }
+  Specialization s{operand, {}, nullptr};
+  s.floatValues = {want};
+  s.mismatch = "differs from the result/input size ratios the model was compiled for, giving";
+  s.selects = [want](OpBuilder &b, Location l, ArrayRef<Value> in) {
+    Value ok = b.create<arith::ConstantIntOp>(l, 1, 1);
+    for (auto [v, w] : llvm::zip(in, want))
+      ok = b.create<arith::AndIOp>(
+          l, ok, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, v, cst(b, l, v.getType(), w)));
+    return SmallVector<Value>{ok};
+  };
+  return s;
+}
+
 std::optional<Specialization> plan(Operation *op) {
   StringRef name = op->getName().getStringRef();
   if (!name.consume_front("onnx."))
@@ -420,6 +459,10 @@ std::optional<Specialization> plan(Operation *op) {
   else if (name == "Resize" && op->getNumOperands() > 3 && isNone(op->getOperand(2)) &&
            getStrAttr(op, "keep_aspect_ratio_policy", "stretch") == "stretch")
     s = planResultShape(op, 3);
+  else if (name == "Resize" && (op->getNumOperands() < 4 || isNone(op->getOperand(3))))
+    s = planScales(op, 2);
+  else if (name == "Upsample")
+    s = planScales(op, 1);
   // Only for an input that is really computed at run time.
   if (s && getConstantDoubles(op->getOperand(s->operand)))
     return std::nullopt;
@@ -431,7 +474,20 @@ Operation *intConstant(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
   return b.create<arith::ConstantOp>(loc, DenseIntElementsAttr::get(type, values));
 }
 
-/// The input's elements as i64 scalars.
+/// Candidate `i` as a constant of the input's type.
+Operation *candidateConstant(OpBuilder &b, Location loc, const Specialization &s, size_t i,
+                             Value input) {
+  if (s.floatValues.empty())
+    return intConstant(b, loc, s.values[i]);
+  auto elt = cast<FloatType>(cast<ShapedType>(input.getType()).getElementType());
+  SmallVector<Attribute> attrs;
+  for (double v : s.floatValues[i])
+    attrs.push_back(b.getFloatAttr(elt, v));
+  auto type = RankedTensorType::get({(int64_t)attrs.size()}, elt);
+  return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, attrs));
+}
+
+/// The input's elements as i64 scalars (floats kept as f32).
 SmallVector<Value> elementsOf(OpBuilder &b, Location l, Value v) {
   auto t = cast<RankedTensorType>(v.getType());
   SmallVector<Value> out;
@@ -442,7 +498,7 @@ SmallVector<Value> elementsOf(OpBuilder &b, Location l, Value v) {
     Value e = b.create<tensor::ExtractOp>(l, v, idx);
     Type et = e.getType();
     if (isFloat(et))
-      e = b.create<arith::FPToSIOp>(l, b.getI64Type(), e);
+      e = castScalar(b, l, e, b.getF32Type());
     else if (et.getIntOrFloatBitWidth() < 64)
       e = b.create<arith::ExtSIOp>(l, b.getI64Type(), e);
     out.push_back(e);
@@ -450,11 +506,11 @@ SmallVector<Value> elementsOf(OpBuilder &b, Location l, Value v) {
   return out;
 }
 
-/// `op` lowered with `values` in place of its operand `operand`.
-Results lowerWith(OpBuilder &b, Operation *op, unsigned operand, ArrayRef<int64_t> values) {
-  Operation *c = intConstant(b, op->getLoc(), values);
+/// `op` lowered with candidate `i` in place of its run-time input.
+Results lowerWith(OpBuilder &b, Operation *op, const Specialization &s, size_t i) {
+  Operation *c = candidateConstant(b, op->getLoc(), s, i, op->getOperand(s.operand));
   Operation *clone = b.clone(*op);
-  clone->setOperand(operand, c->getResult(0));
+  clone->setOperand(s.operand, c->getResult(0));
   Results r = lowerOneOp(b, clone);
   clone->erase();
   if (c->use_empty())
@@ -466,13 +522,12 @@ Results lowerWith(OpBuilder &b, Operation *op, unsigned operand, ArrayRef<int64_
 
 bool hasRuntimeShapeInput(Operation *op) { return plan(op).has_value(); }
 
-/// Whether `op` lowers with `values` in place of operand `operand`.
-static bool candidateLowers(Operation *op, unsigned operand, ArrayRef<int64_t> values,
-                            std::string &why) {
+/// Whether `op` lowers with candidate `i` in place of its run-time input.
+static bool candidateLowers(Operation *op, const Specialization &s, size_t i, std::string &why) {
   OpBuilder b(op->getContext());
-  Operation *c = intConstant(b, op->getLoc(), values);
+  Operation *c = candidateConstant(b, op->getLoc(), s, i, op->getOperand(s.operand));
   Operation *clone = op->clone();
-  clone->setOperand(operand, c->getResult(0));
+  clone->setOperand(s.operand, c->getResult(0));
   bool ok = canLowerOnCpu(clone, why);
   clone->destroy();
   c->destroy();
@@ -483,8 +538,8 @@ bool canLowerSpecialized(Operation *op, std::string &why) {
   auto s = plan(op);
   // Candidates that do not lower (their result shape differs) are dropped;
   // at least one must remain.
-  for (const auto &v : s->values)
-    if (candidateLowers(op, s->operand, v, why))
+  for (size_t i = 0; i < s->size(); ++i)
+    if (candidateLowers(op, *s, i, why))
       return true;
   return false;
 }
@@ -494,30 +549,29 @@ Results lowerSpecialized(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   SmallVector<Value> all = s->selects(b, loc, elementsOf(b, loc, op->getOperand(s->operand)));
   SmallVector<Value> selects;
-  SmallVector<SmallVector<int64_t>> kept;
-  for (auto [v, sel] : llvm::zip(s->values, all)) {
+  SmallVector<size_t> kept;
+  for (size_t i = 0; i < s->size(); ++i) {
     std::string why;
-    if (candidateLowers(op, s->operand, v, why)) {
-      kept.push_back(v);
-      selects.push_back(sel);
+    if (candidateLowers(op, *s, i, why)) {
+      kept.push_back(i);
+      selects.push_back(all[i]);
     }
   }
-  s->values = kept;
   std::string msg;
   llvm::raw_string_ostream os(msg);
-  os << describeNode(op) << ": input " << s->operand
-     << " (computed at run time) gives a result shape other than the compiled ";
+  os << describeNode(op) << ": input " << s->operand << " (computed at run time) "
+     << s->mismatch << " ";
   llvm::interleave(op->getResultTypes(), os, ", ");
   b.create<CheckOp>(loc, Scalars{b, loc}.any(selects), os.str());
-  // The last value also runs when none matches (the check has failed).
+  // The last candidate also runs when none matches (the check has failed).
   std::function<Results(size_t)> branch = [&](size_t i) -> Results {
-    if (i + 1 == s->values.size())
-      return lowerWith(b, op, s->operand, s->values[i]);
+    if (i + 1 == kept.size())
+      return lowerWith(b, op, *s, kept[i]);
     auto ifOp = b.create<scf::IfOp>(loc, op->getResultTypes(), selects[i], /*withElseRegion=*/true);
     for (auto [region, next] : {std::pair{&ifOp.getThenRegion(), i}, std::pair{&ifOp.getElseRegion(), i + 1}}) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&region->front());
-      Results r = next == i ? lowerWith(b, op, s->operand, s->values[i]) : branch(next);
+      Results r = next == i ? lowerWith(b, op, *s, kept[i]) : branch(next);
       if (failed(r) || llvm::any_of(*r, [](Value v) { return !v; }))
         return failure();
       b.create<scf::YieldOp>(loc, *r);

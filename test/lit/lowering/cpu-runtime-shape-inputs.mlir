@@ -72,3 +72,16 @@ func.func @pad_runtime(%x: tensor<3xf32>, %p: tensor<2xi64>) -> tensor<5xf32> {
   %0 = onnx.Pad(%x, %p, %none, %none) : (tensor<3xf32>, tensor<2xi64>, none, none) -> tensor<5xf32>
   return %0 : tensor<5xf32>
 }
+
+// -----
+
+// Resize with scales computed at run time: compiled for the size ratios
+// (here 2), checked to be exactly those at run time.
+// CHECK-LABEL: func.func @resize_runtime_scales
+// CHECK: arith.cmpf oeq
+// CHECK: kiln.check %{{.*}}, "node {{.*}} (Resize): input 2 (computed at run time) differs from the result/input size ratios the model was compiled for, giving tensor<1x1x4x4xf32>"
+func.func @resize_runtime_scales(%x: tensor<1x1x2x2xf32>, %s: tensor<4xf32>) -> tensor<1x1x4x4xf32> {
+  %n = onnx.NoValue
+  %0 = onnx.Resize(%x, %n, %s, %n) {mode = "nearest"} : (tensor<1x1x2x2xf32>, none, tensor<4xf32>, none) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
