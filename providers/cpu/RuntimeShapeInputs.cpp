@@ -487,8 +487,8 @@ Operation *candidateConstant(OpBuilder &b, Location loc, const Specialization &s
   return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, attrs));
 }
 
-/// The input's elements as i64 scalars (floats kept as f32).
-SmallVector<Value> elementsOf(OpBuilder &b, Location l, Value v) {
+/// The input's elements as i64 scalars (or, with keepFloat, floats as f32).
+SmallVector<Value> elementsOf(OpBuilder &b, Location l, Value v, bool keepFloat) {
   auto t = cast<RankedTensorType>(v.getType());
   SmallVector<Value> out;
   for (int64_t i = 0; i < t.getNumElements(); ++i) {
@@ -498,7 +498,8 @@ SmallVector<Value> elementsOf(OpBuilder &b, Location l, Value v) {
     Value e = b.create<tensor::ExtractOp>(l, v, idx);
     Type et = e.getType();
     if (isFloat(et))
-      e = castScalar(b, l, e, b.getF32Type());
+      e = keepFloat ? castScalar(b, l, e, b.getF32Type())
+                    : (Value)b.create<arith::FPToSIOp>(l, b.getI64Type(), e);
     else if (et.getIntOrFloatBitWidth() < 64)
       e = b.create<arith::ExtSIOp>(l, b.getI64Type(), e);
     out.push_back(e);
@@ -547,7 +548,8 @@ bool canLowerSpecialized(Operation *op, std::string &why) {
 Results lowerSpecialized(OpBuilder &b, Operation *op) {
   auto s = plan(op);
   Location loc = op->getLoc();
-  SmallVector<Value> all = s->selects(b, loc, elementsOf(b, loc, op->getOperand(s->operand)));
+  SmallVector<Value> all =
+      s->selects(b, loc, elementsOf(b, loc, op->getOperand(s->operand), !s->floatValues.empty()));
   SmallVector<Value> selects;
   SmallVector<size_t> kept;
   for (size_t i = 0; i < s->size(); ++i) {
