@@ -14,6 +14,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <cmath>
 #include <functional>
@@ -712,6 +713,24 @@ bool decomposeLinearAttention(Operation *op) {
   return true;
 }
 
+/// The rewrite of each op this pass decomposes.
+const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
+  static const llvm::StringMap<bool (*)(Operation *)> table = {
+      {"onnx.Attention", decomposeAttention},
+      {"onnx.RMSNormalization", decomposeRmsNorm},
+      {"onnx.DequantizeLinear", decomposeDequantize},
+      {"onnx.QuantizeLinear", decomposeQuantize},
+      {"onnx.DynamicQuantizeLinear", decomposeDynamicQuantize},
+      {"onnx.MatMulInteger", decomposeMatMulInteger},
+      {"onnx.ConvInteger", decomposeConvInteger},
+      {"onnx.QLinearMatMul", decomposeQLinearMatMul},
+      {"onnx.CausalConvWithState", decomposeCausalConv},
+      {"onnx.LinearAttention", decomposeLinearAttention},
+      {"onnx.CumSum", [](Operation *op) { return decomposeScan(op, false); }},
+      {"onnx.CumProd", [](Operation *op) { return decomposeScan(op, true); }}};
+  return table;
+}
+
 struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
   void runOnOperation() override {
     // In program order, re-typing the ops after a rewrite so that later
@@ -721,29 +740,8 @@ struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
     bool changed = false;
     for (Operation *op : all) {
       StringRef n = op->getName().getStringRef();
-      std::function<bool(Operation *)> rewrite;
-      if (n == "onnx.Attention")
-        rewrite = decomposeAttention;
-      else if (n == "onnx.RMSNormalization")
-        rewrite = decomposeRmsNorm;
-      else if (n == "onnx.DequantizeLinear")
-        rewrite = decomposeDequantize;
-      else if (n == "onnx.QuantizeLinear")
-        rewrite = decomposeQuantize;
-      else if (n == "onnx.DynamicQuantizeLinear")
-        rewrite = decomposeDynamicQuantize;
-      else if (n == "onnx.MatMulInteger")
-        rewrite = decomposeMatMulInteger;
-      else if (n == "onnx.ConvInteger")
-        rewrite = decomposeConvInteger;
-      else if (n == "onnx.QLinearMatMul")
-        rewrite = decomposeQLinearMatMul;
-      else if (n == "onnx.CausalConvWithState")
-        rewrite = decomposeCausalConv;
-      else if (n == "onnx.LinearAttention")
-        rewrite = decomposeLinearAttention;
-      else if (n == "onnx.CumSum" || n == "onnx.CumProd")
-        rewrite = [&](Operation *o) { return decomposeScan(o, n == "onnx.CumProd"); };
+      auto found = rewrites().find(n);
+      bool (*rewrite)(Operation *) = found == rewrites().end() ? nullptr : found->second;
       if (!rewrite) {
         if (changed && failed(inferShapesFor(op)))
           return signalPassFailure();

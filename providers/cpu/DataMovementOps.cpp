@@ -889,13 +889,7 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Pad"] = {lowerPad, false};
   m["CenterCropPad"] = {lowerCenterCropPad, false};
   // (position_ids are int64.)
-  m["RotaryEmbedding"] = {lowerRotaryEmbedding, false, [](Operation *op, std::string &why) {
-                            auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
-                            if (t && isFloat(t.getElementType()))
-                              return true;
-                            why = "the input must be a float tensor";
-                            return false;
-                          }};
+  m["RotaryEmbedding"] = {lowerRotaryEmbedding, false, requireFloatInput};
   m["DepthToSpace"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, true); }, false};
   m["SpaceToDepth"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, false); }, false};
   m["GatherElements"] = {lowerGatherElements, false};

@@ -196,6 +196,14 @@ Value modScalar(OpBuilder &b, Location l, Value x, Value y, bool fmod,
 
 } // namespace
 
+bool requireFloatInput(Operation *op, std::string &why) {
+  auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
+  if (t && isFloat(t.getElementType()))
+    return true;
+  why = "the first input must be a float tensor";
+  return false;
+}
+
 bool rejectUnsigned(Operation *op, std::string &why) {
   SmallVector<Type> types(op->getOperandTypes());
   llvm::append_range(types, op->getResultTypes());

@@ -223,13 +223,7 @@ void registerGridOps(LoweringTable &m) {
                        }
                        return true;
                      }};
-  m["AffineGrid"] = {lowerAffineGrid, false, [](Operation *op, std::string &why) {
-                       auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
-                       if (t && isFloat(t.getElementType()))
-                         return true;
-                       why = "theta must be a float tensor";
-                       return false;
-                     }};
+  m["AffineGrid"] = {lowerAffineGrid, false, requireFloatInput};
 }
 
 } // namespace kiln::cpu

@@ -63,6 +63,8 @@ inline mlir::Value cst(mlir::OpBuilder &b, mlir::Location loc, mlir::Type elt,
 }
 /// The operands that are not `none`.
 llvm::SmallVector<mlir::Value> present(mlir::ValueRange vals);
+/// Capability check requiring a float first operand.
+bool requireFloatInput(mlir::Operation *op, std::string &why);
 /// Capability check refusing unsigned element types (arith needs signless).
 bool rejectUnsigned(mlir::Operation *op, std::string &why);
 /// Scalar conversion with ONNX Cast semantics; integers are signless, so

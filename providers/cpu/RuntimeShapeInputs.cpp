@@ -145,19 +145,32 @@ SmallVector<SmallVector<int64_t>> removals(ArrayRef<int64_t> big, ArrayRef<int64
   return out;
 }
 
-/// Reduce*: with keepdims the reduced dims are those that became 1 (size-1
-/// dims may or may not be named; the result is the same); without, every
-/// way of dropping dims that leaves the result shape is a candidate.
-std::optional<Specialization> planReduce(Operation *op) {
+/// An optional axes input (operand 1) with static data and result types.
+struct AxesInput {
+  int64_t count;
+  RankedTensorType data, result;
+};
+std::optional<AxesInput> axesInput(Operation *op) {
   if (op->getNumOperands() < 2 || isNone(op->getOperand(1)))
     return std::nullopt;
   auto k = numElements(op->getOperand(1));
   auto xt = staticType(op->getOperand(0)), out = staticType(op->getResult(0));
   if (!k || !xt || !out)
     return std::nullopt;
+  return AxesInput{*k, xt, out};
+}
+
+/// Reduce*: with keepdims the reduced dims are those that became 1 (size-1
+/// dims may or may not be named; the result is the same); without, every
+/// way of dropping dims that leaves the result shape is a candidate.
+std::optional<Specialization> planReduce(Operation *op) {
+  auto in = axesInput(op);
+  if (!in)
+    return std::nullopt;
+  auto [k, xt, out] = *in;
   int64_t r = xt.getRank();
   Specialization s{1, {}, nullptr};
-  if (*k == 0) {
+  if (k == 0) {
     s.values = {{}};
     s.selects = [](OpBuilder &b, Location l, ArrayRef<Value>) {
       return SmallVector<Value>{Scalars{b, l}.flag(true)};
@@ -186,7 +199,7 @@ std::optional<Specialization> planReduce(Operation *op) {
         dims.push_back(d);
   } else {
     s.values = removals(xt.getShape(), out.getShape(), false);
-    if (s.values.empty() || (int64_t)s.values.front().size() != *k)
+    if (s.values.empty() || (int64_t)s.values.front().size() != k)
       return std::nullopt;
   }
   auto values = s.values;
@@ -202,15 +215,13 @@ std::optional<Specialization> planReduce(Operation *op) {
 /// Squeeze / Unsqueeze: any axes that remove / insert the right size-1 dims
 /// give the same data; the first such set is compiled.
 std::optional<Specialization> planSqueeze(Operation *op, bool squeeze) {
-  if (op->getNumOperands() < 2 || isNone(op->getOperand(1)))
+  auto in = axesInput(op);
+  if (!in)
     return std::nullopt;
-  auto k = numElements(op->getOperand(1));
-  auto xt = staticType(op->getOperand(0)), out = staticType(op->getResult(0));
-  if (!k || !xt || !out)
-    return std::nullopt;
+  auto [k, xt, out] = *in;
   auto big = squeeze ? xt : out, small = squeeze ? out : xt;
   auto sets = removals(big.getShape(), small.getShape(), true);
-  if (sets.empty() || (int64_t)sets.front().size() != *k)
+  if (sets.empty() || (int64_t)sets.front().size() != k)
     return std::nullopt;
   int64_t rank = big.getRank();
   return Specialization{1, {sets.front()}, [=](OpBuilder &b, Location l, ArrayRef<Value> axes) {

@@ -27,19 +27,25 @@ std::optional<DftShape> dftShape(Operation *op, std::string &why) {
     why = "needs a ranked input";
     return std::nullopt;
   }
+  // An optional scalar input, which must be a constant.
+  auto scalarInput = [&](unsigned i, int64_t &out, const char *what) {
+    if (op->getNumOperands() <= i || isNone(op->getOperand(i)))
+      return true;
+    auto v = getConstantInts(op->getOperand(i));
+    if (!v || v->size() != 1) {
+      why = std::string("needs a constant ") + what + " input (it is computed at run time)";
+      return false;
+    }
+    out = (*v)[0];
+    return true;
+  };
   DftShape s;
   int64_t rank = xt.getRank();
   s.cin = xt.getDimSize(rank - 1);
   // DFT-17 defaulted the axis to 1, DFT-20 to -2.
   s.axis = getIntAttr(op, "onnx.version", 20) < 20 ? 1 : -2;
-  if (op->getNumOperands() > 2 && !isNone(op->getOperand(2))) {
-    auto v = getConstantInts(op->getOperand(2));
-    if (!v || v->size() != 1) {
-      why = "needs a constant axis input (it is computed at run time)";
-      return std::nullopt;
-    }
-    s.axis = (*v)[0];
-  }
+  if (!scalarInput(2, s.axis, "axis"))
+    return std::nullopt;
   if (s.axis < 0)
     s.axis += rank;
   s.inverse = getIntAttr(op, "inverse", 0) != 0;
@@ -50,14 +56,8 @@ std::optional<DftShape> dftShape(Operation *op, std::string &why) {
   }
   s.n = xt.getDimSize(s.axis);
   s.len = s.inverse && s.onesided ? 2 * (s.n - 1) : s.n;
-  if (op->getNumOperands() > 1 && !isNone(op->getOperand(1))) {
-    auto v = getConstantInts(op->getOperand(1));
-    if (!v || v->size() != 1) {
-      why = "needs a constant dft_length input";
-      return std::nullopt;
-    }
-    s.len = (*v)[0];
-  }
+  if (!scalarInput(1, s.len, "dft_length"))
+    return std::nullopt;
   if (s.len <= 0 || s.n <= 0) {
     why = "empty transform";
     return std::nullopt;
@@ -156,12 +156,7 @@ Results lowerDft(OpBuilder &b, Operation *op) {
 
 void registerSpectralOps(LoweringTable &m) {
   m["DFT"] = {lowerDft, false, [](Operation *op, std::string &why) {
-                auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
-                if (!t || !isFloat(t.getElementType())) {
-                  why = "the input must be a float tensor";
-                  return false;
-                }
-                return dftShape(op, why).has_value();
+                return requireFloatInput(op, why) && dftShape(op, why).has_value();
               }};
 }
 
