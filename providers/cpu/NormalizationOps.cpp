@@ -1,6 +1,8 @@
 //===- NormalizationOps.cpp - normalization, softmax, reductions ---===//
 #include "providers/cpu/Lowering.h"
 
+#include "dialects/kiln/KilnDialect.h"
+
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -495,7 +497,9 @@ Results lowerTopK(OpBuilder &b, Operation *op) {
                                             theirs, mine);
           same = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, theirs, mine);
         } else {
-          before = nb.create<arith::CmpIOp>(l, largest ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
+          bool u = wasUnsigned(op);
+          before = nb.create<arith::CmpIOp>(l, largest ? (u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+                                                       : (u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt),
                                             theirs, mine);
           same = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, theirs, mine);
         }
@@ -711,22 +715,42 @@ void registerNormalizationOps(LoweringTable &m) {
   m["Softmax"] = {[](OpBuilder &b, Operation *op) { return lowerSoftmax(b, op, false); }};
   m["LogSoftmax"] = {[](OpBuilder &b, Operation *op) { return lowerSoftmax(b, op, true); }};
   m["Hardmax"] = {lowerHardmax};
+  // Inference (or a zero ratio): the identity and an all-true mask. With
+  // training_mode or ratio computed at run time, a kiln.check fails the run
+  // when they ask for random dropping.
   m["Dropout"] = {[](OpBuilder &b, Operation *op) -> Results {
-                    // Inference: the identity, and an all-true mask.
+                    Location loc = op->getLoc();
+                    Value training = op->getOperand(2), ratio = op->getOperand(1);
+                    if (!isNone(training) && !getConstantInts(training)) {
+                      Value t = b.create<tensor::ExtractOp>(loc, training, ValueRange{});
+                      Value ok = b.create<arith::XOrIOp>(loc, t, b.create<arith::ConstantIntOp>(loc, 1, 1));
+                      if (!isNone(ratio)) {
+                        Value r = castScalar(b, loc, b.create<tensor::ExtractOp>(loc, ratio, ValueRange{}),
+                                             b.getF64Type());
+                        ok = b.create<arith::OrIOp>(
+                            loc, ok,
+                            b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, r, cst(b, loc, b.getF64Type(), 0.0)));
+                      }
+                      b.create<CheckOp>(loc, ok,
+                                        describeNode(op) + ": training_mode with a nonzero ratio (computed at "
+                                                           "run time) asks for random dropout");
+                    }
                     SmallVector<Value> r = {op->getOperand(0), Value()};
                     if (auto t = dyn_cast<RankedTensorType>(op->getResult(1).getType()))
-                      r[1] = filledTensor(b, op->getLoc(), t, 1);
+                      r[1] = filledTensor(b, loc, t, 1);
                     return r;
                   },
                   false,
                   [](Operation *op, std::string &why) {
-                    Value training = op->getOperand(2);
-                    if (isNone(training))
+                    Value training = op->getOperand(2), ratio = op->getOperand(1);
+                    auto t = getConstantInts(training);
+                    auto r = getConstantDoubles(ratio);
+                    bool off = isNone(training) || (t && llvm::all_of(*t, [](int64_t x) { return x == 0; }));
+                    bool zeroRatio = r && llvm::all_of(*r, [](double x) { return x == 0.0; });
+                    // A run-time training_mode is checked at run time.
+                    if (off || zeroRatio || !t)
                       return true;
-                    auto v = getConstantInts(training);
-                    if (v && llvm::all_of(*v, [](int64_t x) { return x == 0; }))
-                      return true;
-                    why = "training_mode must be a constant false (training-mode dropout is random)";
+                    why = "training_mode is true with a nonzero ratio (training-mode dropout is random)";
                     return false;
                   }};
   for (auto [name, kind, ints] :
@@ -751,7 +775,7 @@ void registerNormalizationOps(LoweringTable &m) {
                    why = "needs a constant k input (it is computed at run time)";
                    return false;
                  }
-                 return rejectUnsigned(op, why);
+                 return true;
                }};
 }
 

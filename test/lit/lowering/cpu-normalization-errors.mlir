@@ -18,9 +18,10 @@ func.func @topk_runtime_k(%x: tensor<2x5xf32>, %k: tensor<1xi64>) -> (tensor<2x?
 
 // -----
 
-// CHECK: error: {{.*}}node "drop_rt" (Dropout): not supported by provider cpu: training_mode must be a constant false
-func.func @dropout_runtime_training(%x: tensor<3xf32>, %t: tensor<i1>) -> tensor<3xf32> {
+// CHECK: error: {{.*}}node "drop_rt" (Dropout): not supported by provider cpu: training_mode is true with a nonzero ratio (training-mode dropout is random)
+func.func @dropout_training(%x: tensor<3xf32>) -> tensor<3xf32> {
   %n = onnx.NoValue
+  %t = onnx.Constant() {value = dense<true> : tensor<i1>} : () -> tensor<i1>
   %y, %m = onnx.Dropout(%x, %n, %t) : (tensor<3xf32>, none, tensor<i1>) -> (tensor<3xf32>, none) loc("drop_rt")
   return %y : tensor<3xf32>
 }
