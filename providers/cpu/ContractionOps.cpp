@@ -289,6 +289,68 @@ Results lowerConv(OpBuilder &b, Operation *op) {
 }
 
 
+/// MaxPool's second output: the flat input index of each maximum (the
+/// first one), row-major or, with storage_order = 1, with the spatial dims
+/// in column-major order. Both come from one generic carrying (max, index).
+Results maxPoolWithIndices(OpBuilder &b, Operation *op, Value padded, Value window, Value acc,
+                           ArrayRef<AffineExpr> xE, ArrayRef<AffineExpr> kE, ArrayRef<AffineExpr> oE,
+                           const Windows &w) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto xt = typeOf(op->getOperand(0));
+  auto out = resultType(op), idxType = resultType(op, 1);
+  Type elt = out.getElementType();
+  int64_t sp = xt.getRank() - 2, nLoops = 2 + 2 * sp;
+  bool colMajor = getIntAttr(op, "storage_order", 0) != 0;
+  bool isInt = !isFloat(elt), isUnsigned = wasUnsigned(op);
+  // Strides of the flat index: n, c, then the spatial dims.
+  SmallVector<int64_t> dims(xt.getShape());
+  SmallVector<int64_t> stride(xt.getRank(), 1);
+  int64_t spatial = 1;
+  for (int64_t i = 0; i < sp; ++i)
+    spatial *= dims[2 + i];
+  stride[1] = spatial;
+  stride[0] = spatial * dims[1];
+  int64_t run = 1;
+  for (int64_t i = 0; i < sp; ++i) {
+    int64_t d = colMajor ? i : sp - 1 - i;
+    stride[2 + d] = run;
+    run *= dims[2 + d];
+  }
+  Value idxInit = filledTensor(b, loc, idxType, -1);
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  for (int64_t i = 2; i < 2 + sp; ++i)
+    iters[i] = utils::IteratorType::reduction;
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out, idxType}, ValueRange{padded, window}, ValueRange{acc, idxInit},
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx), AffineMap::get(nLoops, 0, kE, ctx),
+                          AffineMap::get(nLoops, 0, oE, ctx), AffineMap::get(nLoops, 0, oE, ctx)},
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value v = args[0];
+        Value better = isInt ? (Value)nb.create<arith::CmpIOp>(
+                                   l, isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt, v, args[2])
+                             : (Value)nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, v, args[2]);
+        // Flat index of this tap in the unpadded input.
+        Type i64 = nb.getI64Type();
+        auto idx = [&](int64_t loop) {
+          return nb.create<arith::IndexCastOp>(l, i64, nb.create<linalg::IndexOp>(l, loop)).getResult();
+        };
+        auto c64 = [&](int64_t v) { return nb.create<arith::ConstantIntOp>(l, v, 64).getResult(); };
+        Value flat = nb.create<arith::AddIOp>(l, nb.create<arith::MulIOp>(l, idx(0), c64(stride[0])),
+                                              nb.create<arith::MulIOp>(l, idx(1), c64(stride[1])));
+        for (int64_t i = 0; i < sp; ++i) {
+          Value pos = nb.create<arith::AddIOp>(
+              l, nb.create<arith::MulIOp>(l, idx(2 + sp + i), c64(w.strides[i])),
+              nb.create<arith::MulIOp>(l, idx(2 + i), c64(w.dilations[i])));
+          pos = nb.create<arith::SubIOp>(l, pos, c64(w.padsBegin[i]));
+          flat = nb.create<arith::AddIOp>(l, flat, nb.create<arith::MulIOp>(l, pos, c64(stride[2 + i])));
+        }
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::SelectOp>(l, better, v, args[2]),
+                                                 nb.create<arith::SelectOp>(l, better, flat, args[3])});
+      });
+  return SmallVector<Value>{g.getResult(0), g.getResult(1)};
+}
+
 Results lowerPool(OpBuilder &b, Operation *op, bool isMax, int64_t lp = 0) {
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
@@ -297,7 +359,12 @@ Results lowerPool(OpBuilder &b, Operation *op, bool isMax, int64_t lp = 0) {
   Type elt = out.getElementType();
   int64_t sp = xt.getRank() - 2;
   SmallVector<int64_t> kernel = getIntsAttr(op, "kernel_shape");
-  double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  // Max pads with the lowest value of the element type (integer MaxPool
+  // included: the type's minimum, 0 for unsigned).
+  bool isInt = !isFloat(elt), isUnsigned = wasUnsigned(op);
+  double padValue = isMax ? (isInt ? (isUnsigned ? 0.0 : -std::ldexp(1.0, elt.getIntOrFloatBitWidth() - 1))
+                                   : -std::numeric_limits<double>::infinity())
+                          : 0.0;
   auto windows = padForWindows(b, op, x, kernel, padValue);
   if (failed(windows))
     return failure();
@@ -317,6 +384,8 @@ Results lowerPool(OpBuilder &b, Operation *op, bool isMax, int64_t lp = 0) {
   // The window operand only gives the k loops their extent.
   Value window = emptyTensor(b, loc, RankedTensorType::get(kernel, elt));
   Value acc = filledTensor(b, loc, out, padValue);
+  if (isMax && op->getNumResults() > 1 && !op->getResult(1).use_empty())
+    return maxPoolWithIndices(b, op, padded, window, acc, xE, kE, oE, *windows);
   SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
   for (int64_t i = 2; i < 2 + sp; ++i)
     iters[i] = utils::IteratorType::reduction;
@@ -333,8 +402,10 @@ Results lowerPool(OpBuilder &b, Operation *op, bool isMax, int64_t lp = 0) {
           for (int64_t k = 1; k < lp; ++k)
             v = nb.create<arith::MulFOp>(l, v, a);
         }
-        Value r = isMax ? (Value)nb.create<arith::MaximumFOp>(l, args[2], v)
-                        : (Value)nb.create<arith::AddFOp>(l, args[2], v);
+        Value r = !isMax   ? (Value)nb.create<arith::AddFOp>(l, args[2], v)
+                  : !isInt ? (Value)nb.create<arith::MaximumFOp>(l, args[2], v)
+                  : isUnsigned ? (Value)nb.create<arith::MaxUIOp>(l, args[2], v)
+                               : (Value)nb.create<arith::MaxSIOp>(l, args[2], v);
         nb.create<linalg::YieldOp>(l, r);
       });
   Value result = g.getResult(0);
@@ -581,7 +652,15 @@ void registerContractionOps(LoweringTable &m) {
   m["MatMul"] = {lowerMatMul, false};
   m["Gemm"] = {lowerGemm};
   m["Conv"] = {lowerConv};
-  m["MaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, true); }};
+  // Max is exact on integers too (int8/uint8 CNNs).
+  m["MaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, true); }, false,
+                  [](Operation *op, std::string &why) {
+                    auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
+                    if (t && (isFloat(t.getElementType()) || t.getElementType().getIntOrFloatBitWidth() > 1))
+                      return true;
+                    why = "needs float or integer data";
+                    return false;
+                  }};
   m["AveragePool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, false); }};
   m["GlobalAveragePool"] = {[](OpBuilder &b, Operation *op) { return lowerGlobalPool(b, op, false); }};
   m["LpPool"] = {[](OpBuilder &b, Operation *op) {

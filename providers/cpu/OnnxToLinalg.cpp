@@ -122,8 +122,8 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
         return false;
     return true;
   };
-  if (name == "MaxPool" && !unusedBeyond(1)) {
-    why = "only the first output is supported";
+  if (name == "MaxPool" && !unusedBeyond(2)) {
+    why = "only the values and indices outputs are supported";
     return false;
   }
   // Ops with subgraphs run on the CPU only if every op inside can.

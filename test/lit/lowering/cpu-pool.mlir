@@ -53,3 +53,28 @@ func.func @gap(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
   %0 = onnx.GlobalAveragePool(%x) : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
   return %0 : tensor<1x2x1x1xf32>
 }
+
+// -----
+
+// MaxPool's indices: one generic carries (max, flat input index), the
+// index taken where a strictly greater value arrives.
+// CHECK-LABEL: func.func @maxpool_indices
+// CHECK: linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>)
+// CHECK: arith.cmpf ogt
+// CHECK: linalg.index
+// CHECK: arith.select
+// CHECK: arith.select
+func.func @maxpool_indices(%x: tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>) {
+  %0:2 = onnx.MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>)
+  return %0#0, %0#1 : tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>
+}
+
+// -----
+
+// Integer MaxPool pads with the type's minimum and takes a signed max.
+// CHECK-LABEL: func.func @maxpool_int8
+// CHECK: arith.maxsi
+func.func @maxpool_int8(%x: tensor<1x1x4x4xi8>) -> tensor<1x1x2x2xi8> {
+  %0:2 = onnx.MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x1x4x4xi8>) -> (tensor<1x1x2x2xi8>, none)
+  return %0#0 : tensor<1x1x2x2xi8>
+}
