@@ -7,13 +7,16 @@
 // unsupported with its reason instead of computing a wrong answer.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/DataTypes.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/ShapeInference.h"
 #include "passes/GraphBuilder.h"
+#include "passes/NodeName.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
@@ -713,6 +716,104 @@ bool decomposeLinearAttention(Operation *op) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// Loop with a known trip count (constant, or the scan outputs' length) whose
+// condition cannot turn false inside the body: unrolled, scan outputs
+// stacked. A trip count or condition computed at run time is checked.
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kMaxLoopUnroll = 256;
+
+bool isConstantTrue(Value v) {
+  auto ints = getConstantInts(v);
+  return ints && llvm::all_of(*ints, [](int64_t x) { return x != 0; });
+}
+
+bool decomposeLoop(Operation *op) {
+  Value m = op->getOperand(0), cond = op->getOperand(1);
+  unsigned nCarried = op->getNumOperands() - 2;
+  Block &body = op->getRegion(0).front();
+  Operation *yield = body.getTerminator();
+  if (body.getNumArguments() != nCarried + 2 || yield->getNumOperands() < nCarried + 1)
+    return false;
+  unsigned nScan = yield->getNumOperands() - 1 - nCarried;
+  std::optional<int64_t> trip;
+  bool runtimeTrip = false;
+  if (!isNone(m)) {
+    if (auto v = getConstantInts(m); v && v->size() == 1)
+      trip = (*v)[0];
+    else
+      runtimeTrip = true;
+  }
+  if (!trip && nScan > 0)
+    if (auto st = staticType(op->getResult(nCarried)); st && st.getRank() >= 1)
+      trip = st.getDimSize(0);
+  if (!trip || *trip < 1 || *trip > kMaxLoopUnroll)
+    return false;
+  // The body must pass the condition through (or make it true).
+  Value condOut = yield->getOperand(0);
+  while (Operation *def = condOut.getDefiningOp())
+    if (def->getName().getStringRef() == "onnx.Identity")
+      condOut = def->getOperand(0);
+    else
+      break;
+  if (condOut != body.getArgument(1) && !isConstantTrue(condOut))
+    return false;
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  GraphBuilder g(b, loc, b.getF32Type());
+  auto i1 = b.getI1Type();
+  SmallVector<Value> checks;
+  if (runtimeTrip)
+    checks.push_back(g.op("Equal", {m, g.ints({*trip}, true)}, {}, i1));
+  if (!isNone(cond) && !isConstantTrue(cond))
+    checks.push_back(cond);
+  if (!checks.empty()) {
+    Value ok = checks[0];
+    for (Value c : ArrayRef<Value>(checks).drop_front())
+      ok = g.op("And", {ok, c}, {}, i1);
+    if (auto t = staticType(ok); !t || t.getRank() != 0)
+      ok = g.op("Reshape", {ok, g.ints({})}, {}, i1);
+    b.create<CheckOp>(loc, ok,
+                      describeNode(op) + ": the trip count or condition (computed at run time) "
+                                         "differs from the " + std::to_string(*trip) +
+                          " iterations compiled");
+  }
+  SmallVector<Value> carried(op->operand_begin() + 2, op->operand_end());
+  SmallVector<SmallVector<Value>> scans(nScan);
+  Value trueCond = g.constant(DenseElementsAttr::get(RankedTensorType::get({}, i1), true));
+  for (int64_t i = 0; i < *trip; ++i) {
+    IRMapping map;
+    map.map(body.getArgument(0), g.ints({i}, true));
+    map.map(body.getArgument(1), trueCond);
+    for (unsigned j = 0; j < nCarried; ++j)
+      map.map(body.getArgument(2 + j), carried[j]);
+    for (Operation &inner : body.without_terminator()) {
+      Operation *c = b.clone(inner, map);
+      if (failed(inferShapesFor(c)))
+        return false;
+    }
+    for (unsigned j = 0; j < nCarried; ++j)
+      carried[j] = map.lookupOrDefault(yield->getOperand(1 + j));
+    for (unsigned k = 0; k < nScan; ++k)
+      scans[k].push_back(map.lookupOrDefault(yield->getOperand(1 + nCarried + k)));
+  }
+  SmallVector<Value> results(carried);
+  for (auto &steps : scans) {
+    SmallVector<Value> rows;
+    for (Value s : steps)
+      rows.push_back(g.op("Unsqueeze", {s, g.ints({0})}, {}, cast<ShapedType>(s.getType()).getElementType()));
+    results.push_back(rows.size() == 1 ? rows[0]
+                                       : g.op("Concat", rows, {g.attr("axis", int64_t(0))},
+                                              cast<ShapedType>(rows[0].getType()).getElementType()));
+  }
+  for (Value r : results)
+    if (!staticType(r))
+      return false;
+  replaceResults(op, results);
+  return true;
+}
+
 /// The rewrite of each op this pass decomposes.
 const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
   static const llvm::StringMap<bool (*)(Operation *)> table = {
@@ -727,7 +828,8 @@ const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
       {"onnx.CausalConvWithState", decomposeCausalConv},
       {"onnx.LinearAttention", decomposeLinearAttention},
       {"onnx.CumSum", [](Operation *op) { return decomposeScan(op, false); }},
-      {"onnx.CumProd", [](Operation *op) { return decomposeScan(op, true); }}};
+      {"onnx.CumProd", [](Operation *op) { return decomposeScan(op, true); }},
+      {"onnx.Loop", decomposeLoop}};
   return table;
 }
 
@@ -738,10 +840,13 @@ struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
     SmallVector<Operation *> all;
     getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) { all.push_back(op); });
     bool changed = false;
+    llvm::DenseSet<Operation *> erased;
     for (Operation *op : all) {
       StringRef n = op->getName().getStringRef();
       auto found = rewrites().find(n);
       bool (*rewrite)(Operation *) = found == rewrites().end() ? nullptr : found->second;
+      if (erased.contains(op))
+        continue;
       if (!rewrite) {
         if (changed && failed(inferShapesFor(op)))
           return signalPassFailure();
@@ -751,7 +856,14 @@ struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
       // (all inserted right before it) go again.
       Block *block = op->getBlock();
       Operation *prev = op->getPrevNode();
+      // The ops of a rewritten op's regions (Loop's body) go with it.
+      SmallVector<Operation *> nested;
+      op->walk([&](Operation *inner) {
+        if (inner != op)
+          nested.push_back(inner);
+      });
       if (rewrite(op)) {
+        erased.insert(nested.begin(), nested.end());
         changed = true;
         continue;
       }

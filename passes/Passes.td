@@ -32,7 +32,8 @@ def DecomposeRecurrent : Pass<"kiln-decompose-recurrent", "::mlir::func::FuncOp"
 }
 
 def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
-  let summary = "Rewrite Attention, LinearAttention, RMSNormalization, CumSum, CumProd, quantization ops and CausalConvWithState into onnx ops";
+  let summary = "Rewrite Attention, LinearAttention, RMSNormalization, CumSum, CumProd, quantization ops, CausalConvWithState and Loop into onnx ops";
+  let dependentDialects = ["::kiln::KilnDialect"];
   let description = [{
     Rewrites ops without a provider lowering of their own into onnx ops that
     every provider lowers, following the ONNX reference implementation:
@@ -49,7 +50,11 @@ def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
     int32 sums), QLinearMatMul an int32 MatMul requantized in f64 as ONNX's
     reference does; CausalConvWithState a Concat with the past state, a
     depthwise Conv in f32 and a Slice for the present state;
-    LinearAttention its recurrence unrolled over at most 64 steps in f32.
+    LinearAttention its recurrence unrolled over at most 64 steps in f32;
+    Loop, when its trip count is known (constant or the scan outputs'
+    length, at most 256) and the body passes its condition through,
+    unrolled with the scan outputs stacked (a run-time trip count or
+    condition is checked with kiln.check).
     Needs static shapes; an op with dynamic shapes, a runtime
     `nonpad_kv_seqlen` or a runtime axis is left in place, so the
     partitioner reports it as unsupported.

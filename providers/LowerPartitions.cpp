@@ -4,6 +4,7 @@
 #include "providers/Provider.h"
 #include "providers/cpu/OnnxToLinalg.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -56,6 +57,14 @@ struct LowerPartitionsPass
       p.erase();
     }
     module->setAttr("kiln.partitions", b.getArrayAttr(infos));
+    // Checks made on tensors (graph-level decompositions) take the scalar.
+    module.walk([&](CheckOp check) {
+      if (!isa<TensorType>(check.getCondition().getType()))
+        return;
+      OpBuilder ob(check);
+      check->setOperand(0, ob.create<tensor::ExtractOp>(check.getLoc(), check.getCondition(),
+                                                        ValueRange{}));
+    });
   }
 };
 

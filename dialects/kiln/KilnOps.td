@@ -76,14 +76,16 @@ def Kiln_CheckOp : Kiln_Op<"check", [MemoryEffects<[MemWrite]>]> {
     e.g. that a shape-deciding input agrees with the shape the model was
     compiled for. When `condition` is false the run still completes (the
     code after a check stays memory-safe), and the runtime reports
-    `message` as the run's error. kiln-plan-memory lowers it to a store of
-    the message's address into the first 8 bytes of the arena.
+    `message` as the run's error. The condition is an i1, or a 0-D tensor
+    of i1 before lowering (kiln-lower-partitions extracts it).
+    kiln-plan-memory lowers it to a store of the message's address into
+    the first 8 bytes of the arena.
     ```mlir
     kiln.check %ok, "node \"r\" (ReduceSum): the axes input disagrees with ..."
     ```
   }];
-  let arguments = (ins I1:$condition, StrAttr:$message);
-  let assemblyFormat = "$condition `,` $message attr-dict";
+  let arguments = (ins AnyTypeOf<[I1, 0DTensorOf<[I1]>]>:$condition, StrAttr:$message);
+  let assemblyFormat = "$condition `,` $message attr-dict `:` type($condition)";
 }
 
 #endif // KILN_DIALECT_KILN_OPS

@@ -166,3 +166,26 @@ func.func @linear_attention(%q: tensor<1x2x4xf32>, %k: tensor<1x2x4xf32>, %v: te
   %0:2 = onnx.LinearAttention(%q, %k, %v, %n, %n, %n) {update_rule = "linear", q_num_heads = 1 : i64, kv_num_heads = 1 : i64} : (tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, none, none, none) -> (tensor<1x2x4xf32>, tensor<1x1x4x4xf32>)
   return %0#0, %0#1 : tensor<1x2x4xf32>, tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// Loop with a run-time trip count whose scan output fixes it at 2 and a
+// body that passes the condition through: checked, then unrolled, the scan
+// outputs stacked.
+// CHECK-LABEL: func.func @loop_unrolled
+// CHECK: %[[EQ:.*]] = onnx.Equal(%arg0
+// CHECK: %[[OK:.*]] = onnx.And(%[[EQ]], %arg1)
+// CHECK: kiln.check %[[OK]], "node {{.*}} (Loop): the trip count or condition (computed at run time) differs from the 2 iterations compiled" : tensor<i1>
+// CHECK: %[[A:.*]] = onnx.Add(%arg2
+// CHECK: %[[B:.*]] = onnx.Add(%[[A]]
+// CHECK: onnx.Concat
+// CHECK-NOT: onnx.Loop
+func.func @loop_unrolled(%m: tensor<i64>, %c: tensor<i1>, %y: tensor<1xf32>) -> (tensor<1xf32>, tensor<2x1xf32>) {
+  %0:2 = onnx.Loop(%m, %c, %y) {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %yi: tensor<1xf32>):
+    %one = onnx.Constant() {value = dense<1.0> : tensor<1xf32>} : () -> tensor<1xf32>
+    %next = onnx.Add(%yi, %one) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    onnx.Yield %ci, %next, %next : tensor<i1>, tensor<1xf32>, tensor<1xf32>
+  } : (tensor<i64>, tensor<i1>, tensor<1xf32>) -> (tensor<1xf32>, tensor<2x1xf32>)
+  return %0#0, %0#1 : tensor<1xf32>, tensor<2x1xf32>
+}
