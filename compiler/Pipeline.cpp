@@ -176,7 +176,7 @@ size_t countGraphOps(ModuleOp module) {
 
 // Graph stages, as pipelines without the builtin.module anchor.
 static const char *kGraphPipeline =
-    "func.func(kiln-shape-inference,kiln-decompose-recurrent,kiln-decompose-ops,"
+    "func.func(kiln-widen-half,kiln-shape-inference,kiln-decompose-recurrent,kiln-decompose-ops,"
     "kiln-decompose-losses,kiln-shape-inference)";
 // Graph optimizations, after shape inference and before partitioning; each
 // pass records how often it fired as `kiln.report.*` module attributes.

@@ -31,6 +31,18 @@ def DecomposeRecurrent : Pass<"kiln-decompose-recurrent", "::mlir::func::FuncOp"
   ];
 }
 
+def WidenHalf : Pass<"kiln-widen-half", "::mlir::func::FuncOp"> {
+  let summary = "Compute float16/bfloat16 values in float32, rounding at Casts and outputs";
+  let description = [{
+    Every half-precision value between the model's inputs and outputs
+    becomes float32: inputs are widened on entry, results and explicit Casts
+    to half round there (a Cast out of half rounds its input first), and
+    half constants convert exactly. This matches ONNX's references, which
+    round a composite op's result once, instead of rounding after each op
+    of its decomposition. Functions with subgraphs are left unchanged.
+  }];
+}
+
 def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
   let summary = "Rewrite Attention, LinearAttention, RMSNormalization, CumSum, CumProd, quantization ops, CausalConvWithState and Loop into onnx ops";
   let dependentDialects = ["::kiln::KilnDialect"];

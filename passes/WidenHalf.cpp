@@ -1,0 +1,146 @@
+//===- WidenHalf.cpp - float16/bfloat16 computed in float32 --------------===//
+//
+// ONNX's references round a half-precision op's result once, while
+// computing each onnx op in half precision rounds after every op of a
+// decomposed function (Attention, Celu). Here every half-precision value
+// between the model's inputs and outputs becomes float32: the inputs are
+// widened on entry, the outputs and explicit Casts to half round there, and
+// a Cast out of half rounds its input to half first.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/onnx/DataTypes.h"
+#include "dialects/onnx/ShapeInference.h"
+#include "passes/GraphBuilder.h"
+#include "passes/Passes.h"
+
+using namespace mlir;
+using namespace kiln::onnx;
+
+namespace kiln {
+#define GEN_PASS_DEF_WIDENHALF
+#include "passes/Passes.h.inc"
+
+namespace {
+
+bool isHalf(Type t) {
+  auto st = dyn_cast<ShapedType>(t);
+  return st && (st.getElementType().isF16() || st.getElementType().isBF16());
+}
+
+Type widened(Type t) {
+  auto st = cast<ShapedType>(t);
+  return st.clone(Float32Type::get(t.getContext()));
+}
+
+bool isCast(Operation *op) {
+  StringRef n = op->getName().getStringRef();
+  return n == "onnx.Cast" || n == "onnx.CastLike";
+}
+
+/// A Cast of `v` to `elt`, placed right after its definition.
+Value castAfter(Value v, Type elt, Location loc) {
+  OpBuilder b(v.getContext());
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    b.setInsertionPointToStart(arg.getOwner());
+  else
+    b.setInsertionPointAfter(v.getDefiningOp());
+  GraphBuilder g(b, loc, elt);
+  return g.op("Cast", {v}, {g.attr("to", dtypeOfElementType(elt))}, elt);
+}
+
+struct WidenHalfPass : public impl::WidenHalfBase<WidenHalfPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    Block &entry = func.getBody().front();
+    // Subgraphs would need their block arguments widened too: left alone.
+    bool regions = false;
+    func.walk([&](Operation *op) {
+      if (op != func && op->getNumRegions())
+        regions = true;
+    });
+    if (regions)
+      return;
+    Type f32 = Float32Type::get(func.getContext());
+    Operation *ret = entry.getTerminator();
+    auto redirect = [&](Value from, Value to) {
+      from.replaceUsesWithIf(to, [&](OpOperand &use) {
+        return use.getOwner() != to.getDefiningOp() && use.getOwner() != ret;
+      });
+    };
+    // Inputs: widened on entry (unless only widening Casts use them).
+    for (BlockArgument arg : entry.getArguments())
+      if (isHalf(arg.getType()) && !llvm::all_of(arg.getUsers(), isCast))
+        redirect(arg, castAfter(arg, f32, func.getLoc()));
+    // CastLike ties its result's type to its witness, which is widened:
+    // it becomes the Cast it stands for.
+    for (Operation &op : llvm::make_early_inc_range(entry.without_terminator())) {
+      if (op.getName().getStringRef() != "onnx.CastLike")
+        continue;
+      Type to = cast<ShapedType>(op.getResult(0).getType()).getElementType();
+      OpBuilder b(&op);
+      GraphBuilder g(b, op.getLoc(), to);
+      SmallVector<NamedAttribute> attrs(op.getAttrs()); // saturate, round_mode
+      attrs.push_back(g.attr("to", dtypeOfElementType(to)));
+      Value c = g.op("Cast", {op.getOperand(0)}, attrs, to);
+      op.getResult(0).replaceAllUsesWith(c);
+      op.erase();
+    }
+    SmallVector<Operation *> ops;
+    for (Operation &op : entry.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (!op->getDialect() || op->getDialect()->getNamespace() != "onnx")
+        continue;
+      // A Cast out of half rounds its (now f32) input to half first.
+      if (isCast(op) && op->getNumOperands() > 0) {
+        Value in = op->getOperand(0);
+        Operation *def = in.getDefiningOp();
+        auto halfAttr = def ? def->getAttrOfType<TypeAttr>("kiln.half") : TypeAttr();
+        if (halfAttr) {
+          Type half = halfAttr.getValue();
+          OpBuilder b(op);
+          GraphBuilder g(b, op->getLoc(), half);
+          op->setOperand(0, g.op("Cast", {in}, {g.attr("to", dtypeOfElementType(half))}, half));
+        }
+      }
+      for (Value r : op->getResults()) {
+        if (!isHalf(r.getType()))
+          continue;
+        if (isCast(op)) {
+          // A rounding point: kept in half, widened for its users.
+          if (!llvm::all_of(r.getUsers(), [&](Operation *u) { return u == ret || isCast(u); }))
+            redirect(r, castAfter(r, f32, op->getLoc()));
+          continue;
+        }
+        Type half = cast<ShapedType>(r.getType()).getElementType();
+        op->setAttr("kiln.half", TypeAttr::get(half));
+        r.setType(widened(r.getType()));
+      }
+      // Half constants become f32 (exactly).
+      for (NamedAttribute a : op->getAttrs())
+        if (auto dense = dyn_cast<DenseFPElementsAttr>(a.getValue()); dense && isHalf(dense.getType())) {
+          SmallVector<APFloat> values;
+          for (APFloat v : dense.getValues<APFloat>()) {
+            bool lossy;
+            v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lossy);
+            values.push_back(v);
+          }
+          op->setAttr(a.getName(), DenseElementsAttr::get(cast<ShapedType>(widened(dense.getType())), values));
+        }
+    }
+    // Outputs round back to half.
+    OpBuilder b(ret);
+    for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
+      Value v = ret->getOperand(i);
+      if (!isHalf(t) || v.getType() == t)
+        continue;
+      Type half = cast<ShapedType>(t).getElementType();
+      GraphBuilder g(b, ret->getLoc(), half);
+      ret->setOperand(i, g.op("Cast", {v}, {g.attr("to", dtypeOfElementType(half))}, half));
+    }
+    func.walk([](Operation *op) { op->removeAttr("kiln.half"); });
+  }
+};
+
+} // namespace
+} // namespace kiln
