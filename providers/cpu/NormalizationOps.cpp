@@ -105,14 +105,6 @@ Value addF(OpBuilder &nb, Location l, ValueRange a) {
   return nb.create<arith::AddFOp>(l, a[1], a[0]);
 }
 
-/// The shape of `t` with the `dims` set to 1.
-RankedTensorType keepDims(RankedTensorType t, ArrayRef<int64_t> dims) {
-  SmallVector<int64_t> shape(t.getShape());
-  for (int64_t d : dims)
-    shape[d] = 1;
-  return RankedTensorType::get(shape, t.getElementType());
-}
-
 /// Mean and 1/sqrt(var + eps) of `x` over `dims` (population variance),
 /// both with the dims dropped; also returns x - mean.
 struct Moments {
