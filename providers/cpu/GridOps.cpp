@@ -1,9 +1,10 @@
-//===- GridOps.cpp - AffineGrid and GridSample ----------------------------===//
+//===- GridOps.cpp - AffineGrid, GridSample, Col2Im -----------------------===//
 //
-// Both follow ONNX's reference per output element: AffineGrid maps base
-// coordinates in [-1, 1] through theta; GridSample denormalizes each grid
-// point, applies the padding mode and interpolates (nearest, linear or
-// cubic) over the 2-D or 3-D spatial dims.
+// Image-grid ops, each per output element as ONNX's reference defines it:
+// AffineGrid maps base coordinates in [-1, 1] through theta; GridSample
+// denormalizes each grid point, applies the padding mode and interpolates
+// (nearest, linear or cubic) over the 2-D or 3-D spatial dims; Col2Im sums
+// the column entries that land on each image element.
 //
 //===----------------------------------------------------------------------===//
 #include "providers/cpu/IndexGeneric.h"
@@ -209,9 +210,69 @@ Results lowerGridSample(OpBuilder &b, Operation *op) {
   })};
 }
 
+/// Col2Im: each image element sums the columns whose block and kernel tap
+/// land on it (kernel taps unrolled; a tap counts when its offset from the
+/// padded position is a whole number of strides inside the block grid).
+Results lowerCol2Im(OpBuilder &b, Operation *op) {
+  auto xt = typeOf(op->getOperand(0));
+  auto out = resultType(op);
+  auto block = getConstantInts(op->getOperand(2));
+  if (!block)
+    return emitNodeError(op) << "needs a constant block_shape", failure();
+  int64_t nd = out.getRank() - 2, taps = 1;
+  SmallVector<int64_t> image(out.getShape().drop_front(2));
+  SmallVector<int64_t> dil(nd, 1), stride(nd, 1), padB(nd, 0), padE(nd, 0), blocks(nd);
+  SmallVector<int64_t> d = getIntsAttr(op, "dilations"), st = getIntsAttr(op, "strides"),
+                       pads = getIntsAttr(op, "pads");
+  for (int64_t i = 0; i < nd; ++i) {
+    if (i < (int64_t)d.size()) dil[i] = d[i];
+    if (i < (int64_t)st.size()) stride[i] = st[i];
+    if (2 * nd == (int64_t)pads.size()) padB[i] = pads[i], padE[i] = pads[i + nd];
+    blocks[i] = (image[i] + padB[i] + padE[i] - dil[i] * ((*block)[i] - 1) - 1) / stride[i] + 1;
+    taps *= (*block)[i];
+  }
+  Value x = op->getOperand(0);
+  Type elt = out.getElementType();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), out, [&](IB &ib, ArrayRef<Value> i) -> Value {
+    OpBuilder &nb = ib.b;
+    Value acc = cst(nb, ib.l, elt, 0.0);
+    for (int64_t t = 0; t < taps; ++t) {
+      // Kernel offsets of tap t (row-major over the block shape).
+      SmallVector<int64_t> kOff(nd);
+      for (int64_t r = t, dd = nd - 1; dd >= 0; --dd) {
+        kOff[dd] = r % (*block)[dd];
+        r /= (*block)[dd];
+      }
+      Value ok, blockIdx = ib.c(0);
+      for (int64_t dd = 0; dd < nd; ++dd) {
+        Value pos = ib.add(i[2 + dd], padB[dd] - kOff[dd] * dil[dd]);
+        Value bq = ib.div(pos, stride[dd]);
+        Value cond = ib.andI(ib.ge(pos, 0), ib.eq(ib.rem(pos, stride[dd]), ib.c(0)));
+        cond = ib.andI(cond, ib.lt(bq, blocks[dd]));
+        ok = ok ? ib.andI(ok, cond) : cond;
+        blockIdx = ib.add(ib.mul(blockIdx, blocks[dd]), ib.clamp(bq, 0, blocks[dd] - 1));
+      }
+      Value col = ib.add(ib.mul(i[1], taps), t);
+      Value v = nb.create<tensor::ExtractOp>(ib.l, x, ValueRange{i[0], col, blockIdx});
+      acc = nb.create<arith::AddFOp>(ib.l, acc, ib.sel(ok, v, cst(nb, ib.l, elt, 0.0)));
+    }
+    (void)xt;
+    return acc;
+  })};
+}
+
 } // namespace
 
 void registerGridOps(LoweringTable &m) {
+  m["Col2Im"] = {lowerCol2Im, false, [](Operation *op, std::string &why) {
+                   if (!requireFloatInput(op, why))
+                     return false;
+                   if (!getConstantInts(op->getOperand(1)) || !getConstantInts(op->getOperand(2))) {
+                     why = "needs constant image_shape and block_shape inputs";
+                     return false;
+                   }
+                   return true;
+                 }};
   m["GridSample"] = {lowerGridSample, true, [](Operation *op, std::string &why) {
                        StringRef mode = getStrAttr(op, "mode", "linear");
                        auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());

@@ -435,6 +435,66 @@ std::optional<Specialization> planScales(Operation *op, unsigned operand) {
   return s;
 }
 
+/// Col2Im: image_shape is the result's spatial shape; block_shape any
+/// factorization of the column count per channel whose blocks tile the
+/// image into the input's number of blocks.
+std::optional<Specialization> planCol2Im(Operation *op) {
+  auto xt = staticType(op->getOperand(0)), out = staticType(op->getResult(0));
+  if (!xt || !out || xt.getRank() != 3 || out.getRank() < 3)
+    return std::nullopt;
+  int64_t nd = out.getRank() - 2;
+  SmallVector<int64_t> image(out.getShape().drop_front(2));
+  if (!getConstantInts(op->getOperand(1)))
+    return exactly(1, image);
+  int64_t c = out.getDimSize(1);
+  if (c == 0 || xt.getDimSize(1) % c)
+    return std::nullopt;
+  int64_t k = xt.getDimSize(1) / c, blocks = xt.getDimSize(2);
+  SmallVector<int64_t> dil = getIntsAttr(op, "dilations"), pads = getIntsAttr(op, "pads"),
+                       strides = getIntsAttr(op, "strides");
+  auto attrAt = [&](ArrayRef<int64_t> v, int64_t i, int64_t dflt) {
+    return i < (int64_t)v.size() ? v[i] : dflt;
+  };
+  Specialization s{2, {}, nullptr};
+  SmallVector<int64_t> cur;
+  std::function<void(int64_t, int64_t)> go = [&](int64_t d, int64_t rest) {
+    if (s.values.size() >= 16)
+      return;
+    if (d == nd) {
+      if (rest != 1)
+        return;
+      int64_t count = 1;
+      for (int64_t i = 0; i < nd; ++i) {
+        int64_t span = image[i] + attrAt(pads, i, 0) + attrAt(pads, i + nd, 0) -
+                       attrAt(dil, i, 1) * (cur[i] - 1) - 1;
+        if (span < 0)
+          return;
+        count *= span / attrAt(strides, i, 1) + 1;
+      }
+      if (count == blocks)
+        s.values.push_back(cur);
+      return;
+    }
+    for (int64_t f = 1; f <= rest; ++f)
+      if (rest % f == 0) {
+        cur.push_back(f);
+        go(d + 1, rest / f);
+        cur.pop_back();
+      }
+  };
+  go(0, k);
+  if (s.values.empty())
+    return std::nullopt;
+  auto values = s.values;
+  s.selects = [values](OpBuilder &b, Location l, ArrayRef<Value> in) {
+    SmallVector<Value> sel;
+    for (const auto &v : values)
+      sel.push_back(Scalars{b, l}.equals(in, v));
+    return sel;
+  };
+  return s;
+}
+
 std::optional<Specialization> plan(Operation *op) {
   StringRef name = op->getName().getStringRef();
   if (!name.consume_front("onnx."))
@@ -466,6 +526,8 @@ std::optional<Specialization> plan(Operation *op) {
     s = planResultShape(op, 1);
   else if (name == "AffineGrid")
     s = planAffineGrid(op);
+  else if (name == "Col2Im")
+    s = planCol2Im(op);
   // (With keep_aspect_ratio_policy the sizes are not the result shape.)
   else if (name == "Resize" && op->getNumOperands() > 3 && isNone(op->getOperand(2)) &&
            getStrAttr(op, "keep_aspect_ratio_policy", "stretch") == "stretch")
@@ -523,7 +585,8 @@ Results lowerWith(OpBuilder &b, Operation *op, const Specialization &s, size_t i
   Operation *c = candidateConstant(b, op->getLoc(), s, i, op->getOperand(s.operand));
   Operation *clone = b.clone(*op);
   clone->setOperand(s.operand, c->getResult(0));
-  Results r = lowerOneOp(b, clone);
+  // Another input may still be a run-time one (Col2Im's two shapes).
+  Results r = hasRuntimeShapeInput(clone) ? lowerSpecialized(b, clone) : lowerOneOp(b, clone);
   clone->erase();
   if (c->use_empty())
     c->erase();

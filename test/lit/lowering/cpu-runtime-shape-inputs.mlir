@@ -99,3 +99,20 @@ func.func @dropout_runtime_training(%x: tensor<3xf32>, %r: tensor<f32>, %t: tens
   %y, %m = onnx.Dropout(%x, %r, %t) : (tensor<3xf32>, tensor<f32>, tensor<i1>) -> (tensor<3xf32>, none)
   return %y : tensor<3xf32>
 }
+
+// -----
+
+// Col2Im with image_shape and block_shape both computed at run time: the
+// image shape is the result's (checked), then each block shape with 5
+// columns that tiles the 5x5 image into 5 blocks (1x5 or 5x1) is a branch.
+// CHECK-LABEL: func.func @col2im_runtime_shapes
+// CHECK: kiln.check {{.*}} (Col2Im): input 1
+// CHECK: kiln.check {{.*}} (Col2Im): input 2
+// CHECK: scf.if
+// CHECK: linalg.generic
+// CHECK: } else {
+// CHECK: linalg.generic
+func.func @col2im_runtime_shapes(%x: tensor<1x5x5xf32>, %image: tensor<2xi64>, %block: tensor<2xi64>) -> tensor<1x1x5x5xf32> {
+  %0 = onnx.Col2Im(%x, %image, %block) : (tensor<1x5x5xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x1x5x5xf32>
+  return %0 : tensor<1x1x5x5xf32>
+}
