@@ -528,6 +528,8 @@ std::optional<Specialization> plan(Operation *op) {
     s = planAffineGrid(op);
   else if (name == "Col2Im")
     s = planCol2Im(op);
+  else if (name == "HannWindow" || name == "HammingWindow" || name == "BlackmanWindow")
+    s = planResultShape(op, 0);
   // (With keep_aspect_ratio_policy the sizes are not the result shape.)
   else if (name == "Resize" && op->getNumOperands() > 3 && isNone(op->getOperand(2)) &&
            getStrAttr(op, "keep_aspect_ratio_policy", "stretch") == "stretch")

@@ -1,9 +1,10 @@
-//===- SpectralOps.cpp - DFT ----------------------------------------------===//
+//===- SpectralOps.cpp - DFT and window functions -------------------------===//
 //
 // DFT as a contraction with a constant matrix of twiddle factors along the
 // axis: forward, inverse, one-sided forward (rfft) and one-sided inverse
 // (irfft), following ONNX's reference (numpy.fft). A run-time axis is
-// specialized per candidate (RuntimeShapeInputs.cpp).
+// specialized per candidate (RuntimeShapeInputs.cpp). Hann, Hamming and
+// Blackman windows are computed per element.
 //
 //===----------------------------------------------------------------------===//
 #include "providers/cpu/Lowering.h"
@@ -152,9 +153,53 @@ Results lowerDft(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{g.getResult(0)};
 }
 
+/// Hann, Hamming and Blackman windows over the result's length (the size
+/// input must agree; RuntimeShapeInputs checks it when computed at run
+/// time): a0 - a1 cos(2 pi n / D) + a2 cos(4 pi n / D), computed in f64.
+Results lowerWindow(OpBuilder &b, Operation *op, double a0, double a1, double a2) {
+  auto out = resultType(op);
+  int64_t n = out.getDimSize(0);
+  double denom = getIntAttr(op, "periodic", 1) ? n : n - 1;
+  Type f64 = b.getF64Type(), elt = out.getElementType();
+  Value init = emptyTensor(b, op->getLoc(), out);
+  auto g = b.create<linalg::GenericOp>(
+      op->getLoc(), TypeRange{out}, ValueRange{}, ValueRange{init},
+      ArrayRef<AffineMap>{b.getMultiDimIdentityMap(1)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        Value i = nb.create<arith::IndexCastOp>(l, nb.getI64Type(), nb.create<linalg::IndexOp>(l, 0));
+        Value t = nb.create<arith::MulFOp>(l, nb.create<arith::SIToFPOp>(l, f64, i),
+                                           cst(nb, l, f64, denom > 0 ? 2 * M_PI / denom : 0.0));
+        Value w = nb.create<arith::SubFOp>(l, cst(nb, l, f64, a0),
+                                           nb.create<arith::MulFOp>(l, cst(nb, l, f64, a1),
+                                                                    nb.create<math::CosOp>(l, t)));
+        if (a2 != 0.0)
+          w = nb.create<arith::AddFOp>(
+              l, w,
+              nb.create<arith::MulFOp>(l, cst(nb, l, f64, a2),
+                                       nb.create<math::CosOp>(
+                                           l, nb.create<arith::MulFOp>(l, t, cst(nb, l, f64, 2.0)))));
+        nb.create<linalg::YieldOp>(l, castScalar(nb, l, w, elt));
+      });
+  return SmallVector<Value>{g.getResult(0)};
+}
+
 } // namespace
 
 void registerSpectralOps(LoweringTable &m) {
+  auto window = [&](const char *name, double a0, double a1, double a2) {
+    m[name] = {[=](OpBuilder &b, Operation *op) { return lowerWindow(b, op, a0, a1, a2); }, false,
+               [](Operation *op, std::string &why) {
+                 auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+                 if (t && t.getRank() == 1 && t.hasStaticShape())
+                   return true;
+                 why = "needs a known window length";
+                 return false;
+               }};
+  };
+  window("HannWindow", 0.5, 0.5, 0.0);
+  window("HammingWindow", 25.0 / 46.0, 21.0 / 46.0, 0.0);
+  window("BlackmanWindow", 0.42, 0.5, 0.08);
   m["DFT"] = {lowerDft, false, [](Operation *op, std::string &why) {
                 return requireFloatInput(op, why) && dftShape(op, why).has_value();
               }};

@@ -14,3 +14,16 @@ func.func @dft(%x: tensor<1x8x1xf32>) -> tensor<1x8x2xf32> {
   %0 = onnx.DFT(%x, %n, %a) : (tensor<1x8x1xf32>, none, tensor<i64>) -> tensor<1x8x2xf32>
   return %0 : tensor<1x8x2xf32>
 }
+
+// -----
+
+// HannWindow over the result's length: 0.5 - 0.5 cos(2 pi n / N) in f64,
+// rounded to the output type.
+// CHECK-LABEL: func.func @hann
+// CHECK: linalg.generic
+// CHECK: math.cos
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+func.func @hann(%n: tensor<i64>) -> tensor<8xf32> {
+  %0 = onnx.HannWindow(%n) : (tensor<i64>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
