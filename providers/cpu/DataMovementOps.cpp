@@ -455,6 +455,24 @@ Results lowerRotaryEmbedding(OpBuilder &b, Operation *op) {
   })};
 }
 
+/// ReverseSequence: along time_axis, the first sequence_lens[b] elements of
+/// each batch entry b reversed (lengths read at run time, clamped).
+Results lowerReverseSequence(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0), lens = op->getOperand(1);
+  auto xt = typeOf(x);
+  int64_t batchAxis = getIntAttr(op, "batch_axis", 1), timeAxis = getIntAttr(op, "time_axis", 0);
+  int64_t steps = xt.getDimSize(timeAxis);
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op), [&](IB &ib, ArrayRef<Value> i) -> Value {
+    Value len = ib.index(ib.b.create<tensor::ExtractOp>(ib.l, lens, ValueRange{i[batchAxis]}));
+    len = ib.clamp(len, 0, steps);
+    Value t = i[timeAxis];
+    SmallVector<Value> src(i.begin(), i.end());
+    Value rev = ib.sub(ib.add(len, -1), t);
+    src[timeAxis] = ib.sel(ib.lt(t, len), rev, t);
+    return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
+  })};
+}
+
 Results lowerDepthSpace(OpBuilder &b, Operation *op, bool toSpace) {
   Value x = op->getOperand(0);
   auto xt = typeOf(x);
@@ -888,6 +906,7 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Tile"] = {lowerTile, false};
   m["Pad"] = {lowerPad, false};
   m["CenterCropPad"] = {lowerCenterCropPad, false};
+  m["ReverseSequence"] = {lowerReverseSequence, false};
   // (position_ids are int64.)
   m["RotaryEmbedding"] = {lowerRotaryEmbedding, false, requireFloatInput};
   m["DepthToSpace"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, true); }, false};

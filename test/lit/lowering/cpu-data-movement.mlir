@@ -57,3 +57,17 @@ func.func @rotary(%x: tensor<1x2x3x8xf32>, %cos: tensor<4x2xf32>, %sin: tensor<4
   %0 = onnx.RotaryEmbedding(%x, %cos, %sin, %pos) {rotary_embedding_dim = 4 : i64} : (tensor<1x2x3x8xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x3xi64>) -> tensor<1x2x3x8xf32>
   return %0 : tensor<1x2x3x8xf32>
 }
+
+// -----
+
+// ReverseSequence: the time index is mirrored below each batch entry's
+// length, read at run time.
+// CHECK-LABEL: func.func @reverse_sequence
+// CHECK: linalg.generic
+// CHECK: tensor.extract %arg1
+// CHECK: arith.select
+// CHECK: tensor.extract %arg0
+func.func @reverse_sequence(%x: tensor<4x2xf32>, %lens: tensor<2xi64>) -> tensor<4x2xf32> {
+  %0 = onnx.ReverseSequence(%x, %lens) {batch_axis = 1 : i64, time_axis = 0 : i64} : (tensor<4x2xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
