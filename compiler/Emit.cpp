@@ -33,8 +33,6 @@ using namespace mlir;
 
 namespace kiln {
 
-/// KILN_DTYPE_* are ONNX's data type numbers.
-static int dtypeOf(Type t) { return static_cast<int>(onnx::dtypeOfElementType(t)); }
 
 LogicalResult captureSignature(ModuleOp module, StringRef name,
                                StringRef entrySuffix, ModelSignature &sig) {
@@ -51,7 +49,8 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
                               << " needs a static shape, got " << type;
     out.name = onnxName ? onnxName.str()
                         : (isInput ? "input_" : "output_") + std::to_string(index);
-    out.dtype = dtypeOf(t.getElementType());
+    // KILN_DTYPE_* are ONNX's data type numbers.
+    out.dtype = static_cast<int>(onnx::dtypeOfElementType(t.getElementType()));
     if (!out.dtype)
       return func.emitError() << "unsupported element type " << t.getElementType();
     out.shape.assign(t.getShape().begin(), t.getShape().end());

@@ -55,15 +55,20 @@ StringRef getStrAttr(Operation *op, StringRef name, StringRef dflt) {
 
 bool isNone(Value v) { return !v || isa<NoneType>(v.getType()); }
 
-std::optional<SmallVector<int64_t>> getConstantInts(Value v) {
+/// The `value` of a constant defining `v` (onnx.Constant before CPU
+/// lowering, arith.constant after), or null.
+static Attribute constantValue(Value v) {
   if (isNone(v))
-    return std::nullopt;
+    return {};
   Operation *def = v.getDefiningOp();
-  // Before and after CPU lowering a constant carries its data in `value`.
   if (!def || (def->getName().getStringRef() != "onnx.Constant" &&
                def->getName().getStringRef() != "arith.constant"))
-    return std::nullopt;
-  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(def->getAttr("value"));
+    return {};
+  return def->getAttr("value");
+}
+
+std::optional<SmallVector<int64_t>> getConstantInts(Value v) {
+  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(constantValue(v));
   if (!dense)
     return std::nullopt;
   SmallVector<int64_t> out;
@@ -74,14 +79,8 @@ std::optional<SmallVector<int64_t>> getConstantInts(Value v) {
 
 /// A constant input's values as doubles (float or integer data).
 std::optional<SmallVector<double>> getConstantDoubles(Value v) {
-  if (isNone(v))
-    return std::nullopt;
-  Operation *def = v.getDefiningOp();
-  if (!def || (def->getName().getStringRef() != "onnx.Constant" &&
-               def->getName().getStringRef() != "arith.constant"))
-    return std::nullopt;
   SmallVector<double> out;
-  if (auto f = dyn_cast_or_null<DenseFPElementsAttr>(def->getAttr("value"))) {
+  if (auto f = dyn_cast_or_null<DenseFPElementsAttr>(constantValue(v))) {
     for (const APFloat &x : f.getValues<APFloat>())
       out.push_back(x.convertToDouble());
     return out;

@@ -656,7 +656,8 @@ void registerContractionOps(LoweringTable &m) {
   m["MaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, true); }, false,
                   [](Operation *op, std::string &why) {
                     auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
-                    if (t && (isFloat(t.getElementType()) || t.getElementType().getIntOrFloatBitWidth() > 1))
+                    Type e = t ? t.getElementType() : Type();
+                    if (e && (isFloat(e) || (e.isInteger() && e.getIntOrFloatBitWidth() > 1)))
                       return true;
                     why = "needs float or integer data";
                     return false;

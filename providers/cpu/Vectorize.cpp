@@ -168,18 +168,19 @@ std::optional<MatmulMatch> matchMatmul(linalg::GenericOp g) {
   auto [b0, b1] = last2(bMap);
   if (!a0 || !a1 || !b0 || !b1)
     return std::nullopt;
-  if (*a0 == mm.m && *a1 == mm.k)
-    mm.transA = false;
-  else if (*a0 == mm.k && *a1 == mm.m)
-    mm.transA = true;
-  else
+  // Whether an operand's last two dims are (p, q) (false) or (q, p) (true).
+  auto transposed = [](unsigned d0, unsigned d1, unsigned p, unsigned q) -> std::optional<bool> {
+    if (d0 == p && d1 == q)
+      return false;
+    if (d0 == q && d1 == p)
+      return true;
     return std::nullopt;
-  if (*b0 == mm.k && *b1 == mm.n)
-    mm.transB = false;
-  else if (*b0 == mm.n && *b1 == mm.k)
-    mm.transB = true;
-  else
+  };
+  auto ta = transposed(*a0, *a1, mm.m, mm.k), tb = transposed(*b0, *b1, mm.k, mm.n);
+  if (!ta || !tb)
     return std::nullopt;
+  mm.transA = *ta;
+  mm.transB = *tb;
   if (mm.transA && mm.transB)
     return std::nullopt;
   return mm;
