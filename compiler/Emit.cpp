@@ -56,11 +56,15 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
     out.shape.assign(t.getShape().begin(), t.getShape().end());
     return success();
   };
+  auto batchAxis = [](IntegerAttr a) { return a ? static_cast<int>(a.getInt()) : -1; };
+  if (auto symbol = module->getAttrOfType<StringAttr>("kiln.batch_symbol"))
+    sig.batchSymbol = symbol.str();
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     TensorSignature t;
     if (failed(describe(func.getArgumentTypes()[i],
                         func.getArgAttrOfType<StringAttr>(i, "onnx.name"), i, true, t)))
       return failure();
+    t.batchAxis = batchAxis(func.getArgAttrOfType<IntegerAttr>(i, "kiln.batch_axis"));
     sig.inputs.push_back(t);
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
@@ -68,6 +72,7 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
     if (failed(describe(func.getResultTypes()[i],
                         func.getResultAttrOfType<StringAttr>(i, "onnx.name"), i, false, t)))
       return failure();
+    t.batchAxis = batchAxis(func.getResultAttrOfType<IntegerAttr>(i, "kiln.batch_axis"));
     sig.outputs.push_back(t);
   }
   if (auto parts = module->getAttrOfType<ArrayAttr>("kiln.partitions")) {
@@ -99,7 +104,7 @@ public:
     partitionTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, i32, ptrTy}, "kiln_partition_info");
     modelTy = llvm::StructType::create(
         ctx, {i32, ptrTy, ptrTy, i32, ptrTy, i32, ptrTy, i64, i64, i32, ptrTy,
-              i32, i32, ptrTy, i64, i32},
+              i32, i32, ptrTy, i64, i32, ptrTy, ptrTy, ptrTy},
         "kiln_model_info");
   }
 
@@ -183,7 +188,11 @@ public:
          llvm::ConstantInt::get(i32, 1), partArray,
          llvm::ConstantInt::get(i32, fallback ? KILN_PROVIDER_CUDA : 0),
          llvm::ConstantInt::get(i32, fallback ? 1 : 0), fallbackArray,
-         llvm::ConstantInt::get(i64, fallbackArena), llvm::ConstantInt::get(i32, flags)});
+         llvm::ConstantInt::get(i64, fallbackArena),
+         llvm::ConstantInt::get(i32, flags | (sig.batchSymbol.empty() ? 0 : KILN_MODEL_DYNAMIC_BATCH)),
+         batchAxes(sig.inputs, prefix + "in_batch"), batchAxes(sig.outputs, prefix + "out_batch"),
+         sig.batchSymbol.empty() ? llvm::ConstantPointerNull::get(ptrTy)
+                                 : str(sig.batchSymbol, prefix + "batch")});
     llvm::Constant *modelGlobal = global(model, prefix + "model");
 
     auto *getterTy = llvm::FunctionType::get(ptrTy, {}, false);
@@ -205,6 +214,16 @@ private:
   }
   llvm::Constant *str(const std::string &s, const std::string &name) {
     return global(llvm::ConstantDataArray::getString(ctx, s), name);
+  }
+  /// One batch axis per tensor (-1: none); NULL for a static model.
+  llvm::Constant *batchAxes(const std::vector<TensorSignature> &ts,
+                            const std::string &name) {
+    if (sig.batchSymbol.empty() || ts.empty())
+      return llvm::ConstantPointerNull::get(ptrTy);
+    std::vector<uint32_t> axes;
+    for (const TensorSignature &t : ts)
+      axes.push_back(static_cast<uint32_t>(t.batchAxis));
+    return global(llvm::ConstantDataArray::get(ctx, axes), name);
   }
   llvm::Constant *tensorArray(const std::vector<TensorSignature> &ts,
                               const std::string &name) {

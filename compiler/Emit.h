@@ -13,7 +13,10 @@ namespace kiln {
 struct TensorSignature {
   std::string name;
   int dtype = 0; // ONNX TensorProto.DataType
+  /// Shape for one sample when the model resolves its batch at run time.
   std::vector<int64_t> shape;
+  /// The axis holding the samples (dynamic batch), -1 otherwise.
+  int batchAxis = -1;
 };
 
 struct PartitionSignature {
@@ -27,6 +30,8 @@ struct ModelSignature {
   std::string entryName; // the lowered entry function
   std::vector<TensorSignature> inputs, outputs;
   std::vector<PartitionSignature> partitions;
+  /// The batch dimension's symbol when the batch is resolved at run time.
+  std::string batchSymbol;
 };
 
 struct EmitOptions {

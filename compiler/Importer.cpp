@@ -82,7 +82,8 @@ private:
     return diag;
   }
 
-  Type importType(const pb::TypeProto &type, StringRef what);
+  Type importType(const pb::TypeProto &type, StringRef what,
+                  bool graphInput = false);
   FailureOr<ElementsAttr> importTensor(const pb::TensorProto &tensor,
                                        StringRef what);
   FailureOr<std::string> readExternalData(const pb::TensorProto &tensor,
@@ -111,7 +112,8 @@ private:
   Block *mainEntry = nullptr;
 };
 
-Type Importer::importType(const pb::TypeProto &type, StringRef what) {
+Type Importer::importType(const pb::TypeProto &type, StringRef what,
+                          bool graphInput) {
   if (!type.has_tensor_type()) {
     error() << "value \"" << what << "\": only tensor types are supported";
     return {};
@@ -126,10 +128,18 @@ Type Importer::importType(const pb::TypeProto &type, StringRef what) {
   if (!tt.has_shape())
     return UnrankedTensorType::get(elt);
   SmallVector<int64_t> dims;
-  for (const auto &d : tt.shape().dim())
-    dims.push_back(d.has_dim_value() && d.dim_value() >= 0
-                       ? d.dim_value()
-                       : ShapedType::kDynamic);
+  for (const auto &d : tt.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) {
+      dims.push_back(d.dim_value());
+      continue;
+    }
+    bool isBatch = options.batchSize > 0 &&
+                   (d.has_dim_param() && !d.dim_param().empty()
+                        ? d.dim_param() == options.batchSymbol
+                        : graphInput && dims.empty() &&
+                              options.batchSymbol == kUnnamedDim);
+    dims.push_back(isBatch ? options.batchSize : ShapedType::kDynamic);
+  }
   return RankedTensorType::get(dims, elt);
 }
 
@@ -650,7 +660,7 @@ LogicalResult Importer::importGraph(const pb::GraphProto &graph, Block &block,
   for (const auto &in : graph.input()) {
     if (initializerNames.contains(in.name()))
       continue;
-    Type t = importType(in.type(), in.name());
+    Type t = importType(in.type(), in.name(), isMain);
     if (!t)
       return failure();
     if (isMain) {
@@ -757,9 +767,25 @@ OwningOpRef<ModuleOp> Importer::run(const pb::ModelProto &model) {
   llvm::StringSet<> initializerNames;
   for (const auto &init : model.graph().initializer())
     initializerNames.insert(init.name());
-  for (const auto &in : model.graph().input())
-    if (!initializerNames.contains(in.name()))
-      func.setArgAttr(argIndex++, "onnx.name", b.getStringAttr(in.name()));
+  for (const auto &in : model.graph().input()) {
+    if (initializerNames.contains(in.name()))
+      continue;
+    // Dimensions still symbolic after import keep their names, so that
+    // the driver can resolve the batch at run time.
+    if (auto t = dyn_cast<RankedTensorType>(func.getArgumentTypes()[argIndex]);
+        t && !t.hasStaticShape() && in.type().has_tensor_type()) {
+      SmallVector<Attribute> names;
+      const auto &dims = in.type().tensor_type().shape().dim();
+      for (int64_t i = 0; i < t.getRank(); ++i)
+        names.push_back(b.getStringAttr(
+            !t.isDynamicDim(i) ? StringRef()
+            : i < dims.size() && !dims[i].dim_param().empty()
+                ? StringRef(dims[i].dim_param())
+                : StringRef(kUnnamedDim)));
+      func.setArgAttr(argIndex, "onnx.dim_params", b.getArrayAttr(names));
+    }
+    func.setArgAttr(argIndex++, "onnx.name", b.getStringAttr(in.name()));
+  }
   for (int i = 0; i < model.graph().output_size(); ++i)
     func.setResultAttr(i, "onnx.name",
                        b.getStringAttr(model.graph().output(i).name()));

@@ -16,7 +16,15 @@ struct ImportOptions {
   int64_t resourceThresholdBytes = 256;
   /// Pins the shape of graph inputs with symbolic or unknown dimensions.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// With batchSize > 0, dimensions named batchSymbol (and, when the symbol
+  /// is kUnnamedDim, the unnamed first dimensions of graph inputs) get that
+  /// size.
+  std::string batchSymbol;
+  int64_t batchSize = 0;
 };
+
+/// How `onnx.dim_params` names a symbolic dimension without a dim_param.
+inline constexpr llvm::StringLiteral kUnnamedDim = "?";
 
 /// Reads an .onnx file (and its external data, which must stay inside the
 /// model's folder) into a module holding `func.func @main` of onnx ops.

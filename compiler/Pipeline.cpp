@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - the kiln compile pipeline ---------------------------===//
 #include "compiler/Pipeline.h"
 #include "providers/cuda/Cuda.h"
+#include "compiler/DynamicBatch.h"
 #include "compiler/Emit.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/OnnxOps.h"
@@ -235,6 +236,23 @@ static void printReport(ModuleOp module, StringRef model, size_t nodesIn,
     }
 }
 
+/// The batch resolved at run time, per input and output.
+static void printBatchReport(const BatchPlan &plan, const ModelSignature &sig,
+                             llvm::raw_ostream &os) {
+  os << "kiln: report: batch dimension "
+     << (plan.symbol == kUnnamedDim ? std::string("(unnamed)") : "\"" + plan.symbol + "\"")
+     << " resolved at run time: compiled for one sample, run once per sample\n";
+  auto list = [&](StringRef kind, const std::vector<TensorSignature> &ts) {
+    for (const TensorSignature &t : ts)
+      os << "kiln: report:   " << kind << " \"" << t.name << "\": "
+         << (t.batchAxis < 0 ? std::string("same for every sample")
+                             : "samples along axis " + std::to_string(t.batchAxis))
+         << "\n";
+  };
+  list("input", sig.inputs);
+  list("output", sig.outputs);
+}
+
 /// Device kernels: mapped loops become gpu.launch, outlined into a
 /// gpu.module, lowered to NVVM and compiled to PTX by LLVM's NVPTX backend.
 /// The CUDA toolkit whose libdevice provides kernels' math functions.
@@ -298,6 +316,52 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     ModelSignature signature;
   };
   bool printed = false;
+  // The first import tells whether an input keeps a symbolic batch; then
+  // two probe compiles check that it can be resolved at run time, and the
+  // model is compiled for one sample.
+  ImportOptions importOptions = options.import;
+  OwningOpRef<ModuleOp> firstImport;
+  std::optional<BatchPlan> batchPlan;
+  {
+    progress.stage("importing " + options.inputPath);
+    TimingScope importTiming = timing.nest("Import");
+    firstImport = importOnnxFile(ctx, options.inputPath, importOptions);
+    if (!firstImport)
+      return 1;
+  }
+  auto batchSymbol = findBatchSymbol(*firstImport);
+  if (failed(batchSymbol))
+    return 1;
+  if (*batchSymbol) {
+    const std::string &symbol = **batchSymbol;
+    progress.stage("checking that the batch dimension (" +
+                   (symbol == kUnnamedDim ? std::string("unnamed") : "\"" + symbol + "\"") +
+                   ") splits per sample");
+    auto probe = [&](int64_t size) -> OwningOpRef<ModuleOp> {
+      ImportOptions probeOptions = options.import;
+      probeOptions.batchSymbol = symbol;
+      probeOptions.batchSize = size;
+      OwningOpRef<ModuleOp> m = importOnnxFile(ctx, options.inputPath, probeOptions);
+      if (!m || failed(runPipeline(*m, std::string(kOptimizePipeline) + "," + kGraphPipeline,
+                                   timing, passManagers)))
+        return {};
+      return m;
+    };
+    // Two sizes unlikely to equal a model's own dimensions.
+    constexpr int64_t kProbeA = 5, kProbeB = 7;
+    OwningOpRef<ModuleOp> a = probe(kProbeA), b = probe(kProbeB);
+    if (!a || !b)
+      return 1;
+    auto plan = analyzeBatch(*a, *b, kProbeA, kProbeB);
+    if (failed(plan))
+      return 1;
+    plan->symbol = symbol;
+    batchPlan = *plan;
+    importOptions.batchSymbol = symbol;
+    importOptions.batchSize = 1;
+    firstImport = {};
+  }
+
   auto lowerVariant = [&](ArrayRef<std::string> providerList, StringRef suffix,
                           bool primary) -> std::optional<Variant> {
     auto stop = [&](EmitKind kind, ModuleOp m) {
@@ -308,13 +372,17 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       return true;
     };
     std::string label = primary ? "" : " (CPU fallback)";
-    progress.stage("importing " + options.inputPath + label);
-    TimingScope importTiming = timing.nest("Import");
-    OwningOpRef<ModuleOp> module = importOnnxFile(ctx, options.inputPath, options.import);
-    importTiming.stop();
-    if (!module)
-      return std::nullopt;
+    OwningOpRef<ModuleOp> module = std::move(firstImport);
+    if (!module) {
+      progress.stage("importing " + options.inputPath + label);
+      TimingScope importTiming = timing.nest("Import");
+      module = importOnnxFile(ctx, options.inputPath, importOptions);
+      if (!module)
+        return std::nullopt;
+    }
     progress.finish();
+    if (batchPlan)
+      annotateBatch(*module, *batchPlan);
     if (primary && options.showProgress && options.emit == EmitKind::Library)
       llvm::errs() << "kiln: " << countGraphOps(*module) << " nodes\n";
     if (stop(EmitKind::Onnx, *module))
@@ -384,6 +452,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     if (primary && options.report) {
       progress.finish();
       printReport(*module, options.inputPath, nodesIn, nodesOut, llvm::errs());
+      if (batchPlan)
+        printBatchReport(*batchPlan, v.signature, llvm::errs());
     }
     if (stop(EmitKind::LlvmMlir, *module))
       return Variant{std::move(module), {}};

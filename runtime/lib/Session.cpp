@@ -28,10 +28,13 @@ struct kiln_session {
   bool UsesCuda = false;
   std::string Provider = "cpu", ProviderNote;
   void *Arena = nullptr;
-  // Bytes each model input/output occupies, computed once at create.
+  // Bytes each model input/output occupies (one sample of a model with a
+  // dynamic batch), computed once at create.
   std::vector<uint64_t> InputBytes, OutputBytes;
   // Per-run bindings in model order; kept here so run() never allocates.
-  std::vector<void *> InputPtrs, OutputPtrs;
+  // A dynamic batch runs once per sample with Input/OutputPtrs advanced
+  // from the caller's buffers in BaseInputs/BaseOutputs.
+  std::vector<void *> InputPtrs, OutputPtrs, BaseInputs, BaseOutputs;
   kiln_profile_callback Profiler = nullptr;
   void *ProfilerUser = nullptr;
   std::string Error;
@@ -88,6 +91,64 @@ kiln_status checkInfo(const kiln_tensor_info &Info, const char *Kind,
 bool isAbi2(const kiln_model_info &M) { return M.abi_version >= 2; }
 uint32_t flagsOf(const kiln_model_info &M) {
   return M.abi_version >= 3 ? M.flags : 0;
+}
+
+int32_t batchAxisOf(const kiln_model_info &M, bool IsOutput, int32_t I) {
+  if (M.abi_version < 4 || !(M.flags & KILN_MODEL_DYNAMIC_BATCH))
+    return -1;
+  const int32_t *Axes = IsOutput ? M.output_batch_axes : M.input_batch_axes;
+  return Axes ? Axes[I] : -1;
+}
+
+/// Index of the model tensor a caller tensor names (its position when it
+/// has no name); -1 when the name is unknown.
+int32_t matchTensor(const kiln_tensor_info *Infos, int32_t NumInfos,
+                    const kiln_tensor &T, int32_t Position) {
+  if (!T.name)
+    return Position < NumInfos ? Position : -1;
+  for (int32_t J = 0; J < NumInfos; ++J)
+    if (std::strcmp(T.name, Infos[J].name) == 0)
+      return J;
+  return -1;
+}
+
+/// Dimension D of tensor I at batch size Batch.
+int64_t dimAt(const kiln_model_info &M, bool IsOutput, int32_t I, int32_t D,
+              int64_t Batch) {
+  const kiln_tensor_info &Info = (IsOutput ? M.outputs : M.inputs)[I];
+  return Info.shape[D] * (D == batchAxisOf(M, IsOutput, I) ? Batch : 1);
+}
+
+kiln_status resolveBatch(const kiln_model_info &M, const kiln_tensor *Given,
+                         int32_t NumGiven, int64_t &Batch) {
+  Batch = 1;
+  const char *From = nullptr;
+  for (int32_t I = 0; Given && I < NumGiven; ++I) {
+    const kiln_tensor &T = Given[I];
+    int32_t Index = matchTensor(M.inputs, M.num_inputs, T, I);
+    if (Index < 0)
+      continue;
+    int32_t Axis = batchAxisOf(M, false, Index);
+    const kiln_tensor_info &Info = M.inputs[Index];
+    // A wrong rank is reported when the inputs are bound.
+    if (Axis < 0 || T.rank != Info.rank || !T.shape)
+      continue;
+    int64_t PerSample = Info.shape[Axis], Dim = T.shape[Axis];
+    if (Dim < 0 || Dim % PerSample != 0)
+      return fail(KILN_ERROR_SHAPE_MISMATCH,
+                  "input " + quoted(Info.name) + ": batch dimension (axis " +
+                      std::to_string(Axis) + ") is " + std::to_string(Dim) +
+                      ", not a multiple of " + std::to_string(PerSample));
+    int64_t N = Dim / PerSample;
+    if (From && N != Batch)
+      return fail(KILN_ERROR_SHAPE_MISMATCH,
+                  "inputs " + quoted(From) + " and " + quoted(Info.name) +
+                      " disagree on the batch size (" + std::to_string(Batch) +
+                      " vs " + std::to_string(N) + ")");
+    Batch = N;
+    From = Info.name;
+  }
+  return KILN_OK;
 }
 
 kiln_status checkPartitions(const kiln_partition_info *Parts, int32_t N,
@@ -177,6 +238,15 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
   for (int32_t I = 0; I < M.num_outputs; ++I)
     if (kiln_status St = checkInfo(M.outputs[I], "output", I, S.OutputBytes[I]))
       return St;
+  for (int Out = 0; Out < 2; ++Out)
+    for (int32_t I = 0; I < (Out ? M.num_outputs : M.num_inputs); ++I) {
+      const kiln_tensor_info &Info = (Out ? M.outputs : M.inputs)[I];
+      int32_t Axis = batchAxisOf(M, Out, I);
+      if (Axis >= Info.rank || (Axis >= 0 && Info.shape[Axis] <= 0))
+        return fail(KILN_ERROR_INVALID_ARGUMENT,
+                    "malformed model info: bad batch axis of " +
+                        quoted(Info.name));
+    }
   if (kiln_status St =
           checkPartitions(M.partitions, M.num_partitions, "partition"))
     return St;
@@ -212,10 +282,12 @@ kiln_status allocateArena(const kiln_model_info &M, kiln_session &S) {
 
 /// Matches caller tensors to model tensors (by name, else by position),
 /// validates them and fills Ptrs in model order.
-kiln_status bind(const char *Kind, const kiln_tensor_info *Infos,
-                 const std::vector<uint64_t> &Needed, int32_t NumInfos,
+kiln_status bind(const kiln_model_info &M, const std::vector<uint64_t> &Needed,
                  const kiln_tensor *Given, int32_t NumGiven,
-                 std::vector<void *> &Ptrs, bool IsOutput) {
+                 std::vector<void *> &Ptrs, bool IsOutput, int64_t Batch) {
+  const char *Kind = IsOutput ? "output" : "input";
+  const kiln_tensor_info *Infos = IsOutput ? M.outputs : M.inputs;
+  int32_t NumInfos = IsOutput ? M.num_outputs : M.num_inputs;
   if (NumGiven != NumInfos)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 "expected " + std::to_string(NumInfos) + " " + Kind +
@@ -227,12 +299,8 @@ kiln_status bind(const char *Kind, const kiln_tensor_info *Infos,
     P = nullptr;
   for (int32_t I = 0; I < NumGiven; ++I) {
     const kiln_tensor &T = Given[I];
-    int32_t Index = I;
+    int32_t Index = matchTensor(Infos, NumInfos, T, I);
     if (T.name) {
-      Index = -1;
-      for (int32_t J = 0; J < NumInfos && Index < 0; ++J)
-        if (std::strcmp(T.name, Infos[J].name) == 0)
-          Index = J;
       if (Index < 0) {
         std::string Known;
         for (int32_t J = 0; J < NumInfos; ++J)
@@ -247,9 +315,11 @@ kiln_status bind(const char *Kind, const kiln_tensor_info *Infos,
     if (Ptrs[Index])
       return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " is given twice");
     // A tensor with no elements needs no storage (numpy gives it none).
+    int32_t Axis = batchAxisOf(M, IsOutput, Index);
     int64_t Elements = 1;
+    std::vector<int64_t> Shape(Info.rank);
     for (int32_t D = 0; D < Info.rank; ++D)
-      Elements *= Info.shape[D];
+      Elements *= Shape[D] = dimAt(M, IsOutput, Index, D, Batch);
     if (!T.data && Elements != 0)
       return fail(KILN_ERROR_INVALID_ARGUMENT, Label + ": data is NULL");
     if (T.dtype != Info.dtype)
@@ -263,17 +333,21 @@ kiln_status bind(const char *Kind, const kiln_tensor_info *Infos,
                     Label + ": invalid rank or NULL shape");
       bool Same = T.rank == Info.rank;
       for (int32_t D = 0; Same && D < T.rank; ++D)
-        Same = T.shape[D] == Info.shape[D];
+        Same = T.shape[D] == Shape[D];
       if (!Same)
         return fail(KILN_ERROR_SHAPE_MISMATCH,
                     Label + ": expected shape " +
-                        formatShape(Info.shape, Info.rank) + ", got " +
-                        formatShape(T.shape, T.rank));
+                        formatShape(Shape.data(), Info.rank) +
+                        (Axis >= 0 ? " (batch " + std::to_string(Batch) +
+                                         " on axis " + std::to_string(Axis) + ")"
+                                   : std::string()) +
+                        ", got " + formatShape(T.shape, T.rank));
     }
-    if (T.size_bytes < Needed[Index])
+    uint64_t Bytes = Needed[Index] * static_cast<uint64_t>(Axis >= 0 ? Batch : 1);
+    if (T.size_bytes < Bytes)
       return fail(KILN_ERROR_INVALID_ARGUMENT,
                   Label + ": buffer holds " + std::to_string(T.size_bytes) +
-                      " bytes, needs " + std::to_string(Needed[Index]));
+                      " bytes, needs " + std::to_string(Bytes));
     // Empty tensors still get a non-null slot (the model never reads it).
     static char EmptyTensor;
     Ptrs[Index] = T.data ? T.data : &EmptyTensor;
@@ -349,9 +423,62 @@ kiln_status runCudaPartitions(kiln_session &S) {
   return St;
 }
 
+kiln_status runOnce(kiln_session &S) {
+  return S.UsesCuda ? runCudaPartitions(S) : runPartitions(S);
+}
+
+/// Runs the per-sample partitions once per sample, each on its slice of the
+/// batched inputs and outputs (samples are contiguous).
+kiln_status runBatch(kiln_session &S, int64_t Batch) {
+  const kiln_model_info &M = *S.Model;
+  if (!(flagsOf(M) & KILN_MODEL_DYNAMIC_BATCH))
+    return runOnce(S);
+  S.BaseInputs = S.InputPtrs;
+  S.BaseOutputs = S.OutputPtrs;
+  for (int64_t Sample = 0; Sample < Batch; ++Sample) {
+    auto Advance = [&](std::vector<void *> &Ptrs, const std::vector<void *> &Base,
+                       const std::vector<uint64_t> &Bytes, bool IsOutput) {
+      for (size_t I = 0; I < Ptrs.size(); ++I)
+        if (batchAxisOf(M, IsOutput, static_cast<int32_t>(I)) >= 0)
+          Ptrs[I] = static_cast<char *>(Base[I]) + Sample * Bytes[I];
+    };
+    Advance(S.InputPtrs, S.BaseInputs, S.InputBytes, false);
+    Advance(S.OutputPtrs, S.BaseOutputs, S.OutputBytes, true);
+    if (kiln_status St = runOnce(S))
+      return St;
+  }
+  return KILN_OK;
+}
+
 } // namespace
 
 extern "C" {
+
+int32_t kiln_model_batch_axis(const kiln_model_info *Model, int32_t IsOutput,
+                              int32_t Index) {
+  if (!Model || Index < 0 ||
+      Index >= (IsOutput ? Model->num_outputs : Model->num_inputs))
+    return -1;
+  return batchAxisOf(*Model, IsOutput != 0, Index);
+}
+
+kiln_status kiln_model_batch_size(const kiln_model_info *Model,
+                                  const kiln_tensor *Inputs, int32_t NumInputs,
+                                  int64_t *Batch) {
+  if (!Model || !Batch)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "model info or batch is NULL");
+  return resolveBatch(*Model, Inputs, NumInputs, *Batch);
+}
+
+void kiln_model_shape_at(const kiln_model_info *Model, int32_t IsOutput,
+                         int32_t Index, int64_t Batch, int64_t *Shape) {
+  if (!Model || !Shape || Index < 0 ||
+      Index >= (IsOutput ? Model->num_outputs : Model->num_inputs))
+    return;
+  const kiln_tensor_info &Info = (IsOutput ? Model->outputs : Model->inputs)[Index];
+  for (int32_t D = 0; D < Info.rank; ++D)
+    Shape[D] = dimAt(*Model, IsOutput != 0, Index, D, Batch);
+}
 
 kiln_status kiln_session_create(const kiln_model_info *Model,
                                 kiln_session **Out) {
@@ -381,6 +508,8 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
     }
     S->InputPtrs.resize(Model->num_inputs);
     S->OutputPtrs.resize(Model->num_outputs);
+    S->BaseInputs.resize(Model->num_inputs);
+    S->BaseOutputs.resize(Model->num_outputs);
     *Out = S;
     return KILN_OK;
   } catch (const std::bad_alloc &) {
@@ -406,13 +535,15 @@ kiln_status kiln_session_run(kiln_session *S, const kiln_tensor *Inputs,
     return fail(KILN_ERROR_INVALID_ARGUMENT, "session is NULL");
   try {
     const kiln_model_info &M = *S->Model;
-    kiln_status St = bind("input", M.inputs, S->InputBytes, M.num_inputs,
-                          Inputs, NumInputs, S->InputPtrs, false);
+    int64_t Batch = 1;
+    kiln_status St = resolveBatch(M, Inputs, NumInputs, Batch);
     if (St == KILN_OK)
-      St = bind("output", M.outputs, S->OutputBytes, M.num_outputs, Outputs,
-                NumOutputs, S->OutputPtrs, true);
+      St = bind(M, S->InputBytes, Inputs, NumInputs, S->InputPtrs, false, Batch);
     if (St == KILN_OK)
-      St = S->UsesCuda ? runCudaPartitions(*S) : runPartitions(*S);
+      St = bind(M, S->OutputBytes, Outputs, NumOutputs, S->OutputPtrs, true,
+                Batch);
+    if (St == KILN_OK)
+      St = runBatch(*S, Batch);
     if (St != KILN_OK)
       S->Error = kiln_last_error();
     return St;

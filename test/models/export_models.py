@@ -8,6 +8,9 @@ run by /usr/bin/python3) at opset 17 with seeded random weights:
                 causal self-attention, GELU MLP, LayerNorm)
   lstm_tiny     a 2-layer LSTM over a sequence, then a linear head
 
+and each of them again as NAME_dynbatch, whose batch dimension is symbolic
+("batch"), as exporters write models for serving.
+
   /usr/bin/python3 test/models/export_models.py OUT_DIR
 """
 import os
@@ -102,11 +105,13 @@ class LstmTiny(nn.Module):
 
 def export(model, example, name, out, input_names, output_names):
     model.eval()
-    path = os.path.join(out, f"{name}.onnx")
-    with torch.no_grad():
-        torch.onnx.export(model, example, path, opset_version=17,
-                          input_names=input_names, output_names=output_names)
-    print(f"wrote {path}")
+    for suffix, axes in (("", None),
+                         ("_dynbatch", {n: {0: "batch"} for n in input_names + output_names})):
+        path = os.path.join(out, f"{name}{suffix}.onnx")
+        with torch.no_grad():
+            torch.onnx.export(model, example, path, opset_version=17, input_names=input_names,
+                              output_names=output_names, dynamic_axes=axes)
+        print(f"wrote {path}")
 
 
 def main():

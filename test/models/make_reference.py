@@ -3,8 +3,12 @@
 NAME/test_data_set_0/{input,output}_N.pb, with seeded random inputs and the
 outputs ONNX Runtime computes for them (the reference for kiln).
 
-  python3 test/models/make_reference.py model.onnx OUT_DIR/NAME
+  python3 test/models/make_reference.py model.onnx OUT_DIR/NAME [--batches 1,8]
+
+With --batches, symbolic dimensions (the batch) take each size in turn:
+test_data_set_0 holds the first, test_data_set_1 the second, ...
 """
+import argparse
 import os
 import shutil
 import sys
@@ -16,29 +20,39 @@ from onnx import numpy_helper
 
 
 def main():
-    src, dst = sys.argv[1], sys.argv[2]
-    os.makedirs(os.path.join(dst, "test_data_set_0"), exist_ok=True)
-    shutil.copyfile(src, os.path.join(dst, "model.onnx"))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("out")
+    ap.add_argument("--batches", default="1")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    shutil.copyfile(args.model, os.path.join(args.out, "model.onnx"))
+    for n, batch in enumerate(int(b) for b in args.batches.split(",")):
+        write_data_set(args.model, os.path.join(args.out, f"test_data_set_{n}"), batch)
+    print(f"wrote {args.out}")
+
+
+def write_data_set(src, dst, batch):
+    os.makedirs(dst, exist_ok=True)
     model = onnx.load(src)
-    rng = np.random.default_rng(1)
+    rng = np.random.default_rng(batch)
     inits = {i.name for i in model.graph.initializer}
     feeds = {}
     for i, inp in enumerate(x for x in model.graph.input if x.name not in inits):
         tt = inp.type.tensor_type
-        shape = [d.dim_value for d in tt.shape.dim]
+        shape = [d.dim_value if d.HasField("dim_value") else batch for d in tt.shape.dim]
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
         if np.issubdtype(dtype, np.integer):
             value = rng.integers(0, 50, size=shape).astype(dtype)
         else:
             value = rng.standard_normal(shape).astype(dtype)
         feeds[inp.name] = value
-        with open(os.path.join(dst, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
+        with open(os.path.join(dst, f"input_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(value, inp.name).SerializeToString())
     sess = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
     for i, (out, value) in enumerate(zip(sess.get_outputs(), sess.run(None, feeds))):
-        with open(os.path.join(dst, "test_data_set_0", f"output_{i}.pb"), "wb") as f:
+        with open(os.path.join(dst, f"output_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(value, out.name).SerializeToString())
-    print(f"wrote {dst}")
 
 
 if __name__ == "__main__":

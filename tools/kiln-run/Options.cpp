@@ -24,6 +24,8 @@ options:
   --atol A             absolute tolerance for --check-dir (default 1e-5)
   --iterations N       time N runs and print a JSON line with the timings
   --warmup W           untimed runs before the timed ones (default 0)
+  --batch N            batch size of generated inputs for a model whose
+                       batch is resolved at run time (default 1)
   --profile FILE       write a Chrome trace (chrome://tracing, Perfetto)
   --print              print output shapes and first values
   --cpu                run a model compiled for CUDA on its CPU fallback
@@ -103,7 +105,8 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
     }
     static const char *const Valued[] = {"inputs-dir", "input",  "output-dir",
                                          "check-dir",  "rtol",   "atol",
-                                         "iterations", "warmup", "profile"};
+                                         "iterations", "warmup", "profile",
+                                         "batch"};
     bool Known = false;
     for (const char *K : Valued)
       Known |= Flag == K;
@@ -135,6 +138,8 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
              !parseCount(Name, Value, Opts.Iterations, Err))
       return false;
     else if (Flag == "warmup" && !parseCount(Name, Value, Opts.Warmup, Err))
+      return false;
+    else if (Flag == "batch" && !parseCount(Name, Value, Opts.Batch, Err))
       return false;
     else if (Flag == "input") {
       size_t At = Value.find('=');

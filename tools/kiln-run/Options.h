@@ -16,6 +16,8 @@ struct Options {
   double RTol = 1e-3, ATol = 1e-5;
   int Iterations = 0; // 0: run once, print no timing
   int Warmup = 0;
+  /// Batch size of generated inputs (models with a dynamic batch).
+  int Batch = 1;
   bool Print = false;
   bool ForceCpu = false; // --cpu
   bool DeviceIO = false; // --device-io

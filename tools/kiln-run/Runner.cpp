@@ -46,11 +46,15 @@ std::string nameList(const kiln_tensor_info *Infos, int32_t N) {
   return S;
 }
 
-HostTensor tensorFor(const kiln_tensor_info &Info) {
+/// A buffer for model input/output `Index` at batch size `Batch`.
+HostTensor tensorFor(const kiln_model_info &M, bool IsOutput, int32_t Index,
+                     int64_t Batch) {
+  const kiln_tensor_info &Info = (IsOutput ? M.outputs : M.inputs)[Index];
   HostTensor T;
   T.Name = Info.name;
   T.DType = Info.dtype;
-  T.Shape.assign(Info.shape, Info.shape + Info.rank);
+  T.Shape.resize(Info.rank);
+  kiln_model_shape_at(&M, IsOutput, Index, Batch, T.Shape.data());
   T.allocate();
   return T;
 }
@@ -190,7 +194,7 @@ std::vector<HostTensor> gatherInputs(const Options &Opts,
       throw Failure{"missing input " + quoteName(M.inputs[I].name) +
                     " (give --input " + M.inputs[I].name +
                     "=FILE.npy or --inputs-dir DIR)"};
-    Inputs.push_back(tensorFor(M.inputs[I]));
+    Inputs.push_back(tensorFor(M, false, I, Opts.Batch));
     fillPseudoRandom(Inputs.back(), static_cast<uint64_t>(I) + 1);
   }
   if (!Any && M.num_inputs > 0)
@@ -297,12 +301,21 @@ int run(const Options &Opts) {
                          "host buffers\n");
 
   std::vector<HostTensor> Inputs = gatherInputs(Opts, M);
-  std::vector<HostTensor> Outputs;
-  for (int32_t I = 0; I < M.num_outputs; ++I)
-    Outputs.push_back(tensorFor(M.outputs[I]));
   std::vector<kiln_tensor> InViews, OutViews;
   for (HostTensor &T : Inputs)
     InViews.push_back(T.view());
+  // Outputs are sized for the batch the inputs carry (1 unless the model
+  // resolves its batch at run time).
+  int64_t Batch = 1;
+  if (kiln_model_batch_size(&M, InViews.data(), static_cast<int32_t>(InViews.size()),
+                            &Batch) != KILN_OK)
+    throw Failure{kiln_last_error()};
+  if (M.abi_version >= 4 && (M.flags & KILN_MODEL_DYNAMIC_BATCH))
+    std::fprintf(stderr, "kiln-run: batch %lld (resolved at run time)\n",
+                 static_cast<long long>(Batch));
+  std::vector<HostTensor> Outputs;
+  for (int32_t I = 0; I < M.num_outputs; ++I)
+    Outputs.push_back(tensorFor(M, true, I, Batch));
   for (HostTensor &T : Outputs)
     OutViews.push_back(T.view());
 

@@ -79,6 +79,9 @@ const char *kiln_session_provider(const kiln_session *session);
 const char *kiln_session_provider_note(const kiln_session *session);
 void kiln_session_destroy(kiln_session *session);
 const kiln_model_info *kiln_session_model(const kiln_session *session);
+/* A model with a dynamic batch (KILN_MODEL_DYNAMIC_BATCH) takes any batch
+ * size n >= 0 on its batched inputs and writes n samples to its batched
+ * outputs (see kiln_model_batch_size). */
 /* On a "cuda" session, a CUDA failure inside the partitions (launch, copy,
  * allocation, kernel fault) returns KILN_ERROR_PROVIDER with the driver's
  * message; the outputs are then undefined. The session makes device 0's
@@ -86,6 +89,23 @@ const kiln_model_info *kiln_session_model(const kiln_session *session);
 kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
                              int32_t num_inputs, kiln_tensor *outputs,
                              int32_t num_outputs);
+/* Dynamic batch (KILN_MODEL_DYNAMIC_BATCH). The axis of input/output
+ * `index` that carries the samples, -1 when it has none (always -1 for a
+ * model with a static batch). */
+int32_t kiln_model_batch_axis(const kiln_model_info *model, int32_t is_output,
+                              int32_t index);
+/* The batch size that `inputs` (matched like kiln_session_run's) carry:
+ * 1 for a model with a static batch; KILN_ERROR_SHAPE_MISMATCH when two
+ * inputs disagree or a batch dimension is not a multiple of the model's
+ * per-sample extent. Size output buffers with kiln_model_shape_at. */
+kiln_status kiln_model_batch_size(const kiln_model_info *model,
+                                  const kiln_tensor *inputs,
+                                  int32_t num_inputs, int64_t *batch);
+/* The shape of input/output `index` at batch size `batch` (rank entries
+ * written to `shape`). */
+void kiln_model_shape_at(const kiln_model_info *model, int32_t is_output,
+                         int32_t index, int64_t batch, int64_t *shape);
+
 /* Message of the last failed call on this session, "" if none failed yet.
  * Not cleared by later successful calls. */
 const char *kiln_session_error(const kiln_session *session);
