@@ -343,13 +343,21 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       probeOptions.batchSize = size;
       OwningOpRef<ModuleOp> m = importOnnxFile(ctx, options.inputPath, probeOptions);
       if (!m || failed(runPipeline(*m, std::string(kOptimizePipeline) + "," + kGraphPipeline,
-                                   timing, passManagers)))
+                                   timing, passManagers))) {
+        breakProgressLine();
+        llvm::errs() << "kiln: note: this error came from compiling the model with its batch "
+                        "dimension set to "
+                     << size
+                     << ", which kiln does to resolve the batch at run time; the model may "
+                        "only work at a fixed batch: pin it with --input-shape\n";
         return {};
+      }
       return m;
     };
     // Two sizes unlikely to equal a model's own dimensions.
     constexpr int64_t kProbeA = 5, kProbeB = 7;
-    OwningOpRef<ModuleOp> a = probe(kProbeA), b = probe(kProbeB);
+    OwningOpRef<ModuleOp> a = probe(kProbeA);
+    OwningOpRef<ModuleOp> b = a ? probe(kProbeB) : nullptr;
     if (!a || !b)
       return 1;
     auto plan = analyzeBatch(*a, *b, kProbeA, kProbeB);

@@ -24,7 +24,8 @@ const kiln_model_info *addModel() {
   static const kiln_model_info Info = {
       KILN_ABI_VERSION, "add", "kiln test", 2, Inputs, 1,
       Outputs,          0,     0,           1, Parts,
-      0,                0,     nullptr,     0};
+      0,                0,     nullptr,     0,
+      0,                nullptr, nullptr,   nullptr};
   return &Info;
 }
 
@@ -57,7 +58,35 @@ const kiln_model_info *twoPartitionModel() {
   static const kiln_model_info Info = {
       KILN_ABI_VERSION, "two", "kiln test", 2, Inputs, 2,
       Outputs,          24,    64,          2, Parts,
-      0,                0,     nullptr,     0};
+      0,                0,     nullptr,     0,
+      0,                nullptr, nullptr,   nullptr};
+  return &Info;
+}
+
+static void scaleBatchFn(void *const *In, void *const *Out, void *) {
+  auto *X = static_cast<const float *>(In[0]);
+  auto *W = static_cast<const float *>(In[1]);
+  auto *Y = static_cast<float *>(Out[0]);
+  auto *Sum = static_cast<float *>(Out[1]);
+  *Sum = 0;
+  for (int I = 0; I < 3; ++I) {
+    Y[I] = X[I] * W[I];
+    *Sum += W[I];
+  }
+}
+
+const kiln_model_info *batchModel() {
+  static const int64_t Shape13[2] = {1, 3}, Shape3[1] = {3};
+  static const kiln_tensor_info Inputs[] = {
+      {"x", KILN_DTYPE_FLOAT, 2, Shape13}, {"w", KILN_DTYPE_FLOAT, 1, Shape3}};
+  static const kiln_tensor_info Outputs[] = {
+      {"y", KILN_DTYPE_FLOAT, 2, Shape13}, {"wsum", KILN_DTYPE_FLOAT, 1, Shape1}};
+  static const int32_t InAxes[] = {0, -1}, OutAxes[] = {0, -1};
+  static const kiln_partition_info Parts[] = {{"cpu_0", "cpu", 1, scaleBatchFn}};
+  static const kiln_model_info Info = {
+      KILN_ABI_VERSION, "scale_batch", "kiln test", 2, Inputs, 2, Outputs,
+      0, 0, 1, Parts, 0, 0, nullptr, 0, KILN_MODEL_DYNAMIC_BATCH, InAxes,
+      OutAxes, "N"};
   return &Info;
 }
 

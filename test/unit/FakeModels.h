@@ -19,6 +19,11 @@ const kiln_model_info *addModel();
 /// "accumulate" (provider "fake_accel") adds b.
 const kiln_model_info *twoPartitionModel();
 
+/// "scale_batch", resolved batch (KILN_MODEL_DYNAMIC_BATCH): input x
+/// float32[1,3] per sample (axis 0), w float32[3] shared; output y = x * w
+/// per sample and wsum float32[1] = sum(w), the same for every sample.
+const kiln_model_info *batchModel();
+
 /// A kiln_tensor over V with the given name (may be null).
 kiln_tensor floatTensor(const char *Name, std::vector<float> &V,
                         const int64_t *Shape, int32_t Rank);

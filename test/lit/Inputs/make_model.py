@@ -23,7 +23,7 @@ def mlp_weights():
     return w, b, x
 
 
-def mlp(opset=17):
+def mlp(opset=17, batch=2):
     w, b, _ = mlp_weights()
     nodes = [
         helper.make_node("MatMul", ["x", "W"], ["h"], name="fc_matmul"),
@@ -35,8 +35,8 @@ def mlp(opset=17):
     ]
     graph = helper.make_graph(
         nodes, "mlp_graph",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 16])],
         initializer=[numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                           producer_name="kiln-lit")
@@ -189,6 +189,20 @@ def build(kind):
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         m.ir_version = 8
         return m
+    # Symbolic batch "N" (resolved at run time) and ops that mix samples.
+    if kind == "batch-mlp":
+        return mlp(batch="N")
+    if kind == "batch-add":
+        return single("Add", "add_n", [("a", F, ["N", 4]), ("b", F, ["N", 4])],
+                      [("c", F, ["N", 4])])
+    if kind == "batch-softmax0":
+        return single("Softmax", "softmax_over_n", [("x", F, ["N", 4])],
+                      [("y", F, ["N", 4])], axis=0)
+    if kind == "batch-reduce0":
+        return single("ReduceMean", "mean_over_n", [("x", F, ["N", 4])],
+                      [("y", F, [1, 4])], opset=13, axes=[0])
+    if kind == "batch-two-symbols":
+        return single("Relu", "relu_nt", [("x", F, ["N", "T"])], [("y", F, ["N", "T"])])
     if kind == "runtime-axes":
         # Axes computed at run time; the declared 3x2 result allows axis 1
         # or axis 2 of the 3x2x2 input.
@@ -238,6 +252,9 @@ def main():
         if args.kind == "shape-chain":
             x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
             ref = {"y": np.maximum(x.reshape(2, -1), 0)}
+        elif args.kind == "batch-mlp":
+            x = np.random.default_rng(5).standard_normal((5, 4)).astype(np.float32)
+            ref = mlp_reference(x)
         else:
             _, _, x = mlp_weights()
             ref = mlp_reference(x)
