@@ -618,6 +618,26 @@ LogicalResult Analysis::checkOp(Operation *op) {
     return expectResult(op, op->getResult(0), axis, k);
   }
 
+  if (name == "Attention") {
+    // Q, K and V hold the samples on axis 0; the mask broadcasts to the
+    // scores [B, H, S, T] from the right.
+    if (failed(needsBatchedInput()) || in.axis != 0)
+      return fail(op) << "Q does not hold the samples on axis 0";
+    for (unsigned i : {1u, 2u})
+      if (info(op->getOperand(i)).axis != 0 || info(op->getOperand(i)).k != in.k)
+        return fail(op) << "input " << i << " does not hold the samples like Q";
+    if (Value m = op->getOperand(3); !onnx::isNone(m)) {
+      Batched bm = info(m);
+      int aligned = 0 - (4 - rankOf(m));
+      if (bm.byValue || (bm.axis >= 0 ? bm.axis != aligned || bm.k != in.k
+                                      : aligned >= 0 && shapeOf(m)[aligned] != 1))
+        return fail(op) << "its mask does not line up with the samples";
+    }
+    if (failed(expectUnbatched(op, {4, 5, 6})))
+      return failure();
+    return expectResult(op, op->getResult(0), 0, in.k);
+  }
+
   if (name == "Shape" || name == "Size") {
     infos[op->getResult(0)].byValue = true;
     return success();

@@ -63,6 +63,9 @@ void replaceResults(Operation *op, ArrayRef<Value> values) {
 //===----------------------------------------------------------------------===//
 
 bool decomposeAttention(Operation *op) {
+  // kiln-fuse-subgraphs' own attention blocks go to the providers whole.
+  if (op->hasAttr("kiln.fused"))
+    return false;
   Value q = op->getOperand(0), k = op->getOperand(1), v = op->getOperand(2);
   Value mask = optionalOperand(op, 3), pastK = optionalOperand(op, 4),
         pastV = optionalOperand(op, 5);

@@ -7,12 +7,16 @@
 //  - the same with Tanh(sqrt(2/pi) * (x + 0.044715 x^3)) -> onnx.Gelu{tanh}
 //  - ReduceMean/Sub/Pow 2/ReduceMean/Add eps/Sqrt/Div(/Mul gamma/Add beta)
 //                                                      -> LayerNormalization
+//  - multi-head attention: Reshape/Transpose of Q, K, V into heads ->
+//    MatMul(Q, K^T) -> Mul/Div scale -> Add mask (or Where with a constant
+//    condition) -> Softmax -> MatMul(., V) -> Transpose/Reshape back
+//                                 -> onnx.Attention {kiln.fused} (3-D Q/K/V)
 // and marks (without rewriting)
 //  - LayerNormalization of a residual Add (`kiln.skip_layer_norm`),
-//  - attention blocks MatMul(Q, K^T) -> Mul/Div scale -> Add mask ->
-//    Softmax -> MatMul(., V) (`kiln.pattern = "attention"` on the Softmax).
+//  - other attention blocks (`kiln.pattern = "attention"` on the Softmax).
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/onnx/ShapeInference.h"
 #include "passes/FusionUtils.h"
 #include "passes/Passes.h"
 
@@ -315,9 +319,165 @@ Operation *attentionScores(Value v) {
   return isOnnx(v.getDefiningOp(), "MatMul") ? v.getDefiningOp() : nullptr;
 }
 
+/// The 3-D [B, S, H*D] tensor that `v` splits into heads [B, H, S, D]
+/// (`perm` [0, 2, 1, 3]) or [B, H, D, S] (`perm` [0, 2, 3, 1], keys), with H.
+std::optional<std::pair<Value, int64_t>> headsOf(Value v, ArrayRef<int64_t> perm) {
+  Operation *t = v.getDefiningOp();
+  if (!isOnnx(t, "Transpose") || ArrayRef<int64_t>(onnx::getIntsAttr(t, "perm")) != perm)
+    return std::nullopt;
+  Operation *r = t->getOperand(0).getDefiningOp();
+  if (!isOnnx(r, "Reshape"))
+    return std::nullopt;
+  auto in = dyn_cast<RankedTensorType>(r->getOperand(0).getType());
+  auto out = dyn_cast<RankedTensorType>(r->getResult(0).getType());
+  if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() ||
+      in.getRank() != 3 || out.getRank() != 4 ||
+      out.getShape().take_front(2) != in.getShape().take_front(2) ||
+      out.getDimSize(2) * out.getDimSize(3) != in.getDimSize(2))
+    return std::nullopt;
+  return std::make_pair(r->getOperand(0), out.getDimSize(2));
+}
+
+/// The scalar of an f32 constant, if it is one.
+std::optional<float> scalarOf(Value v) {
+  ElementsAttr a = constantAttr(v);
+  if (!a || a.getNumElements() != 1)
+    return std::nullopt;
+  return constantScalar(v);
+}
+
+/// Replaces the attention block ending at `softmax` by one onnx.Attention on
+/// the 3-D Q, K and V; returns whether it did.
+bool fuseAttention(Operation *softmax) {
+  auto st = dyn_cast<RankedTensorType>(softmax->getResult(0).getType());
+  if (!st || st.getRank() != 4 || !st.getElementType().isF32() ||
+      (onnx::getIntAttr(softmax, "axis", -1) + 4) % 4 != 3)
+    return false;
+  // Scores -> (scale) -> (mask) -> Softmax, each step used once.
+  Value scores = softmax->getOperand(0), mask;
+  float scale = 1.0f;
+  bool haveMask = false, haveScale = false;
+  Operation *qk = nullptr;
+  SmallVector<Operation *> chain;
+  for (int step = 0; step < 3 && !qk; ++step) {
+    Operation *op = scores.getDefiningOp();
+    if (!op || !scores.hasOneUse())
+      return false;
+    chain.push_back(op);
+    if (isOnnx(op, "MatMul")) {
+      qk = op;
+    } else if (isOnnx(op, "Add") && !haveMask && !haveScale) {
+      // The mask is the operand that is not the scores chain.
+      unsigned s = isOnnx(op->getOperand(0).getDefiningOp(), "MatMul") ||
+                           isOnnx(op->getOperand(0).getDefiningOp(), "Mul") ||
+                           isOnnx(op->getOperand(0).getDefiningOp(), "Div")
+                       ? 0
+                       : 1;
+      scores = op->getOperand(s);
+      mask = op->getOperand(1 - s);
+      haveMask = true;
+    } else if (isOnnx(op, "Where") && !haveMask && !haveScale) {
+      // Where(c, fill, scores) with constants c, fill: an additive mask.
+      ElementsAttr cond = constantAttr(op->getOperand(0));
+      auto fill = scalarOf(op->getOperand(1));
+      auto ct = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+      if (!cond || !fill || !ct || !ct.getElementType().isInteger(1) ||
+          !ct.hasStaticShape())
+        return false;
+      SmallVector<float> bias;
+      for (bool c : cond.getValues<bool>())
+        bias.push_back(c ? *fill : 0.0f);
+      OpBuilder b(op);
+      mask = createConstant(b, op->getLoc(),
+                            RankedTensorType::get(ct.getShape(), b.getF32Type()), bias);
+      scores = op->getOperand(2);
+      haveMask = true;
+    } else if ((isOnnx(op, "Mul") || isOnnx(op, "Div")) && !haveScale) {
+      std::optional<float> c = scalarOf(op->getOperand(1));
+      if (!c || *c == 0.0f)
+        return false;
+      scale = isOnnx(op, "Mul") ? *c : 1.0f / *c;
+      scores = op->getOperand(0);
+      haveScale = true;
+    } else {
+      return false;
+    }
+  }
+  Operation *pv = singleUser(softmax->getResult(0));
+  if (!qk || !isOnnx(pv, "MatMul") || pv->getOperand(0) != softmax->getResult(0))
+    return false;
+  auto q = headsOf(qk->getOperand(0), {0, 2, 1, 3});
+  auto k = headsOf(qk->getOperand(1), {0, 2, 3, 1});
+  auto v = headsOf(pv->getOperand(1), {0, 2, 1, 3});
+  if (!q || !k || !v || q->second != k->second || k->second != v->second)
+    return false;
+  Operation *back = singleUser(pv->getResult(0));
+  if (!isOnnx(back, "Transpose") || ArrayRef<int64_t>(onnx::getIntsAttr(back, "perm")) != ArrayRef<int64_t>{0, 2, 1, 3})
+    return false;
+  Operation *merge = singleUser(back->getResult(0));
+  auto qt = cast<RankedTensorType>(q->first.getType());
+  auto vt = cast<RankedTensorType>(v->first.getType());
+  auto mt = cast<RankedTensorType>(merge ? merge->getResult(0).getType() : qt);
+  if (!isOnnx(merge, "Reshape") || !mt.hasStaticShape() || mt.getRank() != 3 ||
+      mt.getDimSize(0) != qt.getDimSize(0) || mt.getDimSize(1) != qt.getDimSize(1) ||
+      mt.getDimSize(2) != vt.getDimSize(2) || !vt.getElementType().isF32())
+    return false;
+  // The mask must broadcast to the scores [B, H, S, Skv].
+  if (haveMask) {
+    auto m = dyn_cast<RankedTensorType>(mask.getType());
+    if (!m || !m.hasStaticShape() || m.getRank() > 4 || !m.getElementType().isF32())
+      return false;
+    for (int64_t i = 0; i < m.getRank(); ++i) {
+      int64_t d = m.getDimSize(m.getRank() - 1 - i), want = st.getDimSize(3 - i);
+      if (d != 1 && d != want)
+        return false;
+    }
+  }
+
+  OpBuilder b(merge);
+  auto none = [&]() {
+    OperationState ns(softmax->getLoc(), "onnx.NoValue");
+    ns.addTypes(b.getNoneType());
+    return b.create(ns)->getResult(0);
+  };
+  OperationState state(softmax->getLoc(), "onnx.Attention");
+  state.addOperands({q->first, k->first, v->first, haveMask ? mask : none(), none(),
+                     none(), none()});
+  state.addAttribute("q_num_heads", b.getI64IntegerAttr(q->second));
+  state.addAttribute("kv_num_heads", b.getI64IntegerAttr(q->second));
+  state.addAttribute("scale", b.getF32FloatAttr(scale));
+  state.addAttribute("kiln.fused", b.getUnitAttr());
+  state.addTypes({mt, b.getNoneType(), b.getNoneType(), b.getNoneType()});
+  Operation *attention = b.create(state);
+  merge->getResult(0).replaceAllUsesWith(attention->getResult(0));
+  // The block's ops are dead now, and so are the head splits (unless they
+  // feed others).
+  SmallVector<Value> splits = {qk->getOperand(0), qk->getOperand(1), pv->getOperand(1)};
+  for (Operation *op : {merge, back, pv, softmax})
+    op->erase();
+  for (Operation *op : chain)
+    if (op->use_empty())
+      op->erase();
+  for (Value v : splits)
+    for (Operation *op = v.getDefiningOp(); op && op->use_empty();) {
+      Operation *next = op->getOperand(0).getDefiningOp();
+      op->erase();
+      op = isOnnx(next, "Reshape") ? next : nullptr;
+    }
+  return true;
+}
+
 /// Marks what it cannot (yet) replace: attention blocks and skip LayerNorms.
 void markPatterns(func::FuncOp func, Counters &counters) {
   Builder b(func.getContext());
+  SmallVector<Operation *> softmaxes;
+  func.walk([&](Operation *op) {
+    if (isOnnx(op, "Softmax"))
+      softmaxes.push_back(op);
+  });
+  for (Operation *op : softmaxes)
+    if (fuseAttention(op))
+      ++counters["fuse_attention"];
   func.walk([&](Operation *op) {
     if (isOnnx(op, "Softmax") && !op->hasAttr("kiln.pattern")) {
       Operation *scores = attentionScores(op->getOperand(0));
@@ -352,7 +512,8 @@ struct FuseSubgraphsPass : public impl::FuseSubgraphsBase<FuseSubgraphsPass> {
       markPatterns(func, counters);
     }
     recordCounters(getOperation(), counters,
-                   {"fuse_gelu", "fuse_layer_norm", "skip_layer_norm", "attention_blocks"});
+                   {"fuse_gelu", "fuse_layer_norm", "skip_layer_norm", "fuse_attention",
+                    "attention_blocks"});
   }
 };
 

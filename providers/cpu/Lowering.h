@@ -46,6 +46,7 @@ void registerControlFlowOps(LoweringTable &table);
 void registerCastOps(LoweringTable &table);
 void registerGridOps(LoweringTable &table);
 void registerSpectralOps(LoweringTable &table);
+void registerAttentionOps(LoweringTable &table);
 
 /// float8 and 4-/2-bit integer types, which only Cast/CastLike convert.
 bool isStorageOnlyType(mlir::Type t);

@@ -28,6 +28,7 @@ const LoweringTable &table() {
     registerCastOps(m);
     registerGridOps(m);
     registerSpectralOps(m);
+    registerAttentionOps(m);
     return m;
   }();
   return t;

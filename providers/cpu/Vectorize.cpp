@@ -116,93 +116,98 @@ std::optional<unsigned> dimOf(AffineExpr e) {
   return std::nullopt;
 }
 
+/// Position of loop dim `d` among the results of `map`, if it is one.
+std::optional<unsigned> positionOf(AffineMap map, unsigned d) {
+  for (unsigned i = 0; i < map.getNumResults(); ++i)
+    if (dimOf(map.getResult(i)) == d)
+      return i;
+  return std::nullopt;
+}
+
+/// The loops of a matmul-like generic: k the one reduction, m the parallel
+/// loop of A and C only, n that of B and C only, every other loop a batch
+/// loop indexing C (and A/B, or broadcast there as the constant 0). The
+/// matrix dims may sit at any position of each operand (heads of an
+/// attention block: A[b, i, h, d]), with the other dims as batch.
 std::optional<MatmulMatch> matchMatmul(linalg::GenericOp g) {
   auto iters = g.getIteratorTypesArray();
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   AffineMap aMap = maps[0], bMap = maps[1], oMap = maps[2];
-  if (oMap.getNumResults() < 2 || aMap.getNumResults() < 2 ||
-      bMap.getNumResults() < 2 || !oMap.isProjectedPermutation())
-    return std::nullopt;
   unsigned nLoops = g.getNumLoops();
-  std::optional<unsigned> k;
-  for (unsigned i = 0; i < nLoops; ++i)
-    if (iters[i] == utils::IteratorType::reduction) {
-      if (k)
-        return std::nullopt;
-      k = i;
-    }
-  if (!k)
+  if (oMap.getNumResults() < 2 || aMap.getNumResults() < 2 ||
+      bMap.getNumResults() < 2 || !oMap.isProjectedPermutation() ||
+      oMap.getNumResults() != nLoops - 1)
     return std::nullopt;
-  // Every parallel loop indexes the output exactly once.
-  if (oMap.getNumResults() != nLoops - 1)
+  // Operand results are loop dims or the constant 0 (broadcast).
+  for (AffineMap map : {aMap, bMap})
+    for (AffineExpr e : map.getResults()) {
+      auto c = dyn_cast<AffineConstantExpr>(e);
+      if (!dimOf(e) && !(c && c.getValue() == 0))
+        return std::nullopt;
+    }
+  // A batch dim broadcast in B also indexes only A and C: of several such
+  // loops, m is the innermost in C (likewise n).
+  std::optional<unsigned> k, m, n;
+  auto innermost = [&](std::optional<unsigned> &slot, unsigned d) {
+    if (!slot || *positionOf(oMap, d) > *positionOf(oMap, *slot))
+      slot = d;
+  };
+  for (unsigned d = 0; d < nLoops; ++d) {
+    bool inA = positionOf(aMap, d).has_value(), inB = positionOf(bMap, d).has_value();
+    if (iters[d] == utils::IteratorType::reduction) {
+      if (k || !inA || !inB)
+        return std::nullopt;
+      k = d;
+    } else if (inA && !inB) {
+      innermost(m, d);
+    } else if (inB && !inA) {
+      innermost(n, d);
+    }
+  }
+  if (!k || !m || !n)
     return std::nullopt;
   MatmulMatch mm;
-  mm.k = *k;
-  unsigned oRank = oMap.getNumResults();
-  mm.m = *dimOf(oMap.getResult(oRank - 2));
-  mm.n = *dimOf(oMap.getResult(oRank - 1));
-  for (unsigned i = 0; i + 2 < oRank; ++i)
-    mm.batch.push_back(*dimOf(oMap.getResult(i)));
-  // Leading operand results: batch dims or the constant 0 (broadcast).
-  auto leadingOk = [&](AffineMap map) {
-    for (unsigned i = 0; i + 2 < map.getNumResults(); ++i) {
-      AffineExpr e = map.getResult(i);
-      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-        if (c.getValue() != 0)
-          return false;
-        continue;
-      }
-      auto d = dimOf(e);
-      if (!d || !llvm::is_contained(mm.batch, *d))
-        return false;
-    }
-    return true;
-  };
-  if (!leadingOk(aMap) || !leadingOk(bMap))
+  mm.m = *m, mm.n = *n, mm.k = *k;
+  for (AffineExpr e : oMap.getResults())
+    if (unsigned d = *dimOf(e); d != *m && d != *n)
+      mm.batch.push_back(d);
+  // C must hold (m, n) in that order: there is no transposed-output matmul.
+  if (*positionOf(oMap, *m) > *positionOf(oMap, *n))
     return std::nullopt;
-  auto last2 = [](AffineMap map) {
-    unsigned r = map.getNumResults();
-    return std::make_pair(dimOf(map.getResult(r - 2)), dimOf(map.getResult(r - 1)));
-  };
-  auto [a0, a1] = last2(aMap);
-  auto [b0, b1] = last2(bMap);
-  if (!a0 || !a1 || !b0 || !b1)
-    return std::nullopt;
-  // Whether an operand's last two dims are (p, q) (false) or (q, p) (true).
-  auto transposed = [](unsigned d0, unsigned d1, unsigned p, unsigned q) -> std::optional<bool> {
-    if (d0 == p && d1 == q)
-      return false;
-    if (d0 == q && d1 == p)
-      return true;
-    return std::nullopt;
-  };
-  auto ta = transposed(*a0, *a1, mm.m, mm.k), tb = transposed(*b0, *b1, mm.k, mm.n);
-  if (!ta || !tb)
-    return std::nullopt;
-  mm.transA = *ta;
-  mm.transB = *tb;
+  mm.transA = *positionOf(aMap, *m) > *positionOf(aMap, *k);
+  mm.transB = *positionOf(bMap, *k) > *positionOf(bMap, *n);
   if (mm.transA && mm.transB)
     return std::nullopt;
   return mm;
 }
 
-/// A rank-reduced 2-D view of `src`: the leading dims at `lead` (one
-/// element each), the last two dims whole.
-Value matrixView(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult> lead) {
+/// A rank-reduced 2-D view of `src`: dims with an offset in `at` are taken
+/// at that one element, the two without (std::nullopt) whole.
+Value subMatrix(OpBuilder &b, Location loc, Value src,
+                ArrayRef<std::optional<OpFoldResult>> at) {
   auto t = cast<MemRefType>(src.getType());
-  if (t.getRank() == 2)
+  SmallVector<OpFoldResult> offsets, sizes, strides(t.getRank(), b.getIndexAttr(1));
+  SmallVector<int64_t> kept;
+  bool identity = true;
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    offsets.push_back(at[i] ? *at[i] : b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(at[i] ? 1 : t.getDimSize(i)));
+    if (!at[i])
+      kept.push_back(t.getDimSize(i));
+    identity &= !at[i];
+  }
+  if (identity)
     return src;
-  SmallVector<OpFoldResult> offsets(lead), sizes, strides(t.getRank(), b.getIndexAttr(1));
-  for (int64_t i = 0; i + 2 < t.getRank(); ++i)
-    sizes.push_back(b.getIndexAttr(1));
-  offsets.push_back(b.getIndexAttr(0));
-  offsets.push_back(b.getIndexAttr(0));
-  sizes.push_back(b.getIndexAttr(t.getDimSize(t.getRank() - 2)));
-  sizes.push_back(b.getIndexAttr(t.getDimSize(t.getRank() - 1)));
   auto rt = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
-      {t.getDimSize(t.getRank() - 2), t.getDimSize(t.getRank() - 1)}, t, offsets,
-      sizes, strides));
+      kept, t, offsets, sizes, strides));
   return b.create<memref::SubViewOp>(loc, rt, src, offsets, sizes, strides);
+}
+
+/// The view of `src` with its leading dims at `lead`, the last two whole.
+Value matrixView(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult> lead) {
+  SmallVector<std::optional<OpFoldResult>> at(lead.begin(), lead.end());
+  at.append(2, std::nullopt);
+  return subMatrix(b, loc, src, at);
 }
 
 /// Emits the 2-D named matmul C += op(A) op(B) and marks it for the schedule.
@@ -250,18 +255,21 @@ void rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId) 
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1], c = g.getDpsInits()[0];
   forEachBatch(b, loc, extents, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
-    auto lead = [&](AffineMap map) {
-      SmallVector<OpFoldResult> r;
-      for (unsigned i = 0; i + 2 < map.getNumResults(); ++i) {
-        auto d = dimOf(map.getResult(i));
-        r.push_back(d ? ivs[llvm::find(mm.batch, *d) - mm.batch.begin()]
-                      : nb.getIndexAttr(0));
+    // Each operand at the current batch element, its matrix dims whole.
+    auto view = [&](Value src, AffineMap map) {
+      SmallVector<std::optional<OpFoldResult>> at;
+      for (AffineExpr e : map.getResults()) {
+        auto d = dimOf(e);
+        if (d && (*d == mm.m || *d == mm.n || *d == mm.k))
+          at.push_back(std::nullopt);
+        else
+          at.push_back(d ? ivs[llvm::find(mm.batch, *d) - mm.batch.begin()]
+                         : nb.getIndexAttr(0));
       }
-      return r;
+      return subMatrix(nb, loc, src, at);
     };
-    emitMatmul(nb, loc, matrixView(nb, loc, a, lead(maps[0])),
-               matrixView(nb, loc, bm, lead(maps[1])),
-               matrixView(nb, loc, c, lead(maps[2])), mm.transA, mm.transB, nextId);
+    emitMatmul(nb, loc, view(a, maps[0]), view(bm, maps[1]), view(c, maps[2]),
+               mm.transA, mm.transB, nextId);
   });
   g.erase();
 }

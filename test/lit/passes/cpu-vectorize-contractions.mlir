@@ -168,3 +168,49 @@ func.func @integer(%a: memref<16x64xi32>, %b: memref<64x64xi32>, %c: memref<16x6
   }
   return
 }
+
+// -----
+
+// Attention scores with the heads split in the maps: A[b, i, h, d] and
+// K[b, j, h, d] hold their matrix dims apart. One loop per head and a
+// strided 2-D view of each operand (rows H*D apart, folded into the
+// transfers' indices) give a matmul with B transposed.
+// CHECK-LABEL: func.func @heads_in_maps
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[H:.*]] = %c0 to %c2
+// CHECK: vector.transfer_read %arg0[%c0, %c0, %[[H]], %{{.*}}], {{.*}} : memref<1x8x2x4xf32>
+// CHECK: vector.fma
+// CHECK-NOT: linalg.
+// CHECK: return
+#mQ = affine_map<(b, h, i, j, d) -> (b, i, h, d)>
+#mK = affine_map<(b, h, i, j, d) -> (b, j, h, d)>
+#mS = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+func.func @heads_in_maps(%q: memref<1x8x2x4xf32>, %k: memref<1x8x2x4xf32>, %s: memref<1x2x8x8xf32>) {
+  linalg.generic {indexing_maps = [#mQ, #mK, #mS], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<1x8x2x4xf32>, memref<1x8x2x4xf32>) outs(%s : memref<1x2x8x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Negative: the output holds (n, m), which no named matmul writes.
+// CHECK-LABEL: func.func @transposed_output
+// CHECK: linalg.generic
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (n, m)>
+func.func @transposed_output(%a: memref<4x8xf32>, %b: memref<8x6xf32>, %c: memref<6x4xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<4x8xf32>, memref<8x6xf32>) outs(%c : memref<6x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}

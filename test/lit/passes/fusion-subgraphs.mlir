@@ -175,3 +175,89 @@ func.func @softmax_head(%a: tensor<1x2x4x8xf32>, %b: tensor<1x2x8x4xf32>) -> ten
   %p = onnx.Softmax(%s) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   return %p : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// Multi-head attention as exporters write it: Q, K, V [B, S, H*D] split into
+// heads by Reshape/Transpose, scores scaled and masked, Softmax, merged back.
+// The block becomes one onnx.Attention on the 3-D tensors (1/Div = scale).
+// CHECK: kiln.report.fuse_attention = 1 : i64
+// CHECK-LABEL: func.func @mha
+// CHECK-NOT: onnx.Transpose
+// CHECK-NOT: onnx.Softmax
+// CHECK: %[[Y:[^,]*]], {{.*}} = onnx.Attention(%arg0, %arg1, %arg2, %arg3, %{{.*}}, %{{.*}}, %{{.*}}) {kiln.fused, kv_num_heads = 2 : i64, q_num_heads = 2 : i64, scale = 5.000000e-01 : f32} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x1x1x4xf32>, none, none, none) -> (tensor<1x4x8xf32>, none, none, none)
+// CHECK: return %[[Y]]
+func.func @mha(%q: tensor<1x4x8xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x4x8xf32>, %mask: tensor<1x1x1x4xf32>) -> tensor<1x4x8xf32> {
+  %heads = onnx.Constant() {value = dense<[1, 4, 2, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %merged = onnx.Constant() {value = dense<[1, 4, 8]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %sc = onnx.Constant() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %qr = onnx.Reshape(%q, %heads) : (tensor<1x4x8xf32>, tensor<4xi64>) -> tensor<1x4x2x4xf32>
+  %qh = onnx.Transpose(%qr) {perm = [0, 2, 1, 3]} : (tensor<1x4x2x4xf32>) -> tensor<1x2x4x4xf32>
+  %kr = onnx.Reshape(%k, %heads) : (tensor<1x4x8xf32>, tensor<4xi64>) -> tensor<1x4x2x4xf32>
+  %kt = onnx.Transpose(%kr) {perm = [0, 2, 3, 1]} : (tensor<1x4x2x4xf32>) -> tensor<1x2x4x4xf32>
+  %vr = onnx.Reshape(%v, %heads) : (tensor<1x4x8xf32>, tensor<4xi64>) -> tensor<1x4x2x4xf32>
+  %vh = onnx.Transpose(%vr) {perm = [0, 2, 1, 3]} : (tensor<1x4x2x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = onnx.MatMul(%qh, %kt) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %d = onnx.Div(%s, %sc) : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %m = onnx.Add(%d, %mask) : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = onnx.Softmax(%m) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %o = onnx.MatMul(%p, %vh) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %ot = onnx.Transpose(%o) {perm = [0, 2, 1, 3]} : (tensor<1x2x4x4xf32>) -> tensor<1x4x2x4xf32>
+  %y = onnx.Reshape(%ot, %merged) : (tensor<1x4x2x4xf32>, tensor<3xi64>) -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}
+
+// -----
+
+// A causal mask applied with Where and a constant condition becomes an
+// additive mask constant (-inf where the condition holds, 0 elsewhere).
+// CHECK: kiln.report.fuse_attention = 1 : i64
+// CHECK-LABEL: func.func @mha_where
+// CHECK: %[[M:.*]] = onnx.Constant() {value = dense<{{\[}}{{\[}}{{\[}}[0.000000e+00, 0xFF800000], [0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x2x2xf32>}
+// CHECK: onnx.Attention(%arg0, %arg1, %arg2, %[[M]], {{.*}} {kiln.fused, kv_num_heads = 1 : i64, q_num_heads = 1 : i64, scale = 2.500000e-01 : f32}
+func.func @mha_where(%q: tensor<1x2x4xf32>, %k: tensor<1x2x4xf32>, %v: tensor<1x2x4xf32>) -> tensor<1x2x4xf32> {
+  %heads = onnx.Constant() {value = dense<[1, 2, 1, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %merged = onnx.Constant() {value = dense<[1, 2, 4]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %sc = onnx.Constant() {value = dense<0.25> : tensor<f32>} : () -> tensor<f32>
+  %future = onnx.Constant() {value = dense<[[[[false, true], [false, false]]]]> : tensor<1x1x2x2xi1>} : () -> tensor<1x1x2x2xi1>
+  %ninf = onnx.Constant() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+  %qr = onnx.Reshape(%q, %heads) : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %qh = onnx.Transpose(%qr) {perm = [0, 2, 1, 3]} : (tensor<1x2x1x4xf32>) -> tensor<1x1x2x4xf32>
+  %kr = onnx.Reshape(%k, %heads) : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %kt = onnx.Transpose(%kr) {perm = [0, 2, 3, 1]} : (tensor<1x2x1x4xf32>) -> tensor<1x1x4x2xf32>
+  %vr = onnx.Reshape(%v, %heads) : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %vh = onnx.Transpose(%vr) {perm = [0, 2, 1, 3]} : (tensor<1x2x1x4xf32>) -> tensor<1x1x2x4xf32>
+  %s = onnx.MatMul(%qh, %kt) : (tensor<1x1x2x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
+  %d = onnx.Mul(%s, %sc) : (tensor<1x1x2x2xf32>, tensor<f32>) -> tensor<1x1x2x2xf32>
+  %m = onnx.Where(%future, %ninf, %d) : (tensor<1x1x2x2xi1>, tensor<f32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %p = onnx.Softmax(%m) : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %o = onnx.MatMul(%p, %vh) : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
+  %ot = onnx.Transpose(%o) {perm = [0, 2, 1, 3]} : (tensor<1x1x2x4xf32>) -> tensor<1x2x1x4xf32>
+  %y = onnx.Reshape(%ot, %merged) : (tensor<1x2x1x4xf32>, tensor<3xi64>) -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+// Negative: the scores are read elsewhere too (returned), so the block
+// stays as it is; it is only marked.
+// CHECK-NOT: kiln.report.fuse_attention
+// CHECK-LABEL: func.func @mha_scores_used
+// CHECK: onnx.Softmax(%{{.*}}) {kiln.pattern = "attention"}
+// CHECK-NOT: onnx.Attention
+func.func @mha_scores_used(%q: tensor<1x4x8xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x4x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x2x4x4xf32>) {
+  %heads = onnx.Constant() {value = dense<[1, 4, 2, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %merged = onnx.Constant() {value = dense<[1, 4, 8]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %qr = onnx.Reshape(%q, %heads) : (tensor<1x4x8xf32>, tensor<4xi64>) -> tensor<1x4x2x4xf32>
+  %qh = onnx.Transpose(%qr) {perm = [0, 2, 1, 3]} : (tensor<1x4x2x4xf32>) -> tensor<1x2x4x4xf32>
+  %kr = onnx.Reshape(%k, %heads) : (tensor<1x4x8xf32>, tensor<4xi64>) -> tensor<1x4x2x4xf32>
+  %kt = onnx.Transpose(%kr) {perm = [0, 2, 3, 1]} : (tensor<1x4x2x4xf32>) -> tensor<1x2x4x4xf32>
+  %vr = onnx.Reshape(%v, %heads) : (tensor<1x4x8xf32>, tensor<4xi64>) -> tensor<1x4x2x4xf32>
+  %vh = onnx.Transpose(%vr) {perm = [0, 2, 1, 3]} : (tensor<1x4x2x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = onnx.MatMul(%qh, %kt) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = onnx.Softmax(%s) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %o = onnx.MatMul(%p, %vh) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %ot = onnx.Transpose(%o) {perm = [0, 2, 1, 3]} : (tensor<1x2x4x4xf32>) -> tensor<1x4x2x4xf32>
+  %y = onnx.Reshape(%ot, %merged) : (tensor<1x4x2x4xf32>, tensor<3xi64>) -> tensor<1x4x8xf32>
+  return %y, %s : tensor<1x4x8xf32>, tensor<1x2x4x4xf32>
+}
