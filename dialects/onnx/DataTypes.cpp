@@ -31,6 +31,8 @@ Type elementTypeOfDtype(MLIRContext *ctx, int64_t dtype) {
   case 20: return b.getFloat8E5M2FNUZType();
   case 21: return b.getIntegerType(4, false);
   case 22: return b.getIntegerType(4);
+  case 23: return Float4E2M1Type::get(ctx);
+  case 24: return Float8E8M0Type::get(ctx);
   case 25: return b.getIntegerType(2, false);
   case 26: return b.getIntegerType(2);
   default: return {};
@@ -47,6 +49,8 @@ int64_t dtypeOfElementType(Type t) {
   if (t.isFloat8E5M2()) return 19;
   if (t.isFloat8E5M2FNUZ()) return 20;
   if (isa<StringType>(t)) return 8;
+  if (isa<Float4E2M1Type>(t)) return 23;
+  if (isa<Float8E8M0Type>(t)) return 24;
   auto it = dyn_cast<IntegerType>(t);
   if (!it)
     return 0;

@@ -7,7 +7,7 @@
 namespace kiln::onnx {
 
 /// The element type of ONNX data type `dtype`, or null where kiln has none
-/// (bfloat16 is typed; float4, float8e8m0 and complex are not).
+/// (complex; float4e2m1 and float8e8m0 are onnx dialect types).
 mlir::Type elementTypeOfDtype(mlir::MLIRContext *ctx, int64_t dtype);
 
 /// The ONNX data type of an element type (also kiln's KILN_DTYPE_*), or 0.

@@ -41,6 +41,18 @@ def ONNX_StringType : TypeDef<ONNX_Dialect, "String"> {
   let summary = "ONNX string tensor element type";
 }
 
+// ONNX float4e2m1 and float8e8m0, which builtin MLIR 19 lacks. They only
+// cross Cast/CastLike and data movement; the CPU provider stores them as i8
+// (one element per byte in the ABI).
+def ONNX_Float4E2M1Type : TypeDef<ONNX_Dialect, "Float4E2M1"> {
+  let mnemonic = "f4E2M1FN";
+  let summary = "ONNX float4e2m1 element type (1 sign, 2 exponent, 1 mantissa bit)";
+}
+def ONNX_Float8E8M0Type : TypeDef<ONNX_Dialect, "Float8E8M0"> {
+  let mnemonic = "f8E8M0FNU";
+  let summary = "ONNX float8e8m0 element type (a power of two, 0xFF is NaN)";
+}
+
 //===----------------------------------------------------------------------===//
 // Structural ops
 //===----------------------------------------------------------------------===//

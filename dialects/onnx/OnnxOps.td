@@ -832,10 +832,10 @@ All types except string are supported. Implementations must treat the
 underlying bytes as little endian.
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$input,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$input,
     I64Attr:$to);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$output);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$output);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -1176,12 +1176,12 @@ The following table describes the casting behavior of special values to FLOAT8E8
 | x < 0             | Unspecified   | Unspecified            |
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$input,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$input,
     DefaultValuedStrAttr<StrAttr, "up">:$round_mode,
     DefaultValuedAttr<I64Attr, "1">:$saturate,
     I64Attr:$to);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$output);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$output);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -1213,12 +1213,12 @@ the same data type as the elements of the second input tensor.
 See documentation of the Cast operator for further details.
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$input,
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$target_type,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$input,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$target_type,
     DefaultValuedStrAttr<StrAttr, "up">:$round_mode,
     DefaultValuedAttr<I64Attr, "1">:$saturate);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$output);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$output);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -1632,7 +1632,7 @@ or value_* must be specified.
     OptionalAttr<StrAttr>:$value_string,
     OptionalAttr<StrArrayAttr>:$value_strings);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$output);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$output);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -1663,7 +1663,7 @@ Generate a tensor with given value and shape.
     TensorOf<[I64]>:$input,
     OptionalAttr<ElementsAttr>:$value);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$output);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$output);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -2175,9 +2175,9 @@ for consistency. The output type is determined by the attribute `output_dtype`. 
 is the same as `x_scale`. The output type also determines the precision of the multiplication operation.
   }];
   let arguments = (ins
-    TensorOf<[I8, I16, I32, UI8, UI16, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$x,
-    TensorOf<[F32, F16, BF16]>:$x_scale,
-    AnyTypeOf<[TensorOf<[I8, I16, I32, UI8, UI16, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>, NoneType]>:$x_zero_point,
+    TensorOf<[I8, I16, I32, UI8, UI16, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type]>:$x,
+    TensorOf<[F32, F16, BF16, ONNX_Float8E8M0Type]>:$x_scale,
+    AnyTypeOf<[TensorOf<[I8, I16, I32, UI8, UI16, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type]>, NoneType]>:$x_zero_point,
     DefaultValuedAttr<I64Attr, "1">:$axis,
     DefaultValuedAttr<I64Attr, "0">:$block_size,
     DefaultValuedAttr<I64Attr, "0">:$output_dtype);
@@ -2680,10 +2680,10 @@ Flattens the input tensor into a 2D matrix. If input tensor has shape
 (d_0 X d_1 ... d_(axis-1), d_axis X d_(axis+1) ... X dn).
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$input,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$input,
     DefaultValuedAttr<I64Attr, "1">:$axis);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$output);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$output);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -5895,13 +5895,13 @@ output = [
 ```
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$data,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$data,
     TensorOf<[I64]>:$pads,
-    AnyTypeOf<[TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>, NoneType]>:$constant_value,
+    AnyTypeOf<[TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>, NoneType]>:$constant_value,
     AnyTypeOf<[TensorOf<[I32, I64]>, NoneType]>:$axes,
     DefaultValuedStrAttr<StrAttr, "constant">:$mode);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$output);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$output);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -6116,15 +6116,15 @@ In all cases, `y_zero_point` must have the same shape as `y_scale`.
   }];
   let arguments = (ins
     TensorOf<[F32, F16, BF16, I32]>:$x,
-    TensorOf<[F32, F16, BF16, I32]>:$y_scale,
-    AnyTypeOf<[TensorOf<[I8, I16, UI8, UI16, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>, NoneType]>:$y_zero_point,
+    TensorOf<[F32, F16, BF16, I32, ONNX_Float8E8M0Type]>:$y_scale,
+    AnyTypeOf<[TensorOf<[I8, I16, UI8, UI16, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type]>, NoneType]>:$y_zero_point,
     DefaultValuedAttr<I64Attr, "1">:$axis,
     DefaultValuedAttr<I64Attr, "0">:$block_size,
     DefaultValuedAttr<I64Attr, "0">:$output_dtype,
     DefaultValuedAttr<I64Attr, "0">:$precision,
     DefaultValuedAttr<I64Attr, "1">:$saturate);
   let results = (outs
-    TensorOf<[I8, I16, UI8, UI16, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$y);
+    TensorOf<[I8, I16, UI8, UI16, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type]>:$y);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -7085,11 +7085,11 @@ contain both a zero value and -1, as the value of the dimension corresponding
 to -1 cannot be determined uniquely.
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$data,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$data,
     TensorOf<[I64]>:$shape,
     DefaultValuedAttr<I64Attr, "0">:$allowzero);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$reshaped);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$reshaped);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -7651,14 +7651,14 @@ values are computed in the outer graph, they need to be passed in as extra state
     }
   }];
   let arguments = (ins
-    Variadic<TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>>:$initial_state_and_scan_inputs,
+    Variadic<TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>>:$initial_state_and_scan_inputs,
     I64Attr:$num_scan_inputs,
     OptionalAttr<I64ArrayAttr>:$scan_input_axes,
     OptionalAttr<I64ArrayAttr>:$scan_input_directions,
     OptionalAttr<I64ArrayAttr>:$scan_output_axes,
     OptionalAttr<I64ArrayAttr>:$scan_output_directions);
   let results = (outs
-    Variadic<TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>>:$final_state_and_scan_outputs);
+    Variadic<TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>>:$final_state_and_scan_outputs);
   let regions = (region AnyRegion:$body);
   let assemblyFormat = "`(` operands `)` regions attr-dict-with-keyword `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -8318,7 +8318,7 @@ Output: [3]
 ```
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$data,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$data,
     OptionalAttr<I64Attr>:$end,
     DefaultValuedAttr<I64Attr, "0">:$start);
   let results = (outs
@@ -8520,7 +8520,7 @@ def ONNX_SizeOp : ONNX_Op<"Size", [Pure, ONNX_ShapeInferenceOpInterface]> {
 Takes a tensor as input and outputs a int64 scalar that equals to the total number of elements of the input tensor.
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$data);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$data);
   let results = (outs
     TensorOf<[I64]>:$size);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
@@ -8998,10 +8998,10 @@ If `axes` is not provided, all the single dimensions will be removed from
 the shape. If an axis is selected with shape entry not equal to one, an error is raised.
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$data,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$data,
     AnyTypeOf<[TensorOf<[I64]>, NoneType]>:$axes);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$squeezed);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$squeezed);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -9398,13 +9398,13 @@ is also needed so that the incoming key or value update can be appended after th
 in the batch.
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>]>:$past_cache,
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>]>:$update,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$past_cache,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$update,
     AnyTypeOf<[TensorOf<[I64]>, NoneType]>:$write_indices,
     DefaultValuedAttr<I64Attr, "-2">:$axis,
     DefaultValuedStrAttr<StrAttr, "linear">:$mode);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>]>:$present_cache);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$present_cache);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -9642,10 +9642,10 @@ A 0-D or 1-D input is valid; in those cases the output has the same shape
 as the input.
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$data,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$data,
     OptionalAttr<I64ArrayAttr>:$perm);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$transposed);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$transposed);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -9866,10 +9866,10 @@ Each value in `axes` should be within the (inclusive) range [-output_rank , outp
 The order of values in `axes` does not matter and can come in any order.
   }];
   let arguments = (ins
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$data,
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$data,
     TensorOf<[I64]>:$axes);
   let results = (outs
-    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>:$expanded);
+    TensorOf<[F32, F64, F16, BF16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>, ONNX_Float4E2M1Type, ONNX_Float8E8M0Type]>:$expanded);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

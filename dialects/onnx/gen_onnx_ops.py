@@ -30,9 +30,9 @@ NON_PURE_OPS = {
     "RandomUniformLike",
 }
 
-# ONNX tensor element type -> ODS type constraint. Types MLIR 19 cannot
-# represent (float4e2m1, float6*, float8e8m0, int2/uint2) are absent and
-# silently dropped from constraints.
+# ONNX tensor element type -> ODS type constraint. float4e2m1 and
+# float8e8m0, which MLIR 19 lacks, are onnx dialect types; types absent here
+# (float6*) are dropped from constraints.
 ELEMENT_TYPES = {
     "float": "F32",
     "double": "F64",
@@ -58,6 +58,8 @@ ELEMENT_TYPES = {
     "uint4": "UI<4>",
     "int2": "I<2>",
     "uint2": "UI<2>",
+    "float4e2m1": "ONNX_Float4E2M1Type",
+    "float8e8m0": "ONNX_Float8E8M0Type",
 }
 # Deterministic order inside TensorOf<[...]> (independent of schema order).
 ELEMENT_ORDER = list(ELEMENT_TYPES)

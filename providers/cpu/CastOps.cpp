@@ -5,9 +5,13 @@
 // 256-entry table built with APFloat, and encodes from f32 by rounding to
 // the format's quantum (nearest-even) and assembling the bits, with ONNX's
 // saturate rules. Sub-byte integers round and wrap, as ONNX's reference
-// does.
+// does. float4e2m1 (stored as i8 codes) decodes through a 16-entry table and
+// encodes by nearest-even thresholds, saturating at 6 (NaN becomes -0, as
+// ml_dtypes does); float8e8m0 keeps the f32 exponent, rounded by
+// `round_mode` (up, down, nearest) as onnx.numpy_helper.to_float8e8m0.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/onnx/OnnxOps.h"
 #include "providers/cpu/Lowering.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -108,6 +112,87 @@ Value encodeFloat8(OpBuilder &b, Location l, Value x, FloatType to, bool saturat
   return b.create<arith::BitcastOp>(l, to, b.create<arith::TruncIOp>(l, b.getI8Type(), out));
 }
 
+constexpr int64_t kFloat4 = 23, kFloat8E8M0 = 24;
+
+/// float4e2m1 code (low 4 bits of an i8) -> f32.
+Value decodeFloat4(OpBuilder &b, Location l, Value code, Value table) {
+  Value idx = b.create<arith::IndexCastUIOp>(
+      l, b.getIndexType(), b.create<arith::AndIOp>(l, code, b.create<arith::ConstantIntOp>(l, 15, 8)));
+  return b.create<tensor::ExtractOp>(l, table, ValueRange{idx});
+}
+
+Value float4Table(OpBuilder &b, Location l) {
+  SmallVector<float> v = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  for (int i = 0; i < 8; ++i)
+    v.push_back(i ? -v[i] : -0.0f);
+  auto type = RankedTensorType::get({16}, b.getF32Type());
+  return b.create<arith::ConstantOp>(l, DenseElementsAttr::get(type, ArrayRef<float>(v)));
+}
+
+/// f32 -> float4e2m1 code: the magnitude code counts the rounding
+/// thresholds passed (a tie goes to the even code), the sign is bit 3.
+Value encodeFloat4(OpBuilder &b, Location l, Value x) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Value a = b.create<math::AbsFOp>(l, x);
+  Value code = i32c(b, l, 0);
+  // (threshold, whether reaching it exactly rounds up)
+  const std::pair<double, bool> steps[] = {{0.25, false}, {0.75, true}, {1.25, false},
+                                           {1.75, true},  {2.5, false}, {3.5, true},
+                                           {5.0, false}};
+  for (auto [t, inclusive] : steps) {
+    Value past = b.create<arith::CmpFOp>(
+        l, inclusive ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT, a, cst(b, l, f32, t));
+    code = b.create<arith::AddIOp>(l, code, b.create<arith::ExtUIOp>(l, i32, past));
+  }
+  Value bits = b.create<arith::BitcastOp>(l, i32, x);
+  Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, bits, i32c(b, l, 0));
+  code = b.create<arith::SelectOp>(l, neg, b.create<arith::OrIOp>(l, code, i32c(b, l, 8)), code);
+  Value isNan = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x, x);
+  code = b.create<arith::SelectOp>(l, isNan, i32c(b, l, 8), code);
+  return b.create<arith::TruncIOp>(l, b.getI8Type(), code);
+}
+
+/// float8e8m0 code -> f32: 2^(code - 127); 0xFF is NaN.
+Value decodeFloat8E8M0(OpBuilder &b, Location l, Value code) {
+  Type i32 = b.getI32Type();
+  Value e = b.create<arith::ExtUIOp>(l, i32, code);
+  Value bits = b.create<arith::ShLIOp>(l, e, i32c(b, l, 23));
+  Value isZero = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, e, i32c(b, l, 0));
+  bits = b.create<arith::SelectOp>(l, isZero, i32c(b, l, 0x400000), bits); // 2^-127
+  Value isNan = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, e, i32c(b, l, 0xff));
+  bits = b.create<arith::SelectOp>(l, isNan, i32c(b, l, 0x7fc00000), bits);
+  return b.create<arith::BitcastOp>(l, b.getF32Type(), bits);
+}
+
+/// f32 -> float8e8m0 code: the f32 exponent (sign dropped), rounded up by
+/// `roundMode`; NaN and infinities give 0xFF, and with `saturate` rounding
+/// stops at 0xFE.
+Value encodeFloat8E8M0(OpBuilder &b, Location l, Value x, StringRef roundMode, bool saturate) {
+  Type i32 = b.getI32Type();
+  auto andc = [&](Value v, int64_t n) { return b.create<arith::AndIOp>(l, v, i32c(b, l, n)); };
+  auto nonzero = [&](Value v) {
+    return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, v, i32c(b, l, 0));
+  };
+  Value bits = b.create<arith::BitcastOp>(l, i32, x);
+  Value e = andc(b.create<arith::ShRUIOp>(l, bits, i32c(b, l, 23)), 0xff);
+  Value special = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, e, i32c(b, l, 0xff));
+  Value up = b.create<arith::ConstantIntOp>(l, 0, 1);
+  if (roundMode == "up") {
+    up = nonzero(andc(bits, 0x7fffff));
+  } else if (roundMode == "nearest") {
+    Value g = nonzero(andc(bits, 0x400000));
+    Value rest = b.create<arith::OrIOp>(l, nonzero(andc(bits, 0x200000)), nonzero(andc(bits, 0x1fffff)));
+    rest = b.create<arith::OrIOp>(l, rest, nonzero(e));
+    up = b.create<arith::AndIOp>(l, g, rest);
+  }
+  if (saturate)
+    up = b.create<arith::AndIOp>(
+        l, up, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, e, i32c(b, l, 0xfe)));
+  Value rounded = b.create<arith::AddIOp>(l, e, b.create<arith::ExtUIOp>(l, i32, up));
+  Value code = b.create<arith::SelectOp>(l, special, i32c(b, l, 0xff), rounded);
+  return b.create<arith::TruncIOp>(l, b.getI8Type(), code);
+}
+
 /// To a 4- or 2-bit integer: floats round to nearest-even; the value then
 /// wraps to the target's width, as ONNX's reference (numpy) does.
 Value encodeSubByte(OpBuilder &b, Location l, Value x, IntegerType to, bool fromUnsigned) {
@@ -125,13 +210,26 @@ Results lowerCast(OpBuilder &b, Operation *op) {
   Value in = op->getOperand(0);
   Type from = typeOf(in).getElementType(), to = resultType(op).getElementType();
   Value table = isFloat8(from) ? float8Table(b, loc, cast<FloatType>(from)) : Value();
+  int64_t fromDtype = castDtype(op, false), toDtype = castDtype(op, true);
+  Value f4Table = fromDtype == kFloat4 ? float4Table(b, loc) : Value();
   bool saturate = getIntAttr(op, "saturate", 1) != 0;
+  StringRef roundMode = getStrAttr(op, "round_mode", "up");
   bool fromU = wasUnsigned(op), toU = resultWasUnsigned(op);
   Value r = elementwise(b, loc, resultType(op), ValueRange{in},
                         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                           Value x = a[0];
                           if (table)
                             x = decodeFloat8(nb, l, x, table);
+                          if (f4Table)
+                            x = decodeFloat4(nb, l, x, f4Table);
+                          if (fromDtype == kFloat8E8M0)
+                            x = decodeFloat8E8M0(nb, l, x);
+                          if (toDtype == kFloat4)
+                            return encodeFloat4(nb, l, castScalar(nb, l, x, nb.getF32Type(), fromU));
+                          if (toDtype == kFloat8E8M0)
+                            return encodeFloat8E8M0(
+                                nb, l, castScalar(nb, l, x, nb.getF32Type(), fromU), roundMode,
+                                saturate);
                           if (isFloat8(to))
                             return encodeFloat8(nb, l, castScalar(nb, l, x, nb.getF32Type(), fromU),
                                                 cast<FloatType>(to), saturate);
@@ -144,15 +242,16 @@ Results lowerCast(OpBuilder &b, Operation *op) {
 
 } // namespace
 
-bool isStorageOnlyType(Type t) { return isFloat8(t) || isSubByteInt(t); }
+bool isStorageOnlyType(Type t) {
+  return isFloat8(t) || isSubByteInt(t) || isa<Float4E2M1Type, Float8E8M0Type>(t);
+}
 
 void registerCastOps(LoweringTable &m) {
   // The importer types an unknown `to` as f32: refuse anything but the
   // dtypes this provider converts.
   m["Cast"] = {lowerCast, false, [](Operation *op, std::string &why) {
                  int64_t to = getIntAttr(op, "to", 1);
-                 if ((to >= 1 && to <= 7) || (to >= 9 && to <= 13) || (to >= 16 && to <= 22) ||
-                     to == 25 || to == 26)
+                 if ((to >= 1 && to <= 7) || (to >= 9 && to <= 13) || (to >= 16 && to <= 26))
                    return true;
                  why = "cast to ONNX dtype " + std::to_string(to) + " is not supported";
                  return false;

@@ -88,6 +88,9 @@ Results lowerSpecialized(mlir::OpBuilder &b, mlir::Operation *op);
 /// an unsigned integer tensor.
 bool wasUnsigned(mlir::Operation *op, unsigned i = 0);
 bool resultWasUnsigned(mlir::Operation *op, unsigned i = 0);
+/// The ONNX dtype of a Cast's input (or result) before makeSignless stored
+/// float4e2m1/float8e8m0 as i8.
+int64_t castDtype(mlir::Operation *op, bool result);
 
 } // namespace kiln::cpu
 

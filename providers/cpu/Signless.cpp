@@ -4,10 +4,13 @@
 // uint8..uint64 decide how Div, comparisons, shifts and casts behave. Before
 // lowering, every unsigned tensor type becomes signless and each onnx op
 // keeps which of its operands and results were unsigned, so that the
-// lowerings pick the unsigned arith op.
+// lowerings pick the unsigned arith op. float4e2m1 and float8e8m0 (onnx
+// dialect types) become i8 the same way; Casts keep their ONNX dtypes.
 //
 //===----------------------------------------------------------------------===//
 #include "providers/cpu/Lowering.h"
+#include "dialects/onnx/DataTypes.h"
+#include "dialects/onnx/OnnxOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -19,13 +22,22 @@ namespace {
 
 constexpr StringLiteral kUnsignedIn = "kiln.unsigned_in";
 constexpr StringLiteral kUnsignedOut = "kiln.unsigned_out";
+constexpr StringLiteral kDtypeIn = "kiln.dtype_in";
+constexpr StringLiteral kDtypeOut = "kiln.dtype_out";
 
 bool isUnsignedTensor(Type t) {
   auto st = dyn_cast<ShapedType>(t);
   return st && st.getElementType().isUnsignedInteger();
 }
 
+bool isByteFloatTensor(Type t) {
+  auto st = dyn_cast<ShapedType>(t);
+  return st && isa<onnx::Float4E2M1Type, onnx::Float8E8M0Type>(st.getElementType());
+}
+
 Type signless(Type t) {
+  if (isByteFloatTensor(t))
+    return cast<ShapedType>(t).clone(IntegerType::get(t.getContext(), 8));
   if (!isUnsignedTensor(t))
     return t;
   auto st = cast<ShapedType>(t);
@@ -65,6 +77,17 @@ void makeSignless(Operation *root) {
       op->setAttr(kUnsignedIn, IntegerAttr::get(IntegerType::get(ctx, 64), in));
     if (uint64_t out = unsignedMask(op->getResultTypes()))
       op->setAttr(kUnsignedOut, IntegerAttr::get(IntegerType::get(ctx, 64), out));
+    StringRef name = op->getName().getStringRef();
+    if ((name == "onnx.Cast" || name == "onnx.CastLike") && op->getNumResults() &&
+        (isByteFloatTensor(op->getOperand(0).getType()) ||
+         isByteFloatTensor(op->getResult(0).getType()))) {
+      auto dtype = [&](Type t) {
+        return IntegerAttr::get(IntegerType::get(ctx, 64),
+                                onnx::dtypeOfElementType(cast<ShapedType>(t).getElementType()));
+      };
+      op->setAttr(kDtypeIn, dtype(op->getOperand(0).getType()));
+      op->setAttr(kDtypeOut, dtype(op->getResult(0).getType()));
+    }
   });
   root->walk([&](Operation *op) {
     for (Value r : op->getResults())
@@ -92,6 +115,14 @@ bool wasUnsigned(Operation *op, unsigned operand) {
   if (operand < op->getNumOperands() && isUnsignedTensor(op->getOperand(operand).getType()))
     return true;
   return a && operand < 64 && (a.getInt() >> operand) & 1;
+}
+
+int64_t castDtype(Operation *op, bool result) {
+  auto a = op->getAttrOfType<IntegerAttr>(result ? kDtypeOut : kDtypeIn);
+  if (a)
+    return a.getInt();
+  Type t = result ? op->getResult(0).getType() : op->getOperand(0).getType();
+  return onnx::dtypeOfElementType(cast<ShapedType>(t).getElementType());
 }
 
 bool resultWasUnsigned(Operation *op, unsigned result) {

@@ -36,6 +36,8 @@ extern "C" size_t kiln_dtype_size(int32_t DType) {
   case 20: // float8e5m2fnuz
   case 21: // uint4, one element per byte (unpacked, in the low bits)
   case 22: // int4
+  case 23: // float4e2m1, one element per byte
+  case 24: // float8e8m0
   case 25: // uint2
   case 26: // int2
     return 1;
@@ -106,6 +108,10 @@ extern "C" const char *kiln_dtype_name(int32_t DType) {
     return "uint4";
   case 22:
     return "int4";
+  case 23:
+    return "float4e2m1";
+  case 24:
+    return "float8e8m0";
   case 25:
     return "uint2";
   case 26:

@@ -66,6 +66,13 @@ double HostTensor::elementAsDouble(int64_t I) const {
   case KILN_DTYPE_FLOAT8E5M2:
   case KILN_DTYPE_FLOAT8E5M2FNUZ:
     return float8ToFloat(*P, DType);
+  case KILN_DTYPE_FLOAT4E2M1: {
+    static const double Magnitudes[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+    double V = Magnitudes[*P & 0x7];
+    return *P & 0x8 ? -V : V;
+  }
+  case KILN_DTYPE_FLOAT8E8M0:
+    return *P == 0xff ? std::nan("") : std::ldexp(1.0, static_cast<int>(*P) - 127);
   case KILN_DTYPE_UINT4:
     return *P & 0xf;
   case KILN_DTYPE_INT4:

@@ -97,9 +97,10 @@ bool fromTensorProto(const kiln_onnx::TensorProto &P, const std::string &Source,
     }
   }
   // Sub-byte integers come packed (low bits first); kiln takes one per byte.
-  if (int PerByte = Out.DType == KILN_DTYPE_UINT4 || Out.DType == KILN_DTYPE_INT4   ? 2
-                    : Out.DType == KILN_DTYPE_UINT2 || Out.DType == KILN_DTYPE_INT2 ? 4
-                                                                                    : 0) {
+  bool Nibbles = Out.DType == KILN_DTYPE_UINT4 || Out.DType == KILN_DTYPE_INT4 ||
+                 Out.DType == KILN_DTYPE_FLOAT4E2M1;
+  bool Crumbs = Out.DType == KILN_DTYPE_UINT2 || Out.DType == KILN_DTYPE_INT2;
+  if (int PerByte = Nibbles ? 2 : Crumbs ? 4 : 0) {
     size_t N = static_cast<size_t>(Out.numElements());
     if (Out.Bytes.size() != (N + PerByte - 1) / PerByte) {
       Err = Label + ": holds " + std::to_string(Out.Bytes.size()) +

@@ -36,6 +36,10 @@ typedef enum kiln_dtype {
    * (ONNX packs two or four per byte in TensorProto raw data). */
   KILN_DTYPE_UINT4 = 21,
   KILN_DTYPE_INT4 = 22,
+  /* float4e2m1 one element per byte like int4 (ONNX packs two), and
+   * float8e8m0 (a power of two; 0xFF is NaN). */
+  KILN_DTYPE_FLOAT4E2M1 = 23,
+  KILN_DTYPE_FLOAT8E8M0 = 24,
   KILN_DTYPE_UINT2 = 25,
   KILN_DTYPE_INT2 = 26
 } kiln_dtype;

@@ -170,6 +170,9 @@ def build(kind):
         return single("Cast", "to_f4", [("x", F, [4])],
                       [("y", TensorProto.FLOAT4E2M1, [4])], opset=23,
                       to=TensorProto.FLOAT4E2M1)
+    if kind == "cast-complex":
+        return single("Cast", "to_c64", [("x", F, [4])],
+                      [("y", TensorProto.COMPLEX64, [4])], to=TensorProto.COMPLEX64)
     if kind == "if-optional":
         # A branch node with a missing optional input (Clip without min):
         # its `none` value lives in @main while the branch is imported.
