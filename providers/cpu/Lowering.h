@@ -47,6 +47,7 @@ void registerCastOps(LoweringTable &table);
 void registerGridOps(LoweringTable &table);
 void registerSpectralOps(LoweringTable &table);
 void registerAttentionOps(LoweringTable &table);
+void registerResizeOps(LoweringTable &table);
 
 /// float8 and 4-/2-bit integer types, which only Cast/CastLike convert.
 bool isStorageOnlyType(mlir::Type t);

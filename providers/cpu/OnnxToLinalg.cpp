@@ -29,6 +29,7 @@ const LoweringTable &table() {
     registerGridOps(m);
     registerSpectralOps(m);
     registerAttentionOps(m);
+    registerResizeOps(m);
     return m;
   }();
   return t;
@@ -83,9 +84,11 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
       {"Upsample", {1, "scales"}}, {"OneHot", {1, "depth"}},  {"Split", {1, "split"}},
       {"Squeeze", {1, "axes"}},    {"Unsqueeze", {1, "axes"}}};
   // Range computes from run-time scalars, Slice and Pad from run-time
-  // offsets and axes: only the result shape must be known.
+  // offsets and axes, Resize its tables from run-time scales, sizes or roi:
+  // only the result shape must be known.
   bool staticResult = isStaticTensorOrNone(op->getResult(0).getType());
-  bool runtimeValuesOk = staticResult && (name == "Range" || name == "Slice" || name == "Pad");
+  bool runtimeValuesOk = staticResult && (name == "Range" || name == "Slice" || name == "Pad" ||
+                                          name == "Resize" || name == "Upsample");
   for (auto &[opName, in] : kShapeInputs) {
     if (name != opName || in.first >= op->getNumOperands() || runtimeValuesOk)
       continue;

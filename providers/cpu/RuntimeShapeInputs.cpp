@@ -27,13 +27,9 @@ namespace {
 struct Specialization {
   unsigned operand;
   SmallVector<SmallVector<int64_t>> values;
-  /// One i1 per entry of `values`, from the input's elements as i64 (as
-  /// f32 for a float input, whose candidates are `floatValues`).
+  /// One i1 per entry of `values`, from the input's elements as i64.
   std::function<SmallVector<Value>(OpBuilder &, Location, ArrayRef<Value>)> selects;
-  SmallVector<SmallVector<double>> floatValues = {};
-  /// How a run-time value that selects no candidate is reported.
-  const char *mismatch = "gives a result shape other than the compiled";
-  size_t size() const { return floatValues.empty() ? values.size() : floatValues.size(); }
+  size_t size() const { return values.size(); }
 };
 
 /// Scalar i64/i1 arithmetic for the run-time tests.
@@ -401,40 +397,6 @@ std::optional<Specialization> planAffineGrid(Operation *op) {
                         }};
 }
 
-/// Resize / Upsample scales: compiled for the ratios of the result and
-/// input sizes, and checked to equal them exactly at run time.
-std::optional<Specialization> planScales(Operation *op, unsigned operand) {
-  auto xt = staticType(op->getOperand(0)), out = staticType(op->getResult(0));
-  if (operand >= op->getNumOperands() || isNone(op->getOperand(operand)) || !xt || !out)
-    return std::nullopt;
-  auto k = numElements(op->getOperand(operand));
-  SmallVector<int64_t> axes = getIntsAttr(op, "axes");
-  if (axes.empty())
-    axes = range(xt.getRank());
-  if (!k || *k != (int64_t)axes.size())
-    return std::nullopt;
-  SmallVector<double> want;
-  for (int64_t a : axes) {
-    if (a < 0)
-      a += xt.getRank();
-    if (xt.getDimSize(a) == 0)
-      return std::nullopt;
-    // As the f32 the model passes.
-    want.push_back(float(double(out.getDimSize(a)) / double(xt.getDimSize(a))));
-  }
-  Specialization s{operand, {}, nullptr};
-  s.floatValues = {want};
-  s.mismatch = "differs from the result/input size ratios the model was compiled for, giving";
-  s.selects = [want](OpBuilder &b, Location l, ArrayRef<Value> in) {
-    Value ok = b.create<arith::ConstantIntOp>(l, 1, 1);
-    for (auto [v, w] : llvm::zip(in, want))
-      ok = b.create<arith::AndIOp>(
-          l, ok, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, v, cst(b, l, v.getType(), w)));
-    return SmallVector<Value>{ok};
-  };
-  return s;
-}
-
 /// Col2Im: image_shape is the result's spatial shape; block_shape any
 /// factorization of the column count per channel whose blocks tile the
 /// image into the input's number of blocks.
@@ -534,10 +496,6 @@ std::optional<Specialization> plan(Operation *op) {
   else if (name == "Resize" && op->getNumOperands() > 3 && isNone(op->getOperand(2)) &&
            getStrAttr(op, "keep_aspect_ratio_policy", "stretch") == "stretch")
     s = planResultShape(op, 3);
-  else if (name == "Resize" && (op->getNumOperands() < 4 || isNone(op->getOperand(3))))
-    s = planScales(op, 2);
-  else if (name == "Upsample")
-    s = planScales(op, 1);
   // Only for an input that is really computed at run time.
   if (s && getConstantDoubles(op->getOperand(s->operand)))
     return std::nullopt;
@@ -549,21 +507,9 @@ Operation *intConstant(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
   return b.create<arith::ConstantOp>(loc, DenseIntElementsAttr::get(type, values));
 }
 
-/// Candidate `i` as a constant of the input's type.
-Operation *candidateConstant(OpBuilder &b, Location loc, const Specialization &s, size_t i,
-                             Value input) {
-  if (s.floatValues.empty())
-    return intConstant(b, loc, s.values[i]);
-  auto elt = cast<FloatType>(cast<ShapedType>(input.getType()).getElementType());
-  SmallVector<Attribute> attrs;
-  for (double v : s.floatValues[i])
-    attrs.push_back(b.getFloatAttr(elt, v));
-  auto type = RankedTensorType::get({(int64_t)attrs.size()}, elt);
-  return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, attrs));
-}
 
-/// The input's elements as i64 scalars (or, with keepFloat, floats as f32).
-SmallVector<Value> elementsOf(OpBuilder &b, Location l, Value v, bool keepFloat) {
+/// The input's elements as i64 scalars.
+SmallVector<Value> elementsOf(OpBuilder &b, Location l, Value v) {
   auto t = cast<RankedTensorType>(v.getType());
   SmallVector<Value> out;
   for (int64_t i = 0; i < t.getNumElements(); ++i) {
@@ -573,8 +519,7 @@ SmallVector<Value> elementsOf(OpBuilder &b, Location l, Value v, bool keepFloat)
     Value e = b.create<tensor::ExtractOp>(l, v, idx);
     Type et = e.getType();
     if (isFloat(et))
-      e = keepFloat ? castScalar(b, l, e, b.getF32Type())
-                    : (Value)b.create<arith::FPToSIOp>(l, b.getI64Type(), e);
+      e = b.create<arith::FPToSIOp>(l, b.getI64Type(), e);
     else if (et.getIntOrFloatBitWidth() < 64)
       e = b.create<arith::ExtSIOp>(l, b.getI64Type(), e);
     out.push_back(e);
@@ -584,7 +529,7 @@ SmallVector<Value> elementsOf(OpBuilder &b, Location l, Value v, bool keepFloat)
 
 /// `op` lowered with candidate `i` in place of its run-time input.
 Results lowerWith(OpBuilder &b, Operation *op, const Specialization &s, size_t i) {
-  Operation *c = candidateConstant(b, op->getLoc(), s, i, op->getOperand(s.operand));
+  Operation *c = intConstant(b, op->getLoc(), s.values[i]);
   Operation *clone = b.clone(*op);
   clone->setOperand(s.operand, c->getResult(0));
   // Another input may still be a run-time one (Col2Im's two shapes).
@@ -602,7 +547,7 @@ bool hasRuntimeShapeInput(Operation *op) { return plan(op).has_value(); }
 /// Whether `op` lowers with candidate `i` in place of its run-time input.
 static bool candidateLowers(Operation *op, const Specialization &s, size_t i, std::string &why) {
   OpBuilder b(op->getContext());
-  Operation *c = candidateConstant(b, op->getLoc(), s, i, op->getOperand(s.operand));
+  Operation *c = intConstant(b, op->getLoc(), s.values[i]);
   Operation *clone = op->clone();
   clone->setOperand(s.operand, c->getResult(0));
   bool ok = canLowerOnCpu(clone, why);
@@ -625,7 +570,7 @@ Results lowerSpecialized(OpBuilder &b, Operation *op) {
   auto s = plan(op);
   Location loc = op->getLoc();
   SmallVector<Value> all =
-      s->selects(b, loc, elementsOf(b, loc, op->getOperand(s->operand), !s->floatValues.empty()));
+      s->selects(b, loc, elementsOf(b, loc, op->getOperand(s->operand)));
   SmallVector<Value> selects;
   SmallVector<size_t> kept;
   for (size_t i = 0; i < s->size(); ++i) {
@@ -637,8 +582,8 @@ Results lowerSpecialized(OpBuilder &b, Operation *op) {
   }
   std::string msg;
   llvm::raw_string_ostream os(msg);
-  os << describeNode(op) << ": input " << s->operand << " (computed at run time) "
-     << s->mismatch << " ";
+  os << describeNode(op) << ": input " << s->operand
+     << " (computed at run time) gives a result shape other than the compiled ";
   llvm::interleave(op->getResultTypes(), os, ", ");
   b.create<CheckOp>(loc, Scalars{b, loc}.any(selects), os.str());
   // The last candidate also runs when none matches (the check has failed).

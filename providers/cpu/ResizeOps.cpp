@@ -1,0 +1,419 @@
+//===- ResizeOps.cpp - Resize and Upsample on the CPU ---------------------===//
+//
+// Per resized axis, a table of source indices and tap weights (1 tap
+// nearest, 2 linear, 4 cubic) for each output position; one generic then
+// combines the taps of all resized axes. The coordinate and weight formulas
+// are written once over a small scalar interface: on doubles when scales,
+// sizes and roi are constants (the tables become constants, and axes the
+// tables leave unchanged are skipped), or on f64 IR when one of them is
+// computed at run time (the tables are computed at the start of each run,
+// and a kiln.check fails the run when the values give another result shape
+// than the compiled one).
+//
+//===----------------------------------------------------------------------===//
+#include "providers/cpu/IndexGeneric.h"
+#include "providers/cpu/Lowering.h"
+
+#include "dialects/kiln/KilnDialect.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace kiln::onnx;
+
+namespace kiln::cpu {
+namespace {
+
+/// Scalars as C++ doubles.
+struct ConstMath {
+  using T = double;
+  using B = bool;
+  T c(double v) { return v; }
+  T add(T a, T b) { return a + b; }
+  T sub(T a, T b) { return a - b; }
+  T mul(T a, T b) { return a * b; }
+  T div(T a, T b) { return a / b; }
+  T floor(T a) { return std::floor(a); }
+  T ceil(T a) { return std::ceil(a); }
+  B lt(T a, T b) { return a < b; }
+  B le(T a, T b) { return a <= b; }
+  B eq(T a, T b) { return a == b; }
+  B orB(B a, B b) { return a || b; }
+  B andB(B a, B b) { return a && b; }
+  B no() { return false; }
+  T sel(B c, T a, T b) { return c ? a : b; }
+};
+
+/// Scalars as f64 IR values.
+struct IrMath {
+  OpBuilder &b;
+  Location l;
+  using T = Value;
+  using B = Value;
+  T c(double v) { return b.create<arith::ConstantOp>(l, b.getF64FloatAttr(v)); }
+  T add(T x, T y) { return b.create<arith::AddFOp>(l, x, y); }
+  T sub(T x, T y) { return b.create<arith::SubFOp>(l, x, y); }
+  T mul(T x, T y) { return b.create<arith::MulFOp>(l, x, y); }
+  T div(T x, T y) { return b.create<arith::DivFOp>(l, x, y); }
+  T floor(T x) { return b.create<math::FloorOp>(l, x); }
+  T ceil(T x) { return b.create<math::CeilOp>(l, x); }
+  B cmp(arith::CmpFPredicate p, T x, T y) { return b.create<arith::CmpFOp>(l, p, x, y); }
+  B lt(T x, T y) { return cmp(arith::CmpFPredicate::OLT, x, y); }
+  B le(T x, T y) { return cmp(arith::CmpFPredicate::OLE, x, y); }
+  B eq(T x, T y) { return cmp(arith::CmpFPredicate::OEQ, x, y); }
+  B orB(B x, B y) { return b.create<arith::OrIOp>(l, x, y); }
+  B andB(B x, B y) { return b.create<arith::AndIOp>(l, x, y); }
+  B no() { return b.create<arith::ConstantIntOp>(l, 0, 1); }
+  T sel(B c0, T x, T y) { return b.create<arith::SelectOp>(l, c0, x, y); }
+};
+
+/// The attributes that shape the tables.
+struct ResizeParams {
+  StringRef ctm, nm;
+  int64_t taps;
+  double cubicA;
+  bool exclude;
+};
+
+/// Source indices (-1 outside a tf_crop_and_resize roi) and weights of
+/// output position `o` on an axis of `in` -> `on` elements.
+template <class M>
+void tapsAt(M &m, typename M::T o, typename M::T scale, typename M::T s0, typename M::T e0,
+            int64_t in, int64_t on, const ResizeParams &p, SmallVectorImpl<typename M::T> &idx,
+            SmallVectorImpl<typename M::T> &w) {
+  using T = typename M::T;
+  T half = m.c(0.5), one = m.c(1.0), zero = m.c(0.0), inM1 = m.c(in - 1.0);
+  // ONNX measures the output extent as scale * in (not the rounded size).
+  T onf = m.mul(scale, m.c(in));
+  T centered = m.sub(m.div(m.add(o, half), scale), half);
+  T xo;
+  StringRef ctm = p.ctm;
+  if (ctm == "half_pixel") {
+    xo = centered;
+  } else if (ctm == "half_pixel_symmetric") {
+    T adj = m.div(m.c(on), onf);
+    xo = m.add(m.mul(m.c(in / 2.0), m.sub(one, adj)), centered);
+  } else if (ctm == "pytorch_half_pixel") {
+    xo = m.sel(m.lt(one, onf), centered, zero);
+  } else if (ctm == "align_corners") {
+    xo = m.sel(m.eq(onf, one), zero, m.div(m.mul(o, inM1), m.sub(onf, one)));
+  } else if (ctm == "asymmetric") {
+    xo = m.div(o, scale);
+  } else { // tf_crop_and_resize
+    T span = m.div(m.mul(m.mul(o, m.sub(e0, s0)), inM1), m.sub(onf, one));
+    xo = m.sel(m.eq(onf, one), m.mul(m.mul(half, m.add(s0, e0)), inM1),
+               m.add(m.mul(s0, inM1), span));
+  }
+  auto outside = ctm == "tf_crop_and_resize" ? m.orB(m.lt(xo, zero), m.lt(inM1, xo)) : m.no();
+  T fl = m.floor(xo);
+  T frac = m.sub(xo, fl);
+  T base = m.sub(m.ceil(xo), m.c(p.taps / 2));
+  SmallVector<T> coeff;
+  if (p.taps == 1) {
+    if (p.nm == "round_prefer_floor")
+      base = m.sel(m.le(frac, half), fl, m.add(fl, one));
+    else if (p.nm == "round_prefer_ceil")
+      base = m.sel(m.lt(frac, half), fl, m.add(fl, one));
+    else if (p.nm == "floor")
+      base = fl;
+    else
+      base = m.ceil(xo);
+    coeff = {one};
+  } else {
+    T t = m.sel(m.eq(xo, fl), one, frac);
+    if (p.taps == 2) {
+      coeff = {m.sub(one, t), t};
+    } else {
+      T a = m.c(p.cubicA);
+      // Keys' kernel at distances t+1, t, 1-t and 2-t.
+      auto far = [&](T d) { // 1 <= d < 2
+        return m.sub(m.mul(m.add(m.mul(m.sub(m.mul(a, d), m.mul(m.c(5), a)), d),
+                                 m.mul(m.c(8), a)),
+                           d),
+                     m.mul(m.c(4), a));
+      };
+      auto near = [&](T d) { // 0 <= d < 1
+        return m.add(m.mul(m.mul(m.sub(m.mul(m.add(a, m.c(2)), d), m.add(a, m.c(3))), d), d), one);
+      };
+      T u = m.sub(one, t);
+      coeff = {far(m.add(t, one)), near(t), near(u), far(m.add(u, one))};
+    }
+  }
+  if (p.exclude) {
+    T sum = zero;
+    for (int64_t k = 0; k < p.taps; ++k) {
+      T at = m.add(base, m.c(k));
+      coeff[k] = m.sel(m.orB(m.lt(at, zero), m.lt(inM1, at)), zero, coeff[k]);
+      sum = m.add(sum, coeff[k]);
+    }
+    for (T &c : coeff)
+      c = m.sel(m.eq(sum, zero), zero, m.div(c, sum));
+  }
+  for (int64_t k = 0; k < p.taps; ++k) {
+    T at = m.add(base, m.c(k));
+    T clamped = m.sel(m.lt(at, zero), zero, m.sel(m.lt(inM1, at), inM1, at));
+    idx.push_back(m.sel(outside, m.c(-1), clamped));
+    w.push_back(coeff[k]);
+  }
+}
+
+/// What each axis reads: its scale and roi, constants or run-time values.
+struct AxisSource {
+  double scale = 1.0, s0 = 0.0, e0 = 1.0;
+  Value scaleV, s0V, e0V; // set when computed at run time
+  bool listed = false;    // in `axes` (resized)
+};
+
+Value f64At(OpBuilder &b, Location l, Value t, int64_t i) {
+  Value v = b.create<tensor::ExtractOp>(l, t, ValueRange{b.create<arith::ConstantIndexOp>(l, i)});
+  return castScalar(b, l, v, b.getF64Type());
+}
+
+Results lowerResize(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x), out = resultType(op);
+  Type elt = out.getElementType();
+  bool upsample = op->getName().getStringRef() == "onnx.Upsample";
+  int64_t r = xt.getRank();
+  ResizeParams p;
+  StringRef mode = getStrAttr(op, "mode", "nearest");
+  p.ctm = upsample ? "asymmetric" : getStrAttr(op, "coordinate_transformation_mode", "half_pixel");
+  p.nm = upsample ? "floor" : getStrAttr(op, "nearest_mode", "round_prefer_floor");
+  if (!upsample && getIntAttr(op, "onnx.version", 0) == 10)
+    p.ctm = "asymmetric", p.nm = "floor";
+  p.taps = mode == "nearest" ? 1 : mode == "cubic" ? 4 : 2;
+  p.cubicA = getFloatAttr(op, "cubic_coeff_a", -0.75);
+  p.exclude = getIntAttr(op, "exclude_outside", 0) != 0;
+  double extrap = getFloatAttr(op, "extrapolation_value", 0.0);
+  bool tfCrop = p.ctm == "tf_crop_and_resize";
+
+  SmallVector<int64_t> axes = getIntsAttr(op, "axes");
+  if (axes.empty())
+    for (int64_t i = 0; i < r; ++i)
+      axes.push_back(i);
+  for (int64_t &a : axes)
+    if (a < 0)
+      a += r;
+  SmallVector<AxisSource> src(r);
+  for (int64_t a : axes)
+    src[a].listed = true;
+  Value scalesV = upsample ? op->getOperand(1)
+                           : (op->getNumOperands() > 2 ? op->getOperand(2) : Value());
+  Value sizesV = !upsample && op->getNumOperands() > 3 ? op->getOperand(3) : Value();
+  Value roiV = !upsample && op->getNumOperands() > 1 ? op->getOperand(1) : Value();
+  auto runtime = [](Value v) { return v && !isNone(v) && !getConstantDoubles(v); };
+
+  // A kiln.check for values read at run time: they must give the compiled
+  // result shape.
+  Value ok;
+  auto require = [&](Value cond) {
+    ok = ok ? b.create<arith::AndIOp>(loc, ok, cond).getResult() : cond;
+  };
+  IrMath ir{b, loc};
+  if (runtime(scalesV)) {
+    for (auto [j, a] : llvm::enumerate(axes)) {
+      src[a].scaleV = f64At(b, loc, scalesV, j);
+      Value n = ir.floor(ir.mul(src[a].scaleV, ir.c(xt.getDimSize(a))));
+      require(ir.eq(n, ir.c(out.getDimSize(a))));
+    }
+  } else if (runtime(sizesV) && (!scalesV || isNone(scalesV) || getConstantDoubles(scalesV)->empty())) {
+    // keep_aspect_ratio_policy: one scale, the min (not_larger) or max
+    // (not_smaller) of the size ratios; stretch: each axis its own.
+    StringRef policy = getStrAttr(op, "keep_aspect_ratio_policy", "stretch");
+    SmallVector<Value> ratios;
+    for (auto [j, a] : llvm::enumerate(axes))
+      ratios.push_back(ir.div(f64At(b, loc, sizesV, j), ir.c(xt.getDimSize(a))));
+    Value common = ratios.empty() ? ir.c(1.0) : ratios.front();
+    for (Value q : ratios)
+      common = policy == "not_smaller" ? (Value)b.create<arith::MaximumFOp>(loc, common, q)
+                                       : (Value)b.create<arith::MinimumFOp>(loc, common, q);
+    for (auto [j, a] : llvm::enumerate(axes)) {
+      src[a].scaleV = policy == "stretch" ? ratios[j] : common;
+      Value n = policy == "stretch" ? f64At(b, loc, sizesV, j)
+                                    : (Value)b.create<math::RoundOp>(
+                                          loc, ir.mul(common, ir.c(xt.getDimSize(a))));
+      require(ir.eq(n, ir.c(out.getDimSize(a))));
+    }
+  } else {
+    SmallVector<int64_t> outShape;
+    SmallVector<double> scales;
+    if (failed(resolveResize(op, xt.getShape(), outShape, scales)))
+      return emitNodeError(op) << "needs constant scales or sizes";
+    for (int64_t a = 0; a < r; ++a)
+      src[a].scale = scales[a];
+  }
+  if (tfCrop) {
+    auto roi = getConstantDoubles(roiV);
+    size_t n = axes.size();
+    if (!roi && !runtime(roiV))
+      return emitNodeError(op) << "tf_crop_and_resize needs a roi";
+    for (auto [j, a] : llvm::enumerate(axes)) {
+      if (roi) {
+        src[a].s0 = (*roi)[roi->size() == 2 * n ? j : a];
+        src[a].e0 = (*roi)[roi->size() == 2 * n ? n + j : r + a];
+      } else {
+        src[a].s0V = f64At(b, loc, roiV, j);
+        src[a].e0V = f64At(b, loc, roiV, n + j);
+      }
+    }
+  }
+  if (ok) {
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    os << describeNode(op)
+       << ": scales, sizes or roi (computed at run time) give a result shape other than the "
+          "compiled "
+       << out;
+    b.create<CheckOp>(loc, ok, os.str());
+  }
+
+  struct Axis {
+    bool identity = true;
+    Value idxT, wT;
+  };
+  SmallVector<Axis> ax(r);
+  bool anyOutside = false;
+  auto it = [&](int64_t on) { return RankedTensorType::get({on, p.taps}, b.getI64Type()); };
+  auto wt = [&](int64_t on) { return RankedTensorType::get({on, p.taps}, b.getF32Type()); };
+  for (int64_t a = 0; a < r; ++a) {
+    int64_t in = xt.getDimSize(a), on = out.getDimSize(a);
+    AxisSource &s = src[a];
+    Axis &A = ax[a];
+    if (!s.scaleV && !s.s0V) {
+      // Constant tables; an axis they leave unchanged is skipped.
+      ConstMath cm;
+      SmallVector<int64_t> idx;
+      SmallVector<float> w;
+      for (int64_t o = 0; o < on; ++o) {
+        SmallVector<double> ids, ws;
+        tapsAt(cm, (double)o, s.scale, s.s0, s.e0, in, on, p, ids, ws);
+        for (int64_t t = 0; t < p.taps; ++t) {
+          int64_t k = (int64_t)ids[t];
+          anyOutside |= k < 0;
+          idx.push_back(k);
+          w.push_back(ws[t]);
+          bool self = k == o && in == on;
+          if ((ws[t] != 0 && !(self && ws[t] == 1.0)) || (ws[t] == 1.0 && !self))
+            A.identity = false;
+        }
+      }
+      if (!A.identity) {
+        A.idxT = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(it(on), ArrayRef<int64_t>(idx)));
+        A.wT = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(wt(on), ArrayRef<float>(w)));
+      }
+      continue;
+    }
+    // Tables computed at run time: one generic over (o, tap).
+    A.identity = false;
+    anyOutside |= tfCrop;
+    MLIRContext *ctx = b.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
+    auto par = utils::IteratorType::parallel;
+    auto g = b.create<linalg::GenericOp>(
+        loc, TypeRange{it(on), wt(on)}, ValueRange{},
+        ValueRange{emptyTensor(b, loc, it(on)), emptyTensor(b, loc, wt(on))},
+        ArrayRef<AffineMap>{id, id}, ArrayRef<utils::IteratorType>{par, par},
+        [&](OpBuilder &nb, Location l, ValueRange) {
+          IrMath m{nb, l};
+          auto asF64 = [&](Value i) {
+            return nb.create<arith::SIToFPOp>(
+                l, nb.getF64Type(), nb.create<arith::IndexCastOp>(l, nb.getI64Type(), i));
+          };
+          Value o = asF64(nb.create<linalg::IndexOp>(l, 0));
+          Value t = nb.create<linalg::IndexOp>(l, 1);
+          SmallVector<Value> ids, ws;
+          tapsAt(m, o, s.scaleV ? s.scaleV : m.c(s.scale), s.s0V ? s.s0V : m.c(s.s0),
+                 s.e0V ? s.e0V : m.c(s.e0), in, on, p, ids, ws);
+          Value k = ids[0], wv = ws[0];
+          for (int64_t j = 1; j < p.taps; ++j) {
+            Value isJ = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, t,
+                                                 nb.create<arith::ConstantIndexOp>(l, j));
+            k = m.sel(isJ, ids[j], k);
+            wv = m.sel(isJ, ws[j], wv);
+          }
+          nb.create<linalg::YieldOp>(
+              l, ValueRange{nb.create<arith::FPToSIOp>(l, nb.getI64Type(), k),
+                            nb.create<arith::TruncFOp>(l, nb.getF32Type(), wv)});
+        });
+    A.idxT = g.getResult(0);
+    A.wT = g.getResult(1);
+  }
+
+  SmallVector<int64_t> resized;
+  for (int64_t a = 0; a < r; ++a)
+    if (!ax[a].identity)
+      resized.push_back(a);
+  int64_t taps = p.taps;
+  return SmallVector<Value>{indexGeneric(b, loc, out, [&](IB &ib, ArrayRef<Value> i) -> Value {
+    OpBuilder &nb = ib.b;
+    Location l = ib.l;
+    Value acc = scalarConst(nb, l, elt, 0.0);
+    int64_t combos = 1;
+    for (size_t k = 0; k < resized.size(); ++k)
+      combos *= taps;
+    Value outsideFlag;
+    for (int64_t cmb = 0; cmb < combos; ++cmb) {
+      SmallVector<Value> from(i.begin(), i.end());
+      Value w;
+      int64_t rem = cmb;
+      for (int64_t a : resized) {
+        int64_t t = rem % taps;
+        rem /= taps;
+        Value k = ib.index(nb.create<tensor::ExtractOp>(l, ax[a].idxT, ValueRange{i[a], ib.c(t)}));
+        if (anyOutside && cmb == 0) {
+          Value o = ib.lt(k, 0);
+          outsideFlag = outsideFlag ? (Value)nb.create<arith::OrIOp>(l, outsideFlag, o) : o;
+        }
+        from[a] = anyOutside ? ib.clamp(k, 0, xt.getDimSize(a) - 1) : k;
+        if (taps > 1) {
+          Value wa = nb.create<tensor::ExtractOp>(l, ax[a].wT, ValueRange{i[a], ib.c(t)});
+          w = w ? (Value)nb.create<arith::MulFOp>(l, w, wa) : wa;
+        }
+      }
+      Value v = nb.create<tensor::ExtractOp>(l, x, from);
+      if (taps == 1) {
+        acc = v;
+        break;
+      }
+      acc = nb.create<arith::AddFOp>(l, acc, w ? (Value)nb.create<arith::MulFOp>(l, v, w) : v);
+    }
+    if (outsideFlag)
+      acc = ib.sel(outsideFlag, scalarConst(nb, l, elt, extrap), acc);
+    return acc;
+  })};
+}
+
+/// What the lowering needs beyond shapes, refused up front.
+bool canLowerResize(Operation *op, std::string &why) {
+  auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
+  bool upsample = op->getName().getStringRef() == "onnx.Upsample";
+  StringRef mode = getStrAttr(op, "mode", "nearest");
+  StringRef ctm = upsample ? "asymmetric" : getStrAttr(op, "coordinate_transformation_mode", "half_pixel");
+  StringRef nm = upsample ? "floor" : getStrAttr(op, "nearest_mode", "round_prefer_floor");
+  if (!t || !isFloat(t.getElementType()))
+    why = "only float data is supported";
+  else if (getIntAttr(op, "antialias", 0))
+    why = "antialias is not supported";
+  else if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "cubic")
+    why = ("mode \"" + mode + "\" is not supported").str();
+  else if (!llvm::is_contained({"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+                                "align_corners", "asymmetric", "tf_crop_and_resize"},
+                               ctm))
+    why = ("coordinate_transformation_mode \"" + ctm + "\" is not supported").str();
+  else if (!llvm::is_contained({"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}, nm))
+    why = ("nearest_mode \"" + nm + "\" is not supported").str();
+  else
+    return true;
+  return false;
+}
+
+} // namespace
+
+void registerResizeOps(LoweringTable &m) {
+  // Not float-only: sizes/roi are integer inputs; the check looks at data.
+  m["Resize"] = {lowerResize, false, canLowerResize};
+  m["Upsample"] = {lowerResize, false, canLowerResize};
+}
+
+} // namespace kiln::cpu
