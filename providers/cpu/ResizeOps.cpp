@@ -1,8 +1,9 @@
 //===- ResizeOps.cpp - Resize and Upsample on the CPU ---------------------===//
 //
 // Per resized axis, a table of source indices and tap weights (1 tap
-// nearest, 2 linear, 4 cubic) for each output position; one generic then
-// combines the taps of all resized axes. The coordinate and weight formulas
+// nearest, 2 linear, 4 cubic, more with antialias when downsampling, where
+// the filter stretches by 1/scale) for each output position; one generic
+// then combines the taps of all resized axes. The coordinate and weight formulas
 // are written once over a small scalar interface: on doubles when scales,
 // sizes and roi are constants (the tables become constants, and axes the
 // tables leave unchanged are skipped), or on f64 IR when one of them is
@@ -42,6 +43,7 @@ struct ConstMath {
   B andB(B a, B b) { return a && b; }
   B no() { return false; }
   T sel(B c, T a, T b) { return c ? a : b; }
+  T abs(T a) { return std::fabs(a); }
 };
 
 /// Scalars as f64 IR values.
@@ -65,15 +67,22 @@ struct IrMath {
   B andB(B x, B y) { return b.create<arith::AndIOp>(l, x, y); }
   B no() { return b.create<arith::ConstantIntOp>(l, 0, 1); }
   T sel(B c0, T x, T y) { return b.create<arith::SelectOp>(l, c0, x, y); }
+  T abs(T x) { return b.create<math::AbsFOp>(l, x); }
 };
 
 /// The attributes that shape the tables.
 struct ResizeParams {
   StringRef ctm, nm;
-  int64_t taps;
+  int64_t taps; // of an axis; with antialias, the most its scale may need
   double cubicA;
-  bool exclude;
+  bool cubic, exclude, antialias;
 };
+
+/// Taps of a linear (support 1) or cubic (support 2) filter stretched by
+/// 1/scale when downsampling with antialias, as ONNX's reference counts them.
+int64_t antialiasTaps(double scale, double support) {
+  return 2 - 2 * ((int64_t)std::floor(-support / std::min(scale, 1.0)) + 1);
+}
 
 /// Source indices (-1 outside a tf_crop_and_resize roi) and weights of
 /// output position `o` on an axis of `in` -> `on` elements.
@@ -109,7 +118,39 @@ void tapsAt(M &m, typename M::T o, typename M::T scale, typename M::T s0, typena
   T frac = m.sub(xo, fl);
   T base = m.sub(m.ceil(xo), m.c(p.taps / 2));
   SmallVector<T> coeff;
-  if (p.taps == 1) {
+  if (p.antialias && p.taps > 1) {
+    // The filter stretched by 1/scale: n = 2 - 2 * start taps from
+    // ceil(x) - 1 + start, weights filter((start + t - ratio) * scale)
+    // normalized; taps beyond n (a table sized for a smaller scale) weigh 0.
+    bool cubic = p.cubic;
+    T sc = m.sel(m.lt(scale, one), scale, one);
+    T start = m.add(m.floor(m.div(m.c(cubic ? -2.0 : -1.0), sc)), one);
+    T n = m.sub(m.c(2), m.mul(m.c(2), start));
+    base = m.add(m.sub(m.ceil(xo), one), start);
+    T ratio = m.sel(m.eq(xo, fl), one, frac);
+    T a = m.c(p.cubicA);
+    T sum = zero;
+    for (int64_t k = 0; k < p.taps; ++k) {
+      T d = m.abs(m.mul(m.sub(m.add(start, m.c(k)), ratio), sc));
+      T f;
+      if (cubic) {
+        T d2 = m.mul(d, d), d3 = m.mul(d2, d);
+        T inner = m.add(m.sub(m.mul(m.add(a, m.c(2)), d3), m.mul(m.add(a, m.c(3)), d2)), one);
+        T outer = m.sub(m.add(m.sub(m.mul(a, d3), m.mul(m.mul(m.c(5), a), d2)),
+                              m.mul(m.mul(m.c(8), a), d)),
+                        m.mul(m.c(4), a));
+        f = m.sel(m.le(d, one), inner, m.sel(m.lt(d, m.c(2)), outer, zero));
+      } else {
+        T lin = m.sub(one, d);
+        f = m.sel(m.lt(lin, zero), zero, lin);
+      }
+      f = m.sel(m.lt(m.c(k), n), f, zero);
+      coeff.push_back(f);
+      sum = m.add(sum, f);
+    }
+    for (T &c : coeff)
+      c = m.div(c, sum);
+  } else if (p.taps == 1) {
     if (p.nm == "round_prefer_floor")
       base = m.sel(m.le(frac, half), fl, m.add(fl, one));
     else if (p.nm == "round_prefer_ceil")
@@ -176,15 +217,18 @@ Results lowerResize(OpBuilder &b, Operation *op) {
   Type elt = out.getElementType();
   bool upsample = op->getName().getStringRef() == "onnx.Upsample";
   int64_t r = xt.getRank();
-  ResizeParams p;
+  ResizeParams params;
+  ResizeParams &p = params;
   StringRef mode = getStrAttr(op, "mode", "nearest");
   p.ctm = upsample ? "asymmetric" : getStrAttr(op, "coordinate_transformation_mode", "half_pixel");
   p.nm = upsample ? "floor" : getStrAttr(op, "nearest_mode", "round_prefer_floor");
   if (!upsample && getIntAttr(op, "onnx.version", 0) == 10)
     p.ctm = "asymmetric", p.nm = "floor";
   p.taps = mode == "nearest" ? 1 : mode == "cubic" ? 4 : 2;
+  p.cubic = mode == "cubic";
   p.cubicA = getFloatAttr(op, "cubic_coeff_a", -0.75);
   p.exclude = getIntAttr(op, "exclude_outside", 0) != 0;
+  p.antialias = !upsample && getIntAttr(op, "antialias", 0) && p.taps > 1;
   double extrap = getFloatAttr(op, "extrapolation_value", 0.0);
   bool tfCrop = p.ctm == "tf_crop_and_resize";
 
@@ -270,16 +314,25 @@ Results lowerResize(OpBuilder &b, Operation *op) {
 
   struct Axis {
     bool identity = true;
+    int64_t taps = 1;
     Value idxT, wT;
   };
   SmallVector<Axis> ax(r);
   bool anyOutside = false;
-  auto it = [&](int64_t on) { return RankedTensorType::get({on, p.taps}, b.getI64Type()); };
-  auto wt = [&](int64_t on) { return RankedTensorType::get({on, p.taps}, b.getF32Type()); };
   for (int64_t a = 0; a < r; ++a) {
     int64_t in = xt.getDimSize(a), on = out.getDimSize(a);
     AxisSource &s = src[a];
     Axis &A = ax[a];
+    // With antialias a downsampled axis needs more taps: as many as its
+    // scale asks for, or for a run-time scale, the smallest it can be.
+    ResizeParams p = params;
+    if (p.antialias) {
+      double smallest = s.scaleV ? std::max(on - 0.5, 0.5) / std::max<int64_t>(in, 1) : s.scale;
+      p.taps = std::max<int64_t>(p.taps, antialiasTaps(smallest, p.cubic ? 2.0 : 1.0));
+    }
+    A.taps = p.taps;
+    auto it = RankedTensorType::get({on, p.taps}, b.getI64Type());
+    auto wt = RankedTensorType::get({on, p.taps}, b.getF32Type());
     if (!s.scaleV && !s.s0V) {
       // Constant tables; an axis they leave unchanged is skipped.
       ConstMath cm;
@@ -299,8 +352,8 @@ Results lowerResize(OpBuilder &b, Operation *op) {
         }
       }
       if (!A.identity) {
-        A.idxT = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(it(on), ArrayRef<int64_t>(idx)));
-        A.wT = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(wt(on), ArrayRef<float>(w)));
+        A.idxT = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(idx)));
+        A.wT = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(wt, ArrayRef<float>(w)));
       }
       continue;
     }
@@ -311,8 +364,8 @@ Results lowerResize(OpBuilder &b, Operation *op) {
     AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
     auto par = utils::IteratorType::parallel;
     auto g = b.create<linalg::GenericOp>(
-        loc, TypeRange{it(on), wt(on)}, ValueRange{},
-        ValueRange{emptyTensor(b, loc, it(on)), emptyTensor(b, loc, wt(on))},
+        loc, TypeRange{it, wt}, ValueRange{},
+        ValueRange{emptyTensor(b, loc, it), emptyTensor(b, loc, wt)},
         ArrayRef<AffineMap>{id, id}, ArrayRef<utils::IteratorType>{par, par},
         [&](OpBuilder &nb, Location l, ValueRange) {
           IrMath m{nb, l};
@@ -344,35 +397,35 @@ Results lowerResize(OpBuilder &b, Operation *op) {
   for (int64_t a = 0; a < r; ++a)
     if (!ax[a].identity)
       resized.push_back(a);
-  int64_t taps = p.taps;
+  bool weighted = params.taps > 1;
   return SmallVector<Value>{indexGeneric(b, loc, out, [&](IB &ib, ArrayRef<Value> i) -> Value {
     OpBuilder &nb = ib.b;
     Location l = ib.l;
     Value acc = scalarConst(nb, l, elt, 0.0);
     int64_t combos = 1;
-    for (size_t k = 0; k < resized.size(); ++k)
-      combos *= taps;
+    for (int64_t a : resized)
+      combos *= ax[a].taps;
     Value outsideFlag;
     for (int64_t cmb = 0; cmb < combos; ++cmb) {
       SmallVector<Value> from(i.begin(), i.end());
       Value w;
       int64_t rem = cmb;
       for (int64_t a : resized) {
-        int64_t t = rem % taps;
-        rem /= taps;
+        int64_t t = rem % ax[a].taps;
+        rem /= ax[a].taps;
         Value k = ib.index(nb.create<tensor::ExtractOp>(l, ax[a].idxT, ValueRange{i[a], ib.c(t)}));
         if (anyOutside && cmb == 0) {
           Value o = ib.lt(k, 0);
           outsideFlag = outsideFlag ? (Value)nb.create<arith::OrIOp>(l, outsideFlag, o) : o;
         }
         from[a] = anyOutside ? ib.clamp(k, 0, xt.getDimSize(a) - 1) : k;
-        if (taps > 1) {
+        if (weighted) {
           Value wa = nb.create<tensor::ExtractOp>(l, ax[a].wT, ValueRange{i[a], ib.c(t)});
           w = w ? (Value)nb.create<arith::MulFOp>(l, w, wa) : wa;
         }
       }
       Value v = nb.create<tensor::ExtractOp>(l, x, from);
-      if (taps == 1) {
+      if (!weighted) {
         acc = v;
         break;
       }
@@ -393,8 +446,6 @@ bool canLowerResize(Operation *op, std::string &why) {
   StringRef nm = upsample ? "floor" : getStrAttr(op, "nearest_mode", "round_prefer_floor");
   if (!t || !isFloat(t.getElementType()))
     why = "only float data is supported";
-  else if (getIntAttr(op, "antialias", 0))
-    why = "antialias is not supported";
   else if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "cubic")
     why = ("mode \"" + mode + "\" is not supported").str();
   else if (!llvm::is_contained({"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
