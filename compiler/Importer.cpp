@@ -110,6 +110,9 @@ private:
   int blobCounter = 0;
   Value noneValue;
   Block *mainEntry = nullptr;
+  /// Types for the next subgraph's inputs that declare none (a Loop body's
+  /// loop-carried values have their initial values' types).
+  SmallVector<Type> subgraphInputHints;
 };
 
 Type Importer::importType(const pb::TypeProto &type, StringRef what,
@@ -550,6 +553,12 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
              << "attribute \"" << attr.name() << "\" is not supported (opset "
              << opsetVersion << ")";
     }
+    if (node.op_type() == "Loop" && attr.type() == pb::AttributeProto::GRAPH) {
+      subgraphInputHints = {RankedTensorType::get({}, b.getI64Type()),
+                            RankedTensorType::get({}, b.getI1Type())};
+      for (size_t i = 2; i < operands.size(); ++i)
+        subgraphInputHints.push_back(operands[i].getType());
+    }
     auto value = importAttribute(attr, named, loc, state);
     if (failed(value))
       return failure();
@@ -657,10 +666,14 @@ LogicalResult Importer::importGraph(const pb::GraphProto &graph, Block &block,
     initializerNames.insert(init.name());
 
   // Graph inputs (initializers listed as inputs are constants, IR < 4).
-  for (const auto &in : graph.input()) {
+  SmallVector<Type> hints = std::move(subgraphInputHints);
+  subgraphInputHints.clear();
+  for (auto [index, in] : llvm::enumerate(graph.input())) {
     if (initializerNames.contains(in.name()))
       continue;
-    Type t = importType(in.type(), in.name(), isMain);
+    Type hint = index < hints.size() ? hints[index] : Type();
+    Type t = !in.type().has_tensor_type() && hint ? hint
+                                                  : importType(in.type(), in.name(), isMain);
     if (!t)
       return failure();
     if (isMain) {

@@ -206,6 +206,29 @@ def build(kind):
                       [("y", F, [1, 4])], opset=13, axes=[0])
     if kind == "batch-two-symbols":
         return single("Relu", "relu_nt", [("x", F, ["N", "T"])], [("y", F, ["N", "T"])])
+    if kind == "loop-untyped":
+        # Range as its ONNX function spells it: a Loop whose loop-carried
+        # body input declares no type (it takes the initial value's).
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["cond"], ["cond_out"]),
+             helper.make_node("Add", ["prev", "delta"], ["cur"]),
+             helper.make_node("Identity", ["prev"], ["val"])],
+            "body",
+            [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+             helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+             onnx.ValueInfoProto(name="prev")],
+            [onnx.ValueInfoProto(name="cond_out"), onnx.ValueInfoProto(name="cur"),
+             onnx.ValueInfoProto(name="val")])
+        trip = helper.make_tensor("trip", TensorProto.INT64, [], [4])
+        graph = helper.make_graph(
+            [helper.make_node("Loop", ["trip", "", "start"], ["last", "y"], name="range_loop",
+                              body=body)],
+            "loop_graph", [helper.make_tensor_value_info("start", F, []),
+                           helper.make_tensor_value_info("delta", F, [])],
+            [helper.make_tensor_value_info("y", F, [4])], [trip])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
     if kind == "runtime-axes":
         # Axes computed at run time; the declared 3x2 result allows axis 1
         # or axis 2 of the 3x2x2 input.
