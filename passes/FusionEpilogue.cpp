@@ -4,6 +4,8 @@
 //  - Conv/MatMul/Gemm -> activation: the activation becomes the discardable
 //    attributes `kiln.activation = "<op>"` and `kiln.activation_params =
 //    [f32...]` on the producer (see providers/cpu/ContractionOps.cpp);
+//  - the residual Add of a Conv/MatMul/Gemm -> activation (ResNet blocks):
+//    the same attributes on the Add, applied in its elementwise body;
 //  - 2-D MatMul -> Add(constant bias over the last dim) becomes a Gemm with C;
 //    a batched one gets the bias as `kiln.bias` (an f32 tensor of N) that the
 //    lowering uses as the accumulator's initial value;
@@ -29,6 +31,15 @@ namespace {
 
 bool isContraction(Operation *op) {
   return isOnnx(op, "Conv") || isOnnx(op, "MatMul") || isOnnx(op, "Gemm");
+}
+
+/// Add(contraction, residual): an activation after it is fused into it.
+bool isResidualAdd(Operation *op) {
+  if (!isOnnx(op, "Add") || op->getNumOperands() != 2 ||
+      op->getOperand(0).getType() != op->getOperand(1).getType() ||
+      constantAttr(op->getOperand(0)) || constantAttr(op->getOperand(1)))
+    return false;
+  return llvm::any_of(op->getOperands(), [](Value v) { return isContraction(v.getDefiningOp()); });
 }
 
 bool isF32(Value v) {
@@ -85,7 +96,7 @@ struct ContractionActivation : RewritePattern {
     if (act->getNumOperands() < 1 || act->getNumResults() != 1)
       return failure();
     Operation *producer = act->getOperand(0).getDefiningOp();
-    if (!producer || !isContraction(producer))
+    if (!producer || !(isContraction(producer) || isResidualAdd(producer)))
       return failure();
     auto activation = activationOf(act);
     if (!activation)
@@ -103,8 +114,9 @@ struct ContractionActivation : RewritePattern {
     rewriter.replaceAllUsesWith(act->getResult(0), producer->getResult(0));
     rewriter.eraseOp(act);
     StringRef kind = producer->getName().getStringRef().drop_front(5);
-    ++counters[kind == "Conv" ? "fuse_conv_activation"
+    ++counters[kind == "Conv"   ? "fuse_conv_activation"
                : kind == "Gemm" ? "fuse_gemm_activation"
+               : kind == "Add"  ? "fuse_add_activation"
                                 : "fuse_matmul_activation"];
     return success();
   }
@@ -129,6 +141,7 @@ struct MatMulBias : RewritePattern {
       }
     }
     if (!mm || !mm->getResult(0).hasOneUse() || mm->hasAttr("kiln.activation") ||
+        add->hasAttr("kiln.activation") ||
         mm->hasAttr("kiln.bias"))
       return rewriter.notifyMatchFailure(add, "no plain single-use MatMul/Gemm operand");
     auto out = dyn_cast<RankedTensorType>(mm->getResult(0).getType());
@@ -275,7 +288,7 @@ struct FuseEpiloguesPass : public impl::FuseEpiloguesBase<FuseEpiloguesPass> {
       if (failed(applyPatternsAndFoldGreedily(func, frozen)))
         return signalPassFailure();
     recordCounters(getOperation(), counters,
-                   {"fuse_conv_activation", "fuse_matmul_activation", "fuse_gemm_activation",
+                   {"fuse_conv_activation", "fuse_matmul_activation", "fuse_gemm_activation", "fuse_add_activation",
                     "fuse_matmul_bias", "fuse_matmul_transpose", "pretranspose_weights"});
   }
 };

@@ -62,22 +62,18 @@ Value epilogueActivation(OpBuilder &b, Location l, Value x, StringRef kind,
 /// the contraction's result (kiln-fuse-elementwise merges it with the
 /// elementwise ops that follow).
 Results withEpilogue(OpBuilder &b, Operation *op, Value result) {
-  auto kind = op->getAttrOfType<StringAttr>("kiln.activation");
-  if (!kind)
+  if (!op->hasAttr("kiln.activation"))
     return SmallVector<Value>{result};
-  SmallVector<float> params;
-  if (auto a = op->getAttrOfType<ArrayAttr>("kiln.activation_params"))
-    for (Attribute x : a)
-      params.push_back((float)cast<FloatAttr>(x).getValueAsDouble());
   bool known = true;
   Value out = elementwise(b, op->getLoc(), typeOf(result), ValueRange{result},
                           [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                            Value v = epilogueActivation(nb, l, a[0], kind.getValue(), params);
+                            Value v = applyFusedActivation(nb, l, a[0], op);
                             known = known && v;
                             return v ? v : a[0];
                           });
   if (!known)
-    return emitNodeError(op) << "unknown fused activation " << kind;
+    return emitNodeError(op) << "unknown fused activation "
+                             << op->getAttr("kiln.activation");
   return SmallVector<Value>{out};
 }
 
@@ -647,6 +643,17 @@ Results lowerEinsum(OpBuilder &b, Operation *op) {
 }
 
 } // namespace
+
+Value applyFusedActivation(OpBuilder &b, Location l, Value x, Operation *op) {
+  auto kind = op->getAttrOfType<StringAttr>("kiln.activation");
+  if (!kind)
+    return x;
+  SmallVector<float> params;
+  if (auto a = op->getAttrOfType<ArrayAttr>("kiln.activation_params"))
+    for (Attribute p : a)
+      params.push_back((float)cast<FloatAttr>(p).getValueAsDouble());
+  return epilogueActivation(b, l, x, kind.getValue(), params);
+}
 
 void registerContractionOps(LoweringTable &m) {
   m["MatMul"] = {lowerMatMul, false};

@@ -228,7 +228,15 @@ void registerElementwiseOps(LoweringTable &m) {
   auto un = [&](const char *name, UnaryBody f, bool floatOnly = true) {
     m[name] = {elementwiseOp(unaryF(f)), floatOnly};
   };
-  ew("Add", fold(arithBinary<arith::AddFOp, arith::AddIOp>()), false);
+  // A residual Add may carry the activation that followed it.
+  ew("Add",
+     [f = fold(arithBinary<arith::AddFOp, arith::AddIOp>())](
+         OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
+       Value sum = f(b, l, a, op);
+       Value y = applyFusedActivation(b, l, sum, op);
+       return y ? y : sum;
+     },
+     false);
   ew("Sub", arithBinary<arith::SubFOp, arith::SubIOp>(), false);
   ew("Mul", fold(arithBinary<arith::MulFOp, arith::MulIOp>()), false);
   // Integer division truncates toward zero, as ONNX (and C) define it.

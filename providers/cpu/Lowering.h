@@ -49,6 +49,12 @@ void registerSpectralOps(LoweringTable &table);
 void registerAttentionOps(LoweringTable &table);
 void registerResizeOps(LoweringTable &table);
 
+/// `x` (a scalar of op's result) through the activation kiln-fuse-epilogues
+/// fused into `op` (`kiln.activation`), or `x` itself; null for an unknown
+/// activation.
+mlir::Value applyFusedActivation(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
+                                 mlir::Operation *op);
+
 /// float8 and 4-/2-bit integer types, which only Cast/CastLike convert.
 bool isStorageOnlyType(mlir::Type t);
 

@@ -91,3 +91,16 @@ func.func @shift_right(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
   %0 = onnx.BitShift(%a, %b) {direction = "RIGHT"} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+// An Add carrying a fused activation (kiln-fuse-epilogues) applies it in
+// its body.
+// CHECK-LABEL: func.func @add_relu_epilogue
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+func.func @add_relu_epilogue(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %a = onnx.Add(%x, %y) {kiln.activation = "Relu", kiln.activation_params = []} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}

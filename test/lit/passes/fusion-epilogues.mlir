@@ -160,3 +160,34 @@ func.func @runtime_b_keeps_transb(%x: tensor<1x2xf32>, %w: tensor<3x2xf32>) -> t
   %0 = onnx.Gemm(%x, %w, %none) {transB = 1 : i64} : (tensor<1x2xf32>, tensor<3x2xf32>, none) -> tensor<1x3xf32>
   return %0 : tensor<1x3xf32>
 }
+
+// -----
+
+// A ResNet block's end: Conv -> Add(residual) -> Relu. The Relu becomes the
+// Add's epilogue (its elementwise body applies it).
+// CHECK: kiln.report.fuse_add_activation = 1 : i64
+// CHECK-LABEL: func.func @residual_relu
+// CHECK: %[[C:.*]] = onnx.Conv
+// CHECK: %[[A:.*]] = onnx.Add(%[[C]], %arg0) {kiln.activation = "Relu", kiln.activation_params = []}
+// CHECK-NOT: onnx.Relu
+// CHECK: return %[[A]]
+func.func @residual_relu(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %none = onnx.NoValue
+  %c = onnx.Conv(%x, %w, %none) : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none) -> tensor<1x2x4x4xf32>
+  %a = onnx.Add(%c, %x) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %r = onnx.Relu(%a) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %r : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Negative: an Add of two plain inputs is no residual of a contraction; its
+// Relu stays.
+// CHECK-NOT: kiln.report.fuse_add_activation
+// CHECK-LABEL: func.func @plain_add_relu
+// CHECK: onnx.Relu
+func.func @plain_add_relu(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %a = onnx.Add(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %r = onnx.Relu(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
