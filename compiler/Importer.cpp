@@ -684,14 +684,20 @@ LogicalResult Importer::importGraph(const pb::GraphProto &graph, Block &block,
         if (ranked) {
           bool agrees = ranked.getRank() == (int64_t)given.size();
           for (size_t i = 0; agrees && i < given.size(); ++i)
-            agrees = ranked.isDynamicDim(i) || ranked.getDimSize(i) == given[i];
+            agrees = ranked.isDynamicDim(i) || ShapedType::isDynamic(given[i]) ||
+                     ranked.getDimSize(i) == given[i];
           if (!agrees) {
             error() << "--input-shape for \"" << in.name()
                     << "\" disagrees with the model's declared shape";
             return failure();
           }
         }
-        t = RankedTensorType::get(given, cast<ShapedType>(t).getElementType());
+        // `?` keeps the model's dimension.
+        SmallVector<int64_t> dims(given);
+        for (size_t i = 0; i < dims.size(); ++i)
+          if (ShapedType::isDynamic(dims[i]) && ranked)
+            dims[i] = ranked.getDimSize(i);
+        t = RankedTensorType::get(dims, cast<ShapedType>(t).getElementType());
       }
     }
     scopes.define(in.name(), block.addArgument(t, b.getUnknownLoc()));

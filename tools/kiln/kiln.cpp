@@ -11,6 +11,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -61,7 +62,7 @@ static cl::opt<int64_t> minDeviceElements(
              "the CPU (default 256): the transfer would cost more than the work"),
     cl::init(256), cl::cat(kilnCategory));
 static cl::list<std::string>
-    inputShapes("input-shape", cl::desc("Pin an input's shape: NAME=d0,d1,... (repeatable)"),
+    inputShapes("input-shape", cl::desc("Pin an input's shape: NAME=d0,d1,... (repeatable; ? keeps a dimension, e.g. the batch, symbolic)"),
                 cl::value_desc("NAME=d0,d1,..."), cl::cat(kilnCategory));
 static cl::opt<unsigned>
     optLevel("O", cl::Prefix,
@@ -150,6 +151,11 @@ int main(int argc, char **argv) {
     SmallVector<int64_t> shape;
     for (StringRef p : parts) {
       int64_t d;
+      // `?` keeps the model's dimension (a batch left to run time).
+      if (p.trim() == "?") {
+        shape.push_back(mlir::ShapedType::kDynamic);
+        continue;
+      }
       if (p.trim().getAsInteger(10, d) || d < 0) {
         errs() << "kiln: error: --input-shape " << spec << ": expected NAME=d0,d1,...\n";
         return 2;
