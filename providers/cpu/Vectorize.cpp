@@ -329,8 +329,23 @@ void rewriteConv(linalg::GenericOp g, int64_t &nextId) {
       loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
   Value w2 = b.create<memref::CollapseShapeOp>(
       loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-  Value out3 = b.create<memref::CollapseShapeOp>(
-      loc, out, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  // The matmul's C must not be a view: hoisting its tile out of the k loop
+  // (hoist_redundant_vector_transfers) refuses view-like sources, and the
+  // tile would be stored at every k step. An output buffer becomes a flat
+  // [N, M, OH*OW] allocation that everything else reads through an
+  // expand_shape.
+  SmallVector<ReassociationIndices> flatOut = {{0}, {1}, {2, 3}};
+  Value out3;
+  if (auto alloc = out.getDefiningOp<memref::AllocOp>(); alloc && hasIdentityLayout(out)) {
+    OpBuilder ab(alloc);
+    auto flatType = MemRefType::get({r[0], r[1], r[5] * r[6]}, f32);
+    out3 = ab.create<memref::AllocOp>(alloc.getLoc(), flatType, alloc.getAlignmentAttr());
+    Value shaped = ab.create<memref::ExpandShapeOp>(alloc.getLoc(), out.getType(), out3, flatOut);
+    alloc.getResult().replaceAllUsesWith(shaped);
+    alloc.erase();
+  } else {
+    out3 = b.create<memref::CollapseShapeOp>(loc, out, flatOut);
+  }
   forEachBatch(b, loc, {r[0]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
     emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, ivs),
                matrixView(nb, loc, out3, ivs), false, false, nextId);
