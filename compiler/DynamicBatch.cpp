@@ -76,9 +76,13 @@ namespace {
 /// How a value relates to the batch.
 struct Batched {
   /// The axis that holds the samples (-1: the same for every sample) and
-  /// its extent per sample.
+  /// its extent per batch unit (the axis is k * batch long).
   int axis = -1;
   int64_t k = 0;
+  /// How many blocks of samples the axis holds: a reshape of [S, B, E] to
+  /// [S*B, E] interleaves them (within = S), each sample's slice being
+  /// k / within long in every block.
+  int64_t within = 1;
   /// Its values (not its shape) depend on the batch size: a shape computed
   /// from a batched tensor.
   bool byValue = false;
@@ -179,6 +183,8 @@ private:
 
   int64_t sizeA, sizeB;
   llvm::DenseMap<Value, Batched> infos;
+  /// The block count of the op's batched inputs, which its results keep.
+  int64_t currentWithin = 1;
 };
 
 LogicalResult Analysis::classify(Value a, Value b, Operation *op,
@@ -206,7 +212,10 @@ LogicalResult Analysis::classify(Value a, Value b, Operation *op,
     return error() << what << " does not grow in proportion to the batch ("
                    << ta << " at batch " << sizeA << ", " << tb << " at batch "
                    << sizeB << ")";
-  infos[a] = {axis, da / sizeA, false};
+  Batched batched;
+  batched.axis = axis;
+  batched.k = da / sizeA;
+  infos[a] = batched;
   return success();
 }
 
@@ -234,8 +243,11 @@ LogicalResult Analysis::checkConstant(Operation *a, Operation *b) {
 LogicalResult Analysis::expectResult(Operation *op, Value result, int axis,
                                      int64_t k) {
   Batched r = info(result);
-  if (r.axis == axis && (axis < 0 || r.k == k))
+  if (r.axis == axis && (axis < 0 || r.k == k)) {
+    if (axis >= 0)
+      infos[result].within = currentWithin;
     return success();
+  }
   return fail(op) << "its result holds the samples along axis " << r.axis
                   << ", where kiln expects axis " << axis;
 }
@@ -309,10 +321,19 @@ int normAxis(int64_t axis, int rank) {
 
 LogicalResult Analysis::checkOp(Operation *op) {
   bool batchedIn = false, byValue = false, batchedOut = false;
+  currentWithin = 0;
   for (Value v : op->getOperands()) {
-    batchedIn |= info(v).axis >= 0;
-    byValue |= info(v).byValue;
+    Batched b = info(v);
+    batchedIn |= b.axis >= 0;
+    byValue |= b.byValue;
+    if (b.axis >= 0 && currentWithin && b.within != currentWithin)
+      return fail(op) << "its inputs interleave the samples differently (" << b.within
+                      << " vs " << currentWithin << ")";
+    if (b.axis >= 0)
+      currentWithin = b.within;
   }
+  if (!currentWithin)
+    currentWithin = 1;
   for (Value v : op->getResults())
     batchedOut |= info(v).axis >= 0;
   if (!batchedIn && !byValue && !batchedOut)
@@ -515,13 +536,18 @@ LogicalResult Analysis::checkOp(Operation *op) {
     if (failed(needsBatchedInput()) ||
         (name != "Reshape" && failed(expectUnbatched(op, {1}))))
       return failure();
+    // A merge of the dimensions before the batch into it (or a split back)
+    // interleaves the samples in blocks: fine, as long as the number of
+    // blocks before each sample's data stays the same.
     Value out = op->getResult(0);
     Batched r = info(out);
-    if (r.axis < 0 || info(x).byValue ||
-        product(shapeOf(x).take_front(in.axis)) !=
-            product(shapeOf(out).take_front(r.axis)))
-      return fail(op) << "it merges the batch dimension with the dimensions "
-                         "before it";
+    int64_t blocks = product(shapeOf(x).take_front(in.axis)) * in.within;
+    int64_t before = r.axis < 0 ? 0 : product(shapeOf(out).take_front(r.axis));
+    if (r.axis < 0 || info(x).byValue || before == 0 || blocks % before ||
+        r.k % (blocks / before))
+      return fail(op) << "it mixes the batch dimension with the dimensions "
+                         "after it";
+    infos[out].within = blocks / before;
     return success();
   }
 
@@ -720,7 +746,8 @@ LogicalResult Analysis::run(func::FuncOp fa, func::FuncOp fb, BatchPlan &plan) {
     Batched b = info(v);
     if (b.byValue)
       return emitError(fa.getLoc()) << label << " is computed from the batch size";
-    if (b.axis > 0 && product(shapeOf(v).take_front(b.axis)) != 1)
+    if ((b.axis >= 0 && b.within != 1) ||
+        (b.axis > 0 && product(shapeOf(v).take_front(b.axis)) != 1))
       return emitError(fa.getLoc())
              << label << ": the batch dimension is axis " << b.axis
              << " after dimensions larger than 1, so samples are not contiguous";

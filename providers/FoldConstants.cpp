@@ -102,7 +102,10 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
     for (unsigned round = 0; round < maxRounds; ++round) {
       if (changed)
         reinferShapes(module);
-      changed = foldRound(module, stats);
+      // Re-inferred shapes may make more Shape/Size ops foldable even when
+      // no op is left to evaluate.
+      bool shapes = changed && foldShapes(module, stats);
+      changed = foldRound(module, stats) || shapes;
       if (!changed)
         break;
       changed |= foldShapes(module, stats);

@@ -9,7 +9,11 @@ run by /usr/bin/python3) at opset 17 with seeded random weights:
   lstm_tiny     a 2-layer LSTM over a sequence, then a linear head
 
 and each of them again as NAME_dynbatch, whose batch dimension is symbolic
-("batch"), as exporters write models for serving.
+("batch"), as exporters write models for serving; and
+
+  transformer_enc_dynbatch  nn.TransformerEncoder (2 layers, 4 heads), whose
+                MultiheadAttention works sequence-first: the batch is
+                interleaved by reshapes ([S, B*H, D], [S*B, E])
 
   /usr/bin/python3 test/models/export_models.py OUT_DIR
 """
@@ -114,6 +118,22 @@ def export(model, example, name, out, input_names, output_names):
         print(f"wrote {path}")
 
 
+def export_transformer_encoder(out):
+    layer = nn.TransformerEncoderLayer(64, 4, 128, batch_first=True, dropout=0.0)
+    enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    # Training mode (dropout 0) keeps the exportable path: eval mode takes
+    # PyTorch's fused fast path, which has no ONNX export.
+    enc.train()
+    path = os.path.join(out, "transformer_enc_dynbatch.onnx")
+    with torch.no_grad():
+        torch.onnx.export(enc, torch.randn(1, 10, 64), path, opset_version=17,
+                          input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+                          training=torch.onnx.TrainingMode.PRESERVE,
+                          do_constant_folding=False)
+    print(f"wrote {path}")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -125,6 +145,7 @@ def main():
     export(mob, torch.randn(1, 3, 32, 32), "mobilenet_dw", out, ["image"], ["logits"])
     export(GptTiny(), torch.randint(0, 100, (1, 16)), "gpt_tiny", out, ["input_ids"], ["logits"])
     export(LstmTiny(), torch.randn(1, 12, 8), "lstm_tiny", out, ["sequence"], ["scores"])
+    export_transformer_encoder(out)
 
 
 if __name__ == "__main__":

@@ -204,6 +204,27 @@ def build(kind):
     if kind == "batch-reduce0":
         return single("ReduceMean", "mean_over_n", [("x", F, ["N", 4])],
                       [("y", F, [1, 4])], opset=13, axes=[0])
+    if kind == "batch-seq-first":
+        # As torch's MultiheadAttention: [N, 3, 4] -> [3, N, 4] -> [3*N, 4],
+        # a row-wise MatMul, and back; the reshape interleaves the samples.
+        w = numpy_helper.from_array(
+            np.arange(16, dtype=np.float32).reshape(4, 4) / 10, "w")
+        nodes = [
+            helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0, 2]),
+            helper.make_node("Constant", [], ["flat"],
+                             value=numpy_helper.from_array(np.array([-1, 4], np.int64))),
+            helper.make_node("Reshape", ["t", "flat"], ["rows"], name="merge_rows"),
+            helper.make_node("MatMul", ["rows", "w"], ["p"]),
+            helper.make_node("Shape", ["t"], ["ts"]),
+            helper.make_node("Reshape", ["p", "ts"], ["back"]),
+            helper.make_node("Transpose", ["back"], ["y"], perm=[1, 0, 2]),
+        ]
+        graph = helper.make_graph(nodes, "seq_first",
+                                  [helper.make_tensor_value_info("x", F, ["N", 3, 4])],
+                                  [helper.make_tensor_value_info("y", F, ["N", 3, 4])], [w])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
     if kind == "batch-two-symbols":
         return single("Relu", "relu_nt", [("x", F, ["N", "T"])], [("y", F, ["N", "T"])])
     if kind == "loop-untyped":
