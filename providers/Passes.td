@@ -61,8 +61,8 @@ def FoldConstants : Pass<"kiln-fold-constants", "::mlir::ModuleOp"> {
   let options = [
     Option<"maxBytes", "max-bytes", "int64_t", "16 << 20",
            "Largest folded result in bytes">,
-    Option<"maxRounds", "max-rounds", "unsigned", "4",
-           "Fold rounds (one JIT each) at most">
+    Option<"maxRounds", "max-rounds", "unsigned", "32",
+           "Fold rounds (one JIT each) at most; shape chains through many blocks (ShuffleNet) need one per block">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

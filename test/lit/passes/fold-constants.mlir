@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-fold-constants)' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-fold-constants{max-rounds=4})' | FileCheck %s --check-prefix=FOUR
 
 // A chain of constant ops becomes one constant, computed by the CPU codegen.
 // CHECK-LABEL: func.func @chain
@@ -102,4 +103,40 @@ func.func @types() -> (tensor<2xi1>, tensor<2xi32>, tensor<2xi64>, tensor<2xi64>
   %n = onnx.NoValue
   %p:2 = onnx.Split(%v, %n) {num_outputs = 2 : i64} : (tensor<4xi64>, none) -> (tensor<2xi64>, tensor<2xi64>)
   return %l, %s, %p#0, %p#1 : tensor<2xi1>, tensor<2xi32>, tensor<2xi64>, tensor<2xi64>
+}
+
+// -----
+
+// A shape chain through six blocks (as ShuffleNet's channel shuffles): each
+// round folds one Gather, whose constant shapes the next Reshape; all six
+// resolve (up to 32 rounds), so the last Reshape has a static type.
+// With 4 rounds (the old limit) Gathers would stay (FOUR).
+// CHECK-LABEL: func.func @deep_shape_chain
+// CHECK-NOT: onnx.Gather
+// CHECK-NOT: tensor<*x
+// CHECK: return
+// FOUR-LABEL: func.func @deep_shape_chain
+// FOUR: onnx.Gather
+func.func @deep_shape_chain(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %swap = onnx.Constant() {value = dense<[1, 0]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %s0 = onnx.Shape(%x) : (tensor<2x3xf32>) -> tensor<*xi64>
+  %t0 = onnx.Gather(%s0, %swap) : (tensor<*xi64>, tensor<2xi64>) -> tensor<*xi64>
+  %r0 = onnx.Reshape(%x, %t0) : (tensor<2x3xf32>, tensor<*xi64>) -> tensor<*xf32>
+  %s1 = onnx.Shape(%r0) : (tensor<*xf32>) -> tensor<*xi64>
+  %t1 = onnx.Gather(%s1, %swap) : (tensor<*xi64>, tensor<2xi64>) -> tensor<*xi64>
+  %r1 = onnx.Reshape(%r0, %t1) : (tensor<*xf32>, tensor<*xi64>) -> tensor<*xf32>
+  %s2 = onnx.Shape(%r1) : (tensor<*xf32>) -> tensor<*xi64>
+  %t2 = onnx.Gather(%s2, %swap) : (tensor<*xi64>, tensor<2xi64>) -> tensor<*xi64>
+  %r2 = onnx.Reshape(%r1, %t2) : (tensor<*xf32>, tensor<*xi64>) -> tensor<*xf32>
+  %s3 = onnx.Shape(%r2) : (tensor<*xf32>) -> tensor<*xi64>
+  %t3 = onnx.Gather(%s3, %swap) : (tensor<*xi64>, tensor<2xi64>) -> tensor<*xi64>
+  %r3 = onnx.Reshape(%r2, %t3) : (tensor<*xf32>, tensor<*xi64>) -> tensor<*xf32>
+  %s4 = onnx.Shape(%r3) : (tensor<*xf32>) -> tensor<*xi64>
+  %t4 = onnx.Gather(%s4, %swap) : (tensor<*xi64>, tensor<2xi64>) -> tensor<*xi64>
+  %r4 = onnx.Reshape(%r3, %t4) : (tensor<*xf32>, tensor<*xi64>) -> tensor<*xf32>
+  %s5 = onnx.Shape(%r4) : (tensor<*xf32>) -> tensor<*xi64>
+  %t5 = onnx.Gather(%s5, %swap) : (tensor<*xi64>, tensor<2xi64>) -> tensor<*xi64>
+  %r5 = onnx.Reshape(%r4, %t5) : (tensor<*xf32>, tensor<*xi64>) -> tensor<*xf32>
+  %y = onnx.Reshape(%r5, %t0) : (tensor<*xf32>, tensor<*xi64>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
 }
