@@ -645,12 +645,15 @@ LogicalResult Analysis::checkOp(Operation *op) {
   }
 
   if (name == "Attention") {
-    // Q, K and V hold the samples on axis 0; the mask broadcasts to the
-    // scores [B, H, S, T] from the right.
-    if (failed(needsBatchedInput()) || in.axis != 0)
-      return fail(op) << "Q does not hold the samples on axis 0";
+    // Q, K and V hold the samples on their batch axis (1 for kiln's
+    // sequence-first fused blocks); the mask broadcasts to the scores
+    // [B, H, S, T] from the right.
+    auto layout = op->getAttrOfType<StringAttr>("kiln.layout");
+    int batchAxis = layout && layout.getValue() == "seq_first" ? 1 : 0;
+    if (failed(needsBatchedInput()) || in.axis != batchAxis)
+      return fail(op) << "Q does not hold the samples on axis " << batchAxis;
     for (unsigned i : {1u, 2u})
-      if (info(op->getOperand(i)).axis != 0 || info(op->getOperand(i)).k != in.k)
+      if (info(op->getOperand(i)).axis != batchAxis || info(op->getOperand(i)).k != in.k)
         return fail(op) << "input " << i << " does not hold the samples like Q";
     if (Value m = op->getOperand(3); !onnx::isNone(m)) {
       Batched bm = info(m);
@@ -661,7 +664,7 @@ LogicalResult Analysis::checkOp(Operation *op) {
     }
     if (failed(expectUnbatched(op, {4, 5, 6})))
       return failure();
-    return expectResult(op, op->getResult(0), 0, in.k);
+    return expectResult(op, op->getResult(0), batchAxis, in.k);
   }
 
   if (name == "Shape" || name == "Size") {

@@ -319,20 +319,43 @@ Operation *attentionScores(Value v) {
   return isOnnx(v.getDefiningOp(), "MatMul") ? v.getDefiningOp() : nullptr;
 }
 
-/// The 3-D [B, S, H*D] tensor that `v` splits into heads [B, H, S, D]
-/// (`perm` [0, 2, 1, 3]) or [B, H, D, S] (`perm` [0, 2, 3, 1], keys), with H.
-std::optional<std::pair<Value, int64_t>> headsOf(Value v, ArrayRef<int64_t> perm) {
+/// How a block splits Q, K and V into heads: batch-first exporters reshape
+/// [B, S, E] to [B, S, H, D] and transpose to [B, H, S, D] ([B, H, D, S]
+/// for keys); PyTorch's MultiheadAttention, sequence-first, reshapes
+/// [S, B, E] to [S, B*H, D] and transposes to [B*H, S, D] ([B*H, D, S]).
+struct HeadLayout {
+  bool seqFirst;
+  SmallVector<int64_t> perm, keyPerm, back;
+};
+const HeadLayout kBatchFirst{false, {0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}};
+const HeadLayout kSeqFirst{true, {1, 0, 2}, {1, 2, 0}, {1, 0, 2}};
+
+/// The 3-D tensor `v` splits into heads in `layout`, and the head count.
+std::optional<std::pair<Value, int64_t>> headsOf(Value v, const HeadLayout &layout, bool key) {
   Operation *t = v.getDefiningOp();
-  if (!isOnnx(t, "Transpose") || ArrayRef<int64_t>(onnx::getIntsAttr(t, "perm")) != perm)
+  if (!isOnnx(t, "Transpose") ||
+      ArrayRef<int64_t>(onnx::getIntsAttr(t, "perm")) !=
+          ArrayRef<int64_t>(key ? layout.keyPerm : layout.perm))
     return std::nullopt;
   Operation *r = t->getOperand(0).getDefiningOp();
   if (!isOnnx(r, "Reshape"))
     return std::nullopt;
   auto in = dyn_cast<RankedTensorType>(r->getOperand(0).getType());
   auto out = dyn_cast<RankedTensorType>(r->getResult(0).getType());
-  if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() ||
-      in.getRank() != 3 || out.getRank() != 4 ||
-      out.getShape().take_front(2) != in.getShape().take_front(2) ||
+  if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() || in.getRank() != 3 ||
+      out.getRank() != (layout.seqFirst ? 3 : 4))
+    return std::nullopt;
+  if (layout.seqFirst) {
+    // [S, B, E] -> [S, B*H, D]
+    if (out.getDimSize(0) != in.getDimSize(0) || in.getDimSize(1) == 0 ||
+        out.getDimSize(1) % in.getDimSize(1))
+      return std::nullopt;
+    int64_t h = out.getDimSize(1) / in.getDimSize(1);
+    if (h * out.getDimSize(2) != in.getDimSize(2))
+      return std::nullopt;
+    return std::make_pair(r->getOperand(0), h);
+  }
+  if (out.getShape().take_front(2) != in.getShape().take_front(2) ||
       out.getDimSize(2) * out.getDimSize(3) != in.getDimSize(2))
     return std::nullopt;
   return std::make_pair(r->getOperand(0), out.getDimSize(2));
@@ -346,18 +369,31 @@ std::optional<float> scalarOf(Value v) {
   return constantScalar(v);
 }
 
+/// The scale a single-use Mul/Div by a scalar constant applies, if `op` is
+/// one.
+std::optional<float> scaleOf(Operation *op) {
+  if (!(isOnnx(op, "Mul") || isOnnx(op, "Div")) || !op->getResult(0).hasOneUse())
+    return std::nullopt;
+  std::optional<float> c = scalarOf(op->getOperand(1));
+  if (!c || *c == 0.0f)
+    return std::nullopt;
+  return isOnnx(op, "Mul") ? *c : 1.0f / *c;
+}
+
 /// Replaces the attention block ending at `softmax` by one onnx.Attention on
-/// the 3-D Q, K and V; returns whether it did.
+/// the 3-D Q, K and V (`kiln.layout = "seq_first"` for [S, B, E] ones);
+/// returns whether it did.
 bool fuseAttention(Operation *softmax) {
   auto st = dyn_cast<RankedTensorType>(softmax->getResult(0).getType());
-  if (!st || st.getRank() != 4 || !st.getElementType().isF32() ||
-      (onnx::getIntAttr(softmax, "axis", -1) + 4) % 4 != 3)
+  if (!st || (st.getRank() != 4 && st.getRank() != 3) || !st.getElementType().isF32() ||
+      (onnx::getIntAttr(softmax, "axis", -1) + st.getRank()) % st.getRank() != st.getRank() - 1)
     return false;
+  const HeadLayout &layout = st.getRank() == 4 ? kBatchFirst : kSeqFirst;
   // Scores -> (scale) -> (mask) -> Softmax, each step used once.
   Value scores = softmax->getOperand(0), mask;
   float scale = 1.0f;
   bool haveMask = false, haveScale = false;
-  Operation *qk = nullptr;
+  Operation *qk = nullptr, *where = nullptr;
   SmallVector<Operation *> chain;
   for (int step = 0; step < 3 && !qk; ++step) {
     Operation *op = scores.getDefiningOp();
@@ -377,26 +413,17 @@ bool fuseAttention(Operation *softmax) {
       mask = op->getOperand(1 - s);
       haveMask = true;
     } else if (isOnnx(op, "Where") && !haveMask && !haveScale) {
-      // Where(c, fill, scores) with constants c, fill: an additive mask.
-      ElementsAttr cond = constantAttr(op->getOperand(0));
-      auto fill = scalarOf(op->getOperand(1));
+      // Where(c, fill, scores) with constants c, fill: an additive mask
+      // (made below, once the block matches).
       auto ct = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
-      if (!cond || !fill || !ct || !ct.getElementType().isInteger(1) ||
-          !ct.hasStaticShape())
+      if (!constantAttr(op->getOperand(0)) || !scalarOf(op->getOperand(1)) || !ct ||
+          !ct.getElementType().isInteger(1) || !ct.hasStaticShape())
         return false;
-      SmallVector<float> bias;
-      for (bool c : cond.getValues<bool>())
-        bias.push_back(c ? *fill : 0.0f);
-      OpBuilder b(op);
-      mask = createConstant(b, op->getLoc(),
-                            RankedTensorType::get(ct.getShape(), b.getF32Type()), bias);
+      where = op;
       scores = op->getOperand(2);
       haveMask = true;
-    } else if ((isOnnx(op, "Mul") || isOnnx(op, "Div")) && !haveScale) {
-      std::optional<float> c = scalarOf(op->getOperand(1));
-      if (!c || *c == 0.0f)
-        return false;
-      scale = isOnnx(op, "Mul") ? *c : 1.0f / *c;
+    } else if (auto c = scaleOf(op); c && !haveScale) {
+      scale = *c;
       scores = op->getOperand(0);
       haveScale = true;
     } else {
@@ -406,35 +433,63 @@ bool fuseAttention(Operation *softmax) {
   Operation *pv = singleUser(softmax->getResult(0));
   if (!qk || !isOnnx(pv, "MatMul") || pv->getOperand(0) != softmax->getResult(0))
     return false;
-  auto q = headsOf(qk->getOperand(0), {0, 2, 1, 3});
-  auto k = headsOf(qk->getOperand(1), {0, 2, 3, 1});
-  auto v = headsOf(pv->getOperand(1), {0, 2, 1, 3});
+  // PyTorch scales Q before the product.
+  Value qHeads = qk->getOperand(0);
+  Operation *qScale = qHeads.getDefiningOp();
+  if (auto c = qScale ? scaleOf(qScale) : std::nullopt; c && !haveScale) {
+    scale = *c;
+    qHeads = qScale->getOperand(0);
+    chain.push_back(qScale);
+  } else {
+    qScale = nullptr;
+  }
+  auto q = headsOf(qHeads, layout, false);
+  auto k = headsOf(qk->getOperand(1), layout, true);
+  auto v = headsOf(pv->getOperand(1), layout, false);
   if (!q || !k || !v || q->second != k->second || k->second != v->second)
     return false;
   Operation *back = singleUser(pv->getResult(0));
-  if (!isOnnx(back, "Transpose") || ArrayRef<int64_t>(onnx::getIntsAttr(back, "perm")) != ArrayRef<int64_t>{0, 2, 1, 3})
+  if (!isOnnx(back, "Transpose") ||
+      ArrayRef<int64_t>(onnx::getIntsAttr(back, "perm")) != ArrayRef<int64_t>(layout.back))
     return false;
   Operation *merge = singleUser(back->getResult(0));
   auto qt = cast<RankedTensorType>(q->first.getType());
   auto vt = cast<RankedTensorType>(v->first.getType());
-  auto mt = cast<RankedTensorType>(merge ? merge->getResult(0).getType() : qt);
-  if (!isOnnx(merge, "Reshape") || !mt.hasStaticShape() || mt.getRank() != 3 ||
-      mt.getDimSize(0) != qt.getDimSize(0) || mt.getDimSize(1) != qt.getDimSize(1) ||
-      mt.getDimSize(2) != vt.getDimSize(2) || !vt.getElementType().isF32())
+  // The fused result keeps Q's layout: [B, S, Ev] or [S, B, Ev].
+  auto yt = RankedTensorType::get({qt.getDimSize(0), qt.getDimSize(1), vt.getDimSize(2)},
+                                  vt.getElementType());
+  auto mt = dyn_cast<RankedTensorType>(merge ? merge->getResult(0).getType() : Type());
+  if (!isOnnx(merge, "Reshape") || !mt || !mt.hasStaticShape() ||
+      mt.getNumElements() != yt.getNumElements() ||
+      !(mt == yt || (layout.seqFirst && mt.getRank() == 2 &&
+                     mt.getDimSize(1) == vt.getDimSize(2))) ||
+      !vt.getElementType().isF32())
     return false;
-  // The mask must broadcast to the scores [B, H, S, Skv].
+  // The mask must broadcast to the scores [B, H, S, Skv] (sequence-first:
+  // [B*H, S, Skv], so only a mask over the last two dims means the same).
   if (haveMask) {
-    auto m = dyn_cast<RankedTensorType>(mask.getType());
-    if (!m || !m.hasStaticShape() || m.getRank() > 4 || !m.getElementType().isF32())
+    auto m = dyn_cast<RankedTensorType>(where ? where->getOperand(0).getType() : mask.getType());
+    if (!m || !m.hasStaticShape() || m.getRank() > (layout.seqFirst ? 2 : 4) ||
+        (!where && !m.getElementType().isF32()))
       return false;
     for (int64_t i = 0; i < m.getRank(); ++i) {
-      int64_t d = m.getDimSize(m.getRank() - 1 - i), want = st.getDimSize(3 - i);
+      int64_t d = m.getDimSize(m.getRank() - 1 - i),
+              want = st.getDimSize(st.getRank() - 1 - i);
       if (d != 1 && d != want)
         return false;
     }
   }
 
   OpBuilder b(merge);
+  if (where) {
+    SmallVector<float> bias;
+    float fill = *scalarOf(where->getOperand(1));
+    for (bool c : constantAttr(where->getOperand(0)).getValues<bool>())
+      bias.push_back(c ? fill : 0.0f);
+    auto ct = cast<RankedTensorType>(where->getOperand(0).getType());
+    mask = createConstant(b, where->getLoc(),
+                          RankedTensorType::get(ct.getShape(), b.getF32Type()), bias);
+  }
   auto none = [&]() {
     OperationState ns(softmax->getLoc(), "onnx.NoValue");
     ns.addTypes(b.getNoneType());
@@ -447,12 +502,26 @@ bool fuseAttention(Operation *softmax) {
   state.addAttribute("kv_num_heads", b.getI64IntegerAttr(q->second));
   state.addAttribute("scale", b.getF32FloatAttr(scale));
   state.addAttribute("kiln.fused", b.getUnitAttr());
-  state.addTypes({mt, b.getNoneType(), b.getNoneType(), b.getNoneType()});
+  if (layout.seqFirst)
+    state.addAttribute("kiln.layout", b.getStringAttr("seq_first"));
+  state.addTypes({yt, b.getNoneType(), b.getNoneType(), b.getNoneType()});
   Operation *attention = b.create(state);
-  merge->getResult(0).replaceAllUsesWith(attention->getResult(0));
+  Value y = attention->getResult(0);
+  if (mt != yt) {
+    // [S, B, E] -> [S*B, E], as the block's own merge did.
+    auto shape = RankedTensorType::get({2}, b.getI64Type());
+    OperationState cs(merge->getLoc(), "onnx.Constant");
+    cs.addAttribute("value", DenseElementsAttr::get(shape, ArrayRef<int64_t>(mt.getShape())));
+    cs.addTypes(shape);
+    OperationState rs(merge->getLoc(), "onnx.Reshape");
+    rs.addOperands({y, b.create(cs)->getResult(0)});
+    rs.addTypes(mt);
+    y = b.create(rs)->getResult(0);
+  }
+  merge->getResult(0).replaceAllUsesWith(y);
   // The block's ops are dead now, and so are the head splits (unless they
   // feed others).
-  SmallVector<Value> splits = {qk->getOperand(0), qk->getOperand(1), pv->getOperand(1)};
+  SmallVector<Value> splits = {qHeads, qk->getOperand(1), pv->getOperand(1)};
   for (Operation *op : {merge, back, pv, softmax})
     op->erase();
   for (Operation *op : chain)

@@ -6,6 +6,7 @@
 // in the indexing maps instead of transposed copies:
 //   scores[b, h, i, j] = scale * sum_d Q[b, i, h, d] K[b, j, h, d] + mask
 //   Y[b, i, h, e]      = sum_j softmax_j(scores)[b, h, i, j] V[b, j, h, e]
+// (with `kiln.layout = "seq_first"` Q, K, V and Y are [S, B, E]: Q[i, b, h, d])
 // and kiln-cpu-vectorize-contractions turns both sums into matmuls on
 // strided views. Other forms of Attention are decomposed by
 // kiln-decompose-ops before partitioning.
@@ -57,15 +58,26 @@ Results lowerAttention(OpBuilder &b, Operation *op) {
   Value mask = isNone(op->getOperand(3)) ? Value() : op->getOperand(3);
   int64_t h = getIntAttr(op, "q_num_heads", 1);
   auto qt = typeOf(q), kt = typeOf(k), vt = typeOf(v);
-  int64_t batch = qt.getDimSize(0), s = qt.getDimSize(1), t = kt.getDimSize(1);
+  auto layout = op->getAttrOfType<StringAttr>("kiln.layout");
+  bool seqFirst = layout && layout.getValue() == "seq_first";
+  int bAt = seqFirst ? 1 : 0, sAt = 1 - bAt;
+  int64_t batch = qt.getDimSize(bAt), s = qt.getDimSize(sAt), t = kt.getDimSize(sAt);
   int64_t d = qt.getDimSize(2) / h, dv = vt.getDimSize(2) / h;
   double scale = op->hasAttr("scale") ? getFloatAttr(op, "scale", 1.0f)
                                       : 1.0 / std::sqrt((double)d);
   auto heads = [&](Value x, int64_t len, int64_t size) {
-    return reshapeTo(b, loc, x, RankedTensorType::get({batch, len, h, size}, f32));
+    auto shape = seqFirst ? SmallVector<int64_t>{len, batch, h, size}
+                          : SmallVector<int64_t>{batch, len, h, size};
+    return reshapeTo(b, loc, x, RankedTensorType::get(shape, f32));
   };
   Value q4 = heads(q, s, d), k4 = heads(k, t, d), v4 = heads(v, t, dv);
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  // An operand indexed by loops (batch, position, head, feature), in its
+  // layout.
+  auto at = [&](unsigned bd, unsigned pos, unsigned hd, unsigned f) {
+    return seqFirst ? AffineMap::get(5, 0, {dim(pos), dim(bd), dim(hd), dim(f)}, ctx)
+                    : AffineMap::get(5, 0, {dim(bd), dim(pos), dim(hd), dim(f)}, ctx);
+  };
   auto par = utils::IteratorType::parallel, red = utils::IteratorType::reduction;
   auto mulAdd = [](OpBuilder &nb, Location l, ValueRange a) {
     Value p = nb.create<arith::MulFOp>(l, a[0], a[1]);
@@ -78,8 +90,7 @@ Results lowerAttention(OpBuilder &b, Operation *op) {
       b.create<linalg::GenericOp>(
            loc, TypeRange{scoresType}, ValueRange{q4, k4},
            ValueRange{filledTensor(b, loc, scoresType, 0.0)},
-           ArrayRef<AffineMap>{AffineMap::get(5, 0, {dim(0), dim(2), dim(1), dim(4)}, ctx),
-                               AffineMap::get(5, 0, {dim(0), dim(3), dim(1), dim(4)}, ctx),
+           ArrayRef<AffineMap>{at(0, 2, 1, 4), at(0, 3, 1, 4),
                                AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)},
            ArrayRef<utils::IteratorType>{par, par, par, par, red}, mulAdd)
           .getResult(0);
@@ -102,15 +113,16 @@ Results lowerAttention(OpBuilder &b, Operation *op) {
   if (failed(probs))
     return failure();
 
-  // Loops (b, i, h, e, j), written straight into the [B, S, H, Dv] layout.
-  auto yType = RankedTensorType::get({batch, s, h, dv}, f32);
+  // Loops (b, i, h, e, j), written straight into Q's layout.
+  auto yType = RankedTensorType::get(seqFirst ? ArrayRef<int64_t>{s, batch, h, dv}
+                                              : ArrayRef<int64_t>{batch, s, h, dv},
+                                     f32);
   Value y = b.create<linalg::GenericOp>(
                  loc, TypeRange{yType}, ValueRange{(*probs)[0], v4},
                  ValueRange{filledTensor(b, loc, yType, 0.0)},
                  ArrayRef<AffineMap>{
                      AffineMap::get(5, 0, {dim(0), dim(2), dim(1), dim(4)}, ctx),
-                     AffineMap::get(5, 0, {dim(0), dim(4), dim(2), dim(3)}, ctx),
-                     AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)},
+                     at(0, 4, 2, 3), at(0, 1, 2, 3)},
                  ArrayRef<utils::IteratorType>{par, par, par, par, red}, mulAdd)
                 .getResult(0);
   SmallVector<Value> results(op->getNumResults());

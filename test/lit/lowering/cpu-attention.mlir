@@ -27,6 +27,22 @@ func.func @attention(%q: tensor<1x4x8xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x
 
 // -----
 
+// Sequence-first ([S, B, E]): the same two products with Q read as
+// Q[i, b, h, d] and the output written as Y[i, b, h, e].
+// CHECK-DAG: #[[QS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d0, d1, d4)>
+// CHECK-DAG: #[[YS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2, d3)>
+// CHECK-LABEL: func.func @attention_seq_first
+// CHECK: linalg.generic {indexing_maps = [#[[QS]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK: linalg.generic {indexing_maps = [{{.*}}, {{.*}}, #[[YS]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK: } -> tensor<4x3x2x4xf32>
+func.func @attention_seq_first(%q: tensor<4x3x8xf32>, %k: tensor<4x3x8xf32>, %v: tensor<4x3x8xf32>) -> tensor<4x3x8xf32> {
+  %none = onnx.NoValue
+  %y, %pk, %pv, %qk = onnx.Attention(%q, %k, %v, %none, %none, %none, %none) {kiln.fused, kiln.layout = "seq_first", kv_num_heads = 2 : i64, q_num_heads = 2 : i64} : (tensor<4x3x8xf32>, tensor<4x3x8xf32>, tensor<4x3x8xf32>, none, none, none, none) -> (tensor<4x3x8xf32>, none, none, none)
+  return %y : tensor<4x3x8xf32>
+}
+
+// -----
+
 // Other forms (here causal) are not lowered directly: kiln-decompose-ops
 // expands them before partitioning, so they never get here.
 // ERR: node "causal_attention" (Attention): not supported by provider cpu: only the fused multi-head form

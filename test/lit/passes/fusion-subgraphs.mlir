@@ -261,3 +261,34 @@ func.func @mha_scores_used(%q: tensor<1x4x8xf32>, %k: tensor<1x4x8xf32>, %v: ten
   %y = onnx.Reshape(%ot, %merged) : (tensor<1x4x2x4xf32>, tensor<3xi64>) -> tensor<1x4x8xf32>
   return %y, %s : tensor<1x4x8xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// PyTorch's MultiheadAttention, sequence-first: [S, B, E] reshaped to
+// [S, B*H, D] and transposed to [B*H, S, D], Q scaled before the product,
+// merged back to [S*B, E]. One onnx.Attention {kiln.layout = "seq_first"}
+// on the [S, B, E] tensors, then the block's own final reshape.
+// CHECK: kiln.report.fuse_attention = 1 : i64
+// CHECK-LABEL: func.func @mha_seq_first
+// CHECK-NOT: onnx.Softmax
+// CHECK: %[[Y:[^,]*]], {{.*}} = onnx.Attention(%arg0, %arg1, %arg2, %{{.*}}) {kiln.fused, kiln.layout = "seq_first", kv_num_heads = 2 : i64, q_num_heads = 2 : i64, scale = 2.500000e-01 : f32} : {{.*}} -> (tensor<4x3x8xf32>, none, none, none)
+// CHECK: %[[R:.*]] = onnx.Reshape(%[[Y]], %{{.*}}) : (tensor<4x3x8xf32>, tensor<2xi64>) -> tensor<12x8xf32>
+// CHECK: return %[[R]]
+func.func @mha_seq_first(%q: tensor<4x3x8xf32>, %k: tensor<4x3x8xf32>, %v: tensor<4x3x8xf32>) -> tensor<12x8xf32> {
+  %heads = onnx.Constant() {value = dense<[4, 6, 4]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %merged = onnx.Constant() {value = dense<[12, 8]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %sc = onnx.Constant() {value = dense<4.0> : tensor<f32>} : () -> tensor<f32>
+  %qr = onnx.Reshape(%q, %heads) : (tensor<4x3x8xf32>, tensor<3xi64>) -> tensor<4x6x4xf32>
+  %qh = onnx.Transpose(%qr) {perm = [1, 0, 2]} : (tensor<4x6x4xf32>) -> tensor<6x4x4xf32>
+  %qs = onnx.Div(%qh, %sc) : (tensor<6x4x4xf32>, tensor<f32>) -> tensor<6x4x4xf32>
+  %kr = onnx.Reshape(%k, %heads) : (tensor<4x3x8xf32>, tensor<3xi64>) -> tensor<4x6x4xf32>
+  %kt = onnx.Transpose(%kr) {perm = [1, 2, 0]} : (tensor<4x6x4xf32>) -> tensor<6x4x4xf32>
+  %vr = onnx.Reshape(%v, %heads) : (tensor<4x3x8xf32>, tensor<3xi64>) -> tensor<4x6x4xf32>
+  %vh = onnx.Transpose(%vr) {perm = [1, 0, 2]} : (tensor<4x6x4xf32>) -> tensor<6x4x4xf32>
+  %s = onnx.MatMul(%qs, %kt) : (tensor<6x4x4xf32>, tensor<6x4x4xf32>) -> tensor<6x4x4xf32>
+  %p = onnx.Softmax(%s) : (tensor<6x4x4xf32>) -> tensor<6x4x4xf32>
+  %o = onnx.MatMul(%p, %vh) : (tensor<6x4x4xf32>, tensor<6x4x4xf32>) -> tensor<6x4x4xf32>
+  %ot = onnx.Transpose(%o) {perm = [1, 0, 2]} : (tensor<6x4x4xf32>) -> tensor<4x6x4xf32>
+  %y = onnx.Reshape(%ot, %merged) : (tensor<4x6x4xf32>, tensor<2xi64>) -> tensor<12x8xf32>
+  return %y : tensor<12x8xf32>
+}
