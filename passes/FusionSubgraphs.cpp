@@ -392,7 +392,7 @@ bool fuseAttention(Operation *softmax) {
   // Scores -> (scale) -> (mask) -> Softmax, each step used once.
   Value scores = softmax->getOperand(0), mask;
   float scale = 1.0f;
-  bool haveMask = false, haveScale = false;
+  bool haveMask = false, haveScale = false, fillIsTrue = true;
   Operation *qk = nullptr, *where = nullptr;
   SmallVector<Operation *> chain;
   for (int step = 0; step < 3 && !qk; ++step) {
@@ -413,14 +413,16 @@ bool fuseAttention(Operation *softmax) {
       mask = op->getOperand(1 - s);
       haveMask = true;
     } else if (isOnnx(op, "Where") && !haveMask && !haveScale) {
-      // Where(c, fill, scores) with constants c, fill: an additive mask
-      // (made below, once the block matches).
+      // Where(c, fill, scores) or Where(c, scores, fill) (HF GPT-2) with
+      // constants c, fill: an additive mask (made below, once the block
+      // matches).
       auto ct = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
-      if (!constantAttr(op->getOperand(0)) || !scalarOf(op->getOperand(1)) || !ct ||
-          !ct.getElementType().isInteger(1) || !ct.hasStaticShape())
+      fillIsTrue = (bool)scalarOf(op->getOperand(1));
+      if (!constantAttr(op->getOperand(0)) || !scalarOf(op->getOperand(fillIsTrue ? 1 : 2)) ||
+          !ct || !ct.getElementType().isInteger(1) || !ct.hasStaticShape())
         return false;
       where = op;
-      scores = op->getOperand(2);
+      scores = op->getOperand(fillIsTrue ? 2 : 1);
       haveMask = true;
     } else if (auto c = scaleOf(op); c && !haveScale) {
       scale = *c;
@@ -483,9 +485,9 @@ bool fuseAttention(Operation *softmax) {
   OpBuilder b(merge);
   if (where) {
     SmallVector<float> bias;
-    float fill = *scalarOf(where->getOperand(1));
+    float fill = *scalarOf(where->getOperand(fillIsTrue ? 1 : 2));
     for (bool c : constantAttr(where->getOperand(0)).getValues<bool>())
-      bias.push_back(c ? fill : 0.0f);
+      bias.push_back(c == fillIsTrue ? fill : 0.0f);
     auto ct = cast<RankedTensorType>(where->getOperand(0).getType());
     mask = createConstant(b, where->getLoc(),
                           RankedTensorType::get(ct.getShape(), b.getF32Type()), bias);

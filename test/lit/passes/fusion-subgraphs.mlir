@@ -292,3 +292,33 @@ func.func @mha_seq_first(%q: tensor<4x3x8xf32>, %k: tensor<4x3x8xf32>, %v: tenso
   %y = onnx.Reshape(%ot, %merged) : (tensor<4x6x4xf32>, tensor<2xi64>) -> tensor<12x8xf32>
   return %y : tensor<12x8xf32>
 }
+
+// -----
+
+// HF GPT-2 keeps the scores where the causal condition holds:
+// Where(keep, scores, min); the additive mask is min where keep is false.
+// CHECK: kiln.report.fuse_attention = 1 : i64
+// CHECK-LABEL: func.func @mha_where_keep
+// CHECK: %[[M:.*]] = onnx.Constant() {value = dense<{{\[}}{{\[}}{{\[}}[0.000000e+00, -1.000000e+09], [0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x2x2xf32>}
+// CHECK: onnx.Attention(%arg0, %arg1, %arg2, %[[M]],
+func.func @mha_where_keep(%q: tensor<1x2x4xf32>, %k: tensor<1x2x4xf32>, %v: tensor<1x2x4xf32>) -> tensor<1x2x4xf32> {
+  %heads = onnx.Constant() {value = dense<[1, 2, 1, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %merged = onnx.Constant() {value = dense<[1, 2, 4]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %sc = onnx.Constant() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %keep = onnx.Constant() {value = dense<[[[[true, false], [true, true]]]]> : tensor<1x1x2x2xi1>} : () -> tensor<1x1x2x2xi1>
+  %min = onnx.Constant() {value = dense<-1.0e9> : tensor<f32>} : () -> tensor<f32>
+  %qr = onnx.Reshape(%q, %heads) : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %qh = onnx.Transpose(%qr) {perm = [0, 2, 1, 3]} : (tensor<1x2x1x4xf32>) -> tensor<1x1x2x4xf32>
+  %kr = onnx.Reshape(%k, %heads) : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %kt = onnx.Transpose(%kr) {perm = [0, 2, 3, 1]} : (tensor<1x2x1x4xf32>) -> tensor<1x1x4x2xf32>
+  %vr = onnx.Reshape(%v, %heads) : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %vh = onnx.Transpose(%vr) {perm = [0, 2, 1, 3]} : (tensor<1x2x1x4xf32>) -> tensor<1x1x2x4xf32>
+  %s = onnx.MatMul(%qh, %kt) : (tensor<1x1x2x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
+  %d = onnx.Div(%s, %sc) : (tensor<1x1x2x2xf32>, tensor<f32>) -> tensor<1x1x2x2xf32>
+  %m = onnx.Where(%keep, %d, %min) : (tensor<1x1x2x2xi1>, tensor<1x1x2x2xf32>, tensor<f32>) -> tensor<1x1x2x2xf32>
+  %p = onnx.Softmax(%m) : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %o = onnx.MatMul(%p, %vh) : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
+  %ot = onnx.Transpose(%o) {perm = [0, 2, 1, 3]} : (tensor<1x1x2x4xf32>) -> tensor<1x2x1x4xf32>
+  %y = onnx.Reshape(%ot, %merged) : (tensor<1x2x1x4xf32>, tensor<3xi64>) -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
