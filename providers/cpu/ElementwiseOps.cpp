@@ -1,6 +1,8 @@
 //===- ElementwiseOps.cpp - elementwise onnx ops to linalg.generic ---===//
 #include "providers/cpu/Lowering.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
@@ -115,9 +117,26 @@ Value castScalarImpl(OpBuilder &b, Location l, Value x, Type to,
   return b.create<arith::TruncIOp>(l, to, x);
 }
 
+/// strcmp(a, b) == 0 on two `const char *` held as i64 (string tensors
+/// after makeSignless).
+Value stringsEqual(OpBuilder &b, Location l, Value x, Value y, Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto i64 = b.getI64Type(), i32 = b.getI32Type();
+  if (!module.lookupSymbol<func::FuncOp>("strcmp")) {
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    auto decl = mb.create<func::FuncOp>(l, "strcmp", mb.getFunctionType({i64, i64}, {i32}));
+    decl.setPrivate();
+  }
+  Value r = b.create<func::CallOp>(l, "strcmp", TypeRange{i32}, ValueRange{x, y}).getResult(0);
+  return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, r,
+                                 b.create<arith::ConstantIntOp>(l, 0, 32));
+}
+
 ScalarFn compare(arith::CmpFPredicate fp, arith::CmpIPredicate ip,
                  arith::CmpIPredicate up) {
   return [fp, ip, up](OpBuilder &b, Location l, ValueRange a, Operation *op) -> Value {
+    if (op->hasAttr("kiln.strings"))
+      return stringsEqual(b, l, a[0], a[1], op);
     if (isFloat(a[0].getType()))
       return b.create<arith::CmpFOp>(l, fp, a[0], a[1]);
     return b.create<arith::CmpIOp>(l, wasUnsigned(op) ? up : ip, a[0], a[1]);

@@ -111,9 +111,12 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
       return false;
     }
     bool isCast = name == "Cast" || name == "CastLike";
+    // Strings (one `const char *` each) are compared by Equal only.
+    bool stringEqual = name == "Equal" && isa<onnx::StringType>(
+                                              cast<ShapedType>(t).getElementType());
     if (auto rt = dyn_cast<RankedTensorType>(t);
         rt && !isSupportedElement(rt.getElementType(), it->second.floatOnly) &&
-        !(isCast && isStorageOnlyType(rt.getElementType()))) {
+        !(isCast && isStorageOnlyType(rt.getElementType())) && !stringEqual) {
       llvm::raw_string_ostream os(why);
       os << "element type " << rt.getElementType() << " is not supported";
       return false;

@@ -23,6 +23,7 @@ namespace {
 constexpr StringLiteral kUnsignedIn = "kiln.unsigned_in";
 constexpr StringLiteral kUnsignedOut = "kiln.unsigned_out";
 constexpr StringLiteral kDtypeIn = "kiln.dtype_in";
+constexpr StringLiteral kStrings = "kiln.strings";
 constexpr StringLiteral kDtypeOut = "kiln.dtype_out";
 
 bool isUnsignedTensor(Type t) {
@@ -35,7 +36,15 @@ bool isByteFloatTensor(Type t) {
   return st && isa<onnx::Float4E2M1Type, onnx::Float8E8M0Type>(st.getElementType());
 }
 
+bool isStringTensor(Type t) {
+  auto st = dyn_cast<ShapedType>(t);
+  return st && isa<onnx::StringType>(st.getElementType());
+}
+
 Type signless(Type t) {
+  // A string element is its `const char *`.
+  if (isStringTensor(t))
+    return cast<ShapedType>(t).clone(IntegerType::get(t.getContext(), 64));
   if (isByteFloatTensor(t))
     return cast<ShapedType>(t).clone(IntegerType::get(t.getContext(), 8));
   if (!isUnsignedTensor(t))
@@ -77,6 +86,8 @@ void makeSignless(Operation *root) {
       op->setAttr(kUnsignedIn, IntegerAttr::get(IntegerType::get(ctx, 64), in));
     if (uint64_t out = unsignedMask(op->getResultTypes()))
       op->setAttr(kUnsignedOut, IntegerAttr::get(IntegerType::get(ctx, 64), out));
+    if (llvm::any_of(op->getOperandTypes(), isStringTensor))
+      op->setAttr(kStrings, UnitAttr::get(ctx));
     StringRef name = op->getName().getStringRef();
     if ((name == "onnx.Cast" || name == "onnx.CastLike") && op->getNumResults() &&
         (isByteFloatTensor(op->getOperand(0).getType()) ||

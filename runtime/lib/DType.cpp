@@ -41,6 +41,8 @@ extern "C" size_t kiln_dtype_size(int32_t DType) {
   case 25: // uint2
   case 26: // int2
     return 1;
+  case KILN_DTYPE_STRING: // a `const char *` per element (NUL-terminated)
+    return sizeof(const char *);
   case KILN_DTYPE_UINT16:
   case KILN_DTYPE_INT16:
   case KILN_DTYPE_FLOAT16:

@@ -6,6 +6,7 @@
 #include "kiln/kiln_rt.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct HostTensor {
   int32_t DType = KILN_DTYPE_UNDEFINED; // ONNX TensorProto type number
   std::vector<int64_t> Shape;
   std::vector<uint8_t> Bytes;
+  /// For string tensors, the NUL-terminated characters the pointers in
+  /// Bytes point into (shared, so that moving the tensor keeps them valid).
+  std::shared_ptr<std::string> StringData;
 
   int64_t numElements() const;
   /// Allocates zeroed Bytes for Shape and DType.

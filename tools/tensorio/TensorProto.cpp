@@ -34,8 +34,26 @@ bool fromTensorProto(const kiln_onnx::TensorProto &P, const std::string &Source,
     return false;
   }
   if (Out.DType == KILN_DTYPE_STRING) {
-    Err = Label + ": string tensors are not supported";
-    return false;
+    // One `const char *` per element into a shared buffer of the strings.
+    if (P.string_data_size() != Out.numElements()) {
+      Err = Label + ": holds " + std::to_string(P.string_data_size()) +
+            " strings, shape " + formatShape(Out.Shape) + " needs " +
+            std::to_string(Out.numElements());
+      return false;
+    }
+    Out.StringData = std::make_shared<std::string>();
+    std::vector<size_t> Offsets;
+    for (const std::string &S : P.string_data()) {
+      Offsets.push_back(Out.StringData->size());
+      Out.StringData->append(S);
+      Out.StringData->push_back('\0');
+    }
+    Out.Bytes.resize(Offsets.size() * sizeof(const char *));
+    for (size_t I = 0; I < Offsets.size(); ++I) {
+      const char *Ptr = Out.StringData->data() + Offsets[I];
+      std::memcpy(Out.Bytes.data() + I * sizeof(Ptr), &Ptr, sizeof(Ptr));
+    }
+    return true;
   }
   if (P.has_segment()) {
     Err = Label + ": segmented tensors are not supported";

@@ -21,7 +21,7 @@ typedef enum kiln_dtype {
   KILN_DTYPE_INT16 = 5,
   KILN_DTYPE_INT32 = 6,
   KILN_DTYPE_INT64 = 7,
-  KILN_DTYPE_STRING = 8,
+  KILN_DTYPE_STRING = 8, /* one `const char *` (NUL-terminated) per element */
   KILN_DTYPE_BOOL = 9,
   KILN_DTYPE_FLOAT16 = 10,
   KILN_DTYPE_DOUBLE = 11,

@@ -250,6 +250,10 @@ def build(kind):
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         m.ir_version = 8
         return m
+    if kind == "equal-strings":
+        return single("Equal", "eq_str", [("a", TensorProto.STRING, [3]),
+                                          ("b", TensorProto.STRING, [1])],
+                      [("y", TensorProto.BOOL, [3])])
     if kind == "runtime-axes":
         # Axes computed at run time; the declared 3x2 result allows axis 1
         # or axis 2 of the 3x2x2 input.
