@@ -291,7 +291,7 @@ TEST(Strings, StatusAndDtypes) {
   EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_INT64), 8u);
   EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_BOOL), 1u);
   EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_FLOAT16), 2u);
-  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_STRING), 0u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_STRING), sizeof(const char *));
   EXPECT_EQ(kiln_dtype_size(1000), 0u);
   EXPECT_STREQ(kiln_dtype_name(KILN_DTYPE_FLOAT), "float32");
   EXPECT_STREQ(kiln_dtype_name(KILN_DTYPE_DOUBLE), "float64");

@@ -193,15 +193,32 @@ TEST(TensorProto, RawAndTypedFields) {
   std::remove(Path.c_str());
 }
 
-TEST(TensorProto, RejectsUnsupported) {
+// A string tensor becomes one `const char *` per element, pointing into
+// storage that moves with the tensor.
+TEST(TensorProto, Strings) {
   HostTensor T;
   std::string Err;
   kiln_onnx::TensorProto S;
   S.set_name("s");
   S.set_data_type(kiln_onnx::TensorProto::STRING);
+  S.add_dims(2);
   S.add_string_data("hi");
+  S.add_string_data("");
+  ASSERT_TRUE(fromTensorProto(S, "s.pb", T, Err)) << Err;
+  HostTensor Moved = std::move(T);
+  ASSERT_EQ(Moved.Bytes.size(), 2 * sizeof(const char *));
+  const char *P[2];
+  std::memcpy(P, Moved.Bytes.data(), sizeof(P));
+  EXPECT_STREQ(P[0], "hi");
+  EXPECT_STREQ(P[1], "");
+  S.add_string_data("extra");
   EXPECT_FALSE(fromTensorProto(S, "s.pb", T, Err));
-  EXPECT_NE(Err.find("string tensors are not supported"), std::string::npos);
+  EXPECT_NE(Err.find("holds 3 strings"), std::string::npos) << Err;
+}
+
+TEST(TensorProto, RejectsUnsupported) {
+  HostTensor T;
+  std::string Err;
 
   kiln_onnx::TensorProto E;
   E.set_data_type(kiln_onnx::TensorProto::FLOAT);
