@@ -188,21 +188,46 @@ std::optional<int64_t> trailingMeanAxis(Operation *op) {
 
 struct LayerNormChain : RewritePattern {
   LayerNormChain(MLIRContext *ctx, Counters &c)
-      : RewritePattern("onnx.Div", 1, ctx), counters(c) {}
+      : RewritePattern(MatchAnyOpTypeTag(), 1, ctx), counters(c) {}
   Counters &counters;
 
+  /// The Add(variance, eps) under `den` = Sqrt(a) or Pow(a, 0.5) (`inverse`:
+  /// Reciprocal(Sqrt(a)) or Pow(a, -0.5)); the ops on the way go to `ops`.
+  static Operation *addUnderRoot(Value den, bool inverse, SmallVectorImpl<Operation *> &ops) {
+    Operation *op = den.getDefiningOp();
+    if (inverse && isOnnx(op, "Reciprocal")) {
+      ops.push_back(op);
+      op = op->getOperand(0).getDefiningOp();
+      inverse = false;
+    }
+    if ((!inverse && isOnnx(op, "Sqrt")) ||
+        (isOnnx(op, "Pow") && isConstantNear(op->getOperand(1), inverse ? -0.5 : 0.5))) {
+      ops.push_back(op);
+      return op->getOperand(0).getDefiningOp();
+    }
+    return nullptr;
+  }
+
   LogicalResult matchAndRewrite(Operation *div, PatternRewriter &rewriter) const override {
-    // Div(d, Sqrt(Add(ReduceMean(Pow(d, 2)), eps))), d = Sub(x, ReduceMean(x))
-    Operation *sub = div->getOperand(0).getDefiningOp();
-    Operation *sqrt = div->getOperand(1).getDefiningOp();
-    if (!isOnnx(sub, "Sub") || !isOnnx(sqrt, "Sqrt"))
+    // d / Sqrt(Add(ReduceMean(Pow(d, 2)), eps)), d = Sub(x, ReduceMean(x));
+    // also d * Reciprocal(Sqrt(..)), d * Pow(.., -0.5) and d / Pow(.., 0.5).
+    if (!isOnnx(div, "Div") && !isOnnx(div, "Mul"))
+      return failure();
+    SmallVector<Operation *> root;
+    Operation *sub = nullptr, *addEps = nullptr;
+    for (unsigned i = 0; i < (isOnnx(div, "Mul") ? 2u : 1u) && !addEps; ++i) {
+      root.clear();
+      sub = div->getOperand(i).getDefiningOp();
+      if (isOnnx(sub, "Sub"))
+        addEps = addUnderRoot(div->getOperand(1 - i), isOnnx(div, "Mul"), root);
+    }
+    if (!addEps)
       return failure();
     Value x = sub->getOperand(0);
     Operation *mean = sub->getOperand(1).getDefiningOp();
     auto axis = trailingMeanAxis(mean);
     if (!axis || mean->getOperand(0) != x)
       return rewriter.notifyMatchFailure(div, "no trailing ReduceMean of x");
-    Operation *addEps = sqrt->getOperand(0).getDefiningOp();
     if (!isOnnx(addEps, "Add"))
       return failure();
     Operation *var = nullptr;
@@ -224,10 +249,11 @@ struct LayerNormChain : RewritePattern {
         div->getResult(0).getType() != xt)
       return failure();
     // Intermediate values must not be used elsewhere.
-    for (Operation *op : {mean, sub, pow, var, addEps, sqrt})
+    SmallVector<Operation *> chain = {mean, sub, pow, var, addEps};
+    chain.append(root.begin(), root.end());
+    for (Operation *op : chain)
       for (Operation *user : op->getResult(0).getUsers())
-        if (user != div && user != sub && user != pow && user != var && user != addEps &&
-            user != sqrt)
+        if (user != div && !llvm::is_contained(chain, user))
           return rewriter.notifyMatchFailure(div, "intermediate value used elsewhere");
     // Optional affine tail: Mul(gamma), Add(beta), constants over the
     // normalized axes.

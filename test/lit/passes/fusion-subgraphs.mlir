@@ -322,3 +322,33 @@ func.func @mha_where_keep(%q: tensor<1x2x4xf32>, %k: tensor<1x2x4xf32>, %v: tens
   %y = onnx.Reshape(%ot, %merged) : (tensor<1x2x1x4xf32>, tensor<3xi64>) -> tensor<1x2x4xf32>
   return %y : tensor<1x2x4xf32>
 }
+
+// -----
+
+// Other spellings of the normalization: Mul by Reciprocal(Sqrt(var + eps))
+// (the squared deviation as Mul(d, d)), and Mul by Pow(var + eps, -0.5).
+// CHECK: kiln.report.fuse_layer_norm = 2 : i64
+// CHECK-LABEL: func.func @layer_norm_spellings
+// CHECK-COUNT-2: onnx.LayerNormalization(%arg0,
+// CHECK-NOT: onnx.ReduceMean
+func.func @layer_norm_spellings(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %eps = onnx.Constant() {value = dense<1.0e-5> : tensor<f32>} : () -> tensor<f32>
+  %mhalf = onnx.Constant() {value = dense<-0.5> : tensor<f32>} : () -> tensor<f32>
+  %axes = onnx.Constant() {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %m = onnx.ReduceMean(%x, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %d = onnx.Sub(%x, %m) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %p = onnx.Mul(%d, %d) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %v = onnx.ReduceMean(%p, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %ve = onnx.Add(%v, %eps) : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %s = onnx.Sqrt(%ve) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %r = onnx.Reciprocal(%s) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %y1 = onnx.Mul(%r, %d) : (tensor<2x1xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %m2 = onnx.ReduceMean(%x, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %d2 = onnx.Sub(%x, %m2) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %p2 = onnx.Mul(%d2, %d2) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %v2 = onnx.ReduceMean(%p2, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %ve2 = onnx.Add(%v2, %eps) : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %is = onnx.Pow(%ve2, %mhalf) : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %y2 = onnx.Mul(%d2, %is) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  return %y1, %y2 : tensor<2x4xf32>, tensor<2x4xf32>
+}
