@@ -2,6 +2,8 @@
 """kiln vs ONNX Runtime, side by side in one run on the same inputs.
 
   python3 bench/run.py [--models-dir ../shared/models] [--iterations 50] [model ...]
+  python3 bench/run.py --models-dir test/models/exported --data-set 1 gpt_tiny_dynbatch
+      (a model whose batch is resolved at run time, at the data set's batch)
 
 Compiles each model with kiln, times it with `kiln-run --iterations`, times
 ONNX Runtime (CPU, one intra-op thread, all graph optimizations) on the
@@ -46,6 +48,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--iterations", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--data-set", type=int, default=0,
+                    help="time on test_data_set_N (e.g. another batch size)")
     ap.add_argument("models", nargs="*")
     args = ap.parse_args()
     names = args.models or sorted(
@@ -55,11 +59,12 @@ def main():
     os.makedirs(out, exist_ok=True)
     kiln = os.path.join(args.build, "bin", "kiln")
     runner = os.path.join(args.build, "bin", "kiln-run")
-    print(f"{'model':<12} {'kiln ms':>10} {'ORT ms':>10} {'ORT/kiln':>9}")
+    width = max([12] + [len(n) for n in names])
+    print(f"{'model':<{width}} {'kiln ms':>10} {'ORT ms':>10} {'ORT/kiln':>9}")
     for name in names:
         mdir = os.path.join(args.models_dir, name)
         model = os.path.join(mdir, "model.onnx")
-        data = os.path.join(mdir, "test_data_set_0")
+        data = os.path.join(mdir, f"test_data_set_{args.data_set}")
         subprocess.run([kiln, "compile", model, "-o", os.path.join(out, name), "-q"],
                        check=True)
         feeds = {}
@@ -76,7 +81,7 @@ def main():
                              check=True, capture_output=True, text=True)
         kiln_ms = json.loads(res.stdout.strip().splitlines()[-1])["median_ms"]
         ort_ms = ort_median_ms(model, feeds, args.iterations, args.warmup)
-        print(f"{name:<12} {kiln_ms:>10.3f} {ort_ms:>10.3f} {ort_ms / kiln_ms:>9.2f}")
+        print(f"{name:<{width}} {kiln_ms:>10.3f} {ort_ms:>10.3f} {ort_ms / kiln_ms:>9.2f}")
 
 
 if __name__ == "__main__":
