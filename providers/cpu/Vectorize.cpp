@@ -18,6 +18,11 @@
 //      [8, 32, 1], transform.loop.peel for loops with a remainder only,
 //      vector.contract lowered to outer products (FMAs), the C tile hoisted
 //      out of the k loop.
+//   4. applies an elementwise epilogue that reads only the contraction's
+//      result right after it (the fused activation: Relu, GELU, ...) to
+//      each C tile in registers before the tile is stored, and drops the
+//      epilogue's own loop; only where the k loop is not split into cache
+//      tiles (partial sums must not see it).
 // Anything else (other bodies, integer types, dynamic shapes, device ops)
 // is left to the naive loops.
 //
@@ -41,6 +46,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/TransformOps/VectorTransformOps.h"
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -245,7 +251,8 @@ void forEachBatch(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
   body(b, ivs);
 }
 
-void rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId) {
+/// Returns the buffer the matmuls accumulate into.
+Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   SmallVector<int64_t> ranges = g.getStaticLoopRanges();
@@ -272,6 +279,7 @@ void rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId) 
                mm.transA, mm.transB, nextId);
   });
   g.erase();
+  return c;
 }
 
 bool hasIdentityLayout(Value v) {
@@ -305,7 +313,8 @@ bool matchConv(linalg::GenericOp g) {
   return hasIdentityLayout(w) && hasIdentityLayout(out) && hasIdentityLayout(xin);
 }
 
-void rewriteConv(linalg::GenericOp g, int64_t &nextId) {
+/// Returns the flat buffer the matmuls accumulate into.
+Value rewriteConv(linalg::GenericOp g, int64_t &nextId) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   MLIRContext *ctx = g.getContext();
@@ -351,6 +360,7 @@ void rewriteConv(linalg::GenericOp g, int64_t &nextId) {
                matrixView(nb, loc, out3, ivs), false, false, nextId);
   });
   g.erase();
+  return out3;
 }
 
 /// Largest multiple of `step` not above `cap` that divides `n`; 0 if none.
@@ -359,6 +369,139 @@ int64_t dividingTile(int64_t n, int64_t cap, int64_t step) {
     if (n % t == 0)
       return t;
   return 0;
+}
+
+/// Cache tiles for an M x N x K matmul, only for large problems and only
+/// sizes that divide the shape (0: no tiling of that loop).
+void cacheTiles(int64_t M, int64_t N, int64_t K, int64_t &cm, int64_t &cn, int64_t &ck) {
+  cm = cn = ck = 0;
+  if (M * N * K < (int64_t)1 << 21)
+    return;
+  cm = dividingTile(M, 64, 8);
+  cn = dividingTile(N, 128, 32);
+  ck = dividingTile(K, 256, 64);
+  if (cm == M) cm = 0;
+  if (cn == N) cn = 0;
+  if (ck == K) ck = 0;
+}
+
+/// The elementwise generic right after contraction `g` that reads its
+/// result alone (a fused activation) and is the last reader of it, when the
+/// matmul keeps the whole k loop in one tile (no K cache tiles: partial
+/// sums must not see the epilogue); null otherwise.
+linalg::GenericOp findEpilogue(linalg::GenericOp g, int64_t M, int64_t N, int64_t K) {
+  int64_t cm, cn, ck;
+  cacheTiles(M, N, K, cm, cn, ck);
+  if (ck)
+    return {};
+  Value c = g.getDpsInits()[0];
+  // (Skipping the allocation of the epilogue's output.)
+  Operation *next = g->getNextNode();
+  while (next && isa<memref::AllocOp, memref::AllocaOp>(next))
+    next = next->getNextNode();
+  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
+  // Its inputs are all C (fused elementwise chains may read it twice).
+  if (!e || e.getNumDpsInits() != 1 ||
+      !llvm::all_of(e.getDpsInputs(), [&](Value v) { return v == c; }) || !hasIdentityLayout(c) ||
+      !hasIdentityLayout(e.getDpsInits()[0]) ||
+      e.getDpsInits()[0].getType() != c.getType() ||
+      !llvm::all_of(e.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
+      !llvm::all_of(e.getIteratorTypesArray(),
+                    [](utils::IteratorType t) { return t == utils::IteratorType::parallel; })) {
+    return {};
+  }
+  Block &body = e.getRegion().front();
+  // Scalar arith/math only, and the output's old value unused.
+  if (!body.getArguments().back().use_empty())
+    return {};
+  for (Operation &op : body.without_terminator()) {
+    StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    if ((d != "arith" && d != "math") || op.getNumRegions() || op.getNumResults() != 1 ||
+        !op.getResult(0).getType().isIntOrFloat())
+      return {};
+  }
+  // Unless the epilogue writes C in place, nothing else may read C after
+  // it (the fused code never stores the values before the epilogue).
+  if (e.getDpsInits()[0] == c)
+    return e;
+  for (Operation *user : c.getUsers())
+    if (user != g && user != e && !isa<memref::DeallocOp>(user) &&
+        !(user->getBlock() == e->getBlock() && user->isBeforeInBlock(g)))
+      return {};
+  return e;
+}
+
+/// The nearest linalg op before `op` that the schedule leaves in place (not
+/// a marked matmul; views and constants may be folded away): a position
+/// that survives the transform.
+Operation *stableOpBefore(Operation *op) {
+  for (Operation *p = op->getPrevNode(); p; p = p->getPrevNode())
+    if (isa<linalg::LinalgOp>(p) && !p->hasAttr(kMark))
+      return p;
+  return nullptr;
+}
+
+/// Applies epilogue `e` to every vector the matmuls (the code between
+/// `before` and `e`) store into `c`, storing the result where `e` wrote
+/// (the same element of its output), and erases `e`.
+void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
+  Value out = e.getDpsInits()[0];
+  auto cType = cast<MemRefType>(c.getType());
+  SmallVector<vector::TransferWriteOp> writes;
+  Block *block = e->getBlock();
+  e->getParentOp()->walk([&](vector::TransferWriteOp w) {
+    Value base = w.getSource();
+    while (auto sv = base.getDefiningOp<memref::SubViewOp>())
+      base = sv.getSource();
+    // Buffers may be shared by several contractions: only this one's.
+    Operation *at = block->findAncestorOpInBlock(*w);
+    if (base == c && at && at->isBeforeInBlock(e) && (!before || before->isBeforeInBlock(at)))
+      writes.push_back(w);
+  });
+  if (writes.empty())
+    return;
+  Block &body = e.getRegion().front();
+  for (vector::TransferWriteOp w : writes) {
+    auto vt = cast<VectorType>(w.getVector().getType());
+    OpBuilder b(w);
+    Location l = w.getLoc();
+    auto asVector = [&](Value v) -> Value {
+      if (isa<VectorType>(v.getType()))
+        return v;
+      return b.create<vector::BroadcastOp>(l, VectorType::get(vt.getShape(), v.getType()), v);
+    };
+    IRMapping map;
+    for (unsigned i = 0; i < e.getNumDpsInputs(); ++i)
+      map.map(body.getArgument(i), w.getVector());
+    for (Operation &op : body.without_terminator()) {
+      OperationState st(l, op.getName());
+      for (Value v : op.getOperands())
+        st.addOperands(asVector(map.lookupOrDefault(v)));
+      st.addAttributes(op.getAttrs());
+      st.addTypes(VectorType::get(vt.getShape(), op.getResult(0).getType()));
+      map.map(op.getResult(0), b.create(st)->getResult(0));
+    }
+    Value y = asVector(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+    // The same element of e's output: its buffer viewed as C (flat for a
+    // conv) through the same subviews.
+    Value dest = out;
+    if (cast<MemRefType>(out.getType()).getShape() != cType.getShape()) {
+      auto expand = e.getDpsInputs()[0].getDefiningOp<memref::ExpandShapeOp>();
+      if (!expand)
+        continue;
+      dest = b.create<memref::CollapseShapeOp>(l, out, expand.getReassociationIndices());
+    }
+    SmallVector<memref::SubViewOp> views;
+    for (Value v = w.getSource(); auto sv = v.getDefiningOp<memref::SubViewOp>(); v = sv.getSource())
+      views.push_back(sv);
+    for (memref::SubViewOp sv : llvm::reverse(views))
+      dest = b.create<memref::SubViewOp>(l, sv.getType(), dest, sv.getMixedOffsets(),
+                                         sv.getMixedSizes(), sv.getMixedStrides());
+    b.create<vector::TransferWriteOp>(l, y, dest, w.getIndices(), w.getPermutationMapAttr(),
+                                      w.getMask(), w.getInBoundsAttr());
+    w.erase();
+  }
+  e.erase();
 }
 
 /// The transform script for one marked matmul (handles named by `id`).
@@ -374,14 +517,7 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
   // Cache tiles only for large problems, and only sizes that divide the
   // shape, so that the register tiles inside keep static bounds.
   int64_t cm = 0, cn = 0, ck = 0;
-  if (M * N * K >= (int64_t)1 << 21) {
-    cm = dividingTile(M, 64, 8);
-    cn = dividingTile(N, 128, 32);
-    ck = dividingTile(K, 256, 64);
-    if (cm == M) cm = 0;
-    if (cn == N) cn = 0;
-    if (ck == K) ck = 0;
-  }
+  cacheTiles(M, N, K, cm, cn, ck);
   if (cm || cn || ck) {
     int nl = (cm != 0) + (cn != 0) + (ck != 0);
     s += "  %c" + i + ", %cl" + i + ":" + std::to_string(nl) +
@@ -481,12 +617,26 @@ struct CpuVectorizeContractionsPass
       if (isCandidate(g))
         generics.push_back(g);
     });
+    // An elementwise epilogue (the fused activation) found before the
+    // rewrite is applied to each C tile before it is stored.
+    SmallVector<std::tuple<linalg::GenericOp, Value, Operation *>> epilogues;
     for (linalg::GenericOp g : generics) {
       if (auto mm = matchMatmul(g)) {
-        if (matmul)
-          rewriteMatmul(g, *mm, nextId);
+        if (!matmul)
+          continue;
+        SmallVector<int64_t> r = g.getStaticLoopRanges();
+        linalg::GenericOp e = findEpilogue(g, r[mm->m], r[mm->n], r[mm->k]);
+        Operation *before = stableOpBefore(g);
+        Value c = rewriteMatmul(g, *mm, nextId);
+        if (e)
+          epilogues.push_back({e, c, before});
       } else if (conv && matchConv(g)) {
-        rewriteConv(g, nextId);
+        SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
+        linalg::GenericOp e = findEpilogue(g, r[1], r[5] * r[6], r[2] * r[3] * r[4]);
+        Operation *before = stableOpBefore(g);
+        Value c = rewriteConv(g, nextId);
+        if (e)
+          epilogues.push_back({e, c, before});
       }
     }
     SmallVector<std::pair<linalg::LinalgOp, int64_t>> marked;
@@ -519,6 +669,8 @@ struct CpuVectorizeContractionsPass
     fpm.addPass(createCSEPass());
     if (failed(runPipeline(pm, module)))
       return signalPassFailure();
+    for (auto [e, c, before] : epilogues)
+      applyEpilogue(e, c, before);
     module.walk([](Operation *op) {
       op->removeAttr(kMark);
       op->removeAttr(kId);
