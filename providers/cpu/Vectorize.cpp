@@ -419,6 +419,11 @@ linalg::GenericOp findEpilogue(linalg::GenericOp g, int64_t M, int64_t N, int64_
     if ((d != "arith" && d != "math") || op.getNumRegions() || op.getNumResults() != 1 ||
         !op.getResult(0).getType().isIntOrFloat())
       return {};
+    // Values it captures must exist where the matmul stores its tiles.
+    for (Value v : op.getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g))
+        return {};
   }
   // Unless the epilogue writes C in place, nothing else may read C after
   // it (the fused code never stores the values before the epilogue).
@@ -458,7 +463,14 @@ void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
     if (base == c && at && at->isBeforeInBlock(e) && (!before || before->isBeforeInBlock(at)))
       writes.push_back(w);
   });
-  if (writes.empty())
+  // Only stores hoisted out of the k loop hold finished sums: a store next
+  // to the FMAs (not hoisted) would see the epilogue at every k step.
+  bool hoisted = !writes.empty() && llvm::all_of(writes, [](vector::TransferWriteOp w) {
+    return llvm::none_of(*w->getBlock(), [](Operation &op) {
+      return isa<vector::FMAOp, vector::OuterProductOp, vector::ContractionOp>(op);
+    });
+  });
+  if (!hoisted)
     return;
   Block &body = e.getRegion().front();
   for (vector::TransferWriteOp w : writes) {
@@ -669,7 +681,8 @@ struct CpuVectorizeContractionsPass
     fpm.addPass(createCSEPass());
     if (failed(runPipeline(pm, module)))
       return signalPassFailure();
-    for (auto [e, c, before] : epilogues)
+    // Last first: an earlier epilogue may be a later one's position anchor.
+    for (auto [e, c, before] : llvm::reverse(epilogues))
       applyEpilogue(e, c, before);
     module.walk([](Operation *op) {
       op->removeAttr(kMark);
