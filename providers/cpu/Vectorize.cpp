@@ -410,6 +410,13 @@ linalg::GenericOp findEpilogue(linalg::GenericOp g, int64_t M, int64_t N, int64_
                     [](utils::IteratorType t) { return t == utils::IteratorType::parallel; })) {
     return {};
   }
+  // The tiles are stored where the matmul was: the epilogue's output must
+  // exist there (its allocation, placed before the epilogue, moves up).
+  Value out = e.getDpsInits()[0];
+  if (Operation *def = out.getDefiningOp();
+      def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g) &&
+      !(isa<memref::AllocOp>(def) && def->getNumOperands() == 0))
+    return {};
   Block &body = e.getRegion().front();
   // Scalar arith/math only, and the output's old value unused.
   if (!body.getArguments().back().use_empty())
@@ -427,12 +434,14 @@ linalg::GenericOp findEpilogue(linalg::GenericOp g, int64_t M, int64_t N, int64_
   }
   // Unless the epilogue writes C in place, nothing else may read C after
   // it (the fused code never stores the values before the epilogue).
-  if (e.getDpsInits()[0] == c)
-    return e;
-  for (Operation *user : c.getUsers())
-    if (user != g && user != e && !isa<memref::DeallocOp>(user) &&
-        !(user->getBlock() == e->getBlock() && user->isBeforeInBlock(g)))
-      return {};
+  if (out != c)
+    for (Operation *user : c.getUsers())
+      if (user != g && user != e && !isa<memref::DeallocOp>(user) &&
+          !(user->getBlock() == e->getBlock() && user->isBeforeInBlock(g)))
+        return {};
+  if (Operation *def = out.getDefiningOp();
+      def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g))
+    def->moveBefore(g);
   return e;
 }
 

@@ -247,3 +247,39 @@ func.func @relu_epilogue(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %c: memref
   }
   return
 }
+
+// -----
+
+// The epilogue writes its own buffer, allocated between the matmul and the
+// epilogue (as bufferization places it): the allocation moves above the
+// matmul, whose tile stores now go to it.
+// CHECK-LABEL: func.func @epilogue_own_buffer
+// CHECK: %[[D:.*]] = memref.alloc() : memref<8x32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<32xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[D]]
+// CHECK: return %[[D]]
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @epilogue_own_buffer(%a: memref<8x16xf32>, %b: memref<16x32xf32>) -> memref<8x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %d = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<8x32xf32>) outs(%d : memref<8x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %d : memref<8x32xf32>
+}
