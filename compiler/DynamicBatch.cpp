@@ -179,6 +179,13 @@ private:
   }
   /// The result must hold the samples along `axis` with `k` per sample.
   LogicalResult expectResult(Operation *op, Value result, int axis, int64_t k);
+  /// Every (present) result of `op` holds the samples that way.
+  LogicalResult expectResults(Operation *op, int axis, int64_t k) {
+    for (Value r : op->getResults())
+      if (!isa<NoneType>(r.getType()) && failed(expectResult(op, r, axis, k)))
+        return failure();
+    return success();
+  }
   LogicalResult expectUnbatched(Operation *op, ArrayRef<unsigned> operands);
 
   int64_t sizeA, sizeB;
@@ -270,10 +277,8 @@ LogicalResult Analysis::expectUnbatched(Operation *op,
 /// result's batch axis, every other operand has extent 1 there.
 LogicalResult Analysis::checkElementwise(Operation *op) {
   Batched r = info(op->getResult(0));
-  for (Value res : op->getResults())
-    if (!isa<NoneType>(res.getType()) &&
-        failed(expectResult(op, res, r.axis, r.k)))
-      return failure();
+  if (failed(expectResults(op, r.axis, r.k)))
+    return failure();
   int rr = rankOf(op->getResult(0));
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     if (onnx::isNone(v))
@@ -460,10 +465,7 @@ LogicalResult Analysis::checkOp(Operation *op) {
     }
     if (failed(mixes(axes)))
       return failure();
-    for (Value r : op->getResults())
-      if (failed(expectResult(op, r, in.axis, in.k)))
-        return failure();
-    return success();
+    return expectResults(op, in.axis, in.k);
   }
 
   if (name == "Concat") {
@@ -484,10 +486,7 @@ LogicalResult Analysis::checkOp(Operation *op) {
     if (failed(needsBatchedInput()) || failed(expectUnbatched(op, {1})) ||
         failed(mixes({normAxis(attr("axis", 0), rank)})))
       return failure();
-    for (Value r : op->getResults())
-      if (failed(expectResult(op, r, in.axis, in.k)))
-        return failure();
-    return success();
+    return expectResults(op, in.axis, in.k);
   }
 
   if (name == "Gather") {

@@ -963,21 +963,31 @@ LogicalResult oneHotRule(const Ctx &c) {
 } // namespace
 
 /// Per-axis output sizes of Resize/Upsample from constant scales or sizes.
+ResizeInputs resizeInputs(Operation *op, int64_t rank) {
+  ResizeInputs in;
+  if (op->getName().getStringRef() == "onnx.Upsample") {
+    in.scales = op->getOperand(1);
+  } else {
+    auto at = [&](unsigned i) { return op->getNumOperands() > i ? op->getOperand(i) : Value(); };
+    in.roi = at(1), in.scales = at(2), in.sizes = at(3);
+  }
+  in.axes = getIntsAttr(op, "axes");
+  if (in.axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      in.axes.push_back(i);
+  for (int64_t &a : in.axes)
+    if (a < 0)
+      a += rank;
+  return in;
+}
+
 LogicalResult resolveResize(Operation *op, ArrayRef<int64_t> in,
                             SmallVectorImpl<int64_t> &out,
                             SmallVectorImpl<double> &scales) {
-  bool upsample = op->getName().getStringRef() == "onnx.Upsample";
   int64_t r = in.size();
-  Value scalesV = upsample ? op->getOperand(1)
-                           : (op->getNumOperands() > 2 ? op->getOperand(2) : Value());
-  Value sizesV = !upsample && op->getNumOperands() > 3 ? op->getOperand(3) : Value();
-  SmallVector<int64_t> axes = getIntsAttr(op, "axes");
-  if (axes.empty())
-    for (int64_t i = 0; i < r; ++i)
-      axes.push_back(i);
-  for (int64_t &a : axes)
-    if (a < 0)
-      a += r;
+  ResizeInputs inputs = resizeInputs(op, r);
+  Value scalesV = inputs.scales, sizesV = inputs.sizes;
+  ArrayRef<int64_t> axes = inputs.axes;
   out.assign(in.begin(), in.end());
   scales.assign(r, 1.0);
   auto sc = getConstantDoubles(scalesV);

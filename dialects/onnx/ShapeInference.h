@@ -55,6 +55,14 @@ mlir::LogicalResult resolveSplit(mlir::Operation *op, int64_t dim,
 mlir::LogicalResult resolvePads(mlir::Operation *op, int64_t rank,
                                 llvm::SmallVectorImpl<int64_t> &low,
                                 llvm::SmallVectorImpl<int64_t> &high);
+/// Resize/Upsample's roi, scales and sizes inputs (null where the op has
+/// none) and its axes, normalized (every dim without the attribute).
+struct ResizeInputs {
+  mlir::Value roi, scales, sizes;
+  llvm::SmallVector<int64_t> axes;
+};
+ResizeInputs resizeInputs(mlir::Operation *op, int64_t rank);
+
 /// Resize/Upsample output sizes and per-dim scales from constant
 /// scales/sizes (axes, keep_aspect_ratio_policy applied).
 mlir::LogicalResult resolveResize(mlir::Operation *op, llvm::ArrayRef<int64_t> in,

@@ -40,7 +40,6 @@ struct ConstMath {
   B le(T a, T b) { return a <= b; }
   B eq(T a, T b) { return a == b; }
   B orB(B a, B b) { return a || b; }
-  B andB(B a, B b) { return a && b; }
   B no() { return false; }
   T sel(B c, T a, T b) { return c ? a : b; }
   T abs(T a) { return std::fabs(a); }
@@ -64,7 +63,6 @@ struct IrMath {
   B le(T x, T y) { return cmp(arith::CmpFPredicate::OLE, x, y); }
   B eq(T x, T y) { return cmp(arith::CmpFPredicate::OEQ, x, y); }
   B orB(B x, B y) { return b.create<arith::OrIOp>(l, x, y); }
-  B andB(B x, B y) { return b.create<arith::AndIOp>(l, x, y); }
   B no() { return b.create<arith::ConstantIntOp>(l, 0, 1); }
   T sel(B c0, T x, T y) { return b.create<arith::SelectOp>(l, c0, x, y); }
   T abs(T x) { return b.create<math::AbsFOp>(l, x); }
@@ -202,7 +200,6 @@ void tapsAt(M &m, typename M::T o, typename M::T scale, typename M::T s0, typena
 struct AxisSource {
   double scale = 1.0, s0 = 0.0, e0 = 1.0;
   Value scaleV, s0V, e0V; // set when computed at run time
-  bool listed = false;    // in `axes` (resized)
 };
 
 Value f64At(OpBuilder &b, Location l, Value t, int64_t i) {
@@ -232,20 +229,10 @@ Results lowerResize(OpBuilder &b, Operation *op) {
   double extrap = getFloatAttr(op, "extrapolation_value", 0.0);
   bool tfCrop = p.ctm == "tf_crop_and_resize";
 
-  SmallVector<int64_t> axes = getIntsAttr(op, "axes");
-  if (axes.empty())
-    for (int64_t i = 0; i < r; ++i)
-      axes.push_back(i);
-  for (int64_t &a : axes)
-    if (a < 0)
-      a += r;
+  ResizeInputs inputs = resizeInputs(op, r);
+  ArrayRef<int64_t> axes = inputs.axes;
+  Value scalesV = inputs.scales, sizesV = inputs.sizes, roiV = inputs.roi;
   SmallVector<AxisSource> src(r);
-  for (int64_t a : axes)
-    src[a].listed = true;
-  Value scalesV = upsample ? op->getOperand(1)
-                           : (op->getNumOperands() > 2 ? op->getOperand(2) : Value());
-  Value sizesV = !upsample && op->getNumOperands() > 3 ? op->getOperand(3) : Value();
-  Value roiV = !upsample && op->getNumOperands() > 1 ? op->getOperand(1) : Value();
   auto runtime = [](Value v) { return v && !isNone(v) && !getConstantDoubles(v); };
 
   // A kiln.check for values read at run time: they must give the compiled

@@ -29,7 +29,6 @@ struct Specialization {
   SmallVector<SmallVector<int64_t>> values;
   /// One i1 per entry of `values`, from the input's elements as i64.
   std::function<SmallVector<Value>(OpBuilder &, Location, ArrayRef<Value>)> selects;
-  size_t size() const { return values.size(); }
 };
 
 /// Scalar i64/i1 arithmetic for the run-time tests.
@@ -560,7 +559,7 @@ bool canLowerSpecialized(Operation *op, std::string &why) {
   auto s = plan(op);
   // Candidates that do not lower (their result shape differs) are dropped;
   // at least one must remain.
-  for (size_t i = 0; i < s->size(); ++i)
+  for (size_t i = 0; i < s->values.size(); ++i)
     if (candidateLowers(op, *s, i, why))
       return true;
   return false;
@@ -573,7 +572,7 @@ Results lowerSpecialized(OpBuilder &b, Operation *op) {
       s->selects(b, loc, elementsOf(b, loc, op->getOperand(s->operand)));
   SmallVector<Value> selects;
   SmallVector<size_t> kept;
-  for (size_t i = 0; i < s->size(); ++i) {
+  for (size_t i = 0; i < s->values.size(); ++i) {
     std::string why;
     if (candidateLowers(op, *s, i, why)) {
       kept.push_back(i);

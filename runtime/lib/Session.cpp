@@ -317,9 +317,8 @@ kiln_status bind(const kiln_model_info &M, const std::vector<uint64_t> &Needed,
     // A tensor with no elements needs no storage (numpy gives it none).
     int32_t Axis = batchAxisOf(M, IsOutput, Index);
     int64_t Elements = 1;
-    std::vector<int64_t> Shape(Info.rank);
     for (int32_t D = 0; D < Info.rank; ++D)
-      Elements *= Shape[D] = dimAt(M, IsOutput, Index, D, Batch);
+      Elements *= dimAt(M, IsOutput, Index, D, Batch);
     if (!T.data && Elements != 0)
       return fail(KILN_ERROR_INVALID_ARGUMENT, Label + ": data is NULL");
     if (T.dtype != Info.dtype)
@@ -333,8 +332,12 @@ kiln_status bind(const kiln_model_info &M, const std::vector<uint64_t> &Needed,
                     Label + ": invalid rank or NULL shape");
       bool Same = T.rank == Info.rank;
       for (int32_t D = 0; Same && D < T.rank; ++D)
-        Same = T.shape[D] == Shape[D];
-      if (!Same)
+        Same = T.shape[D] == dimAt(M, IsOutput, Index, D, Batch);
+      if (!Same) {
+        // Built only for the message: a successful run() does not allocate.
+        std::vector<int64_t> Shape;
+        for (int32_t D = 0; D < Info.rank; ++D)
+          Shape.push_back(dimAt(M, IsOutput, Index, D, Batch));
         return fail(KILN_ERROR_SHAPE_MISMATCH,
                     Label + ": expected shape " +
                         formatShape(Shape.data(), Info.rank) +
@@ -342,6 +345,7 @@ kiln_status bind(const kiln_model_info &M, const std::vector<uint64_t> &Needed,
                                          " on axis " + std::to_string(Axis) + ")"
                                    : std::string()) +
                         ", got " + formatShape(T.shape, T.rank));
+      }
     }
     uint64_t Bytes = Needed[Index] * static_cast<uint64_t>(Axis >= 0 ? Batch : 1);
     if (T.size_bytes < Bytes)
