@@ -723,7 +723,7 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Constant"] = {lowerConstant, false};
   m["Shape"] = {lowerShape, false};
   m["Identity"] = {forward, false};
-  // Dropout lowers in NormalizationOps.cpp (mask output, training_mode check).
+  // Dropout lowers in DropoutOps.cpp (mask output, training mode).
   m["Slice"] = {lowerSlice, false};
   m["Split"] = {lowerSplit, false};
   m["Expand"] = {lowerExpand, false};

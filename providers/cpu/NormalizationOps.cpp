@@ -707,44 +707,6 @@ void registerNormalizationOps(LoweringTable &m) {
   m["Softmax"] = {[](OpBuilder &b, Operation *op) { return lowerSoftmax(b, op, false); }};
   m["LogSoftmax"] = {[](OpBuilder &b, Operation *op) { return lowerSoftmax(b, op, true); }};
   m["Hardmax"] = {lowerHardmax};
-  // Inference (or a zero ratio): the identity and an all-true mask. With
-  // training_mode or ratio computed at run time, a kiln.check fails the run
-  // when they ask for random dropping.
-  m["Dropout"] = {[](OpBuilder &b, Operation *op) -> Results {
-                    Location loc = op->getLoc();
-                    Value training = op->getOperand(2), ratio = op->getOperand(1);
-                    if (!isNone(training) && !getConstantInts(training)) {
-                      Value t = b.create<tensor::ExtractOp>(loc, training, ValueRange{});
-                      Value ok = b.create<arith::XOrIOp>(loc, t, b.create<arith::ConstantIntOp>(loc, 1, 1));
-                      if (!isNone(ratio)) {
-                        Value r = castScalar(b, loc, b.create<tensor::ExtractOp>(loc, ratio, ValueRange{}),
-                                             b.getF64Type());
-                        ok = b.create<arith::OrIOp>(
-                            loc, ok,
-                            b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, r, cst(b, loc, b.getF64Type(), 0.0)));
-                      }
-                      b.create<CheckOp>(loc, ok,
-                                        describeNode(op) + ": training_mode with a nonzero ratio (computed at "
-                                                           "run time) asks for random dropout");
-                    }
-                    SmallVector<Value> r = {op->getOperand(0), Value()};
-                    if (auto t = dyn_cast<RankedTensorType>(op->getResult(1).getType()))
-                      r[1] = filledTensor(b, loc, t, 1);
-                    return r;
-                  },
-                  false,
-                  [](Operation *op, std::string &why) {
-                    Value training = op->getOperand(2), ratio = op->getOperand(1);
-                    auto t = getConstantInts(training);
-                    auto r = getConstantDoubles(ratio);
-                    bool off = isNone(training) || (t && llvm::all_of(*t, [](int64_t x) { return x == 0; }));
-                    bool zeroRatio = r && llvm::all_of(*r, [](double x) { return x == 0.0; });
-                    // A run-time training_mode is checked at run time.
-                    if (off || zeroRatio || !t)
-                      return true;
-                    why = "training_mode is true with a nonzero ratio (training-mode dropout is random)";
-                    return false;
-                  }};
   for (auto [name, kind, ints] :
        {std::tuple{"ReduceSum", "Sum", true}, {"ReduceMean", "Mean", true},
         {"ReduceMax", "Max", true}, {"ReduceMin", "Min", true},

@@ -30,6 +30,7 @@ const LoweringTable &table() {
     registerSpectralOps(m);
     registerAttentionOps(m);
     registerResizeOps(m);
+    registerDropoutOps(m);
     return m;
   }();
   return t;

@@ -118,16 +118,3 @@ func.func @layernorm_stats(%x: tensor<2x4xf32>, %s: tensor<4xf32>) -> (tensor<2x
   %y, %m, %r = onnx.LayerNormalization(%x, %s, %n) {axis = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>, none) -> (tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
   return %y, %m, %r : tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>
 }
-
-// -----
-
-// Inference Dropout forwards its input; a requested mask is all true.
-// CHECK-LABEL: func.func @dropout_mask
-// CHECK: %[[T:.*]] = arith.constant true
-// CHECK: %[[M:.*]] = linalg.fill ins(%[[T]] : i1) {{.*}} -> tensor<3xi1>
-// CHECK: return %arg0, %[[M]]
-func.func @dropout_mask(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xi1>) {
-  %n = onnx.NoValue
-  %y, %m = onnx.Dropout(%x, %n, %n) : (tensor<3xf32>, none, none) -> (tensor<3xf32>, tensor<3xi1>)
-  return %y, %m : tensor<3xf32>, tensor<3xi1>
-}

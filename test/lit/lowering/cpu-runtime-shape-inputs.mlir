@@ -93,20 +93,6 @@ func.func @resize_runtime_scales(%x: tensor<1x1x2x2xf32>, %s: tensor<4xf32>) -> 
 
 // -----
 
-// Dropout with training_mode and ratio computed at run time: the identity,
-// and a check that fails the run when they ask for random dropping.
-// CHECK-LABEL: func.func @dropout_runtime_training
-// CHECK: tensor.extract %arg2
-// CHECK: arith.cmpf oeq
-// CHECK: kiln.check %{{.*}}, "node {{.*}} (Dropout): training_mode with a nonzero ratio (computed at run time) asks for random dropout"
-// CHECK: return %arg0
-func.func @dropout_runtime_training(%x: tensor<3xf32>, %r: tensor<f32>, %t: tensor<i1>) -> tensor<3xf32> {
-  %y, %m = onnx.Dropout(%x, %r, %t) : (tensor<3xf32>, tensor<f32>, tensor<i1>) -> (tensor<3xf32>, none)
-  return %y : tensor<3xf32>
-}
-
-// -----
-
 // Col2Im with image_shape and block_shape both computed at run time: the
 // image shape is the result's (checked), then each block shape with 5
 // columns that tiles the 5x5 image into 5 blocks (1x5 or 5x1) is a branch.
