@@ -1125,7 +1125,7 @@ const llvm::StringMap<Rule> &rules() {
           "Sqrt", "Reciprocal", "Floor", "Ceil", "Erf", "LeakyRelu", "Elu",
           "Selu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Gelu",
           "Sin", "Cos", "Round", "Sign", "Not", "Softmax", "LogSoftmax",
-          "Clip", "InstanceNormalization", "Mish", "Celu", "ThresholdedRelu",
+          "Clip", "InstanceNormalization", "GroupNormalization", "LRN", "Mish", "Celu", "ThresholdedRelu",
           "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
           "Atanh", "Shrink", "Hardmax", "LpNormalization",
           "MeanVarianceNormalization", "Swish", "SwiGLU", "RotaryEmbedding"})

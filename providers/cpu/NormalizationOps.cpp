@@ -202,6 +202,81 @@ Results lowerInstanceNorm(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{y};
 }
 
+/// GroupNormalization: statistics per (n, group) over the group's channels
+/// and the spatial dims, computed on x viewed as [N, G, C/G, spatial]; scale
+/// and bias are per channel (opset 21) or per group (opset 18).
+Results lowerGroupNorm(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto out = resultType(op);
+  int64_t groups = getIntAttr(op, "num_groups", 1), channels = out.getDimSize(1);
+  int64_t perGroup = channels / groups, spatial = out.getNumElements() / out.getDimSize(0) / channels;
+  auto grouped = RankedTensorType::get({out.getDimSize(0), groups, perGroup, spatial}, out.getElementType());
+  Value x = reshapeTo(b, loc, op->getOperand(0), grouped);
+  Moments mo = moments(b, loc, x, {2, 3}, getFloatAttr(op, "epsilon", 1e-5f));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
+  AffineMap red = dropDimsMap(ctx, 4, {2, 3});
+  auto affineOf = [&](Value v) {
+    AffineExpr e = typeOf(v).getDimSize(0) == channels && groups != channels
+                       ? getAffineDimExpr(1, ctx) * perGroup + getAffineDimExpr(2, ctx)
+                       : getAffineDimExpr(1, ctx);
+    return AffineMap::get(4, 0, {e}, ctx);
+  };
+  Value scale = op->getOperand(1), bias = op->getOperand(2);
+  Value y = mapped(b, loc, grouped, ValueRange{mo.centered, mo.invStd, scale, bias},
+                   {id, red, affineOf(scale), affineOf(bias)},
+                   [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                     Value r = nb.create<arith::MulFOp>(l, nb.create<arith::MulFOp>(l, a[0], a[1]), a[2]);
+                     return nb.create<arith::AddFOp>(l, r, a[3]);
+                   });
+  return SmallVector<Value>{reshapeTo(b, loc, y, out)};
+}
+
+/// LRN: x / (bias + alpha / size * sum of squares over the channel window
+/// [c - (size-1)/2, c + ceil((size-1)/2)])^beta, the window zero-padded.
+Results lowerLRN(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0);
+  auto out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t rank = out.getRank(), size = getIntAttr(op, "size", 1);
+  double alpha = getFloatAttr(op, "alpha", 1e-4f), beta = getFloatAttr(op, "beta", 0.75f),
+         bias = getFloatAttr(op, "bias", 1.0f);
+  Value sq = elementwise(b, loc, out, ValueRange{x}, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return nb.create<arith::MulFOp>(l, a[0], a[0]);
+  });
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  low[1] = (size - 1) / 2;
+  high[1] = size - 1 - low[1];
+  Value padded = padTensor(b, loc, sq, low, high, 0.0);
+  // Loops: the output dims, then the window offset k (a reduction).
+  SmallVector<AffineExpr> window;
+  for (int64_t i = 0; i < rank; ++i)
+    window.push_back(i == 1 ? getAffineDimExpr(1, ctx) + getAffineDimExpr(rank, ctx)
+                            : getAffineDimExpr(i, ctx));
+  SmallVector<AffineExpr> outDims;
+  for (int64_t i = 0; i < rank; ++i)
+    outDims.push_back(getAffineDimExpr(i, ctx));
+  SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, window, ctx),
+                                 AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, ctx)}, ctx),
+                                 AffineMap::get(rank + 1, 0, outDims, ctx)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value taps = emptyTensor(b, loc, RankedTensorType::get({size}, elt));
+  Value sum = generic(b, loc, ValueRange{padded, taps}, ValueRange{filledTensor(b, loc, out, 0.0)}, maps,
+                      iters, [](OpBuilder &nb, Location l, ValueRange a) {
+                        return SmallVector<Value>{nb.create<arith::AddFOp>(l, a[2], a[0])};
+                      })[0];
+  Value y = elementwise(b, loc, out, ValueRange{x, sum}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    Value d = nb.create<arith::MulFOp>(l, a[1], cst(nb, l, elt, alpha / size));
+    d = nb.create<arith::AddFOp>(l, d, cst(nb, l, elt, bias));
+    d = nb.create<math::PowFOp>(l, d, cst(nb, l, elt, beta));
+    return nb.create<arith::DivFOp>(l, a[0], d);
+  });
+  return SmallVector<Value>{y};
+}
+
 /// BatchNormalization with training_mode=1: batch statistics over every dim
 /// but the channel; running mean/var blended with `momentum`.
 Results lowerBatchNormTraining(OpBuilder &b, Operation *op) {
@@ -695,6 +770,24 @@ void registerNormalizationOps(LoweringTable &m) {
                              }};
   m["LayerNormalization"] = {lowerLayerNorm};
   m["InstanceNormalization"] = {lowerInstanceNorm};
+  m["GroupNormalization"] = {lowerGroupNorm, true, [](Operation *op, std::string &why) {
+                               auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+                               int64_t groups = getIntAttr(op, "num_groups", 0);
+                               if (!xt || !xt.hasStaticShape() || xt.getRank() < 2 || groups <= 0 ||
+                                   xt.getDimSize(1) % groups != 0) {
+                                 why = "needs a static [N, C, ...] input whose C num_groups divides";
+                                 return false;
+                               }
+                               return true;
+                             }};
+  m["LRN"] = {lowerLRN, true, [](Operation *op, std::string &why) {
+                auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+                if (!xt || !xt.hasStaticShape() || xt.getRank() < 2 || getIntAttr(op, "size", 0) < 1) {
+                  why = "needs a static [N, C, ...] input and size >= 1";
+                  return false;
+                }
+                return true;
+              }};
   m["MeanVarianceNormalization"] = {lowerMVN};
   m["LpNormalization"] = {lowerLpNorm};
   m["LpNormalization"].check = [](Operation *op, std::string &why) {

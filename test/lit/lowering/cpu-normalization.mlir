@@ -118,3 +118,35 @@ func.func @layernorm_stats(%x: tensor<2x4xf32>, %s: tensor<4xf32>) -> (tensor<2x
   %y, %m, %r = onnx.LayerNormalization(%x, %s, %n) {axis = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>, none) -> (tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
   return %y, %m, %r : tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>
 }
+
+// -----
+
+// GroupNormalization: x viewed as [N, G, C/G, spatial], statistics reduced
+// over the last two dims; a per-channel scale is read at g * C/G + c, a
+// per-group bias (opset 18) at g.
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 2 + d2)>
+// CHECK-DAG: #[[GR:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func.func @group_norm
+// CHECK: tensor.expand_shape {{.*}} output_shape [1, 2, 2, 3]
+// CHECK: iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// CHECK: math.sqrt
+// CHECK: linalg.generic {indexing_maps = [{{.*}}, #[[CH]], #[[GR]], {{.*}}]{{.*}} ins({{.*}}, %arg1, %arg2 :
+// CHECK: tensor.expand_shape {{.*}} output_shape [1, 4, 3]
+func.func @group_norm(%x: tensor<1x4x3xf32>, %s: tensor<4xf32>, %b: tensor<2xf32>) -> tensor<1x4x3xf32> {
+  %0 = onnx.GroupNormalization(%x, %s, %b) {num_groups = 2 : i64} : (tensor<1x4x3xf32>, tensor<4xf32>, tensor<2xf32>) -> tensor<1x4x3xf32>
+  return %0 : tensor<1x4x3xf32>
+}
+
+// -----
+
+// LRN with an even size 4: squares padded by 1 channel below and 2 above,
+// summed over a window dim, then x / (bias + alpha / size * sum)^beta.
+// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d4, d2, d3)>
+// CHECK-LABEL: func.func @lrn
+// CHECK: tensor.insert_slice {{.*}}[0, 1, 0, 0] [1, 5, 2, 2] [1, 1, 1, 1] : tensor<1x5x2x2xf32> into tensor<1x8x2x2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[WIN]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK: math.powf
+func.func @lrn(%x: tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32> {
+  %0 = onnx.LRN(%x) {size = 4 : i64, alpha = 0.01 : f32, beta = 0.5 : f32, bias = 2.0 : f32} : (tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32>
+  return %0 : tensor<1x5x2x2xf32>
+}
