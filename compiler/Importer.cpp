@@ -494,6 +494,10 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
   if (version < 0)
     return nodeError(named, loc)
            << "op does not exist at opset " << opsetVersion;
+  // Scan-8 is batched and takes sequence_lens first: another op in all
+  // but name, which kiln's Scan (opset 9 on) does not cover.
+  if (node.op_type() == "Scan" && version < 9)
+    return nodeError(named, loc) << "Scan before opset 9 (batched, with sequence_lens) is not supported";
 
   OperationState state(loc, opName);
   SmallVector<Value> operands;

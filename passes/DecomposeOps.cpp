@@ -727,6 +727,32 @@ bool decomposeLinearAttention(Operation *op) {
 
 constexpr int64_t kMaxLoopUnroll = 256;
 
+/// One copy of `body`'s ops with its arguments bound to `args`, typed as
+/// they go; the values it yields, or nullopt when a copy fails to type.
+std::optional<SmallVector<Value>> inlineBody(OpBuilder &b, Block &body, ValueRange args) {
+  IRMapping map;
+  for (auto [arg, v] : llvm::zip(body.getArguments(), args))
+    map.map(arg, v);
+  for (Operation &inner : body.without_terminator()) {
+    Operation *c = b.clone(inner, map);
+    if (failed(inferShapesFor(c)))
+      return std::nullopt;
+  }
+  SmallVector<Value> yields;
+  for (Value v : body.getTerminator()->getOperands())
+    yields.push_back(map.lookupOrDefault(v));
+  return yields;
+}
+
+/// The per-iteration values `steps` stacked along a new `axis`.
+Value stack(GraphBuilder &g, ArrayRef<Value> steps, int64_t axis) {
+  Type elt = cast<ShapedType>(steps[0].getType()).getElementType();
+  SmallVector<Value> rows;
+  for (Value s : steps)
+    rows.push_back(g.op("Unsqueeze", {s, g.ints({axis})}, {}, elt));
+  return rows.size() == 1 ? rows[0] : g.op("Concat", rows, {g.attr("axis", axis)}, elt);
+}
+
 bool isConstantTrue(Value v) {
   auto ints = getConstantInts(v);
   return ints && llvm::all_of(*ints, [](int64_t x) { return x != 0; });
@@ -786,29 +812,88 @@ bool decomposeLoop(Operation *op) {
   SmallVector<SmallVector<Value>> scans(nScan);
   Value trueCond = g.constant(DenseElementsAttr::get(RankedTensorType::get({}, i1), true));
   for (int64_t i = 0; i < *trip; ++i) {
-    IRMapping map;
-    map.map(body.getArgument(0), g.ints({i}, true));
-    map.map(body.getArgument(1), trueCond);
+    SmallVector<Value> args = {g.ints({i}, true), trueCond};
+    args.append(carried);
+    auto yields = inlineBody(b, body, args);
+    if (!yields)
+      return false;
     for (unsigned j = 0; j < nCarried; ++j)
-      map.map(body.getArgument(2 + j), carried[j]);
-    for (Operation &inner : body.without_terminator()) {
-      Operation *c = b.clone(inner, map);
-      if (failed(inferShapesFor(c)))
-        return false;
-    }
-    for (unsigned j = 0; j < nCarried; ++j)
-      carried[j] = map.lookupOrDefault(yield->getOperand(1 + j));
+      carried[j] = (*yields)[1 + j];
     for (unsigned k = 0; k < nScan; ++k)
-      scans[k].push_back(map.lookupOrDefault(yield->getOperand(1 + nCarried + k)));
+      scans[k].push_back((*yields)[1 + nCarried + k]);
   }
   SmallVector<Value> results(carried);
-  for (auto &steps : scans) {
-    SmallVector<Value> rows;
-    for (Value s : steps)
-      rows.push_back(g.op("Unsqueeze", {s, g.ints({0})}, {}, cast<ShapedType>(s.getType()).getElementType()));
-    results.push_back(rows.size() == 1 ? rows[0]
-                                       : g.op("Concat", rows, {g.attr("axis", int64_t(0))},
-                                              cast<ShapedType>(rows[0].getType()).getElementType()));
+  for (auto &steps : scans)
+    results.push_back(stack(g, steps, 0));
+  for (Value r : results)
+    if (!staticType(r))
+      return false;
+  replaceResults(op, results);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Scan (opset 9+) over static scan axes: unrolled, each iteration reading
+// slice t of every scan input (from the end when its direction is 1) and
+// the scan outputs stacked along their axes (reversed for direction 1).
+//===----------------------------------------------------------------------===//
+
+bool decomposeScanOp(Operation *op) {
+  int64_t nInputs = op->getAttrOfType<IntegerAttr>("num_scan_inputs").getInt();
+  int64_t nState = op->getNumOperands() - nInputs;
+  Block &body = op->getRegion(0).front();
+  int64_t nOutputs = op->getNumResults() - nState;
+  if (nState < 0 || nOutputs < 0 || body.getNumArguments() != op->getNumOperands())
+    return false;
+  auto listed = [&](StringRef name, int64_t n) {
+    SmallVector<int64_t> v = getIntsAttr(op, name);
+    v.resize(n, 0);
+    return v;
+  };
+  SmallVector<int64_t> inAxes = listed("scan_input_axes", nInputs),
+                       inDirs = listed("scan_input_directions", nInputs),
+                       outAxes = listed("scan_output_axes", nOutputs),
+                       outDirs = listed("scan_output_directions", nOutputs);
+  std::optional<int64_t> trip;
+  for (int64_t i = 0; i < nInputs; ++i) {
+    auto t = staticType(op->getOperand(nState + i));
+    if (!t)
+      return false;
+    int64_t &axis = inAxes[i];
+    if (axis < 0)
+      axis += t.getRank();
+    if (axis < 0 || axis >= t.getRank() || (trip && *trip != t.getDimSize(axis)))
+      return false;
+    trip = t.getDimSize(axis);
+  }
+  if (!trip || *trip < 1 || *trip > kMaxLoopUnroll)
+    return false;
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), b.getF32Type());
+  SmallVector<Value> state(op->operand_begin(), op->operand_begin() + nState);
+  SmallVector<SmallVector<Value>> scans(nOutputs);
+  for (int64_t t = 0; t < *trip; ++t) {
+    SmallVector<Value> args(state);
+    for (int64_t i = 0; i < nInputs; ++i) {
+      Value x = op->getOperand(nState + i);
+      Value row = g.op("Gather", {x, g.ints({inDirs[i] ? *trip - 1 - t : t}, true)},
+                       {g.attr("axis", inAxes[i])}, cast<ShapedType>(x.getType()).getElementType());
+      args.push_back(row);
+    }
+    auto yields = inlineBody(b, body, args);
+    if (!yields)
+      return false;
+    for (int64_t j = 0; j < nState; ++j)
+      state[j] = (*yields)[j];
+    for (int64_t k = 0; k < nOutputs; ++k)
+      scans[k].push_back((*yields)[nState + k]);
+  }
+  SmallVector<Value> results(state);
+  for (int64_t k = 0; k < nOutputs; ++k) {
+    if (outDirs[k])
+      std::reverse(scans[k].begin(), scans[k].end());
+    int64_t rank = cast<ShapedType>(scans[k][0].getType()).getRank() + 1;
+    results.push_back(stack(g, scans[k], outAxes[k] < 0 ? outAxes[k] + rank : outAxes[k]));
   }
   for (Value r : results)
     if (!staticType(r))
@@ -832,7 +917,8 @@ const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
       {"onnx.LinearAttention", decomposeLinearAttention},
       {"onnx.CumSum", [](Operation *op) { return decomposeScan(op, false); }},
       {"onnx.CumProd", [](Operation *op) { return decomposeScan(op, true); }},
-      {"onnx.Loop", decomposeLoop}};
+      {"onnx.Loop", decomposeLoop},
+      {"onnx.Scan", decomposeScanOp}};
   return table;
 }
 

@@ -44,7 +44,7 @@ def WidenHalf : Pass<"kiln-widen-half", "::mlir::func::FuncOp"> {
 }
 
 def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
-  let summary = "Rewrite Attention, LinearAttention, RMSNormalization, CumSum, CumProd, quantization ops, CausalConvWithState and Loop into onnx ops";
+  let summary = "Rewrite Attention, LinearAttention, RMSNormalization, CumSum, CumProd, quantization ops, CausalConvWithState, Loop and Scan into onnx ops";
   let dependentDialects = ["::kiln::KilnDialect"];
   let description = [{
     Rewrites ops without a provider lowering of their own into onnx ops that
@@ -66,7 +66,9 @@ def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
     Loop, when its trip count is known (constant or the scan outputs'
     length, at most 256) and the body passes its condition through,
     unrolled with the scan outputs stacked (a run-time trip count or
-    condition is checked with kiln.check).
+    condition is checked with kiln.check); Scan (opset 9 on) over static
+    scan axes (at most 256 steps), unrolled with each step's slices taken
+    by Gather and the scan outputs stacked, both honouring the directions.
     Needs static shapes; an op with dynamic shapes, a runtime
     `nonpad_kv_seqlen` or a runtime axis is left in place, so the
     partitioner reports it as unsupported.

@@ -189,3 +189,32 @@ func.func @loop_unrolled(%m: tensor<i64>, %c: tensor<i1>, %y: tensor<1xf32>) -> 
   } : (tensor<i64>, tensor<i1>, tensor<1xf32>) -> (tensor<1xf32>, tensor<2x1xf32>)
   return %0#0, %0#1 : tensor<1xf32>, tensor<2x1xf32>
 }
+
+// -----
+
+// Scan over axis 1 of a 2x3 input, read from the end (direction 1): three
+// unrolled bodies on columns 2, 1, 0; the state threads through, and the
+// scan output (direction 1, axis 1) is stacked back in column order.
+// CHECK-LABEL: func.func @scan_unrolled
+// CHECK: %[[I2:.*]] = onnx.Constant() {value = dense<2> : tensor<i64>}
+// CHECK: %[[C2:.*]] = onnx.Gather(%arg1, %[[I2]]) {axis = 1 : i64}
+// CHECK: %[[S1:.*]] = onnx.Add(%arg0, %[[C2]])
+// CHECK: %[[I1:.*]] = onnx.Constant() {value = dense<1> : tensor<i64>}
+// CHECK: %[[C1:.*]] = onnx.Gather(%arg1, %[[I1]]) {axis = 1 : i64}
+// CHECK: %[[S2:.*]] = onnx.Add(%[[S1]], %[[C1]])
+// CHECK: %[[C0:.*]] = onnx.Gather(%arg1
+// CHECK: %[[S3:.*]] = onnx.Add(%[[S2]], %[[C0]])
+// CHECK: %[[U3:.*]] = onnx.Unsqueeze(%[[S3]]
+// CHECK: %[[U2:.*]] = onnx.Unsqueeze(%[[S2]]
+// CHECK: %[[U1:.*]] = onnx.Unsqueeze(%[[S1]]
+// CHECK: %[[Y:.*]] = onnx.Concat(%[[U3]], %[[U2]], %[[U1]]) {axis = 1 : i64} {{.*}} -> tensor<2x3xf32>
+// CHECK: return %[[S3]], %[[Y]]
+// CHECK-NOT: onnx.Scan
+func.func @scan_unrolled(%s: tensor<2xf32>, %x: tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2x3xf32>) {
+  %0:2 = onnx.Scan(%s, %x) {
+  ^bb0(%si: tensor<2xf32>, %xi: tensor<2xf32>):
+    %next = onnx.Add(%si, %xi) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    onnx.Yield %next, %next : tensor<2xf32>, tensor<2xf32>
+  } attributes {num_scan_inputs = 1 : i64, scan_input_axes = [1], scan_input_directions = [1], scan_output_axes = [-1], scan_output_directions = [1]} : (tensor<2xf32>, tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2x3xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2x3xf32>
+}
