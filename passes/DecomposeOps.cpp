@@ -559,6 +559,17 @@ bool decomposeConvInteger(Operation *op) {
   return true;
 }
 
+/// acc * factor + zero_point in f64, rounded half to even and clamped to
+/// `qt`'s range, as the reference requantizes.
+Value requantize(GraphBuilder &gd, Value acc, Value factor, Value zeroPoint, IntegerType qt) {
+  Type f64 = gd.b.getF64Type();
+  Value d = gd.op("Add", {gd.op("Mul", {acc, castTo(gd, factor, f64)}), castTo(gd, zeroPoint, f64)});
+  unsigned w = qt.getWidth();
+  double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
+  double hi = qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
+  return castTo(gd, gd.op("Clip", {gd.op("Round", {d}), gd.scalar(lo), gd.scalar(hi)}), qt);
+}
+
 /// QLinearMatMul as ONNX's reference computes it: an int32 MatMul, scaled
 /// by a_scale * b_scale / y_scale (in the scales' type) in f64, rounded,
 /// shifted by y_zero_point and clamped.
@@ -580,13 +591,48 @@ bool decomposeQLinearMatMul(Operation *op) {
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value factor = gs.op("Div", {gs.op("Mul", {as, bs}), ys});
   GraphBuilder gd(b, op->getLoc(), f64);
-  Value d = gd.op("Add", {gd.op("Mul", {castTo(gd, c, f64), castTo(gd, factor, f64)}),
-                          castTo(gd, yz, f64)});
-  auto qt = cast<IntegerType>(out.getElementType());
-  unsigned w = qt.getWidth();
-  double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
-  double hi = qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
-  Value y = castTo(gd, gd.op("Clip", {gd.op("Round", {d}), gd.scalar(lo), gd.scalar(hi)}), qt);
+  Value y = requantize(gd, castTo(gd, c, f64), factor, yz, cast<IntegerType>(out.getElementType()));
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
+/// QLinearConv as ONNX's reference computes it: the Conv of the centered
+/// operands (exact in f64) plus the int32 bias, scaled by x_scale * w_scale
+/// / y_scale (w_scale and w_zero_point may be per output channel), then
+/// requantized like QLinearMatMul.
+bool decomposeQLinearConv(Operation *op) {
+  Value x = op->getOperand(0), xs = op->getOperand(1), xz = op->getOperand(2);
+  Value w = op->getOperand(3), ws = op->getOperand(4), wz = op->getOperand(5);
+  Value ys = op->getOperand(6), yz = op->getOperand(7), bias = optionalOperand(op, 8);
+  auto wt = staticType(w), out = staticType(op->getResult(0));
+  if (!staticType(x) || !wt || !out || !isa<IntegerType>(out.getElementType()))
+    return false;
+  for (Value v : {xs, xz, ys, yz})
+    if (!staticType(v) || staticType(v).getNumElements() != 1)
+      return false;
+  OpBuilder b(op);
+  Type f64 = b.getF64Type();
+  GraphBuilder gd(b, op->getLoc(), f64);
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute a : op->getAttrs())
+    if (!a.getName().getValue().starts_with("onnx."))
+      attrs.push_back(a);
+  Value conv = gd.op("Conv",
+                     {centered(gd, x, xz, f64), centered(gd, w, wz, f64, wt.getRank()),
+                      bias ? castTo(gd, bias, f64) : gd.none()},
+                     attrs);
+  Type scaleElt = staticType(xs).getElementType();
+  GraphBuilder gs(b, op->getLoc(), scaleElt);
+  Value wScale = ws;
+  if (auto st = staticType(ws); st && st.getRank() == 1 && st.getNumElements() > 1) {
+    SmallVector<int64_t> shape(out.getRank() - 1, 1);
+    shape[0] = st.getNumElements();
+    wScale = gs.op("Reshape", {ws, gs.ints(shape)});
+  }
+  Value factor = gs.op("Div", {gs.op("Mul", {xs, wScale}), ys});
+  Value y = requantize(gd, conv, factor, yz, cast<IntegerType>(out.getElementType()));
   if (!staticType(y))
     return false;
   replaceResults(op, {y});
@@ -913,6 +959,7 @@ const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
       {"onnx.MatMulInteger", decomposeMatMulInteger},
       {"onnx.ConvInteger", decomposeConvInteger},
       {"onnx.QLinearMatMul", decomposeQLinearMatMul},
+      {"onnx.QLinearConv", decomposeQLinearConv},
       {"onnx.CausalConvWithState", decomposeCausalConv},
       {"onnx.LinearAttention", decomposeLinearAttention},
       {"onnx.CumSum", [](Operation *op) { return decomposeScan(op, false); }},

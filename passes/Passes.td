@@ -60,7 +60,8 @@ def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
     compute in f32 with Round/Clip and a Cast to the quantized type;
     MatMulInteger is an int32 MatMul, ConvInteger an f64 Conv (exact for
     int32 sums), QLinearMatMul an int32 MatMul requantized in f64 as ONNX's
-    reference does; CausalConvWithState a Concat with the past state, a
+    reference does, QLinearConv that f64 Conv plus its int32 bias
+    requantized the same way (w_scale/w_zero_point per channel or not); CausalConvWithState a Concat with the past state, a
     depthwise Conv in f32 and a Slice for the present state;
     LinearAttention its recurrence unrolled over at most 64 steps in f32;
     Loop, when its trip count is known (constant or the scan outputs'

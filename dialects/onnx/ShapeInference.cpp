@@ -379,8 +379,10 @@ namespace {
 
 using Rule = std::function<LogicalResult(const Ctx &)>;
 
-LogicalResult matmulRule(const Ctx &c) {
-  auto a = c.in(0), b = c.in(1);
+/// MatMul of operands `ia` x `ib`, the result of element type `elt` (the
+/// first operand's when null): MatMul and its integer/quantized kin.
+LogicalResult matmulShape(const Ctx &c, unsigned ia, unsigned ib, Type elt) {
+  auto a = c.in(ia), b = c.in(ib);
   if (!a || !b)
     return success();
   SmallVector<int64_t> as(a.getShape()), bs(b.getShape());
@@ -409,8 +411,10 @@ LogicalResult matmulRule(const Ctx &c) {
     out.push_back(as[as.size() - 2]);
   if (!bVec)
     out.push_back(bs.back());
-  return c.set(0, out, a.getElementType());
+  return c.set(0, out, elt ? elt : a.getElementType());
 }
+
+LogicalResult matmulRule(const Ctx &c) { return matmulShape(c, 0, 1, {}); }
 
 LogicalResult gemmRule(const Ctx &c) {
   auto a = c.in(0), b = c.in(1);
@@ -426,8 +430,10 @@ LogicalResult gemmRule(const Ctx &c) {
   return c.set(0, {m, n}, a.getElementType());
 }
 
-LogicalResult convRule(const Ctx &c) {
-  auto x = c.in(0), w = c.in(1);
+/// Conv of input `ix` with weight `iw`, the result of element type `elt`
+/// (the input's when null): Conv, ConvInteger and QLinearConv.
+LogicalResult convShape(const Ctx &c, unsigned ix, unsigned iw, Type elt) {
+  auto x = c.in(ix), w = c.in(iw);
   if (!x || !w)
     return success();
   if (x.getRank() < 3 || w.getRank() != x.getRank())
@@ -445,8 +451,10 @@ LogicalResult convRule(const Ctx &c) {
     return failure();
   SmallVector<int64_t> out = {x.getDimSize(0), w.getDimSize(0)};
   out.append(outSp);
-  return c.set(0, out, x.getElementType());
+  return c.set(0, out, elt ? elt : x.getElementType());
 }
+
+LogicalResult convRule(const Ctx &c) { return convShape(c, 0, 1, {}); }
 
 LogicalResult poolRule(const Ctx &c) {
   auto x = c.in(0);
@@ -1260,6 +1268,15 @@ const llvm::StringMap<Rule> &rules() {
     m["MatMul"] = matmulRule;
     m["Gemm"] = gemmRule;
     m["Conv"] = convRule;
+    // Integer and quantized kin: int32 accumulators, or y_zero_point's type.
+    m["ConvInteger"] = [](const Ctx &c) {
+      return convShape(c, 0, 1, IntegerType::get(c.op->getContext(), 32));
+    };
+    m["MatMulInteger"] = [](const Ctx &c) {
+      return matmulShape(c, 0, 1, IntegerType::get(c.op->getContext(), 32));
+    };
+    m["QLinearConv"] = [](const Ctx &c) { return convShape(c, 0, 3, c.elt(7)); };
+    m["QLinearMatMul"] = [](const Ctx &c) { return matmulShape(c, 0, 3, c.elt(7)); };
     m["MaxPool"] = poolRule;
     m["AveragePool"] = poolRule;
     m["GlobalAveragePool"] = globalPoolRule;

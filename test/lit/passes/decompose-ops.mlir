@@ -218,3 +218,22 @@ func.func @scan_unrolled(%s: tensor<2xf32>, %x: tensor<2x3xf32>) -> (tensor<2xf3
   } attributes {num_scan_inputs = 1 : i64, scan_input_axes = [1], scan_input_directions = [1], scan_output_axes = [-1], scan_output_directions = [1]} : (tensor<2xf32>, tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2x3xf32>)
   return %0#0, %0#1 : tensor<2xf32>, tensor<2x3xf32>
 }
+
+// -----
+
+// QLinearConv: the centered operands convolve in f64 with the int32 bias;
+// a per-channel w_scale is reshaped to [M, 1, 1] before the requantization.
+// CHECK-LABEL: func.func @qlinear_conv
+// CHECK: %[[B:.*]] = onnx.Cast(%arg6) {to = 11 : i64}
+// CHECK: %[[C:.*]] = onnx.Conv(%{{.*}}, %{{.*}}, %[[B]]) {{.*}} -> tensor<1x2x4x4xf64>
+// CHECK: %[[WS:.*]] = onnx.Reshape(%arg3, %{{.*}}) {{.*}} -> tensor<2x1x1xf32>
+// CHECK: onnx.Mul(%arg2, %[[WS]])
+// CHECK: onnx.Mul(%[[C]]
+// CHECK: onnx.Round
+// CHECK: onnx.Clip
+// CHECK: onnx.Cast({{.*}}) {to = 2 : i64} {{.*}} -> tensor<1x2x4x4xui8>
+// CHECK-NOT: onnx.QLinearConv
+func.func @qlinear_conv(%x: tensor<1x3x4x4xui8>, %w: tensor<2x3x1x1xi8>, %s: tensor<f32>, %ws: tensor<2xf32>, %zx: tensor<ui8>, %zw: tensor<i8>, %bias: tensor<2xi32>) -> tensor<1x2x4x4xui8> {
+  %0 = onnx.QLinearConv(%x, %s, %zx, %w, %ws, %zw, %s, %zx, %bias) : (tensor<1x3x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<2x3x1x1xi8>, tensor<2xf32>, tensor<i8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
+  return %0 : tensor<1x2x4x4xui8>
+}

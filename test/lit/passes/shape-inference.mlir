@@ -130,3 +130,20 @@ func.func @backwards(%x: tensor<3x2x2xf32>, %axes: tensor<1xi64>) -> tensor<3x1x
   %1 = onnx.Sqrt(%0) : (tensor<*xf32>) -> tensor<3x1x2xf32>
   return %1 : tensor<3x1x2xf32>
 }
+
+// Integer and quantized Conv/MatMul: the Conv/MatMul shape; int32 for the
+// *Integer ops, y_zero_point's type for the QLinear ones.
+// CHECK-LABEL: func.func @quantized
+// CHECK: onnx.ConvInteger{{.*}} -> tensor<1x4x4x4xi32>
+// CHECK: onnx.QLinearConv{{.*}} -> tensor<1x4x4x4xui8>
+// CHECK: onnx.MatMulInteger{{.*}} -> tensor<2x5xi32>
+// CHECK: onnx.QLinearMatMul{{.*}} -> tensor<2x5xi8>
+func.func @quantized(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %s: tensor<f32>, %zx: tensor<ui8>, %zw: tensor<i8>,
+                     %a: tensor<2x3xi8>, %b: tensor<3x5xi8>) -> (tensor<*xi32>, tensor<*xui8>, tensor<*xi32>, tensor<*xi8>) {
+  %n = onnx.NoValue
+  %0 = onnx.ConvInteger(%x, %w, %zx, %zw) {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<ui8>, tensor<i8>) -> tensor<*xi32>
+  %1 = onnx.QLinearConv(%x, %s, %zx, %w, %s, %zw, %s, %zx, %n) {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x3x8x8xui8>, tensor<f32>, tensor<ui8>, tensor<4x3x3x3xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>, none) -> tensor<*xui8>
+  %2 = onnx.MatMulInteger(%a, %b, %n, %n) : (tensor<2x3xi8>, tensor<3x5xi8>, none, none) -> tensor<*xi32>
+  %3 = onnx.QLinearMatMul(%a, %s, %zw, %b, %s, %zw, %s, %zw) : (tensor<2x3xi8>, tensor<f32>, tensor<i8>, tensor<3x5xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<i8>) -> tensor<*xi8>
+  return %0, %1, %2, %3 : tensor<*xi32>, tensor<*xui8>, tensor<*xi32>, tensor<*xi8>
+}
