@@ -111,7 +111,8 @@ private:
   Value noneValue;
   Block *mainEntry = nullptr;
   /// Types for the next subgraph's inputs that declare none (a Loop body's
-  /// loop-carried values have their initial values' types).
+  /// loop-carried values have their initial values' types, a Scan body's
+  /// its states' and scanned slices').
   SmallVector<Type> subgraphInputHints;
 };
 
@@ -562,6 +563,37 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
                             RankedTensorType::get({}, b.getI1Type())};
       for (size_t i = 2; i < operands.size(); ++i)
         subgraphInputHints.push_back(operands[i].getType());
+    }
+    // A Scan body's state inputs have the initial states' types, its scan
+    // inputs one slice of the scanned inputs (the scan axis dropped).
+    if (node.op_type() == "Scan" && attr.type() == pb::AttributeProto::GRAPH) {
+      int64_t numScan = 0;
+      std::vector<int64_t> axes;
+      for (const auto &a : node.attribute()) {
+        if (a.name() == "num_scan_inputs")
+          numScan = a.i();
+        else if (a.name() == "scan_input_axes")
+          axes.assign(a.ints().begin(), a.ints().end());
+      }
+      int64_t numState = static_cast<int64_t>(operands.size()) - numScan;
+      subgraphInputHints.clear();
+      for (int64_t i = 0; i < static_cast<int64_t>(operands.size()); ++i) {
+        Type t = operands[i].getType();
+        auto ranked = dyn_cast<RankedTensorType>(t);
+        if (i >= numState && ranked) {
+          size_t k = i - numState;
+          int64_t axis = k < axes.size() ? axes[k] : 0;
+          if (axis < 0)
+            axis += ranked.getRank();
+          SmallVector<int64_t> shape(ranked.getShape());
+          if (axis >= 0 && axis < ranked.getRank())
+            shape.erase(shape.begin() + axis);
+          t = RankedTensorType::get(shape, ranked.getElementType());
+        } else if (i >= numState) {
+          t = Type();
+        }
+        subgraphInputHints.push_back(t);
+      }
     }
     auto value = importAttribute(attr, named, loc, state);
     if (failed(value))

@@ -845,6 +845,11 @@ LogicalResult expandRule(const Ctx &c) {
   for (size_t i = 0; i < r; ++i) {
     int64_t a = i + s.size() >= r ? s[i + s.size() - r] : 1;
     int64_t b = i + shape->size() >= r ? (*shape)[i + shape->size() - r] : 1;
+    // An unknown input dim broadcasts to a requested b > 1 (or was b).
+    if (a == kDyn) {
+      out.push_back(b == 1 ? kDyn : b);
+      continue;
+    }
     if (a != 1 && b != 1 && a != b)
       return c.fail() << "cannot expand " << x << " to the requested shape";
     out.push_back(a == 1 ? b : a);

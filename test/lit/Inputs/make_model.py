@@ -250,6 +250,25 @@ def build(kind):
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         m.ir_version = 8
         return m
+    if kind == "scan-untyped":
+        # A running sum over the rows of x [3, 2], read along axis 0, with
+        # untyped body inputs (as ONNX functions write them).
+        body = helper.make_graph(
+            [helper.make_node("Add", ["acc", "row"], ["acc_out"]),
+             helper.make_node("Identity", ["acc_out"], ["y_t"])],
+            "body",
+            [onnx.ValueInfoProto(name="acc"), onnx.ValueInfoProto(name="row")],
+            [onnx.ValueInfoProto(name="acc_out"), onnx.ValueInfoProto(name="y_t")])
+        graph = helper.make_graph(
+            [helper.make_node("Scan", ["init", "x"], ["last", "y"], name="running_sum",
+                              body=body, num_scan_inputs=1)],
+            "scan_graph", [helper.make_tensor_value_info("init", F, [2]),
+                           helper.make_tensor_value_info("x", F, [3, 2])],
+            [helper.make_tensor_value_info("last", F, None),
+             helper.make_tensor_value_info("y", F, None)])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
     if kind == "equal-strings":
         return single("Equal", "eq_str", [("a", TensorProto.STRING, [3]),
                                           ("b", TensorProto.STRING, [1])],

@@ -147,3 +147,12 @@ func.func @quantized(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %s: tensor
   %3 = onnx.QLinearMatMul(%a, %s, %zw, %b, %s, %zw, %s, %zw) : (tensor<2x3xi8>, tensor<f32>, tensor<i8>, tensor<3x5xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<i8>) -> tensor<*xi8>
   return %0, %1, %2, %3 : tensor<*xi32>, tensor<*xui8>, tensor<*xi32>, tensor<*xi8>
 }
+
+// Expand of an unknown dim: a requested size above 1 is the result's.
+// CHECK-LABEL: func.func @expand_unknown_dim
+// CHECK: onnx.Expand{{.*}} -> tensor<?x4x3xf32>
+func.func @expand_unknown_dim(%x: tensor<?x?x1xf32>) -> tensor<*xf32> {
+  %s = onnx.Constant() {value = dense<[1, 4, 3]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %0 = onnx.Expand(%x, %s) : (tensor<?x?x1xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
