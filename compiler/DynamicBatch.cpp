@@ -375,11 +375,8 @@ LogicalResult Analysis::checkOp(Operation *op) {
 
   // Training-mode dropout draws one random number per element of the
   // whole batch: a sample alone would get other draws.
-  if (name == "Dropout" && !onnx::isNone(op->getOperand(2))) {
-    auto mode = onnx::getConstantInts(op->getOperand(2));
-    if (!mode || llvm::any_of(*mode, [](int64_t v) { return v != 0; }))
-      return fail(op) << "training-mode dropout draws across the whole batch";
-  }
+  if (name == "Dropout" && !onnx::isIdentityDropout(op))
+    return fail(op) << "training-mode dropout draws across the whole batch";
   if (isElementwise(name))
     return checkElementwise(op);
 

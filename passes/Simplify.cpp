@@ -79,19 +79,16 @@ struct RemoveNoOp : OnnxPattern {
   }
 };
 
-/// Dropout at inference is the identity (ratio does not matter) when
-/// training_mode is absent or false and the mask is unused. Dropout is not
+/// Dropout is the identity when training_mode is absent or false (the ratio
+/// does not matter) or the ratio is a constant 0, and the mask is unused. Dropout is not
 /// Pure (training mode is random), so the pattern erases it itself.
 struct RemoveDropout : OnnxPattern {
   using OnnxPattern::OnnxPattern;
   LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
     if (op->getNumOperands() < 1)
       return failure();
-    if (op->getNumOperands() >= 3 && !onnx::isNone(op->getOperand(2))) {
-      auto mode = onnx::getConstantInts(op->getOperand(2));
-      if (!mode || mode->size() != 1 || (*mode)[0] != 0)
-        return failure();
-    }
+    if (!onnx::isIdentityDropout(op))
+      return failure();
     for (Value r : op->getResults().drop_front())
       if (!r.use_empty())
         return failure();

@@ -90,12 +90,18 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     shapes then tiles them (cache tiles that divide the shape for large
     problems, register tiles [8, 32, 1]), peels loops that have a
     remainder, vectorizes, hoists the accumulator tile out of the k loop and
-    lowers the contractions to FMAs. Other bodies and element types stay on
-    the naive loops.
+    lowers the contractions to FMAs. 2-D depthwise convolutions (loops n, m,
+    oh, kh, kw, ow) become vector loops instead: up to eight 16-lane chunks
+    of output rows held in registers across the taps, one FMA per chunk and
+    tap with the broadcast weight (every sw-th lane of a wider load for
+    stride sw), row ends masked. A fused activation right after (an
+    elementwise epilogue) is applied to the accumulators before they are
+    stored, where the k loop is not cache-tiled. Other bodies and element
+    types stay on the naive loops.
   }];
   let options = [
     Option<"matmul", "matmul", "bool", "true", "Rewrite matmul-like generics">,
-    Option<"conv", "conv", "bool", "true", "Rewrite convolutions (im2col + matmul)">
+    Option<"conv", "conv", "bool", "true", "Rewrite convolutions (im2col + matmul; depthwise as vector loops)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -93,6 +93,16 @@ std::optional<SmallVector<double>> getConstantDoubles(Value v) {
   return std::nullopt;
 }
 
+bool isIdentityDropout(Operation *op) {
+  if (op->getNumOperands() < 3 || isNone(op->getOperand(2)))
+    return true;
+  if (auto mode = getConstantInts(op->getOperand(2));
+      mode && llvm::all_of(*mode, [](int64_t v) { return v == 0; }))
+    return true;
+  auto ratio = getConstantDoubles(op->getOperand(1));
+  return ratio && llvm::all_of(*ratio, [](double r) { return r == 0.0; });
+}
+
 namespace {
 
 struct Ctx {

@@ -30,6 +30,10 @@ bool isNone(mlir::Value v);
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value v);
 /// The values of a constant tensor as doubles (float or integer data).
 std::optional<llvm::SmallVector<double>> getConstantDoubles(mlir::Value v);
+/// Whether a Dropout (opset 12 on: data, ratio, training_mode) is known at
+/// compile time to pass its data through: training_mode absent or false,
+/// or a constant zero ratio.
+bool isIdentityDropout(mlir::Operation *op);
 
 /// Resolves auto_pad/pads/strides/dilations/ceil_mode of a windowed op
 /// (Conv, pools) into explicit begin/end pads and output spatial sizes.

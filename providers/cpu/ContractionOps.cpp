@@ -228,6 +228,39 @@ FailureOr<Windows> padForWindows(OpBuilder &b, Operation *op, Value x,
   return w;
 }
 
+/// A depthwise Conv (one input and one output channel per group): loops n,
+/// m, o_1..o_{sp-1}, k_1..k_sp, o_sp, so that each output row is
+/// accumulated over the taps while it stays in cache, the innermost loop a
+/// contiguous (stride 1) multiply-add along the row.
+Value depthwiseConv(OpBuilder &b, Location loc, Value padded, Value w, Value init,
+                    const Windows &win) {
+  MLIRContext *ctx = b.getContext();
+  auto out = typeOf(init);
+  int64_t sp = out.getRank() - 2, nLoops = 2 + 2 * sp;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  // o_i for i < sp-1 at 2 + i; the taps at sp + 1 + i; o_{sp-1} last.
+  auto oDim = [&](int64_t i) { return i + 1 == sp ? nLoops - 1 : 2 + i; };
+  auto kDim = [&](int64_t i) { return sp + 1 + i; };
+  SmallVector<AffineExpr> xE = {d(0), d(1)}, wE = {d(1), getAffineConstantExpr(0, ctx)},
+                          oE = {d(0), d(1)};
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  for (int64_t i = 0; i < sp; ++i) {
+    xE.push_back(d(oDim(i)) * win.strides[i] + d(kDim(i)) * win.dilations[i]);
+    wE.push_back(d(kDim(i)));
+    oE.push_back(d(oDim(i)));
+    iters[kDim(i)] = utils::IteratorType::reduction;
+  }
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{padded, w}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx), AffineMap::get(nLoops, 0, wE, ctx),
+                          AffineMap::get(nLoops, 0, oE, ctx)},
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
+      });
+  return g.getResult(0);
+}
+
 Results lowerConv(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
@@ -243,6 +276,16 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   SmallVector<int64_t> &strides = window->strides, &dil = window->dilations;
   Value padded = window->padded;
   int64_t ocg = wt.getDimSize(0) / group, icg = wt.getDimSize(1);
+  Value init;
+  if (op->getNumOperands() > 2 && !isNone(op->getOperand(2))) {
+    AffineMap biasMap = AffineMap::get(out.getRank(), 0, {getAffineDimExpr(1, ctx)}, ctx);
+    init = mapped(b, loc, out, ValueRange{op->getOperand(2)}, {biasMap},
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  } else {
+    init = filledTensor(b, loc, out, 0.0);
+  }
+  if (icg == 1 && ocg == 1 && group > 1)
+    return withEpilogue(b, op, depthwiseConv(b, loc, padded, w, init, *window));
   // Loops: n, m, c, k_1..k_sp, o_1..o_sp: output positions innermost, so the
   // inner loop is a contiguous (vectorizable) multiply-add over a row.
   int64_t nLoops = 2 + sp + 1 + sp;
@@ -260,14 +303,6 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   }
   if (group == 1)
     xE[1] = d(cDim);
-  Value init;
-  if (op->getNumOperands() > 2 && !isNone(op->getOperand(2))) {
-    AffineMap biasMap = AffineMap::get(out.getRank(), 0, {d(1)}, ctx);
-    init = mapped(b, loc, out, ValueRange{op->getOperand(2)}, {biasMap},
-                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-  } else {
-    init = filledTensor(b, loc, out, 0.0);
-  }
   SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
   for (int64_t i = cDim; i < oDim(0); ++i)
     iters[i] = utils::IteratorType::reduction;

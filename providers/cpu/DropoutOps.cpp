@@ -110,9 +110,7 @@ Results lowerDropout(OpBuilder &b, Operation *op) {
   Value x = op->getOperand(0), ratio = op->getOperand(1), training = op->getOperand(2);
   RankedTensorType xt = typeOf(x);
   auto maskType = dyn_cast<RankedTensorType>(op->getResult(1).getType());
-  auto t = isNone(training) ? std::nullopt : getConstantInts(training);
-  bool inference = isNone(training) || (t && llvm::all_of(*t, [](int64_t v) { return v == 0; }));
-  if (inference)
+  if (isIdentityDropout(op))
     return SmallVector<Value>{x, maskType ? filledTensor(b, loc, maskType, 1) : Value()};
 
   // keep = !training || draw >= ratio; y = x * (keep ? scale : 0) with
@@ -145,11 +143,8 @@ Results lowerDropout(OpBuilder &b, Operation *op) {
 }
 
 bool dropoutSupported(Operation *op, std::string &why) {
-  Value training = op->getOperand(2), ratio = op->getOperand(1);
-  if (isNone(training))
-    return true;
-  auto t = getConstantInts(training);
-  if (t && llvm::all_of(*t, [](int64_t v) { return v == 0; }))
+  Value ratio = op->getOperand(1);
+  if (isIdentityDropout(op))
     return true;
   if (!isNone(ratio) && !isa<FloatType>(typeOf(ratio).getElementType())) {
     why = "the ratio must be a floating-point scalar";

@@ -12,6 +12,8 @@
 //      an im2col copy into a new scratch buffer plus one such matmul per
 //      image (the pass runs before kiln-plan-memory, which places the
 //      scratch buffer in the arena);
+//   2b. turns 2-D depthwise convolutions (loops n, m, oh, kh, kw, ow) into
+//      vector loops: output-row chunks in registers across the taps;
 //   3. tiles, peels, vectorizes and lowers those matmuls with a transform
 //      dialect script built from their static shapes (TOOLCHAIN.md §4/§6):
 //      optional cache tiles that divide the shape, register tiles
@@ -313,6 +315,139 @@ bool matchConv(linalg::GenericOp g) {
   return hasIdentityLayout(w) && hasIdentityLayout(out) && hasIdentityLayout(xin);
 }
 
+/// A 2-D depthwise convolution as the CPU provider emits it: loops
+/// (n, m, oh, kh, kw, ow), maps x: (d0, d1, d2*sh + d3*dh, d5*sw + d4*dw),
+/// w: (d1, 0, d3, d4), out: (d0, d1, d2, d5).
+struct DepthwiseMatch {
+  int64_t sh, dh, sw, dw;
+};
+
+std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
+  if (g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()))
+    return std::nullopt;
+  auto iters = g.getIteratorTypesArray();
+  for (unsigned i = 0; i < 6; ++i)
+    if ((iters[i] == utils::IteratorType::reduction) != (i == 3 || i == 4))
+      return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(6, 0, {d(1), getAffineConstantExpr(0, ctx), d(3), d(4)}, ctx) ||
+      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx) ||
+      maps[0].getNumResults() != 4)
+    return std::nullopt;
+  // The coefficients, read off at unit points, must rebuild the map.
+  auto at = [&](unsigned dim, unsigned result) {
+    SmallVector<int64_t> point(6, 0);
+    point[dim] = 1;
+    return maps[0].compose(point)[result];
+  };
+  DepthwiseMatch dm{at(2, 2), at(3, 2), at(5, 3), at(4, 3)};
+  if (maps[0] != AffineMap::get(6, 0, {d(0), d(1), d(2) * dm.sh + d(3) * dm.dh, d(5) * dm.sw + d(4) * dm.dw},
+                                ctx) ||
+      dm.sw < 1 || dm.sw > 4)
+    return std::nullopt;
+  for (Value v : g->getOperands())
+    if (!hasIdentityLayout(v))
+      return std::nullopt;
+  return dm;
+}
+
+/// Output rows in 16-wide chunks, up to 8 chunks (of one wide row, or of
+/// several short rows: independent FMA chains) kept in registers across the
+/// taps: per tap one broadcast weight and, per chunk, a contiguous load of
+/// the input row (every sw-th lane of a wider load for stride sw) and an
+/// FMA; one store per chunk. A row's last chunk is masked (out-of-bounds
+/// transfers).
+void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm) {
+  constexpr int64_t kLanes = 16, kChunks = 8;
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
+  Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1], out = g.getDpsInits()[0];
+  Type f32 = b.getF32Type();
+  auto vec = VectorType::get({kLanes}, f32), wide = VectorType::get({kLanes * dm.sw}, f32);
+  auto idx = [&](OpBuilder &nb, int64_t v) -> Value { return nb.create<arith::ConstantIndexOp>(loc, v); };
+  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0));
+  SmallVector<int64_t> lanes;
+  for (int64_t i = 0; i < kLanes; ++i)
+    lanes.push_back(i * dm.sw);
+  auto loop = [&](OpBuilder &nb, Value lb, Value ub, int64_t step, ValueRange inits,
+                  function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> body) {
+    auto f = nb.create<scf::ForOp>(loc, lb, ub, idx(nb, step), inits,
+                                   [&](OpBuilder &lb, Location, Value iv, ValueRange args) {
+                                     lb.create<scf::YieldOp>(loc, body(lb, iv, args));
+                                   });
+    return SmallVector<Value>(f.getResults());
+  };
+  auto upTo = [&](OpBuilder &nb, int64_t n, ValueRange inits,
+                  function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> body) {
+    return loop(nb, idx(nb, 0), idx(nb, n), 1, inits, body);
+  };
+  int64_t perRow = (r[5] + kLanes - 1) / kLanes;
+  int64_t rows = std::max<int64_t>(1, std::min(r[2], kChunks / perRow));
+  // One block: `nRows` rows from `oh0`, columns [start, start + width).
+  auto block = [&](OpBuilder &nb, Value n, Value m, Value oh0, int64_t nRows, int64_t start,
+                   int64_t width) {
+    SmallVector<std::pair<int64_t, int64_t>> chunks; // (row offset, column)
+    for (int64_t row = 0; row < nRows; ++row)
+      for (int64_t col = start; col < start + width; col += kLanes)
+        chunks.push_back({row, col});
+    SmallVector<Value> ohs;
+    for (int64_t row = 0; row < nRows; ++row)
+      ohs.push_back(row ? (Value)nb.create<arith::AddIOp>(loc, oh0, idx(nb, row)) : oh0);
+    SmallVector<Value> accs;
+    for (auto [row, col] : chunks)
+      accs.push_back(
+          nb.create<vector::TransferReadOp>(loc, vec, out, ValueRange{n, m, ohs[row], idx(nb, col)}, zero));
+    SmallVector<Value> sums = upTo(nb, r[3], accs, [&](OpBuilder &b3, Value kh, ValueRange a3) {
+      return upTo(b3, r[4], a3, [&](OpBuilder &b4, Value kw, ValueRange a4) {
+        Value khOff = b4.create<arith::MulIOp>(loc, kh, idx(b4, dm.dh));
+        Value kwOff = b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw));
+        Value wv = b4.create<memref::LoadOp>(loc, w, ValueRange{m, idx(b4, 0), kh, kw});
+        Value wb = b4.create<vector::BroadcastOp>(loc, vec, wv);
+        SmallVector<Value> next;
+        for (auto [c, chunk] : llvm::enumerate(chunks)) {
+          auto [row, col] = chunk;
+          Value ih = b4.create<arith::AddIOp>(loc, b4.create<arith::MulIOp>(loc, ohs[row], idx(b4, dm.sh)),
+                                              khOff);
+          Value iw = b4.create<arith::AddIOp>(loc, kwOff, idx(b4, col * dm.sw));
+          Value xv;
+          if (dm.sw == 1) {
+            xv = b4.create<vector::TransferReadOp>(loc, vec, x, ValueRange{n, m, ih, iw}, zero);
+          } else {
+            Value xw = b4.create<vector::TransferReadOp>(loc, wide, x, ValueRange{n, m, ih, iw}, zero);
+            xv = b4.create<vector::ShuffleOp>(loc, xw, xw, lanes);
+          }
+          next.push_back(b4.create<vector::FMAOp>(loc, xv, wb, a4[c]));
+        }
+        return next;
+      });
+    });
+    for (auto [c, chunk] : llvm::enumerate(chunks))
+      nb.create<vector::TransferWriteOp>(loc, sums[c], out,
+                                         ValueRange{n, m, ohs[chunk.first], idx(nb, chunk.second)});
+  };
+  auto rowBlocks = [&](OpBuilder &nb, Value n, Value m, Value oh0, int64_t nRows) {
+    for (int64_t start = 0; start < r[5]; start += kLanes * kChunks)
+      block(nb, n, m, oh0, nRows, start, std::min(kLanes * kChunks, r[5] - start));
+  };
+  upTo(b, r[0], {}, [&](OpBuilder &b0, Value n, ValueRange) {
+    upTo(b0, r[1], {}, [&](OpBuilder &b1, Value m, ValueRange) {
+      int64_t full = r[2] - r[2] % rows;
+      loop(b1, idx(b1, 0), idx(b1, full), rows, {}, [&](OpBuilder &b2, Value oh, ValueRange) {
+        rowBlocks(b2, n, m, oh, rows);
+        return SmallVector<Value>{};
+      });
+      if (full < r[2])
+        rowBlocks(b1, n, m, idx(b1, full), r[2] - full);
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+  g.erase();
+}
+
 /// Returns the flat buffer the matmuls accumulate into.
 Value rewriteConv(linalg::GenericOp g, int64_t &nextId) {
   OpBuilder b(g);
@@ -495,6 +630,11 @@ void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
     for (unsigned i = 0; i < e.getNumDpsInputs(); ++i)
       map.map(body.getArgument(i), w.getVector());
     for (Operation &op : body.without_terminator()) {
+      // Constants stay scalars (broadcast where used).
+      if (isa<arith::ConstantOp>(op)) {
+        map.map(op.getResult(0), b.clone(op)->getResult(0));
+        continue;
+      }
       OperationState st(l, op.getName());
       for (Value v : op.getOperands())
         st.addOperands(asVector(map.lookupOrDefault(v)));
@@ -641,6 +781,7 @@ struct CpuVectorizeContractionsPass
     // An elementwise epilogue (the fused activation) found before the
     // rewrite is applied to each C tile before it is stored.
     SmallVector<std::tuple<linalg::GenericOp, Value, Operation *>> epilogues;
+    int64_t depthwise = 0;
     for (linalg::GenericOp g : generics) {
       if (auto mm = matchMatmul(g)) {
         if (!matmul)
@@ -651,6 +792,16 @@ struct CpuVectorizeContractionsPass
         Value c = rewriteMatmul(g, *mm, nextId);
         if (e)
           epilogues.push_back({e, c, before});
+      } else if (auto dm = conv ? matchDepthwise(g) : std::nullopt) {
+        SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
+        linalg::GenericOp e = findEpilogue(g, r[1], r[2] * r[5], r[3] * r[4]);
+        Operation *before = stableOpBefore(g);
+        Value c = g.getDpsInits()[0];
+        rewriteDepthwise(g, *dm);
+        ++depthwise;
+        // Now, while its stores are still transfer_writes.
+        if (e)
+          applyEpilogue(e, c, before);
       } else if (conv && matchConv(g)) {
         SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
         linalg::GenericOp e = findEpilogue(g, r[1], r[5] * r[6], r[2] * r[3] * r[4]);
@@ -665,21 +816,23 @@ struct CpuVectorizeContractionsPass
       if (auto id = op->getAttrOfType<IntegerAttr>(kId))
         marked.push_back({op, id.getInt()});
     });
-    if (marked.empty())
+    if (marked.empty() && !depthwise)
       return;
-    std::string script = buildScript(marked);
-    ParserConfig config(&getContext());
-    OwningOpRef<ModuleOp> lib = parseSourceString<ModuleOp>(script, config);
-    if (!lib) {
-      module.emitError("kiln-cpu-vectorize-contractions: bad schedule:\n") << script;
-      return signalPassFailure();
+    if (!marked.empty()) {
+      std::string script = buildScript(marked);
+      ParserConfig config(&getContext());
+      OwningOpRef<ModuleOp> lib = parseSourceString<ModuleOp>(script, config);
+      if (!lib) {
+        module.emitError("kiln-cpu-vectorize-contractions: bad schedule:\n") << script;
+        return signalPassFailure();
+      }
+      Operation *entry =
+          transform::detail::findTransformEntryPoint(module, *lib, "__transform_main");
+      if (!entry ||
+          failed(transform::applyTransformNamedSequence(module, entry, *lib,
+                                                        transform::TransformOptions())))
+        return signalPassFailure();
     }
-    Operation *entry =
-        transform::detail::findTransformEntryPoint(module, *lib, "__transform_main");
-    if (!entry ||
-        failed(transform::applyTransformNamedSequence(module, entry, *lib,
-                                                      transform::TransformOptions())))
-      return signalPassFailure();
     // N-d transfers to 1-d ones, fully unrolled (vector-to-llvm does the rest).
     OpPassManager pm(ModuleOp::getOperationName());
     VectorTransferToSCFOptions toScf;

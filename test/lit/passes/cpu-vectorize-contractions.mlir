@@ -283,3 +283,49 @@ func.func @epilogue_own_buffer(%a: memref<8x16xf32>, %b: memref<16x32xf32>) -> m
   }
   return %d : memref<8x32xf32>
 }
+
+// -----
+
+// Depthwise conv (stride 2) as the CPU provider emits it, loops
+// (n, m, oh, kh, kw, ow), then a Relu into its own buffer: 20-wide rows are
+// two 16-lane chunks (the second masked), four rows per block, eight
+// accumulators across the taps; each tap loads 32 lanes and keeps the even
+// ones; the Relu is applied to every chunk before its store.
+// CHECK-LABEL: func.func @depthwise_stride2_relu
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for {{.*}} to %c20 step %c4
+// CHECK-COUNT-8: vector.transfer_read %arg2
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: memref.load %arg1
+// CHECK: vector.transfer_read %arg0{{.*}} vector<32xf32>
+// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK: vector.fma
+// CHECK: arith.maximumf
+// CHECK: vector.transfer_write {{.*}}, %arg3[%c0, %arg4, %arg5, %c0] {in_bounds = [true]}
+// CHECK: arith.maximumf
+// CHECK: vector.transfer_write {{.*}}, %arg3[%c0, %arg4, %arg5, %c16] :
+// CHECK-NOT: vector.transfer_write {{.*}}, %arg2
+// CHECK-NOT: linalg.
+// CHECK: return
+#mX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh * 2 + kh, ow * 2 + kw)>
+#mW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#mO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @depthwise_stride2_relu(%x: memref<1x4x41x41xf32>, %w: memref<4x1x3x3xf32>, %o: memref<1x4x20x20xf32>, %y: memref<1x4x20x20xf32>) {
+  linalg.generic {indexing_maps = [#mX, #mW, #mO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<1x4x41x41xf32>, memref<4x1x3x3xf32>) outs(%o : memref<1x4x20x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%o : memref<1x4x20x20xf32>) outs(%y : memref<1x4x20x20xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %a, %z : f32
+    linalg.yield %r : f32
+  }
+  return
+}

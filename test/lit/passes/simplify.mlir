@@ -12,22 +12,26 @@ func.func @identity(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Inference Dropout goes; training mode or a used mask keep it.
+// Inference Dropout goes, and so does training mode with a constant zero
+// ratio (PyTorch exports that); a run-time training mode or a used mask
+// keep it.
 // CHECK-LABEL: func.func @dropout
 // CHECK-SAME: (%[[X:.*]]: tensor<3xf32>
 // CHECK: %[[T:[a-z0-9_]+]], %{{[a-z0-9_]+}} = onnx.Dropout(%[[X]], %{{.*}}, %{{.*}}) {{.*}}tensor<i1>
 // CHECK: %[[M:[a-z0-9_]+]], %[[MASK:[a-z0-9_]+]] = onnx.Dropout(%[[X]], %{{.*}}, %{{.*}}) {{.*}}-> (tensor<3xf32>, tensor<3xi1>)
 // CHECK-NOT: onnx.Dropout
-// CHECK: return %[[X]], %[[X]], %[[T]], %[[M]], %[[MASK]]
-func.func @dropout(%x: tensor<3xf32>, %t: tensor<i1>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi1>) {
+// CHECK: return %[[X]], %[[X]], %[[T]], %[[M]], %[[MASK]], %[[X]]
+func.func @dropout(%x: tensor<3xf32>, %t: tensor<i1>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi1>, tensor<3xf32>) {
   %n = onnx.NoValue
   %r = onnx.Constant() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %z = onnx.Constant() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
   %f = onnx.Constant() {value = dense<false> : tensor<i1>} : () -> tensor<i1>
   %a, %am = onnx.Dropout(%x, %n, %n) : (tensor<3xf32>, none, none) -> (tensor<3xf32>, none)
   %b, %bm = onnx.Dropout(%x, %r, %f) : (tensor<3xf32>, tensor<f32>, tensor<i1>) -> (tensor<3xf32>, tensor<3xi1>)
   %c, %cm = onnx.Dropout(%x, %r, %t) : (tensor<3xf32>, tensor<f32>, tensor<i1>) -> (tensor<3xf32>, tensor<3xi1>)
   %d, %dm = onnx.Dropout(%x, %n, %n) : (tensor<3xf32>, none, none) -> (tensor<3xf32>, tensor<3xi1>)
-  return %a, %b, %c, %d, %dm : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi1>
+  %e, %em = onnx.Dropout(%x, %z, %t) : (tensor<3xf32>, tensor<f32>, tensor<i1>) -> (tensor<3xf32>, none)
+  return %a, %b, %c, %d, %dm, %e : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi1>, tensor<3xf32>
 }
 
 // -----
