@@ -17,7 +17,7 @@
 //   3. tiles, peels, vectorizes and lowers those matmuls with a transform
 //      dialect script built from their static shapes (TOOLCHAIN.md §4/§6):
 //      optional cache tiles that divide the shape, register tiles
-//      [8, 32, 1], transform.loop.peel for loops with a remainder only,
+//      [8, 32, 1] (or [8, 16, 1] when that leaves a smaller remainder), transform.loop.peel for loops with a remainder only,
 //      vector.contract lowered to outer products (FMAs), the C tile hoisted
 //      out of the k loop.
 //   4. applies an elementwise epilogue that reads only the contraction's
@@ -692,6 +692,10 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
   }
   int64_t em = cm ? cm : M, en = cn ? cn : N;
   int64_t tm = std::min<int64_t>(8, em), tn = std::min<int64_t>(32, en);
+  // A 16-wide tile when it leaves a smaller remainder (49 = 3 x 16 + 1):
+  // the peeled remainder runs far slower than full tiles.
+  if (en > 32 && en % 32 > en % 16)
+    tn = 16;
   s += "  %t" + i + ", %l" + i + ":3 = transform.structured.tile_using_for " + target +
        " tile_sizes [" + std::to_string(tm) + ", " + std::to_string(tn) + ", 1] : (" +
        any + ") -> (" + any + ", " + any + ", " + any + ", " + any + ")\n";

@@ -329,3 +329,27 @@ func.func @depthwise_stride2_relu(%x: memref<1x4x41x41xf32>, %w: memref<4x1x3x3x
   }
   return
 }
+
+// -----
+
+// n = 49 (a 7x7 feature map): 16-wide register tiles leave a remainder of
+// 1 where 32-wide ones would leave 17.
+// CHECK-LABEL: func.func @n49
+// CHECK-DAG: vector.fma {{.*}} : vector<16xf32>
+// CHECK-DAG: vector.fma {{.*}} : vector<1xf32>
+// CHECK-NOT: vector<32xf32>
+// CHECK-NOT: vector<17xf32>
+// CHECK: return
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @n49(%a: memref<16x64xf32>, %b: memref<64x49xf32>, %c: memref<16x49xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<16x64xf32>, memref<64x49xf32>) outs(%c : memref<16x49xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
