@@ -101,6 +101,10 @@ bool staticF32(Value v) {
   return t && t.hasStaticShape() && t.getElementType().isF32();
 }
 
+bool hasIdentityLayout(Value v) {
+  return cast<MemRefType>(v.getType()).getLayout().isIdentity();
+}
+
 /// Common preconditions of the generics we rewrite.
 bool isCandidate(linalg::GenericOp g) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
@@ -253,6 +257,32 @@ void forEachBatch(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
   body(b, ivs);
 }
 
+/// `out` collapsed by `groups`, for a matmul's C. C must not be a view:
+/// hoisting its tile out of the k loop (hoist_redundant_vector_transfers)
+/// refuses view-like sources, and the tile would be stored at every k step.
+/// So an allocated output becomes a collapsed allocation that everything
+/// else reads through an expand_shape.
+Value collapsedOutput(OpBuilder &b, Location loc, Value out, ArrayRef<ReassociationIndices> groups) {
+  auto alloc = out.getDefiningOp<memref::AllocOp>();
+  if (!alloc || !hasIdentityLayout(out))
+    return b.create<memref::CollapseShapeOp>(loc, out, groups);
+  auto type = cast<MemRefType>(out.getType());
+  SmallVector<int64_t> shape;
+  for (const ReassociationIndices &g : groups) {
+    int64_t n = 1;
+    for (int64_t i : g)
+      n *= type.getDimSize(i);
+    shape.push_back(n);
+  }
+  OpBuilder ab(alloc);
+  Value flat = ab.create<memref::AllocOp>(alloc.getLoc(), MemRefType::get(shape, type.getElementType()),
+                                          alloc.getAlignmentAttr());
+  Value shaped = ab.create<memref::ExpandShapeOp>(alloc.getLoc(), type, flat, groups);
+  alloc.getResult().replaceAllUsesWith(shaped);
+  alloc.erase();
+  return flat;
+}
+
 /// Returns the buffer the matmuls accumulate into.
 Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId) {
   OpBuilder b(g);
@@ -263,6 +293,37 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
     extents.push_back(ranges[d]);
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1], c = g.getDpsInits()[0];
+  // B shared by every batch element, A = [batch..., m, k] and C =
+  // [batch..., m, n] contiguous: the batch folds into m, one matmul with
+  // B read once (a [197, 1, 768] x [768, 2304] MatMul is not 197 GEMVs).
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, g.getContext()); };
+  SmallVector<AffineExpr> aRows, cRows;
+  for (unsigned bd : mm.batch) {
+    aRows.push_back(d(bd));
+    cRows.push_back(d(bd));
+  }
+  aRows.append({d(mm.m), d(mm.k)});
+  cRows.append({d(mm.m), d(mm.n)});
+  bool bShared = llvm::all_of(maps[1].getResults(), [&](AffineExpr e) {
+    auto bd = dimOf(e);
+    return !bd || *bd == mm.k || *bd == mm.n;
+  });
+  if (!mm.batch.empty() && !mm.transA && bShared && maps[0].getResults() == ArrayRef(aRows) &&
+      maps[2].getResults() == ArrayRef(cRows) && hasIdentityLayout(a) && hasIdentityLayout(c)) {
+    int64_t rank = cast<MemRefType>(a.getType()).getRank();
+    SmallVector<ReassociationIndices> rows(1);
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      rows[0].push_back(i);
+    rows.push_back({rank - 1});
+    Value a2 = b.create<memref::CollapseShapeOp>(loc, a, rows);
+    Value c2 = collapsedOutput(b, loc, c, rows);
+    SmallVector<std::optional<OpFoldResult>> at;
+    for (AffineExpr e : maps[1].getResults())
+      at.push_back(dimOf(e) ? std::optional<OpFoldResult>() : b.getIndexAttr(0));
+    emitMatmul(b, loc, a2, subMatrix(b, loc, bm, at), c2, false, mm.transB, nextId);
+    g.erase();
+    return c2;
+  }
   forEachBatch(b, loc, extents, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
     // Each operand at the current batch element, its matrix dims whole.
     auto view = [&](Value src, AffineMap map) {
@@ -282,10 +343,6 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
   });
   g.erase();
   return c;
-}
-
-bool hasIdentityLayout(Value v) {
-  return cast<MemRefType>(v.getType()).getLayout().isIdentity();
 }
 
 /// 2-D convolution, group 1: loops (n, m, c, kh, kw, oh, ow), maps
@@ -473,23 +530,7 @@ Value rewriteConv(linalg::GenericOp g, int64_t &nextId) {
       loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
   Value w2 = b.create<memref::CollapseShapeOp>(
       loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-  // The matmul's C must not be a view: hoisting its tile out of the k loop
-  // (hoist_redundant_vector_transfers) refuses view-like sources, and the
-  // tile would be stored at every k step. An output buffer becomes a flat
-  // [N, M, OH*OW] allocation that everything else reads through an
-  // expand_shape.
-  SmallVector<ReassociationIndices> flatOut = {{0}, {1}, {2, 3}};
-  Value out3;
-  if (auto alloc = out.getDefiningOp<memref::AllocOp>(); alloc && hasIdentityLayout(out)) {
-    OpBuilder ab(alloc);
-    auto flatType = MemRefType::get({r[0], r[1], r[5] * r[6]}, f32);
-    out3 = ab.create<memref::AllocOp>(alloc.getLoc(), flatType, alloc.getAlignmentAttr());
-    Value shaped = ab.create<memref::ExpandShapeOp>(alloc.getLoc(), out.getType(), out3, flatOut);
-    alloc.getResult().replaceAllUsesWith(shaped);
-    alloc.erase();
-  } else {
-    out3 = b.create<memref::CollapseShapeOp>(loc, out, flatOut);
-  }
+  Value out3 = collapsedOutput(b, loc, out, {{0}, {1}, {2, 3}});
   forEachBatch(b, loc, {r[0]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
     emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, ivs),
                matrixView(nb, loc, out3, ivs), false, false, nextId);
@@ -616,6 +657,11 @@ void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
   });
   if (!hoisted)
     return;
+  // e's output viewed as C: the same buffer, or collapsed like C was.
+  auto expand = e.getDpsInputs()[0].getDefiningOp<memref::ExpandShapeOp>();
+  bool reshaped = cast<MemRefType>(out.getType()).getShape() != cType.getShape();
+  if (reshaped && !expand)
+    return;
   Block &body = e.getRegion().front();
   for (vector::TransferWriteOp w : writes) {
     auto vt = cast<VectorType>(w.getVector().getType());
@@ -646,12 +692,8 @@ void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
     // The same element of e's output: its buffer viewed as C (flat for a
     // conv) through the same subviews.
     Value dest = out;
-    if (cast<MemRefType>(out.getType()).getShape() != cType.getShape()) {
-      auto expand = e.getDpsInputs()[0].getDefiningOp<memref::ExpandShapeOp>();
-      if (!expand)
-        continue;
+    if (reshaped)
       dest = b.create<memref::CollapseShapeOp>(l, out, expand.getReassociationIndices());
-    }
     SmallVector<memref::SubViewOp> views;
     for (Value v = w.getSource(); auto sv = v.getDefiningOp<memref::SubViewOp>(); v = sv.getSource())
       views.push_back(sv);

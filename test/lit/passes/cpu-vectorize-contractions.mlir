@@ -76,13 +76,14 @@ func.func @transposed_b(%a: memref<1x64xf32>, %b: memref<10x64xf32>, %c: memref<
 
 // -----
 
-// Batched, B broadcast over the batch: one scf.for over the batch and a
-// rank-reduced view of A and C per batch element (folded into the
-// transfers' indices).
+// Batched, B broadcast over the batch: the batch folds into m (A and C
+// collapsed to 24 rows), one matmul that reads B once.
 // CHECK-LABEL: func.func @batch_broadcast
 // CHECK-NOT: linalg.generic
-// CHECK: scf.for %[[B:.*]] = %c0 to %c3
-// CHECK: vector.transfer_read %arg2[%[[B]], %c0, %c0]
+// CHECK-DAG: %[[A:.*]] = memref.collapse_shape %arg0 {{\[}}[0, 1], [2]] : memref<3x8x16xf32> into memref<24x16xf32>
+// CHECK-DAG: %[[C:.*]] = memref.collapse_shape %arg2 {{\[}}[0, 1], [2]] : memref<3x8x32xf32> into memref<24x32xf32>
+// CHECK: scf.for %[[M:.*]] = %c0 to %c24 step %c8
+// CHECK: vector.transfer_read %[[C]][%[[M]], %c0]
 // CHECK: vector.fma
 // CHECK-NOT: linalg.
 // CHECK: return
@@ -92,6 +93,32 @@ func.func @transposed_b(%a: memref<1x64xf32>, %b: memref<10x64xf32>, %c: memref<
 func.func @batch_broadcast(%a: memref<3x8x16xf32>, %b: memref<16x32xf32>, %c: memref<3x8x32xf32>) {
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
       ins(%a, %b : memref<3x8x16xf32>, memref<16x32xf32>) outs(%c : memref<3x8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Batched A and B (no shared operand): one scf.for over the batch and a
+// rank-reduced view of each operand per batch element (folded into the
+// transfers' indices).
+// CHECK-LABEL: func.func @batch_both
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[B:.*]] = %c0 to %c3
+// CHECK: vector.transfer_read %arg2[%[[B]], %c0, %c0]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.
+// CHECK: return
+#mA = affine_map<(b, m, k, n) -> (b, m, k)>
+#mB = affine_map<(b, m, k, n) -> (b, k, n)>
+#mC = affine_map<(b, m, k, n) -> (b, m, n)>
+func.func @batch_both(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32>, %c: memref<3x8x32xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<3x8x16xf32>, memref<3x16x32xf32>) outs(%c : memref<3x8x32xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
