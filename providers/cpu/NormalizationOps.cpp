@@ -110,7 +110,10 @@ Value addF(OpBuilder &nb, Location l, ValueRange a) {
 struct Moments {
   Value mean, invStd, centered;
 };
-Moments moments(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims, double eps) {
+/// With `skip` (a residual of x's type), the statistics are those of
+/// x + skip, summed inside the reduction and the centering (SkipLayerNorm).
+Moments moments(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims, double eps,
+                Value skip = {}) {
   MLIRContext *ctx = b.getContext();
   auto xt = typeOf(x);
   Type elt = xt.getElementType();
@@ -119,15 +122,37 @@ Moments moments(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims, dou
     count *= xt.getDimSize(d);
   AffineMap id = AffineMap::getMultiDimIdentityMap(xt.getRank(), ctx);
   AffineMap red = dropDimsMap(ctx, xt.getRank(), dims);
-  Value sum = reduce(b, loc, x, dims, 0.0, addF);
+  Value sum;
+  if (skip) {
+    SmallVector<utils::IteratorType> iters;
+    for (int64_t i = 0; i < xt.getRank(); ++i)
+      iters.push_back(llvm::is_contained(dims, i) ? utils::IteratorType::reduction
+                                                  : utils::IteratorType::parallel);
+    sum = generic(b, loc, ValueRange{x, skip},
+                  ValueRange{fillWith(b, loc, dropDims(xt, dims), cst(b, loc, elt, 0.0))},
+                  {id, id, red}, iters, [](OpBuilder &nb, Location l, ValueRange a) {
+                    Value v = nb.create<arith::AddFOp>(l, a[0], a[1]);
+                    return SmallVector<Value>{nb.create<arith::AddFOp>(l, a[2], v)};
+                  })[0];
+  } else {
+    sum = reduce(b, loc, x, dims, 0.0, addF);
+  }
   Value mean = elementwise(b, loc, typeOf(sum), ValueRange{sum},
                            [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                              return nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count));
                            });
-  Value centered = mapped(b, loc, xt, ValueRange{x, mean}, {id, red},
-                          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                            return nb.create<arith::SubFOp>(l, a[0], a[1]);
-                          });
+  SmallVector<Value> ins = {x};
+  SmallVector<AffineMap> maps = {id};
+  if (skip) {
+    ins.push_back(skip);
+    maps.push_back(id);
+  }
+  ins.push_back(mean);
+  maps.push_back(red);
+  Value centered = mapped(b, loc, xt, ins, maps, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    Value v = skip ? (Value)nb.create<arith::AddFOp>(l, a[0], a[1]) : a[0];
+    return nb.create<arith::SubFOp>(l, v, a.back());
+  });
   Value sq = elementwise(b, loc, xt, ValueRange{centered},
                          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                            return nb.create<arith::MulFOp>(l, a[0], a[0]);
@@ -141,6 +166,23 @@ Moments moments(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims, dou
                                                                nb.create<math::SqrtOp>(l, v));
                              });
   return {mean, invStd, centered};
+}
+
+/// The operands a and b when `v` is a + b computed by an elementwise
+/// generic (the lowered residual Add) over two tensors of v's type.
+std::optional<std::pair<Value, Value>> sumOperands(Value v) {
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 2 || g.getNumResults() != 1 ||
+      !llvm::all_of(g.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
+      g.getDpsInputs()[0].getType() != v.getType() || g.getDpsInputs()[1].getType() != v.getType())
+    return std::nullopt;
+  Block &body = g.getRegion().front();
+  auto add = dyn_cast<arith::AddFOp>(body.getTerminator()->getOperand(0).getDefiningOp());
+  if (!add || !llvm::hasSingleElement(body.without_terminator()) ||
+      !((add.getLhs() == body.getArgument(0) && add.getRhs() == body.getArgument(1)) ||
+        (add.getLhs() == body.getArgument(1) && add.getRhs() == body.getArgument(0))))
+    return std::nullopt;
+  return std::make_pair(g.getDpsInputs()[0], g.getDpsInputs()[1]);
 }
 
 /// LayerNormalization: statistics over dims [axis, rank), then the affine
@@ -158,7 +200,16 @@ Results lowerLayerNorm(OpBuilder &b, Operation *op) {
   SmallVector<int64_t> dims;
   for (int64_t i = axis; i < rank; ++i)
     dims.push_back(i);
-  Moments mo = moments(b, loc, x, dims, getFloatAttr(op, "epsilon", 1e-5f));
+  // A LayerNorm of a residual Add (marked by kiln-fuse-subgraphs) reads the
+  // Add's operands: the sum is formed inside its kernels, and the Add's
+  // own kernel goes when nothing else reads it.
+  Value skip;
+  if (op->hasAttr("kiln.skip_layer_norm"))
+    if (auto ab = sumOperands(x)) {
+      x = ab->first;
+      skip = ab->second;
+    }
+  Moments mo = moments(b, loc, x, dims, getFloatAttr(op, "epsilon", 1e-5f), skip);
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   AffineMap red = dropDimsMap(ctx, rank, dims);
   SmallVector<Value> ins = {mo.centered, mo.invStd, op->getOperand(1)};

@@ -150,3 +150,21 @@ func.func @lrn(%x: tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32> {
   %0 = onnx.LRN(%x) {size = 4 : i64, alpha = 0.01 : f32, beta = 0.5 : f32, bias = 2.0 : f32} : (tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32>
   return %0 : tensor<1x5x2x2xf32>
 }
+
+// -----
+
+// A LayerNorm marked as a skip LayerNorm (kiln-fuse-subgraphs) sums the
+// residual Add's operands inside its reduction and its centering; the
+// Add's own generic is then dead.
+// CHECK-LABEL: func.func @skip_layer_norm
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %arg1 :
+// CHECK: arith.addf
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg1, %{{.*}} :
+// CHECK: arith.addf
+// CHECK: arith.subf
+func.func @skip_layer_norm(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %s: tensor<8xf32>, %c: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = onnx.Add(%a, %b) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y, %m, %i = onnx.LayerNormalization(%0, %s, %c) {axis = -1 : i64, epsilon = 1.0e-5 : f32, kiln.skip_layer_norm} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, none, none)
+  return %y : tensor<4x8xf32>
+}
