@@ -11,8 +11,11 @@
 //    MatMul(Q, K^T) -> Mul/Div scale -> Add mask (or Where with a constant
 //    condition) -> Softmax -> MatMul(., V) -> Transpose/Reshape back
 //                                 -> onnx.Attention {kiln.fused} (3-D Q/K/V)
+//    or, Q/K/V already split into heads [B, H, S, D] (rotary embeddings),
+//    the same with `kiln.layout = "heads"`
 // and marks (without rewriting)
-//  - LayerNormalization of a residual Add (`kiln.skip_layer_norm`),
+//  - LayerNormalization of a residual Add (`kiln.skip_layer_norm`; the CPU
+//    lowering sums the Add's operands inside the LayerNorm kernel),
 //  - other attention blocks (`kiln.pattern = "attention"` on the Softmax).
 //
 //===----------------------------------------------------------------------===//
@@ -406,6 +409,104 @@ std::optional<float> scaleOf(Operation *op) {
   return isOnnx(op, "Mul") ? *c : 1.0f / *c;
 }
 
+/// Whether the mask (an f32 tensor, or a Where's constant condition) has at
+/// most `maxRank` dims and broadcasts to the scores from the right.
+bool maskBroadcasts(Value mask, Operation *where, RankedTensorType scores, int64_t maxRank) {
+  auto m = dyn_cast<RankedTensorType>(where ? where->getOperand(0).getType() : mask.getType());
+  if (!m || !m.hasStaticShape() || m.getRank() > maxRank || (!where && !m.getElementType().isF32()))
+    return false;
+  for (int64_t i = 0; i < m.getRank(); ++i) {
+    int64_t d = m.getDimSize(m.getRank() - 1 - i), want = scores.getDimSize(scores.getRank() - 1 - i);
+    if (d != 1 && d != want)
+      return false;
+  }
+  return true;
+}
+
+/// The additive f32 mask a Where(c, fill, scores) (or Where(c, scores,
+/// fill)) with a constant condition applies.
+Value maskOfWhere(OpBuilder &b, Operation *where, bool fillIsTrue) {
+  SmallVector<float> bias;
+  float fill = *scalarOf(where->getOperand(fillIsTrue ? 1 : 2));
+  for (bool c : constantAttr(where->getOperand(0)).getValues<bool>())
+    bias.push_back(c == fillIsTrue ? fill : 0.0f);
+  auto ct = cast<RankedTensorType>(where->getOperand(0).getType());
+  return createConstant(b, where->getLoc(), RankedTensorType::get(ct.getShape(), b.getF32Type()),
+                        bias);
+}
+
+/// onnx.Attention {kiln.fused} on Q, K, V (and an optional additive mask),
+/// with `layout` ("" batch-first 3-D, "seq_first" or "heads" 4-D).
+Value createFusedAttention(OpBuilder &b, Location loc, ArrayRef<Value> qkv, Value mask, int64_t heads,
+                           float scale, StringRef layout, Type resultType) {
+  auto none = [&]() {
+    OperationState ns(loc, "onnx.NoValue");
+    ns.addTypes(b.getNoneType());
+    return b.create(ns)->getResult(0);
+  };
+  OperationState state(loc, "onnx.Attention");
+  state.addOperands({qkv[0], qkv[1], qkv[2], mask ? mask : none(), none(), none(), none()});
+  state.addAttribute("q_num_heads", b.getI64IntegerAttr(heads));
+  state.addAttribute("kv_num_heads", b.getI64IntegerAttr(heads));
+  state.addAttribute("scale", b.getF32FloatAttr(scale));
+  state.addAttribute("kiln.fused", b.getUnitAttr());
+  if (!layout.empty())
+    state.addAttribute("kiln.layout", b.getStringAttr(layout));
+  state.addTypes({resultType, b.getNoneType(), b.getNoneType(), b.getNoneType()});
+  return b.create(state)->getResult(0);
+}
+
+/// Erases a fused block's ops (`ops` in order, then the now unused ones of
+/// `chain`) and the head splits feeding it when nothing else reads them.
+void eraseBlock(ArrayRef<Operation *> ops, ArrayRef<Operation *> chain, ArrayRef<Value> splits) {
+  for (Operation *op : ops)
+    op->erase();
+  for (Operation *op : chain)
+    if (op->use_empty())
+      op->erase();
+  for (Value v : splits)
+    for (Operation *op = v.getDefiningOp(); op && op->use_empty();) {
+      Operation *next = op->getNumOperands() ? op->getOperand(0).getDefiningOp() : nullptr;
+      op->erase();
+      op = isOnnx(next, "Reshape") || isOnnx(next, "Transpose") ? next : nullptr;
+    }
+}
+
+/// An attention block whose Q, K and V are already split into heads,
+/// [B, H, S, D] (as when rotary embeddings apply to the heads): Q, K^T as a
+/// Transpose (0, 1, 3, 2) of K, V; fused with `kiln.layout = "heads"`, the
+/// result [B, H, S, Dv] replacing the second product's.
+bool fuseHeadsAttention(Operation *softmax, Operation *qk, Operation *pv, Value q, Value mask,
+                        Operation *where, bool fillIsTrue, float scale,
+                        ArrayRef<Operation *> chain) {
+  Operation *kt = qk->getOperand(1).getDefiningOp();
+  if (!isOnnx(kt, "Transpose") ||
+      ArrayRef<int64_t>(onnx::getIntsAttr(kt, "perm")) != ArrayRef<int64_t>{0, 1, 3, 2})
+    return false;
+  Value k = kt->getOperand(0), v = pv->getOperand(1);
+  auto heads4 = [](Value x) {
+    auto t = dyn_cast<RankedTensorType>(x.getType());
+    return t && t.getRank() == 4 && t.hasStaticShape() && t.getElementType().isF32() ? t
+                                                                                    : RankedTensorType();
+  };
+  auto qt = heads4(q), ktt = heads4(k), vt = heads4(v), yt = heads4(pv->getResult(0));
+  if (!qt || !ktt || !vt || !yt || qt.getDimSize(0) != ktt.getDimSize(0) ||
+      qt.getDimSize(1) != ktt.getDimSize(1) || ktt.getShape().take_front(3) != vt.getShape().take_front(3) ||
+      qt.getDimSize(3) != ktt.getDimSize(3))
+    return false;
+  if ((mask || where) &&
+      !maskBroadcasts(mask, where, cast<RankedTensorType>(softmax->getResult(0).getType()), 4))
+    return false;
+  Value kT = qk->getOperand(1);
+  OpBuilder b(pv);
+  if (where)
+    mask = maskOfWhere(b, where, fillIsTrue);
+  Value y = createFusedAttention(b, softmax->getLoc(), {q, k, v}, mask, qt.getDimSize(1), scale, "heads", yt);
+  pv->getResult(0).replaceAllUsesWith(y);
+  eraseBlock({pv, softmax}, chain, {kT});
+  return true;
+}
+
 /// Replaces the attention block ending at `softmax` by one onnx.Attention on
 /// the 3-D Q, K and V (`kiln.layout = "seq_first"` for [S, B, E] ones);
 /// returns whether it did.
@@ -475,7 +576,9 @@ bool fuseAttention(Operation *softmax) {
   auto k = headsOf(qk->getOperand(1), layout, true);
   auto v = headsOf(pv->getOperand(1), layout, false);
   if (!q || !k || !v || q->second != k->second || k->second != v->second)
-    return false;
+    return !layout.seqFirst &&
+           fuseHeadsAttention(softmax, qk, pv, qHeads, haveMask ? mask : Value(), where,
+                              fillIsTrue, scale, chain);
   Operation *back = singleUser(pv->getResult(0));
   if (!isOnnx(back, "Transpose") ||
       ArrayRef<int64_t>(onnx::getIntsAttr(back, "perm")) != ArrayRef<int64_t>(layout.back))
@@ -495,46 +598,14 @@ bool fuseAttention(Operation *softmax) {
     return false;
   // The mask must broadcast to the scores [B, H, S, Skv] (sequence-first:
   // [B*H, S, Skv], so only a mask over the last two dims means the same).
-  if (haveMask) {
-    auto m = dyn_cast<RankedTensorType>(where ? where->getOperand(0).getType() : mask.getType());
-    if (!m || !m.hasStaticShape() || m.getRank() > (layout.seqFirst ? 2 : 4) ||
-        (!where && !m.getElementType().isF32()))
-      return false;
-    for (int64_t i = 0; i < m.getRank(); ++i) {
-      int64_t d = m.getDimSize(m.getRank() - 1 - i),
-              want = st.getDimSize(st.getRank() - 1 - i);
-      if (d != 1 && d != want)
-        return false;
-    }
-  }
+  if (haveMask && !maskBroadcasts(mask, where, st, layout.seqFirst ? 2 : 4))
+    return false;
 
   OpBuilder b(merge);
-  if (where) {
-    SmallVector<float> bias;
-    float fill = *scalarOf(where->getOperand(fillIsTrue ? 1 : 2));
-    for (bool c : constantAttr(where->getOperand(0)).getValues<bool>())
-      bias.push_back(c == fillIsTrue ? fill : 0.0f);
-    auto ct = cast<RankedTensorType>(where->getOperand(0).getType());
-    mask = createConstant(b, where->getLoc(),
-                          RankedTensorType::get(ct.getShape(), b.getF32Type()), bias);
-  }
-  auto none = [&]() {
-    OperationState ns(softmax->getLoc(), "onnx.NoValue");
-    ns.addTypes(b.getNoneType());
-    return b.create(ns)->getResult(0);
-  };
-  OperationState state(softmax->getLoc(), "onnx.Attention");
-  state.addOperands({q->first, k->first, v->first, haveMask ? mask : none(), none(),
-                     none(), none()});
-  state.addAttribute("q_num_heads", b.getI64IntegerAttr(q->second));
-  state.addAttribute("kv_num_heads", b.getI64IntegerAttr(q->second));
-  state.addAttribute("scale", b.getF32FloatAttr(scale));
-  state.addAttribute("kiln.fused", b.getUnitAttr());
-  if (layout.seqFirst)
-    state.addAttribute("kiln.layout", b.getStringAttr("seq_first"));
-  state.addTypes({yt, b.getNoneType(), b.getNoneType(), b.getNoneType()});
-  Operation *attention = b.create(state);
-  Value y = attention->getResult(0);
+  if (where)
+    mask = maskOfWhere(b, where, fillIsTrue);
+  Value y = createFusedAttention(b, softmax->getLoc(), {q->first, k->first, v->first}, haveMask ? mask : Value(),
+                                 q->second, scale, layout.seqFirst ? "seq_first" : "", yt);
   if (mt != yt) {
     // [S, B, E] -> [S*B, E], as the block's own merge did.
     auto shape = RankedTensorType::get({2}, b.getI64Type());
@@ -547,20 +618,7 @@ bool fuseAttention(Operation *softmax) {
     y = b.create(rs)->getResult(0);
   }
   merge->getResult(0).replaceAllUsesWith(y);
-  // The block's ops are dead now, and so are the head splits (unless they
-  // feed others).
-  SmallVector<Value> splits = {qHeads, qk->getOperand(1), pv->getOperand(1)};
-  for (Operation *op : {merge, back, pv, softmax})
-    op->erase();
-  for (Operation *op : chain)
-    if (op->use_empty())
-      op->erase();
-  for (Value v : splits)
-    for (Operation *op = v.getDefiningOp(); op && op->use_empty();) {
-      Operation *next = op->getOperand(0).getDefiningOp();
-      op->erase();
-      op = isOnnx(next, "Reshape") ? next : nullptr;
-    }
+  eraseBlock({merge, back, pv, softmax}, chain, {qHeads, qk->getOperand(1), pv->getOperand(1)});
   return true;
 }
 

@@ -151,19 +151,25 @@ def Simplify : Pass<"kiln-simplify", "::mlir::ModuleOp"> {
 }
 
 def FuseSubgraphs : Pass<"kiln-fuse-subgraphs", "::mlir::ModuleOp"> {
-  let summary = "Recognize GELU and LayerNormalization chains; mark attention blocks";
+  let summary = "Recognize GELU, LayerNormalization and attention blocks; mark skip LayerNorms";
   let description = [{
     Replaces the primitive-node spellings exporters use for GELU (the erf
     form `x * 0.5 * (1 + Erf(x / sqrt(2)))`, with Div by 1.41421 or Mul by
     0.70711 and the Mul by x and by 0.5 in either order, and the tanh
     approximation) with `onnx.Gelu`, and the
     ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul gamma/Add beta) chain over
-    trailing axes with `onnx.LayerNormalization`. It marks, without rewriting,
-    LayerNormalization of a residual Add (`kiln.skip_layer_norm`) and
-    attention blocks, MatMul(Q, K^T) -> scale -> mask -> Softmax -> MatMul(V)
-    (`kiln.pattern = "attention"` on the Softmax). Counts go to the module as
-    `kiln.report.fuse_gelu`, `fuse_layer_norm`, `skip_layer_norm` and
-    `attention_blocks`.
+    trailing axes with `onnx.LayerNormalization`. Multi-head attention
+    blocks, MatMul(Q, K^T) -> scale -> mask (Add, or Where with a constant
+    condition) -> Softmax -> MatMul(V), become one
+    `onnx.Attention {kiln.fused}`: on the 3-D Q/K/V when the heads are split
+    by Reshape/Transpose (batch-first, or PyTorch's sequence-first with
+    `kiln.layout = "seq_first"`), on 4-D [B, H, S, D] ones otherwise
+    (`kiln.layout = "heads"`, e.g. after rotary embeddings). It marks
+    LayerNormalization of a residual Add (`kiln.skip_layer_norm`), which the
+    CPU lowering then computes from the Add's operands, and attention blocks
+    it could not fuse (`kiln.pattern = "attention"` on the Softmax). Counts
+    go to the module as `kiln.report.fuse_gelu`, `fuse_layer_norm`,
+    `fuse_attention`, `skip_layer_norm` and `attention_blocks`.
   }];
 }
 

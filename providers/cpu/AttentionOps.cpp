@@ -6,7 +6,8 @@
 // in the indexing maps instead of transposed copies:
 //   scores[b, h, i, j] = scale * sum_d Q[b, i, h, d] K[b, j, h, d] + mask
 //   Y[b, i, h, e]      = sum_j softmax_j(scores)[b, h, i, j] V[b, j, h, e]
-// (with `kiln.layout = "seq_first"` Q, K, V and Y are [S, B, E]: Q[i, b, h, d])
+// (with `kiln.layout = "seq_first"` Q, K, V and Y are [S, B, E]: Q[i, b, h, d];
+// with `kiln.layout = "heads"` they are split already: Q[b, h, i, d])
 // and kiln-cpu-vectorize-contractions turns both sums into matmuls on
 // strided views. Other forms of Attention are decomposed by
 // kiln-decompose-ops before partitioning.
@@ -20,10 +21,16 @@ using namespace kiln::onnx;
 namespace kiln::cpu {
 namespace {
 
+bool headsLayout(Operation *op) {
+  auto layout = op->getAttrOfType<StringAttr>("kiln.layout");
+  return layout && layout.getValue() == "heads";
+}
+
 bool canLowerAttention(Operation *op, std::string &why) {
-  auto is3d = [](Value v) {
+  int64_t rank = headsLayout(op) ? 4 : 3;
+  auto is3d = [&](Value v) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
-    return t && t.getRank() == 3 && t.getElementType().isF32();
+    return t && t.getRank() == rank && t.getElementType().isF32();
   };
   int64_t heads = getIntAttr(op, "q_num_heads", 0);
   bool ok = op->getNumOperands() >= 3 && is3d(op->getOperand(0)) &&
@@ -41,12 +48,16 @@ bool canLowerAttention(Operation *op, std::string &why) {
     auto m = dyn_cast<RankedTensorType>(op->getOperand(3).getType());
     ok = m && m.getElementType().isF32() && m.getRank() <= 4;
   }
-  if (ok)
+  if (ok && rank == 3)
     for (unsigned i = 0; i < 3; ++i)
       ok = typeOf(op->getOperand(i)).getDimSize(2) % heads == 0;
+  if (ok && rank == 4)
+    for (unsigned i = 0; i < 3; ++i)
+      ok = typeOf(op->getOperand(i)).getDimSize(1) == heads;
   if (!ok)
-    why = "only the fused multi-head form (3-D f32 Q/K/V, equal heads, additive "
-          "f32 mask, no cache, causal mask, window or softcap) is lowered directly";
+    why = "only the fused multi-head form (3-D f32 Q/K/V, or 4-D split into heads, equal "
+          "heads, additive f32 mask, no cache, causal mask, window or softcap) is lowered "
+          "directly";
   return ok;
 }
 
@@ -59,13 +70,16 @@ Results lowerAttention(OpBuilder &b, Operation *op) {
   int64_t h = getIntAttr(op, "q_num_heads", 1);
   auto qt = typeOf(q), kt = typeOf(k), vt = typeOf(v);
   auto layout = op->getAttrOfType<StringAttr>("kiln.layout");
-  bool seqFirst = layout && layout.getValue() == "seq_first";
-  int bAt = seqFirst ? 1 : 0, sAt = 1 - bAt;
+  bool seqFirst = layout && layout.getValue() == "seq_first", split = headsLayout(op);
+  int bAt = seqFirst ? 1 : 0, sAt = split ? 2 : 1 - bAt;
   int64_t batch = qt.getDimSize(bAt), s = qt.getDimSize(sAt), t = kt.getDimSize(sAt);
-  int64_t d = qt.getDimSize(2) / h, dv = vt.getDimSize(2) / h;
+  int64_t d = split ? qt.getDimSize(3) : qt.getDimSize(2) / h,
+          dv = split ? vt.getDimSize(3) : vt.getDimSize(2) / h;
   double scale = op->hasAttr("scale") ? getFloatAttr(op, "scale", 1.0f)
                                       : 1.0 / std::sqrt((double)d);
   auto heads = [&](Value x, int64_t len, int64_t size) {
+    if (split)
+      return x;
     auto shape = seqFirst ? SmallVector<int64_t>{len, batch, h, size}
                           : SmallVector<int64_t>{batch, len, h, size};
     return reshapeTo(b, loc, x, RankedTensorType::get(shape, f32));
@@ -75,6 +89,8 @@ Results lowerAttention(OpBuilder &b, Operation *op) {
   // An operand indexed by loops (batch, position, head, feature), in its
   // layout.
   auto at = [&](unsigned bd, unsigned pos, unsigned hd, unsigned f) {
+    if (split)
+      return AffineMap::get(5, 0, {dim(bd), dim(hd), dim(pos), dim(f)}, ctx);
     return seqFirst ? AffineMap::get(5, 0, {dim(pos), dim(bd), dim(hd), dim(f)}, ctx)
                     : AffineMap::get(5, 0, {dim(bd), dim(pos), dim(hd), dim(f)}, ctx);
   };
@@ -114,8 +130,9 @@ Results lowerAttention(OpBuilder &b, Operation *op) {
     return failure();
 
   // Loops (b, i, h, e, j), written straight into Q's layout.
-  auto yType = RankedTensorType::get(seqFirst ? ArrayRef<int64_t>{s, batch, h, dv}
-                                              : ArrayRef<int64_t>{batch, s, h, dv},
+  auto yType = RankedTensorType::get(split      ? ArrayRef<int64_t>{batch, h, s, dv}
+                                     : seqFirst ? ArrayRef<int64_t>{s, batch, h, dv}
+                                                : ArrayRef<int64_t>{batch, s, h, dv},
                                      f32);
   Value y = b.create<linalg::GenericOp>(
                  loc, TypeRange{yType}, ValueRange{(*probs)[0], v4},

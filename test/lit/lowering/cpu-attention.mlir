@@ -43,6 +43,29 @@ func.func @attention_seq_first(%q: tensor<4x3x8xf32>, %k: tensor<4x3x8xf32>, %v:
 
 // -----
 
+// Split into heads already (`kiln.layout = "heads"`, [B, H, S, D]): no
+// reshapes; Q, K, V and Y are read and written in place by (b, h, i, d).
+// CHECK-DAG: #[[HQ:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[HK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+// CHECK-DAG: #[[HP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d4)>
+// CHECK-DAG: #[[HV:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4, d3)>
+// CHECK-DAG: #[[HY:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d3)>
+// CHECK-LABEL: func.func @attention_heads
+// CHECK-NOT: expand_shape
+// CHECK: linalg.generic {indexing_maps = [#[[HQ]], #[[HK]], {{.*}}]{{.*}} ins(%arg0, %arg1 :
+// CHECK: } -> tensor<1x2x4x6xf32>
+// CHECK: math.exp
+// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[HP]], #[[HV]], #[[HY]]]
+// CHECK: } -> tensor<1x2x4x3xf32>
+// CHECK: return %[[Y]]
+func.func @attention_heads(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x3xf32>) -> tensor<1x2x4x3xf32> {
+  %n = onnx.NoValue
+  %y, %pk, %pv, %qk = onnx.Attention(%q, %k, %v, %n, %n, %n, %n) {kiln.fused, kiln.layout = "heads", kv_num_heads = 2 : i64, q_num_heads = 2 : i64, scale = 0.5 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x3xf32>, none, none, none, none) -> (tensor<1x2x4x3xf32>, none, none, none)
+  return %y : tensor<1x2x4x3xf32>
+}
+
+// -----
+
 // Other forms (here causal) are not lowered directly: kiln-decompose-ops
 // expands them before partitioning, so they never get here.
 // ERR: node "causal_attention" (Attention): not supported by provider cpu: only the fused multi-head form

@@ -352,3 +352,27 @@ func.func @layer_norm_spellings(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor
   %y2 = onnx.Mul(%d2, %is) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
   return %y1, %y2 : tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// Q, K and V already split into heads [B, H, S, D] (rotary embeddings apply
+// there, as in LLaMA): K^T is a Transpose (0, 1, 3, 2); the block becomes
+// one Attention with `kiln.layout = "heads"` whose [B, H, S, Dv] result
+// replaces the second MatMul's.
+// CHECK-LABEL: func.func @attention_heads
+// CHECK: %[[M:.*]] = onnx.Constant() {value = dense<{{\[}}[0.000000e+00, -1.000000e+09
+// CHECK: %[[Y:.*]], %{{.*}}, %{{.*}}, %{{.*}} = onnx.Attention(%arg0, %arg1, %arg2, %[[M]], {{.*}}) {kiln.fused, kiln.layout = "heads", kv_num_heads = 2 : i64, q_num_heads = 2 : i64, scale = 0.353553385 : f32}
+// CHECK-NOT: onnx.Transpose
+// CHECK-NOT: onnx.Softmax
+// CHECK: return %[[Y]]
+func.func @attention_heads(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = onnx.Transpose(%k) {perm = [0, 1, 3, 2]} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
+  %s = onnx.MatMul(%q, %kt) : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = onnx.Constant() {value = dense<2.828427> : tensor<f32>} : () -> tensor<f32>
+  %d = onnx.Div(%s, %c) : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %m = onnx.Constant() {value = dense<[[0.0, -1.0e9, -1.0e9, -1.0e9], [0.0, 0.0, -1.0e9, -1.0e9], [0.0, 0.0, 0.0, -1.0e9], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>} : () -> tensor<4x4xf32>
+  %a = onnx.Add(%d, %m) : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = onnx.Softmax(%a) {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %y = onnx.MatMul(%p, %v) : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
