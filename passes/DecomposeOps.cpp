@@ -534,6 +534,16 @@ bool decomposeMatMulInteger(Operation *op) {
   return true;
 }
 
+/// The op's ONNX attributes (without kiln's `onnx.*` bookkeeping), to
+/// carry over to the op that replaces it.
+SmallVector<NamedAttribute> opAttributes(Operation *op) {
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute a : op->getAttrs())
+    if (!a.getName().getValue().starts_with("onnx."))
+      attrs.push_back(a);
+  return attrs;
+}
+
 /// ConvInteger: the centered operands convolve in f64 (exact for int32
 /// sums), cast back to int32.
 bool decomposeConvInteger(Operation *op) {
@@ -543,10 +553,7 @@ bool decomposeConvInteger(Operation *op) {
   OpBuilder b(op);
   Type f64 = b.getF64Type();
   GraphBuilder g(b, op->getLoc(), f64);
-  SmallVector<NamedAttribute> attrs;
-  for (NamedAttribute a : op->getAttrs())
-    if (!a.getName().getValue().starts_with("onnx."))
-      attrs.push_back(a);
+  SmallVector<NamedAttribute> attrs = opAttributes(op);
   Value conv = g.op("Conv",
                     {centered(g, op->getOperand(0), optionalOperand(op, 2), f64),
                      centered(g, op->getOperand(1), optionalOperand(op, 3), f64, wt.getRank()),
@@ -615,10 +622,7 @@ bool decomposeQLinearConv(Operation *op) {
   OpBuilder b(op);
   Type f64 = b.getF64Type();
   GraphBuilder gd(b, op->getLoc(), f64);
-  SmallVector<NamedAttribute> attrs;
-  for (NamedAttribute a : op->getAttrs())
-    if (!a.getName().getValue().starts_with("onnx."))
-      attrs.push_back(a);
+  SmallVector<NamedAttribute> attrs = opAttributes(op);
   Value conv = gd.op("Conv",
                      {centered(gd, x, xz, f64), centered(gd, w, wz, f64, wt.getRank()),
                       bias ? castTo(gd, bias, f64) : gd.none()},
