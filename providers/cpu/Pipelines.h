@@ -19,8 +19,8 @@ inline constexpr const char *kBufferizePipeline =
 /// Buffers and loops to the LLVM dialect; functions take bare pointers.
 inline constexpr const char *kToLlvmPipeline =
     "func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
-    "convert-scf-to-cf,func.func(canonicalize,cse),convert-math-to-libm,"
-    "convert-math-to-llvm,finalize-memref-to-llvm,convert-arith-to-llvm,"
+    "convert-scf-to-cf,func.func(canonicalize,cse),"
+    "convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
     "gpu-to-llvm,reconcile-unrealized-casts,canonicalize";

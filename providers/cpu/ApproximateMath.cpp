@@ -1,0 +1,43 @@
+//===- ApproximateMath.cpp - kiln-approximate-math ------------------------===//
+//
+// Polynomial erf/tanh on the host (see Passes.td for why).
+//
+//===----------------------------------------------------------------------===//
+#include "providers/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_APPROXIMATEMATH
+#include "providers/Passes.h.inc"
+
+namespace {
+
+struct ApproximateMathPass : public impl::ApproximateMathBase<ApproximateMathPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<math::ErfOp, math::TanhOp>(op) && !op->getParentOfType<gpu::GPUModuleOp>() &&
+          getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+    RewritePatternSet patterns(&getContext());
+    populatePolynomialApproximateErfPattern(patterns);
+    populatePolynomialApproximateTanhPattern(patterns);
+    GreedyRewriteConfig config;
+    config.strictMode = GreedyRewriteStrictness::ExistingOps;
+    if (failed(applyOpPatternsAndFold(ops, std::move(patterns), config)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace kiln
