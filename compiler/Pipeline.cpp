@@ -454,7 +454,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     }
     progress.stage("lowering to LLVM" + label);
     // Vector ops left by kiln-cpu-vectorize-contractions go to LLVM first.
-    if (failed(run(std::string("kiln-approximate-math,kiln-flatten-constants,func.func(convert-linalg-to-loops),convert-vector-to-llvm,") +
+    if (failed(run(std::string("kiln-approximate-math,kiln-flatten-constants,func.func(convert-linalg-to-loops),kiln-outline-loops,convert-vector-to-llvm,") +
                    kToLlvmPipeline)))
       return std::nullopt;
     if (primary && options.report) {

@@ -127,6 +127,22 @@ def FlattenConstants : Pass<"kiln-flatten-constants", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def OutlineLoops : Pass<"kiln-outline-loops", "::mlir::ModuleOp"> {
+  let summary = "Move each top-level loop nest of a model function into its own function";
+  let description = [{
+    Runs on loops (after convert-linalg-to-loops), before the lowering to
+    LLVM. Every top-level scf.for/scf.parallel nest of a function body
+    becomes a private function `<function>_loop<N>` called in its place;
+    constants it uses are cloned in, buffers and scalars become arguments
+    (only buffers with static shapes and the identity layout, as the
+    bare-pointer calling convention needs; a nest capturing another buffer
+    stays). Emit marks these functions noinline. LLVM's analyses (dominator
+    trees, SCEV) grow faster than linearly with a function's size: one
+    function per model made a DenseNet's machine-code stage take minutes.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Plan all intermediate buffers into one arena and pass outputs by pointer";
   let description = [{
