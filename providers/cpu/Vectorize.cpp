@@ -513,21 +513,33 @@ Value rewriteConv(linalg::GenericOp g, int64_t &nextId) {
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
   Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1], out = g.getDpsInits()[0];
   Type f32 = b.getF32Type();
-  // col[n, c, kh, kw, oh, ow] = x[n, c, ih(oh, kh), iw(ow, kw)]
-  auto colType = MemRefType::get({r[0], r[2], r[3], r[4], r[5], r[6]}, f32);
-  Value col = b.create<memref::AllocOp>(loc, colType);
   auto e = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   AffineMap xMap = g.getIndexingMapsArray()[0].replaceDimsAndSymbols(
       {e(0), getAffineConstantExpr(0, ctx), e(1), e(2), e(3), e(4), e(5)}, {}, 6, 0);
-  b.create<linalg::GenericOp>(
-      loc, TypeRange{}, ValueRange{x}, ValueRange{col},
-      ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
-      SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-      [](OpBuilder &nb, Location l, ValueRange args) {
-        nb.create<linalg::YieldOp>(l, args[0]);
-      });
-  Value col3 = b.create<memref::CollapseShapeOp>(
-      loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+  // A 1x1 kernel with stride 1 reads x[n, c, oh, ow] as it lies: x is the
+  // matrix already, no im2col copy.
+  auto xt = cast<MemRefType>(x.getType());
+  Value col3;
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  AffineMap atTap0 = simplifyAffineMap(
+      xMap.replaceDimsAndSymbols({e(0), e(1), zero, zero, e(4), e(5)}, {}, 6, 0));
+  if (r[3] == 1 && r[4] == 1 && xt.getDimSize(2) == r[5] && xt.getDimSize(3) == r[6] &&
+      atTap0 == AffineMap::get(6, 0, {e(0), e(1), e(4), e(5)}, ctx) && hasIdentityLayout(x)) {
+    col3 = b.create<memref::CollapseShapeOp>(loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  } else {
+    // col[n, c, kh, kw, oh, ow] = x[n, c, ih(oh, kh), iw(ow, kw)]
+    auto colType = MemRefType::get({r[0], r[2], r[3], r[4], r[5], r[6]}, f32);
+    Value col = b.create<memref::AllocOp>(loc, colType);
+    b.create<linalg::GenericOp>(
+        loc, TypeRange{}, ValueRange{x}, ValueRange{col},
+        ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
+        SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+        [](OpBuilder &nb, Location l, ValueRange args) {
+          nb.create<linalg::YieldOp>(l, args[0]);
+        });
+    col3 = b.create<memref::CollapseShapeOp>(
+        loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+  }
   Value w2 = b.create<memref::CollapseShapeOp>(
       loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
   Value out3 = collapsedOutput(b, loc, out, {{0}, {1}, {2, 3}});

@@ -380,3 +380,28 @@ func.func @n49(%a: memref<16x64xf32>, %b: memref<64x49xf32>, %c: memref<16x49xf3
   }
   return
 }
+
+// -----
+
+// A 1x1 conv with stride 1 reads the input as the matrix itself: no
+// im2col buffer, only a collapse_shape of x.
+// CHECK-LABEL: func.func @conv1x1
+// CHECK-NOT: memref.alloc
+// CHECK: memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<1x16x8x8xf32> into memref<1x16x64xf32>
+// CHECK: vector.fma
+// CHECK-NOT: linalg.
+// CHECK: return
+#mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#mO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv1x1(%x: memref<1x16x8x8xf32>, %w: memref<32x16x1x1xf32>, %o: memref<1x32x8x8xf32>) {
+  linalg.generic {indexing_maps = [#mX, #mW, #mO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x16x8x8xf32>, memref<32x16x1x1xf32>) outs(%o : memref<1x32x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
