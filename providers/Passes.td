@@ -89,7 +89,8 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     matmul per image. A transform-dialect schedule built from the static
     shapes then tiles them (cache tiles that divide the shape for large
     problems, register tiles [8, 32, 1], or [8, 16, 1] where that leaves a
-    smaller n remainder, as for 7x7 maps), peels loops that have a
+    smaller n remainder, as for 7x7 maps, or [1, 128, 1] for one or two
+    rows), peels loops that have a
     remainder, vectorizes, hoists the accumulator tile out of the k loop and
     lowers the contractions to FMAs. 2-D depthwise convolutions (loops n, m,
     oh, kh, kw, ow) become vector loops instead: up to eight 16-lane chunks

@@ -750,6 +750,10 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
   // the peeled remainder runs far slower than full tiles.
   if (en > 32 && en % 32 > en % 16)
     tn = 16;
+  // One or two rows (a classifier's GEMV): a 32-wide tile is one FMA chain
+  // per row, bound by its latency; 128 wide keeps eight in flight.
+  if (em <= 2 && en >= 128)
+    tn = 128;
   s += "  %t" + i + ", %l" + i + ":3 = transform.structured.tile_using_for " + target +
        " tile_sizes [" + std::to_string(tm) + ", " + std::to_string(tn) + ", 1] : (" +
        any + ") -> (" + any + ", " + any + ", " + any + ", " + any + ")\n";

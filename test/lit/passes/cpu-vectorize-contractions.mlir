@@ -405,3 +405,25 @@ func.func @conv1x1(%x: memref<1x16x8x8xf32>, %w: memref<32x16x1x1xf32>, %o: memr
   }
   return
 }
+
+// -----
+
+// One row (a classifier's GEMV): 128-wide register tiles, so that several
+// FMA chains are in flight.
+// CHECK-LABEL: func.func @gemv
+// CHECK: vector.fma {{.*}} : vector<128xf32>
+// CHECK-NOT: vector<32xf32>
+// CHECK: return
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @gemv(%a: memref<1x64xf32>, %b: memref<64x256xf32>, %c: memref<1x256xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<1x64xf32>, memref<64x256xf32>) outs(%c : memref<1x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
