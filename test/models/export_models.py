@@ -7,6 +7,9 @@ run by /usr/bin/python3) at opset 17 with seeded random weights:
   gpt_tiny      a GPT-style causal decoder (token + position embeddings,
                 causal self-attention, GELU MLP, LayerNorm)
   lstm_tiny     a 2-layer LSTM over a sequence, then a linear head
+  llama_tiny    a LLaMA-style decoder block pair: RMSNorm, rotary embeddings
+                on the heads (attention on Q/K/V split already), causal
+                additive mask, SiLU-gated MLP
 
 and each of them again as NAME_dynbatch, whose batch dimension is symbolic
 ("batch"), as exporters write models for serving; and
@@ -107,6 +110,56 @@ class LstmTiny(nn.Module):
         return self.head(y[:, -1])
 
 
+class RmsNorm(nn.Module):
+    def __init__(self, n, eps=1e-6):
+        super().__init__()
+        self.w = nn.Parameter(torch.rand(n) + 0.5)
+        self.eps = eps
+
+    def forward(self, x):
+        return self.w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d, heads, seq):
+        super().__init__()
+        self.h = heads
+        self.n1, self.n2 = RmsNorm(d), RmsNorm(d)
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
+        self.gate, self.up = nn.Linear(d, 2 * d, bias=False), nn.Linear(d, 2 * d, bias=False)
+        self.down = nn.Linear(2 * d, d, bias=False)
+        hd = d // heads
+        inv = 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd))
+        angles = torch.outer(torch.arange(seq).float(), inv)
+        emb = torch.cat([angles, angles], -1)
+        self.register_buffer("cos", emb.cos())
+        self.register_buffer("sin", emb.sin())
+        self.register_buffer("mask", torch.full((seq, seq), float("-inf")).triu(1))
+
+    def rotate(self, x):
+        half = x.shape[-1] // 2
+        return x * self.cos + torch.cat([-x[..., half:], x[..., :half]], -1) * self.sin
+
+    def forward(self, x):
+        b, t, c = x.shape
+        y = self.n1(x)
+        split = lambda z: z.view(b, t, self.h, c // self.h).transpose(1, 2)
+        q, k, v = self.rotate(split(self.q(y))), self.rotate(split(self.k(y))), split(self.v(y))
+        att = torch.softmax(q @ k.transpose(-1, -2) / (c // self.h) ** 0.5 + self.mask, -1)
+        x = x + self.o((att @ v).transpose(1, 2).reshape(b, t, c))
+        y = self.n2(x)
+        return x + self.down(nn.functional.silu(self.gate(y)) * self.up(y))
+
+
+class LlamaTiny(nn.Module):
+    def __init__(self, d=64, heads=4, seq=16):
+        super().__init__()
+        self.blocks = nn.Sequential(LlamaBlock(d, heads, seq), LlamaBlock(d, heads, seq))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
 def export(model, example, name, out, input_names, output_names):
     model.eval()
     for suffix, axes in (("", None),
@@ -145,6 +198,7 @@ def main():
     export(mob, torch.randn(1, 3, 32, 32), "mobilenet_dw", out, ["image"], ["logits"])
     export(GptTiny(), torch.randint(0, 100, (1, 16)), "gpt_tiny", out, ["input_ids"], ["logits"])
     export(LstmTiny(), torch.randn(1, 12, 8), "lstm_tiny", out, ["sequence"], ["scores"])
+    export(LlamaTiny(), torch.randn(1, 16, 64), "llama_tiny", out, ["hidden"], ["out"])
     export_transformer_encoder(out)
 
 
