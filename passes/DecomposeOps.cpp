@@ -544,6 +544,17 @@ SmallVector<NamedAttribute> opAttributes(Operation *op) {
   return attrs;
 }
 
+/// The Conv of `op` (its attributes) on x - xz and w - wz (per output
+/// channel or not) in f64, exact for int32 sums, plus an int32 bias.
+Value exactConv(GraphBuilder &g, Operation *op, Value x, Value xz, Value w, Value wz, Value bias) {
+  Type f64 = g.b.getF64Type();
+  int64_t wRank = cast<ShapedType>(w.getType()).getRank();
+  return g.op("Conv",
+              {centered(g, x, xz, f64), centered(g, w, wz, f64, wRank),
+               bias ? castTo(g, bias, f64) : g.none()},
+              opAttributes(op));
+}
+
 /// ConvInteger: the centered operands convolve in f64 (exact for int32
 /// sums), cast back to int32.
 bool decomposeConvInteger(Operation *op) {
@@ -551,14 +562,9 @@ bool decomposeConvInteger(Operation *op) {
   if (!staticType(op->getOperand(0)) || !wt)
     return false;
   OpBuilder b(op);
-  Type f64 = b.getF64Type();
-  GraphBuilder g(b, op->getLoc(), f64);
-  SmallVector<NamedAttribute> attrs = opAttributes(op);
-  Value conv = g.op("Conv",
-                    {centered(g, op->getOperand(0), optionalOperand(op, 2), f64),
-                     centered(g, op->getOperand(1), optionalOperand(op, 3), f64, wt.getRank()),
-                     g.none()},
-                    attrs);
+  GraphBuilder g(b, op->getLoc(), b.getF64Type());
+  Value conv = exactConv(g, op, op->getOperand(0), optionalOperand(op, 2), op->getOperand(1),
+                         optionalOperand(op, 3), Value());
   Value y = castTo(g, conv, b.getI32Type());
   if (!staticType(y))
     return false;
@@ -620,13 +626,8 @@ bool decomposeQLinearConv(Operation *op) {
     if (!staticType(v) || staticType(v).getNumElements() != 1)
       return false;
   OpBuilder b(op);
-  Type f64 = b.getF64Type();
-  GraphBuilder gd(b, op->getLoc(), f64);
-  SmallVector<NamedAttribute> attrs = opAttributes(op);
-  Value conv = gd.op("Conv",
-                     {centered(gd, x, xz, f64), centered(gd, w, wz, f64, wt.getRank()),
-                      bias ? castTo(gd, bias, f64) : gd.none()},
-                     attrs);
+  GraphBuilder gd(b, op->getLoc(), b.getF64Type());
+  Value conv = exactConv(gd, op, x, xz, w, wz, bias);
   Type scaleElt = staticType(xs).getElementType();
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value wScale = ws;
