@@ -112,12 +112,13 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
 }
 
 def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
-  let summary = "Polynomial erf and tanh for host code, so that they vectorize";
+  let summary = "Polynomial erf, tanh and exp for host code, so that they vectorize";
   let description = [{
-    Runs on the host code before the lowering to LLVM. f32 `math.erf` and
-    `math.tanh`, scalar or vector (GELU applied to a matmul's C tiles in
-    registers), become MLIR's polynomial approximations instead of calls to
-    libm's erff/tanhf, which LLVM cannot vectorize: a vector erf stays one
+    Runs on the host code before the lowering to LLVM. f32 `math.erf`,
+    `math.tanh` and `math.exp`, scalar or vector (GELU applied to a matmul's
+    C tiles in registers, Softmax, Sigmoid/SiLU), become MLIR's polynomial
+    approximations instead of calls to libm's erff/tanhf/expf, which LLVM
+    cannot vectorize: a vector erf stays one
     vector computation instead of one call per lane. Their error is a few
     ulp, well inside ONNX's tolerances. The `math.fma` they use becomes
     LLVM's fma intrinsic (convert-math-to-llvm runs before

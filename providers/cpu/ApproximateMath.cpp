@@ -1,6 +1,6 @@
 //===- ApproximateMath.cpp - kiln-approximate-math ------------------------===//
 //
-// Polynomial erf/tanh on the host (see Passes.td for why).
+// Polynomial erf/tanh/exp on the host (see Passes.td for why).
 //
 //===----------------------------------------------------------------------===//
 #include "providers/Passes.h"
@@ -23,15 +23,15 @@ struct ApproximateMathPass : public impl::ApproximateMathBase<ApproximateMathPas
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isa<math::ErfOp, math::TanhOp>(op) && !op->getParentOfType<gpu::GPUModuleOp>() &&
+      if (isa<math::ErfOp, math::TanhOp, math::ExpOp>(op) && !op->getParentOfType<gpu::GPUModuleOp>() &&
           getElementTypeOrSelf(op->getResult(0).getType()).isF32())
         ops.push_back(op);
     });
     if (ops.empty())
       return;
     RewritePatternSet patterns(&getContext());
-    populatePolynomialApproximateErfPattern(patterns);
-    populatePolynomialApproximateTanhPattern(patterns);
+    // (Rewrites only the ops collected above.)
+    populateMathPolynomialApproximationPatterns(patterns);
     GreedyRewriteConfig config;
     config.strictMode = GreedyRewriteStrictness::ExistingOps;
     if (failed(applyOpPatternsAndFold(ops, std::move(patterns), config)))
