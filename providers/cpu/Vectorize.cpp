@@ -17,14 +17,16 @@
 //   3. tiles, peels, vectorizes and lowers those matmuls with a transform
 //      dialect script built from their static shapes (TOOLCHAIN.md §4/§6):
 //      optional cache tiles that divide the shape, register tiles
-//      [8, 32, 1] (or [8, 16, 1] when that leaves a smaller remainder), transform.loop.peel for loops with a remainder only,
+//      [8, 32, 1] ([8, 16, 1] where that leaves a smaller remainder,
+//      [1, 128, 1] for one or two rows), transform.loop.peel for loops
+//      with a remainder only,
 //      vector.contract lowered to outer products (FMAs), the C tile hoisted
 //      out of the k loop.
 //   4. applies an elementwise epilogue that reads only the contraction's
 //      result right after it (the fused activation: Relu, GELU, ...) to
-//      each C tile in registers before the tile is stored, and drops the
-//      epilogue's own loop; only where the k loop is not split into cache
-//      tiles (partial sums must not see it).
+//      each C tile (or depthwise accumulator) in registers before it is
+//      stored, and drops the epilogue's own loop; only where the k loop is
+//      not split into cache tiles (partial sums must not see it).
 // Anything else (other bodies, integer types, dynamic shapes, device ops)
 // is left to the naive loops.
 //
@@ -573,15 +575,19 @@ void cacheTiles(int64_t M, int64_t N, int64_t K, int64_t &cm, int64_t &cn, int64
   if (ck == K) ck = 0;
 }
 
-/// The elementwise generic right after contraction `g` that reads its
-/// result alone (a fused activation) and is the last reader of it, when the
-/// matmul keeps the whole k loop in one tile (no K cache tiles: partial
-/// sums must not see the epilogue); null otherwise.
-linalg::GenericOp findEpilogue(linalg::GenericOp g, int64_t M, int64_t N, int64_t K) {
+/// Whether an M x N x K matmul's k loop is split into cache tiles (its
+/// partial sums are stored between them).
+bool kCacheTiled(int64_t M, int64_t N, int64_t K) {
   int64_t cm, cn, ck;
   cacheTiles(M, N, K, cm, cn, ck);
-  if (ck)
-    return {};
+  return ck != 0;
+}
+
+/// The elementwise generic right after contraction `g` that reads its
+/// result alone (a fused activation) and is the last reader of it; null
+/// otherwise. The caller rules out k loops split into cache tiles (partial
+/// sums must not see the epilogue).
+linalg::GenericOp findEpilogue(linalg::GenericOp g) {
   Value c = g.getDpsInits()[0];
   // (Skipping the allocation of the epilogue's output.)
   Operation *next = g->getNextNode();
@@ -849,14 +855,15 @@ struct CpuVectorizeContractionsPass
         if (!matmul)
           continue;
         SmallVector<int64_t> r = g.getStaticLoopRanges();
-        linalg::GenericOp e = findEpilogue(g, r[mm->m], r[mm->n], r[mm->k]);
+        linalg::GenericOp e =
+            kCacheTiled(r[mm->m], r[mm->n], r[mm->k]) ? linalg::GenericOp() : findEpilogue(g);
         Operation *before = stableOpBefore(g);
         Value c = rewriteMatmul(g, *mm, nextId);
         if (e)
           epilogues.push_back({e, c, before});
       } else if (auto dm = conv ? matchDepthwise(g) : std::nullopt) {
-        SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
-        linalg::GenericOp e = findEpilogue(g, r[1], r[2] * r[5], r[3] * r[4]);
+        // (No k loop to split: the taps stay in registers.)
+        linalg::GenericOp e = findEpilogue(g);
         Operation *before = stableOpBefore(g);
         Value c = g.getDpsInits()[0];
         rewriteDepthwise(g, *dm);
@@ -866,7 +873,9 @@ struct CpuVectorizeContractionsPass
           applyEpilogue(e, c, before);
       } else if (conv && matchConv(g)) {
         SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
-        linalg::GenericOp e = findEpilogue(g, r[1], r[5] * r[6], r[2] * r[3] * r[4]);
+        linalg::GenericOp e = kCacheTiled(r[1], r[5] * r[6], r[2] * r[3] * r[4])
+                                  ? linalg::GenericOp()
+                                  : findEpilogue(g);
         Operation *before = stableOpBefore(g);
         Value c = rewriteConv(g, nextId);
         if (e)
