@@ -104,7 +104,7 @@ public:
     partitionTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, i32, ptrTy}, "kiln_partition_info");
     modelTy = llvm::StructType::create(
         ctx, {i32, ptrTy, ptrTy, i32, ptrTy, i32, ptrTy, i64, i64, i32, ptrTy,
-              i32, i32, ptrTy, i64, i32, ptrTy, ptrTy, ptrTy},
+              i32, i32, ptrTy, i64, i32, ptrTy, ptrTy, ptrTy, i32, ptrTy, i64},
         "kiln_model_info");
   }
 
@@ -166,14 +166,19 @@ public:
 
   llvm::LogicalResult build(uint64_t arenaSize, uint64_t arenaAlign,
                             const ModelSignature *fallback, uint64_t fallbackArena,
+                            const ModelSignature *deviceIO, uint64_t deviceIOArena,
                             uint32_t flags) {
     llvm::Function *entry = wrapEntry(sig);
     llvm::Function *fallbackEntry = fallback ? wrapEntry(*fallback) : nullptr;
-    if (!entry || (fallback && !fallbackEntry))
+    llvm::Function *deviceIOEntry = deviceIO ? wrapEntry(*deviceIO) : nullptr;
+    if (!entry || (fallback && !fallbackEntry) || (deviceIO && !deviceIOEntry))
       return llvm::failure();
     llvm::Constant *partArray = partitionsFor(sig, entry, "");
     llvm::Constant *fallbackArray = fallback
                                         ? partitionsFor(*fallback, fallbackEntry, "fb_")
+                                        : llvm::ConstantPointerNull::get(ptrTy);
+    llvm::Constant *deviceIOArray = deviceIO
+                                        ? partitionsFor(*deviceIO, deviceIOEntry, "dio_")
                                         : llvm::ConstantPointerNull::get(ptrTy);
     std::string prefix = "__kiln_" + sig.name + "_";
     llvm::Constant *inputs = tensorArray(sig.inputs, prefix + "in");
@@ -192,7 +197,9 @@ public:
          llvm::ConstantInt::get(i32, flags | (sig.batchSymbol.empty() ? 0 : KILN_MODEL_DYNAMIC_BATCH)),
          batchAxes(sig.inputs, prefix + "in_batch"), batchAxes(sig.outputs, prefix + "out_batch"),
          sig.batchSymbol.empty() ? llvm::ConstantPointerNull::get(ptrTy)
-                                 : str(sig.batchSymbol, prefix + "batch")});
+                                 : str(sig.batchSymbol, prefix + "batch"),
+         llvm::ConstantInt::get(i32, deviceIO ? 1 : 0), deviceIOArray,
+         llvm::ConstantInt::get(i64, deviceIOArena)});
     llvm::Constant *modelGlobal = global(model, prefix + "model");
 
     auto *getterTy = llvm::FunctionType::get(ptrTy, {}, false);
@@ -308,8 +315,7 @@ void optimize(llvm::Module &m, llvm::TargetMachine *tm) {
 } // namespace
 
 std::optional<std::string> emitObject(ModuleOp module, const ModelSignature &sig,
-                                      ModuleOp *fallback,
-                                      const ModelSignature *fallbackSig,
+                                      const ExtraVariants &extra,
                                       const EmitOptions &options,
                                       llvm::raw_ostream *printLlvm) {
   std::string triple;
@@ -335,11 +341,13 @@ std::optional<std::string> emitObject(ModuleOp module, const ModelSignature &sig
   auto llmod = translate(module);
   if (!llmod)
     return std::nullopt;
-  if (fallback) {
-    auto fb = translate(*fallback);
-    // Private globals of the two variants (weights) are renamed on clash.
-    if (!fb || llvm::Linker::linkModules(*llmod, std::move(fb))) {
-      llvm::errs() << "kiln: internal error: cannot link the CPU fallback\n";
+  for (ModuleOp variant : {extra.fallback, extra.deviceIO}) {
+    if (!variant)
+      continue;
+    auto other = translate(variant);
+    // Private globals of the variants (weights) are renamed on clash.
+    if (!other || llvm::Linker::linkModules(*llmod, std::move(other))) {
+      llvm::errs() << "kiln: internal error: cannot link a model variant\n";
       return std::nullopt;
     }
   }
@@ -351,10 +359,13 @@ std::optional<std::string> emitObject(ModuleOp module, const ModelSignature &sig
       g.setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
   auto hasChecks = [](ModuleOp m) { return m->hasAttr("kiln.checks"); };
   uint32_t flags = (hasChecks(module) ? KILN_MODEL_CHECKS : 0) |
-                   (fallback && hasChecks(*fallback) ? KILN_MODEL_FALLBACK_CHECKS : 0);
+                   (extra.fallback && hasChecks(extra.fallback) ? KILN_MODEL_FALLBACK_CHECKS : 0) |
+                   (extra.deviceIO && hasChecks(extra.deviceIO) ? KILN_MODEL_DEVICE_IO_CHECKS : 0);
   DescriptorBuilder descriptor(*llmod, sig);
-  if (failed(descriptor.build(arenaOf(module), 64, fallbackSig,
-                              fallback ? arenaOf(*fallback) : 0, flags)))
+  if (failed(descriptor.build(arenaOf(module), 64, extra.fallbackSignature,
+                              extra.fallback ? arenaOf(extra.fallback) : 0,
+                              extra.deviceIOSignature,
+                              extra.deviceIO ? arenaOf(extra.deviceIO) : 0, flags)))
     return std::nullopt;
   if (llvm::verifyModule(*llmod, &llvm::errs())) {
     llvm::errs() << "kiln: internal error: invalid LLVM IR\n";

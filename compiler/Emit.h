@@ -47,12 +47,18 @@ mlir::LogicalResult captureSignature(mlir::ModuleOp module, llvm::StringRef name
 /// Translates the LLVM-dialect module, adds the C-ABI descriptor and
 /// partition entry points, optimizes and returns an object file. With
 /// `printLlvm`, prints the optimized LLVM IR there instead.
-/// `fallback` (optional) is the CPU-only variant of a model whose primary
-/// variant needs CUDA; both land in one object.
+/// A model whose primary variant needs CUDA also carries its CPU-only
+/// variant (`fallback`) and its device-resident I/O variant (`deviceIO`);
+/// all land in one object.
+struct ExtraVariants {
+  mlir::ModuleOp fallback;
+  const ModelSignature *fallbackSignature = nullptr;
+  mlir::ModuleOp deviceIO;
+  const ModelSignature *deviceIOSignature = nullptr;
+};
 std::optional<std::string> emitObject(mlir::ModuleOp module,
                                       const ModelSignature &signature,
-                                      mlir::ModuleOp *fallback,
-                                      const ModelSignature *fallbackSignature,
+                                      const ExtraVariants &extra,
                                       const EmitOptions &options,
                                       llvm::raw_ostream *printLlvm);
 

@@ -371,7 +371,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
   }
 
   auto lowerVariant = [&](ArrayRef<std::string> providerList, StringRef suffix,
-                          bool primary) -> std::optional<Variant> {
+                          bool primary, bool deviceIO = false) -> std::optional<Variant> {
     auto stop = [&](EmitKind kind, ModuleOp m) {
       if (!primary || options.emit != kind)
         return false;
@@ -379,7 +379,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       printed = true;
       return true;
     };
-    std::string label = primary ? "" : " (CPU fallback)";
+    std::string label = primary ? "" : deviceIO ? " (device I/O)" : " (CPU fallback)";
     OwningOpRef<ModuleOp> module = std::move(firstImport);
     if (!module) {
       progress.stage("importing " + options.inputPath + label);
@@ -430,11 +430,11 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     progress.stage("bufferizing and planning memory" + label);
     bool cuda = llvm::is_contained(providerList, "cuda");
     if (failed(run(std::string(kBufferizePipeline) +
-                   (cuda ? ",kiln-cuda-offload" : "") +
+                   (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}" : ",kiln-cuda-offload" : "") +
                    ",kiln-cpu-vectorize-contractions,kiln-plan-memory")))
       return std::nullopt;
     if (cuda) {
-      progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")");
+      progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")" + label);
       if (failed(run(gpuPipeline(options.cudaArch))))
         return std::nullopt;
       bool unmapped = false;
@@ -476,10 +476,14 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     return 0;
   // A model with device code carries a CPU-only copy, chosen at session
   // creation when there is no CUDA driver or device.
-  std::optional<Variant> fallback;
+  // and one whose inputs and outputs stay in device memory.
+  std::optional<Variant> fallback, deviceIO;
   if (hasGpuCode(*primary->module)) {
     fallback = lowerVariant({"cpu"}, "_cpu", /*primary=*/false);
     if (!fallback)
+      return 1;
+    deviceIO = lowerVariant(options.providers, "_dio", /*primary=*/false, /*deviceIO=*/true);
+    if (!deviceIO)
       return 1;
   }
 
@@ -487,10 +491,16 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
   EmitOptions emitOptions;
   emitOptions.targetCpu = options.targetCpu;
   TimingScope codegenTiming = timing.nest("LLVM codegen");
-  ModuleOp fallbackModule = fallback ? fallback->module.get() : ModuleOp();
-  auto object = emitObject(*primary->module, primary->signature,
-                           fallback ? &fallbackModule : nullptr,
-                           fallback ? &fallback->signature : nullptr, emitOptions,
+  ExtraVariants extra;
+  if (fallback) {
+    extra.fallback = fallback->module.get();
+    extra.fallbackSignature = &fallback->signature;
+  }
+  if (deviceIO) {
+    extra.deviceIO = deviceIO->module.get();
+    extra.deviceIOSignature = &deviceIO->signature;
+  }
+  auto object = emitObject(*primary->module, primary->signature, extra, emitOptions,
                            options.emit == EmitKind::Llvm ? &os : nullptr);
   codegenTiming.stop();
   if (!object)

@@ -157,12 +157,20 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     Where the function has `kiln.check` ops, the arena's first 64 bytes are
     the run's status slot: each check becomes a conditional store of its
     message's address there, and the module gets `kiln.checks`.
+
+    `gpu.alloc`s (left by kiln-cuda-offload) are planned the same way into
+    a device arena that the runtime allocates once per session
+    (`kilnDeviceArena(bytes)`, size in `kiln.device_arena_size`); a
+    constant's device copy (`kiln.device_constant`) never shares bytes. In
+    a `kiln.device_io` function, results that need a copy get a device
+    copy.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "64", "Byte alignment of every buffer">
   ];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect"];
+                           "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect"];
 }
 
 def Simplify : Pass<"kiln-simplify", "::mlir::ModuleOp"> {

@@ -9,7 +9,10 @@
 
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
+#include "providers/cuda/Cuda.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -33,11 +36,64 @@ int64_t byteSize(MemRefType t) {
 int64_t alignTo(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 struct Buffer {
-  memref::AllocOp alloc;
+  Operation *alloc; // memref.alloc, or gpu.alloc for the device arena
   int64_t size;
   int64_t start, end; // top-level op indices, inclusive
   int64_t offset = -1;
 };
+
+/// Greedy first-fit, biggest first, from `base`; returns the arena size.
+int64_t placeBuffers(MutableArrayRef<Buffer> buffers, int64_t base, int64_t alignment) {
+  SmallVector<Buffer *> order;
+  for (Buffer &buf : buffers)
+    order.push_back(&buf);
+  llvm::stable_sort(order, [](Buffer *a, Buffer *b) { return a->size > b->size; });
+  int64_t arenaSize = base;
+  SmallVector<Buffer *> placed;
+  for (Buffer *buf : order) {
+    SmallVector<std::pair<int64_t, int64_t>> busy;
+    for (Buffer *o : placed)
+      if (o->start <= buf->end && buf->start <= o->end)
+        busy.push_back({o->offset, o->offset + o->size});
+    llvm::sort(busy);
+    int64_t offset = base;
+    for (auto [lo, hi] : busy) {
+      if (offset + buf->size <= lo)
+        break;
+      offset = std::max(offset, alignTo(hi, alignment));
+    }
+    buf->offset = offset;
+    arenaSize = std::max(arenaSize, offset + buf->size);
+    placed.push_back(buf);
+  }
+  return arenaSize;
+}
+
+/// Replaces each buffer's allocation by a view of `arena` at its offset
+/// (its deallocations go).
+void replaceByViews(ArrayRef<Buffer> buffers, Value arena) {
+  for (const Buffer &buf : buffers) {
+    OpBuilder b(buf.alloc);
+    Location loc = buf.alloc->getLoc();
+    Value result = buf.alloc->getResult(0);
+    Value off = b.create<arith::ConstantIndexOp>(loc, buf.offset);
+    Value view = b.create<memref::ViewOp>(loc, result.getType(), arena, off, ValueRange{});
+    for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
+      if (isa<memref::DeallocOp, gpu::DeallocOp>(user)) {
+        user->erase();
+      } else if (auto addr = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user)) {
+        // expand-strided-metadata would take a view's address for its
+        // source's: spell out the offset.
+        OpBuilder ab(addr);
+        Value base = ab.create<memref::ExtractAlignedPointerAsIndexOp>(loc, arena);
+        addr.replaceAllUsesWith(ab.create<arith::AddIOp>(loc, base, off).getResult());
+        addr.erase();
+      }
+    }
+    result.replaceAllUsesWith(view);
+    buf.alloc->erase();
+  }
+}
 
 struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
   using PlanMemoryBase::PlanMemoryBase;
@@ -64,10 +120,17 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
                                 << " is not a static, contiguous buffer: " << v.getType();
       func.insertArgument(func.getNumArguments(), type, {}, func.getLoc());
       Value out = entry.getArgument(entry.getNumArguments() - 1);
-      auto alloc = v.getDefiningOp<memref::AllocOp>();
-      if (alloc && alloc.getType() == type) {
-        alloc.getResult().replaceAllUsesWith(out);
-        alloc.erase();
+      Operation *alloc = v.getDefiningOp();
+      if (alloc && isa<memref::AllocOp, gpu::AllocOp>(alloc) && v.getType() == type &&
+          !alloc->hasAttr(kDeviceConstantAttr)) {
+        for (Operation *user : llvm::make_early_inc_range(v.getUsers()))
+          if (isa<gpu::DeallocOp>(user))
+            user->erase();
+        v.replaceAllUsesWith(out);
+        alloc->erase();
+      } else if (func->hasAttr(kDeviceIOAttr)) {
+        // Results live in device memory (kiln-cuda-offload{device-io}).
+        b.create<gpu::MemcpyOp>(ret.getLoc(), TypeRange(), ValueRange(), out, v);
       } else {
         b.create<memref::CopyOp>(ret.getLoc(), v, out);
       }
@@ -152,22 +215,34 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       return index[op];
     };
 
-    SmallVector<Buffer> buffers;
-    WalkResult walk = func.walk([&](memref::AllocOp alloc) {
-      MemRefType t = alloc.getType();
+    SmallVector<Buffer> buffers, deviceBuffers;
+    WalkResult walk = func.walk([&](Operation *alloc) {
+      auto device = dyn_cast<gpu::AllocOp>(alloc);
+      if (!device && !isa<memref::AllocOp>(alloc))
+        return WalkResult::advance();
+      auto t = cast<MemRefType>(alloc->getResult(0).getType());
       // Allocations in branches (scf.if) get their own bytes for the whole
       // span of the top-level op; inside loops a fixed offset could be
       // clobbered by the next iteration while still live, so they stay out.
       bool inLoop = alloc->getParentOfType<LoopLikeOpInterface>() != nullptr;
-      if (inLoop || !t.hasStaticShape() || !t.getLayout().isIdentity()) {
-        alloc.emitError("kiln-plan-memory: cannot place a dynamic or loop-carried "
-                        "allocation in the static arena");
+      if (inLoop || !t.hasStaticShape() || !t.getLayout().isIdentity() ||
+          (device && device.getAsyncToken())) {
+        alloc->emitError("kiln-plan-memory: cannot place a dynamic or loop-carried "
+                         "allocation in the static arena");
         return WalkResult::interrupt();
       }
       int64_t start = topIndex(alloc);
       Buffer buf{alloc, alignTo(byteSize(t), alignment), start, start};
+      // A constant's device copy persists from run to run: it overlaps
+      // everything.
+      if (alloc->hasAttr(kDeviceConstantAttr)) {
+        buf.start = 0;
+        buf.end = n;
+        (device ? deviceBuffers : buffers).push_back(buf);
+        return WalkResult::advance();
+      }
       // Live until the last use of the buffer or of any view of it.
-      SmallVector<Value> work = {alloc.getResult()};
+      SmallVector<Value> work = {alloc->getResult(0)};
       while (!work.empty()) {
         Value v = work.pop_back_val();
         for (Operation *user : v.getUsers()) {
@@ -178,7 +253,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
                 work.push_back(r);
         }
       }
-      buffers.push_back(buf);
+      (device ? deviceBuffers : buffers).push_back(buf);
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
@@ -189,46 +264,35 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     // The status slot of run-time checks comes first.
     int64_t base = checks.empty() ? 0 : alignTo(8, alignment);
 
-    // Greedy first-fit, biggest first.
-    SmallVector<Buffer *> order;
-    for (Buffer &buf : buffers)
-      order.push_back(&buf);
-    llvm::stable_sort(order, [](Buffer *a, Buffer *b) { return a->size > b->size; });
-    int64_t arenaSize = base, unshared = base;
-    SmallVector<Buffer *> placed;
-    for (Buffer *buf : order) {
-      unshared += buf->size;
-      SmallVector<std::pair<int64_t, int64_t>> busy;
-      for (Buffer *o : placed)
-        if (o->start <= buf->end && buf->start <= o->end)
-          busy.push_back({o->offset, o->offset + o->size});
-      llvm::sort(busy);
-      int64_t offset = base;
-      for (auto [lo, hi] : busy) {
-        if (offset + buf->size <= lo)
-          break;
-        offset = std::max(offset, alignTo(hi, alignment));
-      }
-      buf->offset = offset;
-      arenaSize = std::max(arenaSize, offset + buf->size);
-      placed.push_back(buf);
-    }
+    int64_t unshared = base;
+    for (const Buffer &buf : buffers)
+      unshared += buf.size;
+    int64_t arenaSize = placeBuffers(buffers, base, alignment);
 
     MLIRContext *ctx = func.getContext();
-    auto arenaType = MemRefType::get({std::max<int64_t>(arenaSize, 1)},
-                                     IntegerType::get(ctx, 8));
+    Type i8 = IntegerType::get(ctx, 8);
+    auto arenaType = MemRefType::get({std::max<int64_t>(arenaSize, 1)}, i8);
     func.insertArgument(func.getNumArguments(), arenaType, {}, func.getLoc());
     Value arena = entry.getArgument(entry.getNumArguments() - 1);
-    for (Buffer &buf : buffers) {
-      OpBuilder b(buf.alloc);
-      Value off = b.create<arith::ConstantIndexOp>(buf.alloc.getLoc(), buf.offset);
-      Value view = b.create<memref::ViewOp>(buf.alloc.getLoc(), buf.alloc.getType(),
-                                            arena, off, ValueRange{});
-      for (Operation *user : llvm::make_early_inc_range(buf.alloc->getUsers()))
-        if (isa<memref::DeallocOp>(user))
-          user->erase();
-      buf.alloc.getResult().replaceAllUsesWith(view);
-      buf.alloc.erase();
+    replaceByViews(buffers, arena);
+    // Device buffers share one device arena per session, which the runtime
+    // allocates on the first run (kilnDeviceArena).
+    int64_t deviceArenaSize = 0;
+    if (!deviceBuffers.empty()) {
+      deviceArenaSize = placeBuffers(deviceBuffers, 0, alignment);
+      auto deviceType = MemRefType::get({deviceArenaSize}, i8);
+      auto module = getOperation();
+      Type i64 = IntegerType::get(ctx, 64);
+      auto fnType = FunctionType::get(ctx, {i64}, {deviceType});
+      if (!module.lookupSymbol<func::FuncOp>(kDeviceArenaFn)) {
+        OpBuilder mb(module.getBodyRegion());
+        mb.create<func::FuncOp>(func.getLoc(), kDeviceArenaFn, fnType).setPrivate();
+      }
+      OpBuilder b(&entry, entry.begin());
+      Value size = b.create<arith::ConstantIntOp>(func.getLoc(), deviceArenaSize, 64);
+      Value deviceArena =
+          b.create<func::CallOp>(func.getLoc(), kDeviceArenaFn, deviceType, size).getResult(0);
+      replaceByViews(deviceBuffers, deviceArena);
     }
     if (failed(lowerChecks(func, checks, arena)))
       return failure();
@@ -248,6 +312,8 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     auto module = getOperation();
     module->setAttr("kiln.arena_size", b.getI64IntegerAttr(arenaSize));
     module->setAttr("kiln.arena_size_unshared", b.getI64IntegerAttr(unshared));
+    if (deviceArenaSize)
+      module->setAttr("kiln.device_arena_size", b.getI64IntegerAttr(deviceArenaSize));
     return success();
   }
 };

@@ -31,9 +31,25 @@ def CudaOffload : Pass<"kiln-cuda-offload", "::mlir::ModuleOp"> {
     parallel dimensions outermost and the innermost one tiled by up to 256
     threads, ready for gpu-map-parallel-loops and
     convert-parallel-loops-to-gpu.
+
+    A constant (a `memref.get_global` of a constant global) that device ops
+    read gets a device twin marked `kiln.device_constant`, filled by a call
+    to `kilnDeviceUploadOnce(dst, src, bytes)`: the runtime copies it on a
+    session's first run only, so weights cross once per session.
+
+    With `device-io`, the function's arguments and results are device
+    memory (the caller's device-resident inputs and outputs): host ops get
+    host copies, made only where they read or write them, and the function
+    is marked `kiln.device_io` so that kiln-plan-memory writes its results
+    with device copies.
   }];
+  let options = [
+    Option<"deviceIO", "device-io", "bool", "false",
+           "Arguments and results are device memory">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def FoldConstants : Pass<"kiln-fold-constants", "::mlir::ModuleOp"> {

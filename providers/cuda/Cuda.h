@@ -10,6 +10,15 @@ inline constexpr const char *kCudaDeviceAttr = "kiln.device";
 /// after the GPU mapping would run on the host against device memory.
 inline constexpr const char *kDeviceLoopAttr = "kiln.device_loop";
 
+/// Marks the device twin of a constant: uploaded once per session, never
+/// shares device memory with anything else.
+inline constexpr const char *kDeviceConstantAttr = "kiln.device_constant";
+/// A function whose arguments and results are device memory.
+inline constexpr const char *kDeviceIOAttr = "kiln.device_io";
+/// Runtime entry points (libkiln_rt) that generated host code calls.
+inline constexpr const char *kDeviceArenaFn = "kilnDeviceArena";
+inline constexpr const char *kDeviceUploadOnceFn = "kilnDeviceUploadOnce";
+
 void registerCudaProvider();
 
 } // namespace kiln

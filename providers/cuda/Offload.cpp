@@ -88,7 +88,37 @@ struct BufferState {
   bool deviceOnly = false;
 };
 
+bool isConstantGlobal(Value root) {
+  auto get = root.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return false;
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(get, get.getNameAttr());
+  return global && global.getConstant();
+}
+
+/// `kilnDeviceUploadOnce(dst, src, bytes)`, declared on first use.
+void createUploadOnce(OpBuilder &b, Location loc, Value device, Value host) {
+  auto module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  Type i64 = b.getI64Type();
+  auto fnType = b.getFunctionType({i64, i64, i64}, {});
+  if (!module.lookupSymbol<func::FuncOp>(kDeviceUploadOnceFn)) {
+    OpBuilder mb(module.getBodyRegion());
+    auto fn = mb.create<func::FuncOp>(loc, kDeviceUploadOnceFn, fnType);
+    fn.setPrivate();
+  }
+  auto type = cast<MemRefType>(host.getType());
+  int64_t bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  auto addr = [&](Value m) -> Value {
+    return b.create<arith::IndexCastOp>(
+        loc, i64, b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, m));
+  };
+  Value args[] = {addr(device), addr(host), b.create<arith::ConstantIntOp>(loc, bytes, 64)};
+  b.create<func::CallOp>(loc, kDeviceUploadOnceFn, TypeRange(), args);
+}
+
 struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
+  using CudaOffloadBase::CudaOffloadBase;
+
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isDeclaration() && failed(offload(func)))
@@ -122,6 +152,26 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       if (isDeviceOp(op) && op->getBlock() != &entry)
         op->removeAttr(kCudaDeviceAttr);
     });
+    OpBuilder b(func.getContext());
+    llvm::DenseMap<Value, BufferState> state;
+    // With device I/O the arguments are device memory: host ops get a host
+    // copy, stale until a host op needs it.
+    if (deviceIO) {
+      b.setInsertionPointToStart(&entry);
+      for (BlockArgument arg : entry.getArguments()) {
+        auto type = dyn_cast<MemRefType>(arg.getType());
+        if (!type)
+          continue;
+        Value host = b.create<memref::AllocOp>(func.getLoc(), type);
+        arg.replaceAllUsesWith(host);
+        BufferState s;
+        s.device = arg;
+        s.hostValid = false;
+        s.deviceValid = true;
+        state[host] = s;
+      }
+      func->setAttr(kDeviceIOAttr, b.getUnitAttr());
+    }
     SmallVector<Operation *> deviceOps;
     llvm::DenseSet<Value> hostRoots;
     for (Operation &op : entry) {
@@ -134,11 +184,9 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       for (const RootUse &u : rootsUsedBy(&op))
         hostRoots.insert(u.root);
     }
-    if (deviceOps.empty())
+    if (deviceOps.empty() && !deviceIO)
       return success();
 
-    OpBuilder b(func.getContext());
-    llvm::DenseMap<Value, BufferState> state;
     llvm::DenseSet<Value> hostTouched; // roots host ops used so far
     SmallVector<Value> toFree;
     auto stateFor = [&](Value root) -> BufferState & {
@@ -164,9 +212,19 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
         return state[s.device];
       }
       b.setInsertionPointToStart(&entry);
-      s.device = b.create<gpu::AllocOp>(func.getLoc(), type, Type(), ValueRange(),
-                                        ValueRange(), ValueRange(), false)
-                     .getMemref();
+      auto dev = b.create<gpu::AllocOp>(func.getLoc(), type, Type(), ValueRange(),
+                                        ValueRange(), ValueRange(), false);
+      s.device = dev.getMemref();
+      if (isConstantGlobal(root)) {
+        // Lives for the whole session: no dealloc. Uploaded before any
+        // device work, so the upload needs no synchronization point
+        // between kernels.
+        dev->setAttr(kDeviceConstantAttr, b.getUnitAttr());
+        b.setInsertionPointAfter(dev);
+        createUploadOnce(b, func.getLoc(), s.device, b.clone(*root.getDefiningOp())->getResult(0));
+        s.deviceValid = true;
+        return state[root] = s;
+      }
       // A host allocation nothing has touched yet holds nothing to copy;
       // once a host op has used it, the twin starts stale.
       s.deviceValid = alloc && !hostTouched.contains(root);
@@ -176,7 +234,7 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
 
     for (Operation &opRef : llvm::make_early_inc_range(entry)) {
       Operation *op = &opRef;
-      if (isa<ViewLikeOpInterface>(op))
+      if (isa<ViewLikeOpInterface>(op) || (deviceIO && op->hasTrait<OpTrait::IsTerminator>()))
         continue;
       if (isDeviceOp(op)) {
         auto linalgOp = cast<linalg::LinalgOp>(op);
@@ -199,8 +257,7 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
           BufferState &s = stateFor(root);
           if (!s.deviceValid) {
             b.setInsertionPoint(op);
-            b.create<gpu::MemcpyOp>(op->getLoc(), TypeRange(), ValueRange(), s.device, root);
-            s.deviceValid = true;
+            toDevice(b, op->getLoc(), s, root);
           }
         }
         for (OpOperand *o : llvm::concat<OpOperand *>(memOperands, captured)) {
@@ -235,8 +292,29 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
     }
     Operation *ret = entry.getTerminator();
     b.setInsertionPoint(ret);
+    if (deviceIO) {
+      // Results are returned in device memory.
+      for (OpOperand &result : ret->getOpOperands()) {
+        Value v = result.get();
+        if (!isa<MemRefType>(v.getType()))
+          continue;
+        Value root = rootOf(v);
+        BufferState &s = stateFor(root);
+        b.setInsertionPoint(ret);
+        if (!s.deviceValid)
+          toDevice(b, ret->getLoc(), s, root);
+        if (!s.deviceOnly)
+          result.set(deviceValueFor(v, s.device, b));
+      }
+    }
+    // Host buffers only device ops used (through views or not) are dead.
+    for (Operation &op : llvm::make_early_inc_range(entry))
+      if (isa<memref::AllocOp>(op) && op.use_empty())
+        op.erase();
+    b.setInsertionPoint(ret);
     for (Value dev : toFree)
-      b.create<gpu::DeallocOp>(ret->getLoc(), TypeRange(), ValueRange(), dev);
+      if (!llvm::is_contained(ret->getOperands(), dev))
+        b.create<gpu::DeallocOp>(ret->getLoc(), TypeRange(), ValueRange(), dev);
 
     // Device ops become parallel loop nests, parallel dims outermost.
     IRRewriter rewriter(func.getContext());
@@ -290,6 +368,11 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
     }
     foldTileBounds(func);
     return success();
+  }
+
+  void toDevice(OpBuilder &b, Location loc, BufferState &s, Value root) {
+    b.create<gpu::MemcpyOp>(loc, TypeRange(), ValueRange(), s.device, root);
+    s.deviceValid = true;
   }
 
   /// convert-parallel-loops-to-gpu needs a constant bound on each inner

@@ -1,6 +1,7 @@
 // kiln_session: validates caller tensors against the model's static
 // signature and runs its partitions in order on a per-session arena.
 #include "CudaDriver.h"
+#include "DeviceMemory.h"
 #include "Error.h"
 
 #include <chrono>
@@ -16,18 +17,30 @@
 using kiln::rt::fail;
 using kiln::rt::formatShape;
 
-struct kiln_session {
-  const kiln_model_info *Model = nullptr;
-  // The partition list chosen at create: the model's own, or for a model
-  // that needs a provider this machine lacks, its CPU fallback.
+namespace {
+/// One compiled variant of the model with the memory it runs in.
+struct Variant {
   int32_t NumPartitions = 0;
   const kiln_partition_info *Partitions = nullptr;
   uint64_t ArenaSize = 0;
   // The arena's first 8 bytes hold a failed run-time check's message.
   bool Checks = false;
+  void *Arena = nullptr;
+  kiln::rt::cuda::DeviceMemory Device;
+};
+} // namespace
+
+struct kiln_session {
+  const kiln_model_info *Model = nullptr;
+  // The variant chosen at create: the model's own, or for a model that
+  // needs a provider this machine lacks, its CPU fallback. A CUDA session
+  // of a model with device I/O also holds that variant; Active is the one
+  // the current run uses.
+  Variant Main, DeviceIO;
+  Variant *Active = &Main;
+  bool HasDeviceIO = false;
   bool UsesCuda = false;
   std::string Provider = "cpu", ProviderNote;
-  void *Arena = nullptr;
   // Bytes each model input/output occupies (one sample of a model with a
   // dynamic batch), computed once at create.
   std::vector<uint64_t> InputBytes, OutputBytes;
@@ -174,10 +187,10 @@ bool envFlag(const char *Name) {
 /// that is missing or refused, then the CPU fallback.
 kiln_status selectProvider(const kiln_model_info &M,
                            const kiln_session_options &Opts, kiln_session &S) {
-  S.NumPartitions = M.num_partitions;
-  S.Partitions = M.partitions;
-  S.ArenaSize = M.arena_size;
-  S.Checks = flagsOf(M) & KILN_MODEL_CHECKS;
+  S.Main.NumPartitions = M.num_partitions;
+  S.Main.Partitions = M.partitions;
+  S.Main.ArenaSize = M.arena_size;
+  S.Main.Checks = flagsOf(M) & KILN_MODEL_CHECKS;
   uint32_t Required = isAbi2(M) ? M.required_providers : 0;
   if (Required == 0)
     return KILN_OK;
@@ -201,6 +214,13 @@ kiln_status selectProvider(const kiln_model_info &M,
   if (Why.empty()) {
     S.UsesCuda = true;
     S.Provider = "cuda";
+    if (M.abi_version >= 5 && M.num_device_io_partitions > 0) {
+      S.HasDeviceIO = true;
+      S.DeviceIO.NumPartitions = M.num_device_io_partitions;
+      S.DeviceIO.Partitions = M.device_io_partitions;
+      S.DeviceIO.ArenaSize = M.device_io_arena_size;
+      S.DeviceIO.Checks = flagsOf(M) & KILN_MODEL_DEVICE_IO_CHECKS;
+    }
     return KILN_OK;
   }
   bool HasFallback =
@@ -209,10 +229,10 @@ kiln_status selectProvider(const kiln_model_info &M,
     return fail(KILN_ERROR_PROVIDER,
                 "model " + quoted(M.name ? M.name : "?") +
                     " needs CUDA and has no CPU fallback: " + Why);
-  S.NumPartitions = M.num_fallback_partitions;
-  S.Partitions = M.fallback_partitions;
-  S.ArenaSize = M.fallback_arena_size;
-  S.Checks = flagsOf(M) & KILN_MODEL_FALLBACK_CHECKS;
+  S.Main.NumPartitions = M.num_fallback_partitions;
+  S.Main.Partitions = M.fallback_partitions;
+  S.Main.ArenaSize = M.fallback_arena_size;
+  S.Main.Checks = flagsOf(M) & KILN_MODEL_FALLBACK_CHECKS;
   S.ProviderNote = Why;
   return KILN_OK;
 }
@@ -255,10 +275,15 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
                                          M.num_fallback_partitions,
                                          "fallback partition"))
       return St;
+  if (M.abi_version >= 5)
+    if (kiln_status St = checkPartitions(M.device_io_partitions,
+                                         M.num_device_io_partitions,
+                                         "device I/O partition"))
+      return St;
   return KILN_OK;
 }
 
-kiln_status allocateArena(const kiln_model_info &M, kiln_session &S) {
+kiln_status allocateArena(const kiln_model_info &M, Variant &S) {
   if (S.ArenaSize == 0)
     return KILN_OK;
   uint64_t Align = M.arena_alignment;
@@ -360,7 +385,7 @@ kiln_status bind(const kiln_model_info &M, const std::vector<uint64_t> &Needed,
 }
 
 /// The error of a failed run-time check, if the run had one.
-kiln_status checkStatus(kiln_session &S) {
+kiln_status checkStatus(const Variant &S) {
   if (!S.Checks || !S.Arena)
     return KILN_OK;
   const char *Msg;
@@ -374,18 +399,19 @@ kiln_status runPartitions(kiln_session &S) {
   const kiln_model_info &M = *S.Model;
   void *const *In = S.InputPtrs.data();
   void *const *Out = S.OutputPtrs.data();
-  if (S.Checks && S.Arena)
-    std::memset(S.Arena, 0, sizeof(const char *));
+  Variant &V = *S.Active;
+  if (V.Checks && V.Arena)
+    std::memset(V.Arena, 0, sizeof(const char *));
   if (!S.Profiler) {
-    for (int32_t I = 0; I < S.NumPartitions; ++I)
-      S.Partitions[I].fn(In, Out, S.Arena);
-    return checkStatus(S);
+    for (int32_t I = 0; I < V.NumPartitions; ++I)
+      V.Partitions[I].fn(In, Out, V.Arena);
+    return checkStatus(V);
   }
   kiln_profile_event Run{
       "model_run", "kiln", M.name ? M.name : "", KILN_EVENT_RUN, nowNs(), 0, 0};
   S.Profiler(&Run, 0, S.ProfilerUser);
-  for (int32_t I = 0; I < S.NumPartitions; ++I) {
-    const kiln_partition_info &P = S.Partitions[I];
+  for (int32_t I = 0; I < V.NumPartitions; ++I) {
+    const kiln_partition_info &P = V.Partitions[I];
     kiln_profile_event E{P.name ? P.name : "",
                          P.provider ? P.provider : S.Provider.c_str(),
                          "partition",
@@ -394,13 +420,13 @@ kiln_status runPartitions(kiln_session &S) {
                          0,
                          0};
     S.Profiler(&E, 0, S.ProfilerUser);
-    P.fn(In, Out, S.Arena);
+    P.fn(In, Out, V.Arena);
     E.duration_ns = nowNs() - E.start_ns;
     S.Profiler(&E, 1, S.ProfilerUser);
   }
   Run.duration_ns = nowNs() - Run.start_ns;
   S.Profiler(&Run, 1, S.ProfilerUser);
-  return checkStatus(S);
+  return checkStatus(V);
 }
 
 /// Runs the partitions of a "cuda" session: the CUDA failures the mgpu
@@ -415,7 +441,11 @@ kiln_status runCudaPartitions(kiln_session &S) {
     cuda::clearErrors();
     return fail(KILN_ERROR_PROVIDER, Msg);
   }
+  cuda::setCurrentDeviceMemory(&S.Active->Device);
   kiln_status St = runPartitions(S);
+  cuda::setCurrentDeviceMemory(nullptr);
+  if (St == KILN_OK && !cuda::hasError())
+    S.Active->Device.ConstantsCurrent = true;
   if (St == KILN_OK && cuda::hasError()) {
     std::string Msg = "CUDA error during run: " + cuda::firstError();
     if (cuda::errorCount() > 1)
@@ -433,6 +463,9 @@ kiln_status runOnce(kiln_session &S) {
 
 /// Runs the per-sample partitions once per sample, each on its slice of the
 /// batched inputs and outputs (samples are contiguous).
+kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumInputs,
+                       kiln_tensor *Outputs, int32_t NumOutputs);
+
 kiln_status runBatch(kiln_session &S, int64_t Batch) {
   const kiln_model_info &M = *S.Model;
   if (!(flagsOf(M) & KILN_MODEL_DYNAMIC_BATCH))
@@ -505,7 +538,9 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
     if (St == KILN_OK)
       St = selectProvider(*Model, Opts ? *Opts : Defaults, *S);
     if (St == KILN_OK)
-      St = allocateArena(*Model, *S);
+      St = allocateArena(*Model, S->Main);
+    if (St == KILN_OK && S->HasDeviceIO)
+      St = allocateArena(*Model, S->DeviceIO);
     if (St != KILN_OK) {
       kiln_session_destroy(S);
       return St;
@@ -524,7 +559,10 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
 void kiln_session_destroy(kiln_session *S) {
   if (!S)
     return;
-  std::free(S->Arena);
+  for (Variant *V : {&S->Main, &S->DeviceIO}) {
+    std::free(V->Arena);
+    kiln::rt::cuda::releaseDeviceMemory(V->Device);
+  }
   delete S;
 }
 
@@ -537,6 +575,38 @@ kiln_status kiln_session_run(kiln_session *S, const kiln_tensor *Inputs,
                              int32_t NumOutputs) {
   if (!S)
     return fail(KILN_ERROR_INVALID_ARGUMENT, "session is NULL");
+  S->Active = &S->Main;
+  return runSession(S, Inputs, NumInputs, Outputs, NumOutputs);
+}
+
+int32_t kiln_session_has_device_io(const kiln_session *S) {
+  return S && S->HasDeviceIO;
+}
+
+kiln_status kiln_session_run_device(kiln_session *S, const kiln_tensor *Inputs,
+                                    int32_t NumInputs, kiln_tensor *Outputs,
+                                    int32_t NumOutputs) {
+  if (!S)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "session is NULL");
+  if (!S->HasDeviceIO) {
+    S->Error = S->UsesCuda
+                   ? "device-resident I/O: model " + quoted(S->Model->name ? S->Model->name : "?") +
+                         " has no device I/O variant (compile it with --providers=cuda,...)"
+                   : "device-resident I/O needs a CUDA session; this one runs on the CPU" +
+                         (S->ProviderNote.empty() ? std::string() : " (" + S->ProviderNote + ")");
+    return fail(KILN_ERROR_PROVIDER, S->Error);
+  }
+  S->Active = &S->DeviceIO;
+  kiln_status St = runSession(S, Inputs, NumInputs, Outputs, NumOutputs);
+  S->Active = &S->Main;
+  return St;
+}
+
+} // extern "C"
+
+namespace {
+kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumInputs,
+                       kiln_tensor *Outputs, int32_t NumOutputs) {
   try {
     const kiln_model_info &M = *S->Model;
     int64_t Batch = 1;
@@ -556,6 +626,9 @@ kiln_status kiln_session_run(kiln_session *S, const kiln_tensor *Inputs,
     return fail(KILN_ERROR_OUT_OF_MEMORY, S->Error);
   }
 }
+} // namespace
+
+extern "C" {
 
 const char *kiln_session_provider(const kiln_session *S) {
   return S ? S->Provider.c_str() : "";

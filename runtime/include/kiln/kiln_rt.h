@@ -89,6 +89,28 @@ const kiln_model_info *kiln_session_model(const kiln_session *session);
 kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
                              int32_t num_inputs, kiln_tensor *outputs,
                              int32_t num_outputs);
+/* Device-resident inputs and outputs (like ONNX Runtime's IOBinding).
+ * On a "cuda" session of a model compiled with CUDA partitions (model ABI
+ * 5), kiln_session_run_device takes every input's and output's `data` as
+ * a device pointer (CUdeviceptr) and runs the model's device I/O variant:
+ * inputs are read and outputs written in device memory, and host copies
+ * are made only for the ops that run on the host. It returns
+ * KILN_ERROR_PROVIDER on a CPU session or for a model without that variant
+ * (kiln_session_has_device_io says which). Shapes, dtypes and sizes are
+ * checked as by kiln_session_run. */
+int32_t kiln_session_has_device_io(const kiln_session *session);
+kiln_status kiln_session_run_device(kiln_session *session,
+                                    const kiln_tensor *inputs,
+                                    int32_t num_inputs, kiln_tensor *outputs,
+                                    int32_t num_outputs);
+/* Device memory on device 0 through the lazily loaded driver, so that an
+ * app need not link the CUDA runtime: KILN_ERROR_PROVIDER without CUDA.
+ * kiln_device_copy copies between any two host or device pointers
+ * (unified addressing) and returns when the copy is done. */
+kiln_status kiln_device_alloc(uint64_t size_bytes, void **device_ptr);
+kiln_status kiln_device_free(void *device_ptr);
+kiln_status kiln_device_copy(void *dst, const void *src, uint64_t size_bytes);
+
 /* Dynamic batch (KILN_MODEL_DYNAMIC_BATCH). The axis of input/output
  * `index` that carries the samples, -1 when it has none (always -1 for a
  * model with a static batch). */

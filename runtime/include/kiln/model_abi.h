@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 4u
+#define KILN_ABI_VERSION 5u
 
 /* Element types use ONNX TensorProto.DataType numbers. */
 typedef enum kiln_dtype {
@@ -104,10 +104,19 @@ typedef struct kiln_model_info {
   const int32_t *input_batch_axes;
   const int32_t *output_batch_axes;
   const char *batch_name;
+  /* ABI 5. Device-resident I/O: the partitions above compiled once more
+   * with every input and output pointer in device memory (CUDA), and the
+   * host arena size of that variant. Empty for a model without CUDA
+   * partitions. KILN_MODEL_DEVICE_IO_CHECKS: the first 8 bytes of its
+   * arena are the status slot, as for KILN_MODEL_CHECKS. */
+  int32_t num_device_io_partitions;
+  const kiln_partition_info *device_io_partitions;
+  uint64_t device_io_arena_size;
 } kiln_model_info;
 #define KILN_MODEL_CHECKS 1u
 #define KILN_MODEL_FALLBACK_CHECKS 2u
 #define KILN_MODEL_DYNAMIC_BATCH 4u
+#define KILN_MODEL_DEVICE_IO_CHECKS 8u
 
 #define KILN_PROVIDER_CUDA 1u
 

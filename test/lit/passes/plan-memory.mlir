@@ -69,3 +69,48 @@ func.func @main(%in: memref<4xf32>) -> memref<4xf32> {
   memref.dealloc %t : memref<4xf32>
   return %out : memref<4xf32>
 }
+
+// -----
+
+// Device buffers go to the device arena the runtime hands out
+// (kilnDeviceArena), planned like the host arena: %d2 reuses %d0's bytes;
+// the constant's copy overlaps everything and keeps its own. The address
+// taken of a placed buffer is the arena's plus the offset. A device buffer
+// returned from a device-I/O function becomes the output argument.
+// CHECK: module attributes {{{.*}}kiln.device_arena_size = 192 : i64}
+// CHECK: func.func private @kilnDeviceArena(i64) -> memref<192xi8>
+// CHECK-LABEL: func.func @device
+// CHECK-SAME: (%[[IN:.*]]: memref<16xf32>, %[[OUT:.*]]: memref<16xf32>, %{{.*}}: memref<1xi8>)
+// CHECK: %[[SIZE:.*]] = arith.constant 192 : i64
+// CHECK: %[[DA:.*]] = call @kilnDeviceArena(%[[SIZE]])
+// CHECK: %[[OW:.*]] = arith.constant 0 : index
+// CHECK: %[[W:.*]] = memref.view %[[DA]][%[[OW]]][] : memref<192xi8> to memref<16xf32>
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[DA]]
+// CHECK: %[[ADDR:.*]] = arith.addi %[[BASE]], %[[OW]] : index
+// CHECK: arith.index_cast %[[ADDR]]
+// CHECK: %[[O0:.*]] = arith.constant 64 : index
+// CHECK: memref.view %[[DA]][%[[O0]]][]
+// CHECK: %[[O1:.*]] = arith.constant 128 : index
+// CHECK: memref.view %[[DA]][%[[O1]]][]
+// CHECK: %[[O2:.*]] = arith.constant 64 : index
+// CHECK: memref.view %[[DA]][%[[O2]]][]
+// CHECK-NOT: gpu.alloc
+// CHECK-NOT: gpu.dealloc
+// CHECK: linalg.copy ins(%{{.*}} : memref<16xf32>) outs(%[[OUT]] : memref<16xf32>)
+// CHECK-NEXT: return
+func.func @device(%in: memref<16xf32>) -> memref<16xf32> attributes {kiln.device_io} {
+  %w = gpu.alloc () {kiln.device_constant} : memref<16xf32>
+  %p = memref.extract_aligned_pointer_as_index %w : memref<16xf32> -> index
+  %pi = arith.index_cast %p : index to i64
+  %d0 = gpu.alloc () : memref<16xf32>
+  linalg.copy ins(%in : memref<16xf32>) outs(%d0 : memref<16xf32>)
+  %d1 = gpu.alloc () : memref<8xf32>
+  %sub = memref.subview %d0[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  linalg.copy ins(%sub : memref<8xf32, strided<[1]>>) outs(%d1 : memref<8xf32>)
+  gpu.dealloc %d0 : memref<16xf32>
+  %d2 = gpu.alloc () : memref<8xf32>
+  linalg.copy ins(%d1 : memref<8xf32>) outs(%d2 : memref<8xf32>)
+  %out = gpu.alloc () : memref<16xf32>
+  linalg.copy ins(%w : memref<16xf32>) outs(%out : memref<16xf32>)
+  return %out : memref<16xf32>
+}

@@ -1,0 +1,162 @@
+#include "DeviceMemory.h"
+#include "Error.h"
+
+#include <string>
+
+using namespace kiln::rt::cuda;
+
+namespace {
+thread_local DeviceMemory *Current = nullptr;
+
+DeviceMemory *current(const char *Fn) {
+  if (!Current)
+    recordError(std::string(Fn) + ": called outside a CUDA session's run");
+  return Current;
+}
+
+const DriverApi *readyDriver(const char *Fn) {
+  std::string Why;
+  const DriverApi *D = driver(&Why);
+  if (!D) {
+    recordError(std::string(Fn) + ": CUDA is unavailable: " + Why);
+    return nullptr;
+  }
+  return makeContextCurrent() ? D : nullptr;
+}
+
+bool check(CUresult R, const char *Fn, const char *Call) {
+  if (R == CUDA_SUCCESS)
+    return true;
+  recordError(std::string(Fn) + ": " + Call + " failed: " + errorString(R));
+  return false;
+}
+} // namespace
+
+namespace kiln::rt::cuda {
+
+void setCurrentDeviceMemory(DeviceMemory *M) { Current = M; }
+
+void releaseDeviceMemory(DeviceMemory &M) {
+  if (!M.Arena && !M.Stream)
+    return;
+  std::string Why;
+  if (const DriverApi *D = driver(&Why); D && makeContextCurrent()) {
+    if (M.Arena)
+      D->cuMemFree(M.Arena);
+    if (M.Stream)
+      D->cuStreamDestroy(M.Stream);
+  }
+  M = DeviceMemory{};
+}
+
+} // namespace kiln::rt::cuda
+
+#define KILN_RT_EXPORT extern "C" __attribute__((visibility("default")))
+
+// The device arena of the running session, `Bytes` long; null (with an
+// error recorded) when it cannot be had.
+KILN_RT_EXPORT void *kilnDeviceArena(int64_t Bytes) {
+  DeviceMemory *M = current("kilnDeviceArena");
+  const DriverApi *D = M ? readyDriver("kilnDeviceArena") : nullptr;
+  if (!D || Bytes <= 0)
+    return nullptr;
+  if (M->Arena && M->ArenaBytes != static_cast<uint64_t>(Bytes)) {
+    D->cuMemFree(M->Arena);
+    M->Arena = 0;
+  }
+  if (!M->Arena) {
+    M->ConstantsCurrent = false;
+    if (!check(D->cuMemAlloc(&M->Arena, static_cast<size_t>(Bytes)), "kilnDeviceArena",
+               ("cuMemAlloc of a " + std::to_string(Bytes) + "-byte device arena").c_str())) {
+      M->Arena = 0;
+      return nullptr;
+    }
+    M->ArenaBytes = static_cast<uint64_t>(Bytes);
+  }
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(M->Arena));
+}
+
+// Copies a constant to its place in the device arena, unless the session's
+// earlier run already did. Finished before it returns: the kernels that
+// read it run on other streams.
+KILN_RT_EXPORT void kilnDeviceUploadOnce(int64_t Dst, int64_t Src, int64_t Bytes) {
+  DeviceMemory *M = current("kilnDeviceUploadOnce");
+  if (!M || M->ConstantsCurrent || Bytes <= 0)
+    return;
+  const DriverApi *D = readyDriver("kilnDeviceUploadOnce");
+  if (!D || !Dst)
+    return;
+  if (!M->Stream && !check(D->cuStreamCreate(&M->Stream, CU_STREAM_NON_BLOCKING),
+                           "kilnDeviceUploadOnce", "cuStreamCreate"))
+    return;
+  if (check(D->cuMemcpyAsync(static_cast<CUdeviceptr>(Dst), static_cast<CUdeviceptr>(Src),
+                             static_cast<size_t>(Bytes), M->Stream),
+            "kilnDeviceUploadOnce", "cuMemcpyAsync") &&
+      check(D->cuStreamSynchronize(M->Stream), "kilnDeviceUploadOnce", "cuStreamSynchronize"))
+    M->UploadedBytes += static_cast<uint64_t>(Bytes);
+}
+
+// The C API's device buffers, for callers of kiln_session_run_device that do
+// not link the CUDA runtime themselves.
+namespace {
+kiln_status deviceCall(const char *Fn, const DriverApi *&D) {
+  std::string Why;
+  D = driver(&Why);
+  if (!D)
+    return kiln::rt::fail(KILN_ERROR_PROVIDER, std::string(Fn) + ": CUDA is unavailable: " + Why);
+  clearErrors();
+  if (!makeContextCurrent()) {
+    std::string Msg = std::string(Fn) + ": " + firstError();
+    clearErrors();
+    return kiln::rt::fail(KILN_ERROR_PROVIDER, Msg);
+  }
+  return KILN_OK;
+}
+
+kiln_status result(CUresult R, const char *Fn, const char *Call) {
+  if (R == CUDA_SUCCESS)
+    return KILN_OK;
+  return kiln::rt::fail(KILN_ERROR_PROVIDER,
+                        std::string(Fn) + ": " + Call + " failed: " + errorString(R));
+}
+} // namespace
+
+extern "C" {
+
+kiln_status kiln_device_alloc(uint64_t Bytes, void **Ptr) {
+  if (!Ptr)
+    return kiln::rt::fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_device_alloc: Ptr is NULL");
+  *Ptr = nullptr;
+  const DriverApi *D;
+  if (kiln_status St = deviceCall("kiln_device_alloc", D))
+    return St;
+  CUdeviceptr P = 0;
+  if (kiln_status St = result(D->cuMemAlloc(&P, Bytes ? Bytes : 1), "kiln_device_alloc",
+                              "cuMemAlloc"))
+    return St;
+  *Ptr = reinterpret_cast<void *>(static_cast<uintptr_t>(P));
+  return KILN_OK;
+}
+
+kiln_status kiln_device_free(void *Ptr) {
+  if (!Ptr)
+    return KILN_OK;
+  const DriverApi *D;
+  if (kiln_status St = deviceCall("kiln_device_free", D))
+    return St;
+  return result(D->cuMemFree(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(Ptr))),
+                "kiln_device_free", "cuMemFree");
+}
+
+kiln_status kiln_device_copy(void *Dst, const void *Src, uint64_t Bytes) {
+  if (Bytes && (!Dst || !Src))
+    return kiln::rt::fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_device_copy: NULL pointer");
+  const DriverApi *D;
+  if (kiln_status St = deviceCall("kiln_device_copy", D))
+    return St;
+  return result(D->cuMemcpy(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(Dst)),
+                            static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(Src)), Bytes),
+                "kiln_device_copy", "cuMemcpy");
+}
+
+} // extern "C"
