@@ -267,7 +267,7 @@ static std::string cudaToolkit() {
 static std::string gpuPipeline(StringRef arch) {
   std::string toolkit = cudaToolkit();
   return ("func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-          "gpu-kernel-outlining,func.func(gpu-async-region),lower-affine,"
+          "gpu-kernel-outlining,kiln-name-kernels,func.func(gpu-async-region),lower-affine,"
           "nvvm-attach-target{chip=" + arch + " features=+ptx80 O=3},"
           "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
           "reconcile-unrealized-casts),gpu-module-to-binary{format=isa" +

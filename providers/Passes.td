@@ -52,6 +52,19 @@ def CudaOffload : Pass<"kiln-cuda-offload", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def NameKernels : Pass<"kiln-name-kernels", "::mlir::ModuleOp"> {
+  let summary = "Name each outlined kernel after the ONNX node it computes";
+  let description = [{
+    Runs after gpu-kernel-outlining. Each kernel module that one
+    `gpu.launch_func` uses, and its kernel, take the name of the node in the
+    launch's location (`/fc1/Gemm` becomes `fc1_Gemm`, then `fc1_Gemm_1`
+    for the node's next kernel), so that profiles, `--emit=ptx` and driver
+    errors name nodes. Launches without a node name keep the outliner's
+    names.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def FoldConstants : Pass<"kiln-fold-constants", "::mlir::ModuleOp"> {
   let summary = "Evaluate onnx ops whose inputs are all constants with the CPU codegen";
   let description = [{

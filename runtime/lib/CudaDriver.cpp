@@ -83,6 +83,7 @@ State load() {
           Missing);
   resolve(Handle, A.cuCtxSetCurrent, "cuCtxSetCurrent", Missing);
   resolve(Handle, A.cuCtxGetCurrent, "cuCtxGetCurrent", Missing);
+  resolve(Handle, A.cuCtxSynchronize, "cuCtxSynchronize", Missing);
   resolve(Handle, A.cuModuleLoadData, "cuModuleLoadData", Missing);
   resolve(Handle, A.cuModuleLoadDataEx, "cuModuleLoadDataEx", Missing);
   resolve(Handle, A.cuModuleUnload, "cuModuleUnload", Missing);

@@ -54,6 +54,7 @@ struct DriverApi {
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice); // _v2
   CUresult (*cuCtxSetCurrent)(CUcontext);
   CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxSynchronize)();
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
                                  void **);

@@ -1,12 +1,35 @@
 #include "DeviceMemory.h"
 #include "Error.h"
 
+#include <chrono>
 #include <string>
+#include <vector>
 
 using namespace kiln::rt::cuda;
 
 namespace {
 thread_local DeviceMemory *Current = nullptr;
+
+struct TimedWork {
+  CUevent Start = nullptr, End = nullptr;
+  const char *Name = "";
+  int32_t Kind = KILN_EVENT_KERNEL;
+  uint64_t Bytes = 0;
+};
+struct RunProfile {
+  kiln_profile_callback Profiler = nullptr;
+  void *User = nullptr;
+  CUevent Base = nullptr;
+  uint64_t BaseNs = 0;
+  std::vector<TimedWork> Work;
+};
+thread_local RunProfile Profile;
+
+uint64_t nowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
 
 DeviceMemory *current(const char *Fn) {
   if (!Current)
@@ -34,7 +57,83 @@ bool check(CUresult R, const char *Fn, const char *Call) {
 
 namespace kiln::rt::cuda {
 
-void setCurrentDeviceMemory(DeviceMemory *M) { Current = M; }
+void beginDeviceRun(DeviceMemory *M, kiln_profile_callback Profiler, void *User) {
+  Current = M;
+  Profile = RunProfile{};
+  const DriverApi *D = Profiler ? driver() : nullptr;
+  if (!D)
+    return;
+  // Kernels and copies are placed on the host clock relative to this
+  // event, recorded when the run starts.
+  if (D->cuEventCreate(&Profile.Base, 0) != CUDA_SUCCESS)
+    return;
+  Profile.Profiler = Profiler;
+  Profile.User = User;
+  Profile.BaseNs = nowNs();
+  if (D->cuEventRecord(Profile.Base, nullptr) != CUDA_SUCCESS)
+    Profile.Profiler = nullptr;
+}
+
+void *beginTimedWork(CUstream Stream) {
+  const DriverApi *D = Profile.Profiler ? driver() : nullptr;
+  if (!D)
+    return nullptr;
+  TimedWork W;
+  if (D->cuEventCreate(&W.Start, 0) != CUDA_SUCCESS)
+    return nullptr;
+  if (D->cuEventCreate(&W.End, 0) != CUDA_SUCCESS ||
+      D->cuEventRecord(W.Start, Stream) != CUDA_SUCCESS) {
+    D->cuEventDestroy(W.Start);
+    if (W.End)
+      D->cuEventDestroy(W.End);
+    return nullptr;
+  }
+  Profile.Work.push_back(W);
+  // 1-based index, so that a token is never null.
+  return reinterpret_cast<void *>(Profile.Work.size());
+}
+
+void endTimedWork(void *Token, CUstream Stream, const char *Name, int32_t Kind,
+                  uint64_t Bytes) {
+  size_t I = reinterpret_cast<size_t>(Token);
+  if (!I || I > Profile.Work.size())
+    return;
+  TimedWork &W = Profile.Work[I - 1];
+  W.Name = Name;
+  W.Kind = Kind;
+  W.Bytes = Bytes;
+  if (driver()->cuEventRecord(W.End, Stream) != CUDA_SUCCESS) {
+    driver()->cuEventDestroy(W.End);
+    W.End = nullptr;
+  }
+}
+
+void endDeviceRun() {
+  Current = nullptr;
+  const DriverApi *D = driver();
+  if (!D)
+    return;
+  if (CUresult R = D->cuCtxSynchronize())
+    recordError("device work of the run failed: " + errorString(R));
+  if (!Profile.Profiler)
+    return;
+  for (TimedWork &W : Profile.Work) {
+    float FromBase = 0, Length = 0;
+    if (W.End && D->cuEventElapsedTime(&FromBase, Profile.Base, W.Start) == CUDA_SUCCESS &&
+        D->cuEventElapsedTime(&Length, W.Start, W.End) == CUDA_SUCCESS) {
+      kiln_profile_event E{W.Name, "cuda", W.Name, W.Kind,
+                           Profile.BaseNs + static_cast<uint64_t>(FromBase * 1e6), 0, W.Bytes};
+      Profile.Profiler(&E, 0, Profile.User);
+      E.duration_ns = static_cast<uint64_t>(Length * 1e6);
+      Profile.Profiler(&E, 1, Profile.User);
+    }
+    D->cuEventDestroy(W.Start);
+    if (W.End)
+      D->cuEventDestroy(W.End);
+  }
+  D->cuEventDestroy(Profile.Base);
+  Profile = RunProfile{};
+}
 
 void releaseDeviceMemory(DeviceMemory &M) {
   if (!M.Arena && !M.Stream)
@@ -89,9 +188,14 @@ KILN_RT_EXPORT void kilnDeviceUploadOnce(int64_t Dst, int64_t Src, int64_t Bytes
   if (!M->Stream && !check(D->cuStreamCreate(&M->Stream, CU_STREAM_NON_BLOCKING),
                            "kilnDeviceUploadOnce", "cuStreamCreate"))
     return;
-  if (check(D->cuMemcpyAsync(static_cast<CUdeviceptr>(Dst), static_cast<CUdeviceptr>(Src),
-                             static_cast<size_t>(Bytes), M->Stream),
-            "kilnDeviceUploadOnce", "cuMemcpyAsync") &&
+  void *Timed = beginTimedWork(M->Stream);
+  bool Copied = check(D->cuMemcpyAsync(static_cast<CUdeviceptr>(Dst),
+                                       static_cast<CUdeviceptr>(Src),
+                                       static_cast<size_t>(Bytes), M->Stream),
+                      "kilnDeviceUploadOnce", "cuMemcpyAsync");
+  endTimedWork(Timed, M->Stream, "upload_constant", KILN_EVENT_TRANSFER,
+               static_cast<uint64_t>(Bytes));
+  if (Copied &&
       check(D->cuStreamSynchronize(M->Stream), "kilnDeviceUploadOnce", "cuStreamSynchronize"))
     M->UploadedBytes += static_cast<uint64_t>(Bytes);
 }

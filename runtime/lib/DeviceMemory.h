@@ -9,6 +9,8 @@
 
 #include "CudaDriver.h"
 
+#include "kiln/kiln_rt.h"
+
 #include <cstdint>
 
 namespace kiln::rt::cuda {
@@ -23,10 +25,22 @@ struct DeviceMemory {
   uint64_t UploadedBytes = 0;
 };
 
-/// Makes `M` the state generated code on this thread uses (null: none).
-void setCurrentDeviceMemory(DeviceMemory *M);
 /// Frees the arena and stream (with device 0's context made current).
 void releaseDeviceMemory(DeviceMemory &M);
+
+/// One run of a session's CUDA partitions on this thread: generated code
+/// uses `M`, and with a profiler every kernel launch and copy is timed with
+/// CUDA events on its stream. endDeviceRun waits for all device work (the
+/// run's one synchronization point of its own), then reports the timed work
+/// as KILN_EVENT_KERNEL/KILN_EVENT_TRANSFER events with provider "cuda".
+void beginDeviceRun(DeviceMemory *M, kiln_profile_callback Profiler, void *User);
+void endDeviceRun();
+
+/// For the mgpu shims: a timed piece of device work on `Stream` (no-ops
+/// unless the run is profiled). `Name` must outlive the run.
+void *beginTimedWork(CUstream Stream);
+void endTimedWork(void *Token, CUstream Stream, const char *Name, int32_t Kind,
+                  uint64_t Bytes);
 
 } // namespace kiln::rt::cuda
 

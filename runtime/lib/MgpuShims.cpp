@@ -16,6 +16,7 @@
 //  - mgpuMemAlloc/mgpuMemFree are stream-ordered (cuMemAllocAsync on the
 //    device's default pool) when the driver has them.
 #include "CudaDriver.h"
+#include "DeviceMemory.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -81,6 +82,14 @@ struct CachedModule {
 
 std::mutex ModuleMutex;
 std::unordered_map<const void *, CachedModule> ModulesByImage;
+// Kernel names for profiling; the strings stay for the process's life.
+std::unordered_map<CUfunction, std::string> KernelNames;
+
+const char *kernelName(CUfunction F) {
+  std::lock_guard<std::mutex> Lock(ModuleMutex);
+  auto It = KernelNames.find(F);
+  return It == KernelNames.end() ? "kernel" : It->second.c_str();
+}
 std::unordered_set<CUmodule> CachedModules;
 
 /// Looks Image up; on a miss calls Load and caches what it returns.
@@ -247,6 +256,8 @@ KILN_MGPU_EXPORT CUfunction mgpuModuleGetFunction(CUmodule Module,
                 errorString(R));
     return nullptr;
   }
+  std::lock_guard<std::mutex> Lock(ModuleMutex);
+  KernelNames.emplace(F, Name);
   return F;
 }
 
@@ -270,9 +281,11 @@ KILN_MGPU_EXPORT void mgpuLaunchKernel(CUfunction Function, intptr_t GridX,
     recordError("mgpuLaunchKernel: launch dimensions out of range");
     return;
   }
+  void *Timed = beginTimedWork(Stream);
   failed(D->cuLaunchKernel(Function, G[0], G[1], G[2], B[0], B[1], B[2],
                            static_cast<unsigned>(Smem), Stream, Params, Extra),
          "mgpuLaunchKernel", "cuLaunchKernel");
+  endTimedWork(Timed, Stream, kernelName(Function), KILN_EVENT_KERNEL, 0);
 }
 
 KILN_MGPU_EXPORT void
@@ -455,8 +468,22 @@ KILN_MGPU_EXPORT void mgpuMemcpy(void *Dst, void *Src, size_t SizeBytes,
     return;
   }
   // Unified addressing: the driver tells host from device by the address.
+  void *Timed = beginTimedWork(Stream);
   failed(D->cuMemcpyAsync(dptr(Dst), dptr(Src), SizeBytes, Stream),
          "mgpuMemcpy", "cuMemcpyAsync");
+  if (Timed) {
+    auto OnDevice = [&](void *P) {
+      unsigned Type = 0;
+      return D->cuPointerGetAttribute(&Type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr(P)) ==
+                 CUDA_SUCCESS &&
+             Type == CU_MEMORYTYPE_DEVICE;
+    };
+    bool ToDevice = OnDevice(Dst), FromDevice = OnDevice(Src);
+    endTimedWork(Timed, Stream,
+                 ToDevice ? (FromDevice ? "copy_device_to_device" : "copy_host_to_device")
+                          : (FromDevice ? "copy_device_to_host" : "copy_host_to_host"),
+                 KILN_EVENT_TRANSFER, SizeBytes);
+  }
 }
 
 KILN_MGPU_EXPORT void mgpuMemset32(void *Dst, unsigned int Value, size_t Count,

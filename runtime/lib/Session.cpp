@@ -441,9 +441,9 @@ kiln_status runCudaPartitions(kiln_session &S) {
     cuda::clearErrors();
     return fail(KILN_ERROR_PROVIDER, Msg);
   }
-  cuda::setCurrentDeviceMemory(&S.Active->Device);
+  cuda::beginDeviceRun(&S.Active->Device, S.Profiler, S.ProfilerUser);
   kiln_status St = runPartitions(S);
-  cuda::setCurrentDeviceMemory(nullptr);
+  cuda::endDeviceRun();
   if (St == KILN_OK && !cuda::hasError())
     S.Active->Device.ConstantsCurrent = true;
   if (St == KILN_OK && cuda::hasError()) {

@@ -425,6 +425,37 @@ TEST(CudaSession, FallsBackWithoutCuda) {
   kiln_session_destroy(S);
 }
 
+TEST(CudaSession, DeviceIOOnACpuSessionIsAProviderError) {
+  REQUIRE_NO_CUDA();
+  kiln_model_info M = cudaModel();
+  kiln_session *S = nullptr;
+  ASSERT_EQ(kiln_session_create(&M, &S), KILN_OK) << kiln_last_error();
+  EXPECT_EQ(kiln_session_has_device_io(S), 0);
+  Runner R;
+  EXPECT_EQ(kiln_session_run_device(S, R.In.data(), 2, R.Out.data(), 1), KILN_ERROR_PROVIDER);
+  std::string Msg = kiln_session_error(S);
+  EXPECT_TRUE(contains(Msg, "device-resident I/O needs a CUDA session")) << Msg;
+  EXPECT_TRUE(contains(Msg, "CUDA unavailable")) << Msg;
+  EXPECT_EQ(R.Y[0], -1.0f); // nothing ran
+  // The host path still works after the refusal.
+  ASSERT_EQ(R(S), KILN_OK) << kiln_session_error(S);
+  EXPECT_TRUE(R.isSum());
+  kiln_session_destroy(S);
+}
+
+TEST(CudaDeviceMemory, FailsCleanlyWithoutCuda) {
+  REQUIRE_NO_CUDA();
+  void *P = reinterpret_cast<void *>(1);
+  EXPECT_EQ(kiln_device_alloc(16, &P), KILN_ERROR_PROVIDER);
+  EXPECT_EQ(P, nullptr);
+  EXPECT_TRUE(contains(kiln_last_error(), "kiln_device_alloc: CUDA is unavailable"))
+      << kiln_last_error();
+  float H = 1;
+  EXPECT_EQ(kiln_device_copy(&H, &H, sizeof(H)), KILN_ERROR_PROVIDER);
+  EXPECT_EQ(kiln_device_free(nullptr), KILN_OK);
+  EXPECT_EQ(kiln_device_alloc(16, nullptr), KILN_ERROR_INVALID_ARGUMENT);
+}
+
 TEST(CudaSession, ForceCpu) {
   kiln_model_info M = cudaModel(realCuda() ? CudaParts : BogusParts);
   PrimaryCalls = 0;

@@ -291,14 +291,18 @@ int run(const Options &Opts) {
   else
     std::fprintf(stderr, "kiln-run: running on %s (%s)\n", Provider.c_str(),
                  Note.c_str());
+  bool DeviceIO = Opts.DeviceIO && S.hasDeviceIO();
   if (Opts.DeviceIO && Provider != "cuda")
     std::fprintf(stderr, "kiln-run: note: --device-io needs CUDA; the model "
                          "runs on the CPU, so inputs and outputs stay in "
                          "host memory\n");
-  else if (Opts.DeviceIO)
-    std::fprintf(stderr, "kiln-run: note: --device-io: device-resident "
-                         "inputs and outputs are not implemented yet; using "
-                         "host buffers\n");
+  else if (Opts.DeviceIO && !DeviceIO)
+    std::fprintf(stderr, "kiln-run: note: --device-io: the model has no device "
+                         "I/O variant (built before kiln ABI 5); using host "
+                         "buffers\n");
+  else if (DeviceIO)
+    std::fprintf(stderr, "kiln-run: inputs and outputs in device memory "
+                         "(copied once, outside the timed runs)\n");
 
   std::vector<HostTensor> Inputs = gatherInputs(Opts, M);
   std::vector<kiln_tensor> InViews, OutViews;
@@ -327,9 +331,31 @@ int run(const Options &Opts) {
     Trace->attach(S);
   }
 
+  // --device-io: the same views over device buffers, inputs uploaded once.
+  std::vector<kiln::DeviceBuffer> DeviceBuffers;
+  std::vector<kiln_tensor> DevIn = InViews, DevOut = OutViews;
+  if (DeviceIO) {
+    auto Bind = [&](kiln_tensor &T, bool Upload) {
+      kiln::DeviceBuffer B;
+      kiln::Status St = kiln::DeviceBuffer::create(T.size_bytes, B);
+      if (St && Upload)
+        St = kiln::Status::fromCode(kiln_device_copy(B.get(), T.data, T.size_bytes));
+      if (!St)
+        throw Failure{St.message()};
+      T.data = B.get();
+      DeviceBuffers.push_back(std::move(B));
+    };
+    for (kiln_tensor &T : DevIn)
+      Bind(T, true);
+    for (kiln_tensor &T : DevOut)
+      Bind(T, false);
+  }
   auto RunOnce = [&] {
-    kiln::Status St = S.run(InViews.data(), static_cast<int>(InViews.size()),
-                            OutViews.data(), static_cast<int>(OutViews.size()));
+    kiln::Status St =
+        DeviceIO ? S.runDevice(DevIn.data(), static_cast<int>(DevIn.size()), DevOut.data(),
+                               static_cast<int>(DevOut.size()))
+                 : S.run(InViews.data(), static_cast<int>(InViews.size()), OutViews.data(),
+                         static_cast<int>(OutViews.size()));
     if (!St)
       throw Failure{St.message()};
   };
@@ -349,6 +375,9 @@ int run(const Options &Opts) {
     RunOnce();
   }
 
+  for (size_t I = 0; DeviceIO && I < DevOut.size(); ++I)
+    if (kiln_device_copy(OutViews[I].data, DevOut[I].data, OutViews[I].size_bytes) != KILN_OK)
+      throw Failure{kiln_last_error()};
   if (Trace) {
     kiln::Status St = Trace->write(Opts.ProfilePath.c_str());
     if (!St)

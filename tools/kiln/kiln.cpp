@@ -131,8 +131,8 @@ int main(int argc, char **argv) {
   options.cudaArch = cudaArch;
   if (llvm::is_contained(options.providers, "cuda") && !quiet)
     errs() << "kiln: warning: the cuda provider is experimental: its kernels "
-              "are untuned and each run copies the weights again (README, "
-              "CUDA)\n";
+              "are untuned parallel loops, one thread per output element "
+              "(README, CUDA)\n";
   options.providerAssignment = providerAssignment;
   options.minDeviceElements = minDeviceElements;
   options.emit = emit;

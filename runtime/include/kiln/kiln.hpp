@@ -86,6 +86,16 @@ public:
     return Status::fromCode(
         kiln_session_run(Handle, Inputs, NumInputs, Outputs, NumOutputs));
   }
+  /// Whether runDevice() works: a CUDA session of a model with device I/O.
+  bool hasDeviceIO() const { return Handle && kiln_session_has_device_io(Handle); }
+  /// Like run(), with every tensor's data a device pointer.
+  Status runDevice(const kiln_tensor *Inputs, int NumInputs, kiln_tensor *Outputs,
+                   int NumOutputs) {
+    if (!Handle)
+      return Status(KILN_ERROR_INVALID_ARGUMENT, "session was not created");
+    return Status::fromCode(
+        kiln_session_run_device(Handle, Inputs, NumInputs, Outputs, NumOutputs));
+  }
   Status setProfiler(kiln_profile_callback Cb, void *User) {
     if (!Handle)
       return Status(KILN_ERROR_INVALID_ARGUMENT, "session was not created");
@@ -95,6 +105,34 @@ public:
 private:
   kiln_session *Handle = nullptr;
   Status Created;
+};
+
+/// A device buffer (kiln_device_alloc), freed on destruction.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  static Status create(uint64_t Bytes, DeviceBuffer &Out) {
+    DeviceBuffer B;
+    Status St = Status::fromCode(kiln_device_alloc(Bytes, &B.Ptr));
+    if (St)
+      Out = std::move(B);
+    return St;
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  DeviceBuffer(DeviceBuffer &&Other) noexcept : Ptr(std::exchange(Other.Ptr, nullptr)) {}
+  DeviceBuffer &operator=(DeviceBuffer &&Other) noexcept {
+    if (this != &Other) {
+      kiln_device_free(Ptr);
+      Ptr = std::exchange(Other.Ptr, nullptr);
+    }
+    return *this;
+  }
+  ~DeviceBuffer() { kiln_device_free(Ptr); }
+  void *get() const { return Ptr; }
+
+private:
+  void *Ptr = nullptr;
 };
 
 /// Owns a kiln_trace; attach() it to any number of sessions.

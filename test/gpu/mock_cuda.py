@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Runs a model compiled with --providers=cuda,cpu against the mock CUDA
+driver (test/unit/MockCudaDriver.cpp: device memory is host memory, kernels
+are counted, not run) and checks what the host side does, from the mock's
+counters and kiln-run's trace:
+
+  - device memory is allocated once per session (the planned device arena),
+    not per run;
+  - weights are uploaded on the first run only, and the trace's
+    upload_constant events account for exactly those bytes;
+  - with --device-io, inputs and outputs do not cross per run;
+  - kernels and copies appear in the trace with provider "cuda", kernels
+    named after their ONNX nodes, copies with their bytes.
+
+Outputs are not compared (the mock runs no kernels); test/gpu/run.sh does
+that on a GPU. Exit 0 pass, 1 fail.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(args, lib, work, tag, iterations, extra):
+    stats = os.path.join(work, f"{tag}.json")
+    trace = os.path.join(work, f"{tag}.trace.json")
+    env = dict(os.environ, KILN_CUDA_DRIVER=args.mock, KILN_MOCK_CUDA_STATS=stats)
+    env.pop("KILN_FORCE_CPU", None)
+    p = subprocess.run([args.kiln_run, lib, "--iterations", str(iterations),
+                        "--profile", trace] + extra,
+                       capture_output=True, text=True, env=env, timeout=300)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: kiln-run {tag}: exit {p.returncode}\n{p.stderr}")
+    line = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
+    if line.get("provider") != "cuda":
+        raise SystemExit(f"FAIL: {tag}: ran on {line.get('provider')}, not on the mock CUDA")
+    with open(trace) as f:
+        t = json.load(f)
+    events = t if isinstance(t, list) else t["traceEvents"]
+    with open(stats) as f:
+        return json.load(f), events
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--kiln-run", required=True)
+    ap.add_argument("--mock", required=True, help="libkiln_mock_cuda.so")
+    ap.add_argument("--model", required=True)
+    args = ap.parse_args()
+    failures = []
+
+    def expect(ok, what):
+        print(("ok:   " if ok else "FAIL: ") + what)
+        if not ok:
+            failures.append(what)
+
+    with tempfile.TemporaryDirectory() as work:
+        prefix = os.path.join(work, "m")
+        c = subprocess.run([args.kiln, "compile", args.model, "--providers=cuda,cpu", "-q",
+                            "-o", prefix], capture_output=True, text=True)
+        if c.returncode != 0:
+            print(c.stderr)
+            return 1
+        lib = os.path.join(work, "libm.so")
+        runs = {}
+        for io, extra in (("host", []), ("device", ["--device-io"])):
+            for n in (1, 4):
+                runs[io, n] = run(args, lib, work, f"{io}{n}", n, extra)
+        per_run = {}
+        for io in ("host", "device"):
+            (s1, _), (s4, _) = runs[io, 1], runs[io, 4]
+            per_run[io] = {k: (s4[k] - s1[k]) / 3 for k in s1}
+            expect(s1["allocs"] == s4["allocs"],
+                   f"{io} I/O: device allocations do not grow with runs "
+                   f"({s1['allocs']} after 1 run, {s4['allocs']} after 4)")
+            expect(per_run[io]["launches"] > 0 and per_run[io]["launches"] == s1["launches"],
+                   f"{io} I/O: every run launches the same {s1['launches']} kernels")
+        s1, events = runs["host", 1]
+        first = s1["htod_bytes"] - per_run["host"]["htod_bytes"]
+        uploads = sum(e.get("args", {}).get("bytes", 0) for e in events
+                      if e["name"] == "upload_constant")
+        expect(first > 0 and uploads == first,
+               f"weights cross once: the first run uploads {first:.0f} more bytes than "
+               f"later ones, the trace's upload_constant events {uploads}")
+        _, events4 = runs["host", 4]
+        expect(sum(1 for e in events4 if e["name"] == "upload_constant") ==
+               sum(1 for e in events if e["name"] == "upload_constant"),
+               "no upload_constant after the first run")
+        host_bytes = per_run["host"]["htod_bytes"] + per_run["host"]["dtoh_bytes"]
+        dev_bytes = per_run["device"]["htod_bytes"] + per_run["device"]["dtoh_bytes"]
+        expect(dev_bytes < host_bytes,
+               f"device I/O moves fewer bytes per run ({dev_bytes:.0f}) than host I/O "
+               f"({host_bytes:.0f})")
+        cuda = [e for e in events4 if e.get("args", {}).get("provider") == "cuda"]
+        kernels = {e["name"] for e in cuda if not e["name"].startswith(("copy_", "upload_"))}
+        copies = [e for e in cuda if e["name"].startswith("copy_")]
+        expect(kernels and not any(k.startswith("__kiln_") for k in kernels),
+               f"{len(kernels)} kernels in the trace, named after nodes "
+               f"(e.g. {sorted(kernels)[:3]})")
+        expect(all(e["args"].get("bytes", 0) > 0 for e in copies),
+               f"{len(copies)} copies in the trace, each with its bytes")
+    print("PASS" if not failures else f"{len(failures)} check(s) failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
