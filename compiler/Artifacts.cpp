@@ -163,16 +163,7 @@ std::string generateHeader(const ModelSignature &sig) {
      << "  kiln_status status() const { return status_; }\n"
      << "  const char *error() const {\n"
      << "    return session_ ? kiln_session_error(session_) : kiln_last_error();\n  }\n"
-     << "  kiln_session *session() { return session_; }\n\n"
-     << "  /// Runs on host buffers (dense, row-major)"
-     << (dynamic ? " holding `batch` samples.\n" : ".\n")
-     << "  kiln_status run(" << (dynamic ? "int64_t batch, " : "");
-  for (size_t i = 0; i < sig.inputs.size(); ++i)
-    os << (i ? ", " : "") << "const " << cxxType(sig.inputs[i].dtype) << " *" << ids[i];
-  for (size_t i = 0; i < sig.outputs.size(); ++i)
-    os << (i || !sig.inputs.empty() ? ", " : "") << cxxType(sig.outputs[i].dtype) << " *"
-       << ids[sig.inputs.size() + i];
-  os << ") {\n    if (!session_)\n      return status_;\n";
+     << "  kiln_session *session() { return session_; }\n\n";
   auto tensors = [&](const char *var, const std::vector<TensorSignature> &ts,
                      size_t idOffset, bool isConst) {
     // With a dynamic batch, each batched tensor's shape scales by `batch`.
@@ -200,11 +191,25 @@ std::string generateHeader(const ModelSignature &sig) {
     }
     os << "};\n";
   };
-  tensors("in", sig.inputs, 0, true);
-  tensors("out", sig.outputs, sig.inputs.size(), false);
-  os << "    return kiln_session_run(session_, in, " << sig.inputs.size() << ", out, "
-     << sig.outputs.size() << ");\n  }\n\n"
-     << "private:\n  kiln_session *session_ = nullptr;\n  kiln_status status_ = KILN_OK;\n"
+  // run() on host buffers; run_device() on device pointers (a CUDA session
+  // of a model built with --providers=cuda,...; else KILN_ERROR_PROVIDER).
+  for (bool device : {false, true}) {
+    os << "  /// Runs on " << (device ? "device pointers" : "host buffers")
+       << " (dense, row-major)" << (dynamic ? " holding `batch` samples.\n" : ".\n")
+       << "  kiln_status " << (device ? "run_device(" : "run(") << (dynamic ? "int64_t batch, " : "");
+    for (size_t i = 0; i < sig.inputs.size(); ++i)
+      os << (i ? ", " : "") << "const " << cxxType(sig.inputs[i].dtype) << " *" << ids[i];
+    for (size_t i = 0; i < sig.outputs.size(); ++i)
+      os << (i || !sig.inputs.empty() ? ", " : "") << cxxType(sig.outputs[i].dtype) << " *"
+         << ids[sig.inputs.size() + i];
+    os << ") {\n    if (!session_)\n      return status_;\n";
+    tensors("in", sig.inputs, 0, true);
+    tensors("out", sig.outputs, sig.inputs.size(), false);
+    os << "    return " << (device ? "kiln_session_run_device" : "kiln_session_run")
+       << "(session_, in, " << sig.inputs.size() << ", out, " << sig.outputs.size()
+       << ");\n  }\n\n";
+  }
+  os << "private:\n  kiln_session *session_ = nullptr;\n  kiln_status status_ = KILN_OK;\n"
      << "};\n\n} // namespace " << n << "\n} // namespace kiln_models\n";
   return h;
 }
