@@ -57,11 +57,17 @@ bool check(CUresult R, const char *Fn, const char *Call) {
 
 namespace kiln::rt::cuda {
 
-void beginDeviceRun(DeviceMemory *M, kiln_profile_callback Profiler, void *User) {
+void beginDeviceRun(DeviceMemory *M, void *HostArena, uint64_t HostArenaBytes,
+                    kiln_profile_callback Profiler, void *User) {
   Current = M;
   Profile = RunProfile{};
-  const DriverApi *D = Profiler ? driver() : nullptr;
-  if (!D)
+  const DriverApi *D = driver();
+  // Pinning is an optimization: without it copies are staged by the driver.
+  if (D && M && HostArena && HostArenaBytes && M->PinnedHost != HostArena &&
+      D->cuMemHostRegister(HostArena, HostArenaBytes, CU_MEMHOSTREGISTER_PORTABLE) ==
+          CUDA_SUCCESS)
+    M->PinnedHost = HostArena;
+  if (!D || !Profiler)
     return;
   // Kernels and copies are placed on the host clock relative to this
   // event, recorded when the run starts.
@@ -136,7 +142,7 @@ void endDeviceRun() {
 }
 
 void releaseDeviceMemory(DeviceMemory &M) {
-  if (!M.Arena && !M.Stream)
+  if (!M.Arena && !M.Stream && !M.PinnedHost)
     return;
   std::string Why;
   if (const DriverApi *D = driver(&Why); D && makeContextCurrent()) {
@@ -144,8 +150,22 @@ void releaseDeviceMemory(DeviceMemory &M) {
       D->cuMemFree(M.Arena);
     if (M.Stream)
       D->cuStreamDestroy(M.Stream);
+    if (M.PinnedHost)
+      D->cuMemHostUnregister(M.PinnedHost);
   }
   M = DeviceMemory{};
+}
+
+CUstream sessionStream() {
+  if (!Current)
+    return nullptr;
+  if (!Current->Stream) {
+    const DriverApi *D = driver();
+    if (!D || !check(D->cuStreamCreate(&Current->Stream, CU_STREAM_NON_BLOCKING),
+                     "sessionStream", "cuStreamCreate"))
+      return nullptr;
+  }
+  return Current->Stream;
 }
 
 } // namespace kiln::rt::cuda
@@ -185,8 +205,7 @@ KILN_RT_EXPORT void kilnDeviceUploadOnce(int64_t Dst, int64_t Src, int64_t Bytes
   const DriverApi *D = readyDriver("kilnDeviceUploadOnce");
   if (!D || !Dst)
     return;
-  if (!M->Stream && !check(D->cuStreamCreate(&M->Stream, CU_STREAM_NON_BLOCKING),
-                           "kilnDeviceUploadOnce", "cuStreamCreate"))
+  if (!sessionStream())
     return;
   void *Timed = beginTimedWork(M->Stream);
   bool Copied = check(D->cuMemcpyAsync(static_cast<CUdeviceptr>(Dst),

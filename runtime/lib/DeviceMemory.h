@@ -21,7 +21,12 @@ struct DeviceMemory {
   // The constants in the arena are current: set after a successful run,
   // cleared when the arena is (re)allocated.
   bool ConstantsCurrent = false;
-  CUstream Stream = nullptr; // for uploads
+  // The session's one stream: all of a run's copies and kernels (the mgpu
+  // shims hand it out instead of pooled streams while the run is current).
+  CUstream Stream = nullptr;
+  // The host arena, page-locked on the first run so that copies between
+  // it and the device are real DMA (null: not registered).
+  void *PinnedHost = nullptr;
   uint64_t UploadedBytes = 0;
 };
 
@@ -33,8 +38,13 @@ void releaseDeviceMemory(DeviceMemory &M);
 /// CUDA events on its stream. endDeviceRun waits for all device work (the
 /// run's one synchronization point of its own), then reports the timed work
 /// as KILN_EVENT_KERNEL/KILN_EVENT_TRANSFER events with provider "cuda".
-void beginDeviceRun(DeviceMemory *M, kiln_profile_callback Profiler, void *User);
+void beginDeviceRun(DeviceMemory *M, void *HostArena, uint64_t HostArenaBytes,
+                    kiln_profile_callback Profiler, void *User);
 void endDeviceRun();
+
+/// The running session's stream (created on first use), or null outside a
+/// session's run.
+CUstream sessionStream();
 
 /// For the mgpu shims: a timed piece of device work on `Stream` (no-ops
 /// unless the run is profiled). `Name` must outlive the run.

@@ -300,6 +300,9 @@ KILN_MGPU_EXPORT CUstream mgpuStreamCreate() {
   const DriverApi *D = ready("mgpuStreamCreate");
   if (!D)
     return nullptr;
+  // Within a session's run, all work goes to the session's one stream.
+  if (CUstream S = sessionStream())
+    return S;
   {
     std::lock_guard<std::mutex> Lock(PoolMutex);
     if (!FreeStreams.empty()) {
@@ -316,7 +319,7 @@ KILN_MGPU_EXPORT CUstream mgpuStreamCreate() {
 }
 
 KILN_MGPU_EXPORT void mgpuStreamDestroy(CUstream Stream) {
-  if (!Stream)
+  if (!Stream || Stream == sessionStream())
     return;
   const DriverApi *D = ready("mgpuStreamDestroy");
   if (!D)

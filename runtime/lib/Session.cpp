@@ -441,7 +441,8 @@ kiln_status runCudaPartitions(kiln_session &S) {
     cuda::clearErrors();
     return fail(KILN_ERROR_PROVIDER, Msg);
   }
-  cuda::beginDeviceRun(&S.Active->Device, S.Profiler, S.ProfilerUser);
+  cuda::beginDeviceRun(&S.Active->Device, S.Active->Arena, S.Active->ArenaSize, S.Profiler,
+                       S.ProfilerUser);
   kiln_status St = runPartitions(S);
   cuda::endDeviceRun();
   if (St == KILN_OK && !cuda::hasError())
@@ -560,8 +561,8 @@ void kiln_session_destroy(kiln_session *S) {
   if (!S)
     return;
   for (Variant *V : {&S->Main, &S->DeviceIO}) {
+    kiln::rt::cuda::releaseDeviceMemory(V->Device); // unpins the arena first
     std::free(V->Arena);
-    kiln::rt::cuda::releaseDeviceMemory(V->Device);
   }
   delete S;
 }

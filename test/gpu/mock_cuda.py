@@ -5,7 +5,8 @@ are counted, not run) and checks what the host side does, from the mock's
 counters and kiln-run's trace:
 
   - device memory is allocated once per session (the planned device arena),
-    not per run;
+    not per run, all work goes to one stream per session, and the host arena
+    is page-locked once;
   - weights are uploaded on the first run only, and the trace's
     upload_constant events account for exactly those bytes;
   - with --device-io, inputs and outputs do not cross per run;
@@ -78,6 +79,11 @@ def main():
                    f"({s1['allocs']} after 1 run, {s4['allocs']} after 4)")
             expect(per_run[io]["launches"] > 0 and per_run[io]["launches"] == s1["launches"],
                    f"{io} I/O: every run launches the same {s1['launches']} kernels")
+            expect(s1["streams"] == 1 and s4["streams"] == 1,
+                   f"{io} I/O: one stream per session ({s4['streams']} created in 4 runs)")
+            expect(s1["host_registers"] == 1 and s4["host_registers"] == 1,
+                   f"{io} I/O: the host arena is page-locked once ({s4['host_registers']} "
+                   f"registrations in 4 runs)")
         s1, events = runs["host", 1]
         first = s1["htod_bytes"] - per_run["host"]["htod_bytes"]
         uploads = sum(e.get("args", {}).get("bytes", 0) for e in events

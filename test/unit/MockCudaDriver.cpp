@@ -27,6 +27,7 @@ struct Stats {
   uint64_t HtoDCopies = 0, HtoDBytes = 0, DtoHCopies = 0, DtoHBytes = 0;
   uint64_t DtoDCopies = 0, DtoDBytes = 0;
   uint64_t Launches = 0, ModuleLoads = 0, EventRecords = 0, TimedEvents = 0;
+  uint64_t Streams = 0, HostRegisters = 0;
 };
 
 std::mutex Mutex;
@@ -100,13 +101,15 @@ void writeStatsAtExit() {
                "{\"allocs\": %llu, \"frees\": %llu, \"htod_copies\": %llu, \"htod_bytes\": %llu, "
                "\"dtoh_copies\": %llu, \"dtoh_bytes\": %llu, \"dtod_copies\": %llu, "
                "\"dtod_bytes\": %llu, \"launches\": %llu, \"module_loads\": %llu, "
-               "\"event_records\": %llu, \"timed_events\": %llu}\n",
+               "\"event_records\": %llu, \"timed_events\": %llu, \"streams\": %llu, "
+               "\"host_registers\": %llu}\n",
                (unsigned long long)C.Allocs, (unsigned long long)C.Frees,
                (unsigned long long)C.HtoDCopies, (unsigned long long)C.HtoDBytes,
                (unsigned long long)C.DtoHCopies, (unsigned long long)C.DtoHBytes,
                (unsigned long long)C.DtoDCopies, (unsigned long long)C.DtoDBytes,
                (unsigned long long)C.Launches, (unsigned long long)C.ModuleLoads,
-               (unsigned long long)C.EventRecords, (unsigned long long)C.TimedEvents);
+               (unsigned long long)C.EventRecords, (unsigned long long)C.TimedEvents,
+               (unsigned long long)C.Streams, (unsigned long long)C.HostRegisters);
   std::fclose(F);
 }
 const int AtExit = std::atexit(writeStatsAtExit);
@@ -164,7 +167,14 @@ MOCK CUresult cuLaunchKernel(void *F, unsigned, unsigned, unsigned, unsigned, un
   return Ok;
 }
 
-MOCK CUresult cuStreamCreate(void **S, unsigned) { return S ? (*S = &StreamTag, Ok) : InvalidValue; }
+MOCK CUresult cuStreamCreate(void **S, unsigned) {
+  if (!S)
+    return InvalidValue;
+  std::lock_guard<std::mutex> Lock(Mutex);
+  ++Counters.Streams;
+  *S = &StreamTag;
+  return Ok;
+}
 MOCK CUresult cuStreamDestroy_v2(void *) { return Ok; }
 MOCK CUresult cuStreamSynchronize(void *) { return Ok; }
 MOCK CUresult cuStreamWaitEvent(void *, void *, unsigned) { return Ok; }
@@ -235,7 +245,13 @@ MOCK CUresult cuMemHostAlloc(void **P, size_t Bytes, unsigned) {
   return P && (*P = std::malloc(Bytes ? Bytes : 1)) ? Ok : InvalidValue;
 }
 MOCK CUresult cuMemFreeHost(void *P) { return std::free(P), Ok; }
-MOCK CUresult cuMemHostRegister_v2(void *, size_t, unsigned) { return Ok; }
+MOCK CUresult cuMemHostRegister_v2(void *P, size_t, unsigned) {
+  if (!P)
+    return InvalidValue;
+  std::lock_guard<std::mutex> Lock(Mutex);
+  ++Counters.HostRegisters;
+  return Ok;
+}
 MOCK CUresult cuMemHostUnregister(void *) { return Ok; }
 MOCK CUresult cuGetErrorString(CUresult, const char **S) { return S ? (*S = "mock error", Ok) : InvalidValue; }
 MOCK CUresult cuGetErrorName(CUresult, const char **S) {
