@@ -1118,6 +1118,9 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
   m["Size"] = [](const Ctx &c) {
     return c.set(0, {}, IntegerType::get(c.op->getContext(), 64));
   };
+  m["OptionalHasElement"] = [](const Ctx &c) {
+    return c.set(0, {}, IntegerType::get(c.op->getContext(), 1));
+  };
   m["ConstantOfShape"] = [](const Ctx &c) {
     auto shape = constInts(c, 0);
     Type elt = Float32Type::get(c.op->getContext());
@@ -1144,7 +1147,7 @@ const llvm::StringMap<Rule> &rules() {
     llvm::StringMap<Rule> m;
     auto same = [](const Ctx &c) { return c.same(); };
     for (const char *op :
-         {"Relu", "Sigmoid", "Tanh", "Identity", "Abs", "Neg", "Exp", "Log",
+         {"Relu", "Sigmoid", "Tanh", "Identity", "OptionalGetElement", "Abs", "Neg", "Exp", "Log",
           "Sqrt", "Reciprocal", "Floor", "Ceil", "Erf", "LeakyRelu", "Elu",
           "Selu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Gelu",
           "Sin", "Cos", "Round", "Sign", "Not", "Softmax", "LogSoftmax",

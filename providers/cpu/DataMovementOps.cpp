@@ -706,6 +706,15 @@ Results lowerConstantOfShape(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{b.create<arith::ConstantOp>(op->getLoc(), DenseElementsAttr::get(out, v))};
 }
 
+/// kiln has no optional type: an operand present is a tensor, so the
+/// element is there exactly when the node names an input.
+Results lowerOptionalHasElement(OpBuilder &b, Operation *op) {
+  bool present = op->getNumOperands() > 0 && op->getOperand(0) &&
+                 !isa<NoneType>(op->getOperand(0).getType());
+  return SmallVector<Value>{b.create<arith::ConstantOp>(
+      op->getLoc(), DenseElementsAttr::get(resultType(op), present))};
+}
+
 Results lowerSize(OpBuilder &b, Operation *op) {
   auto out = resultType(op);
   return SmallVector<Value>{b.create<arith::ConstantOp>(
@@ -723,6 +732,9 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Constant"] = {lowerConstant, false};
   m["Shape"] = {lowerShape, false};
   m["Identity"] = {forward, false};
+  // Optionals holding a tensor (the only kind kiln has) are that tensor.
+  m["OptionalGetElement"] = {forward, false};
+  m["OptionalHasElement"] = {lowerOptionalHasElement, false};
   // Dropout lowers in DropoutOps.cpp (mask output, training mode).
   m["Slice"] = {lowerSlice, false};
   m["Split"] = {lowerSplit, false};
