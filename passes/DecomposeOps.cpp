@@ -287,6 +287,9 @@ bool decomposeAttention(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 bool decomposeRmsNorm(Operation *op) {
+  // kiln-fuse-subgraphs' RMSNorms go to the providers whole.
+  if (op->hasAttr("kiln.fused"))
+    return false;
   Value x = op->getOperand(0), scale = op->getOperand(1);
   auto xt = staticType(x), st = staticType(scale);
   if (!xt || !st || !isFloat(xt.getElementType()) || st.getElementType() != xt.getElementType())

@@ -7,6 +7,8 @@
 //  - the same with Tanh(sqrt(2/pi) * (x + 0.044715 x^3)) -> onnx.Gelu{tanh}
 //  - ReduceMean/Sub/Pow 2/ReduceMean/Add eps/Sqrt/Div(/Mul gamma/Add beta)
 //                                                      -> LayerNormalization
+//  - the same without ReduceMean/Sub (x * rsqrt(mean(x^2) + eps) * gamma)
+//                                   -> RMSNormalization {kiln.fused}
 //  - multi-head attention: Reshape/Transpose of Q, K, V into heads ->
 //    MatMul(Q, K^T) -> Mul/Div scale -> Add mask (or Where with a constant
 //    condition) -> Softmax -> MatMul(., V) -> Transpose/Reshape back
@@ -195,12 +197,14 @@ struct LayerNormChain : RewritePattern {
   Counters &counters;
 
   /// The Add(variance, eps) under `den` = Sqrt(a) or Pow(a, 0.5) (`inverse`:
-  /// Reciprocal(Sqrt(a)) or Pow(a, -0.5)); the ops on the way go to `ops`.
+  /// Reciprocal(Sqrt(a)), Div(1, Sqrt(a)) as torch.rsqrt exports, or
+  /// Pow(a, -0.5)); the ops on the way go to `ops`.
   static Operation *addUnderRoot(Value den, bool inverse, SmallVectorImpl<Operation *> &ops) {
     Operation *op = den.getDefiningOp();
-    if (inverse && isOnnx(op, "Reciprocal")) {
+    if (inverse && (isOnnx(op, "Reciprocal") ||
+                    (isOnnx(op, "Div") && isConstantNear(op->getOperand(0), 1.0)))) {
       ops.push_back(op);
-      op = op->getOperand(0).getDefiningOp();
+      op = op->getOperand(op->getNumOperands() - 1).getDefiningOp();
       inverse = false;
     }
     if ((!inverse && isOnnx(op, "Sqrt")) ||
@@ -214,24 +218,18 @@ struct LayerNormChain : RewritePattern {
   LogicalResult matchAndRewrite(Operation *div, PatternRewriter &rewriter) const override {
     // d / Sqrt(Add(ReduceMean(Pow(d, 2)), eps)), d = Sub(x, ReduceMean(x));
     // also d * Reciprocal(Sqrt(..)), d * Pow(.., -0.5) and d / Pow(.., 0.5).
+    // Without the Sub (d = x, no centering) it is an RMSNorm (LLaMA, T5).
     if (!isOnnx(div, "Div") && !isOnnx(div, "Mul"))
       return failure();
     SmallVector<Operation *> root;
-    Operation *sub = nullptr, *addEps = nullptr;
+    Operation *addEps = nullptr;
+    Value d;
     for (unsigned i = 0; i < (isOnnx(div, "Mul") ? 2u : 1u) && !addEps; ++i) {
       root.clear();
-      sub = div->getOperand(i).getDefiningOp();
-      if (isOnnx(sub, "Sub"))
-        addEps = addUnderRoot(div->getOperand(1 - i), isOnnx(div, "Mul"), root);
+      if ((addEps = addUnderRoot(div->getOperand(1 - i), isOnnx(div, "Mul"), root)))
+        d = div->getOperand(i);
     }
-    if (!addEps)
-      return failure();
-    Value x = sub->getOperand(0);
-    Operation *mean = sub->getOperand(1).getDefiningOp();
-    auto axis = trailingMeanAxis(mean);
-    if (!axis || mean->getOperand(0) != x)
-      return rewriter.notifyMatchFailure(div, "no trailing ReduceMean of x");
-    if (!isOnnx(addEps, "Add"))
+    if (!addEps || !isOnnx(addEps, "Add"))
       return failure();
     Operation *var = nullptr;
     std::optional<float> eps;
@@ -240,19 +238,32 @@ struct LayerNormChain : RewritePattern {
         var = addEps->getOperand(i).getDefiningOp();
         eps = e;
       }
-    if (!var || trailingMeanAxis(var) != axis)
+    auto axis = var ? trailingMeanAxis(var) : std::nullopt;
+    if (!axis)
       return rewriter.notifyMatchFailure(div, "no variance ReduceMean");
     Operation *pow = var->getOperand(0).getDefiningOp();
     bool square = (isOnnx(pow, "Pow") && isConstantNear(pow->getOperand(1), 2.0)) ||
                   (isOnnx(pow, "Mul") && pow->getOperand(0) == pow->getOperand(1));
-    if (!square || pow->getOperand(0) != sub->getResult(0))
-      return rewriter.notifyMatchFailure(div, "variance is not of (x - mean)^2");
+    if (!square || pow->getOperand(0) != d)
+      return rewriter.notifyMatchFailure(div, "variance is not of the numerator squared");
+    SmallVector<Operation *> chain = {pow, var, addEps};
+    // Centered by a trailing ReduceMean of x over the same axes: LayerNorm.
+    Value x = d;
+    Operation *sub = d.getDefiningOp();
+    bool rms = true;
+    if (isOnnx(sub, "Sub")) {
+      Operation *mean = sub->getOperand(1).getDefiningOp();
+      if (trailingMeanAxis(mean) == axis && mean->getOperand(0) == sub->getOperand(0)) {
+        x = sub->getOperand(0);
+        chain.append({mean, sub});
+        rms = false;
+      }
+    }
     auto xt = dyn_cast<RankedTensorType>(x.getType());
     if (!xt || !xt.hasStaticShape() || !xt.getElementType().isF32() ||
         div->getResult(0).getType() != xt)
       return failure();
     // Intermediate values must not be used elsewhere.
-    SmallVector<Operation *> chain = {mean, sub, pow, var, addEps};
     chain.append(root.begin(), root.end());
     for (Operation *op : chain)
       for (Operation *user : op->getResult(0).getUsers())
@@ -293,7 +304,8 @@ struct LayerNormChain : RewritePattern {
     if (isOnnx(mul, "Mul") && (gamma = affineOperand(mul, div->getResult(0)))) {
       result = mul;
       Operation *add = singleUser(mul->getResult(0));
-      if (isOnnx(add, "Add") && (beta = affineOperand(add, mul->getResult(0))))
+      // (RMSNormalization has no bias: an Add after it stays.)
+      if (!rms && isOnnx(add, "Add") && (beta = affineOperand(add, mul->getResult(0))))
         result = add;
     }
     rewriter.setInsertionPoint(result);
@@ -317,14 +329,22 @@ struct LayerNormChain : RewritePattern {
     Value g = reshaped(gamma, 1.0f), bt = reshaped(beta, 0.0f);
     if (!g || !bt)
       return rewriter.notifyMatchFailure(div, "affine constants not readable");
-    OperationState st(loc, "onnx.LayerNormalization");
-    st.addOperands({x, g, bt});
+    OperationState st(loc, rms ? "onnx.RMSNormalization" : "onnx.LayerNormalization");
+    st.addOperands({x, g});
+    if (!rms)
+      st.addOperands(bt);
     st.addAttribute("axis", rewriter.getI64IntegerAttr(*axis));
     st.addAttribute("epsilon", rewriter.getF32FloatAttr(*eps));
-    st.addTypes({xt, rewriter.getNoneType(), rewriter.getNoneType()});
+    if (rms) {
+      // Lowered whole by the CPU provider, not decomposed again.
+      st.addAttribute("kiln.fused", rewriter.getUnitAttr());
+      st.addTypes({xt});
+    } else {
+      st.addTypes({xt, rewriter.getNoneType(), rewriter.getNoneType()});
+    }
     Operation *ln = rewriter.create(st);
     rewriter.replaceAllUsesWith(result->getResult(0), ln->getResult(0));
-    ++counters["fuse_layer_norm"];
+    ++counters[rms ? "fuse_rms_norm" : "fuse_layer_norm"];
     return success();
   }
 };
@@ -667,7 +687,7 @@ struct FuseSubgraphsPass : public impl::FuseSubgraphsBase<FuseSubgraphsPass> {
       markPatterns(func, counters);
     }
     recordCounters(getOperation(), counters,
-                   {"fuse_gelu", "fuse_layer_norm", "skip_layer_norm", "fuse_attention",
+                   {"fuse_gelu", "fuse_layer_norm", "fuse_rms_norm", "skip_layer_norm", "fuse_attention",
                     "attention_blocks"});
   }
 };

@@ -52,7 +52,8 @@ def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
     Attention (3-D or 4-D Q/K/V, scale, is_causal, sliding windows, bool or
     float attn_mask, past/present key and value, GQA, softcap,
     qk_matmul_output_mode; fully masked rows give zeros) becomes
-    MatMul/Softmax/Where; RMSNormalization becomes ReduceMean/Sqrt/Mul;
+    MatMul/Softmax/Where; RMSNormalization becomes ReduceMean/Sqrt/Mul
+    (except kiln-fuse-subgraphs' own, `kiln.fused`, which the CPU lowers);
     CumSum and CumProd over a constant axis of at most 256 elements are
     unrolled into Slice, a running Add or Mul, and Concat (exact for
     integers). QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear
@@ -188,14 +189,18 @@ def Simplify : Pass<"kiln-simplify", "::mlir::ModuleOp"> {
 }
 
 def FuseSubgraphs : Pass<"kiln-fuse-subgraphs", "::mlir::ModuleOp"> {
-  let summary = "Recognize GELU, LayerNormalization and attention blocks; mark skip LayerNorms";
+  let summary = "Recognize GELU, LayerNorm, RMSNorm and attention blocks; mark skip LayerNorms";
   let description = [{
     Replaces the primitive-node spellings exporters use for GELU (the erf
     form `x * 0.5 * (1 + Erf(x / sqrt(2)))`, with Div by 1.41421 or Mul by
     0.70711 and the Mul by x and by 0.5 in either order, and the tanh
     approximation) with `onnx.Gelu`, and the
     ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul gamma/Add beta) chain over
-    trailing axes with `onnx.LayerNormalization`. Multi-head attention
+    trailing axes with `onnx.LayerNormalization` (the root also as
+    Reciprocal/Div(1, .)/Pow -0.5); without the centering (the square and
+    the division of x itself: LLaMA's and T5's RMSNorm) with
+    `onnx.RMSNormalization {kiln.fused}`, which kiln-decompose-ops leaves
+    whole for the CPU kernel. Multi-head attention
     blocks, MatMul(Q, K^T) -> scale -> mask (Add, or Where with a constant
     condition) -> Softmax -> MatMul(V), become one
     `onnx.Attention {kiln.fused}`: on the 3-D Q/K/V when the heads are split
@@ -206,7 +211,8 @@ def FuseSubgraphs : Pass<"kiln-fuse-subgraphs", "::mlir::ModuleOp"> {
     CPU lowering then computes from the Add's operands, and attention blocks
     it could not fuse (`kiln.pattern = "attention"` on the Softmax). Counts
     go to the module as `kiln.report.fuse_gelu`, `fuse_layer_norm`,
-    `fuse_attention`, `skip_layer_norm` and `attention_blocks`.
+    `fuse_rms_norm`, `fuse_attention`, `skip_layer_norm` and
+    `attention_blocks`.
   }];
 }
 

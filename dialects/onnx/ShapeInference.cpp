@@ -1154,7 +1154,7 @@ const llvm::StringMap<Rule> &rules() {
           "Clip", "InstanceNormalization", "GroupNormalization", "LRN", "Mish", "Celu", "ThresholdedRelu",
           "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
           "Atanh", "Shrink", "Hardmax", "LpNormalization",
-          "MeanVarianceNormalization", "Swish", "SwiGLU", "RotaryEmbedding"})
+          "MeanVarianceNormalization", "Swish", "SwiGLU", "RotaryEmbedding", "RMSNormalization"})
       m[op] = same;
     for (const char *op : {"IsNaN", "IsInf"})
       m[op] = [](const Ctx &c) {

@@ -232,6 +232,46 @@ Results lowerLayerNorm(OpBuilder &b, Operation *op) {
   return results;
 }
 
+/// RMSNormalization: x / sqrt(mean(x^2 over [axis, rank)) + eps) * scale.
+Results lowerRMSNorm(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0), scale = op->getOperand(1);
+  auto out = resultType(op);
+  auto xt = typeOf(x);
+  int64_t rank = out.getRank();
+  int64_t axis = getIntAttr(op, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> dims;
+  int64_t count = 1;
+  for (int64_t i = axis; i < rank; ++i) {
+    dims.push_back(i);
+    count *= xt.getDimSize(i);
+  }
+  Type elt = xt.getElementType();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap red = dropDimsMap(ctx, rank, dims);
+  Value sumSq = reduce(b, loc, x, dims, 0.0, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return nb.create<arith::AddFOp>(l, a[1], nb.create<arith::MulFOp>(l, a[0], a[0]));
+  });
+  double eps = getFloatAttr(op, "epsilon", 1e-5f);
+  Value invRms = elementwise(b, loc, typeOf(sumSq), ValueRange{sumSq},
+                             [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                               Value v = nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count));
+                               v = nb.create<arith::AddFOp>(l, v, cst(nb, l, elt, eps));
+                               return nb.create<arith::DivFOp>(l, cst(nb, l, elt, 1.0),
+                                                               nb.create<math::SqrtOp>(l, v));
+                             });
+  Value y = mapped(b, loc, out, {x, invRms, scale},
+                   {id, red, broadcastMap(ctx, out.getShape(), typeOf(scale))},
+                   [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                     return nb.create<arith::MulFOp>(l, nb.create<arith::MulFOp>(l, a[0], a[1]),
+                                                     a[2]);
+                   });
+  return SmallVector<Value>{y};
+}
+
 /// InstanceNormalization: per (n, c) statistics over the spatial dims.
 Results lowerInstanceNorm(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
@@ -820,6 +860,7 @@ void registerNormalizationOps(LoweringTable &m) {
                                return true;
                              }};
   m["LayerNormalization"] = {lowerLayerNorm};
+  m["RMSNormalization"] = {lowerRMSNorm};
   m["InstanceNormalization"] = {lowerInstanceNorm};
   m["GroupNormalization"] = {lowerGroupNorm, true, [](Operation *op, std::string &why) {
                                auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());

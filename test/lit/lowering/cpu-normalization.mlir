@@ -168,3 +168,27 @@ func.func @skip_layer_norm(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %s: tensor<
   %y, %m, %i = onnx.LayerNormalization(%0, %s, %c) {axis = -1 : i64, epsilon = 1.0e-5 : f32, kiln.skip_layer_norm} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, none, none)
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// RMSNormalization (as kiln-fuse-subgraphs leaves it): the sum of squares
+// over the trailing axis in one reduction, then x * 1/sqrt(mean + eps) *
+// scale in one elementwise generic; no mean is subtracted.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @rms_norm
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]]], iterator_types = ["parallel", "reduction"]}
+// CHECK: %[[SQ:.*]] = arith.mulf %[[IN:.*]], %[[IN]] : f32
+// CHECK: arith.addf %{{.*}}, %[[SQ]] : f32
+// CHECK: arith.constant 4.000000e+00 : f32
+// CHECK: math.sqrt
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[COL]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-NOT: arith.subf
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: linalg.yield
+func.func @rms_norm(%x: tensor<2x4xf32>, %g: tensor<4xf32>) -> tensor<2x4xf32> {
+  %y = onnx.RMSNormalization(%x, %g) {axis = -1 : i64, epsilon = 1.0e-06 : f32, kiln.fused} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}

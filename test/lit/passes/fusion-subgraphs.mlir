@@ -123,6 +123,54 @@ func.func @layer_norm(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+// RMSNorm as torch.rsqrt exports it (LLaMA): x * Div(1, Sqrt(ReduceMean(
+// Pow(x, 2)) + eps)) * gamma; the Add after it is not absorbed (no bias in
+// RMSNormalization).
+// CHECK: kiln.report.fuse_rms_norm = 1 : i64
+// CHECK-LABEL: func.func @rms_norm
+// CHECK: %[[N:.*]] = onnx.RMSNormalization(%arg0, %{{.*}}) {axis = 1 : i64, epsilon = 9.99999{{[0-9]*}}E-7 : f32, kiln.fused} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+// CHECK-NOT: onnx.ReduceMean
+// CHECK-NOT: onnx.Sqrt
+// CHECK: %[[Y:.*]] = onnx.Add(%[[N]], %{{.*}})
+// CHECK: return %[[Y]]
+func.func @rms_norm(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %one = onnx.Constant() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %two = onnx.Constant() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %eps = onnx.Constant() {value = dense<1.0e-6> : tensor<f32>} : () -> tensor<f32>
+  %g = onnx.Constant() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %b = onnx.Constant() {value = dense<[0.5, 0.5, 0.5, 0.5]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %axes = onnx.Constant() {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %p = onnx.Pow(%x, %two) : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %v = onnx.ReduceMean(%p, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %ve = onnx.Add(%v, %eps) : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %s = onnx.Sqrt(%ve) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %r = onnx.Div(%one, %s) : (tensor<f32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+  %n = onnx.Mul(%x, %r) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %y0 = onnx.Mul(%g, %n) : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = onnx.Add(%y0, %b) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// Negative: the mean of the squares of another tensor than the numerator.
+// CHECK-LABEL: func.func @not_rms_norm
+// CHECK-NOT: onnx.RMSNormalization
+// CHECK: onnx.ReduceMean
+func.func @not_rms_norm(%x: tensor<2x4xf32>, %z: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %two = onnx.Constant() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %eps = onnx.Constant() {value = dense<1.0e-6> : tensor<f32>} : () -> tensor<f32>
+  %axes = onnx.Constant() {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %p = onnx.Pow(%z, %two) : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %v = onnx.ReduceMean(%p, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %ve = onnx.Add(%v, %eps) : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %s = onnx.Sqrt(%ve) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %n = onnx.Div(%x, %s) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  return %n : tensor<2x4xf32>
+}
+
+// -----
+
 // Negative: mean over the first axis, not the trailing one.
 // CHECK-LABEL: func.func @not_layer_norm
 // CHECK-NOT: onnx.LayerNormalization
