@@ -9,6 +9,7 @@
 
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
+#include "providers/cpu/Pipelines.h"
 #include "providers/cuda/Cuda.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -297,17 +298,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     if (failed(lowerChecks(func, checks, arena)))
       return failure();
     hideEmptyArguments(func);
-    // Strided copies would call MLIR's C runner library (memrefCopy);
-    // as linalg.copy they become plain loops and the model stays freestanding.
-    func.walk([&](memref::CopyOp copy) {
-      auto src = cast<MemRefType>(copy.getSource().getType());
-      auto dst = cast<MemRefType>(copy.getTarget().getType());
-      if (src.getLayout().isIdentity() && dst.getLayout().isIdentity())
-        return;
-      OpBuilder ob(copy);
-      ob.create<linalg::CopyOp>(copy.getLoc(), copy.getSource(), copy.getTarget());
-      copy.erase();
-    });
+    cpu::stridedCopiesToLinalg(func);
     Builder b(ctx);
     auto module = getOperation();
     module->setAttr("kiln.arena_size", b.getI64IntegerAttr(arenaSize));

@@ -262,11 +262,17 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
         ++stats.skipped;
         return false;
       }
-      PassManager pm(ctx, ModuleOp::getOperationName());
-      std::string pipeline = std::string(cpu::kBufferizePipeline) +
-                             ",buffer-results-to-out-params," + cpu::kToLlvmPipeline;
-      if (failed(parsePassPipeline(pipeline, pm, llvm::nulls())) ||
-          failed(pm.run(*tmp))) {
+      auto run = [&](const std::string &pipeline) {
+        PassManager pm(ctx, ModuleOp::getOperationName());
+        return succeeded(parsePassPipeline(pipeline, pm, llvm::nulls())) &&
+               succeeded(pm.run(*tmp));
+      };
+      if (!run(std::string(cpu::kBufferizePipeline) + ",buffer-results-to-out-params")) {
+        ++stats.skipped;
+        return false;
+      }
+      cpu::stridedCopiesToLinalg(*tmp);
+      if (!run(cpu::kToLlvmPipeline)) {
         ++stats.skipped;
         return false;
       }
