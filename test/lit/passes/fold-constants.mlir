@@ -140,3 +140,35 @@ func.func @deep_shape_chain(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %y = onnx.Reshape(%r5, %t0) : (tensor<*xf32>, tensor<*xi64>) -> tensor<3x2xf32>
   return %y : tensor<3x2xf32>
 }
+
+// -----
+
+// An identity Transpose (rank 1 here) of a strided Slice folds to the
+// slice's values: the lowering forwards it (MLIR 19 erased an identity
+// linalg.transpose on buffers, and the folded constant was garbage), and
+// the strided copy runs without MLIR's runtime library.
+// CHECK-LABEL: func.func @identity_transpose_of_strided_slice
+// CHECK-NEXT: %[[C:.*]] = onnx.Constant() {value = dense<[0.000000e+00, 2.000000e+00, 4.000000e+00]> : tensor<3xf32>}
+// CHECK-NEXT: return %[[C]]
+func.func @identity_transpose_of_strided_slice() -> tensor<3xf32> {
+  %c = onnx.Constant() {value = dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<6xf32>} : () -> tensor<6xf32>
+  %s = onnx.Constant() {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %e = onnx.Constant() {value = dense<[6]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %a = onnx.Constant() {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %st = onnx.Constant() {value = dense<[2]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %y = onnx.Slice(%c, %s, %e, %a, %st) : (tensor<6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xf32>
+  %t = onnx.Transpose(%y) : (tensor<3xf32>) -> tensor<3xf32>
+  return %t : tensor<3xf32>
+}
+
+// -----
+
+// The same for a 2-D identity permutation.
+// CHECK-LABEL: func.func @identity_transpose_2d
+// CHECK-NEXT: %[[C:.*]] = onnx.Constant() {value = dense<{{\[}}[0.000000e+00, 1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00, 5.000000e+00]]> : tensor<2x3xf32>}
+// CHECK-NEXT: return %[[C]]
+func.func @identity_transpose_2d() -> tensor<2x3xf32> {
+  %c = onnx.Constant() {value = dense<[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  %t = onnx.Transpose(%c) {perm = [0, 1]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %t : tensor<2x3xf32>
+}
