@@ -91,11 +91,13 @@ int main(int argc, char **argv) {
   if (!isCompile && std::strcmp(argv[1], "--help") != 0 && std::strcmp(argv[1], "-help") != 0 &&
       std::strcmp(argv[1], "--version") != 0)
     return usage();
+  // Passes first: --mlir-print-ir-after=<pass> lists the passes registered
+  // when the option is created.
+  kiln::registerAllKilnPasses();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
-  kiln::registerAllKilnPasses();
   // `compile` is the only subcommand; drop it before option parsing.
   std::vector<char *> args(argv, argv + argc);
   if (isCompile)
