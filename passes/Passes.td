@@ -171,7 +171,8 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
-                           "::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect"];
+                           "::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def Simplify : Pass<"kiln-simplify", "::mlir::ModuleOp"> {

@@ -298,7 +298,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     if (failed(lowerChecks(func, checks, arena)))
       return failure();
     hideEmptyArguments(func);
-    cpu::stridedCopiesToLinalg(func);
+    cpu::stridedCopiesToLoops(func, /*vectorRows=*/true);
     Builder b(ctx);
     auto module = getOperation();
     module->setAttr("kiln.arena_size", b.getI64IntegerAttr(arenaSize));

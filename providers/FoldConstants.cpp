@@ -271,7 +271,7 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
         ++stats.skipped;
         return false;
       }
-      cpu::stridedCopiesToLinalg(*tmp);
+      cpu::stridedCopiesToLoops(*tmp, /*vectorRows=*/false);
       if (!run(cpu::kToLlvmPipeline)) {
         ++stats.skipped;
         return false;

@@ -8,8 +8,11 @@
 #ifndef KILN_PROVIDERS_CPU_PIPELINES_H
 #define KILN_PROVIDERS_CPU_PIPELINES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace kiln::cpu {
 
@@ -29,16 +32,48 @@ inline constexpr const char *kToLlvmPipeline =
     "gpu-to-llvm,reconcile-unrealized-casts,canonicalize";
 
 /// Between the two: strided copies would call MLIR's C runner library
-/// (memrefCopy); as linalg.copy they become plain loops, so compiled models
-/// stay freestanding and the constant-folding JIT needs no runtime library.
-inline void stridedCopiesToLinalg(mlir::Operation *root) {
-  root->walk([](mlir::memref::CopyOp copy) {
-    auto src = mlir::cast<mlir::MemRefType>(copy.getSource().getType());
-    auto dst = mlir::cast<mlir::MemRefType>(copy.getTarget().getType());
+/// (memrefCopy). They become plain loops instead, so compiled models stay
+/// freestanding and the constant-folding JIT needs no runtime library: with
+/// `vectorRows` (code that lowers vector ops) each contiguous innermost row
+/// is one vector transfer, else linalg.copy's scalar loops (LLVM keeps
+/// those scalar when source and target come from one arena).
+inline void stridedCopiesToLoops(mlir::Operation *root, bool vectorRows) {
+  using namespace mlir;
+  root->walk([&](memref::CopyOp copy) {
+    auto src = cast<MemRefType>(copy.getSource().getType());
+    auto dst = cast<MemRefType>(copy.getTarget().getType());
     if (src.getLayout().isIdentity() && dst.getLayout().isIdentity())
       return;
-    mlir::OpBuilder b(copy);
-    b.create<mlir::linalg::CopyOp>(copy.getLoc(), copy.getSource(), copy.getTarget());
+    OpBuilder b(copy);
+    Location loc = copy.getLoc();
+    auto unitInnerStride = [](MemRefType t) {
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      return succeeded(getStridesAndOffset(t, strides, offset)) && strides.back() == 1;
+    };
+    if (!vectorRows || src.getRank() == 0 || !src.hasStaticShape() ||
+        src.getShape().back() < 4 || !unitInnerStride(src) || !unitInnerStride(dst)) {
+      b.create<linalg::CopyOp>(loc, copy.getSource(), copy.getTarget());
+      copy.erase();
+      return;
+    }
+    SmallVector<Value> ivs;
+    for (int64_t d : src.getShape().drop_back()) {
+      auto loop = b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0),
+                                       b.create<arith::ConstantIndexOp>(loc, d),
+                                       b.create<arith::ConstantIndexOp>(loc, 1));
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      ivs.push_back(loop.getInductionVar());
+    }
+    ivs.push_back(b.create<arith::ConstantIndexOp>(loc, 0));
+    auto row = VectorType::get({src.getShape().back()}, src.getElementType());
+    Value pad = b.create<arith::ConstantOp>(loc, b.getZeroAttr(src.getElementType()));
+    auto inBounds = b.getBoolArrayAttr({true});
+    auto rowMap = AffineMapAttr::get(
+        AffineMap::getMinorIdentityMap(src.getRank(), 1, b.getContext()));
+    Value v = b.create<vector::TransferReadOp>(loc, row, copy.getSource(), ivs, rowMap, pad,
+                                               Value(), inBounds);
+    b.create<vector::TransferWriteOp>(loc, v, copy.getTarget(), ivs, rowMap, Value(), inBounds);
     copy.erase();
   });
 }
