@@ -507,6 +507,73 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm) {
   g.erase();
 }
 
+/// The coefficient of dim `d` in the linear expression `e`; nullopt when
+/// `e` is not linear in it.
+std::optional<int64_t> coefficientOf(AffineExpr e, unsigned d, unsigned numDims) {
+  MLIRContext *ctx = e.getContext();
+  auto at = [&](int64_t v) -> std::optional<int64_t> {
+    SmallVector<AffineExpr> dims(numDims, getAffineConstantExpr(0, ctx));
+    dims[d] = getAffineConstantExpr(v, ctx);
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e.replaceDimsAndSymbols(dims, {}), numDims, 0));
+    return c ? std::optional<int64_t>(c.getValue()) : std::nullopt;
+  };
+  auto a = at(0), b1 = at(1), b2 = at(2);
+  if (!a || !b1 || !b2 || *b2 - *b1 != *b1 - *a)
+    return std::nullopt;
+  return *b1 - *a;
+}
+
+/// im2col one output row at a time: 16 columns of col[n, c, kh, kw, oh, :]
+/// from one vector load of x's row (a wider one and a shuffle for a
+/// strided conv), where the loop vectorizer would gather each element.
+/// False (nothing emitted) when x is not read along ow by a plain stride.
+bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, AffineMap xMap,
+                    ArrayRef<int64_t> r) {
+  constexpr int64_t kLanes = 16;
+  if (xMap.getNumResults() != 4 || !hasIdentityLayout(x))
+    return false;
+  for (unsigned i = 0; i < 3; ++i)
+    if (coefficientOf(xMap.getResult(i), 5, 6) != 0)
+      return false;
+  std::optional<int64_t> sw = coefficientOf(xMap.getResult(3), 5, 6);
+  if (!sw || *sw < 1 || *sw > 4)
+    return false;
+  Type f32 = b.getF32Type();
+  forEachBatch(b, loc, {r[0], r[2], r[3], r[4], r[5]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+    SmallVector<Value> dims;
+    for (OpFoldResult iv : ivs)
+      dims.push_back(getValueOrCreateConstantIndexOp(nb, loc, iv));
+    dims.push_back(nb.create<arith::ConstantIndexOp>(loc, 0)); // ow = 0
+    SmallVector<Value> at;
+    for (unsigned i = 0; i < 4; ++i)
+      at.push_back(nb.create<affine::AffineApplyOp>(loc, xMap.getSubMap({i}), dims));
+    auto rowMap = [&](int64_t rank) {
+      return AffineMapAttr::get(AffineMap::getMinorIdentityMap(rank, 1, nb.getContext()));
+    };
+    auto inBounds = nb.getBoolArrayAttr({true});
+    Value zero = nb.create<arith::ConstantOp>(loc, nb.getF32FloatAttr(0.0));
+    for (int64_t ow0 = 0; ow0 < r[6]; ow0 += kLanes) {
+      int64_t len = std::min(kLanes, r[6] - ow0), width = (len - 1) * *sw + 1;
+      SmallVector<Value> from = at;
+      from[3] = nb.create<arith::AddIOp>(loc, at[3],
+                                         nb.create<arith::ConstantIndexOp>(loc, ow0 * *sw));
+      Value v = nb.create<vector::TransferReadOp>(loc, VectorType::get({width}, f32), x, from,
+                                                  rowMap(4), zero, Value(), inBounds);
+      if (*sw > 1) {
+        SmallVector<int64_t> lanes;
+        for (int64_t i = 0; i < len; ++i)
+          lanes.push_back(i * *sw);
+        v = nb.create<vector::ShuffleOp>(loc, v, v, lanes);
+      }
+      SmallVector<Value> to(dims.begin(), dims.end() - 1);
+      to.push_back(nb.create<arith::ConstantIndexOp>(loc, ow0));
+      nb.create<vector::TransferWriteOp>(loc, v, col, to, rowMap(6), Value(), inBounds);
+    }
+  });
+  return true;
+}
+
 /// Returns the flat buffer the matmuls accumulate into.
 Value rewriteConv(linalg::GenericOp g, int64_t &nextId) {
   OpBuilder b(g);
@@ -532,7 +599,8 @@ Value rewriteConv(linalg::GenericOp g, int64_t &nextId) {
     // col[n, c, kh, kw, oh, ow] = x[n, c, ih(oh, kh), iw(ow, kw)]
     auto colType = MemRefType::get({r[0], r[2], r[3], r[4], r[5], r[6]}, f32);
     Value col = b.create<memref::AllocOp>(loc, colType);
-    b.create<linalg::GenericOp>(
+    if (!emitIm2colRows(b, loc, x, col, xMap, r))
+      b.create<linalg::GenericOp>(
         loc, TypeRange{}, ValueRange{x}, ValueRange{col},
         ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
         SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),

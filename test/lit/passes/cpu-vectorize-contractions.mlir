@@ -130,11 +130,13 @@ func.func @batch_both(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32>, %c: memre
 // -----
 
 // Conv (n, m, c, kh, kw, oh, ow), 3x3 stride 1 on a padded input: im2col
-// into a new buffer, then a matmul.
+// into a new buffer, one vector load and store per output row, then a
+// matmul.
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[COL:.*]] = memref.alloc() : memref<1x4x3x3x6x6xf32>
-// CHECK: linalg.generic
-// CHECK-SAME: outs(%[[COL]]
+// CHECK: %[[ROW:.*]] = vector.load %arg0[%c0, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x4x8x8xf32>, vector<6xf32>
+// CHECK-NEXT: vector.store %[[ROW]], %[[COL]][%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<1x4x3x3x6x6xf32>, vector<6xf32>
+// CHECK-NOT: linalg.generic
 // CHECK: memref.collapse_shape %[[COL]]
 // CHECK: vector.fma
 // CHECK-NOT: linalg.
@@ -146,6 +148,31 @@ func.func @conv(%x: memref<1x4x8x8xf32>, %w: memref<8x4x3x3xf32>, %o: memref<1x8
   linalg.generic {indexing_maps = [#mX, #mW, #mO],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
       ins(%x, %w : memref<1x4x8x8xf32>, memref<8x4x3x3xf32>) outs(%o : memref<1x8x6x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Stride 2: each row of 7 columns is a 13-wide load and a shuffle of every
+// other lane (no gathers).
+// CHECK-LABEL: func.func @conv_stride2
+// CHECK: %[[COL:.*]] = memref.alloc() : memref<1x2x3x3x7x7xf32>
+// CHECK: %[[WIDE:.*]] = vector.load %arg0[{{.*}}] : memref<1x2x16x16xf32>, vector<13xf32>
+// CHECK-NEXT: %[[ROW:.*]] = vector.shuffle %[[WIDE]], %[[WIDE]] [0, 2, 4, 6, 8, 10, 12] : vector<13xf32>, vector<13xf32>
+// CHECK-NEXT: vector.store %[[ROW]], %[[COL]][{{.*}}] : memref<1x2x3x3x7x7xf32>, vector<7xf32>
+// CHECK: vector.fma
+#mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#mO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_stride2(%x: memref<1x2x16x16xf32>, %w: memref<8x2x3x3xf32>, %o: memref<1x8x7x7xf32>) {
+  linalg.generic {indexing_maps = [#mX, #mW, #mO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x2x16x16xf32>, memref<8x2x3x3xf32>) outs(%o : memref<1x8x7x7xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %p : f32
