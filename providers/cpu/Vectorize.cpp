@@ -349,29 +349,46 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
 
 /// 2-D convolution, group 1: loops (n, m, c, kh, kw, oh, ow), maps
 /// x: (d0, d2, f(d5, d3), g(d6, d4)), w: (d1, d2, d3, d4), out: (d0, d1, d5, d6).
-bool matchConv(linalg::GenericOp g) {
+/// The number of groups of a 2-D conv as the CPU provider emits it (loops
+/// n m c kh kw oh ow; x's channel is c, or (m floordiv ocg) * icg + c for a
+/// grouped conv); 0 when `g` is not one.
+int64_t convGroups(linalg::GenericOp g) {
   if (g.getNumLoops() != 7 || !isa<func::FuncOp>(g->getParentOp()))
-    return false;
+    return 0;
   auto iters = g.getIteratorTypesArray();
   for (unsigned i = 0; i < 7; ++i)
     if ((iters[i] == utils::IteratorType::reduction) != (i >= 2 && i <= 4))
-      return false;
+      return 0;
   MLIRContext *ctx = g.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   if (maps[1] != AffineMap::get(7, 0, {d(1), d(2), d(3), d(4)}, ctx) ||
       maps[2] != AffineMap::get(7, 0, {d(0), d(1), d(5), d(6)}, ctx))
-    return false;
+    return 0;
   AffineMap x = maps[0];
-  if (x.getNumResults() != 4 || x.getResult(0) != d(0) || x.getResult(1) != d(2))
-    return false;
+  if (x.getNumResults() != 4 || x.getResult(0) != d(0))
+    return 0;
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  int64_t groups = 0;
+  if (x.getResult(1) == d(2)) {
+    groups = 1;
+  } else {
+    // (m floordiv ocg) * icg + c
+    for (int64_t ocg = 1; ocg < r[1] && !groups; ++ocg)
+      if (r[1] % ocg == 0 && x.getResult(1) == d(1).floorDiv(ocg) * r[2] + d(2))
+        groups = r[1] / ocg;
+    if (!groups)
+      return 0;
+  }
   // The spatial indices must not depend on n, m or c.
   for (unsigned i = 2; i < 4; ++i)
     for (unsigned dim : {0u, 1u, 2u})
       if (x.getResult(i).isFunctionOfDim(dim))
-        return false;
+        return 0;
   Value w = g.getDpsInputs()[1], out = g.getDpsInits()[0], xin = g.getDpsInputs()[0];
-  return hasIdentityLayout(w) && hasIdentityLayout(out) && hasIdentityLayout(xin);
+  if (!hasIdentityLayout(w) || !hasIdentityLayout(out) || !hasIdentityLayout(xin))
+    return 0;
+  return groups;
 }
 
 /// A 2-D depthwise convolution as the CPU provider emits it: loops
@@ -531,7 +548,11 @@ std::optional<int64_t> coefficientOf(AffineExpr e, unsigned d, unsigned numDims)
 bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, AffineMap xMap,
                     ArrayRef<int64_t> r) {
   constexpr int64_t kLanes = 16;
-  if (xMap.getNumResults() != 4 || !hasIdentityLayout(x))
+  SmallVector<int64_t> xStrides;
+  int64_t xOffset;
+  if (xMap.getNumResults() != 4 ||
+      failed(getStridesAndOffset(cast<MemRefType>(x.getType()), xStrides, xOffset)) ||
+      xStrides.back() != 1)
     return false;
   for (unsigned i = 0; i < 3; ++i)
     if (coefficientOf(xMap.getResult(i), 5, 6) != 0)
@@ -574,48 +595,88 @@ bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, AffineMap xM
   return true;
 }
 
+/// A conv's x map over the im2col dims (n c kh kw oh ow): m taken as 0,
+/// which for a grouped conv is the first group's channels.
+AffineMap im2colMap(linalg::GenericOp g) {
+  MLIRContext *ctx = g.getContext();
+  auto e = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  return simplifyAffineMap(g.getIndexingMapsArray()[0].replaceDimsAndSymbols(
+      {e(0), getAffineConstantExpr(0, ctx), e(1), e(2), e(3), e(4), e(5)}, {}, 6, 0));
+}
+
+/// A 1x1 kernel with stride 1 reads x[n, c, oh, ow] as it lies: x is the
+/// matrix already, no im2col copy.
+bool isDirectConv(linalg::GenericOp g) {
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
+  MLIRContext *ctx = g.getContext();
+  auto e = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  Value x = g.getDpsInputs()[0];
+  auto xt = cast<MemRefType>(x.getType());
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  AffineMap atTap0 = simplifyAffineMap(
+      im2colMap(g).replaceDimsAndSymbols({e(0), e(1), zero, zero, e(4), e(5)}, {}, 6, 0));
+  return r[3] == 1 && r[4] == 1 && xt.getDimSize(2) == r[5] && xt.getDimSize(3) == r[6] &&
+         atTap0 == AffineMap::get(6, 0, {e(0), e(1), e(4), e(5)}, ctx) && hasIdentityLayout(x);
+}
+
 /// Returns the flat buffer the matmuls accumulate into.
-Value rewriteConv(linalg::GenericOp g, int64_t &nextId) {
+Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   MLIRContext *ctx = g.getContext();
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
   Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1], out = g.getDpsInits()[0];
   Type f32 = b.getF32Type();
-  auto e = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  AffineMap xMap = g.getIndexingMapsArray()[0].replaceDimsAndSymbols(
-      {e(0), getAffineConstantExpr(0, ctx), e(1), e(2), e(3), e(4), e(5)}, {}, 6, 0);
-  // A 1x1 kernel with stride 1 reads x[n, c, oh, ow] as it lies: x is the
-  // matrix already, no im2col copy.
-  auto xt = cast<MemRefType>(x.getType());
-  Value col3;
-  AffineExpr zero = getAffineConstantExpr(0, ctx);
-  AffineMap atTap0 = simplifyAffineMap(
-      xMap.replaceDimsAndSymbols({e(0), e(1), zero, zero, e(4), e(5)}, {}, 6, 0));
-  if (r[3] == 1 && r[4] == 1 && xt.getDimSize(2) == r[5] && xt.getDimSize(3) == r[6] &&
-      atTap0 == AffineMap::get(6, 0, {e(0), e(1), e(4), e(5)}, ctx) && hasIdentityLayout(x)) {
-    col3 = b.create<memref::CollapseShapeOp>(loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-  } else {
-    // col[n, c, kh, kw, oh, ow] = x[n, c, ih(oh, kh), iw(ow, kw)]
-    auto colType = MemRefType::get({r[0], r[2], r[3], r[4], r[5], r[6]}, f32);
-    Value col = b.create<memref::AllocOp>(loc, colType);
-    if (!emitIm2colRows(b, loc, x, col, xMap, r))
-      b.create<linalg::GenericOp>(
-        loc, TypeRange{}, ValueRange{x}, ValueRange{col},
-        ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
-        SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-        [](OpBuilder &nb, Location l, ValueRange args) {
-          nb.create<linalg::YieldOp>(l, args[0]);
-        });
-    col3 = b.create<memref::CollapseShapeOp>(
-        loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
-  }
-  Value w2 = b.create<memref::CollapseShapeOp>(
-      loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  AffineMap xMap = im2colMap(g);
   Value out3 = collapsedOutput(b, loc, out, {{0}, {1}, {2, 3}});
-  forEachBatch(b, loc, {r[0]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
-    emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, ivs),
-               matrixView(nb, loc, out3, ivs), false, false, nextId);
+  if (groups == 1 && isDirectConv(g)) {
+    Value col3 = b.create<memref::CollapseShapeOp>(loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    Value w2 = b.create<memref::CollapseShapeOp>(
+        loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+    forEachBatch(b, loc, {r[0]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+      emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, ivs),
+                 matrixView(nb, loc, out3, ivs), false, false, nextId);
+    });
+    g.erase();
+    return out3;
+  }
+  // col[n, c, kh, kw, oh, ow] = x[n, c, ih(oh, kh), iw(ow, kw)], per group
+  // of channels (a grouped conv is one conv per group on channel slices).
+  int64_t ocg = r[1] / groups;
+  auto colType = MemRefType::get({r[0], r[2], r[3], r[4], r[5], r[6]}, f32);
+  Value col = b.create<memref::AllocOp>(loc, colType);
+  Value col3 = b.create<memref::CollapseShapeOp>(
+      loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+  forEachBatch(b, loc, {groups}, [&](OpBuilder &gb, ArrayRef<OpFoldResult> group) {
+    auto slice = [&](Value v, int64_t dim, int64_t size) -> Value {
+      if (groups == 1)
+        return v;
+      auto t = cast<MemRefType>(v.getType());
+      Value start = gb.create<arith::MulIOp>(loc, getValueOrCreateConstantIndexOp(gb, loc, group[0]),
+                                             gb.create<arith::ConstantIndexOp>(loc, size));
+      SmallVector<OpFoldResult> offsets(t.getRank(), gb.getIndexAttr(0)), sizes,
+          strides(t.getRank(), gb.getIndexAttr(1));
+      for (int64_t i = 0; i < t.getRank(); ++i)
+        sizes.push_back(gb.getIndexAttr(i == dim ? size : t.getDimSize(i)));
+      offsets[dim] = start;
+      return gb.create<memref::SubViewOp>(loc, v, offsets, sizes, strides);
+    };
+    Value xg = slice(x, 1, r[2]);
+    if (!emitIm2colRows(gb, loc, xg, col, xMap, r))
+      gb.create<linalg::GenericOp>(
+          loc, TypeRange{}, ValueRange{xg}, ValueRange{col},
+          ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
+          SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            nb.create<linalg::YieldOp>(l, args[0]);
+          });
+    Value w2 = gb.create<memref::CollapseShapeOp>(
+        loc, slice(w, 0, ocg), SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+    Value outg = slice(out3, 1, ocg);
+    forEachBatch(gb, loc, {r[0]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+      emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, ivs), matrixView(nb, loc, outg, ivs),
+                 false, false, nextId);
+    });
   });
   g.erase();
   return out3;
@@ -939,13 +1000,13 @@ struct CpuVectorizeContractionsPass
         // Now, while its stores are still transfer_writes.
         if (e)
           applyEpilogue(e, c, before);
-      } else if (conv && matchConv(g)) {
+      } else if (int64_t groups = conv ? convGroups(g) : 0) {
         SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
-        linalg::GenericOp e = kCacheTiled(r[1], r[5] * r[6], r[2] * r[3] * r[4])
+        linalg::GenericOp e = kCacheTiled(r[1] / groups, r[5] * r[6], r[2] * r[3] * r[4])
                                   ? linalg::GenericOp()
                                   : findEpilogue(g);
         Operation *before = stableOpBefore(g);
-        Value c = rewriteConv(g, nextId);
+        Value c = rewriteConv(g, groups, nextId);
         if (e)
           epilogues.push_back({e, c, before});
       }

@@ -134,10 +134,10 @@ func.func @batch_both(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32>, %c: memre
 // matmul.
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[COL:.*]] = memref.alloc() : memref<1x4x3x3x6x6xf32>
+// CHECK: memref.collapse_shape %[[COL]]
 // CHECK: %[[ROW:.*]] = vector.load %arg0[%c0, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x4x8x8xf32>, vector<6xf32>
 // CHECK-NEXT: vector.store %[[ROW]], %[[COL]][%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<1x4x3x3x6x6xf32>, vector<6xf32>
 // CHECK-NOT: linalg.generic
-// CHECK: memref.collapse_shape %[[COL]]
 // CHECK: vector.fma
 // CHECK-NOT: linalg.
 // CHECK: return
@@ -173,6 +173,33 @@ func.func @conv_stride2(%x: memref<1x2x16x16xf32>, %w: memref<8x2x3x3xf32>, %o: 
   linalg.generic {indexing_maps = [#mX, #mW, #mO],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
       ins(%x, %w : memref<1x2x16x16xf32>, memref<8x2x3x3xf32>) outs(%o : memref<1x8x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Grouped conv (2 groups of 4 channels, 4 outputs each), as the CPU
+// provider emits it: x's channel is (m floordiv 4) * 4 + c. One im2col and
+// one matmul per group, on channel slices of x, w and the output.
+// CHECK-LABEL: func.func @conv_grouped
+// CHECK: scf.for %[[G:.*]] = %c0 to %c2
+// CHECK: vector.load %arg0[%c0, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x8x8x8xf32>, vector<6xf32>
+// CHECK: memref.subview %arg1[%{{.*}}, 0, 0, 0] [4, 4, 3, 3] [1, 1, 1, 1]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, (m floordiv 4) * 4 + c, oh + kh, ow + kw)>
+#mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#mO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_grouped(%x: memref<1x8x8x8xf32>, %w: memref<8x4x3x3xf32>, %o: memref<1x8x6x6xf32>) {
+  linalg.generic {indexing_maps = [#mX, #mW, #mO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x8x8x8xf32>, memref<8x4x3x3xf32>) outs(%o : memref<1x8x6x6xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %p : f32
