@@ -13,6 +13,11 @@
 #include "passes/GraphBuilder.h"
 #include "passes/Passes.h"
 
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include <cstring>
+
 using namespace mlir;
 using namespace kiln::onnx;
 
@@ -46,6 +51,45 @@ Value castAfter(Value v, Type elt, Location loc) {
     b.setInsertionPointAfter(v.getDefiningOp());
   GraphBuilder g(b, loc, elt);
   return g.op("Cast", {v}, {g.attr("to", dtypeOfElementType(elt))}, elt);
+}
+
+
+/// A half-precision constant (inline or a dense_resource blob) as f32;
+/// null for anything else.
+Attribute widenedConstant(Attribute value) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || !isHalf(elements.getType()))
+    return {};
+  auto type = cast<ShapedType>(widened(elements.getType()));
+  const llvm::fltSemantics &sem = cast<FloatType>(elements.getElementType()).getFloatSemantics();
+  auto toF32 = [&](APFloat v) {
+    bool lossy;
+    v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lossy);
+    return v.convertToFloat();
+  };
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(value)) {
+    SmallVector<float> values;
+    for (APFloat v : dense.getValues<APFloat>())
+      values.push_back(toF32(v));
+    return DenseElementsAttr::get(type, ArrayRef<float>(values));
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob)
+    return {};
+  ArrayRef<char> data = blob->getData();
+  SmallVector<float> values;
+  for (size_t i = 0; i + 1 < data.size(); i += 2) {
+    uint16_t bits;
+    std::memcpy(&bits, data.data() + i, 2);
+    values.push_back(toF32(APFloat(sem, APInt(16, bits))));
+  }
+  if ((int64_t)values.size() != type.getNumElements())
+    return {};
+  return DenseResourceElementsAttr::get(
+      type, "kiln_widened",
+      HeapAsmResourceBlob::allocateAndCopyInferAlign(
+          ArrayRef<char>(reinterpret_cast<const char *>(values.data()), values.size() * 4)));
 }
 
 struct WidenHalfPass : public impl::WidenHalfBase<WidenHalfPass> {
@@ -116,17 +160,11 @@ struct WidenHalfPass : public impl::WidenHalfBase<WidenHalfPass> {
         op->setAttr("kiln.half", TypeAttr::get(half));
         r.setType(widened(r.getType()));
       }
-      // Half constants become f32 (exactly).
+      // Half constants become f32 (exactly), inline ones and initializer
+      // blobs alike.
       for (NamedAttribute a : op->getAttrs())
-        if (auto dense = dyn_cast<DenseFPElementsAttr>(a.getValue()); dense && isHalf(dense.getType())) {
-          SmallVector<APFloat> values;
-          for (APFloat v : dense.getValues<APFloat>()) {
-            bool lossy;
-            v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lossy);
-            values.push_back(v);
-          }
-          op->setAttr(a.getName(), DenseElementsAttr::get(cast<ShapedType>(widened(dense.getType())), values));
-        }
+        if (Attribute wide = widenedConstant(a.getValue()))
+          op->setAttr(a.getName(), wide);
     }
     // Outputs round back to half.
     OpBuilder b(ret);

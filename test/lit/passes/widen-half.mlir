@@ -32,3 +32,25 @@ func.func @casts(%x: tensor<4xf32>, %like: tensor<4xi64>) -> tensor<4xi64> {
   %2 = onnx.CastLike(%1, %like) : (tensor<4xf16>, tensor<4xi64>) -> tensor<4xi64>
   return %2 : tensor<4xi64>
 }
+
+// -----
+
+// An initializer blob (dense_resource, f16 1.0, 2.0, -0.5 after the 2-byte
+// alignment header) widens to an f32 blob like an inline constant.
+// CHECK-LABEL: func.func @resource
+// CHECK: %[[W:.*]] = onnx.Constant() {value = dense_resource<kiln_widened> : tensor<3xf32>} : () -> tensor<3xf32>
+// CHECK: onnx.Mul(%{{.*}}, %[[W]]) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: kiln_widened: "0x{{[0-9A-F]+}}0000803F00000040000000BF"
+func.func @resource(%x: tensor<3xf16>) -> tensor<3xf16> {
+  %w = onnx.Constant() {value = dense_resource<hblob> : tensor<3xf16>} : () -> tensor<3xf16>
+  %y = onnx.Mul(%x, %w) : (tensor<3xf16>, tensor<3xf16>) -> tensor<3xf16>
+  return %y : tensor<3xf16>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      hblob: "0x02000000003C004000B8"
+    }
+  }
+#-}
