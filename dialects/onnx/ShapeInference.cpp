@@ -1293,6 +1293,23 @@ const llvm::StringMap<Rule> &rules() {
     m["MatMulInteger"] = [](const Ctx &c) {
       return matmulShape(c, 0, 1, IntegerType::get(c.op->getContext(), 32));
     };
+    // (De)quantization keeps x's shape: DequantizeLinear gives the scale's
+    // type (or output_dtype), QuantizeLinear the zero point's (or
+    // output_dtype, else uint8).
+    m["DequantizeLinear"] = [](const Ctx &c) {
+      auto x = c.in(0);
+      Type elt = dtypeToType(c.op->getContext(), getIntAttr(c.op, "output_dtype", 0), c.elt(1));
+      return x && elt ? c.set(0, x.getShape(), elt) : success();
+    };
+    m["QuantizeLinear"] = [](const Ctx &c) {
+      auto x = c.in(0);
+      Type zp = c.op->getNumOperands() > 2 && isa<ShapedType>(c.op->getOperand(2).getType())
+                    ? c.elt(2)
+                    : Type();
+      Type elt = dtypeToType(c.op->getContext(), getIntAttr(c.op, "output_dtype", 0),
+                             zp ? zp : IntegerType::get(c.op->getContext(), 8, IntegerType::Unsigned));
+      return x && elt ? c.set(0, x.getShape(), elt) : success();
+    };
     m["QLinearConv"] = [](const Ctx &c) { return convShape(c, 0, 3, c.elt(7)); };
     m["QLinearMatMul"] = [](const Ctx &c) { return matmulShape(c, 0, 3, c.elt(7)); };
     m["MaxPool"] = poolRule;

@@ -156,3 +156,18 @@ func.func @expand_unknown_dim(%x: tensor<?x?x1xf32>) -> tensor<*xf32> {
   %0 = onnx.Expand(%x, %s) : (tensor<?x?x1xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// (De)quantization keeps x's shape: DequantizeLinear takes the scale's type
+// (an int32 bias with a 1-element scale, as ORT's QDQ quantizer writes it),
+// QuantizeLinear the zero point's, or uint8 without one.
+// CHECK-LABEL: func.func @quantization
+// CHECK: onnx.DequantizeLinear{{.*}} -> tensor<1000xf32>
+// CHECK: onnx.QuantizeLinear{{.*}} -> tensor<1000xi8>
+// CHECK: onnx.QuantizeLinear{{.*}} -> tensor<1000xui8>
+func.func @quantization(%q: tensor<1000xi32>, %s: tensor<1xf32>, %z: tensor<i32>, %z8: tensor<i8>) -> (tensor<*xf32>, tensor<*xi8>, tensor<*xui8>) {
+  %none = onnx.NoValue
+  %0 = onnx.DequantizeLinear(%q, %s, %z) : (tensor<1000xi32>, tensor<1xf32>, tensor<i32>) -> tensor<*xf32>
+  %1 = onnx.QuantizeLinear(%0, %s, %z8) : (tensor<*xf32>, tensor<1xf32>, tensor<i8>) -> tensor<*xi8>
+  %2 = onnx.QuantizeLinear(%0, %s, %none) : (tensor<*xf32>, tensor<1xf32>, none) -> tensor<*xui8>
+  return %0, %1, %2 : tensor<*xf32>, tensor<*xi8>, tensor<*xui8>
+}
