@@ -191,6 +191,24 @@ std::optional<int64_t> trailingMeanAxis(Operation *op) {
   return axes.front();
 }
 
+/// Constant `c` (a scalar, or one value per normalized element) as a
+/// tensor of the normalized shape; `dflt` everywhere when `c` is null.
+Value normConstant(OpBuilder &b, Location loc, RankedTensorType normType, Value c, float dflt) {
+  if (!c) {
+    int64_t n = normType.getNumElements();
+    return createConstant(b, loc, normType, SmallVector<float>(n, dflt));
+  }
+  if (c.getType() == normType)
+    return c;
+  auto vals = constantFloats(c);
+  if (!vals || (vals->size() != 1 && (int64_t)vals->size() != normType.getNumElements()))
+    return {};
+  SmallVector<float> full(normType.getNumElements());
+  for (size_t i = 0; i < full.size(); ++i)
+    full[i] = (*vals)[vals->size() == 1 ? 0 : i % vals->size()];
+  return createConstant(b, loc, normType, full);
+}
+
 struct LayerNormChain : RewritePattern {
   LayerNormChain(MLIRContext *ctx, Counters &c)
       : RewritePattern(MatchAnyOpTypeTag(), 1, ctx), counters(c) {}
@@ -311,22 +329,8 @@ struct LayerNormChain : RewritePattern {
     rewriter.setInsertionPoint(result);
     Location loc = result->getLoc();
     auto normType = RankedTensorType::get(normShape, xt.getElementType());
-    auto reshaped = [&](Value c, float dflt) -> Value {
-      if (!c) {
-        int64_t n = normType.getNumElements();
-        return createConstant(rewriter, loc, normType, SmallVector<float>(n, dflt));
-      }
-      if (c.getType() == normType)
-        return c;
-      auto vals = constantFloats(c);
-      if (!vals)
-        return {};
-      SmallVector<float> full(normType.getNumElements());
-      for (size_t i = 0; i < full.size(); ++i)
-        full[i] = (*vals)[vals->size() == 1 ? 0 : i % vals->size()];
-      return createConstant(rewriter, loc, normType, full);
-    };
-    Value g = reshaped(gamma, 1.0f), bt = reshaped(beta, 0.0f);
+    Value g = normConstant(rewriter, loc, normType, gamma, 1.0f),
+          bt = normConstant(rewriter, loc, normType, beta, 0.0f);
     if (!g || !bt)
       return rewriter.notifyMatchFailure(div, "affine constants not readable");
     OperationState st(loc, rms ? "onnx.RMSNormalization" : "onnx.LayerNormalization");
@@ -345,6 +349,128 @@ struct LayerNormChain : RewritePattern {
     Operation *ln = rewriter.create(st);
     rewriter.replaceAllUsesWith(result->getResult(0), ln->getResult(0));
     ++counters[rms ? "fuse_rms_norm" : "fuse_layer_norm"];
+    return success();
+  }
+};
+
+/// LayerNorm with gamma folded into the normalizing factor, as tf2onnx
+/// writes Keras' LayerNormalization and some hand-written models do:
+///   s = gamma * 1/sqrt(ReduceMean((x - mean)^2) + eps)
+///   (x - mean) * s (+ beta)     or     x * s + (beta - mean * s).
+struct ScaledLayerNorm : RewritePattern {
+  ScaledLayerNorm(MLIRContext *ctx, Counters &c)
+      : RewritePattern(MatchAnyOpTypeTag(), 1, ctx), counters(c) {}
+  Counters &counters;
+
+  struct Scale {
+    Value x, gamma;
+    Operation *mean, *sub;
+    float eps;
+    int64_t axis;
+  };
+
+  /// `s` = Mul(gamma, 1/sqrt(var + eps)) with var of x - mean.
+  static std::optional<Scale> matchScale(Value s) {
+    Operation *mul = s.getDefiningOp();
+    if (!isOnnx(mul, "Mul"))
+      return std::nullopt;
+    for (unsigned i = 0; i < 2; ++i) {
+      Value gamma = mul->getOperand(1 - i);
+      if (!constantAttr(gamma))
+        continue;
+      SmallVector<Operation *> root;
+      Operation *addEps = LayerNormChain::addUnderRoot(mul->getOperand(i), true, root);
+      if (!isOnnx(addEps, "Add"))
+        continue;
+      Operation *var = nullptr;
+      std::optional<float> eps;
+      for (unsigned j = 0; j < 2; ++j)
+        if (auto e = constantScalar(addEps->getOperand(1 - j))) {
+          var = addEps->getOperand(j).getDefiningOp();
+          eps = e;
+        }
+      auto axis = var ? trailingMeanAxis(var) : std::nullopt;
+      if (!axis)
+        continue;
+      Operation *pow = var->getOperand(0).getDefiningOp();
+      bool square = (isOnnx(pow, "Pow") && isConstantNear(pow->getOperand(1), 2.0)) ||
+                    (isOnnx(pow, "Mul") && pow->getOperand(0) == pow->getOperand(1));
+      Operation *sub = square ? pow->getOperand(0).getDefiningOp() : nullptr;
+      if (!isOnnx(sub, "Sub"))
+        continue;
+      Operation *mean = sub->getOperand(1).getDefiningOp();
+      if (trailingMeanAxis(mean) != axis || mean->getOperand(0) != sub->getOperand(0))
+        continue;
+      return Scale{sub->getOperand(0), gamma, mean, sub, *eps, *axis};
+    }
+    return std::nullopt;
+  }
+
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
+    std::optional<Scale> sc;
+    Value beta;
+    Operation *result = op;
+    if (isOnnx(op, "Mul")) {
+      // (x - mean) * s, then an optional Add of beta.
+      for (unsigned i = 0; i < 2 && !sc; ++i) {
+        sc = matchScale(op->getOperand(1 - i));
+        if (sc && op->getOperand(i) != sc->sub->getResult(0))
+          sc.reset();
+      }
+      if (!sc)
+        return failure();
+      Operation *add = singleUser(op->getResult(0));
+      if (isOnnx(add, "Add")) {
+        Value b = otherOperand(add, op->getResult(0));
+        if (b && constantAttr(b)) {
+          beta = b;
+          result = add;
+        }
+      }
+    } else if (isOnnx(op, "Add")) {
+      // x * s + (beta - mean * s)
+      for (unsigned i = 0; i < 2 && !sc; ++i) {
+        Operation *xs = op->getOperand(i).getDefiningOp();
+        Operation *shift = op->getOperand(1 - i).getDefiningOp();
+        if (!isOnnx(xs, "Mul") || !isOnnx(shift, "Sub") || !constantAttr(shift->getOperand(0)))
+          continue;
+        Operation *ms = shift->getOperand(1).getDefiningOp();
+        if (!isOnnx(ms, "Mul"))
+          continue;
+        for (unsigned j = 0; j < 2 && !sc; ++j) {
+          Value s = xs->getOperand(1 - j);
+          sc = matchScale(s);
+          if (sc && (xs->getOperand(j) != sc->x ||
+                     otherOperand(ms, s) != sc->mean->getResult(0)))
+            sc.reset();
+        }
+        if (sc)
+          beta = shift->getOperand(0);
+      }
+      if (!sc)
+        return failure();
+    } else {
+      return failure();
+    }
+    auto xt = dyn_cast<RankedTensorType>(sc->x.getType());
+    if (!xt || !xt.hasStaticShape() || !xt.getElementType().isF32() ||
+        result->getResult(0).getType() != xt)
+      return failure();
+    auto normType = RankedTensorType::get(xt.getShape().drop_front(sc->axis), xt.getElementType());
+    rewriter.setInsertionPoint(result);
+    Location loc = result->getLoc();
+    Value g = normConstant(rewriter, loc, normType, sc->gamma, 1.0f),
+          bt = normConstant(rewriter, loc, normType, beta, 0.0f);
+    if (!g || !bt)
+      return rewriter.notifyMatchFailure(op, "affine constants not per normalized element");
+    OperationState st(loc, "onnx.LayerNormalization");
+    st.addOperands({sc->x, g, bt});
+    st.addAttribute("axis", rewriter.getI64IntegerAttr(sc->axis));
+    st.addAttribute("epsilon", rewriter.getF32FloatAttr(sc->eps));
+    st.addTypes({xt, rewriter.getNoneType(), rewriter.getNoneType()});
+    Operation *ln = rewriter.create(st);
+    rewriter.replaceAllUsesWith(result->getResult(0), ln->getResult(0));
+    ++counters["fuse_layer_norm"];
     return success();
   }
 };
@@ -679,7 +805,7 @@ struct FuseSubgraphsPass : public impl::FuseSubgraphsBase<FuseSubgraphsPass> {
   void runOnOperation() override {
     Counters counters;
     RewritePatternSet patterns(&getContext());
-    patterns.add<GeluErf, GeluTanh, LayerNormChain>(&getContext(), counters);
+    patterns.add<GeluErf, GeluTanh, LayerNormChain, ScaledLayerNorm>(&getContext(), counters);
     FrozenRewritePatternSet frozen(std::move(patterns));
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (failed(applyPatternsAndFoldGreedily(func, frozen)))

@@ -123,6 +123,85 @@ func.func @layer_norm(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+// LayerNorm with gamma folded into the factor, as tf2onnx writes Keras'
+// LayerNormalization: x * s + (beta - mean * s), s = gamma * rsqrt(var + eps).
+// CHECK: kiln.report.fuse_layer_norm = 1 : i64
+// CHECK-LABEL: func.func @layer_norm_tf
+// CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = onnx.LayerNormalization(%arg0, %{{.*}}, %{{.*}}) {axis = 1 : i64}
+// CHECK-NOT: onnx.ReduceMean
+// CHECK: return %[[Y]]
+func.func @layer_norm_tf(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %eps = onnx.Constant() {value = dense<1.0e-5> : tensor<f32>} : () -> tensor<f32>
+  %g = onnx.Constant() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %b = onnx.Constant() {value = dense<[0.5, 0.5, 0.5, 0.5]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %axes = onnx.Constant() {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %m = onnx.ReduceMean(%x, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %d = onnx.Sub(%x, %m) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %sq = onnx.Mul(%d, %d) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %v = onnx.ReduceMean(%sq, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %ve = onnx.Add(%v, %eps) : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %sd = onnx.Sqrt(%ve) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %inv = onnx.Reciprocal(%sd) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %s = onnx.Mul(%inv, %g) : (tensor<2x1xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %xs = onnx.Mul(%x, %s) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %ms = onnx.Mul(%m, %s) : (tensor<2x1xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %shift = onnx.Sub(%b, %ms) : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = onnx.Add(%xs, %shift) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// The same factor applied to x - mean, then + beta.
+// CHECK: kiln.report.fuse_layer_norm = 1 : i64
+// CHECK-LABEL: func.func @layer_norm_scaled
+// CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = onnx.LayerNormalization(%arg0, %{{.*}}, %{{.*}}) {axis = 1 : i64
+// CHECK: return %[[Y]]
+func.func @layer_norm_scaled(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %eps = onnx.Constant() {value = dense<1.0e-5> : tensor<f32>} : () -> tensor<f32>
+  %g = onnx.Constant() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %b = onnx.Constant() {value = dense<[0.5, 0.5, 0.5, 0.5]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %axes = onnx.Constant() {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %m = onnx.ReduceMean(%x, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %d = onnx.Sub(%x, %m) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %sq = onnx.Mul(%d, %d) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %v = onnx.ReduceMean(%sq, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %ve = onnx.Add(%v, %eps) : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %sd = onnx.Sqrt(%ve) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %inv = onnx.Reciprocal(%sd) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %s = onnx.Mul(%g, %inv) : (tensor<4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %ds = onnx.Mul(%d, %s) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = onnx.Add(%ds, %b) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// Negative: the shift subtracts another tensor's mean times the factor.
+// CHECK-LABEL: func.func @not_layer_norm_tf
+// CHECK-NOT: onnx.LayerNormalization
+func.func @not_layer_norm_tf(%x: tensor<2x4xf32>, %other: tensor<2x1xf32>) -> tensor<2x4xf32> {
+  %eps = onnx.Constant() {value = dense<1.0e-5> : tensor<f32>} : () -> tensor<f32>
+  %g = onnx.Constant() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %b = onnx.Constant() {value = dense<[0.5, 0.5, 0.5, 0.5]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %axes = onnx.Constant() {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %m = onnx.ReduceMean(%x, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %d = onnx.Sub(%x, %m) : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %sq = onnx.Mul(%d, %d) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %v = onnx.ReduceMean(%sq, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  %ve = onnx.Add(%v, %eps) : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %sd = onnx.Sqrt(%ve) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %inv = onnx.Reciprocal(%sd) : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %s = onnx.Mul(%inv, %g) : (tensor<2x1xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %xs = onnx.Mul(%x, %s) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %ms = onnx.Mul(%other, %s) : (tensor<2x1xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %shift = onnx.Sub(%b, %ms) : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = onnx.Add(%xs, %shift) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
 // RMSNorm as torch.rsqrt exports it (LLaMA): x * Div(1, Sqrt(ReduceMean(
 // Pow(x, 2)) + eps)) * gamma; the Add after it is not absorbed (no bias in
 // RMSNormalization).
