@@ -126,12 +126,35 @@ bool isCube(Value v, Value x) {
   return false;
 }
 
+/// x * (1 + 0.044715 * x^2), the factored spelling of x + 0.044715 x^3
+/// (FastGelu); returns x.
+Value factoredCubic(Operation *op) {
+  if (!isOnnx(op, "Mul"))
+    return {};
+  for (unsigned i = 0; i < 2; ++i) {
+    Value x = op->getOperand(i);
+    Operation *b = op->getOperand(1 - i).getDefiningOp();
+    if (!isOnnx(b, "Add"))
+      continue;
+    for (unsigned j = 0; j < 2; ++j) {
+      if (!isConstantNear(b->getOperand(1 - j), 1.0))
+        continue;
+      Value sq = mulByConstant(b->getOperand(j).getDefiningOp(), 0.044715);
+      Operation *s = sq ? sq.getDefiningOp() : nullptr;
+      if ((isOnnx(s, "Mul") && s->getOperand(0) == x && s->getOperand(1) == x) ||
+          (isOnnx(s, "Pow") && s->getOperand(0) == x && isConstantNear(s->getOperand(1), 2.0)))
+        return x;
+    }
+  }
+  return {};
+}
+
 struct GeluTanh : RewritePattern {
   GeluTanh(MLIRContext *ctx, Counters &c) : RewritePattern("onnx.Tanh", 1, ctx), counters(c) {}
   Counters &counters;
 
   LogicalResult matchAndRewrite(Operation *tanh, PatternRewriter &rewriter) const override {
-    // tanh(sqrt(2/pi) * (x + 0.044715 * x^3))
+    // tanh(sqrt(2/pi) * (x + 0.044715 * x^3)), or with x * (1 + 0.044715 x^2)
     Value inner = mulByConstant(tanh->getOperand(0).getDefiningOp(), std::sqrt(2.0 / M_PI));
     Operation *sum = inner ? inner.getDefiningOp() : nullptr;
     Value x;
@@ -141,6 +164,8 @@ struct GeluTanh : RewritePattern {
         if (cubeTerm && isCube(cubeTerm, sum->getOperand(i)))
           x = sum->getOperand(i);
       }
+    if (!x && sum)
+      x = factoredCubic(sum);
     x = sameTypeAs(x, tanh->getResult(0));
     Operation *onePlus = x ? addOne(tanh->getResult(0)) : nullptr;
     Operation *gelu = onePlus ? geluTail(onePlus, x) : nullptr;

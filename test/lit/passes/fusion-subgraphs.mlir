@@ -70,6 +70,30 @@ func.func @gelu_tanh(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
+// GELU, tanh approximation factored as FastGelu writes it:
+// x * (1 + 0.044715 * x * x) inside the tanh.
+// CHECK-LABEL: func.func @gelu_tanh_factored
+// CHECK: onnx.Gelu(%arg0) {approximate = "tanh"}
+// CHECK-NOT: onnx.Tanh
+func.func @gelu_tanh_factored(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %k = onnx.Constant() {value = dense<0.044715> : tensor<f32>} : () -> tensor<f32>
+  %s = onnx.Constant() {value = dense<0.797884583> : tensor<f32>} : () -> tensor<f32>
+  %one = onnx.Constant() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %half = onnx.Constant() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %0 = onnx.Mul(%x, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %1 = onnx.Mul(%0, %k) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %2 = onnx.Add(%1, %one) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %3 = onnx.Mul(%x, %2) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %4 = onnx.Mul(%3, %s) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %5 = onnx.Tanh(%4) : (tensor<8xf32>) -> tensor<8xf32>
+  %6 = onnx.Add(%5, %one) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %7 = onnx.Mul(%6, %half) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %8 = onnx.Mul(%x, %7) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %8 : tensor<8xf32>
+}
+
+// -----
+
 // Negative: the wrong constant (Div by 2), and an intermediate with another
 // use.
 // CHECK-NOT: kiln.report.fuse_gelu
