@@ -198,7 +198,8 @@ def FuseSubgraphs : Pass<"kiln-fuse-subgraphs", "::mlir::ModuleOp"> {
     approximation) with `onnx.Gelu`, and the
     ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul gamma/Add beta) chain over
     trailing axes with `onnx.LayerNormalization` (the root also as
-    Reciprocal/Div(1, .)/Pow -0.5); without the centering (the square and
+    Reciprocal/Div(1, .)/Pow -0.5; gamma may be folded into the factor s,
+    as `(x - mean) * s + beta` or tf2onnx's `x * s + (beta - mean * s)`); without the centering (the square and
     the division of x itself: LLaMA's and T5's RMSNorm) with
     `onnx.RMSNormalization {kiln.fused}`, which kiln-decompose-ops leaves
     whole for the CPU kernel. Multi-head attention
