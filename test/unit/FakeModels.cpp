@@ -25,7 +25,8 @@ const kiln_model_info *addModel() {
       KILN_ABI_VERSION, "add", "kiln test", 2, Inputs, 1,
       Outputs,          0,     0,           1, Parts,
       0,                0,     nullptr,     0,
-      0,                nullptr, nullptr,   nullptr};
+      0,                nullptr, nullptr,   nullptr,
+      0,                nullptr, 0};
   return &Info;
 }
 
@@ -59,7 +60,8 @@ const kiln_model_info *twoPartitionModel() {
       KILN_ABI_VERSION, "two", "kiln test", 2, Inputs, 2,
       Outputs,          24,    64,          2, Parts,
       0,                0,     nullptr,     0,
-      0,                nullptr, nullptr,   nullptr};
+      0,                nullptr, nullptr,   nullptr,
+      0,                nullptr, 0};
   return &Info;
 }
 
@@ -86,7 +88,7 @@ const kiln_model_info *batchModel() {
   static const kiln_model_info Info = {
       KILN_ABI_VERSION, "scale_batch", "kiln test", 2, Inputs, 2, Outputs,
       0, 0, 1, Parts, 0, 0, nullptr, 0, KILN_MODEL_DYNAMIC_BATCH, InAxes,
-      OutAxes, "N"};
+      OutAxes, "N", 0, nullptr, 0};
   return &Info;
 }
 
