@@ -988,7 +988,9 @@ LogicalResult oneHotRule(const Ctx &c) {
 /// Per-axis output sizes of Resize/Upsample from constant scales or sizes.
 ResizeInputs resizeInputs(Operation *op, int64_t rank) {
   ResizeInputs in;
-  if (op->getName().getStringRef() == "onnx.Upsample") {
+  // Upsample and Resize-10 take (X, scales); Resize-11 on (X, roi, scales, sizes).
+  if (op->getName().getStringRef() == "onnx.Upsample" ||
+      getIntAttr(op, "onnx.version", 0) == 10) {
     in.scales = op->getOperand(1);
   } else {
     auto at = [&](unsigned i) { return op->getNumOperands() > i ? op->getOperand(i) : Value(); };

@@ -171,3 +171,13 @@ func.func @quantization(%q: tensor<1000xi32>, %s: tensor<1xf32>, %z: tensor<i32>
   %2 = onnx.QuantizeLinear(%0, %s, %none) : (tensor<*xf32>, tensor<1xf32>, none) -> tensor<*xui8>
   return %0, %1, %2 : tensor<*xf32>, tensor<*xi8>, tensor<*xui8>
 }
+
+// Resize-10 takes (X, scales), as Upsample does (Resize-11 put roi second).
+// CHECK-LABEL: func.func @resize_v10
+// CHECK: onnx.Resize{{.*}} -> tensor<1x2x6x8xf32>
+func.func @resize_v10(%x: tensor<1x2x3x4xf32>) -> tensor<*xf32> {
+  %none = onnx.NoValue
+  %s = onnx.Constant() {value = dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %0 = onnx.Resize(%x, %s, %none, %none) {mode = "linear", onnx.version = 10 : i64} : (tensor<1x2x3x4xf32>, tensor<4xf32>, none, none) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
