@@ -74,7 +74,7 @@ for dir in "$models"/*/; do
   [ -f "$onnx" ] || continue
   if [ $((SECONDS - start)) -gt 420 ]; then
     echo "time budget spent; skipping $name and later models"
-    rows+=("$name|-|-|-|SKIPPED (time)")
+    rows+=("$name|-|-|-|-|SKIPPED (time)")
     continue
   fi
   echo "== $name"
@@ -83,7 +83,7 @@ for dir in "$models"/*/; do
   : >"$log"
   if ! timeout 180 "$kiln" compile "$onnx" -o "$out/$name/$name" --providers=cuda,cpu >>"$log" 2>&1; then
     tail -5 "$log"
-    rows+=("$name|-|-|-|FAIL (compile)")
+    rows+=("$name|-|-|-|-|FAIL (compile)")
     failures=$((failures + 1))
     continue
   fi
@@ -104,6 +104,7 @@ for dir in "$models"/*/; do
     cat "$log.err" >>"$log"
   done
   cuda_ms="$(timeout 60 "$run" "$lib" --iterations 20 --warmup 3 2>>"$log" | tee -a "$log" | ms)"
+  dio_ms="$(timeout 60 "$run" "$lib" --device-io --iterations 20 --warmup 3 2>>"$log" | tee -a "$log" | ms)"
   cpu_ms="$(timeout 90 "$run" "$lib" --cpu --iterations 20 --warmup 3 2>>"$log" | tee -a "$log" | ms)"
   speedup="-"
   if [ -n "$cuda_ms" ] && [ -n "$cpu_ms" ]; then
@@ -112,14 +113,16 @@ for dir in "$models"/*/; do
     [ "$status" = ok ] && status="FAIL (timing run)"
   fi
   [ "$status" = ok ] || failures=$((failures + 1))
-  rows+=("$name|${cuda_ms:--}|${cpu_ms:--}|$speedup|$status")
+  rows+=("$name|${cuda_ms:--}|${dio_ms:--}|${cpu_ms:--}|$speedup|$status")
 done
 
 echo
-printf '%-14s %10s %10s %9s  %s\n' model "cuda ms" "cpu ms" speed-up check
+# cuda: inputs and outputs in host memory; dio: in device memory
+# (--device-io, the copies outside the timed runs).
+printf '%-14s %10s %10s %10s %9s  %s\n' model "cuda ms" "dio ms" "cpu ms" speed-up check
 for r in "${rows[@]}"; do
-  IFS='|' read -r m c p s k <<<"$r"
-  printf '%-14s %10s %10s %9s  %s\n' "$m" "$c" "$p" "$s" "$k"
+  IFS='|' read -r m c d p s k <<<"$r"
+  printf '%-14s %10s %10s %10s %9s  %s\n' "$m" "$c" "$d" "$p" "$s" "$k"
 done
 echo "($((SECONDS - start)) s; logs in $out)"
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
