@@ -398,7 +398,8 @@ Importer::importAttribute(const pb::AttributeProto &attr,
   }
   case pb::AttributeProto::GRAPH:
   case pb::AttributeProto::GRAPHS: {
-    // Subgraphs become regions, in attribute order.
+    // Subgraphs become regions, in the order importNode passes attributes
+    // (by name).
     SmallVector<const pb::GraphProto *> graphs;
     if (attr.type() == pb::AttributeProto::GRAPH)
       graphs.push_back(&attr.g());
@@ -518,7 +519,16 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
     declared.insert(name.getValue());
 
   SmallVector<NamedAttribute> attrs;
-  for (const auto &attr : node.attribute()) {
+  // By name: subgraphs become regions in the order ODS declares them
+  // (If: else_branch, then_branch), whatever order the exporter wrote.
+  std::vector<const pb::AttributeProto *> sortedAttrs;
+  for (const auto &attr : node.attribute())
+    sortedAttrs.push_back(&attr);
+  llvm::stable_sort(sortedAttrs, [](const pb::AttributeProto *a, const pb::AttributeProto *b) {
+    return a->name() < b->name();
+  });
+  for (const pb::AttributeProto *attrPtr : sortedAttrs) {
+    const pb::AttributeProto &attr = *attrPtr;
     // Legacy attribute that is an input in the newest form.
     const AttrToInput *moved = nullptr;
     for (const auto &rule : kAttrToInput)

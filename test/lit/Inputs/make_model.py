@@ -192,6 +192,15 @@ def build(kind):
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         m.ir_version = 8
         return m
+    if kind == "if-then-first":
+        # The same If with then_branch written before else_branch, as
+        # PyTorch's exporter orders them (onnx.helper sorts by name).
+        m = build("if-optional")
+        node = m.graph.node[0]
+        ordered = sorted(node.attribute, key=lambda a: a.name != "then_branch")
+        del node.attribute[:]
+        node.attribute.extend(ordered)
+        return m
     # Symbolic batch "N" (resolved at run time) and ops that mix samples.
     if kind == "batch-mlp":
         return mlp(batch="N")
