@@ -812,6 +812,60 @@ bool isConstantTrue(Value v) {
   return ints && llvm::all_of(*ints, [](int64_t x) { return x != 0; });
 }
 
+/// The value of a scalar computed from constants by a few onnx ops (a
+/// while loop's counter and its stop condition); nullopt otherwise.
+std::optional<double> scalarValue(Value v, int depth = 0) {
+  if (auto c = getConstantDoubles(v))
+    return c->size() == 1 ? std::optional<double>((*c)[0]) : std::nullopt;
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 64 || op->getNumResults() != 1 || !op->getName().getStringRef().starts_with("onnx."))
+    return std::nullopt;
+  SmallVector<double> in;
+  for (Value o : op->getOperands()) {
+    auto x = scalarValue(o, depth + 1);
+    if (!x)
+      return std::nullopt;
+    in.push_back(*x);
+  }
+  StringRef name = op->getName().getStringRef().drop_front(5);
+  auto binary = [&](auto f) -> std::optional<double> {
+    return in.size() == 2 ? std::optional<double>(f(in[0], in[1])) : std::nullopt;
+  };
+  if (name == "Add")
+    return binary([](double a, double b) { return a + b; });
+  if (name == "Sub")
+    return binary([](double a, double b) { return a - b; });
+  if (name == "Mul")
+    return binary([](double a, double b) { return a * b; });
+  if (name == "Less")
+    return binary([](double a, double b) { return double(a < b); });
+  if (name == "LessOrEqual")
+    return binary([](double a, double b) { return double(a <= b); });
+  if (name == "Greater")
+    return binary([](double a, double b) { return double(a > b); });
+  if (name == "GreaterOrEqual")
+    return binary([](double a, double b) { return double(a >= b); });
+  if (name == "Equal")
+    return binary([](double a, double b) { return double(a == b); });
+  if (name == "And")
+    return binary([](double a, double b) { return double(a != 0 && b != 0); });
+  if (name == "Or")
+    return binary([](double a, double b) { return double(a != 0 || b != 0); });
+  if (in.size() == 1 && name == "Not")
+    return double(in[0] == 0);
+  if (in.size() == 1 && name == "Neg")
+    return -in[0];
+  if (in.size() == 1 && name == "Identity")
+    return in[0];
+  if (in.size() == 1 && name == "Cast") {
+    Type t = cast<ShapedType>(op->getResult(0).getType()).getElementType();
+    if (t.isInteger(1))
+      return double(in[0] != 0);
+    return isa<IntegerType>(t) ? std::trunc(in[0]) : in[0];
+  }
+  return std::nullopt;
+}
+
 bool decomposeLoop(Operation *op) {
   Value m = op->getOperand(0), cond = op->getOperand(1);
   unsigned nCarried = op->getNumOperands() - 2;
@@ -831,16 +885,19 @@ bool decomposeLoop(Operation *op) {
   if (!trip && nScan > 0)
     if (auto st = staticType(op->getResult(nCarried)); st && st.getRank() >= 1)
       trip = st.getDimSize(0);
-  if (!trip || *trip < 1 || *trip > kMaxLoopUnroll)
-    return false;
-  // The body must pass the condition through (or make it true).
+  // The body passes the condition through (or makes it true), or computes
+  // it: a while loop, unrolled while its condition evaluates to true at
+  // compile time (a counter against a bound).
   Value condOut = yield->getOperand(0);
   while (Operation *def = condOut.getDefiningOp())
     if (def->getName().getStringRef() == "onnx.Identity")
       condOut = def->getOperand(0);
     else
       break;
-  if (condOut != body.getArgument(1) && !isConstantTrue(condOut))
+  bool whileLoop = condOut != body.getArgument(1) && !isConstantTrue(condOut);
+  if (!whileLoop && (!trip || *trip < 1 || *trip > kMaxLoopUnroll))
+    return false;
+  if (whileLoop && (runtimeTrip || (trip && *trip < 1) || (!isNone(cond) && !isConstantTrue(cond))))
     return false;
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -865,7 +922,9 @@ bool decomposeLoop(Operation *op) {
   SmallVector<Value> carried(op->operand_begin() + 2, op->operand_end());
   SmallVector<SmallVector<Value>> scans(nScan);
   Value trueCond = g.constant(DenseElementsAttr::get(RankedTensorType::get({}, i1), true));
-  for (int64_t i = 0; i < *trip; ++i) {
+  int64_t limit = whileLoop ? std::min<int64_t>(trip.value_or(kMaxLoopUnroll), kMaxLoopUnroll) : *trip;
+  bool stopped = false;
+  for (int64_t i = 0; i < limit && !stopped; ++i) {
     SmallVector<Value> args = {g.ints({i}, true), trueCond};
     args.append(carried);
     auto yields = inlineBody(b, body, args);
@@ -875,7 +934,16 @@ bool decomposeLoop(Operation *op) {
       carried[j] = (*yields)[1 + j];
     for (unsigned k = 0; k < nScan; ++k)
       scans[k].push_back((*yields)[1 + nCarried + k]);
+    if (whileLoop) {
+      std::optional<double> go = scalarValue((*yields)[0]);
+      if (!go)
+        return false; // a condition known only at run time
+      stopped = *go == 0;
+    }
   }
+  // A while loop that would run past the unroll limit stays unsupported.
+  if (whileLoop && !stopped && (!trip || *trip > limit))
+    return false;
   SmallVector<Value> results(carried);
   for (auto &steps : scans)
     results.push_back(stack(g, steps, 0));

@@ -192,6 +192,55 @@ func.func @loop_unrolled(%m: tensor<i64>, %c: tensor<i1>, %y: tensor<1xf32>) -> 
 
 // -----
 
+// A while loop as torch.jit.script exports it: trip count INT64_MAX, a
+// counter carried from 0, the condition n + 1 < 3 computed in the body. The
+// condition evaluates at compile time, so three bodies are inlined.
+// CHECK-LABEL: func.func @while_loop
+// CHECK: %[[A:.*]] = onnx.Mul(%arg0
+// CHECK: %[[B:.*]] = onnx.Mul(%[[A]]
+// CHECK: %[[C:.*]] = onnx.Mul(%[[B]]
+// CHECK-NOT: onnx.Mul
+// CHECK-NOT: onnx.Loop
+// CHECK: return %[[C]]
+func.func @while_loop(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %m = onnx.Constant() {value = dense<9223372036854775807> : tensor<i64>} : () -> tensor<i64>
+  %t = onnx.Constant() {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %n0 = onnx.Constant() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %0:2 = onnx.Loop(%m, %t, %x, %n0) {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %yi: tensor<4xf32>, %ni: tensor<i64>):
+    %two = onnx.Constant() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+    %y = onnx.Mul(%yi, %two) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    %one = onnx.Constant() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+    %n = onnx.Add(%ni, %one) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %three = onnx.Constant() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+    %go = onnx.Less(%n, %three) : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    onnx.Yield %go, %y, %n : tensor<i1>, tensor<4xf32>, tensor<i64>
+  } : (tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<i64>) -> (tensor<4xf32>, tensor<i64>)
+  return %0#0 : tensor<4xf32>
+}
+
+// -----
+
+// Negative: a while condition that depends on the data stays a Loop.
+// CHECK-LABEL: func.func @while_data
+// CHECK: onnx.Loop
+func.func @while_data(%x: tensor<4xf32>, %bound: tensor<f32>) -> tensor<4xf32> {
+  %m = onnx.Constant() {value = dense<9223372036854775807> : tensor<i64>} : () -> tensor<i64>
+  %t = onnx.Constant() {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %0 = onnx.Loop(%m, %t, %x) {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %yi: tensor<4xf32>):
+    %two = onnx.Constant() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+    %y = onnx.Mul(%yi, %two) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    %none = onnx.NoValue
+    %s = onnx.ReduceSum(%y, %none) {keepdims = 0 : i64} : (tensor<4xf32>, none) -> tensor<f32>
+    %go = onnx.Less(%s, %bound) : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    onnx.Yield %go, %y : tensor<i1>, tensor<4xf32>
+  } : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // Scan over axis 1 of a 2x3 input, read from the end (direction 1): three
 // unrolled bodies on columns 2, 1, 0; the state threads through, and the
 // scan output (direction 1, axis 1) is stacked back in column order.
