@@ -475,8 +475,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
   if (printed)
     return 0;
   // A model with device code carries a CPU-only copy, chosen at session
-  // creation when there is no CUDA driver or device.
-  // and one whose inputs and outputs stay in device memory.
+  // creation when there is no CUDA driver or device, and one whose inputs
+  // and outputs stay in device memory.
   std::optional<Variant> fallback, deviceIO;
   if (hasGpuCode(*primary->module)) {
     fallback = lowerVariant({"cpu"}, "_cpu", /*primary=*/false);

@@ -244,6 +244,25 @@ bool makeContextCurrent() {
   return true;
 }
 
+const DriverApi *ready(const char *Fn) {
+  std::string Why;
+  const DriverApi *D = driver(&Why);
+  if (!D) {
+    recordError(std::string(Fn) + ": CUDA is unavailable: " + Why);
+    return nullptr;
+  }
+  if (!makeContextCurrent())
+    return nullptr;
+  return D;
+}
+
+bool failed(CUresult R, const char *Fn, const char *Call) {
+  if (R == CUDA_SUCCESS)
+    return false;
+  recordError(std::string(Fn) + ": " + Call + " failed: " + errorString(R));
+  return true;
+}
+
 std::string errorString(CUresult Code) {
   State &S = state();
   return describe(S.Loaded ? S.Api : DriverApi{}, Code);

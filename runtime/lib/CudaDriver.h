@@ -112,6 +112,14 @@ const std::string &deviceName();
 /// yet (cheap when it is). False (with an error recorded) without CUDA.
 bool makeContextCurrent();
 
+/// The driver table with the primary context current on this thread, or
+/// null with an error recorded for Fn (the mgpu shims' and generated code's
+/// entry points).
+const DriverApi *ready(const char *Fn);
+
+/// Records a failed driver call for Fn; returns true when R is a failure.
+bool failed(CUresult R, const char *Fn, const char *Call);
+
 /// "CUDA_ERROR_INVALID_VALUE: invalid argument (1)" via the driver when
 /// loaded, else just the code.
 std::string errorString(CUresult Code);

@@ -37,22 +37,6 @@ DeviceMemory *current(const char *Fn) {
   return Current;
 }
 
-const DriverApi *readyDriver(const char *Fn) {
-  std::string Why;
-  const DriverApi *D = driver(&Why);
-  if (!D) {
-    recordError(std::string(Fn) + ": CUDA is unavailable: " + Why);
-    return nullptr;
-  }
-  return makeContextCurrent() ? D : nullptr;
-}
-
-bool check(CUresult R, const char *Fn, const char *Call) {
-  if (R == CUDA_SUCCESS)
-    return true;
-  recordError(std::string(Fn) + ": " + Call + " failed: " + errorString(R));
-  return false;
-}
 } // namespace
 
 namespace kiln::rt::cuda {
@@ -161,7 +145,7 @@ CUstream sessionStream() {
     return nullptr;
   if (!Current->Stream) {
     const DriverApi *D = driver();
-    if (!D || !check(D->cuStreamCreate(&Current->Stream, CU_STREAM_NON_BLOCKING),
+    if (!D || failed(D->cuStreamCreate(&Current->Stream, CU_STREAM_NON_BLOCKING),
                      "sessionStream", "cuStreamCreate"))
       return nullptr;
   }
@@ -176,7 +160,7 @@ CUstream sessionStream() {
 // error recorded) when it cannot be had.
 KILN_RT_EXPORT void *kilnDeviceArena(int64_t Bytes) {
   DeviceMemory *M = current("kilnDeviceArena");
-  const DriverApi *D = M ? readyDriver("kilnDeviceArena") : nullptr;
+  const DriverApi *D = M ? ready("kilnDeviceArena") : nullptr;
   if (!D || Bytes <= 0)
     return nullptr;
   if (M->Arena && M->ArenaBytes != static_cast<uint64_t>(Bytes)) {
@@ -185,7 +169,7 @@ KILN_RT_EXPORT void *kilnDeviceArena(int64_t Bytes) {
   }
   if (!M->Arena) {
     M->ConstantsCurrent = false;
-    if (!check(D->cuMemAlloc(&M->Arena, static_cast<size_t>(Bytes)), "kilnDeviceArena",
+    if (failed(D->cuMemAlloc(&M->Arena, static_cast<size_t>(Bytes)), "kilnDeviceArena",
                ("cuMemAlloc of a " + std::to_string(Bytes) + "-byte device arena").c_str())) {
       M->Arena = 0;
       return nullptr;
@@ -196,51 +180,35 @@ KILN_RT_EXPORT void *kilnDeviceArena(int64_t Bytes) {
 }
 
 // Copies a constant to its place in the device arena, unless the session's
-// earlier run already did. Finished before it returns: the kernels that
-// read it run on other streams.
+// earlier run already did. Queued on the session's stream, which every
+// kernel of the run uses too, so it needs no synchronization of its own.
 KILN_RT_EXPORT void kilnDeviceUploadOnce(int64_t Dst, int64_t Src, int64_t Bytes) {
   DeviceMemory *M = current("kilnDeviceUploadOnce");
   if (!M || M->ConstantsCurrent || Bytes <= 0)
     return;
-  const DriverApi *D = readyDriver("kilnDeviceUploadOnce");
-  if (!D || !Dst)
-    return;
-  if (!sessionStream())
+  const DriverApi *D = ready("kilnDeviceUploadOnce");
+  if (!D || !Dst || !sessionStream())
     return;
   void *Timed = beginTimedWork(M->Stream);
-  bool Copied = check(D->cuMemcpyAsync(static_cast<CUdeviceptr>(Dst),
-                                       static_cast<CUdeviceptr>(Src),
-                                       static_cast<size_t>(Bytes), M->Stream),
-                      "kilnDeviceUploadOnce", "cuMemcpyAsync");
+  failed(D->cuMemcpyAsync(static_cast<CUdeviceptr>(Dst), static_cast<CUdeviceptr>(Src),
+                          static_cast<size_t>(Bytes), M->Stream),
+         "kilnDeviceUploadOnce", "cuMemcpyAsync");
   endTimedWork(Timed, M->Stream, "upload_constant", KILN_EVENT_TRANSFER,
                static_cast<uint64_t>(Bytes));
-  if (Copied &&
-      check(D->cuStreamSynchronize(M->Stream), "kilnDeviceUploadOnce", "cuStreamSynchronize"))
-    M->UploadedBytes += static_cast<uint64_t>(Bytes);
 }
 
 // The C API's device buffers, for callers of kiln_session_run_device that do
 // not link the CUDA runtime themselves.
 namespace {
-kiln_status deviceCall(const char *Fn, const DriverApi *&D) {
-  std::string Why;
-  D = driver(&Why);
-  if (!D)
-    return kiln::rt::fail(KILN_ERROR_PROVIDER, std::string(Fn) + ": CUDA is unavailable: " + Why);
+/// The failure `ready` or `failed` recorded, as the call's status.
+kiln_status providerError() {
+  std::string Msg = firstError();
   clearErrors();
-  if (!makeContextCurrent()) {
-    std::string Msg = std::string(Fn) + ": " + firstError();
-    clearErrors();
-    return kiln::rt::fail(KILN_ERROR_PROVIDER, Msg);
-  }
-  return KILN_OK;
+  return kiln::rt::fail(KILN_ERROR_PROVIDER, Msg);
 }
 
-kiln_status result(CUresult R, const char *Fn, const char *Call) {
-  if (R == CUDA_SUCCESS)
-    return KILN_OK;
-  return kiln::rt::fail(KILN_ERROR_PROVIDER,
-                        std::string(Fn) + ": " + Call + " failed: " + errorString(R));
+CUdeviceptr dptr(const void *P) {
+  return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(P));
 }
 } // namespace
 
@@ -250,13 +218,11 @@ kiln_status kiln_device_alloc(uint64_t Bytes, void **Ptr) {
   if (!Ptr)
     return kiln::rt::fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_device_alloc: Ptr is NULL");
   *Ptr = nullptr;
-  const DriverApi *D;
-  if (kiln_status St = deviceCall("kiln_device_alloc", D))
-    return St;
+  clearErrors();
+  const DriverApi *D = ready("kiln_device_alloc");
   CUdeviceptr P = 0;
-  if (kiln_status St = result(D->cuMemAlloc(&P, Bytes ? Bytes : 1), "kiln_device_alloc",
-                              "cuMemAlloc"))
-    return St;
+  if (!D || failed(D->cuMemAlloc(&P, Bytes ? Bytes : 1), "kiln_device_alloc", "cuMemAlloc"))
+    return providerError();
   *Ptr = reinterpret_cast<void *>(static_cast<uintptr_t>(P));
   return KILN_OK;
 }
@@ -264,22 +230,21 @@ kiln_status kiln_device_alloc(uint64_t Bytes, void **Ptr) {
 kiln_status kiln_device_free(void *Ptr) {
   if (!Ptr)
     return KILN_OK;
-  const DriverApi *D;
-  if (kiln_status St = deviceCall("kiln_device_free", D))
-    return St;
-  return result(D->cuMemFree(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(Ptr))),
-                "kiln_device_free", "cuMemFree");
+  clearErrors();
+  const DriverApi *D = ready("kiln_device_free");
+  if (!D || failed(D->cuMemFree(dptr(Ptr)), "kiln_device_free", "cuMemFree"))
+    return providerError();
+  return KILN_OK;
 }
 
 kiln_status kiln_device_copy(void *Dst, const void *Src, uint64_t Bytes) {
   if (Bytes && (!Dst || !Src))
     return kiln::rt::fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_device_copy: NULL pointer");
-  const DriverApi *D;
-  if (kiln_status St = deviceCall("kiln_device_copy", D))
-    return St;
-  return result(D->cuMemcpy(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(Dst)),
-                            static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(Src)), Bytes),
-                "kiln_device_copy", "cuMemcpy");
+  clearErrors();
+  const DriverApi *D = ready("kiln_device_copy");
+  if (!D || failed(D->cuMemcpy(dptr(Dst), dptr(Src), Bytes), "kiln_device_copy", "cuMemcpy"))
+    return providerError();
+  return KILN_OK;
 }
 
 } // extern "C"

@@ -27,7 +27,6 @@ struct DeviceMemory {
   // The host arena, page-locked on the first run so that copies between
   // it and the device are real DMA (null: not registered).
   void *PinnedHost = nullptr;
-  uint64_t UploadedBytes = 0;
 };
 
 /// Frees the arena and stream (with device 0's context made current).

@@ -32,28 +32,6 @@ using namespace kiln::rt::cuda;
 
 namespace {
 
-/// The driver table with the primary context current on this thread, or
-/// null with an error recorded for Fn.
-const DriverApi *ready(const char *Fn) {
-  std::string Why;
-  const DriverApi *D = driver(&Why);
-  if (!D) {
-    recordError(std::string(Fn) + ": CUDA is unavailable: " + Why);
-    return nullptr;
-  }
-  if (!makeContextCurrent())
-    return nullptr;
-  return D;
-}
-
-/// Records a failed driver call; returns true when R is a failure.
-bool failed(CUresult R, const char *Fn, const char *Call) {
-  if (R == CUDA_SUCCESS)
-    return false;
-  recordError(std::string(Fn) + ": " + Call + " failed: " + errorString(R));
-  return true;
-}
-
 CUdeviceptr dptr(const void *P) {
   return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(P));
 }
@@ -285,7 +263,8 @@ KILN_MGPU_EXPORT void mgpuLaunchKernel(CUfunction Function, intptr_t GridX,
   failed(D->cuLaunchKernel(Function, G[0], G[1], G[2], B[0], B[1], B[2],
                            static_cast<unsigned>(Smem), Stream, Params, Extra),
          "mgpuLaunchKernel", "cuLaunchKernel");
-  endTimedWork(Timed, Stream, kernelName(Function), KILN_EVENT_KERNEL, 0);
+  if (Timed)
+    endTimedWork(Timed, Stream, kernelName(Function), KILN_EVENT_KERNEL, 0);
 }
 
 KILN_MGPU_EXPORT void

@@ -185,12 +185,18 @@ bool envFlag(const char *Name) {
 
 /// Picks the partition list: the model's own unless it needs a provider
 /// that is missing or refused, then the CPU fallback.
+void setVariant(Variant &V, int32_t NumPartitions, const kiln_partition_info *Partitions,
+                uint64_t ArenaSize, bool Checks) {
+  V.NumPartitions = NumPartitions;
+  V.Partitions = Partitions;
+  V.ArenaSize = ArenaSize;
+  V.Checks = Checks;
+}
+
 kiln_status selectProvider(const kiln_model_info &M,
                            const kiln_session_options &Opts, kiln_session &S) {
-  S.Main.NumPartitions = M.num_partitions;
-  S.Main.Partitions = M.partitions;
-  S.Main.ArenaSize = M.arena_size;
-  S.Main.Checks = flagsOf(M) & KILN_MODEL_CHECKS;
+  setVariant(S.Main, M.num_partitions, M.partitions, M.arena_size,
+             flagsOf(M) & KILN_MODEL_CHECKS);
   uint32_t Required = isAbi2(M) ? M.required_providers : 0;
   if (Required == 0)
     return KILN_OK;
@@ -216,10 +222,8 @@ kiln_status selectProvider(const kiln_model_info &M,
     S.Provider = "cuda";
     if (M.abi_version >= 5 && M.num_device_io_partitions > 0) {
       S.HasDeviceIO = true;
-      S.DeviceIO.NumPartitions = M.num_device_io_partitions;
-      S.DeviceIO.Partitions = M.device_io_partitions;
-      S.DeviceIO.ArenaSize = M.device_io_arena_size;
-      S.DeviceIO.Checks = flagsOf(M) & KILN_MODEL_DEVICE_IO_CHECKS;
+      setVariant(S.DeviceIO, M.num_device_io_partitions, M.device_io_partitions,
+                 M.device_io_arena_size, flagsOf(M) & KILN_MODEL_DEVICE_IO_CHECKS);
     }
     return KILN_OK;
   }
@@ -229,10 +233,8 @@ kiln_status selectProvider(const kiln_model_info &M,
     return fail(KILN_ERROR_PROVIDER,
                 "model " + quoted(M.name ? M.name : "?") +
                     " needs CUDA and has no CPU fallback: " + Why);
-  S.Main.NumPartitions = M.num_fallback_partitions;
-  S.Main.Partitions = M.fallback_partitions;
-  S.Main.ArenaSize = M.fallback_arena_size;
-  S.Main.Checks = flagsOf(M) & KILN_MODEL_FALLBACK_CHECKS;
+  setVariant(S.Main, M.num_fallback_partitions, M.fallback_partitions, M.fallback_arena_size,
+             flagsOf(M) & KILN_MODEL_FALLBACK_CHECKS);
   S.ProviderNote = Why;
   return KILN_OK;
 }
@@ -462,11 +464,11 @@ kiln_status runOnce(kiln_session &S) {
   return S.UsesCuda ? runCudaPartitions(S) : runPartitions(S);
 }
 
-/// Runs the per-sample partitions once per sample, each on its slice of the
-/// batched inputs and outputs (samples are contiguous).
 kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumInputs,
                        kiln_tensor *Outputs, int32_t NumOutputs);
 
+/// Runs the per-sample partitions once per sample, each on its slice of the
+/// batched inputs and outputs (samples are contiguous).
 kiln_status runBatch(kiln_session &S, int64_t Batch) {
   const kiln_model_info &M = *S.Model;
   if (!(flagsOf(M) & KILN_MODEL_DYNAMIC_BATCH))
