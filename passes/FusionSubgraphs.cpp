@@ -216,6 +216,56 @@ std::optional<int64_t> trailingMeanAxis(Operation *op) {
   return axes.front();
 }
 
+/// Add(ReduceMean(d^2), eps) over trailing axes, under a LayerNorm's or an
+/// RMSNorm's root: d (what is squared), the ops, eps and the first axis.
+struct MeanSquare {
+  Value of;
+  Operation *square, *mean;
+  float eps;
+  int64_t axis;
+};
+std::optional<MeanSquare> meanSquare(Operation *addEps) {
+  if (!isOnnx(addEps, "Add"))
+    return std::nullopt;
+  Operation *var = nullptr;
+  std::optional<float> eps;
+  for (unsigned i = 0; i < 2; ++i)
+    if (auto e = constantScalar(addEps->getOperand(1 - i))) {
+      var = addEps->getOperand(i).getDefiningOp();
+      eps = e;
+    }
+  auto axis = var ? trailingMeanAxis(var) : std::nullopt;
+  if (!axis)
+    return std::nullopt;
+  Operation *pow = var->getOperand(0).getDefiningOp();
+  bool square = (isOnnx(pow, "Pow") && isConstantNear(pow->getOperand(1), 2.0)) ||
+                (isOnnx(pow, "Mul") && pow->getOperand(0) == pow->getOperand(1));
+  if (!square)
+    return std::nullopt;
+  return MeanSquare{pow->getOperand(0), pow, var, *eps, *axis};
+}
+
+/// The ReduceMean that `sub` = Sub(x, ReduceMean(x)) subtracts, over the
+/// trailing axes from `axis`; null otherwise.
+Operation *centeringMean(Operation *sub, int64_t axis) {
+  if (!isOnnx(sub, "Sub"))
+    return nullptr;
+  Operation *mean = sub->getOperand(1).getDefiningOp();
+  return trailingMeanAxis(mean) == axis && mean->getOperand(0) == sub->getOperand(0) ? mean
+                                                                                    : nullptr;
+}
+
+/// onnx.LayerNormalization(x, gamma, beta) over the axes from `axis`.
+Operation *createLayerNorm(PatternRewriter &rewriter, Location loc, Value x, Value gamma,
+                           Value beta, int64_t axis, float eps) {
+  OperationState st(loc, "onnx.LayerNormalization");
+  st.addOperands({x, gamma, beta});
+  st.addAttribute("axis", rewriter.getI64IntegerAttr(axis));
+  st.addAttribute("epsilon", rewriter.getF32FloatAttr(eps));
+  st.addTypes({x.getType(), rewriter.getNoneType(), rewriter.getNoneType()});
+  return rewriter.create(st);
+}
+
 /// Constant `c` (a scalar, or one value per normalized element) as a
 /// tensor of the normalized shape; `dflt` everywhere when `c` is null.
 Value normConstant(OpBuilder &b, Location loc, RankedTensorType normType, Value c, float dflt) {
@@ -272,35 +322,22 @@ struct LayerNormChain : RewritePattern {
       if ((addEps = addUnderRoot(div->getOperand(1 - i), isOnnx(div, "Mul"), root)))
         d = div->getOperand(i);
     }
-    if (!addEps || !isOnnx(addEps, "Add"))
-      return failure();
-    Operation *var = nullptr;
-    std::optional<float> eps;
-    for (unsigned i = 0; i < 2; ++i)
-      if (auto e = constantScalar(addEps->getOperand(1 - i))) {
-        var = addEps->getOperand(i).getDefiningOp();
-        eps = e;
-      }
-    auto axis = var ? trailingMeanAxis(var) : std::nullopt;
-    if (!axis)
+    std::optional<MeanSquare> ms = addEps ? meanSquare(addEps) : std::nullopt;
+    if (!ms)
       return rewriter.notifyMatchFailure(div, "no variance ReduceMean");
-    Operation *pow = var->getOperand(0).getDefiningOp();
-    bool square = (isOnnx(pow, "Pow") && isConstantNear(pow->getOperand(1), 2.0)) ||
-                  (isOnnx(pow, "Mul") && pow->getOperand(0) == pow->getOperand(1));
-    if (!square || pow->getOperand(0) != d)
+    if (ms->of != d)
       return rewriter.notifyMatchFailure(div, "variance is not of the numerator squared");
-    SmallVector<Operation *> chain = {pow, var, addEps};
+    std::optional<int64_t> axis = ms->axis;
+    std::optional<float> eps = ms->eps;
+    SmallVector<Operation *> chain = {ms->square, ms->mean, addEps};
     // Centered by a trailing ReduceMean of x over the same axes: LayerNorm.
     Value x = d;
     Operation *sub = d.getDefiningOp();
     bool rms = true;
-    if (isOnnx(sub, "Sub")) {
-      Operation *mean = sub->getOperand(1).getDefiningOp();
-      if (trailingMeanAxis(mean) == axis && mean->getOperand(0) == sub->getOperand(0)) {
-        x = sub->getOperand(0);
-        chain.append({mean, sub});
-        rms = false;
-      }
+    if (Operation *mean = centeringMean(sub, *axis)) {
+      x = sub->getOperand(0);
+      chain.append({mean, sub});
+      rms = false;
     }
     auto xt = dyn_cast<RankedTensorType>(x.getType());
     if (!xt || !xt.hasStaticShape() || !xt.getElementType().isF32() ||
@@ -358,20 +395,19 @@ struct LayerNormChain : RewritePattern {
           bt = normConstant(rewriter, loc, normType, beta, 0.0f);
     if (!g || !bt)
       return rewriter.notifyMatchFailure(div, "affine constants not readable");
-    OperationState st(loc, rms ? "onnx.RMSNormalization" : "onnx.LayerNormalization");
-    st.addOperands({x, g});
-    if (!rms)
-      st.addOperands(bt);
-    st.addAttribute("axis", rewriter.getI64IntegerAttr(*axis));
-    st.addAttribute("epsilon", rewriter.getF32FloatAttr(*eps));
+    Operation *ln;
     if (rms) {
+      OperationState st(loc, "onnx.RMSNormalization");
+      st.addOperands({x, g});
+      st.addAttribute("axis", rewriter.getI64IntegerAttr(*axis));
+      st.addAttribute("epsilon", rewriter.getF32FloatAttr(*eps));
       // Lowered whole by the CPU provider, not decomposed again.
       st.addAttribute("kiln.fused", rewriter.getUnitAttr());
       st.addTypes({xt});
+      ln = rewriter.create(st);
     } else {
-      st.addTypes({xt, rewriter.getNoneType(), rewriter.getNoneType()});
+      ln = createLayerNorm(rewriter, loc, x, g, bt, *axis, *eps);
     }
-    Operation *ln = rewriter.create(st);
     rewriter.replaceAllUsesWith(result->getResult(0), ln->getResult(0));
     ++counters[rms ? "fuse_rms_norm" : "fuse_layer_norm"];
     return success();
@@ -405,28 +441,12 @@ struct ScaledLayerNorm : RewritePattern {
         continue;
       SmallVector<Operation *> root;
       Operation *addEps = LayerNormChain::addUnderRoot(mul->getOperand(i), true, root);
-      if (!isOnnx(addEps, "Add"))
+      std::optional<MeanSquare> ms = addEps ? meanSquare(addEps) : std::nullopt;
+      Operation *sub = ms ? ms->of.getDefiningOp() : nullptr;
+      Operation *mean = ms ? centeringMean(sub, ms->axis) : nullptr;
+      if (!mean)
         continue;
-      Operation *var = nullptr;
-      std::optional<float> eps;
-      for (unsigned j = 0; j < 2; ++j)
-        if (auto e = constantScalar(addEps->getOperand(1 - j))) {
-          var = addEps->getOperand(j).getDefiningOp();
-          eps = e;
-        }
-      auto axis = var ? trailingMeanAxis(var) : std::nullopt;
-      if (!axis)
-        continue;
-      Operation *pow = var->getOperand(0).getDefiningOp();
-      bool square = (isOnnx(pow, "Pow") && isConstantNear(pow->getOperand(1), 2.0)) ||
-                    (isOnnx(pow, "Mul") && pow->getOperand(0) == pow->getOperand(1));
-      Operation *sub = square ? pow->getOperand(0).getDefiningOp() : nullptr;
-      if (!isOnnx(sub, "Sub"))
-        continue;
-      Operation *mean = sub->getOperand(1).getDefiningOp();
-      if (trailingMeanAxis(mean) != axis || mean->getOperand(0) != sub->getOperand(0))
-        continue;
-      return Scale{sub->getOperand(0), gamma, mean, sub, *eps, *axis};
+      return Scale{sub->getOperand(0), gamma, mean, sub, ms->eps, ms->axis};
     }
     return std::nullopt;
   }
@@ -488,12 +508,7 @@ struct ScaledLayerNorm : RewritePattern {
           bt = normConstant(rewriter, loc, normType, beta, 0.0f);
     if (!g || !bt)
       return rewriter.notifyMatchFailure(op, "affine constants not per normalized element");
-    OperationState st(loc, "onnx.LayerNormalization");
-    st.addOperands({sc->x, g, bt});
-    st.addAttribute("axis", rewriter.getI64IntegerAttr(sc->axis));
-    st.addAttribute("epsilon", rewriter.getF32FloatAttr(sc->eps));
-    st.addTypes({xt, rewriter.getNoneType(), rewriter.getNoneType()});
-    Operation *ln = rewriter.create(st);
+    Operation *ln = createLayerNorm(rewriter, loc, sc->x, g, bt, sc->axis, sc->eps);
     rewriter.replaceAllUsesWith(result->getResult(0), ln->getResult(0));
     ++counters["fuse_layer_norm"];
     return success();
