@@ -105,6 +105,30 @@ Value addF(OpBuilder &nb, Location l, ValueRange a) {
   return nb.create<arith::AddFOp>(l, a[1], a[0]);
 }
 
+/// 1/sqrt(sum / count + eps), elementwise: the normalizing factor from a
+/// sum of squares over `count` elements.
+Value inverseRootMean(OpBuilder &b, Location loc, Value sum, int64_t count, double eps) {
+  Type elt = typeOf(sum).getElementType();
+  return elementwise(b, loc, typeOf(sum), ValueRange{sum},
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       Value v = nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count));
+                       v = nb.create<arith::AddFOp>(l, v, cst(nb, l, elt, eps));
+                       return nb.create<arith::DivFOp>(l, cst(nb, l, elt, 1.0),
+                                                       nb.create<math::SqrtOp>(l, v));
+                     });
+}
+
+/// The dims [axis, rank) of a LayerNorm-like op (negative axis from the end).
+SmallVector<int64_t> trailingDims(Operation *op, int64_t rank) {
+  int64_t axis = getIntAttr(op, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> dims;
+  for (int64_t i = axis; i < rank; ++i)
+    dims.push_back(i);
+  return dims;
+}
+
 /// Mean and 1/sqrt(var + eps) of `x` over `dims` (population variance),
 /// both with the dims dropped; also returns x - mean.
 struct Moments {
@@ -158,14 +182,7 @@ Moments moments(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims, dou
                            return nb.create<arith::MulFOp>(l, a[0], a[0]);
                          });
   Value var = reduce(b, loc, sq, dims, 0.0, addF);
-  Value invStd = elementwise(b, loc, typeOf(var), ValueRange{var},
-                             [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                               Value v = nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count));
-                               v = nb.create<arith::AddFOp>(l, v, cst(nb, l, elt, eps));
-                               return nb.create<arith::DivFOp>(l, cst(nb, l, elt, 1.0),
-                                                               nb.create<math::SqrtOp>(l, v));
-                             });
-  return {mean, invStd, centered};
+  return {mean, inverseRootMean(b, loc, var, count, eps), centered};
 }
 
 /// The operands a and b when `v` is a + b computed by an elementwise
@@ -194,12 +211,7 @@ Results lowerLayerNorm(OpBuilder &b, Operation *op) {
   Value x = op->getOperand(0);
   auto out = resultType(op);
   int64_t rank = out.getRank();
-  int64_t axis = getIntAttr(op, "axis", -1);
-  if (axis < 0)
-    axis += rank;
-  SmallVector<int64_t> dims;
-  for (int64_t i = axis; i < rank; ++i)
-    dims.push_back(i);
+  SmallVector<int64_t> dims = trailingDims(op, rank);
   // A LayerNorm of a residual Add (marked by kiln-fuse-subgraphs) reads the
   // Add's operands: the sum is formed inside its kernels, and the Add's
   // own kernel goes when nothing else reads it.
@@ -240,29 +252,16 @@ Results lowerRMSNorm(OpBuilder &b, Operation *op) {
   auto out = resultType(op);
   auto xt = typeOf(x);
   int64_t rank = out.getRank();
-  int64_t axis = getIntAttr(op, "axis", -1);
-  if (axis < 0)
-    axis += rank;
-  SmallVector<int64_t> dims;
+  SmallVector<int64_t> dims = trailingDims(op, rank);
   int64_t count = 1;
-  for (int64_t i = axis; i < rank; ++i) {
-    dims.push_back(i);
-    count *= xt.getDimSize(i);
-  }
-  Type elt = xt.getElementType();
+  for (int64_t d : dims)
+    count *= xt.getDimSize(d);
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   AffineMap red = dropDimsMap(ctx, rank, dims);
   Value sumSq = reduce(b, loc, x, dims, 0.0, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
     return nb.create<arith::AddFOp>(l, a[1], nb.create<arith::MulFOp>(l, a[0], a[0]));
   });
-  double eps = getFloatAttr(op, "epsilon", 1e-5f);
-  Value invRms = elementwise(b, loc, typeOf(sumSq), ValueRange{sumSq},
-                             [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                               Value v = nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count));
-                               v = nb.create<arith::AddFOp>(l, v, cst(nb, l, elt, eps));
-                               return nb.create<arith::DivFOp>(l, cst(nb, l, elt, 1.0),
-                                                               nb.create<math::SqrtOp>(l, v));
-                             });
+  Value invRms = inverseRootMean(b, loc, sumSq, count, getFloatAttr(op, "epsilon", 1e-5f));
   Value y = mapped(b, loc, out, {x, invRms, scale},
                    {id, red, broadcastMap(ctx, out.getShape(), typeOf(scale))},
                    [](OpBuilder &nb, Location l, ValueRange a) -> Value {
