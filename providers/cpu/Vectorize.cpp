@@ -347,11 +347,10 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
   return c;
 }
 
-/// 2-D convolution, group 1: loops (n, m, c, kh, kw, oh, ow), maps
-/// x: (d0, d2, f(d5, d3), g(d6, d4)), w: (d1, d2, d3, d4), out: (d0, d1, d5, d6).
-/// The number of groups of a 2-D conv as the CPU provider emits it (loops
-/// n m c kh kw oh ow; x's channel is c, or (m floordiv ocg) * icg + c for a
-/// grouped conv); 0 when `g` is not one.
+/// The number of groups of a 2-D convolution as the CPU provider emits it,
+/// 0 when `g` is not one: loops (n, m, c, kh, kw, oh, ow), maps
+/// x: (d0, c', f(d5, d3), g(d6, d4)), w: (d1, d2, d3, d4), out: (d0, d1, d5, d6),
+/// with x's channel c' = d2, or (d1 floordiv ocg) * icg + d2 when grouped.
 int64_t convGroups(linalg::GenericOp g) {
   if (g.getNumLoops() != 7 || !isa<func::FuncOp>(g->getParentOp()))
     return 0;
@@ -629,24 +628,19 @@ Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
   Type f32 = b.getF32Type();
   AffineMap xMap = im2colMap(g);
   Value out3 = collapsedOutput(b, loc, out, {{0}, {1}, {2, 3}});
-  if (groups == 1 && isDirectConv(g)) {
-    Value col3 = b.create<memref::CollapseShapeOp>(loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-    Value w2 = b.create<memref::CollapseShapeOp>(
-        loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-    forEachBatch(b, loc, {r[0]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
-      emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, ivs),
-                 matrixView(nb, loc, out3, ivs), false, false, nextId);
-    });
-    g.erase();
-    return out3;
-  }
-  // col[n, c, kh, kw, oh, ow] = x[n, c, ih(oh, kh), iw(ow, kw)], per group
-  // of channels (a grouped conv is one conv per group on channel slices).
+  // B per group of channels (a grouped conv is one conv per group on
+  // channel slices): x itself for a direct conv, else
+  // col[n, c, kh, kw, oh, ow] = x[n, c, ih(oh, kh), iw(ow, kw)].
+  bool direct = groups == 1 && isDirectConv(g);
   int64_t ocg = r[1] / groups;
-  auto colType = MemRefType::get({r[0], r[2], r[3], r[4], r[5], r[6]}, f32);
-  Value col = b.create<memref::AllocOp>(loc, colType);
-  Value col3 = b.create<memref::CollapseShapeOp>(
-      loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+  Value col, col3;
+  if (direct) {
+    col3 = b.create<memref::CollapseShapeOp>(loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  } else {
+    col = b.create<memref::AllocOp>(loc, MemRefType::get({r[0], r[2], r[3], r[4], r[5], r[6]}, f32));
+    col3 = b.create<memref::CollapseShapeOp>(
+        loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+  }
   forEachBatch(b, loc, {groups}, [&](OpBuilder &gb, ArrayRef<OpFoldResult> group) {
     auto slice = [&](Value v, int64_t dim, int64_t size) -> Value {
       if (groups == 1)
@@ -661,15 +655,17 @@ Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
       offsets[dim] = start;
       return gb.create<memref::SubViewOp>(loc, v, offsets, sizes, strides);
     };
-    Value xg = slice(x, 1, r[2]);
-    if (!emitIm2colRows(gb, loc, xg, col, xMap, r))
-      gb.create<linalg::GenericOp>(
-          loc, TypeRange{}, ValueRange{xg}, ValueRange{col},
-          ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
-          SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-          [](OpBuilder &nb, Location l, ValueRange args) {
-            nb.create<linalg::YieldOp>(l, args[0]);
-          });
+    if (!direct) {
+      Value xg = slice(x, 1, r[2]);
+      if (!emitIm2colRows(gb, loc, xg, col, xMap, r))
+        gb.create<linalg::GenericOp>(
+            loc, TypeRange{}, ValueRange{xg}, ValueRange{col},
+            ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
+            SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location l, ValueRange args) {
+              nb.create<linalg::YieldOp>(l, args[0]);
+            });
+    }
     Value w2 = gb.create<memref::CollapseShapeOp>(
         loc, slice(w, 0, ocg), SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
     Value outg = slice(out3, 1, ocg);
