@@ -53,7 +53,6 @@ Value castAfter(Value v, Type elt, Location loc) {
   return g.op("Cast", {v}, {g.attr("to", dtypeOfElementType(elt))}, elt);
 }
 
-
 /// A half-precision constant (inline or a dense_resource blob) as f32;
 /// null for anything else.
 Attribute widenedConstant(Attribute value) {

@@ -29,7 +29,8 @@ struct DeviceMemory {
   void *PinnedHost = nullptr;
 };
 
-/// Frees the arena and stream (with device 0's context made current).
+/// Frees the arena and the stream and unpins the host arena (with device
+/// 0's context made current).
 void releaseDeviceMemory(DeviceMemory &M);
 
 /// One run of a session's CUDA partitions on this thread: generated code
