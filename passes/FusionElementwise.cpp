@@ -4,7 +4,8 @@
 // (including a contraction's epilogue and the ops that consume it) are fused
 // into one generic with MLIR's ElementwiseOpsFusion patterns. A producer is
 // fused only into its single consumer, through a permutation indexing map,
-// so no value is computed more than once.
+// so no value is computed more than once. Ops of different providers
+// (`kiln.device`) are not fused, and a fused op keeps its provider.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -20,6 +21,19 @@ namespace kiln {
 
 namespace {
 
+constexpr const char *kDeviceAttr = "kiln.device";
+
+/// The fused op is built right before the consumer it replaces: it
+/// inherits the consumer's provider.
+struct KeepDevice : public RewriterBase::Listener {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    Operation *next = op->getNextNode();
+    if (isa<linalg::LinalgOp>(op) && next && isa<linalg::LinalgOp>(next))
+      if (Attribute device = next->getAttr(kDeviceAttr))
+        op->setAttr(kDeviceAttr, device);
+  }
+};
+
 struct FuseElementwisePass : public impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
@@ -28,7 +42,8 @@ struct FuseElementwisePass : public impl::FuseElementwiseBase<FuseElementwisePas
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
       auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
-      if (!producer || !consumer || !producer->hasOneUse())
+      if (!producer || !consumer || !producer->hasOneUse() ||
+          producer->getAttr(kDeviceAttr) != consumer->getAttr(kDeviceAttr))
         return false;
       // A broadcast map would recompute the producer per broadcast element.
       return consumer.getMatchingIndexingMap(fused).isPermutation();
@@ -36,8 +51,11 @@ struct FuseElementwisePass : public impl::FuseElementwiseBase<FuseElementwisePas
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     FrozenRewritePatternSet frozen(std::move(patterns));
+    KeepDevice keepDevice;
+    GreedyRewriteConfig config;
+    config.listener = &keepDevice;
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (failed(applyPatternsAndFoldGreedily(func, frozen)))
+      if (failed(applyPatternsAndFoldGreedily(func, frozen, config)))
         return signalPassFailure();
     getOperation().walk([&](linalg::GenericOp) { ++after; });
     if (before == after)
