@@ -431,9 +431,10 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     bool cuda = llvm::is_contained(providerList, "cuda");
     if (failed(run(std::string(kBufferizePipeline) +
                    (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}" : ",kiln-cuda-offload" : "") +
+                   (cuda && options.cudaEmulate ? ",kiln-cuda-emulate,func.func(canonicalize,cse)" : "") +
                    ",kiln-cpu-vectorize-contractions,kiln-plan-memory")))
       return std::nullopt;
-    if (cuda) {
+    if (cuda && !options.cudaEmulate) {
       progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")" + label);
       if (failed(run(gpuPipeline(options.cudaArch))))
         return std::nullopt;

@@ -21,6 +21,8 @@ struct CompileOptions {
   std::string targetCpu = "native";
   /// GPU architecture of CUDA partitions (sm_80, sm_89, sm_90).
   std::string cudaArch = "sm_90";
+  /// Turn CUDA kernels into host code (kiln-cuda-emulate) instead of PTX.
+  bool cudaEmulate = false;
   /// JSON file pinning nodes or op types to providers (optional).
   std::string providerAssignment;
   /// Device partitions smaller than this (elements) run on the CPU.

@@ -52,6 +52,24 @@ def CudaOffload : Pass<"kiln-cuda-offload", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def CudaEmulate : Pass<"kiln-cuda-emulate", "::mlir::ModuleOp"> {
+  let summary = "Turn CUDA kernels and device buffers into host code, to test kernels without a GPU";
+  let description = [{
+    Runs after kiln-cuda-offload, instead of the GPU pipeline
+    (`kiln compile --cuda-emulate`). A `gpu.launch` becomes loops over its
+    blocks; its body is split at each `gpu.barrier` (at the kernel's top
+    level or in an `scf.for` whose bounds all threads share), and each
+    stretch between barriers loops over the block's threads, which keeps
+    CUDA's semantics: every thread ends a phase before any starts the next.
+    Shared memory becomes a host buffer, private memory one slice per
+    thread. `gpu.alloc`, `gpu.memcpy` and the upload of constants become
+    host allocations and copies, and one-thread-per-element loop nests stay
+    host loops. A value of one thread used across a barrier is an error.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def NameKernels : Pass<"kiln-name-kernels", "::mlir::ModuleOp"> {
   let summary = "Name each outlined kernel after the ONNX node it computes";
   let description = [{

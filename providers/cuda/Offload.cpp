@@ -13,6 +13,7 @@
 
 #include "providers/Passes.h"
 #include "providers/cuda/Cuda.h"
+#include "providers/cuda/Kernels.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -328,6 +329,8 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
         linalgOp = *generic;
       }
       auto generic = cast<linalg::GenericOp>(linalgOp.getOperation());
+      if (succeeded(cuda::buildSharedMemoryKernel(rewriter, generic)))
+        continue;
       // Loop order: the innermost (contiguous) parallel dim first, because
       // gpu-map-parallel-loops gives dim 0 to thread/block x (threads along
       // z are limited to 64, blocks along y/z to 65535); then the other

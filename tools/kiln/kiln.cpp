@@ -51,6 +51,11 @@ static cl::opt<std::string>
     cudaArch("cuda-arch", cl::desc("GPU architecture of CUDA partitions: sm_90 (default, "
                                    "H100/H200), sm_89 or sm_80"),
              cl::init("sm_90"), cl::cat(kilnCategory));
+static cl::opt<bool> cudaEmulate(
+    "cuda-emulate",
+    cl::desc("Run the CUDA partitions' kernels as host code (tests kernels without a GPU; "
+             "slow, no PTX)"),
+    cl::cat(kilnCategory));
 static cl::opt<std::string> providerAssignment(
     "provider-assignment",
     cl::desc("JSON file pinning nodes or op types to a provider: "
@@ -131,9 +136,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   options.cudaArch = cudaArch;
+  options.cudaEmulate = cudaEmulate;
   if (llvm::is_contained(options.providers, "cuda") && !quiet)
-    errs() << "kiln: warning: the cuda provider is experimental: its kernels "
-              "are untuned parallel loops, one thread per output element "
+    errs() << "kiln: warning: the cuda provider is experimental: only contractions and "
+              "reductions have tuned kernels, and it has not run on a GPU in kiln's CI "
               "(README, CUDA)\n";
   options.providerAssignment = providerAssignment;
   options.minDeviceElements = minDeviceElements;
