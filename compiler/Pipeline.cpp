@@ -214,10 +214,17 @@ static void printReport(ModuleOp module, StringRef model, size_t nodesIn,
     StringRef name = attr.getName().getValue();
     auto value = dyn_cast<IntegerAttr>(attr.getValue());
     if (!value || !name.consume_front("kiln.report.") ||
-        name.starts_with("fold-constants."))
+        name.starts_with("fold-constants.") || name.starts_with("cuda_"))
       continue;
     os << "kiln: report: rewrite " << name << ": " << value.getInt() << "\n";
   }
+  if (int64_t perElement = count("kiln.report.cuda_per_element_kernels"),
+      contractions = count("kiln.report.cuda_tiled_contractions"),
+      reductions = count("kiln.report.cuda_parallel_reductions");
+      perElement + contractions + reductions)
+    os << "kiln: report: cuda kernels: " << contractions
+       << " shared-memory tiled contractions, " << reductions << " parallel reductions, "
+       << perElement << " one thread per element\n";
   if (module->hasAttr("kiln.arena_size"))
     os << "kiln: report: arena: " << count("kiln.arena_size") << " bytes ("
        << count("kiln.arena_size_unshared") << " bytes without buffer reuse)\n";

@@ -415,17 +415,21 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op, const Reduction &r) 
 
 } // namespace
 
-LogicalResult buildSharedMemoryKernel(RewriterBase &rewriter, linalg::GenericOp op) {
+SharedMemoryKernel buildSharedMemoryKernel(RewriterBase &rewriter, linalg::GenericOp op) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  if (auto c = analyzeContraction(op))
+  SharedMemoryKernel kind = SharedMemoryKernel::None;
+  if (auto c = analyzeContraction(op)) {
     buildContraction(rewriter, op, *c);
-  else if (auto r = analyzeReduction(op))
+    kind = SharedMemoryKernel::Contraction;
+  } else if (auto r = analyzeReduction(op)) {
     buildReduction(rewriter, op, *r);
-  else
-    return failure();
+    kind = SharedMemoryKernel::Reduction;
+  } else {
+    return kind;
+  }
   rewriter.eraseOp(op);
-  return success();
+  return kind;
 }
 
 } // namespace kiln::cuda

@@ -17,9 +17,11 @@ namespace kiln::cuda {
 ///    (sum, product, max, min: Softmax, LayerNorm, Reduce*) becomes one
 ///    block per output element, its threads reducing strided partial
 ///    results and then a tree in shared memory.
-/// Fails (changing nothing) for other ops, which stay one thread per output.
-mlir::LogicalResult buildSharedMemoryKernel(mlir::RewriterBase &rewriter,
-                                            mlir::linalg::GenericOp op);
+/// Returns None (changing nothing) for other ops, which stay one thread per
+/// output.
+enum class SharedMemoryKernel { None, Contraction, Reduction };
+SharedMemoryKernel buildSharedMemoryKernel(mlir::RewriterBase &rewriter,
+                                           mlir::linalg::GenericOp op);
 
 } // namespace kiln::cuda
 

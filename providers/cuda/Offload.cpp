@@ -124,7 +124,16 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isDeclaration() && failed(offload(func)))
         return signalPassFailure();
+    // For `kiln compile --report`.
+    Builder b(&getContext());
+    for (auto [key, n] : {std::pair("kiln.report.cuda_tiled_contractions", numContractions),
+                          {"kiln.report.cuda_parallel_reductions", numReductions},
+                          {"kiln.report.cuda_per_element_kernels", numPerElement}})
+      if (n)
+        getOperation()->setAttr(key, b.getI64IntegerAttr(n));
   }
+
+  int64_t numContractions = 0, numReductions = 0, numPerElement = 0;
 
   /// The device value for `v` (a view of a host root): the same views
   /// applied to the root's device twin, rebuilt before `before`.
@@ -317,7 +326,8 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       if (!llvm::is_contained(ret->getOperands(), dev))
         b.create<gpu::DeallocOp>(ret->getLoc(), TypeRange(), ValueRange(), dev);
 
-    // Device ops become parallel loop nests, parallel dims outermost.
+    // Contractions and reductions get shared-memory kernels; the other
+    // device ops become parallel loop nests, parallel dims outermost.
     IRRewriter rewriter(func.getContext());
     for (Operation *op : deviceOps) {
       rewriter.setInsertionPoint(op);
@@ -329,8 +339,12 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
         linalgOp = *generic;
       }
       auto generic = cast<linalg::GenericOp>(linalgOp.getOperation());
-      if (succeeded(cuda::buildSharedMemoryKernel(rewriter, generic)))
+      cuda::SharedMemoryKernel kind = cuda::buildSharedMemoryKernel(rewriter, generic);
+      if (kind != cuda::SharedMemoryKernel::None) {
+        ++(kind == cuda::SharedMemoryKernel::Contraction ? numContractions : numReductions);
         continue;
+      }
+      ++numPerElement;
       // Loop order: the innermost (contiguous) parallel dim first, because
       // gpu-map-parallel-loops gives dim 0 to thread/block x (threads along
       // z are limited to 64, blocks along y/z to 65535); then the other

@@ -1,0 +1,84 @@
+// RUN: kiln-opt %s --split-input-file --kiln-partition="providers=cuda,cpu min-device-elements=0" --kiln-lower-partitions \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --kiln-cuda-offload | FileCheck %s
+
+// A MatMul: 64x64 output tiles of 16x16 threads (4x4 outputs each), both
+// operands staged through shared memory 16 steps at a time, barriers
+// around each use of the tiles.
+// CHECK-LABEL: func.func @matmul
+// CHECK: gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c16{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[A:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>) private(%[[ACC:.*]] : memref<4x4xf32, #gpu.address_space<private>>)
+// CHECK: scf.for
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[A]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[B]]
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-COUNT-4: memref.load %[[A]]
+// CHECK-COUNT-16: arith.mulf
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[ACC]]
+// CHECK: gpu.terminator
+func.func @matmul(%a: tensor<100x96xf32>, %b: tensor<96x80xf32>) -> tensor<100x80xf32> {
+  %0 = onnx.MatMul(%a, %b) : (tensor<100x96xf32>, tensor<96x80xf32>) -> tensor<100x80xf32>
+  return %0 : tensor<100x80xf32>
+}
+
+// -----
+
+// A Conv is an implicit GEMM: rows are (n, oh, ow), columns the output
+// channels, the reduction (c, kh, kw); the input tile is read through the
+// Conv's own indexing (oh + kh).
+// CHECK-LABEL: func.func @conv
+// CHECK: gpu.launch {{.*}} private(%{{.*}} : memref<4x4xf32, #gpu.address_space<private>>)
+// CHECK: affine.apply
+// CHECK: gpu.barrier
+func.func @conv(%x: tensor<1x16x20x20xf32>, %w: tensor<32x16x3x3xf32>) -> tensor<1x32x18x18xf32> {
+  %none = onnx.NoValue
+  %0 = onnx.Conv(%x, %w, %none) {kernel_shape = [3, 3]} : (tensor<1x16x20x20xf32>, tensor<32x16x3x3xf32>, none) -> tensor<1x32x18x18xf32>
+  return %0 : tensor<1x32x18x18xf32>
+}
+
+// -----
+
+// Softmax's max and sum: one block per row, 256 threads with strided
+// partial results, then a tree in shared memory (8 halvings, a barrier
+// after each); thread 0 combines with the initial value.
+// CHECK-LABEL: func.func @softmax
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256{{.*}}) workgroup(%[[P:.*]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.maximumf
+// CHECK: memref.store %{{.*}}, %[[P]]
+// CHECK-COUNT-8: gpu.barrier
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK: arith.addf
+func.func @softmax(%x: tensor<4x300xf32>) -> tensor<4x300xf32> {
+  %0 = onnx.Softmax(%x) {axis = -1 : i64} : (tensor<4x300xf32>) -> tensor<4x300xf32>
+  return %0 : tensor<4x300xf32>
+}
+
+// -----
+
+// A matrix-vector product has one row: too few for a tile, so each output
+// is a parallel reduction over the 300 products.
+// CHECK-LABEL: func.func @gemv
+// CHECK-NOT: private(
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{.*}}) workgroup
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @gemv(%a: tensor<1x300xf32>, %b: tensor<300x64xf32>) -> tensor<1x64xf32> {
+  %0 = onnx.MatMul(%a, %b) : (tensor<1x300xf32>, tensor<300x64xf32>) -> tensor<1x64xf32>
+  return %0 : tensor<1x64xf32>
+}
+
+// -----
+
+// Negative: an 8x8x8 MatMul is too small for either kernel and stays one
+// thread per output element.
+// CHECK-LABEL: func.func @small
+// CHECK-NOT: gpu.launch
+// CHECK: scf.parallel
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @small(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = onnx.MatMul(%a, %b) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
