@@ -27,10 +27,13 @@ def CudaOffload : Pass<"kiln-cuda-offload", "::mlir::ModuleOp"> {
     run on the device: buffers only they touch become `gpu.alloc`s, other
     buffers get a device twin, and `gpu.memcpy` is inserted only where the
     side about to use a buffer holds a stale copy (one transfer per tensor
-    per direction). The device ops become `scf.parallel` nests with the
-    parallel dimensions outermost and the innermost one tiled by up to 256
-    threads, ready for gpu-map-parallel-loops and
-    convert-parallel-loops-to-gpu.
+    per direction). Contractions become shared-memory tiled `gpu.launch`
+    kernels and associative reductions parallel tree reductions
+    (providers/cuda/Kernels.h); the other device ops become `scf.parallel`
+    nests with the parallel dimensions outermost and the innermost one
+    tiled by up to 256 threads, ready for gpu-map-parallel-loops and
+    convert-parallel-loops-to-gpu. Counts of each kind go to
+    `kiln.report.cuda_*` for `kiln compile --report`.
 
     A constant (a `memref.get_global` of a constant global) that device ops
     read gets a device twin marked `kiln.device_constant`, filled by a call

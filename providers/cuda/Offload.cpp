@@ -4,8 +4,9 @@
 // the device. Each buffer they touch gets a device twin (or lives only on
 // the device when the host never uses it); copies are inserted only where
 // the side that is about to use a buffer holds a stale copy, so a tensor
-// crosses once per direction however many device ops read it. The device
-// ops then become parallel loop nests (parallel dims outermost, the
+// crosses once per direction however many device ops read it. Contractions
+// and reductions then get shared-memory kernels (Kernels.h); the other
+// device ops become parallel loop nests (parallel dims outermost, the
 // innermost tiled into thread blocks) that gpu-map-parallel-loops and
 // convert-parallel-loops-to-gpu turn into kernels.
 //
