@@ -125,8 +125,27 @@ void endDeviceRun() {
   Profile = RunProfile{};
 }
 
+void *stagingBuffer(DeviceMemory &M, uint64_t Bytes) {
+  if (M.Staging && M.StagingBytes >= Bytes)
+    return M.Staging;
+  const DriverApi *D = driver();
+  if (!D || !Bytes)
+    return nullptr;
+  if (M.Staging)
+    D->cuMemFreeHost(M.Staging);
+  M.Staging = nullptr;
+  M.StagingBytes = 0;
+  if (D->cuMemHostAlloc(&M.Staging, static_cast<size_t>(Bytes), CU_MEMHOSTALLOC_PORTABLE) !=
+      CUDA_SUCCESS) {
+    M.Staging = nullptr;
+    return nullptr;
+  }
+  M.StagingBytes = Bytes;
+  return M.Staging;
+}
+
 void releaseDeviceMemory(DeviceMemory &M) {
-  if (!M.Arena && !M.Stream && !M.PinnedHost)
+  if (!M.Arena && !M.Stream && !M.PinnedHost && !M.Staging)
     return;
   std::string Why;
   if (const DriverApi *D = driver(&Why); D && makeContextCurrent()) {
@@ -136,6 +155,8 @@ void releaseDeviceMemory(DeviceMemory &M) {
       D->cuStreamDestroy(M.Stream);
     if (M.PinnedHost)
       D->cuMemHostUnregister(M.PinnedHost);
+    if (M.Staging)
+      D->cuMemFreeHost(M.Staging);
   }
   M = DeviceMemory{};
 }

@@ -27,7 +27,15 @@ struct DeviceMemory {
   // The host arena, page-locked on the first run so that copies between
   // it and the device are real DMA (null: not registered).
   void *PinnedHost = nullptr;
+  // Page-locked staging for the caller's inputs and outputs (cuMemHostAlloc,
+  // grown on demand): their copies are then asynchronous DMA too.
+  void *Staging = nullptr;
+  uint64_t StagingBytes = 0;
 };
+
+/// Pinned host memory of at least `Bytes` for staging a run's inputs and
+/// outputs, or null (copies then use the caller's pageable buffers).
+void *stagingBuffer(DeviceMemory &M, uint64_t Bytes);
 
 /// Frees the arena and the stream and unpins the host arena (with device
 /// 0's context made current).

@@ -48,6 +48,8 @@ struct kiln_session {
   // A dynamic batch runs once per sample with Input/OutputPtrs advanced
   // from the caller's buffers in BaseInputs/BaseOutputs.
   std::vector<void *> InputPtrs, OutputPtrs, BaseInputs, BaseOutputs;
+  // A CUDA run's bindings while Input/OutputPtrs point into pinned staging.
+  std::vector<void *> CallerInputPtrs, CallerOutputPtrs;
   kiln_profile_callback Profiler = nullptr;
   void *ProfilerUser = nullptr;
   std::string Error;
@@ -443,10 +445,42 @@ kiln_status runCudaPartitions(kiln_session &S) {
     cuda::clearErrors();
     return fail(KILN_ERROR_PROVIDER, Msg);
   }
+  // The caller's host buffers are pageable: inputs and outputs go through
+  // pinned staging, so that their copies are asynchronous DMA on the
+  // session's stream like all others. (Device I/O needs none.)
+  bool Staged = false;
+  if (S.Active == &S.Main) {
+    auto Aligned = [](uint64_t B) { return (B + 63) & ~uint64_t(63); };
+    uint64_t Total = 0;
+    for (uint64_t B : S.InputBytes)
+      Total += Aligned(B);
+    for (uint64_t B : S.OutputBytes)
+      Total += Aligned(B);
+    if (char *Staging = static_cast<char *>(cuda::stagingBuffer(S.Active->Device, Total))) {
+      Staged = true;
+      S.CallerInputPtrs = S.InputPtrs;
+      S.CallerOutputPtrs = S.OutputPtrs;
+      for (size_t I = 0; I < S.InputPtrs.size(); ++I) {
+        std::memcpy(Staging, S.InputPtrs[I], S.InputBytes[I]);
+        S.InputPtrs[I] = Staging;
+        Staging += Aligned(S.InputBytes[I]);
+      }
+      for (size_t I = 0; I < S.OutputPtrs.size(); ++I) {
+        S.OutputPtrs[I] = Staging;
+        Staging += Aligned(S.OutputBytes[I]);
+      }
+    }
+  }
   cuda::beginDeviceRun(&S.Active->Device, S.Active->Arena, S.Active->ArenaSize, S.Profiler,
                        S.ProfilerUser);
   kiln_status St = runPartitions(S);
   cuda::endDeviceRun();
+  if (Staged) {
+    for (size_t I = 0; I < S.OutputPtrs.size(); ++I)
+      std::memcpy(S.CallerOutputPtrs[I], S.OutputPtrs[I], S.OutputBytes[I]);
+    S.InputPtrs.swap(S.CallerInputPtrs);
+    S.OutputPtrs.swap(S.CallerOutputPtrs);
+  }
   if (St == KILN_OK && !cuda::hasError())
     S.Active->Device.ConstantsCurrent = true;
   if (St == KILN_OK && cuda::hasError()) {

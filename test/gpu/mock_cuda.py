@@ -10,6 +10,8 @@ counters and kiln-run's trace:
   - weights are uploaded on the first run only, and the trace's
     upload_constant events account for exactly those bytes;
   - with --device-io, inputs and outputs do not cross per run;
+  - per-run copies have a page-locked host side (the host arena, or the
+    pinned staging of the caller's inputs and outputs);
   - kernels and copies appear in the trace with provider "cuda", kernels
     named after their ONNX nodes, copies with their bytes.
 
@@ -84,6 +86,10 @@ def main():
             expect(s1["host_registers"] == 1 and s4["host_registers"] == 1,
                    f"{io} I/O: the host arena is page-locked once ({s4['host_registers']} "
                    f"registrations in 4 runs)")
+        for io in ("host", "device"):
+            expect(per_run[io]["pageable_copies"] == 0,
+                   f"{io} I/O: every per-run copy's host side is page-locked (host arena or "
+                   f"staging; {per_run[io]['pageable_copies']:.0f} pageable copies per run)")
         s1, events = runs["host", 1]
         first = s1["htod_bytes"] - per_run["host"]["htod_bytes"]
         uploads = sum(e.get("args", {}).get("bytes", 0) for e in events

@@ -28,19 +28,23 @@ struct Stats {
   uint64_t DtoDCopies = 0, DtoDBytes = 0;
   uint64_t Launches = 0, ModuleLoads = 0, EventRecords = 0, TimedEvents = 0;
   uint64_t Streams = 0, HostRegisters = 0;
+  // Host-device copies whose host side is pageable (neither registered nor
+  // from cuMemHostAlloc).
+  uint64_t PageableCopies = 0;
 };
 
 std::mutex Mutex;
 Stats Counters;
-std::map<uintptr_t, size_t> DeviceRanges; // start -> size
+std::map<uintptr_t, size_t> DeviceRanges, PinnedRanges; // start -> size
 
-bool isDevice(uintptr_t P) {
-  auto It = DeviceRanges.upper_bound(P);
-  if (It == DeviceRanges.begin())
+bool inRanges(const std::map<uintptr_t, size_t> &Ranges, uintptr_t P) {
+  auto It = Ranges.upper_bound(P);
+  if (It == Ranges.begin())
     return false;
   --It;
   return P < It->first + It->second || (It->second == 0 && P == It->first);
 }
+bool isDevice(uintptr_t P) { return inRanges(DeviceRanges, P); }
 
 struct Event {
   bool Timing;
@@ -61,6 +65,9 @@ uint64_t nowNs() {
 void copy(CUdeviceptr Dst, CUdeviceptr Src, size_t Bytes) {
   std::lock_guard<std::mutex> Lock(Mutex);
   bool D = isDevice(static_cast<uintptr_t>(Dst)), S = isDevice(static_cast<uintptr_t>(Src));
+  if (D != S && Bytes &&
+      !inRanges(PinnedRanges, static_cast<uintptr_t>(D ? Src : Dst)))
+    ++Counters.PageableCopies;
   if (D && !S) {
     ++Counters.HtoDCopies;
     Counters.HtoDBytes += Bytes;
@@ -102,14 +109,15 @@ void writeStatsAtExit() {
                "\"dtoh_copies\": %llu, \"dtoh_bytes\": %llu, \"dtod_copies\": %llu, "
                "\"dtod_bytes\": %llu, \"launches\": %llu, \"module_loads\": %llu, "
                "\"event_records\": %llu, \"timed_events\": %llu, \"streams\": %llu, "
-               "\"host_registers\": %llu}\n",
+               "\"host_registers\": %llu, \"pageable_copies\": %llu}\n",
                (unsigned long long)C.Allocs, (unsigned long long)C.Frees,
                (unsigned long long)C.HtoDCopies, (unsigned long long)C.HtoDBytes,
                (unsigned long long)C.DtoHCopies, (unsigned long long)C.DtoHBytes,
                (unsigned long long)C.DtoDCopies, (unsigned long long)C.DtoDBytes,
                (unsigned long long)C.Launches, (unsigned long long)C.ModuleLoads,
                (unsigned long long)C.EventRecords, (unsigned long long)C.TimedEvents,
-               (unsigned long long)C.Streams, (unsigned long long)C.HostRegisters);
+               (unsigned long long)C.Streams, (unsigned long long)C.HostRegisters,
+               (unsigned long long)C.PageableCopies);
   std::fclose(F);
 }
 const int AtExit = std::atexit(writeStatsAtExit);
@@ -242,17 +250,30 @@ MOCK CUresult cuMemsetD16Async(CUdeviceptr P, unsigned short V, size_t N, void *
   return fill(P, V, N);
 }
 MOCK CUresult cuMemHostAlloc(void **P, size_t Bytes, unsigned) {
-  return P && (*P = std::malloc(Bytes ? Bytes : 1)) ? Ok : InvalidValue;
+  if (!P || !(*P = std::malloc(Bytes ? Bytes : 1)))
+    return InvalidValue;
+  std::lock_guard<std::mutex> Lock(Mutex);
+  PinnedRanges[reinterpret_cast<uintptr_t>(*P)] = Bytes;
+  return Ok;
 }
-MOCK CUresult cuMemFreeHost(void *P) { return std::free(P), Ok; }
-MOCK CUresult cuMemHostRegister_v2(void *P, size_t, unsigned) {
+MOCK CUresult cuMemFreeHost(void *P) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  PinnedRanges.erase(reinterpret_cast<uintptr_t>(P));
+  return std::free(P), Ok;
+}
+MOCK CUresult cuMemHostRegister_v2(void *P, size_t Bytes, unsigned) {
   if (!P)
     return InvalidValue;
   std::lock_guard<std::mutex> Lock(Mutex);
   ++Counters.HostRegisters;
+  PinnedRanges[reinterpret_cast<uintptr_t>(P)] = Bytes;
   return Ok;
 }
-MOCK CUresult cuMemHostUnregister(void *) { return Ok; }
+MOCK CUresult cuMemHostUnregister(void *P) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  PinnedRanges.erase(reinterpret_cast<uintptr_t>(P));
+  return Ok;
+}
 MOCK CUresult cuGetErrorString(CUresult, const char **S) { return S ? (*S = "mock error", Ok) : InvalidValue; }
 MOCK CUresult cuGetErrorName(CUresult, const char **S) {
   return S ? (*S = "CUDA_ERROR_MOCK", Ok) : InvalidValue;
