@@ -34,7 +34,8 @@ struct KeepDevice : public RewriterBase::Listener {
   }
 };
 
-struct FuseElementwisePass : public impl::FuseElementwiseBase<FuseElementwisePass> {
+struct FuseElementwisePass
+    : public impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     int64_t before = 0, after = 0;

@@ -38,7 +38,8 @@ MemRefType hostType(Type t) {
 }
 
 bool containsBarrier(Operation *op) {
-  return op->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); }).wasInterrupted();
+  return op->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
 }
 
 class LaunchEmulator {
@@ -57,29 +58,37 @@ public:
     map.map(launch.getBlockSize().x, block.x);
     map.map(launch.getBlockSize().y, block.y);
     map.map(launch.getBlockSize().z, block.z);
-    for (Value v : {launch.getThreadIds().x, launch.getThreadIds().y, launch.getThreadIds().z})
+    for (Value v : {launch.getThreadIds().x, launch.getThreadIds().y,
+                    launch.getThreadIds().z})
       perThread.insert(v);
     // Shared memory: one buffer, each block writes before it reads.
     for (BlockArgument arg : launch.getWorkgroupAttributions())
-      map.map(arg, b.create<memref::AllocOp>(loc, hostType(arg.getType())).getResult());
+      map.map(
+          arg,
+          b.create<memref::AllocOp>(loc, hostType(arg.getType())).getResult());
     // Private memory: one slice per thread.
     if (!launch.getPrivateAttributions().empty()) {
-      std::optional<int64_t> x = getConstantIntValue(block.x), y = getConstantIntValue(block.y),
+      std::optional<int64_t> x = getConstantIntValue(block.x),
+                             y = getConstantIntValue(block.y),
                              z = getConstantIntValue(block.z);
       if (!x || !y || !z)
-        return launch.emitError("kiln-cuda-emulate: private memory needs a constant block size");
+        return launch.emitError(
+            "kiln-cuda-emulate: private memory needs a constant block size");
       for (BlockArgument arg : launch.getPrivateAttributions()) {
         auto t = cast<MemRefType>(arg.getType());
         SmallVector<int64_t> shape{*x * *y * *z};
         llvm::append_range(shape, t.getShape());
-        Value slices = b.create<memref::AllocOp>(loc, MemRefType::get(shape, t.getElementType()));
+        Value slices = b.create<memref::AllocOp>(
+            loc, MemRefType::get(shape, t.getElementType()));
         map.map(arg, slices);
         privates.insert(slices);
       }
     }
-    Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0),
+          one = b.create<arith::ConstantIndexOp>(loc, 1);
     gpu::KernelDim3 ids = launch.getBlockIds();
-    for (auto [id, size] : {std::pair(ids.z, grid.z), {ids.y, grid.y}, {ids.x, grid.x}}) {
+    for (auto [id, size] :
+         {std::pair(ids.z, grid.z), {ids.y, grid.y}, {ids.x, grid.x}}) {
       auto loop = b.create<scf::ForOp>(loc, zero, size, one);
       map.map(id, loop.getInductionVar());
       b.setInsertionPoint(loop.getBody()->getTerminator());
@@ -96,7 +105,8 @@ private:
   LogicalResult emitBlock(Block &src, OpBuilder &b) {
     SmallVector<Operation *> phase;
     for (Operation &op : src) {
-      if (&op == src.getTerminator() && isa<gpu::TerminatorOp, scf::YieldOp>(op))
+      if (&op == src.getTerminator() &&
+          isa<gpu::TerminatorOp, scf::YieldOp>(op))
         continue;
       if (containsBarrier(&op)) {
         if (failed(flush(phase, b)))
@@ -105,12 +115,15 @@ private:
           continue;
         auto loop = dyn_cast<scf::ForOp>(op);
         if (!loop || loop.getNumRegionIterArgs() != 0 ||
-            llvm::any_of(op.getOperands(), [&](Value v) { return perThread.contains(v); }))
-          return op.emitError("kiln-cuda-emulate: a barrier must be at the kernel's top level "
-                              "or in a loop with bounds shared by all threads");
-        auto copy = b.create<scf::ForOp>(loop.getLoc(), map.lookupOrDefault(loop.getLowerBound()),
-                                         map.lookupOrDefault(loop.getUpperBound()),
-                                         map.lookupOrDefault(loop.getStep()));
+            llvm::any_of(op.getOperands(),
+                         [&](Value v) { return perThread.contains(v); }))
+          return op.emitError(
+              "kiln-cuda-emulate: a barrier must be at the kernel's top level "
+              "or in a loop with bounds shared by all threads");
+        auto copy = b.create<scf::ForOp>(
+            loop.getLoc(), map.lookupOrDefault(loop.getLowerBound()),
+            map.lookupOrDefault(loop.getUpperBound()),
+            map.lookupOrDefault(loop.getStep()));
         map.map(loop.getInductionVar(), copy.getInductionVar());
         OpBuilder inner = OpBuilder::atBlockTerminator(copy.getBody());
         if (failed(emitBlock(*loop.getBody(), inner)))
@@ -118,7 +131,9 @@ private:
         continue;
       }
       bool uniform = op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
-                     llvm::none_of(op.getOperands(), [&](Value v) { return perThread.contains(v); });
+                     llvm::none_of(op.getOperands(), [&](Value v) {
+                       return perThread.contains(v);
+                     });
       if (uniform) {
         b.clone(op, map);
         continue;
@@ -136,19 +151,24 @@ private:
       return success();
     Location loc = phase.front()->getLoc();
     OpBuilder::InsertionGuard g(b);
-    Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0),
+          one = b.create<arith::ConstantIndexOp>(loc, 1);
     gpu::KernelDim3 tids = launch.getThreadIds();
     SmallVector<Value> ivs;
-    for (auto [id, size] : {std::pair(tids.z, block.z), {tids.y, block.y}, {tids.x, block.x}}) {
+    for (auto [id, size] :
+         {std::pair(tids.z, block.z), {tids.y, block.y}, {tids.x, block.x}}) {
       auto loop = b.create<scf::ForOp>(loc, zero, size, one);
       map.map(id, loop.getInductionVar());
       ivs.push_back(loop.getInductionVar());
       b.setInsertionPoint(loop.getBody()->getTerminator());
     }
     Value linear = b.create<arith::AddIOp>(
-        loc, b.create<arith::MulIOp>(
-                 loc, b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, ivs[0], block.y), ivs[1]),
-                 block.x),
+        loc,
+        b.create<arith::MulIOp>(
+            loc,
+            b.create<arith::AddIOp>(
+                loc, b.create<arith::MulIOp>(loc, ivs[0], block.y), ivs[1]),
+            block.x),
         ivs[2]);
     // A thread's values from earlier phases (its index, its row) are
     // computed again; on the GPU they simply stay in registers.
@@ -160,8 +180,9 @@ private:
         return WalkResult::advance();
       });
       if (crossed.wasInterrupted())
-        return op->emitError("kiln-cuda-emulate: a thread's value that is not pure arithmetic "
-                             "is used across a barrier");
+        return op->emitError(
+            "kiln-cuda-emulate: a thread's value that is not pure arithmetic "
+            "is used across a barrier");
     }
     SmallVector<Operation *> clones;
     for (Operation *op : phase)
@@ -175,14 +196,16 @@ private:
           llvm::append_range(all, indices);
           return all;
         };
-        if (auto load = dyn_cast<memref::LoadOp>(op); load && privates.contains(load.getMemRef())) {
-          auto repl = ob.create<memref::LoadOp>(load.getLoc(), load.getMemRef(), at(load.getIndices()));
+        if (auto load = dyn_cast<memref::LoadOp>(op);
+            load && privates.contains(load.getMemRef())) {
+          auto repl = ob.create<memref::LoadOp>(load.getLoc(), load.getMemRef(),
+                                                at(load.getIndices()));
           load.replaceAllUsesWith(repl.getResult());
           load.erase();
         } else if (auto store = dyn_cast<memref::StoreOp>(op);
                    store && privates.contains(store.getMemRef())) {
-          ob.create<memref::StoreOp>(store.getLoc(), store.getValue(), store.getMemRef(),
-                                     at(store.getIndices()));
+          ob.create<memref::StoreOp>(store.getLoc(), store.getValue(),
+                                     store.getMemRef(), at(store.getIndices()));
           store.erase();
         }
       });
@@ -215,7 +238,10 @@ private:
 /// The memref whose address `kilnDeviceUploadOnce` got.
 Value addressed(Value address) {
   auto cast = address.getDefiningOp<arith::IndexCastOp>();
-  auto ptr = cast ? cast.getIn().getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>() : nullptr;
+  auto ptr =
+      cast
+          ? cast.getIn().getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>()
+          : nullptr;
   return ptr ? ptr.getSource() : Value();
 }
 
@@ -242,9 +268,11 @@ struct CudaEmulatePass : public impl::CudaEmulateBase<CudaEmulatePass> {
         op->erase();
       } else if (auto call = dyn_cast<func::CallOp>(op);
                  call && call.getCallee() == kDeviceUploadOnceFn) {
-        Value dst = addressed(call.getOperand(0)), src = addressed(call.getOperand(1));
+        Value dst = addressed(call.getOperand(0)),
+              src = addressed(call.getOperand(1));
         if (!dst || !src) {
-          call.emitError("kiln-cuda-emulate: cannot tell which buffers this upload copies");
+          call.emitError("kiln-cuda-emulate: cannot tell which buffers this "
+                         "upload copies");
           return signalPassFailure();
         }
         b.create<memref::CopyOp>(op->getLoc(), src, dst);
@@ -253,7 +281,8 @@ struct CudaEmulatePass : public impl::CudaEmulateBase<CudaEmulatePass> {
         op->removeAttr(kDeviceLoopAttr);
       }
     }
-    if (auto fn = module.lookupSymbol<func::FuncOp>(kDeviceUploadOnceFn); fn && fn.symbolKnownUseEmpty(module))
+    if (auto fn = module.lookupSymbol<func::FuncOp>(kDeviceUploadOnceFn);
+        fn && fn.symbolKnownUseEmpty(module))
       fn.erase();
   }
 };

@@ -46,7 +46,9 @@ struct KernelBuilder {
 
   Value idx(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
   Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
-  Value mul(Value x, int64_t y) { return b.create<arith::MulIOp>(loc, x, idx(y)); }
+  Value mul(Value x, int64_t y) {
+    return b.create<arith::MulIOp>(loc, x, idx(y));
+  }
   Value lt(Value x, int64_t y) {
     return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, idx(y));
   }
@@ -90,7 +92,8 @@ struct KernelBuilder {
 
 /// Clones the generic's body with its block arguments bound to `args`,
 /// skipping `skip`; returns the mapping.
-IRMapping cloneBody(OpBuilder &b, Block &body, ValueRange args, Operation *skip = nullptr) {
+IRMapping cloneBody(OpBuilder &b, Block &body, ValueRange args,
+                    Operation *skip = nullptr) {
   IRMapping map;
   map.map(body.getArguments().take_front(args.size()), args);
   for (Operation &op : body.without_terminator())
@@ -113,9 +116,11 @@ int64_t product(ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges) {
   return p;
 }
 
-MemRefType sharedType(ArrayRef<int64_t> shape, Type element, gpu::AddressSpace space) {
-  return MemRefType::get(shape, element, AffineMap(),
-                         gpu::AddressSpaceAttr::get(element.getContext(), space));
+MemRefType sharedType(ArrayRef<int64_t> shape, Type element,
+                      gpu::AddressSpace space) {
+  return MemRefType::get(
+      shape, element, AffineMap(),
+      gpu::AddressSpaceAttr::get(element.getContext(), space));
 }
 
 //===----------------------------------------------------------------------===//
@@ -147,75 +152,92 @@ std::optional<Contraction> analyzeContraction(linalg::GenericOp op) {
   c.numM = product(c.m, ranges);
   c.numN = product(c.n, ranges);
   c.numK = product(c.k, ranges);
-  if (c.k.empty() || c.numM < kMinContractionDim || c.numN < kMinContractionDim ||
-      c.numBatch > kMaxGridYZ || llvm::divideCeil(c.numM, kTile) > kMaxGridYZ)
+  if (c.k.empty() || c.numM < kMinContractionDim ||
+      c.numN < kMinContractionDim || c.numBatch > kMaxGridYZ ||
+      llvm::divideCeil(c.numM, kTile) > kMaxGridYZ)
     return std::nullopt;
   return c;
 }
 
 /// Whether consecutive elements of the operand's innermost dim follow the
 /// reduction (then threads stage a tile along k) rather than its rows.
-bool reductionIsInnermost(AffineMap map, ArrayRef<unsigned> rowDims, ArrayRef<unsigned> kDims) {
+bool reductionIsInnermost(AffineMap map, ArrayRef<unsigned> rowDims,
+                          ArrayRef<unsigned> kDims) {
   if (map.getNumResults() == 0)
     return false;
   AffineExpr last = map.getResults().back();
   auto uses = [&](ArrayRef<unsigned> dims) {
-    return llvm::any_of(dims, [&](unsigned d) { return last.isFunctionOfDim(d); });
+    return llvm::any_of(dims,
+                        [&](unsigned d) { return last.isFunctionOfDim(d); });
   };
   return uses(kDims) && !uses(rowDims);
 }
 
-void buildContraction(RewriterBase &rw, linalg::GenericOp op, const Contraction &c) {
+void buildContraction(RewriterBase &rw, linalg::GenericOp op,
+                      const Contraction &c) {
   Location loc = op.getLoc();
   KernelBuilder kb{rw, loc};
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   Value operands[2] = {op.getDpsInputs()[0], op.getDpsInputs()[1]};
   Value out = op.getDpsInits()[0];
-  auto elementOf = [](Value v) { return cast<MemRefType>(v.getType()).getElementType(); };
+  auto elementOf = [](Value v) {
+    return cast<MemRefType>(v.getType()).getElementType();
+  };
   Type accType = elementOf(out);
 
   auto launch = rw.create<gpu::LaunchOp>(
-      loc, kb.idx(llvm::divideCeil(c.numN, kTile)), kb.idx(llvm::divideCeil(c.numM, kTile)),
-      kb.idx(c.numBatch), kb.idx(kThreads), kb.idx(kThreads), kb.idx(1), Value(), Type(),
+      loc, kb.idx(llvm::divideCeil(c.numN, kTile)),
+      kb.idx(llvm::divideCeil(c.numM, kTile)), kb.idx(c.numBatch),
+      kb.idx(kThreads), kb.idx(kThreads), kb.idx(1), Value(), Type(),
       ValueRange(),
-      TypeRange{sharedType({kTileK, kTile}, elementOf(operands[0]), gpu::AddressSpace::Workgroup),
-                sharedType({kTileK, kTile}, elementOf(operands[1]), gpu::AddressSpace::Workgroup)},
-      TypeRange{sharedType({kMicro, kMicro}, accType, gpu::AddressSpace::Private)});
+      TypeRange{sharedType({kTileK, kTile}, elementOf(operands[0]),
+                           gpu::AddressSpace::Workgroup),
+                sharedType({kTileK, kTile}, elementOf(operands[1]),
+                           gpu::AddressSpace::Workgroup)},
+      TypeRange{
+          sharedType({kMicro, kMicro}, accType, gpu::AddressSpace::Private)});
   Block *body = &launch.getBody().front();
   rw.setInsertionPointToStart(body);
   rw.create<gpu::TerminatorOp>(loc);
   rw.setInsertionPointToStart(body);
 
   Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
-  Value tiles[2] = {launch.getWorkgroupAttributions()[0], launch.getWorkgroupAttributions()[1]};
+  Value tiles[2] = {launch.getWorkgroupAttributions()[0],
+                    launch.getWorkgroupAttributions()[1]};
   Value acc = launch.getPrivateAttributions()[0];
   Value zero = kb.idx(0);
   SmallVector<Value> base(ranges.size(), zero);
   if (!c.batch.empty())
     kb.delinearize(launch.getBlockIds().z, c.batch, ranges, base);
   // Tile origins: rows (m) along block y, columns (n) along block x.
-  Value origin[2] = {kb.mul(launch.getBlockIds().y, kTile), kb.mul(launch.getBlockIds().x, kTile)};
+  Value origin[2] = {kb.mul(launch.getBlockIds().y, kTile),
+                     kb.mul(launch.getBlockIds().x, kTile)};
   Value tid = kb.add(kb.mul(ty, kThreads), tx);
   ArrayRef<unsigned> rowDims[2] = {c.m, c.n};
   int64_t rows[2] = {c.numM, c.numN};
 
   // Output (i, j) of this thread, and whether it exists.
-  auto row = [&](int64_t i) { return kb.add(origin[0], kb.add(ty, kb.idx(kThreads * i))); };
-  auto col = [&](int64_t j) { return kb.add(origin[1], kb.add(tx, kb.idx(kThreads * j))); };
-  auto forEachOutput = [&](function_ref<void(int64_t, int64_t, SmallVector<Value> &)> fn) {
-    for (int64_t i = 0; i < kMicro; ++i)
-      for (int64_t j = 0; j < kMicro; ++j) {
-        Value m = row(i), n = col(j);
-        kb.ifThen(kb.both(kb.lt(m, c.numM), kb.lt(n, c.numN)), [&] {
-          SmallVector<Value> iv = base;
-          kb.delinearize(m, c.m, ranges, iv);
-          kb.delinearize(n, c.n, ranges, iv);
-          SmallVector<Value> at = kb.indices(maps[2], iv);
-          fn(i, j, at);
-        });
-      }
+  auto row = [&](int64_t i) {
+    return kb.add(origin[0], kb.add(ty, kb.idx(kThreads * i)));
   };
+  auto col = [&](int64_t j) {
+    return kb.add(origin[1], kb.add(tx, kb.idx(kThreads * j)));
+  };
+  auto forEachOutput =
+      [&](function_ref<void(int64_t, int64_t, SmallVector<Value> &)> fn) {
+        for (int64_t i = 0; i < kMicro; ++i)
+          for (int64_t j = 0; j < kMicro; ++j) {
+            Value m = row(i), n = col(j);
+            kb.ifThen(kb.both(kb.lt(m, c.numM), kb.lt(n, c.numN)), [&] {
+              SmallVector<Value> iv = base;
+              kb.delinearize(m, c.m, ranges, iv);
+              kb.delinearize(n, c.n, ranges, iv);
+              SmallVector<Value> at = kb.indices(maps[2], iv);
+              fn(i, j, at);
+            });
+          }
+      };
   auto accAt = [&](int64_t i, int64_t j) {
     return SmallVector<Value>{kb.idx(i), kb.idx(j)};
   };
@@ -225,8 +247,8 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op, const Contraction 
   });
 
   // The reduction, one staged tile of 16 steps at a time.
-  auto ktLoop = rw.create<scf::ForOp>(loc, zero, kb.idx(llvm::divideCeil(c.numK, kTileK)),
-                                      kb.idx(1));
+  auto ktLoop = rw.create<scf::ForOp>(
+      loc, zero, kb.idx(llvm::divideCeil(c.numK, kTileK)), kb.idx(1));
   rw.setInsertionPoint(ktLoop.getBody()->getTerminator());
   Value k0 = kb.mul(ktLoop.getInductionVar(), kTileK);
   for (int operand = 0; operand < 2; ++operand) {
@@ -246,22 +268,23 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op, const Contraction 
             SmallVector<Value> iv = base;
             inner.delinearize(rowIdx, rowDims[operand], ranges, iv);
             inner.delinearize(k, c.k, ranges, iv);
-            Value v = b.create<memref::LoadOp>(l, operands[operand],
-                                               inner.indices(maps[operand], iv));
+            Value v = b.create<memref::LoadOp>(
+                l, operands[operand], inner.indices(maps[operand], iv));
             b.create<scf::YieldOp>(l, v);
           },
           [&](OpBuilder &b, Location l) {
-            b.create<scf::YieldOp>(
-                l, ValueRange{b.create<arith::ConstantOp>(l, b.getZeroAttr(element))});
+            b.create<scf::YieldOp>(l, ValueRange{b.create<arith::ConstantOp>(
+                                          l, b.getZeroAttr(element))});
           });
-      rw.create<memref::StoreOp>(loc, load.getResult(0), tiles[operand], ValueRange{kk, rr});
+      rw.create<memref::StoreOp>(loc, load.getResult(0), tiles[operand],
+                                 ValueRange{kk, rr});
     }
   }
   rw.create<gpu::BarrierOp>(loc);
   Value steps = kb.idx(kTileK);
   if (c.numK % kTileK)
-    steps = rw.create<arith::MinSIOp>(loc, steps,
-                                      rw.create<arith::SubIOp>(loc, kb.idx(c.numK), k0));
+    steps = rw.create<arith::MinSIOp>(
+        loc, steps, rw.create<arith::SubIOp>(loc, kb.idx(c.numK), k0));
   SmallVector<Value> accs;
   for (int64_t i = 0; i < kMicro; ++i)
     for (int64_t j = 0; j < kMicro; ++j)
@@ -284,13 +307,15 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op, const Contraction 
       for (int64_t j = 0; j < kMicro; ++j) {
         Value prev = kLoop.getRegionIterArgs()[i * kMicro + j];
         IRMapping map = cloneBody(rw, generic, {a[i], b[j], prev});
-        next.push_back(map.lookupOrDefault(generic.getTerminator()->getOperand(0)));
+        next.push_back(
+            map.lookupOrDefault(generic.getTerminator()->getOperand(0)));
       }
     rw.create<scf::YieldOp>(loc, next);
   }
   for (int64_t i = 0; i < kMicro; ++i)
     for (int64_t j = 0; j < kMicro; ++j)
-      rw.create<memref::StoreOp>(loc, kLoop.getResult(i * kMicro + j), acc, accAt(i, j));
+      rw.create<memref::StoreOp>(loc, kLoop.getResult(i * kMicro + j), acc,
+                                 accAt(i, j));
   rw.create<gpu::BarrierOp>(loc);
 
   rw.setInsertionPointAfter(ktLoop);
@@ -315,18 +340,20 @@ struct Reduction {
 
 std::optional<Reduction> analyzeReduction(linalg::GenericOp op) {
   static const llvm::StringSet<> associative = {
-      "arith.addf",    "arith.mulf",    "arith.maximumf", "arith.minimumf", "arith.maxnumf",
-      "arith.minnumf", "arith.addi",    "arith.muli",     "arith.maxsi",    "arith.minsi",
-      "arith.maxui",   "arith.minui",   "arith.andi",     "arith.ori",      "arith.xori"};
+      "arith.addf",    "arith.mulf",    "arith.maximumf", "arith.minimumf",
+      "arith.maxnumf", "arith.minnumf", "arith.addi",     "arith.muli",
+      "arith.maxsi",   "arith.minsi",   "arith.maxui",    "arith.minui",
+      "arith.andi",    "arith.ori",     "arith.xori"};
   if (op.getNumDpsInputs() == 0 || !suitsKernel(op))
     return std::nullopt;
   Block &body = *op.getBody();
   BlockArgument outArg = body.getArguments().back();
   Value yielded = body.getTerminator()->getOperand(0);
   Operation *combine = yielded.getDefiningOp();
-  if (!combine || combine->getBlock() != &body || combine->getNumOperands() != 2 ||
-      !associative.contains(combine->getName().getStringRef()) || !outArg.hasOneUse() ||
-      !yielded.hasOneUse())
+  if (!combine || combine->getBlock() != &body ||
+      combine->getNumOperands() != 2 ||
+      !associative.contains(combine->getName().getStringRef()) ||
+      !outArg.hasOneUse() || !yielded.hasOneUse())
     return std::nullopt;
   Reduction r;
   r.combine = combine;
@@ -338,7 +365,8 @@ std::optional<Reduction> analyzeReduction(linalg::GenericOp op) {
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   for (auto [d, iter] : llvm::enumerate(op.getIteratorTypesArray()))
-    (iter == utils::IteratorType::reduction ? r.reduced : r.parallel).push_back(d);
+    (iter == utils::IteratorType::reduction ? r.reduced : r.parallel)
+        .push_back(d);
   r.numOutputs = product(r.parallel, ranges);
   r.numReduced = product(r.reduced, ranges);
   if (r.reduced.empty() || r.numReduced < kMinReduction ||
@@ -347,19 +375,22 @@ std::optional<Reduction> analyzeReduction(linalg::GenericOp op) {
   return r;
 }
 
-void buildReduction(RewriterBase &rw, linalg::GenericOp op, const Reduction &r) {
+void buildReduction(RewriterBase &rw, linalg::GenericOp op,
+                    const Reduction &r) {
   Location loc = op.getLoc();
   KernelBuilder kb{rw, loc};
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   Value out = op.getDpsInits()[0];
   Type accType = cast<MemRefType>(out.getType()).getElementType();
-  int64_t threads = std::min<int64_t>(kReduceThreads, llvm::bit_floor(uint64_t(r.numReduced)));
+  int64_t threads = std::min<int64_t>(kReduceThreads,
+                                      llvm::bit_floor(uint64_t(r.numReduced)));
 
   auto launch = rw.create<gpu::LaunchOp>(
-      loc, kb.idx(r.numOutputs), kb.idx(1), kb.idx(1), kb.idx(threads), kb.idx(1), kb.idx(1),
-      Value(), Type(), ValueRange(),
-      TypeRange{sharedType({threads}, accType, gpu::AddressSpace::Workgroup)}, TypeRange());
+      loc, kb.idx(r.numOutputs), kb.idx(1), kb.idx(1), kb.idx(threads),
+      kb.idx(1), kb.idx(1), Value(), Type(), ValueRange(),
+      TypeRange{sharedType({threads}, accType, gpu::AddressSpace::Workgroup)},
+      TypeRange());
   Block *body = &launch.getBody().front();
   rw.setInsertionPointToStart(body);
   rw.create<gpu::TerminatorOp>(loc);
@@ -383,15 +414,16 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op, const Reduction &r) 
     inner.delinearize(k, r.reduced, ranges, iv);
     SmallVector<Value> args;
     for (OpOperand *in : op.getDpsInputOperands())
-      args.push_back(b.create<memref::LoadOp>(l, in->get(),
-                                              inner.indices(maps[in->getOperandNumber()], iv)));
+      args.push_back(b.create<memref::LoadOp>(
+          l, in->get(), inner.indices(maps[in->getOperandNumber()], iv)));
     return cloneBody(b, generic, args, r.combine).lookupOrDefault(r.x);
   };
   // Each thread combines steps t, t + threads, ... (threads <= steps, so
   // every thread has a first one).
   Value first = xAt(rw, loc, t);
   auto strided = rw.create<scf::ForOp>(
-      loc, kb.add(t, kb.idx(threads)), kb.idx(r.numReduced), kb.idx(threads), ValueRange{first},
+      loc, kb.add(t, kb.idx(threads)), kb.idx(r.numReduced), kb.idx(threads),
+      ValueRange{first},
       [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
         b.create<scf::YieldOp>(l, combine(b, acc[0], xAt(b, l, k)));
       });
@@ -400,7 +432,8 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op, const Reduction &r) 
   for (int64_t s = threads / 2; s >= 1; s /= 2) {
     kb.ifThen(kb.lt(t, s), [&] {
       Value mine = rw.create<memref::LoadOp>(loc, partials, t);
-      Value other = rw.create<memref::LoadOp>(loc, partials, kb.add(t, kb.idx(s)));
+      Value other =
+          rw.create<memref::LoadOp>(loc, partials, kb.add(t, kb.idx(s)));
       rw.create<memref::StoreOp>(loc, combine(rw, mine, other), partials, t);
     });
     rw.create<gpu::BarrierOp>(loc);
@@ -415,7 +448,8 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op, const Reduction &r) 
 
 } // namespace
 
-SharedMemoryKernel buildSharedMemoryKernel(RewriterBase &rewriter, linalg::GenericOp op) {
+SharedMemoryKernel buildSharedMemoryKernel(RewriterBase &rewriter,
+                                           linalg::GenericOp op) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   SharedMemoryKernel kind = SharedMemoryKernel::None;

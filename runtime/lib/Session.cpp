@@ -475,12 +475,6 @@ kiln_status runCudaPartitions(kiln_session &S) {
                        S.ProfilerUser);
   kiln_status St = runPartitions(S);
   cuda::endDeviceRun();
-  if (Staged) {
-    for (size_t I = 0; I < S.OutputPtrs.size(); ++I)
-      std::memcpy(S.CallerOutputPtrs[I], S.OutputPtrs[I], S.OutputBytes[I]);
-    S.InputPtrs.swap(S.CallerInputPtrs);
-    S.OutputPtrs.swap(S.CallerOutputPtrs);
-  }
   if (St == KILN_OK && !cuda::hasError())
     S.Active->Device.ConstantsCurrent = true;
   if (St == KILN_OK && cuda::hasError()) {
@@ -491,6 +485,13 @@ kiln_status runCudaPartitions(kiln_session &S) {
     St = fail(KILN_ERROR_PROVIDER, Msg);
   }
   cuda::clearErrors();
+  if (Staged) {
+    // A failed run leaves the caller's outputs untouched.
+    for (size_t I = 0; I < S.OutputPtrs.size() && St == KILN_OK; ++I)
+      std::memcpy(S.CallerOutputPtrs[I], S.OutputPtrs[I], S.OutputBytes[I]);
+    S.InputPtrs.swap(S.CallerInputPtrs);
+    S.OutputPtrs.swap(S.CallerOutputPtrs);
+  }
   return St;
 }
 
