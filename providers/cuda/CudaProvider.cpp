@@ -34,6 +34,16 @@ public:
       why = "kept on the host (shape or control op)";
       return false;
     }
+    // Kernels and device buffers are laid out at compile time.
+    auto dynamic = [](Type t) {
+      auto shaped = dyn_cast<ShapedType>(t);
+      return shaped && !shaped.hasStaticShape();
+    };
+    if (llvm::any_of(op->getOperandTypes(), dynamic) ||
+        llvm::any_of(op->getResultTypes(), dynamic)) {
+      why = "kept on the host (dynamic shape)";
+      return false;
+    }
     return cpu::canLowerOnCpu(op, why);
   }
 

@@ -159,8 +159,17 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
   LogicalResult offload(func::FuncOp func) {
     Block &entry = func.getBody().front();
     // Device ops nested in host control flow run on the host.
+    // So do those reading a buffer whose layout is only known at run time
+    // (a result of host control flow): its device twin cannot be planned.
     func.walk([&](Operation *op) {
-      if (isDeviceOp(op) && op->getBlock() != &entry)
+      if (!isDeviceOp(op))
+        return;
+      bool planned = op->getBlock() == &entry &&
+                     llvm::all_of(rootsUsedBy(op), [](const RootUse &u) {
+                       auto t = cast<MemRefType>(u.root.getType());
+                       return t.hasStaticShape() && t.getLayout().isIdentity();
+                     });
+      if (!planned)
         op->removeAttr(kCudaDeviceAttr);
     });
     OpBuilder b(func.getContext());
@@ -369,13 +378,30 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       }
       SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
       rewriter.setInsertionPoint(generic);
-      auto loops = linalg::linalgOpToParallelLoops(rewriter, generic);
-      if (failed(loops))
-        return op->emitError("kiln-cuda-offload: cannot build loops");
-      rewriter.eraseOp(generic);
-      auto par = loops->empty() ? scf::ParallelOp() : dyn_cast<scf::ParallelOp>(loops->front());
-      if (!par || numParallel == 0)
-        return op->emitError("kiln-cuda-offload: a device op needs a parallel dimension");
+      scf::ParallelOp par;
+      if (numParallel == 0) {
+        // A scalar result (a short full reduction, a rank-0 op): one thread
+        // runs the sequential loops.
+        Location loc = generic.getLoc();
+        Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+        Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+        par = rewriter.create<scf::ParallelOp>(loc, zero, one, one);
+        generic->moveBefore(par.getBody()->getTerminator());
+        rewriter.setInsertionPoint(generic);
+        if (failed(linalg::linalgOpToLoops(rewriter, generic)))
+          return op->emitError("kiln-cuda-offload: cannot build loops");
+        rewriter.eraseOp(generic);
+        ranges.insert(ranges.begin(), 1);
+        numParallel = 1;
+      } else {
+        auto loops = linalg::linalgOpToParallelLoops(rewriter, generic);
+        if (failed(loops))
+          return op->emitError("kiln-cuda-offload: cannot build loops");
+        rewriter.eraseOp(generic);
+        par = loops->empty() ? scf::ParallelOp() : dyn_cast<scf::ParallelOp>(loops->front());
+      }
+      if (!par)
+        return op->emitError("kiln-cuda-offload: cannot build a parallel loop nest");
       // Up to 256 threads along the contiguous dim (now loop 0): all of a
       // short dim, else 256 with a guarded last block.
       SmallVector<int64_t> tiles(numParallel, 1);

@@ -211,7 +211,7 @@ def run_case(name, args):
     res = {"status": None, "reason": "", "compile_s": None, "run_s": 0.0}
     model = os.path.join(cdir, "model.onnx")
     cmd = [args.kiln, "compile", model, "-o", os.path.join(wdir, "m"), "-q",
-           "--mlir-disable-threading"]
+           "--mlir-disable-threading"] + args.compile_flag
     rc, out, secs = run_cmd(cmd, args.compile_timeout)
     res["compile_s"] = round(secs, 3)
     if rc is None:
@@ -317,6 +317,9 @@ def main():
                     help="after a full run, write the passing cases (sorted)")
     ap.add_argument("--update-docs", action="store_true",
                     help="after a full run, regenerate docs/ops.md")
+    ap.add_argument("--compile-flag", action="append", default=[], metavar="FLAG",
+                    help="extra kiln compile flag (repeatable), e.g. --providers=cuda,cpu "
+                         "with --cuda-emulate to run every case through the CUDA kernels")
     ap.add_argument("--compile-timeout", type=float, default=120)
     ap.add_argument("--run-timeout", type=float, default=60)
     ap.add_argument("--keep", action="store_true", help="keep passing cases' libraries")

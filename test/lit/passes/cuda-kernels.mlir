@@ -82,3 +82,18 @@ func.func @small(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = onnx.MatMul(%a, %b) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
 }
+
+// -----
+
+// A short full reduction has no parallel dimension: one thread runs it.
+// CHECK-LABEL: func.func @scalar
+// CHECK: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c1{{.*}}) step (%c1{{.*}})
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK: arith.addf
+// CHECK: kiln.device_loop
+func.func @scalar(%x: tensor<8xf32>) -> tensor<f32> {
+  %none = onnx.NoValue
+  %0 = onnx.ReduceSum(%x, %none) {keepdims = 0 : i64} : (tensor<8xf32>, none) -> tensor<f32>
+  return %0 : tensor<f32>
+}
