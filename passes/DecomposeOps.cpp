@@ -22,6 +22,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 
 using namespace mlir;
 using namespace kiln::onnx;
@@ -1024,6 +1025,121 @@ bool decomposeScanOp(Operation *op) {
   return true;
 }
 
+/// A zero constant of `type` (any element type).
+Value zerosOf(GraphBuilder &g, RankedTensorType type) {
+  return g.constant(DenseElementsAttr::get(type, g.b.getZeroAttr(type.getElementType())));
+}
+
+/// MaxUnpool: the values scattered at their flat indices into zeros of the
+/// shape the attributes give, padded at the end to output_shape (a
+/// run-time one reshapes the result, which checks it at run time).
+bool decomposeMaxUnpool(Operation *op) {
+  auto y = staticType(op->getResult(0));
+  Value x = op->getOperand(0), indices = op->getOperand(1);
+  auto unpooled = maxUnpoolDefaultShape(op);
+  if (!y || !unpooled || !staticType(indices) || y.getRank() != (int64_t)unpooled->size())
+    return false;
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), y.getElementType());
+  int64_t count = 1;
+  SmallVector<int64_t> pads(2 * y.getRank(), 0);
+  for (int64_t d = 0; d < y.getRank(); ++d) {
+    count *= (*unpooled)[d];
+    pads[y.getRank() + d] = y.getDimSize(d) - (*unpooled)[d];
+    if (pads[y.getRank() + d] < 0)
+      return false;
+  }
+  Value flatX = g.op("Reshape", {x, g.ints({-1})});
+  Value flatI = g.op("Reshape", {indices, g.ints({-1})}, {}, b.getI64Type());
+  Value flat = g.op("ScatterElements",
+                    {zerosOf(g, RankedTensorType::get({count}, y.getElementType())), flatI, flatX},
+                    {g.attr("axis", (int64_t)0)});
+  Value r = g.op("Reshape", {flat, g.ints(*unpooled)});
+  if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+    r = g.op("Pad", {r, g.ints(pads), g.none(), g.none()});
+  if (Value shape = optionalOperand(op, 2)) {
+    r = g.op("Reshape", {r, shape});
+    r.setType(y);
+  }
+  if (!staticType(r))
+    return false;
+  replaceResults(op, {r});
+  return true;
+}
+
+/// TensorScatter (a KV cache update): the update's rows go to positions
+/// write_indices[b] + s along `axis` (modulo the cache length in circular
+/// mode), as one ScatterElements.
+bool decomposeTensorScatter(Operation *op) {
+  Value past = op->getOperand(0), update = op->getOperand(1);
+  Value start = optionalOperand(op, 2);
+  auto pt = staticType(past), ut = staticType(update);
+  if (!pt || !ut || pt.getRank() < 2)
+    return false;
+  int64_t rank = pt.getRank(), axis = getIntAttr(op, "axis", -2);
+  if (axis < 0)
+    axis += rank;
+  if (axis <= 0 || axis >= rank)
+    return false;
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), pt.getElementType());
+  SmallVector<int64_t> along(rank, 1), perBatch(rank, 1);
+  along[axis] = ut.getDimSize(axis);
+  perBatch[0] = pt.getDimSize(0);
+  Value pos = g.op("Reshape", {g.ints(llvm::to_vector(llvm::seq<int64_t>(0, along[axis]))),
+                               g.ints(along)}, {}, b.getI64Type());
+  if (start)
+    pos = g.op("Add", {g.op("Reshape", {start, g.ints(perBatch)}, {}, b.getI64Type()), pos}, {},
+               b.getI64Type());
+  if (getStrAttr(op, "mode", "linear") == "circular")
+    pos = g.op("Mod", {pos, g.ints({pt.getDimSize(axis)}, true)}, {}, b.getI64Type());
+  Value idx = g.op("Expand", {pos, g.ints(ut.getShape())}, {}, b.getI64Type());
+  Value y = g.op("ScatterElements", {past, idx, update}, {g.attr("axis", axis)});
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
+/// Det of matrices up to 4x4 by cofactor expansion along the first row
+/// (at most 24 products per matrix).
+bool decomposeDet(Operation *op) {
+  Value x = op->getOperand(0);
+  auto xt = staticType(x);
+  if (!xt || xt.getRank() < 2 || !isFloat(xt.getElementType()))
+    return false;
+  int64_t rank = xt.getRank(), n = xt.getDimSize(rank - 1);
+  if (n != xt.getDimSize(rank - 2) || n < 1 || n > 4)
+    return false;
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), xt.getElementType());
+  std::map<std::pair<int64_t, int64_t>, Value> elements;
+  auto at = [&](int64_t i, int64_t j) {
+    Value &e = elements[{i, j}];
+    if (!e)
+      e = g.pick(g.pick(x, i, rank - 2), j, rank - 2);
+    return e;
+  };
+  std::function<Value(int64_t, SmallVector<int64_t>)> det = [&](int64_t row,
+                                                               SmallVector<int64_t> cols) {
+    if (cols.size() == 1)
+      return at(row, cols[0]);
+    Value sum;
+    for (size_t k = 0; k < cols.size(); ++k) {
+      SmallVector<int64_t> rest(cols);
+      rest.erase(rest.begin() + k);
+      Value term = g.op("Mul", {at(row, cols[k]), det(row + 1, rest)});
+      sum = !sum ? term : g.op(k % 2 ? "Sub" : "Add", {sum, term});
+    }
+    return sum;
+  };
+  Value y = det(0, llvm::to_vector(llvm::seq<int64_t>(0, n)));
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
 /// The rewrite of each op this pass decomposes.
 const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
   static const llvm::StringMap<bool (*)(Operation *)> table = {
@@ -1041,7 +1157,10 @@ const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
       {"onnx.CumSum", [](Operation *op) { return decomposeScan(op, false); }},
       {"onnx.CumProd", [](Operation *op) { return decomposeScan(op, true); }},
       {"onnx.Loop", decomposeLoop},
-      {"onnx.Scan", decomposeScanOp}};
+      {"onnx.Scan", decomposeScanOp},
+      {"onnx.MaxUnpool", decomposeMaxUnpool},
+      {"onnx.TensorScatter", decomposeTensorScatter},
+      {"onnx.Det", decomposeDet}};
   return table;
 }
 

@@ -63,6 +63,11 @@ struct RemoveNoOp : OnnxPattern {
       // Same dynamic type does not mean same shape.
       if (!isStatic(in.getType()))
         return failure();
+      // A shape input known only at run time must still be checked against
+      // the compiled shape (RuntimeShapeInputs), so the op stays.
+      for (Value v : op->getOperands().drop_front())
+        if (!onnx::isNone(v) && !onnx::getConstantInts(v))
+          return failure();
       // A full-size Slice may still reverse or start elsewhere.
       if (name == "onnx.Slice") {
         SmallVector<int64_t> start, step, size;
@@ -156,9 +161,9 @@ struct ComposeTransposes : OnnxPattern {
   }
 };
 
-/// Reshape(Reshape(x, s1), s2) = Reshape(x, s2) when s2 does not copy
-/// dimensions of the intermediate (no 0 entries, or allowzero), or when the
-/// result is static (then its shape is the new s2).
+/// Reshape(Reshape(x, s1), s2) = Reshape(x, s2) for a constant s2 that does
+/// not copy dimensions of the intermediate (no 0 entries, or allowzero), or
+/// when the result is static (then its shape is the new s2).
 struct ComposeReshapes : OnnxPattern {
   using OnnxPattern::OnnxPattern;
   LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
@@ -169,8 +174,11 @@ struct ComposeReshapes : OnnxPattern {
       return failure();
     Value shape = op->getOperand(1);
     auto s2 = onnx::getConstantInts(shape);
+    // A run-time s2 stays: it is checked against the compiled shape.
+    if (!s2)
+      return failure();
     bool allowZero = onnx::getIntAttr(op, "allowzero", 0) != 0;
-    bool needsNewShape = !s2 || (!allowZero && llvm::is_contained(*s2, 0));
+    bool needsNewShape = !allowZero && llvm::is_contained(*s2, 0);
     if (needsNewShape) {
       auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
       if (!out || !out.hasStaticShape())

@@ -971,6 +971,24 @@ LogicalResult rangeRule(const Ctx &c) {
   return c.set(0, {std::max<int64_t>(0, (int64_t)n)}, elt);
 }
 
+/// MaxUnpool: the output_shape input (with a run-time one, the model's
+/// declared shape), else the shape its attributes give.
+LogicalResult maxUnpoolRule(const Ctx &c) {
+  auto x = c.in(0);
+  if (!x)
+    return success();
+  if (c.op->getNumOperands() > 2 && !isNone(c.op->getOperand(2))) {
+    if (auto shape = constInts(c, 2))
+      return c.set(0, *shape, x.getElementType());
+    return c.set(0, SmallVector<int64_t>(x.getRank(), kDyn), x.getElementType());
+  }
+  if (getIntsAttr(c.op, "kernel_shape").size() + 2 != (size_t)x.getRank())
+    return c.fail() << "kernel_shape needs one entry per spatial dimension";
+  if (auto shape = maxUnpoolDefaultShape(c.op))
+    return c.set(0, *shape, x.getElementType());
+  return success();
+}
+
 LogicalResult oneHotRule(const Ctx &c) {
   auto idx = c.in(0);
   auto depth = getConstantDoubles(c.op->getOperand(1));
@@ -1136,6 +1154,14 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
     return c.set(0, *shape, elt);
   };
   m["Range"] = rangeRule;
+  m["MaxUnpool"] = maxUnpoolRule;
+  m["TensorScatter"] = [](const Ctx &c) { return c.same(); };
+  m["Det"] = [](const Ctx &c) {
+    auto x = c.in(0);
+    if (!x || x.getRank() < 2)
+      return success();
+    return c.set(0, x.getShape().drop_back(2), x.getElementType());
+  };
   m["OneHot"] = oneHotRule;
   m["Resize"] = resizeRule;
   m["Upsample"] = resizeRule;
@@ -1356,6 +1382,22 @@ const llvm::StringMap<Rule> &rules() {
 }
 
 } // namespace
+
+std::optional<SmallVector<int64_t>> maxUnpoolDefaultShape(Operation *op) {
+  auto x = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  SmallVector<int64_t> kernel = getIntsAttr(op, "kernel_shape");
+  if (!x || !x.hasStaticShape() || x.getRank() < 3 || (int64_t)kernel.size() != x.getRank() - 2)
+    return std::nullopt;
+  int64_t spatial = x.getRank() - 2;
+  SmallVector<int64_t> strides = getIntsAttr(op, "strides"), pads = getIntsAttr(op, "pads");
+  strides.resize(spatial, 1);
+  pads.resize(2 * spatial, 0);
+  SmallVector<int64_t> out(x.getShape().take_front(2));
+  for (int64_t d = 0; d < spatial; ++d)
+    out.push_back((x.getDimSize(d + 2) - 1) * strides[d] - pads[d] - pads[d + spatial] +
+                  kernel[d]);
+  return out;
+}
 
 LogicalResult inferShapesFor(Operation *op) {
   StringRef name = op->getName().getStringRef();

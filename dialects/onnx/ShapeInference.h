@@ -73,6 +73,10 @@ mlir::LogicalResult resolveResize(mlir::Operation *op, llvm::ArrayRef<int64_t> i
                                   llvm::SmallVectorImpl<int64_t> &out,
                                   llvm::SmallVectorImpl<double> &scales);
 /// ConvTranspose begin/end pads and output spatial sizes.
+/// MaxUnpool's shape without an output_shape input, from its attributes
+/// and the static shape of its input (nullopt if either is missing).
+std::optional<llvm::SmallVector<int64_t>> maxUnpoolDefaultShape(mlir::Operation *op);
+
 mlir::LogicalResult convTransposePads(mlir::Operation *op,
                                       llvm::ArrayRef<int64_t> inSpatial,
                                       llvm::ArrayRef<int64_t> kernel,

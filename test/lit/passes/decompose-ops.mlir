@@ -286,3 +286,47 @@ func.func @qlinear_conv(%x: tensor<1x3x4x4xui8>, %w: tensor<2x3x1x1xi8>, %s: ten
   %0 = onnx.QLinearConv(%x, %s, %zx, %w, %ws, %zw, %s, %zx, %bias) : (tensor<1x3x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<2x3x1x1xi8>, tensor<2xf32>, tensor<i8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
   return %0 : tensor<1x2x4x4xui8>
 }
+
+// -----
+
+// MaxUnpool: the values scattered into zeros of the unpooled shape (4x4),
+// padded at the end to output_shape (5x5), whose run-time value a Reshape
+// checks.
+// CHECK-LABEL: func.func @max_unpool
+// CHECK: onnx.ScatterElements({{.*}}) : {{.*}} -> tensor<16xf32>
+// CHECK: onnx.Reshape({{.*}} -> tensor<1x1x4x4xf32>
+// CHECK: onnx.Pad({{.*}} -> tensor<1x1x5x5xf32>
+// CHECK: onnx.Reshape(%{{.*}}, %arg2) {{.*}} -> tensor<1x1x5x5xf32>
+// CHECK-NOT: onnx.MaxUnpool
+func.func @max_unpool(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>, %s: tensor<4xi64>) -> tensor<1x1x5x5xf32> {
+  %0 = onnx.MaxUnpool(%x, %i, %s) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, tensor<4xi64>) -> tensor<1x1x5x5xf32>
+  return %0 : tensor<1x1x5x5xf32>
+}
+
+// -----
+
+// TensorScatter (circular): positions (write_indices[b] + s) mod 4 along
+// axis -2, one ScatterElements.
+// CHECK-LABEL: func.func @tensor_scatter
+// CHECK: onnx.Add
+// CHECK: onnx.Mod
+// CHECK: onnx.Expand({{.*}} -> tensor<2x1x2x5xi64>
+// CHECK: onnx.ScatterElements(%arg0, {{.*}}, %arg1) {axis = 2 : i64}
+// CHECK-NOT: onnx.TensorScatter
+func.func @tensor_scatter(%past: tensor<2x1x4x5xf32>, %u: tensor<2x1x2x5xf32>, %w: tensor<2xi64>) -> tensor<2x1x4x5xf32> {
+  %0 = onnx.TensorScatter(%past, %u, %w) {mode = "circular"} : (tensor<2x1x4x5xf32>, tensor<2x1x2x5xf32>, tensor<2xi64>) -> tensor<2x1x4x5xf32>
+  return %0 : tensor<2x1x4x5xf32>
+}
+
+// -----
+
+// Det of 2x2 matrices: a00 * a11 - a01 * a10; larger than 4x4 stays.
+// CHECK-LABEL: func.func @det
+// CHECK-COUNT-2: onnx.Mul
+// CHECK: onnx.Sub({{.*}} -> tensor<3xf32>
+// CHECK: onnx.Det({{.*}}) : (tensor<6x6xf32>) -> tensor<f32>
+func.func @det(%x: tensor<3x2x2xf32>, %y: tensor<6x6xf32>) -> (tensor<3xf32>, tensor<f32>) {
+  %0 = onnx.Det(%x) : (tensor<3x2x2xf32>) -> tensor<3xf32>
+  %1 = onnx.Det(%y) : (tensor<6x6xf32>) -> tensor<f32>
+  return %0, %1 : tensor<3xf32>, tensor<f32>
+}

@@ -137,6 +137,21 @@ func.func @reshapes(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<24xf32>) 
 
 // -----
 
+// A shape computed at run time is checked against the compiled one when
+// the model runs: such a Reshape stays, even when it changes nothing, and
+// a Reshape of it is not composed away.
+// CHECK-LABEL: func.func @runtime_shape
+// CHECK: %[[A:.*]] = onnx.Reshape(%arg0, %arg1)
+// CHECK: %[[B:.*]] = onnx.Reshape(%[[A]], %arg1)
+// CHECK: return %[[B]]
+func.func @runtime_shape(%x: tensor<2x3xf32>, %s: tensor<2xi64>) -> tensor<2x3xf32> {
+  %a = onnx.Reshape(%x, %s) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  %b = onnx.Reshape(%a, %s) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return %b : tensor<2x3xf32>
+}
+
+// -----
+
 // Dead pure ops are erased, and the counters recorded.
 // CHECK: "kiln.report.simplify.noop-identity" = 1 : i64
 // CHECK-LABEL: func.func @dead
