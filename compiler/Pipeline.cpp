@@ -237,9 +237,13 @@ static void printReport(ModuleOp module, StringRef model, size_t nodesIn,
         auto s = d.getAs<StringAttr>(k);
         return s ? s.getValue() : StringRef("?");
       };
-      auto ops = d.getAs<IntegerAttr>("num_ops");
+      auto num = [&](StringRef k) {
+        auto v = d.getAs<IntegerAttr>(k);
+        return v ? v.getInt() : 0;
+      };
       os << "kiln: report: partition " << str("name") << ": provider "
-         << str("provider") << ", " << (ops ? ops.getInt() : 0) << " ops\n";
+         << str("provider") << ", " << num("num_ops") << " ops, " << num("bytes_in")
+         << " bytes in, " << num("bytes_out") << " bytes out\n";
     }
 }
 
