@@ -281,15 +281,18 @@ struct PartitionPass : public impl::PartitionBase<PartitionPass> {
           return part->isAncestor(use.getOwner());
         });
       }
+      part->setAttr("kiln.bytes_in", b.getI64IntegerAttr(bytesIn));
+    }
+    // Once every consumer has its transfers: the results that leave the
+    // provider's memory (a device result returned goes to the host too).
+    for (PartitionOp part : parts) {
+      bool device = part.getProvider() == "cuda";
       int64_t bytesOut = 0;
       for (Value r : part.getResults())
-        for (Operation *user : r.getUsers())
-          if (auto tr = dyn_cast<TransferOp>(user); tr || isa<func::ReturnOp>(user)) {
-            if (here != "cpu")
-              bytesOut += byteSize(r.getType());
-            break;
-          }
-      part->setAttr("kiln.bytes_in", b.getI64IntegerAttr(bytesIn));
+        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+              return isa<TransferOp>(user) || (device && isa<func::ReturnOp>(user));
+            }))
+          bytesOut += byteSize(r.getType());
       part->setAttr("kiln.bytes_out", b.getI64IntegerAttr(bytesOut));
     }
   }

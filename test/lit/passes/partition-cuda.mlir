@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-partition="providers=cuda,cpu min-device-elements=0" | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-partition=providers=cpu,cuda | FileCheck %s --check-prefix=CPUFIRST
+// RUN: kiln-opt %s -split-input-file --kiln-partition="providers=cuda,cpu min-device-elements=0" --mlir-print-op-generic | FileCheck %s --check-prefix=BYTES
 
 // Priority order: compute goes to cuda, the constant stays on the host.
 // CHECK-LABEL: func.func @priority
@@ -46,7 +47,15 @@ func.func @fallback_in_chain(%c: tensor<i1>, %x: tensor<8xf32>) -> tensor<8xf32>
 
 // A tensor consumed by two device partitions crosses once; the device
 // result used by the host crosses back once.
+// Each partition records the bytes crossing into and out of it (16 KiB per
+// tensor): x into cuda_0 (Add's result stays on the device for the If
+// on the CPU: it crosses out), cuda_1 reads x and the If's result, and
+// returns its own.
 // CHECK-LABEL: func.func @shared_transfer
+// BYTES-LABEL: sym_name = "shared_transfer"
+// BYTES: kiln.bytes_in = 16384 : i64, kiln.bytes_out = 16384 : i64
+// BYTES: kiln.bytes_in = 16384 : i64, kiln.bytes_out = 16384 : i64
+// BYTES: kiln.bytes_in = 32768 : i64, kiln.bytes_out = 16384 : i64
 // CHECK: %[[T:.*]] = kiln.transfer %arg1 from("cpu") to("cuda")
 // CHECK-NOT: kiln.transfer %arg1
 // CHECK: kiln.partition "cuda_0" provider("cuda")
