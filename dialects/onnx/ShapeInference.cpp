@@ -1155,6 +1155,15 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
   };
   m["Range"] = rangeRule;
   m["MaxUnpool"] = maxUnpoolRule;
+  m["RoiAlign"] = [](const Ctx &c) {
+    auto x = c.in(0), rois = c.in(1);
+    if (!x || !rois || x.getRank() != 4 || rois.getRank() != 2)
+      return success();
+    return c.set(0,
+                 {rois.getDimSize(0), x.getDimSize(1), getIntAttr(c.op, "output_height", 1),
+                  getIntAttr(c.op, "output_width", 1)},
+                 x.getElementType());
+  };
   m["TensorScatter"] = [](const Ctx &c) { return c.same(); };
   m["Det"] = [](const Ctx &c) {
     auto x = c.in(0);

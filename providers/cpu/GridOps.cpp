@@ -9,6 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "providers/cpu/IndexGeneric.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
 using namespace mlir;
 using namespace kiln::onnx;
 
@@ -261,9 +265,132 @@ Results lowerCol2Im(OpBuilder &b, Operation *op) {
   })};
 }
 
+/// RoiAlign: each output bin of ROI r averages (or takes the largest of) a
+/// grid of bilinear samples of image batch_indices[r], as ONNX's reference
+/// and ONNX Runtime compute it: a sample outside [-1, size] counts as 0, the
+/// max mode takes the largest of a sample's four weighted taps, and without
+/// sampling_ratio the grid is ceil(bin size) per dim, known at run time.
+Results lowerRoiAlign(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0), rois = op->getOperand(1), batch = op->getOperand(2);
+  auto xt = typeOf(x);
+  auto out = resultType(op);
+  int64_t height = xt.getDimSize(2), width = xt.getDimSize(3);
+  int64_t outH = out.getDimSize(2), outW = out.getDimSize(3);
+  bool halfPixel = getStrAttr(op, "coordinate_transformation_mode", "half_pixel") == "half_pixel";
+  bool isMax = getStrAttr(op, "mode", "avg") == "max";
+  int64_t ratio = getIntAttr(op, "sampling_ratio", 0);
+  double scale = getFloatAttr(op, "spatial_scale", 1.0f);
+  Type elt = out.getElementType();
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), out, [&](IB &ib, ArrayRef<Value> i) -> Value {
+    OpBuilder &nb = ib.b;
+    Location l = ib.l;
+    FB fb{nb, l, elt};
+    auto roi = [&](int64_t k) {
+      Value v = nb.create<tensor::ExtractOp>(l, rois, ValueRange{i[0], ib.c(k)});
+      return fb.sub(fb.mul(castScalar(nb, l, v, elt), fb.c(scale)), fb.c(halfPixel ? 0.5 : 0.0));
+    };
+    Value x0 = roi(0), y0 = roi(1);
+    Value roiW = fb.sub(roi(2), x0), roiH = fb.sub(roi(3), y0);
+    if (!halfPixel) {
+      roiW = nb.create<arith::MaximumFOp>(l, roiW, fb.c(1.0));
+      roiH = nb.create<arith::MaximumFOp>(l, roiH, fb.c(1.0));
+    }
+    Value binH = fb.div(roiH, fb.c(outH)), binW = fb.div(roiW, fb.c(outW));
+    auto gridOf = [&](Value bin) -> Value {
+      if (ratio > 0)
+        return ib.c(ratio);
+      Value n = nb.create<arith::FPToSIOp>(l, nb.getI64Type(), nb.create<math::CeilOp>(l, bin));
+      return ib.index(nb.create<arith::MaxSIOp>(l, n, nb.create<arith::ConstantIntOp>(l, 0, 64)));
+    };
+    Value gridH = gridOf(binH), gridW = gridOf(binW);
+    auto toF = [&](Value idx) {
+      return nb.create<arith::SIToFPOp>(l, elt, nb.create<arith::IndexCastOp>(l, nb.getI64Type(), idx));
+    };
+    Value img = ib.clamp(ib.index(nb.create<tensor::ExtractOp>(l, batch, ValueRange{i[0]})), 0,
+                         xt.getDimSize(0) - 1);
+    Value startY = fb.add(y0, fb.mul(toF(i[2]), binH)), startX = fb.add(x0, fb.mul(toF(i[3]), binW));
+    Value stepY = fb.div(binH, toF(gridH)), stepX = fb.div(binW, toF(gridW));
+    Value init = fb.c(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
+    // One coordinate: clamped below at 0, its low and high taps and the
+    // fraction past the low one.
+    auto taps = [&](OpBuilder &tb, Location tl, Value v, int64_t size) {
+      IB ti{tb, tl};
+      FB tf{tb, tl, elt};
+      v = tb.create<arith::MaximumFOp>(tl, v, tf.c(0.0));
+      Value low = ti.index(tb.create<arith::FPToSIOp>(tl, tb.getI64Type(), v));
+      Value atEdge = ti.ge(low, size - 1);
+      low = ti.sel(atEdge, ti.c(size - 1), low);
+      Value high = ti.sel(atEdge, low, ti.add(low, 1));
+      Value lowF = tb.create<arith::SIToFPOp>(
+          tl, elt, tb.create<arith::IndexCastOp>(tl, tb.getI64Type(), low));
+      Value frac = tf.sel(atEdge, tf.c(0.0), tf.sub(v, lowF));
+      return std::make_tuple(low, high, frac);
+    };
+    auto rows = nb.create<scf::ForOp>(
+        l, ib.c(0), gridH, ib.c(1), ValueRange{init},
+        [&](OpBuilder &rb, Location rl, Value iy, ValueRange accY) {
+          FB rf{rb, rl, elt};
+          IB ri{rb, rl};
+          auto rToF = [&](Value idx) {
+            return rb.create<arith::SIToFPOp>(rl, elt, rb.create<arith::IndexCastOp>(rl, rb.getI64Type(), idx));
+          };
+          Value y = rf.add(startY, rf.mul(rf.add(rToF(iy), rf.c(0.5)), stepY));
+          auto cols = rb.create<scf::ForOp>(
+              rl, ri.c(0), gridW, ri.c(1), ValueRange{accY[0]},
+              [&](OpBuilder &cb, Location cl, Value ix, ValueRange acc) {
+                FB cf{cb, cl, elt};
+                Value xc = cf.add(startX, cf.mul(cf.add(cb.create<arith::SIToFPOp>(
+                                                            cl, elt,
+                                                            cb.create<arith::IndexCastOp>(
+                                                                cl, cb.getI64Type(), ix)),
+                                                        cf.c(0.5)),
+                                                 stepX));
+                Value outside = cb.create<arith::OrIOp>(
+                    cl,
+                    cb.create<arith::OrIOp>(cl, cf.lt(y, cf.c(-1.0)), cf.gt(y, cf.c(height))),
+                    cb.create<arith::OrIOp>(cl, cf.lt(xc, cf.c(-1.0)), cf.gt(xc, cf.c(width))));
+                auto [yLow, yHigh, ly] = taps(cb, cl, y, height);
+                auto [xLow, xHigh, lx] = taps(cb, cl, xc, width);
+                Value hy = cf.sub(cf.c(1.0), ly), hx = cf.sub(cf.c(1.0), lx);
+                auto tap = [&](Value yy, Value xx, Value w) {
+                  Value v = cb.create<tensor::ExtractOp>(cl, x, ValueRange{img, i[1], yy, xx});
+                  return cf.sel(outside, cf.c(0.0), cf.mul(w, v));
+                };
+                Value t1 = tap(yLow, xLow, cf.mul(hy, hx)), t2 = tap(yLow, xHigh, cf.mul(hy, lx));
+                Value t3 = tap(yHigh, xLow, cf.mul(ly, hx)), t4 = tap(yHigh, xHigh, cf.mul(ly, lx));
+                Value next;
+                if (isMax) {
+                  auto mx = [&](Value a, Value c) { return cb.create<arith::MaximumFOp>(cl, a, c); };
+                  next = mx(acc[0], mx(mx(t1, t2), mx(t3, t4)));
+                } else {
+                  next = cf.add(acc[0], cf.add(cf.add(t1, t2), cf.add(t3, t4)));
+                }
+                cb.create<scf::YieldOp>(cl, next);
+              });
+          rb.create<scf::YieldOp>(rl, cols.getResult(0));
+        });
+    Value total = rows.getResult(0);
+    Value count = ib.mul(gridH, gridW);
+    Value none = ib.eq(count, ib.c(0));
+    if (isMax)
+      return fb.sel(none, fb.c(0.0), total);
+    return fb.div(total, toF(ib.sel(none, ib.c(1), count)));
+  })};
+}
+
 } // namespace
 
 void registerGridOps(LoweringTable &m) {
+  m["RoiAlign"] = {lowerRoiAlign, false, [](Operation *op, std::string &why) {
+                     if (!requireFloatInput(op, why))
+                       return false;
+                     auto x = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+                     if (!x || x.getRank() != 4 || !x.hasStaticShape()) {
+                       why = "needs a static 4-D input";
+                       return false;
+                     }
+                     return true;
+                   }};
   m["Col2Im"] = {lowerCol2Im, false, [](Operation *op, std::string &why) {
                    if (!requireFloatInput(op, why))
                      return false;

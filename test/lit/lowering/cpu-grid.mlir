@@ -27,3 +27,20 @@ func.func @grid_sample(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x2xf32>) -> tens
   %0 = onnx.GridSample(%x, %g) {mode = "linear"} : (tensor<1x1x4x4xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32>
   return %0 : tensor<1x1x2x2xf32>
 }
+
+// -----
+
+// RoiAlign: per output bin, loops over the sampling grid (its size from the
+// ROI at run time without sampling_ratio), four weighted taps per sample,
+// the average over the grid.
+// CHECK-LABEL: func.func @roi_align
+// CHECK: linalg.generic
+// CHECK: math.ceil
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-COUNT-4: tensor.extract %arg0
+// CHECK: arith.divf
+func.func @roi_align(%x: tensor<1x2x8x8xf32>, %rois: tensor<3x4xf32>, %b: tensor<3xi64>) -> tensor<3x2x2x2xf32> {
+  %0 = onnx.RoiAlign(%x, %rois, %b) {output_height = 2 : i64, output_width = 2 : i64} : (tensor<1x2x8x8xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x2x2x2xf32>
+  return %0 : tensor<3x2x2x2xf32>
+}
