@@ -103,7 +103,9 @@ def generate(results, onnx_version_installed):
     L.append(f"Full run: {n} cases in {meta['wall_s']:.0f} s at -j{meta['jobs']} "
              f"(compile timeout 120 s, run timeout 60 s per case). Tolerances: "
              f"rtol {meta['rtol_default']:g}, atol {meta['atol_default']:g} (the ONNX "
-             f"backend's defaults) unless a case sets its own; per-case overrides: "
+             f"backend's defaults) unless a case sets its own; bfloat16 outputs with rtol at "
+             f"least {meta.get('rtol_bf16_min', 2 ** -6):g} (two bfloat16 ULPs, as the ONNX "
+             f"backend runner compares them); per-case overrides: "
              f"{len(meta.get('tolerance_overrides', {}))} (table in run.py).")
     L.append("")
     L.append("Statuses: *pass* all data sets match; *fail* kiln compiled it but a "

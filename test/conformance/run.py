@@ -49,7 +49,16 @@ DEFAULT_ATOL = 1e-7
 # one only when kiln's result is right up to float reassociation/rounding
 # that the reference (numpy, float64 intermediates) does not have.
 TOLERANCE_OVERRIDES = {
+    # Outputs up to 54 in float32 (one ULP: 3.8e-6); the reference's inverse
+    # DFT leaves 1.9e-7 of round-off where the exact value is 0, which kiln
+    # (twiddles in f64) gives as 3e-15: atol 1e-5, under three ULPs at 54.
+    "test_dft_inverse": (1e-3, 1e-5, "float32 round-off of an exact 0 in the reference"),
+    "test_dft_inverse_opset19": (1e-3, 1e-5, "float32 round-off of an exact 0 in the reference"),
 }
+
+# Like the ONNX backend runner (onnx.backend.test.runner.assert_similar_outputs):
+# a bfloat16 output is compared with rtol at least 2**-6, two bfloat16 ULPs.
+BF16_MIN_RTOL = 2.0 ** -6
 
 # kiln's messages that mean "kiln does not support this model" rather than
 # "kiln broke". Anything else that makes `kiln compile` fail is an error.
@@ -134,16 +143,31 @@ def case_info(corpus, names):
     return info
 
 
+def bf16_outputs_only(corpus, name):
+    """Whether every graph output of the case is bfloat16 (kiln-run takes
+    one tolerance for all outputs, so mixed cases keep the default)."""
+    import onnx
+    try:
+        m = onnx.load(os.path.join(corpus, name, "model.onnx"), load_external_data=False)
+    except Exception:
+        return False
+    types = [o.type.tensor_type.elem_type for o in m.graph.output]
+    return bool(types) and all(t == onnx.TensorProto.BFLOAT16 for t in types)
+
+
 def tolerance(corpus, name):
     if name in TOLERANCE_OVERRIDES:
         r, a, _ = TOLERANCE_OVERRIDES[name]
         return r, a
+    r, a = DEFAULT_RTOL, DEFAULT_ATOL
     p = os.path.join(corpus, name, "tolerance.json")
     if os.path.exists(p):
         with open(p) as f:
             t = json.load(f)
-        return t.get("rtol", DEFAULT_RTOL), t.get("atol", DEFAULT_ATOL)
-    return DEFAULT_RTOL, DEFAULT_ATOL
+        r, a = t.get("rtol", DEFAULT_RTOL), t.get("atol", DEFAULT_ATOL)
+    if bf16_outputs_only(corpus, name):
+        r = max(r, BF16_MIN_RTOL)
+    return r, a
 
 
 # ---------------------------------------------------------------- running
@@ -408,6 +432,7 @@ def main():
         "kiln_git": git_head(),
         "kiln_built": kiln_built,
         "rtol_default": DEFAULT_RTOL, "atol_default": DEFAULT_ATOL,
+        "rtol_bf16_min": BF16_MIN_RTOL,
         "tolerance_overrides": {k: {"rtol": v[0], "atol": v[1], "reason": v[2]}
                                 for k, v in TOLERANCE_OVERRIDES.items()},
     }
