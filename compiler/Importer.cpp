@@ -30,6 +30,7 @@
 
 #include "kiln_onnx.pb.h"
 
+#include <map>
 #include <optional>
 
 using namespace mlir;
@@ -107,6 +108,8 @@ private:
   ValueScopes scopes;
   llvm::StringMap<Type> valueInfoTypes;
   int64_t opsetVersion = 0;
+  // Opsets of the other domains the model imports.
+  std::map<std::string, int64_t> domainOpsets;
   int blobCounter = 0;
   Value noneValue;
   Block *mainEntry = nullptr;
@@ -473,12 +476,19 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
   pb::NodeProto named = node;
   named.set_name(nodeName);
 
-  StringRef domain = node.domain();
-  if (!domain.empty() && domain != "ai.onnx")
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  if (!onnx::lookupOnnxDomain(domain.c_str()))
     return nodeError(named, loc)
            << "op of domain \"" << domain << "\" is not supported";
   const onnx::OnnxOpVersionInfo *schema =
       onnx::lookupOnnxOpVersions(node.op_type().c_str());
+  // An op of another domain under this name is a different op.
+  if (schema && domain != schema->domain)
+    schema = nullptr;
+  auto opsetIt = domainOpsets.find(domain);
+  int opset = domain.empty() ? opsetVersion : opsetIt == domainOpsets.end() ? 0 : opsetIt->second;
+  if (!domain.empty() && !opset)
+    return nodeError(named, loc) << "the model does not import domain \"" << domain << "\"";
   std::string opName = "onnx." + node.op_type();
   auto registered = RegisteredOperationName::lookup(opName, &ctx);
   // A result dtype kiln cannot represent must stop here: typing the result
@@ -492,10 +502,11 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
                                    << ") is not supported";
   if (!schema || !registered)
     return nodeError(named, loc) << "unknown op";
-  int version = onnx::getOnnxSchemaVersion(node.op_type().c_str(), opsetVersion);
+  int version = onnx::getOnnxSchemaVersion(node.op_type().c_str(), opset);
   if (version < 0)
     return nodeError(named, loc)
-           << "op does not exist at opset " << opsetVersion;
+           << "op does not exist at opset " << opset
+           << (domain.empty() ? "" : " of domain \"" + domain + "\"");
   // Scan-8 is batched and takes sequence_lens first: another op in all
   // but name, which kiln's Scan (opset 9 on) does not cover.
   if (node.op_type() == "Scan" && version < 9)
@@ -782,6 +793,8 @@ OwningOpRef<ModuleOp> Importer::run(const pb::ModelProto &model) {
   for (const auto &opset : model.opset_import()) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
       opsetVersion = opset.version();
+    else
+      domainOpsets[opset.domain()] = opset.version();
   }
   if (opsetVersion == 0)
     opsetVersion = model.ir_version() >= 3 ? 1 : 1;

@@ -1140,6 +1140,105 @@ bool decomposeDet(Operation *op) {
   return true;
 }
 
+/// The training optimizers (ai.onnx.preview.training) as elementwise math
+/// on each (X, G, V[, H]) group, as the ONNX reference computes them:
+/// Momentum (standard or Nesterov), Adagrad and Adam. T (the step) decides
+/// at run time: Momentum's first step takes the whole gradient, Adam
+/// corrects its bias only after it.
+bool decomposeOptimizer(Operation *op) {
+  StringRef name = op->getName().stripDialect();
+  int64_t groups = name == "Adam" ? 4 : 3;
+  int64_t n = ((int64_t)op->getNumOperands() - 2) / groups;
+  Value r = op->getOperand(0), t = op->getOperand(1);
+  auto rt = staticType(r);
+  if (n <= 0 || !rt || !isFloat(rt.getElementType()))
+    return false;
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), rt.getElementType());
+  auto attr = [&](StringRef a, float dflt) { return g.scalar(getFloatAttr(op, a, dflt)); };
+  Value step = castTo(g, t, rt.getElementType());
+  Value started = g.op("Greater", {t, g.ints({0}, true)}, {}, b.getI1Type());
+  Value one = g.scalar(1.0);
+  SmallVector<Value> results(op->getNumResults());
+  for (int64_t i = 0; i < n; ++i) {
+    Value x = op->getOperand(2 + i), grad = op->getOperand(2 + n + i);
+    Value v = op->getOperand(2 + 2 * n + i);
+    Value reg = g.op("Add", {g.op("Mul", {attr("norm_coefficient", 0.0f), x}), grad});
+    if (name == "Momentum") {
+      Value alpha = attr("alpha", 0.0f);
+      Value beta = g.op("Where", {started, attr("beta", 0.0f), one});
+      Value vNew = g.op("Add", {g.op("Mul", {alpha, v}), g.op("Mul", {beta, reg})});
+      Value dir = getStrAttr(op, "mode", "standard") == "nesterov"
+                      ? g.op("Add", {reg, g.op("Mul", {alpha, vNew})})
+                      : vNew;
+      results[i] = g.op("Sub", {x, g.op("Mul", {r, dir})});
+      results[n + i] = vNew;
+    } else if (name == "Adagrad") {
+      Value rate = g.op("Div", {r, g.op("Add", {one, g.op("Mul", {step, attr("decay_factor", 0.0f)})})});
+      Value hNew = g.op("Add", {v, g.op("Mul", {reg, reg})});
+      Value scale = g.op("Add", {g.op("Sqrt", {hNew}), attr("epsilon", 0.0f)});
+      results[i] = g.op("Sub", {x, g.op("Div", {g.op("Mul", {rate, reg}), scale})});
+      results[n + i] = hNew;
+    } else {
+      Value h = op->getOperand(2 + 3 * n + i);
+      float alphaF = getFloatAttr(op, "alpha", 0.9f), betaF = getFloatAttr(op, "beta", 0.999f);
+      Value alpha = g.scalar(alphaF), beta = g.scalar(betaF);
+      Value vNew = g.op("Add", {g.op("Mul", {alpha, v}), g.op("Mul", {g.scalar(1.0 - alphaF), reg})});
+      Value hNew = g.op("Add", {g.op("Mul", {beta, h}),
+                                g.op("Mul", {g.scalar(1.0 - betaF), g.op("Mul", {reg, reg})})});
+      Value scale = g.op("Add", {g.op("Sqrt", {hNew}), attr("epsilon", 0.0f)});
+      Value corrected = g.op("Div", {g.op("Mul", {r, g.op("Sqrt", {g.op("Sub", {one, g.op("Pow", {beta, step})})})}),
+                                     g.op("Sub", {one, g.op("Pow", {alpha, step})})});
+      Value rate = g.op("Where", {started, corrected, r});
+      Value xNew = g.op("Sub", {x, g.op("Mul", {rate, g.op("Div", {vNew, scale})})});
+      results[i] = g.op("Mul", {g.scalar(1.0 - getFloatAttr(op, "norm_coefficient_post", 0.0f)), xNew});
+      results[n + i] = vNew;
+      results[2 * n + i] = hNew;
+    }
+  }
+  for (Value v : results)
+    if (!v || !staticType(v))
+      return false;
+  replaceResults(op, results);
+  return true;
+}
+
+/// Binarizer (ai.onnx.ml): 1 where x > threshold, else 0.
+bool decomposeBinarizer(Operation *op) {
+  Value x = op->getOperand(0);
+  auto xt = staticType(x);
+  if (!xt || !isFloat(xt.getElementType()))
+    return false;
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), xt.getElementType());
+  Value above = g.op("Greater", {x, g.scalar(getFloatAttr(op, "threshold", 0.0f))}, {},
+                     b.getI1Type());
+  Value y = g.op("Where", {above, g.scalar(1.0), g.scalar(0.0)});
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
+/// ArrayFeatureExtractor (ai.onnx.ml): the last axis gathered at the
+/// indices; a 1-D input gives [1, k].
+bool decomposeArrayFeatureExtractor(Operation *op) {
+  Value x = op->getOperand(0), idx = op->getOperand(1);
+  auto xt = staticType(x), out = staticType(op->getResult(0));
+  if (!xt || !staticType(idx) || !out)
+    return false;
+  OpBuilder b(op);
+  GraphBuilder g(b, op->getLoc(), xt.getElementType());
+  Value flat = g.op("Reshape", {idx, g.ints({-1})}, {}, b.getI64Type());
+  Value y = g.op("Gather", {x, flat}, {g.attr("axis", xt.getRank() - 1)});
+  if (xt.getRank() == 1)
+    y = g.op("Reshape", {y, g.ints(out.getShape())});
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
 /// The rewrite of each op this pass decomposes.
 const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
   static const llvm::StringMap<bool (*)(Operation *)> table = {
@@ -1160,7 +1259,12 @@ const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
       {"onnx.Scan", decomposeScanOp},
       {"onnx.MaxUnpool", decomposeMaxUnpool},
       {"onnx.TensorScatter", decomposeTensorScatter},
-      {"onnx.Det", decomposeDet}};
+      {"onnx.Det", decomposeDet},
+      {"onnx.Momentum", decomposeOptimizer},
+      {"onnx.Adagrad", decomposeOptimizer},
+      {"onnx.Adam", decomposeOptimizer},
+      {"onnx.Binarizer", decomposeBinarizer},
+      {"onnx.ArrayFeatureExtractor", decomposeArrayFeatureExtractor}};
   return table;
 }
 

@@ -1,7 +1,7 @@
 //===- OnnxOpVersions.h - known ONNX schema revisions -----------*- C++ -*-===//
 //
-// Which ops and schema revisions (since_versions) of the default ONNX domain
-// kiln knows; the importer rejects anything else. Data is generated into
+// Which ops and schema revisions (since_versions) of the ONNX domains
+// (default, ai.onnx.ml, ai.onnx.preview.training) kiln knows; the importer rejects anything else. Data is generated into
 // OnnxOpVersions.inc together with OnnxOps.td.
 //
 //===----------------------------------------------------------------------===//
@@ -28,13 +28,23 @@ inline const OnnxOpVersionInfo *lookupOnnxOpVersions(const char *opType) {
   return (it != end && std::strcmp(it->name, opType) == 0) ? it : nullptr;
 }
 
+/// The domain entry of `name` ("" for the default domain), or nullptr if
+/// kiln does not import that domain.
+inline const OnnxDomainInfo *lookupOnnxDomain(const char *name) {
+  for (const OnnxDomainInfo &d : kOnnxDomains)
+    if (std::strcmp(d.name, name) == 0)
+      return &d;
+  return nullptr;
+}
+
 /// The since_version of the schema revision that applies to `opType` in a
-/// model importing the default domain at `opset`: the largest since_version
-/// <= opset. Returns -1 for unknown ops, opsets above kMaxOnnxOpset, or
-/// opsets older than the op.
+/// model importing the op's domain at `opset`: the largest since_version
+/// <= opset. Returns -1 for unknown ops, opsets above the domain's newest,
+/// or opsets older than the op.
 inline int getOnnxSchemaVersion(const char *opType, int opset) {
   const OnnxOpVersionInfo *info = lookupOnnxOpVersions(opType);
-  if (!info || opset > kMaxOnnxOpset)
+  const OnnxDomainInfo *domain = info ? lookupOnnxDomain(info->domain) : nullptr;
+  if (!domain || opset > domain->maxOpset)
     return -1;
   int found = -1;
   for (int i = 0; i < info->numSinceVersions; ++i)

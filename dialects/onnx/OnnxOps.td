@@ -109,6 +109,195 @@ Calculates the hyperbolic arccosine of the given input tensor element-wise.
   }];
 }
 
+def ONNX_AdagradOp : ONNX_Op<"Adagrad", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Compute one iteration of ADAGRAD, a stochastic gradient based optimization algorithm.";
+  let description = [{
+Compute one iteration of ADAGRAD, a stochastic gradient based optimization
+    algorithm. This operator can conduct the optimization of multiple tensor variables.
+
+    Let's define the behavior of this operator. As you can imagine, ADAGRAD requires
+    some parameters:
+
+     - The initial learning-rate "R".
+     - The update count "T". That is, the number of training iterations conducted.
+     - A L2-norm regularization coefficient "norm_coefficient".
+     - A learning-rate decay factor "decay_factor".
+     - A small constant "epsilon" to avoid dividing-by-zero.
+
+    At each ADAGRAD iteration, the optimized tensors are moved along a direction
+    computed based on their estimated gradient and accumulated squared gradient. Assume
+    that only a single tensor "X" is updated by this operator. We need the value of "X",
+    its gradient "G", and its accumulated squared gradient "H". Therefore, variables in
+    this operator's input list are sequentially "R", "T", "X", "G", and "H". Other
+    parameters are given as attributes because they are usually constants. Also, the
+    corresponding output tensors are the new value of "X" (called "X_new"), and then
+    the new accumulated squared gradient (called "H_new"). Those outputs are computed
+    from the given inputs following the pseudo code below.
+
+    Let "+", "-", "*", and "/" are all element-wise arithmetic operations with
+    numpy-style broadcasting support. The pseudo code to compute those outputs is:
+
+      // Compute a scalar learning-rate factor. At the first update of X, T is generally
+      // 0 (0-based update index) or 1 (1-based update index).
+      r = R / (1 + T * decay_factor);
+
+      // Add gradient of 0.5 * norm_coefficient * ||X||_2^2, where ||X||_2 is the 2-norm.
+      G_regularized = norm_coefficient * X + G;
+
+      // Compute new accumulated squared gradient.
+      H_new = H + G_regularized * G_regularized;
+
+      // Compute the adaptive part of per-coordinate learning rate. Note that Sqrt(...)
+      // computes element-wise square-root.
+      H_adaptive = Sqrt(H_new) + epsilon
+
+      // Compute the new value of "X".
+      X_new = X - r * G_regularized / H_adaptive;
+
+    If one assign this operators to optimize multiple inputs, for example, "X_1" and "X_2", the same
+    pseudo code may be extended to handle all tensors jointly. More specifically, we can view "X" as a
+    concatenation of "X_1" and "X_2" (of course, their gradient and accumulate gradient should
+    be concatenated too) and then just reuse the entire pseudo code.
+
+    Note that ADAGRAD was first proposed in http://jmlr.org/papers/volume12/duchi11a/duchi11a.pdf.
+    In that reference paper, this operator is a special case of the Figure 1's composite mirror
+    descent update.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64]>:$R,
+    TensorOf<[I64]>:$T,
+    Variadic<TensorOf<[F32, F64]>>:$inputs,
+    DefaultValuedAttr<F32Attr, "0.0">:$decay_factor,
+    DefaultValuedAttr<F32Attr, "1e-06">:$epsilon,
+    DefaultValuedAttr<F32Attr, "0.0">:$norm_coefficient);
+  let results = (outs
+    Variadic<TensorOf<[F32, F64]>>:$outputs);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "Adagrad";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"R", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"T", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"inputs", "T3", ::kiln::onnx::OnnxParamKind::Variadic, false, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"outputs", "T3", ::kiln::onnx::OnnxParamKind::Variadic, false, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"Adagrad", 1, kInputs, kOutputs, 3, 2147483647, 1, 2147483647};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_AdamOp : ONNX_Op<"Adam", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Compute one iteration of Adam, a stochastic gradient based optimization algorithm.";
+  let description = [{
+Compute one iteration of Adam, a stochastic gradient based optimization
+    algorithm. This operator can conduct the optimization of multiple tensor variables.
+
+    Let's define the behavior of this operator. First of all, Adam requires
+    some parameters:
+
+     - The learning-rate "R".
+     - The update count "T". That is, the number of training iterations conducted.
+     - A L2-norm regularization coefficient "norm_coefficient".
+     - A small constant "epsilon" to avoid dividing-by-zero.
+     - Two coefficients, "alpha" and "beta".
+
+    At each Adam iteration, the optimized tensors are moved along a direction
+    computed based on their exponentially-averaged historical gradient and
+    exponentially-averaged historical squared gradient. Assume that only a tensor
+    "X" is being optimized. The rest of required information is
+
+     - the value of "X",
+     - "X"'s gradient (denoted by "G"),
+     - "X"'s exponentially-averaged historical gradient (denoted by "V"), and
+     - "X"'s exponentially-averaged historical squared gradient (denoted by "H").
+
+    Some of those parameters are passed into this operator as input tensors and others
+    are stored as this operator's attributes. Specifically, this operator's input tensor
+    list is ["R", "T", "X", "G", "V", "H"]. That is, "R" is the first input, "T" is
+    the second input, and so on. Other parameters are given as attributes because they
+    are constants. Moreover, the corresponding output tensors are
+
+     - the new value of "X" (called "X_new"),
+     - the new exponentially-averaged historical gradient (denoted by "V_new"), and
+     - the new exponentially-averaged historical squared gradient (denoted by "H_new").
+
+    Those outputs are computed following the pseudo code below.
+
+    Let "+", "-", "*", and "/" are all element-wise arithmetic operations with
+    numpy-style broadcasting support. The pseudo code to compute those outputs is:
+
+      // Add gradient of 0.5 * norm_coefficient * ||X||_2^2, where ||X||_2 is the 2-norm.
+      G_regularized = norm_coefficient * X + G
+
+      // Update exponentially-averaged historical gradient.
+      V_new = alpha * V + (1 - alpha) * G_regularized
+
+      // Update exponentially-averaged historical squared gradient.
+      H_new = beta * H + (1 - beta) * G_regularized * G_regularized
+
+      // Compute the element-wise square-root of H_new. V_new will be element-wisely
+      // divided by H_sqrt for a better update direction.
+      H_sqrt = Sqrt(H_new) + epsilon
+
+      // Compute learning-rate. Note that "alpha**T"/"beta**T" is alpha's/beta's T-th power.
+      R_adjusted = T > 0 ? R * Sqrt(1 - beta**T) / (1 - alpha**T) : R
+
+      // Compute new value of "X".
+      X_new = X - R_adjusted * V_new / H_sqrt
+
+      // Post-update regularization.
+      X_final = (1 - norm_coefficient_post) * X_new
+
+    If there are multiple inputs to be optimized, the pseudo code will be applied
+    independently to each of them.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64]>:$R,
+    TensorOf<[I64]>:$T,
+    Variadic<TensorOf<[F32, F64]>>:$inputs,
+    DefaultValuedAttr<F32Attr, "0.9">:$alpha,
+    DefaultValuedAttr<F32Attr, "0.999">:$beta,
+    DefaultValuedAttr<F32Attr, "1e-06">:$epsilon,
+    DefaultValuedAttr<F32Attr, "0.0">:$norm_coefficient,
+    DefaultValuedAttr<F32Attr, "0.0">:$norm_coefficient_post);
+  let results = (outs
+    Variadic<TensorOf<[F32, F64]>>:$outputs);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "Adam";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"R", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"T", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"inputs", "T3", ::kiln::onnx::OnnxParamKind::Variadic, false, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"outputs", "T3", ::kiln::onnx::OnnxParamKind::Variadic, false, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"Adam", 1, kInputs, kOutputs, 3, 2147483647, 1, 2147483647};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
 def ONNX_AddOp : ONNX_Op<"Add", [Pure, ONNX_ShapeInferenceOpInterface]> {
   let summary = "Performs element-wise binary addition (with Numpy-style broadcasting support).";
   let description = [{
@@ -319,6 +508,41 @@ The type of the output tensor is integer.
       static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
       {"reduced", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
       static const ::kiln::onnx::OnnxSchemaInfo kInfo{"ArgMin", 13, kInputs, kOutputs, 1, 1, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_ArrayFeatureExtractorOp : ONNX_Op<"ArrayFeatureExtractor", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Select elements of the input tensor based on the indices passed.<br> The indices are applied to the last axes of the tensor.";
+  let description = [{
+Select elements of the input tensor based on the indices passed.<br>
+    The indices are applied to the last axes of the tensor.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64, ONNX_StringType]>:$X,
+    TensorOf<[I64]>:$Y);
+  let results = (outs
+    TensorOf<[F32, F64, I32, I64, ONNX_StringType]>:$Z);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "ArrayFeatureExtractor";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"Y", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Z", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"ArrayFeatureExtractor", 1, kInputs, kOutputs, 2, 2, 1, 1};
       return kInfo;
     }
     ::mlir::LogicalResult $cppClass::verify() {
@@ -819,6 +1043,39 @@ implementations (even if a seed is specified).
   }];
 }
 
+def ONNX_BinarizerOp : ONNX_Op<"Binarizer", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Maps the values of the input tensor to either 0 or 1, element-wise, based on the outcome of a comparison against a threshold value.";
+  let description = [{
+Maps the values of the input tensor to either 0 or 1, element-wise, based on the outcome of a comparison against a threshold value.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64]>:$X,
+    DefaultValuedAttr<F32Attr, "0.0">:$threshold);
+  let results = (outs
+    TensorOf<[F32, F64, I32, I64]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "Binarizer";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"Binarizer", 1, kInputs, kOutputs, 1, 1, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
 def ONNX_BitCastOp : ONNX_Op<"BitCast", [Pure, ONNX_ShapeInferenceOpInterface]> {
   let summary = "Reinterprets the binary representation of a tensor as a different data type, specified by the 'to' attribute.";
   let description = [{
@@ -1235,6 +1492,86 @@ See documentation of the Cast operator for further details.
       static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
       {"output", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
       static const ::kiln::onnx::OnnxSchemaInfo kInfo{"CastLike", 25, kInputs, kOutputs, 2, 2, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_CastMapOp : ONNX_Op<"CastMap", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Converts a map to a tensor.<br>The map key must be an int64 and the values will be ordered in ascending order based on this key.<br>The operator supports dense packing or sparse packing.";
+  let description = [{
+Converts a map to a tensor.<br>The map key must be an int64 and the values will be ordered
+    in ascending order based on this key.<br>The operator supports dense packing or sparse packing.
+    If using sparse packing, the key cannot exceed the max_map-1 value.
+  }];
+  let arguments = (ins
+    AnyType:$X,
+    DefaultValuedStrAttr<StrAttr, "TO_FLOAT">:$cast_to,
+    DefaultValuedStrAttr<StrAttr, "DENSE">:$map_form,
+    DefaultValuedAttr<I64Attr, "1">:$max_map);
+  let results = (outs
+    TensorOf<[F32, I64, ONNX_StringType]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "CastMap";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"CastMap", 1, kInputs, kOutputs, 1, 1, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_CategoryMapperOp : ONNX_Op<"CategoryMapper", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Converts strings to integers and vice versa.<br> Two sequences of equal length are used to map between integers and strings, with strings and integers at the same index detailing the mapping.<br> E...";
+  let description = [{
+Converts strings to integers and vice versa.<br>
+    Two sequences of equal length are used to map between integers and strings,
+    with strings and integers at the same index detailing the mapping.<br>
+    Each operator converts either integers to strings or strings to integers, depending
+    on which default value attribute is provided. Only one default value attribute
+    should be defined.<br>
+    If the string default value is set, it will convert integers to strings.
+    If the int default value is set, it will convert strings to integers.
+  }];
+  let arguments = (ins
+    TensorOf<[I64, ONNX_StringType]>:$X,
+    OptionalAttr<I64ArrayAttr>:$cats_int64s,
+    OptionalAttr<StrArrayAttr>:$cats_strings,
+    DefaultValuedAttr<I64Attr, "-1">:$default_int64,
+    DefaultValuedStrAttr<StrAttr, "_Unused">:$default_string);
+  let results = (outs
+    TensorOf<[I64, ONNX_StringType]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "CategoryMapper";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"CategoryMapper", 1, kInputs, kOutputs, 1, 1, 1, 1};
       return kInfo;
     }
     ::mlir::LogicalResult $cppClass::verify() {
@@ -2244,6 +2581,50 @@ e.g., When the input is 2-D, the output is a scalar(shape is empty: `[]`).
   }];
 }
 
+def ONNX_DictVectorizerOp : ONNX_Op<"DictVectorizer", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Uses an index mapping to convert a dictionary to an array.<br> Given a dictionary, each key is looked up in the vocabulary attribute corresponding to the key type.";
+  let description = [{
+Uses an index mapping to convert a dictionary to an array.<br>
+    Given a dictionary, each key is looked up in the vocabulary attribute corresponding to
+    the key type. The index into the vocabulary array at which the key is found is then
+    used to index the output 1-D tensor 'Y' and insert into it the value found in the dictionary 'X'.<br>
+    The key type of the input map must correspond to the element type of the defined vocabulary attribute.
+    Therefore, the output array will be equal in length to the index mapping vector parameter.
+    All keys in the input dictionary must be present in the index mapping vector.
+    For each item in the input dictionary, insert its value in the output array.
+    Any keys not present in the input dictionary, will be zero in the output array.<br>
+    For example: if the ``string_vocabulary`` parameter is set to ``["a", "c", "b", "z"]``,
+    then an input of ``{"a": 4, "c": 8}`` will produce an output of ``[4, 8, 0, 0]``.
+  }];
+  let arguments = (ins
+    AnyType:$X,
+    OptionalAttr<I64ArrayAttr>:$int64_vocabulary,
+    OptionalAttr<StrArrayAttr>:$string_vocabulary);
+  let results = (outs
+    TensorOf<[F32, F64, I64, ONNX_StringType]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "DictVectorizer";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"DictVectorizer", 1, kInputs, kOutputs, 1, 1, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
 def ONNX_DivOp : ONNX_Op<"Div", [Pure, ONNX_ShapeInferenceOpInterface]> {
   let summary = "Performs element-wise binary division (with Numpy-style broadcasting support).";
   let description = [{
@@ -2664,6 +3045,42 @@ TensorProto message and be valid as an output type.
       static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
       {"output", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
       static const ::kiln::onnx::OnnxSchemaInfo kInfo{"EyeLike", 22, kInputs, kOutputs, 1, 1, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_FeatureVectorizerOp : ONNX_Op<"FeatureVectorizer", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Concatenates input tensors into one continuous output.<br> All input shapes are 2-D and are concatenated along the second dimension.";
+  let description = [{
+Concatenates input tensors into one continuous output.<br>
+    All input shapes are 2-D and are concatenated along the second dimension. 1-D tensors are treated as [1,C].
+    Inputs are copied to the output maintaining the order of the input arguments.<br>
+    All inputs must be integers or floats, while the output will be all floating point values.
+  }];
+  let arguments = (ins
+    Variadic<TensorOf<[F32, F64, I32, I64]>>:$X,
+    OptionalAttr<I64ArrayAttr>:$inputdimensions);
+  let results = (outs
+    TensorOf<[F32]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "FeatureVectorizer";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T1", ::kiln::onnx::OnnxParamKind::Variadic, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"FeatureVectorizer", 1, kInputs, kOutputs, 1, 2147483647, 1, 1};
       return kInfo;
     }
     ::mlir::LogicalResult $cppClass::verify() {
@@ -3331,6 +3748,162 @@ GlobalMaxPool consumes an input tensor X and applies max pooling across
   }];
 }
 
+def ONNX_GradientOp : ONNX_Op<"Gradient", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Gradient operator computes the partial derivatives of a specific tensor w.r.t.";
+  let description = [{
+Gradient operator computes the partial derivatives of a specific tensor w.r.t.
+some other tensors. This operator is widely used in gradient-based training
+algorithms. To illustrate its use, let's consider a computation graph,
+
+```
+X -----.
+       |
+       v
+W --> Conv --> H --> Gemm --> Y
+                      ^
+                      |
+                      Z
+```
+
+, where W and Z are trainable tensors. Note that operators' attributes are
+omitted for the sake of simplicity. Let dY/dW (dY/dZ) be the gradient of
+Y with respect to W (Z). The user can compute gradient by inserting Gradient
+operator to form another graph shown below.
+
+```
+W --> Conv --> H --> Gemm --> Y
+|      ^              ^
+|      |              |
+|      X              Z
+|      |              |
+|      |   .----------'
+|      |   |  (W/Z/X is the 1st/2nd/3rd input of Gradient as shown in
+|      |   |   "xs" followed by "zs")
+|      v   v
+'---> Gradient(xs=["W", "Z"], zs=["X"], y="Y")
+       |   |
+       |   '-----------------------------------> dY/dW (1st output of Gradient)
+       |
+       '---------------------------------------> dY/dZ (2nd output of Gradient)
+```
+
+By definition, the tensor "y" is a function of independent variables in "xs"
+and "zs". Since we only compute the gradient of "y" w.r.t. the differentiable
+variables in "xs", this Gradient only outputs dY/dW and dY/dZ. Note that "H"
+cannot appear in "xs" and "zs". The reason is that "H" can be determined by
+tensors "W" and "X" and therefore "H" is not an independent variable.
+
+All outputs are optional. If needed, for example, user can assign an empty
+string to the 1st output name of that Gradient to skip the generation of dY/dW.
+Note that the concept of optional outputs can also be found in ONNX's RNN, GRU,
+and LSTM.
+
+Gradient operator can compute derivative against intermediate tensors. For
+example, the gradient of Y with respect to H can be done via
+
+```
+W --> Conv --> H --> Gemm --> Y
+       ^       |      ^
+       |       |      |
+       X       |      Z
+       .-------'      |
+       |   .----------'
+       |   | (H/Z is the 1st/2nd input of Gradient as shown in "xs")
+       v   v
+      Gradient(xs=["H", "Z"], y="Y")
+       |   |
+       |   '-----------------------------------> dY/dH (1st output of Gradient)
+       |
+       '---------------------------------------> dY/dZ (2nd output of Gradient)
+```
+
+It is possible to represent high-order differentiation using Gradient operators.
+For example, given the following linear model:
+
+```
+W --> Gemm --> Y --> Loss --> O
+       ^              ^
+       |              |
+       X              L
+```
+
+To compute the 2nd order derivative of O with respect to W (denoted by
+d^2O/dW^2), one can do
+
+```
+W --> Gemm --> Y --> Loss --> O
+|      ^              ^
+|      |              |
+|      X .------------L
+|      | |            |
+|      | |            v
++------+-+> Gradient(xs=["X", "W"], zs=["L"], y="O") ---> dO/dX (1st output of Gradient)
+|      | |    |
+|      | |    '---> dO/dW (2nd output of Gradient)
+|      v v
+'---> Gradient(xs=["X", "W"], zs=["L"], y="dO/dW") ---> d(dO/dW)dX (1st output of
+       |                                                  Gradient)
+       |
+       |
+       '---> d^2O/dW^2 (2nd output of Gradient)
+```
+
+The tensors named in attributes "xs", "zs", and "y" define the differentiated
+computation graph, and the inputs to Gradient node define the values at
+which the gradient is computed. We can feed different tensors to the identified
+graph. For example, one can compute the gradient of Y with respect to H at
+a specific value of H, H_1, by providing that value as an input to the Gradient
+node.
+
+```
+W --> Conv --> H --> Gemm --> Y
+       ^              ^
+       |              |
+       X              Z
+
+          Z_1 (2nd input of Gradient)
+           |
+           v
+H_1 --> Gradient(xs=["H", "Z"], y="Y") ---> dY/dH when H = H_1 and Y = Y_1.
+           |
+           '------------------------------> dY/dZ (2nd output of Gradient)
+```
+
+When the inputs of Gradient are the tensors named in "xs" and "zs", the
+computation can be optimized. More specifically, intermediate variables in
+forward pass can be reused if the gradient is computed via reverse-mode
+auto-differentiation.
+  }];
+  let arguments = (ins
+    Variadic<TensorOf<[F32, F64, F16, I8, I16, I32, I64, UI8, UI16, UI32, UI64, I1, ONNX_StringType, Complex<F32>, Complex<F64>]>>:$Inputs,
+    StrArrayAttr:$xs,
+    StrAttr:$y,
+    OptionalAttr<StrArrayAttr>:$zs);
+  let results = (outs
+    Variadic<TensorOf<[F32, F64, F16]>>:$Outputs);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "Gradient";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"Inputs", "T1", ::kiln::onnx::OnnxParamKind::Variadic, false, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Outputs", "T2", ::kiln::onnx::OnnxParamKind::Variadic, false, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"Gradient", 1, kInputs, kOutputs, 1, 2147483647, 1, 2147483647};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
 def ONNX_GreaterOp : ONNX_Op<"Greater", [Pure, ONNX_ShapeInferenceOpInterface]> {
   let summary = "Returns the tensor resulted from performing the `greater` logical operation elementwise on the input tensors `A` and `B` (with Numpy-style broadcasting support).";
   let description = [{
@@ -3817,6 +4390,49 @@ also referred as "smooth" or "fancy" upsampling.
   }];
 }
 
+def ONNX_ImputerOp : ONNX_Op<"Imputer", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Replaces inputs that equal one value with another, leaving all other elements alone.<br> This operator is typically used to replace missing values in situations where they have a canonical represen...";
+  let description = [{
+Replaces inputs that equal one value with another, leaving all other elements alone.<br>
+    This operator is typically used to replace missing values in situations where they have a canonical
+    representation, such as -1, 0, NaN, or some extreme value.<br>
+    One and only one of imputed_value_floats or imputed_value_int64s should be defined -- floats if the input tensor
+    holds floats, integers if the input tensor holds integers. The imputed values must all fit within the
+    width of the tensor element type. One and only one of the replaced_value_float or replaced_value_int64 should be defined,
+    which one depends on whether floats or integers are being processed.<br>
+    The imputed_value attribute length can be 1 element, or it can have one element per input feature.<br>In other words, if the input tensor has the shape [*,F], then the length of the attribute array may be 1 or F. If it is 1, then it is broadcast along the last dimension and applied to each feature.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64]>:$X,
+    OptionalAttr<F32ArrayAttr>:$imputed_value_floats,
+    OptionalAttr<I64ArrayAttr>:$imputed_value_int64s,
+    DefaultValuedAttr<F32Attr, "0.0">:$replaced_value_float,
+    DefaultValuedAttr<I64Attr, "0">:$replaced_value_int64);
+  let results = (outs
+    TensorOf<[F32, F64, I32, I64]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "Imputer";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"Imputer", 1, kInputs, kOutputs, 1, 1, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
 def ONNX_InstanceNormalizationOp : ONNX_Op<"InstanceNormalization", [Pure, ONNX_ShapeInferenceOpInterface]> {
   let summary = "Carries out instance normalization as described in the paper https://arxiv.org/abs/1607.08022.";
   let description = [{
@@ -4068,6 +4684,68 @@ This operator has **optional** inputs/outputs. See [the doc](IR.md) for more det
       {"Y_h", "T", ::kiln::onnx::OnnxParamKind::Optional, true, 1},
       {"Y_c", "T", ::kiln::onnx::OnnxParamKind::Optional, true, 1}};
       static const ::kiln::onnx::OnnxSchemaInfo kInfo{"LSTM", 22, kInputs, kOutputs, 3, 8, 0, 3};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_LabelEncoderOp : ONNX_Op<"LabelEncoder", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Maps each element in the input tensor to another value.<br> The mapping is determined by the two parallel attributes, 'keys_*' and 'values_*' attribute.";
+  let description = [{
+Maps each element in the input tensor to another value.<br>
+    The mapping is determined by the two parallel attributes, 'keys_*' and
+    'values_*' attribute. The i-th value in the specified 'keys_*' attribute
+    would be mapped to the i-th value in the specified 'values_*' attribute. It
+    implies that input's element type and the element type of the specified
+    'keys_*' should be identical while the output type is identical to the
+    specified 'values_*' attribute. Note that the 'keys_*' and 'values_*' attributes
+    must have the same length. If an input element can not be found in the
+    specified 'keys_*' attribute, the 'default_*' that matches the specified
+    'values_*' attribute may be used as its output value. The type of the 'default_*'
+    attribute must match the 'values_*' attribute chosen. <br>
+    Let's consider an example which maps a string tensor to an integer tensor.
+    Assume and 'keys_strings' is ["Amy", "Sally"], 'values_int64s' is [5, 6],
+    and 'default_int64' is '-1'.  The input ["Dori", "Amy", "Amy", "Sally",
+    "Sally"] would be mapped to [-1, 5, 5, 6, 6].<br>
+    Since this operator is an one-to-one mapping, its input and output shapes
+    are the same. Notice that only one of 'keys_*'/'values_*' can be set.<br>
+    Float keys with value 'NaN' match any input 'NaN' value regardless of bit
+    value. If a key is repeated, the last key takes precedence.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I16, I32, I64, ONNX_StringType]>:$X,
+    DefaultValuedAttr<F32Attr, "-0.0">:$default_float,
+    DefaultValuedAttr<I64Attr, "-1">:$default_int64,
+    DefaultValuedStrAttr<StrAttr, "_Unused">:$default_string,
+    OptionalAttr<ElementsAttr>:$default_tensor,
+    OptionalAttr<F32ArrayAttr>:$keys_floats,
+    OptionalAttr<I64ArrayAttr>:$keys_int64s,
+    OptionalAttr<StrArrayAttr>:$keys_strings,
+    OptionalAttr<ElementsAttr>:$keys_tensor,
+    OptionalAttr<F32ArrayAttr>:$values_floats,
+    OptionalAttr<I64ArrayAttr>:$values_int64s,
+    OptionalAttr<StrArrayAttr>:$values_strings,
+    OptionalAttr<ElementsAttr>:$values_tensor);
+  let results = (outs
+    TensorOf<[F32, F64, I16, I32, I64, ONNX_StringType]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "LabelEncoder";
+    static constexpr int kSinceVersion = 4;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"LabelEncoder", 4, kInputs, kOutputs, 1, 1, 1, 1};
       return kInfo;
     }
     ::mlir::LogicalResult $cppClass::verify() {
@@ -4331,6 +5009,87 @@ but may be implemented using chunk-parallel algorithms for GPU efficiency.
       {"output", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1},
       {"present_state", "S", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
       static const ::kiln::onnx::OnnxSchemaInfo kInfo{"LinearAttention", 27, kInputs, kOutputs, 3, 6, 2, 2};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_LinearClassifierOp : ONNX_Op<"LinearClassifier", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Linear classifier";
+  let description = [{
+Linear classifier
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64]>:$X,
+    OptionalAttr<I64ArrayAttr>:$classlabels_ints,
+    OptionalAttr<StrArrayAttr>:$classlabels_strings,
+    F32ArrayAttr:$coefficients,
+    OptionalAttr<F32ArrayAttr>:$intercepts,
+    DefaultValuedAttr<I64Attr, "0">:$multi_class,
+    DefaultValuedStrAttr<StrAttr, "NONE">:$post_transform);
+  let results = (outs
+    TensorOf<[I64, ONNX_StringType]>:$Y,
+    TensorOf<[F32]>:$Z);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "LinearClassifier";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"Z", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"LinearClassifier", 1, kInputs, kOutputs, 1, 1, 2, 2};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_LinearRegressorOp : ONNX_Op<"LinearRegressor", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Generalized linear regression evaluation.<br> If targets is set to 1 (default) then univariate regression is performed.<br> If targets is set to M then M sets of coefficients must be passed in as a...";
+  let description = [{
+Generalized linear regression evaluation.<br>
+    If targets is set to 1 (default) then univariate regression is performed.<br>
+    If targets is set to M then M sets of coefficients must be passed in as a sequence
+    and M results will be output for each input n in N.<br>
+    The coefficients array is of length n, and the coefficients for each target are contiguous.
+    Intercepts are optional but if provided must match the number of targets.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64]>:$X,
+    OptionalAttr<F32ArrayAttr>:$coefficients,
+    OptionalAttr<F32ArrayAttr>:$intercepts,
+    DefaultValuedStrAttr<StrAttr, "NONE">:$post_transform,
+    DefaultValuedAttr<I64Attr, "1">:$targets);
+  let results = (outs
+    TensorOf<[F32]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "LinearRegressor";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"LinearRegressor", 1, kInputs, kOutputs, 1, 1, 1, 1};
       return kInfo;
     }
     ::mlir::LogicalResult $cppClass::verify() {
@@ -5198,6 +5957,105 @@ This operator supports **multidirectional (i.e., NumPy-style) broadcasting**; fo
   }];
 }
 
+def ONNX_MomentumOp : ONNX_Op<"Momentum", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Compute one iteration of stochastic gradient update with momentum.";
+  let description = [{
+Compute one iteration of stochastic gradient update with momentum.
+    This operator can conduct the optimization of multiple tensor variables.
+
+    Let's define the behavior of this operator. As you can imagine, SG with momentum requires
+    several parameters:
+
+     - The learning-rate "R".
+     - The update count "T". That is, the number of conducted training iterations. It should
+       be zero in the first training iteration.
+     - A L2-norm regularization coefficient "norm_coefficient".
+     - A decay coefficient of previous accumulated gradient (i.e., momentum) "alpha".
+     - The scaling coefficient of current gradient "beta".
+     - An attribute to choose either standard momentum or Nesterov's momentum "mode" should
+       be used.
+
+    For the sake of simplicity, assume that there is only one tensor (called "X") to be optimized.
+    Other necessary inputs are "X"'s gradient (called "G") and "X"'s momentum (called "V"). This
+    Momentum operator maps all these inputs to the new value of "X" (called "X_new") and its new
+    momentum (called "V_new").
+
+    This operator supports two different momentum algorithms. Set the attribute "mode" to
+    "nesterov" if Nesterov's momentum is desired. Otherwise, set the attribute "model" to
+    "standard" to use standard momentum. Computation details are described subsequently.
+
+    Let "+", "-", "*", and "/" are all element-wise operations with numpy-style broadcasting.
+
+    Pseudo code for SG with standard momentum:
+
+      // Add gradient of 0.5 * norm_coefficient * ||X||^2, where ||X|| is the sum of squared
+      // values of all elements in X.
+      G_regularized = norm_coefficient * X + G
+
+      // In the first training iteration, beta should always be 1.
+      beta_adjusted = T > 0 ? beta : 1
+
+      // Compute the current momentum based on previous momentum and the current gradient.
+      V_new = alpha * V + beta_adjusted * G_regularized
+
+      // Update X.
+      X_new = X - R * V_new
+
+    Pseudo code for SG with Nesterov's momentum:
+
+      // Add gradient of 0.5 * norm_coefficient * ||X||^2, where ||X|| is the sum of squared
+      // values of all elements in X.
+      G_regularized = norm_coefficient * X + G;
+
+      // In the first training iteration, beta should always be 1.
+      beta_adjusted = T > 0 ? beta : 1
+
+      // Compute the current momentum based on previous momentum and the current gradient.
+      V_new = alpha * V + beta_adjusted * G_regularized;
+
+      // Compute final update direction and then update X.
+      X_new = X - R * (G_regularized + alpha * V_new)
+
+    If one assign this operators to optimize multiple inputs, for example, "X_1" and "X_2". The same
+    pseudo code would be extended to handle all tensors jointly. More specifically, we can view "X" as a
+    concatenation of "X_1" and "X_2" (of course, their gradient and accumulate gradient should
+    be concatenated too) and then our pseudo code becomes applicable.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64]>:$R,
+    TensorOf<[I64]>:$T,
+    Variadic<TensorOf<[F32, F64]>>:$inputs,
+    F32Attr:$alpha,
+    F32Attr:$beta,
+    StrAttr:$mode,
+    F32Attr:$norm_coefficient);
+  let results = (outs
+    Variadic<TensorOf<[F32, F64]>>:$outputs);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "Momentum";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"R", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"T", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"inputs", "T3", ::kiln::onnx::OnnxParamKind::Variadic, false, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"outputs", "T3", ::kiln::onnx::OnnxParamKind::Variadic, false, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"Momentum", 1, kInputs, kOutputs, 3, 2147483647, 1, 2147483647};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
 def ONNX_MulOp : ONNX_Op<"Mul", [Pure, ONNX_ShapeInferenceOpInterface]> {
   let summary = "Performs element-wise binary multiplication (with Numpy-style broadcasting support).";
   let description = [{
@@ -5528,6 +6386,48 @@ Returns the indices of the elements that are non-zero
   }];
 }
 
+def ONNX_NormalizerOp : ONNX_Op<"Normalizer", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Normalize the input.";
+  let description = [{
+Normalize the input.  There are three normalization modes, which have the corresponding formulas,
+    defined using element-wise infix operators '/' and '^' and tensor-wide functions 'max' and 'sum':<br>
+<br>
+    Max: Y = X / max(X)<br>
+    L1:  Y = X / sum(X)<br>
+    L2:  Y = sqrt(X^2 / sum(X^2)}<br>
+    In all modes, if the divisor is zero, Y == X.
+<br>
+    For batches, that is, [N,C] tensors, normalization is done along the C axis. In other words, each row
+    of the batch is normalized independently.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64]>:$X,
+    DefaultValuedStrAttr<StrAttr, "MAX">:$norm);
+  let results = (outs
+    TensorOf<[F32]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "Normalizer";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"Normalizer", 1, kInputs, kOutputs, 1, 1, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
 def ONNX_NotOp : ONNX_Op<"Not", [Pure, ONNX_ShapeInferenceOpInterface]> {
   let summary = "Returns the negation of the input tensor element-wise.";
   let description = [{
@@ -5606,6 +6506,48 @@ Produces a one-hot tensor based on inputs.
       static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
       {"output", "T3", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
       static const ::kiln::onnx::OnnxSchemaInfo kInfo{"OneHot", 28, kInputs, kOutputs, 3, 3, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_OneHotEncoderOp : ONNX_Op<"OneHotEncoder", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Replace each input element with an array of ones and zeros, where a single one is placed at the index of the category that was passed in.";
+  let description = [{
+Replace each input element with an array of ones and zeros, where a single
+    one is placed at the index of the category that was passed in. The total category count
+    will determine the size of the extra dimension of the output array Y.<br>
+    For example, if we pass a tensor with a single value of 4, and a category count of 8,
+    the output will be a tensor with ``[0,0,0,0,1,0,0,0]``.<br>
+    This operator assumes every input feature is from the same set of categories.<br>
+    If the input is a tensor of float, int32, or double, the data will be cast
+    to integers and the cats_int64s category list will be used for the lookups.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64, ONNX_StringType]>:$X,
+    OptionalAttr<I64ArrayAttr>:$cats_int64s,
+    OptionalAttr<StrArrayAttr>:$cats_strings,
+    DefaultValuedAttr<I64Attr, "1">:$zeros);
+  let results = (outs
+    TensorOf<[F32]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "OneHotEncoder";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"OneHotEncoder", 1, kInputs, kOutputs, 1, 1, 1, 1};
       return kInfo;
     }
     ::mlir::LogicalResult $cppClass::verify() {
@@ -7518,6 +8460,125 @@ Constraints on inputs:
       static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
       {"output", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
       static const ::kiln::onnx::OnnxSchemaInfo kInfo{"STFT", 17, kInputs, kOutputs, 2, 4, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_SVMClassifierOp : ONNX_Op<"SVMClassifier", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Support Vector Machine classifier";
+  let description = [{
+Support Vector Machine classifier
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64]>:$X,
+    OptionalAttr<I64ArrayAttr>:$classlabels_ints,
+    OptionalAttr<StrArrayAttr>:$classlabels_strings,
+    OptionalAttr<F32ArrayAttr>:$coefficients,
+    OptionalAttr<F32ArrayAttr>:$kernel_params,
+    DefaultValuedStrAttr<StrAttr, "LINEAR">:$kernel_type,
+    DefaultValuedStrAttr<StrAttr, "NONE">:$post_transform,
+    OptionalAttr<F32ArrayAttr>:$prob_a,
+    OptionalAttr<F32ArrayAttr>:$prob_b,
+    OptionalAttr<F32ArrayAttr>:$rho,
+    OptionalAttr<F32ArrayAttr>:$support_vectors,
+    OptionalAttr<I64ArrayAttr>:$vectors_per_class);
+  let results = (outs
+    TensorOf<[I64, ONNX_StringType]>:$Y,
+    TensorOf<[F32]>:$Z);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "SVMClassifier";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"Z", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"SVMClassifier", 1, kInputs, kOutputs, 1, 1, 2, 2};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_SVMRegressorOp : ONNX_Op<"SVMRegressor", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Support Vector Machine regression prediction and one-class SVM anomaly detection.";
+  let description = [{
+Support Vector Machine regression prediction and one-class SVM anomaly detection.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64]>:$X,
+    OptionalAttr<F32ArrayAttr>:$coefficients,
+    OptionalAttr<F32ArrayAttr>:$kernel_params,
+    DefaultValuedStrAttr<StrAttr, "LINEAR">:$kernel_type,
+    DefaultValuedAttr<I64Attr, "0">:$n_supports,
+    DefaultValuedAttr<I64Attr, "0">:$one_class,
+    DefaultValuedStrAttr<StrAttr, "NONE">:$post_transform,
+    OptionalAttr<F32ArrayAttr>:$rho,
+    OptionalAttr<F32ArrayAttr>:$support_vectors);
+  let results = (outs
+    TensorOf<[F32]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "SVMRegressor";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"SVMRegressor", 1, kInputs, kOutputs, 1, 1, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_ScalerOp : ONNX_Op<"Scaler", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Rescale input data, for example to standardize features by removing the mean and scaling to unit variance.";
+  let description = [{
+Rescale input data, for example to standardize features by removing the mean and scaling to unit variance.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64]>:$X,
+    OptionalAttr<F32ArrayAttr>:$offset,
+    OptionalAttr<F32ArrayAttr>:$scale);
+  let results = (outs
+    TensorOf<[F32]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "Scaler";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"Scaler", 1, kInputs, kOutputs, 1, 1, 1, 1};
       return kInfo;
     }
     ::mlir::LogicalResult $cppClass::verify() {
@@ -9669,6 +10730,200 @@ as the input.
   }];
 }
 
+def ONNX_TreeEnsembleOp : ONNX_Op<"TreeEnsemble", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Tree Ensemble operator.";
+  let description = [{
+Tree Ensemble operator.  Returns the regressed values for each input in a batch.
+    Inputs have dimensions `[N, F]` where `N` is the input batch size and `F` is the number of input features.
+    Outputs have dimensions `[N, num_targets]` where `N` is the batch size and `num_targets` is the number of targets, which is a configurable attribute.
+
+    The encoding of this attribute is split along interior nodes and the leaves of the trees. Notably, attributes with the prefix `nodes_*` are associated with interior nodes, and attributes with the prefix `leaf_*` are associated with leaves.
+    The attributes `nodes_*` must all have the same length and encode a sequence of tuples, as defined by taking all the `nodes_*` fields at a given position.
+
+    All fields prefixed with `leaf_*` represent tree leaves, and similarly define tuples of leaves and must have identical length.
+
+    This operator can be used to implement both the previous `TreeEnsembleRegressor` and `TreeEnsembleClassifier` nodes.
+    The `TreeEnsembleRegressor` node maps directly to this node and requires changing how the nodes are represented.
+    The `TreeEnsembleClassifier` node can be implemented by adding a `ArgMax` node after this node to determine the top class.
+    To encode class labels, a `LabelEncoder` or `GatherND` operator may be used.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, F16]>:$X,
+    DefaultValuedAttr<I64Attr, "1">:$aggregate_function,
+    I64ArrayAttr:$leaf_targetids,
+    ElementsAttr:$leaf_weights,
+    OptionalAttr<ElementsAttr>:$membership_values,
+    OptionalAttr<I64Attr>:$n_targets,
+    I64ArrayAttr:$nodes_falseleafs,
+    I64ArrayAttr:$nodes_falsenodeids,
+    I64ArrayAttr:$nodes_featureids,
+    OptionalAttr<ElementsAttr>:$nodes_hitrates,
+    OptionalAttr<I64ArrayAttr>:$nodes_missing_value_tracks_true,
+    ElementsAttr:$nodes_modes,
+    ElementsAttr:$nodes_splits,
+    I64ArrayAttr:$nodes_trueleafs,
+    I64ArrayAttr:$nodes_truenodeids,
+    DefaultValuedAttr<I64Attr, "0">:$post_transform,
+    I64ArrayAttr:$tree_roots);
+  let results = (outs
+    TensorOf<[F32, F64, F16]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "TreeEnsemble";
+    static constexpr int kSinceVersion = 5;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"TreeEnsemble", 5, kInputs, kOutputs, 1, 1, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_TreeEnsembleClassifierOp : ONNX_Op<"TreeEnsembleClassifier", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Deprecated in ONNX.";
+  let description = [{
+Deprecated in ONNX. This operator is DEPRECATED. Please use TreeEnsemble with provides similar functionality.
+    In order to determine the top class, the ArgMax node can be applied to the output of TreeEnsemble.
+    To encode class labels, use a LabelEncoder operator.
+    Tree Ensemble classifier. Returns the top class for each of N inputs.<br>
+    The attributes named 'nodes_X' form a sequence of tuples, associated by
+    index into the sequences, which must all be of equal length. These tuples
+    define the nodes.<br>
+    Similarly, all fields prefixed with 'class_' are tuples of votes at the leaves.
+    A leaf may have multiple votes, where each vote is weighted by
+    the associated class_weights index.<br>
+    One and only one of classlabels_strings or classlabels_int64s
+    will be defined. The class_ids are indices into this list.
+    All fields ending with <i>_as_tensor</i> can be used instead of the
+    same parameter without the suffix if the element type is double and not float.
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64]>:$X,
+    OptionalAttr<F32ArrayAttr>:$base_values,
+    OptionalAttr<ElementsAttr>:$base_values_as_tensor,
+    OptionalAttr<I64ArrayAttr>:$class_ids,
+    OptionalAttr<I64ArrayAttr>:$class_nodeids,
+    OptionalAttr<I64ArrayAttr>:$class_treeids,
+    OptionalAttr<F32ArrayAttr>:$class_weights,
+    OptionalAttr<ElementsAttr>:$class_weights_as_tensor,
+    OptionalAttr<I64ArrayAttr>:$classlabels_int64s,
+    OptionalAttr<StrArrayAttr>:$classlabels_strings,
+    OptionalAttr<I64ArrayAttr>:$nodes_falsenodeids,
+    OptionalAttr<I64ArrayAttr>:$nodes_featureids,
+    OptionalAttr<F32ArrayAttr>:$nodes_hitrates,
+    OptionalAttr<ElementsAttr>:$nodes_hitrates_as_tensor,
+    OptionalAttr<I64ArrayAttr>:$nodes_missing_value_tracks_true,
+    OptionalAttr<StrArrayAttr>:$nodes_modes,
+    OptionalAttr<I64ArrayAttr>:$nodes_nodeids,
+    OptionalAttr<I64ArrayAttr>:$nodes_treeids,
+    OptionalAttr<I64ArrayAttr>:$nodes_truenodeids,
+    OptionalAttr<F32ArrayAttr>:$nodes_values,
+    OptionalAttr<ElementsAttr>:$nodes_values_as_tensor,
+    DefaultValuedStrAttr<StrAttr, "NONE">:$post_transform);
+  let results = (outs
+    TensorOf<[I64, ONNX_StringType]>:$Y,
+    TensorOf<[F32]>:$Z);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "TreeEnsembleClassifier";
+    static constexpr int kSinceVersion = 5;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T2", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"Z", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"TreeEnsembleClassifier", 5, kInputs, kOutputs, 1, 1, 2, 2};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_TreeEnsembleRegressorOp : ONNX_Op<"TreeEnsembleRegressor", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Deprecated in ONNX.";
+  let description = [{
+Deprecated in ONNX. This operator is DEPRECATED. Please use TreeEnsemble instead which provides the same
+    functionality.<br>
+    Tree Ensemble regressor.  Returns the regressed values for each input in N.<br>
+    All args with nodes_ are fields of a tuple of tree nodes, and
+    it is assumed they are the same length, and an index i will decode the
+    tuple across these inputs.  Each node id can appear only once
+    for each tree id.<br>
+    All fields prefixed with target_ are tuples of votes at the leaves.<br>
+    A leaf may have multiple votes, where each vote is weighted by
+    the associated target_weights index.<br>
+    All fields ending with <i>_as_tensor</i> can be used instead of the
+    same parameter without the suffix if the element type is double and not float.
+    All trees must have their node ids start at 0 and increment by 1.<br>
+    Mode enum is BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, BRANCH_GT, BRANCH_EQ, BRANCH_NEQ, LEAF
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, I32, I64]>:$X,
+    DefaultValuedStrAttr<StrAttr, "SUM">:$aggregate_function,
+    OptionalAttr<F32ArrayAttr>:$base_values,
+    OptionalAttr<ElementsAttr>:$base_values_as_tensor,
+    OptionalAttr<I64Attr>:$n_targets,
+    OptionalAttr<I64ArrayAttr>:$nodes_falsenodeids,
+    OptionalAttr<I64ArrayAttr>:$nodes_featureids,
+    OptionalAttr<F32ArrayAttr>:$nodes_hitrates,
+    OptionalAttr<ElementsAttr>:$nodes_hitrates_as_tensor,
+    OptionalAttr<I64ArrayAttr>:$nodes_missing_value_tracks_true,
+    OptionalAttr<StrArrayAttr>:$nodes_modes,
+    OptionalAttr<I64ArrayAttr>:$nodes_nodeids,
+    OptionalAttr<I64ArrayAttr>:$nodes_treeids,
+    OptionalAttr<I64ArrayAttr>:$nodes_truenodeids,
+    OptionalAttr<F32ArrayAttr>:$nodes_values,
+    OptionalAttr<ElementsAttr>:$nodes_values_as_tensor,
+    DefaultValuedStrAttr<StrAttr, "NONE">:$post_transform,
+    OptionalAttr<I64ArrayAttr>:$target_ids,
+    OptionalAttr<I64ArrayAttr>:$target_nodeids,
+    OptionalAttr<I64ArrayAttr>:$target_treeids,
+    OptionalAttr<F32ArrayAttr>:$target_weights,
+    OptionalAttr<ElementsAttr>:$target_weights_as_tensor);
+  let results = (outs
+    TensorOf<[F32]>:$Y);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "TreeEnsembleRegressor";
+    static constexpr int kSinceVersion = 5;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"TreeEnsembleRegressor", 5, kInputs, kOutputs, 1, 1, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
 def ONNX_TriluOp : ONNX_Op<"Trilu", [Pure, ONNX_ShapeInferenceOpInterface]> {
   let summary = "Given a 2-D matrix or batches of 2-D matrices, returns the upper or lower triangular part of the tensor(s).";
   let description = [{
@@ -10001,6 +11256,43 @@ This operator supports **multidirectional (i.e., Numpy-style) broadcasting**; fo
       static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
       {"C", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
       static const ::kiln::onnx::OnnxSchemaInfo kInfo{"Xor", 7, kInputs, kOutputs, 2, 2, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
+def ONNX_ZipMapOp : ONNX_Op<"ZipMap", [Pure, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Creates a map from the input and the attributes.<br> The values are provided by the input tensor, while the keys are specified by the attributes.";
+  let description = [{
+Creates a map from the input and the attributes.<br>
+    The values are provided by the input tensor, while the keys are specified by the attributes.
+    Must provide keys in either classlabels_strings or classlabels_int64s (but not both).<br>
+    The columns of the tensor correspond one-by-one to the keys specified by the attributes. There must be as many columns as keys.<br>
+  }];
+  let arguments = (ins
+    TensorOf<[F32]>:$X,
+    OptionalAttr<I64ArrayAttr>:$classlabels_int64s,
+    OptionalAttr<StrArrayAttr>:$classlabels_strings);
+  let results = (outs
+    AnyType:$Z);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "ZipMap";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"X", nullptr, ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Z", "T", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"ZipMap", 1, kInputs, kOutputs, 1, 1, 1, 1};
       return kInfo;
     }
     ::mlir::LogicalResult $cppClass::verify() {

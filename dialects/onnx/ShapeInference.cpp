@@ -1155,6 +1155,33 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
   };
   m["Range"] = rangeRule;
   m["MaxUnpool"] = maxUnpoolRule;
+  // Optimizers (ai.onnx.preview.training): R, T, then groups of n tensors
+  // (X, G, V[, H]); the results are the new X, V[, H], each shaped like its
+  // input.
+  for (auto [name, groups] : {std::pair("Momentum", 3), {"Adagrad", 3}, {"Adam", 4}})
+    m[name] = [groups = groups](const Ctx &c) -> LogicalResult {
+      int64_t n = ((int64_t)c.op->getNumOperands() - 2) / groups;
+      if (n <= 0 || (int64_t)c.op->getNumResults() != n * (groups - 1))
+        return c.fail() << "expects R, T and " << groups << " groups of tensors";
+      for (int64_t j = 0; j < (int64_t)c.op->getNumResults(); ++j) {
+        int64_t group = j / n == 0 ? 0 : j / n + 1;
+        if (auto t = c.in(2 + group * n + j % n))
+          if (failed(c.set(j, t.getShape(), t.getElementType())))
+            return failure();
+      }
+      return success();
+    };
+  m["Binarizer"] = [](const Ctx &c) { return c.same(); };
+  m["ArrayFeatureExtractor"] = [](const Ctx &c) {
+    auto x = c.in(0), y = c.in(1);
+    if (!x || !y || x.getRank() < 1 || !y.hasStaticShape())
+      return success();
+    SmallVector<int64_t> shape(x.getShape().drop_back());
+    if (shape.empty())
+      shape.push_back(1);
+    shape.push_back(y.getNumElements());
+    return c.set(0, shape, x.getElementType());
+  };
   m["RoiAlign"] = [](const Ctx &c) {
     auto x = c.in(0), rois = c.in(1);
     if (!x || !rois || x.getRank() != 4 || rois.getRank() != 2)

@@ -16,7 +16,9 @@ import numpy
 import onnx
 from onnx import defs
 
-DOMAIN = ""
+# The domains kiln imports: the default one, the classical-ML one and the
+# training preview (optimizers). Op names do not clash across them (checked).
+DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training")
 
 # Ops whose results depend on hidden state (RNG); they must not be CSE'd or
 # hoisted, so they get no `Pure`. Dropout is random when training_mode=1.
@@ -106,11 +108,22 @@ def sanitize(name):
 def latest_schemas():
     by_name = collections.defaultdict(list)
     for s in defs.get_all_schemas_with_history():
-        if s.domain == DOMAIN:
+        if s.domain in DOMAINS:
             by_name[s.name].append(s)
+    for n, v in by_name.items():
+        if len({s.domain for s in v}) != 1:
+            raise SystemExit("op %s is in several domains" % n)
     return {
         n: sorted(v, key=lambda s: s.since_version) for n, v in by_name.items()
     }
+
+
+def domain_max_opsets():
+    """The newest opset of each domain, from onnx's release table (the last
+    row: release, IR, ai.onnx, ai.onnx.ml, ai.onnx.training)."""
+    latest = onnx.helper.VERSION_TABLE[-1]
+    return {"": defs.onnx_opset_version(), "ai.onnx.ml": latest[3],
+            "ai.onnx.preview.training": latest[4]}
 
 
 def tensor_constraint(type_strs):
@@ -386,7 +399,14 @@ def main():
                "  const int *outputTypeSource;\n"
                "  // Per output: the TensorProto dtype if only one is allowed, else 0.\n"
                "  const int *outputFixedDtype;\n"
+               "  // \"\" for the default domain, else e.g. \"ai.onnx.ml\".\n"
+               "  const char *domain;\n"
                "};\n")
+    inc.append("struct OnnxDomainInfo {\n  const char *name;\n  int maxOpset;\n};")
+    inc.append("inline constexpr OnnxDomainInfo kOnnxDomains[] = {")
+    for d, v in domain_max_opsets().items():
+        inc.append('    {"%s", %d},' % (d, v))
+    inc.append("};\n")
     for name in sorted(schemas):
         vs = ", ".join(str(s.since_version) for s in schemas[name])
         inc.append("inline constexpr int kOnnxSince_%s[] = {%s};" % (name, vs))
@@ -399,10 +419,10 @@ def main():
         sc = schemas[name][-1]
         var_in = bool(sc.inputs) and param_kind(sc.inputs[-1]) == "Variadic"
         var_out = bool(sc.outputs) and param_kind(sc.outputs[-1]) == "Variadic"
-        inc.append('    {"%s", kOnnxSince_%s, %d, %d, %d, %s, %d, %s, kOnnxOutSrc_%s, kOnnxOutDtype_%s},' % (
+        inc.append('    {"%s", kOnnxSince_%s, %d, %d, %d, %s, %d, %s, kOnnxOutSrc_%s, kOnnxOutDtype_%s, "%s"},' % (
             name, name, len(schemas[name]), len(sc.inputs), sc.min_input,
             "true" if var_in else "false", len(sc.outputs),
-            "true" if var_out else "false", name, name))
+            "true" if var_out else "false", name, name, sc.domain))
     inc.append("};")
     with open(os.path.join(args.out_dir, "OnnxOpVersions.inc"), "w") as f:
         f.write("\n".join(inc) + "\n")
