@@ -65,12 +65,13 @@ def CudaEmulate : Pass<"kiln-cuda-emulate", "::mlir::ModuleOp"> {
     stretch between barriers loops over the block's threads, which keeps
     CUDA's semantics: every thread ends a phase before any starts the next.
     Shared memory becomes a host buffer, private memory one slice per
-    thread. `gpu.alloc`, `gpu.memcpy` and the upload of constants become
+    thread, both filled with NaN (or an integer pattern) as each block
+    starts, so that a kernel reading what it did not write fails its check. `gpu.alloc`, `gpu.memcpy` and the upload of constants become
     host allocations and copies, and one-thread-per-element loop nests stay
     host loops. A value of one thread used across a barrier is an error.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect"];
 }
 
 def NameKernels : Pass<"kiln-name-kernels", "::mlir::ModuleOp"> {

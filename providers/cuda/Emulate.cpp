@@ -9,7 +9,8 @@
 //    and each piece between two barriers loops over the block's threads,
 //    so every thread finishes a phase before any starts the next;
 //  - shared memory becomes one host buffer; a thread's private memory gets
-//    one slice per thread of the block;
+//    one slice per thread of the block; both are filled with garbage (NaN)
+//    as each block starts, as on a GPU;
 //  - device buffers, copies and the upload of constants become host ones;
 //  - one-thread-per-element loop nests stay host loops.
 //
@@ -19,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -92,6 +94,23 @@ public:
       auto loop = b.create<scf::ForOp>(loc, zero, size, one);
       map.map(id, loop.getInductionVar());
       b.setInsertionPoint(loop.getBody()->getTerminator());
+    }
+    // A block starts with garbage in shared and private memory, not the
+    // previous block's data: NaN (floats) or a pattern (integers), so that
+    // a kernel reading before it writes fails its check.
+    SmallVector<BlockArgument> memory(launch.getWorkgroupAttributions());
+    llvm::append_range(memory, launch.getPrivateAttributions());
+    for (BlockArgument arg : memory) {
+      Value buffer = map.lookup(arg);
+      Type elt = cast<MemRefType>(buffer.getType()).getElementType();
+      TypedAttr poison;
+      if (auto f = dyn_cast<FloatType>(elt))
+        poison = b.getFloatAttr(f, APFloat::getNaN(f.getFloatSemantics()));
+      else if (elt.isIntOrIndex())
+        poison = b.getIntegerAttr(elt, 0x5A5A5A5A);
+      if (poison)
+        b.create<linalg::FillOp>(
+            loc, b.create<arith::ConstantOp>(loc, poison).getResult(), buffer);
     }
     if (failed(emitBlock(body, b)))
       return failure();

@@ -33,8 +33,14 @@ namespace {
 // computing 4x4 outputs strided by 16 (coalesced stores, no bank conflicts
 // on the shared tiles), 16 reduction steps per staged tile.
 constexpr int64_t kTile = 64, kTileK = 16, kThreads = 16, kMicro = 4;
+// A tile row of 65: threads staging along k write 65 words apart, a
+// different bank each (64 apart would be one bank, 16-way conflicts).
+constexpr int64_t kPad = 1;
 // Reductions: up to 256 threads per output; shorter ones stay sequential.
 constexpr int64_t kReduceThreads = 256, kMinReduction = 64;
+// Reductions over an outer dim: 32 adjacent outputs per block (a warp's
+// coalesced reads), 8 threads along the reduction for each.
+constexpr int64_t kColumns = 32, kColumnLanes = 8;
 // Below this many rows or columns a contraction tile would be mostly idle.
 constexpr int64_t kMinContractionDim = 16;
 constexpr int64_t kMaxGridYZ = 65535;
@@ -104,6 +110,8 @@ IRMapping cloneBody(OpBuilder &b, Block &body, ValueRange args,
 
 bool suitsKernel(linalg::GenericOp op) {
   return op.hasPureBufferSemantics() && op.getNumDpsInits() == 1 &&
+         llvm::all_of(op->getOperandTypes(),
+                      [](Type t) { return isa<MemRefType>(t); }) &&
          op.getBody()->getOps<linalg::IndexOp>().empty() &&
          !ShapedType::isDynamicShape(op.getStaticLoopRanges()) &&
          op.getIndexingMapsArray().back().isProjectedPermutation();
@@ -191,9 +199,9 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op,
       kb.idx(llvm::divideCeil(c.numM, kTile)), kb.idx(c.numBatch),
       kb.idx(kThreads), kb.idx(kThreads), kb.idx(1), Value(), Type(),
       ValueRange(),
-      TypeRange{sharedType({kTileK, kTile}, elementOf(operands[0]),
+      TypeRange{sharedType({kTileK, kTile + kPad}, elementOf(operands[0]),
                            gpu::AddressSpace::Workgroup),
-                sharedType({kTileK, kTile}, elementOf(operands[1]),
+                sharedType({kTileK, kTile + kPad}, elementOf(operands[1]),
                            gpu::AddressSpace::Workgroup)},
       TypeRange{
           sharedType({kMicro, kMicro}, accType, gpu::AddressSpace::Private)});
@@ -241,6 +249,12 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op,
   auto accAt = [&](int64_t i, int64_t j) {
     return SmallVector<Value>{kb.idx(i), kb.idx(j)};
   };
+  // Outputs past the edge are computed (from zero-padded tiles) but never
+  // stored; they start from zero rather than undefined values.
+  Value accZero = rw.create<arith::ConstantOp>(loc, rw.getZeroAttr(accType));
+  for (int64_t i = 0; i < kMicro; ++i)
+    for (int64_t j = 0; j < kMicro; ++j)
+      rw.create<memref::StoreOp>(loc, accZero, acc, accAt(i, j));
   forEachOutput([&](int64_t i, int64_t j, SmallVector<Value> &at) {
     Value init = rw.create<memref::LoadOp>(loc, out, at);
     rw.create<memref::StoreOp>(loc, init, acc, accAt(i, j));
@@ -336,6 +350,10 @@ struct Reduction {
   int64_t numOutputs, numReduced;
   Operation *combine;
   Value x;
+  /// For a reduction over an outer dim (a [K, N] matrix-vector product,
+  /// ReduceSum over C of NCHW): the parallel dim innermost in the inputs,
+  /// along which a warp's threads take adjacent outputs.
+  std::optional<unsigned> fast;
 };
 
 std::optional<Reduction> analyzeReduction(linalg::GenericOp op) {
@@ -372,6 +390,28 @@ std::optional<Reduction> analyzeReduction(linalg::GenericOp op) {
   if (r.reduced.empty() || r.numReduced < kMinReduction ||
       r.numOutputs > std::numeric_limits<int32_t>::max())
     return std::nullopt;
+  // A warp's reads must be adjacent in memory: its threads take consecutive
+  // reduction steps when each input that varies along the reduction has a
+  // reduced dim innermost; else consecutive outputs along the one parallel
+  // dim those inputs have innermost.
+  auto reads = [&](AffineExpr e) {
+    return llvm::any_of(r.reduced,
+                        [&](unsigned d) { return e.isFunctionOfDim(d); });
+  };
+  bool rows = true;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (!llvm::any_of(map.getResults(), reads) ||
+        reads(map.getResults().back()))
+      continue;
+    rows = false;
+    auto dim = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!dim || (r.fast && *r.fast != dim.getPosition()))
+      return std::nullopt;
+    r.fast = dim.getPosition();
+  }
+  if (!rows && !op.getIndexingMapsArray().back().isFunctionOfDim(*r.fast))
+    return std::nullopt;
   return r;
 }
 
@@ -383,22 +423,49 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   Value out = op.getDpsInits()[0];
   Type accType = cast<MemRefType>(out.getType()).getElementType();
-  int64_t threads = std::min<int64_t>(kReduceThreads,
-                                      llvm::bit_floor(uint64_t(r.numReduced)));
+  // Per block: `cols` adjacent outputs along the fast dim (1 when the
+  // reduction is innermost), each reduced by `lanes` threads.
+  int64_t cols = r.fast ? kColumns : 1;
+  int64_t lanes =
+      r.fast ? kColumnLanes
+             : std::min<int64_t>(kReduceThreads,
+                                 llvm::bit_floor(uint64_t(r.numReduced)));
+  SmallVector<unsigned> others;
+  for (unsigned d : r.parallel)
+    if (!r.fast || d != *r.fast)
+      others.push_back(d);
+  int64_t fastSize = r.fast ? ranges[*r.fast] : 1;
+  int64_t chunks = llvm::divideCeil(fastSize, cols);
+  int64_t blocks = product(others, ranges) * chunks;
 
   auto launch = rw.create<gpu::LaunchOp>(
-      loc, kb.idx(r.numOutputs), kb.idx(1), kb.idx(1), kb.idx(threads),
-      kb.idx(1), kb.idx(1), Value(), Type(), ValueRange(),
-      TypeRange{sharedType({threads}, accType, gpu::AddressSpace::Workgroup)},
+      loc, kb.idx(blocks), kb.idx(1), kb.idx(1), kb.idx(r.fast ? cols : lanes),
+      kb.idx(r.fast ? lanes : 1), kb.idx(1), Value(), Type(), ValueRange(),
+      TypeRange{
+          sharedType({lanes, cols}, accType, gpu::AddressSpace::Workgroup)},
       TypeRange());
   Block *body = &launch.getBody().front();
   rw.setInsertionPointToStart(body);
   rw.create<gpu::TerminatorOp>(loc);
   rw.setInsertionPointToStart(body);
-  Value t = launch.getThreadIds().x;
+  Value lane = r.fast ? launch.getThreadIds().y : launch.getThreadIds().x;
+  Value col = r.fast ? launch.getThreadIds().x : kb.idx(0);
   Value partials = launch.getWorkgroupAttributions()[0];
   SmallVector<Value> base(ranges.size(), kb.idx(0));
-  kb.delinearize(launch.getBlockIds().x, r.parallel, ranges, base);
+  Value bid = launch.getBlockIds().x;
+  // This thread's output; past the fast dim's end, a thread reads the last
+  // output's data (so it can join the barriers) and stores nothing.
+  Value valid;
+  if (r.fast) {
+    Value chunk = rw.create<arith::RemUIOp>(loc, bid, kb.idx(chunks));
+    kb.delinearize(rw.create<arith::DivUIOp>(loc, bid, kb.idx(chunks)), others,
+                   ranges, base);
+    Value f = kb.add(kb.mul(chunk, cols), col);
+    valid = kb.lt(f, fastSize);
+    base[*r.fast] = rw.create<arith::MinUIOp>(loc, f, kb.idx(fastSize - 1));
+  } else {
+    kb.delinearize(bid, r.parallel, ranges, base);
+  }
 
   Block &generic = *op.getBody();
   auto combine = [&](OpBuilder &b, Value acc, Value x) {
@@ -418,30 +485,35 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op,
           l, in->get(), inner.indices(maps[in->getOperandNumber()], iv)));
     return cloneBody(b, generic, args, r.combine).lookupOrDefault(r.x);
   };
-  // Each thread combines steps t, t + threads, ... (threads <= steps, so
-  // every thread has a first one).
-  Value first = xAt(rw, loc, t);
+  // Each lane combines steps lane, lane + lanes, ... (lanes <= steps, so
+  // every lane has a first one).
+  Value first = xAt(rw, loc, lane);
   auto strided = rw.create<scf::ForOp>(
-      loc, kb.add(t, kb.idx(threads)), kb.idx(r.numReduced), kb.idx(threads),
+      loc, kb.add(lane, kb.idx(lanes)), kb.idx(r.numReduced), kb.idx(lanes),
       ValueRange{first},
       [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
         b.create<scf::YieldOp>(l, combine(b, acc[0], xAt(b, l, k)));
       });
-  rw.create<memref::StoreOp>(loc, strided.getResult(0), partials, t);
+  rw.create<memref::StoreOp>(loc, strided.getResult(0), partials,
+                             ValueRange{lane, col});
   rw.create<gpu::BarrierOp>(loc);
-  for (int64_t s = threads / 2; s >= 1; s /= 2) {
-    kb.ifThen(kb.lt(t, s), [&] {
-      Value mine = rw.create<memref::LoadOp>(loc, partials, t);
-      Value other =
-          rw.create<memref::LoadOp>(loc, partials, kb.add(t, kb.idx(s)));
-      rw.create<memref::StoreOp>(loc, combine(rw, mine, other), partials, t);
+  for (int64_t s = lanes / 2; s >= 1; s /= 2) {
+    kb.ifThen(kb.lt(lane, s), [&] {
+      Value mine =
+          rw.create<memref::LoadOp>(loc, partials, ValueRange{lane, col});
+      Value other = rw.create<memref::LoadOp>(
+          loc, partials, ValueRange{kb.add(lane, kb.idx(s)), col});
+      rw.create<memref::StoreOp>(loc, combine(rw, mine, other), partials,
+                                 ValueRange{lane, col});
     });
     rw.create<gpu::BarrierOp>(loc);
   }
-  kb.ifThen(kb.lt(t, 1), [&] {
+  Value first0 = kb.lt(lane, 1);
+  kb.ifThen(valid ? kb.both(first0, valid) : first0, [&] {
     SmallVector<Value> at = kb.indices(maps.back(), base);
     Value init = rw.create<memref::LoadOp>(loc, out, at);
-    Value total = rw.create<memref::LoadOp>(loc, partials, kb.idx(0));
+    Value total =
+        rw.create<memref::LoadOp>(loc, partials, ValueRange{kb.idx(0), col});
     rw.create<memref::StoreOp>(loc, combine(rw, init, total), out, at);
   });
 }

@@ -16,7 +16,9 @@ namespace kiln::cuda {
 ///  - a reduction whose body combines the output with one associative op
 ///    (sum, product, max, min: Softmax, LayerNorm, Reduce*) becomes one
 ///    block per output element, its threads reducing strided partial
-///    results and then a tree in shared memory.
+///    results and then a tree in shared memory; over an outer dim (a [K, N]
+///    matrix-vector product), a block takes 32 adjacent outputs, 8 threads
+///    each, so that a warp's reads stay adjacent.
 /// Returns None (changing nothing) for other ops, which stay one thread per
 /// output.
 enum class SharedMemoryKernel { None, Contraction, Reduction };

@@ -349,6 +349,11 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
         linalgOp = *generic;
       }
       auto generic = cast<linalg::GenericOp>(linalgOp.getOperation());
+      // An empty loop nest changes nothing (and a launch needs a block).
+      if (llvm::is_contained(generic.getStaticLoopRanges(), 0)) {
+        rewriter.eraseOp(generic);
+        continue;
+      }
       cuda::SharedMemoryKernel kind = cuda::buildSharedMemoryKernel(rewriter, generic);
       if (kind != cuda::SharedMemoryKernel::None) {
         ++(kind == cuda::SharedMemoryKernel::Contraction ? numContractions : numReductions);

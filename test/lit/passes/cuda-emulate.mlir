@@ -10,8 +10,8 @@
 // CHECK-LABEL: func.func @matmul
 // CHECK-NOT: gpu.
 // CHECK: memref.copy %arg0
-// CHECK: memref.alloc() : memref<16x64xf32>
-// CHECK: memref.alloc() : memref<16x64xf32>
+// CHECK: memref.alloc() : memref<16x65xf32>
+// CHECK: memref.alloc() : memref<16x65xf32>
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<256x4x4xf32>
 // CHECK: scf.for
 // CHECK: scf.for

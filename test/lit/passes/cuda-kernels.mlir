@@ -6,7 +6,7 @@
 // operands staged through shared memory 16 steps at a time, barriers
 // around each use of the tiles.
 // CHECK-LABEL: func.func @matmul
-// CHECK: gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c16{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[A:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>) private(%[[ACC:.*]] : memref<4x4xf32, #gpu.address_space<private>>)
+// CHECK: gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c16{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[A:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>) private(%[[ACC:.*]] : memref<4x4xf32, #gpu.address_space<private>>)
 // CHECK: scf.for
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[A]]
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[B]]
@@ -43,12 +43,12 @@ func.func @conv(%x: tensor<1x16x20x20xf32>, %w: tensor<32x16x3x3xf32>) -> tensor
 // partial results, then a tree in shared memory (8 halvings, a barrier
 // after each); thread 0 combines with the initial value.
 // CHECK-LABEL: func.func @softmax
-// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256{{.*}}) workgroup(%[[P:.*]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256{{.*}}) workgroup(%[[P:.*]] : memref<256x1xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: arith.maximumf
 // CHECK: memref.store %{{.*}}, %[[P]]
 // CHECK-COUNT-8: gpu.barrier
-// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<256x1xf32, #gpu.address_space<workgroup>>)
 // CHECK: arith.addf
 func.func @softmax(%x: tensor<4x300xf32>) -> tensor<4x300xf32> {
   %0 = onnx.Softmax(%x) {axis = -1 : i64} : (tensor<4x300xf32>) -> tensor<4x300xf32>
@@ -58,13 +58,26 @@ func.func @softmax(%x: tensor<4x300xf32>) -> tensor<4x300xf32> {
 // -----
 
 // A matrix-vector product has one row: too few for a tile, so each output
-// is a parallel reduction over the 300 products.
+// is a parallel reduction over the 300 products. With the weights [N, K]
+// (nn.Linear's layout: k innermost), 256 threads reduce each output; with
+// [K, N], a block takes 32 adjacent outputs (a warp reads adjacent
+// weights), 8 threads each, the tree along the 8.
 // CHECK-LABEL: func.func @gemv
 // CHECK-NOT: private(
-// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{.*}}) workgroup
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{.*}}) workgroup(%{{.*}} : memref<256x1xf32, #gpu.address_space<workgroup>>)
 // CHECK: arith.mulf
 // CHECK: arith.addf
-func.func @gemv(%a: tensor<1x300xf32>, %b: tensor<300x64xf32>) -> tensor<1x64xf32> {
+// CHECK-LABEL: func.func @gemv_k_outer
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c32{{.*}}, %{{.*}} = %c8{{.*}}, {{.*}}) workgroup(%{{.*}} : memref<8x32xf32, #gpu.address_space<workgroup>>)
+// CHECK: arith.minui
+// CHECK-COUNT-3: gpu.barrier
+// CHECK: return
+func.func @gemv(%a: tensor<1x300xf32>, %b: tensor<64x300xf32>) -> tensor<1x64xf32> {
+  %none = onnx.NoValue
+  %0 = onnx.Gemm(%a, %b, %none) {transB = 1 : i64} : (tensor<1x300xf32>, tensor<64x300xf32>, none) -> tensor<1x64xf32>
+  return %0 : tensor<1x64xf32>
+}
+func.func @gemv_k_outer(%a: tensor<1x300xf32>, %b: tensor<300x64xf32>) -> tensor<1x64xf32> {
   %0 = onnx.MatMul(%a, %b) : (tensor<1x300xf32>, tensor<300x64xf32>) -> tensor<1x64xf32>
   return %0 : tensor<1x64xf32>
 }
