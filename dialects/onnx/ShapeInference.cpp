@@ -1182,6 +1182,14 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
     shape.push_back(y.getNumElements());
     return c.set(0, shape, x.getElementType());
   };
+  m["DeformConv"] = [](const Ctx &c) {
+    auto x = c.in(0), w = c.in(1), offset = c.in(2);
+    if (!x || !w || !offset || offset.getRank() < 3)
+      return success();
+    SmallVector<int64_t> shape = {x.getDimSize(0), w.getDimSize(0)};
+    llvm::append_range(shape, offset.getShape().drop_front(2));
+    return c.set(0, shape, x.getElementType());
+  };
   m["RoiAlign"] = [](const Ctx &c) {
     auto x = c.in(0), rois = c.in(1);
     if (!x || !rois || x.getRank() != 4 || rois.getRank() != 2)

@@ -378,9 +378,100 @@ Results lowerRoiAlign(OpBuilder &b, Operation *op) {
   })};
 }
 
+/// DeformConv (2-D): a convolution whose taps are sampled (bilinearly,
+/// zero outside the image) at positions moved by the offset input and
+/// scaled by the optional mask, as ONNX's reference computes it; per output
+/// element, a loop over the group's input channels with the kernel taps
+/// unrolled.
+Results lowerDeformConv(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0), w = op->getOperand(1), offset = op->getOperand(2);
+  Value bias = op->getNumOperands() > 3 && !isNone(op->getOperand(3)) ? op->getOperand(3) : Value();
+  Value mask = op->getNumOperands() > 4 && !isNone(op->getOperand(4)) ? op->getOperand(4) : Value();
+  auto xt = typeOf(x), wt = typeOf(w);
+  auto out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t height = xt.getDimSize(2), width = xt.getDimSize(3);
+  int64_t kh = wt.getDimSize(2), kw = wt.getDimSize(3);
+  int64_t group = getIntAttr(op, "group", 1), offsetGroup = getIntAttr(op, "offset_group", 1);
+  int64_t icPerGroup = wt.getDimSize(1), ocPerGroup = out.getDimSize(1) / group;
+  int64_t icPerOffsetGroup = xt.getDimSize(1) / offsetGroup;
+  auto attr2 = [&](StringRef name, int64_t dflt) {
+    SmallVector<int64_t> v = getIntsAttr(op, name);
+    v.resize(name == "pads" ? 4 : 2, dflt);
+    return v;
+  };
+  SmallVector<int64_t> strides = attr2("strides", 1), dil = attr2("dilations", 1),
+                       pads = attr2("pads", 0);
+  return SmallVector<Value>{indexGeneric(b, op->getLoc(), out, [&](IB &ib, ArrayRef<Value> i) -> Value {
+    OpBuilder &nb = ib.b;
+    Location l = ib.l;
+    FB fb{nb, l, elt};
+    Value init = bias ? Value(nb.create<tensor::ExtractOp>(l, bias, ValueRange{i[1]})) : fb.c(0.0);
+    Value g = ib.div(i[1], ocPerGroup);
+    auto toF = [&](OpBuilder &ob, Location ol, Value idx) {
+      return ob.create<arith::SIToFPOp>(ol, elt,
+                                        ob.create<arith::IndexCastOp>(ol, ob.getI64Type(), idx));
+    };
+    auto loop = nb.create<scf::ForOp>(
+        l, ib.c(0), ib.c(icPerGroup), ib.c(1), ValueRange{init},
+        [&](OpBuilder &cb, Location cl, Value icl, ValueRange acc) {
+          IB ci{cb, cl};
+          FB cf{cb, cl, elt};
+          Value ic = ci.add(ci.mul(g, icPerGroup), icl);
+          Value og = ci.div(ic, icPerOffsetGroup);
+          // One tap of X at integer (y, x), 0 outside the image.
+          auto pixel = [&](Value y, Value xx) {
+            Value inside = ci.andI(ci.andI(ci.ge(y, 0), ci.lt(y, height)),
+                                   ci.andI(ci.ge(xx, 0), ci.lt(xx, width)));
+            Value v = cb.create<tensor::ExtractOp>(
+                cl, x, ValueRange{i[0], ic, ci.clamp(y, 0, height - 1), ci.clamp(xx, 0, width - 1)});
+            return cf.sel(inside, v, cf.c(0.0));
+          };
+          Value sum = acc[0];
+          for (int64_t a = 0; a < kh; ++a)
+            for (int64_t c = 0; c < kw; ++c) {
+              Value tap = ci.add(ci.mul(og, kh * kw), a * kw + c);
+              auto off = [&](int64_t k) {
+                return cb.create<tensor::ExtractOp>(cl, offset,
+                                                    ValueRange{i[0], ci.add(ci.mul(tap, 2), k), i[2], i[3]});
+              };
+              Value y = cf.add(toF(cb, cl, ci.add(ci.mul(i[2], strides[0]), a * dil[0] - pads[0])), off(0));
+              Value xx = cf.add(toF(cb, cl, ci.add(ci.mul(i[3], strides[1]), c * dil[1] - pads[1])), off(1));
+              Value y0 = cf.floor(y), x0 = cf.floor(xx);
+              Value fy = cf.sub(y, y0), fx = cf.sub(xx, x0);
+              auto idx = [&](Value v) {
+                return ci.index(cb.create<arith::FPToSIOp>(cl, cb.getI64Type(), v));
+              };
+              Value iy = idx(y0), ix = idx(x0);
+              Value one = cf.c(1.0);
+              Value v = cf.add(
+                  cf.add(cf.mul(cf.mul(cf.sub(one, fy), cf.sub(one, fx)), pixel(iy, ix)),
+                         cf.mul(cf.mul(cf.sub(one, fy), fx), pixel(iy, ci.add(ix, 1)))),
+                  cf.add(cf.mul(cf.mul(fy, cf.sub(one, fx)), pixel(ci.add(iy, 1), ix)),
+                         cf.mul(cf.mul(fy, fx), pixel(ci.add(iy, 1), ci.add(ix, 1)))));
+              if (mask)
+                v = cf.mul(v, cb.create<tensor::ExtractOp>(cl, mask, ValueRange{i[0], tap, i[2], i[3]}));
+              Value wv = cb.create<tensor::ExtractOp>(cl, w, ValueRange{i[1], icl, ci.c(a), ci.c(c)});
+              sum = cf.add(sum, cf.mul(wv, v));
+            }
+          cb.create<scf::YieldOp>(cl, sum);
+        });
+    return loop.getResult(0);
+  })};
+}
+
 } // namespace
 
 void registerGridOps(LoweringTable &m) {
+  m["DeformConv"] = {lowerDeformConv, true, [](Operation *op, std::string &why) {
+                       auto x = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+                       auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+                       if (!x || !w || x.getRank() != 4 || w.getRank() != 4) {
+                         why = "only 2-D DeformConv is supported";
+                         return false;
+                       }
+                       return true;
+                     }};
   m["RoiAlign"] = {lowerRoiAlign, false, [](Operation *op, std::string &why) {
                      if (!requireFloatInput(op, why))
                        return false;

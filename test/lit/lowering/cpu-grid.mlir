@@ -44,3 +44,20 @@ func.func @roi_align(%x: tensor<1x2x8x8xf32>, %rois: tensor<3x4xf32>, %b: tensor
   %0 = onnx.RoiAlign(%x, %rois, %b) {output_height = 2 : i64, output_width = 2 : i64} : (tensor<1x2x8x8xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x2x2x2xf32>
   return %0 : tensor<3x2x2x2xf32>
 }
+
+// -----
+
+// DeformConv: per output element, a loop over the group's input channels;
+// each of the 2x2 kernel taps reads its two offsets and samples four
+// pixels (zero outside the image).
+// CHECK-LABEL: func.func @deform_conv
+// CHECK: linalg.generic
+// CHECK: scf.for
+// CHECK-COUNT-2: tensor.extract %arg2
+// CHECK-COUNT-4: tensor.extract %arg0
+// CHECK: tensor.extract %arg1
+func.func @deform_conv(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x2x2xf32>, %off: tensor<1x8x3x3xf32>) -> tensor<1x3x3x3xf32> {
+  %none = onnx.NoValue
+  %0 = onnx.DeformConv(%x, %w, %off, %none, %none) {kernel_shape = [2, 2]} : (tensor<1x2x4x4xf32>, tensor<3x2x2x2xf32>, tensor<1x8x3x3xf32>, none, none) -> tensor<1x3x3x3xf32>
+  return %0 : tensor<1x3x3x3xf32>
+}
