@@ -1172,6 +1172,23 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
       return success();
     };
   m["Binarizer"] = [](const Ctx &c) { return c.same(); };
+  // LabelEncoder: the input's shape, the values' type.
+  m["LabelEncoder"] = [](const Ctx &c) {
+    auto x = c.in(0);
+    MLIRContext *ctx = c.op->getContext();
+    Type elt;
+    if (c.op->hasAttr("values_int64s"))
+      elt = IntegerType::get(ctx, 64);
+    else if (c.op->hasAttr("values_floats"))
+      elt = Float32Type::get(ctx);
+    else if (auto t = c.op->getAttrOfType<ElementsAttr>("values_tensor"))
+      elt = t.getElementType();
+    else if (c.op->hasAttr("values_strings"))
+      elt = StringType::get(ctx);
+    if (!x || !elt)
+      return success();
+    return c.set(0, x.getShape(), elt);
+  };
   m["ArrayFeatureExtractor"] = [](const Ctx &c) {
     auto x = c.in(0), y = c.in(1);
     if (!x || !y || x.getRank() < 1 || !y.hasStaticShape())

@@ -2,6 +2,7 @@
 #include "providers/cpu/Lowering.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -130,6 +131,63 @@ Value stringsEqual(OpBuilder &b, Location l, Value x, Value y, Operation *op) {
   Value r = b.create<func::CallOp>(l, "strcmp", TypeRange{i32}, ValueRange{x, y}).getResult(0);
   return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, r,
                                  b.create<arith::ConstantIntOp>(l, 0, 32));
+}
+
+/// The address (as i64) of a NUL-terminated copy of `text`, a private
+/// constant global of the module.
+Value stringAddress(OpBuilder &b, Location l, StringRef text, Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  std::string bytes = text.str();
+  bytes.push_back('\0');
+  auto i8 = b.getI8Type();
+  auto type = MemRefType::get({(int64_t)bytes.size()}, i8);
+  std::string name = "__kiln_str_" + std::to_string(llvm::hash_value(bytes));
+  auto global = module.lookupSymbol<memref::GlobalOp>(name);
+  if (!global || global.getType() != type) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    global = mb.create<memref::GlobalOp>(
+        l, name, mb.getStringAttr("private"), type,
+        DenseElementsAttr::get(RankedTensorType::get(type.getShape(), i8),
+                               ArrayRef<char>(bytes.data(), bytes.size())),
+        /*constant=*/true, IntegerAttr());
+  }
+  Value text8 = b.create<memref::GetGlobalOp>(l, type, global.getSymName());
+  return b.create<arith::IndexCastOp>(
+      l, b.getI64Type(), b.create<memref::ExtractAlignedPointerAsIndexOp>(l, text8));
+}
+
+/// LabelEncoder (ai.onnx.ml) from string keys to numbers: the value of the
+/// first key equal to the element, else the default.
+Value labelEncode(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  Type elt = resultType(op).getElementType();
+  SmallVector<Attribute> values;
+  Attribute dflt;
+  if (auto ints = op->getAttrOfType<ArrayAttr>("values_int64s")) {
+    values.assign(ints.begin(), ints.end());
+    dflt = b.getI64IntegerAttr(getIntAttr(op, "default_int64", -1));
+  } else if (auto floats = op->getAttrOfType<ArrayAttr>("values_floats")) {
+    values.assign(floats.begin(), floats.end());
+    dflt = b.getFloatAttr(elt, getFloatAttr(op, "default_float", -0.0f));
+  } else if (auto tensor = op->getAttrOfType<ElementsAttr>("values_tensor")) {
+    values.assign(tensor.getValues<Attribute>().begin(), tensor.getValues<Attribute>().end());
+  }
+  if (auto d = op->getAttrOfType<ElementsAttr>("default_tensor"))
+    dflt = *d.getValues<Attribute>().begin();
+  if (!dflt)
+    dflt = isa<FloatType>(elt) ? Attribute(b.getFloatAttr(elt, -0.0)) : b.getIntegerAttr(elt, -1);
+  auto scalar = [&](Attribute v) -> Value {
+    if (auto f = dyn_cast<FloatAttr>(v))
+      return cst(b, l, elt, f.getValueAsDouble());
+    return b.create<arith::ConstantOp>(l, b.getIntegerAttr(elt, cast<IntegerAttr>(v).getInt()));
+  };
+  auto keys = op->getAttrOfType<ArrayAttr>("keys_strings");
+  Value r = scalar(dflt);
+  // Last key first, so that the first equal key wins.
+  for (int64_t k = (int64_t)keys.size() - 1; k >= 0; --k) {
+    Value key = stringAddress(b, l, cast<StringAttr>(keys[k]).getValue(), op);
+    r = b.create<arith::SelectOp>(l, stringsEqual(b, l, a[0], key, op), scalar(values[k]), r);
+  }
+  return r;
 }
 
 ScalarFn compare(arith::CmpFPredicate fp, arith::CmpIPredicate ip,
@@ -509,6 +567,24 @@ void registerElementwiseOps(LoweringTable &m) {
       return true;
     why = "only same-width reinterpretations are supported";
     return false;
+  };
+  ew("LabelEncoder", labelEncode, false);
+  m["LabelEncoder"].check = [](Operation *op, std::string &why) {
+    auto keys = op->getAttrOfType<ArrayAttr>("keys_strings");
+    int64_t numValues = -1;
+    if (auto v = op->getAttrOfType<ArrayAttr>("values_int64s"))
+      numValues = v.size();
+    else if (auto v = op->getAttrOfType<ArrayAttr>("values_floats"))
+      numValues = v.size();
+    else if (auto v = op->getAttrOfType<ElementsAttr>("values_tensor");
+             v && isa<IntegerType, FloatType>(v.getElementType()))
+      numValues = v.getNumElements();
+    Type out = cast<ShapedType>(op->getResult(0).getType()).getElementType();
+    if (!keys || numValues != (int64_t)keys.size() || !isa<IntegerType, FloatType>(out)) {
+      why = "only string keys (keys_strings) to numeric values are supported";
+      return false;
+    }
+    return true;
   };
   // These lowerings follow the signedness of the op's (former) unsigned
   // types; every other integer op refuses unsigned ones.

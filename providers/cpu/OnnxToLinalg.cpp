@@ -112,9 +112,10 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
       return false;
     }
     bool isCast = name == "Cast" || name == "CastLike";
-    // Strings (one `const char *` each) are compared by Equal only.
-    bool stringEqual = name == "Equal" && isa<onnx::StringType>(
-                                              cast<ShapedType>(t).getElementType());
+    // Strings (one `const char *` each) are compared by Equal and looked
+    // up by LabelEncoder only.
+    bool stringEqual = (name == "Equal" || name == "LabelEncoder") &&
+                       isa<onnx::StringType>(cast<ShapedType>(t).getElementType());
     if (auto rt = dyn_cast<RankedTensorType>(t);
         rt && !isSupportedElement(rt.getElementType(), it->second.floatOnly) &&
         !(isCast && isStorageOnlyType(rt.getElementType())) && !stringEqual) {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "providers/Provider.h"
+#include "dialects/onnx/OnnxDialect.h"
 #include "providers/cpu/OnnxToLinalg.h"
 #include "providers/cuda/Cuda.h"
 
@@ -42,6 +43,16 @@ public:
     if (llvm::any_of(op->getOperandTypes(), dynamic) ||
         llvm::any_of(op->getResultTypes(), dynamic)) {
       why = "kept on the host (dynamic shape)";
+      return false;
+    }
+    // A string is a host pointer, compared with the C library's strcmp.
+    auto string = [](Type t) {
+      auto shaped = dyn_cast<ShapedType>(t);
+      return shaped && isa<onnx::StringType>(shaped.getElementType());
+    };
+    if (llvm::any_of(op->getOperandTypes(), string) ||
+        llvm::any_of(op->getResultTypes(), string)) {
+      why = "kept on the host (strings)";
       return false;
     }
     return cpu::canLowerOnCpu(op, why);

@@ -104,3 +104,18 @@ func.func @add_relu_epilogue(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf
   %a = onnx.Add(%x, %y) {kiln.activation = "Relu", kiln.activation_params = []} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %a : tensor<4xf32>
 }
+
+// -----
+
+// LabelEncoder from strings: each key a constant global, compared with
+// strcmp, the first equal key's value selected, else the default (42).
+// CHECK-DAG: memref.global "private" constant @__kiln_str_{{[0-9]+}} : memref<2xi8> = dense<[97, 0]>
+// CHECK-DAG: memref.global "private" constant @__kiln_str_{{[0-9]+}} : memref<2xi8> = dense<[98, 0]>
+// CHECK-LABEL: func.func @label_encoder
+// CHECK: linalg.generic
+// CHECK: arith.constant 42 : i64
+// CHECK-COUNT-2: call @strcmp
+func.func @label_encoder(%x: tensor<5x!onnx.String>) -> tensor<5xi64> {
+  %0 = onnx.LabelEncoder(%x) {keys_strings = ["a", "b"], values_int64s = [7, 9], default_int64 = 42 : i64} : (tensor<5x!onnx.String>) -> tensor<5xi64>
+  return %0 : tensor<5xi64>
+}

@@ -73,3 +73,15 @@ func.func @shared_transfer(%c: tensor<i1>, %x: tensor<64x64xf32>) -> tensor<64x6
   %2 = onnx.Mul(%1, %x) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   return %2 : tensor<64x64xf32>
 }
+
+// -----
+
+// Strings are host pointers: an Equal of strings stays on the CPU.
+// CHECK-LABEL: func.func @strings
+// CHECK: kiln.partition "cpu_0" provider("cpu")
+// CHECK: onnx.Equal
+// CHECK-NOT: provider("cuda")
+func.func @strings(%a: tensor<300x!onnx.String>, %b: tensor<300x!onnx.String>) -> tensor<300xi1> {
+  %0 = onnx.Equal(%a, %b) : (tensor<300x!onnx.String>, tensor<300x!onnx.String>) -> tensor<300xi1>
+  return %0 : tensor<300xi1>
+}
