@@ -1172,6 +1172,12 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
       return success();
     };
   m["Binarizer"] = [](const Ctx &c) { return c.same(); };
+  m["TreeEnsemble"] = [](const Ctx &c) {
+    auto x = c.in(0);
+    if (!x || x.getRank() != 2)
+      return success();
+    return c.set(0, {x.getDimSize(0), getIntAttr(c.op, "n_targets", 1)}, x.getElementType());
+  };
   // LabelEncoder: the input's shape, the values' type.
   m["LabelEncoder"] = [](const Ctx &c) {
     auto x = c.in(0);

@@ -49,6 +49,7 @@ void registerSpectralOps(LoweringTable &table);
 void registerAttentionOps(LoweringTable &table);
 void registerResizeOps(LoweringTable &table);
 void registerDropoutOps(LoweringTable &table);
+void registerMlOps(LoweringTable &table);
 
 /// `x` (a scalar of op's result) through the activation kiln-fuse-epilogues
 /// fused into `op` (`kiln.activation`), or `x` itself; null for an unknown

@@ -28,6 +28,7 @@ const LoweringTable &table() {
     registerCastOps(m);
     registerGridOps(m);
     registerSpectralOps(m);
+    registerMlOps(m);
     registerAttentionOps(m);
     registerResizeOps(m);
     registerDropoutOps(m);
