@@ -378,6 +378,19 @@ Importer::importAttribute(const pb::AttributeProto &attr,
     return Attribute(b.getStrArrayAttr(strs));
   }
   case pb::AttributeProto::TENSOR: {
+    // String tensors (LabelEncoder's keys_tensor) are attribute data only:
+    // kiln has no string constants at run time.
+    if (attr.t().data_type() == pb::TensorProto::STRING && node.op_type() != "Constant") {
+      SmallVector<int64_t> dims(attr.t().dims().begin(), attr.t().dims().end());
+      SmallVector<StringRef> strs(attr.t().string_data().begin(), attr.t().string_data().end());
+      auto type = RankedTensorType::get(dims, onnx::StringType::get(&ctx));
+      if (type.getNumElements() != (int64_t)strs.size()) {
+        error() << "tensor \"" << node.name() << "." << attr.name() << "\": holds "
+                << strs.size() << " strings, but its shape needs " << type.getNumElements();
+        return failure();
+      }
+      return Attribute(DenseStringElementsAttr::get(type, strs));
+    }
     auto value = importTensor(attr.t(), node.name() + "." + attr.name());
     if (failed(value))
       return failure();

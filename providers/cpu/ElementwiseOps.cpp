@@ -156,6 +156,17 @@ Value stringAddress(OpBuilder &b, Location l, StringRef text, Operation *op) {
       l, b.getI64Type(), b.create<memref::ExtractAlignedPointerAsIndexOp>(l, text8));
 }
 
+/// LabelEncoder's string keys: keys_strings, or a string keys_tensor.
+SmallVector<StringRef> stringKeys(Operation *op) {
+  SmallVector<StringRef> keys;
+  if (auto a = op->getAttrOfType<ArrayAttr>("keys_strings"))
+    for (Attribute k : a)
+      keys.push_back(cast<StringAttr>(k).getValue());
+  else if (auto t = op->getAttrOfType<DenseStringElementsAttr>("keys_tensor"))
+    keys.assign(t.getRawStringData().begin(), t.getRawStringData().end());
+  return keys;
+}
+
 /// LabelEncoder (ai.onnx.ml) from string keys to numbers: the value of the
 /// first key equal to the element, else the default.
 Value labelEncode(OpBuilder &b, Location l, ValueRange a, Operation *op) {
@@ -180,11 +191,11 @@ Value labelEncode(OpBuilder &b, Location l, ValueRange a, Operation *op) {
       return cst(b, l, elt, f.getValueAsDouble());
     return b.create<arith::ConstantOp>(l, b.getIntegerAttr(elt, cast<IntegerAttr>(v).getInt()));
   };
-  auto keys = op->getAttrOfType<ArrayAttr>("keys_strings");
+  SmallVector<StringRef> keys = stringKeys(op);
   Value r = scalar(dflt);
   // Last key first, so that the first equal key wins.
   for (int64_t k = (int64_t)keys.size() - 1; k >= 0; --k) {
-    Value key = stringAddress(b, l, cast<StringAttr>(keys[k]).getValue(), op);
+    Value key = stringAddress(b, l, keys[k], op);
     r = b.create<arith::SelectOp>(l, stringsEqual(b, l, a[0], key, op), scalar(values[k]), r);
   }
   return r;
@@ -570,7 +581,7 @@ void registerElementwiseOps(LoweringTable &m) {
   };
   ew("LabelEncoder", labelEncode, false);
   m["LabelEncoder"].check = [](Operation *op, std::string &why) {
-    auto keys = op->getAttrOfType<ArrayAttr>("keys_strings");
+    SmallVector<StringRef> keys = stringKeys(op);
     int64_t numValues = -1;
     if (auto v = op->getAttrOfType<ArrayAttr>("values_int64s"))
       numValues = v.size();
@@ -580,8 +591,8 @@ void registerElementwiseOps(LoweringTable &m) {
              v && isa<IntegerType, FloatType>(v.getElementType()))
       numValues = v.getNumElements();
     Type out = cast<ShapedType>(op->getResult(0).getType()).getElementType();
-    if (!keys || numValues != (int64_t)keys.size() || !isa<IntegerType, FloatType>(out)) {
-      why = "only string keys (keys_strings) to numeric values are supported";
+    if (keys.empty() || numValues != (int64_t)keys.size() || !isa<IntegerType, FloatType>(out)) {
+      why = "only string keys to numeric values are supported";
       return false;
     }
     return true;
