@@ -551,6 +551,7 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
   llvm::stable_sort(sortedAttrs, [](const pb::AttributeProto *a, const pb::AttributeProto *b) {
     return a->name() < b->name();
   });
+  int regionCursor = 0;
   for (const pb::AttributeProto *attrPtr : sortedAttrs) {
     const pb::AttributeProto &attr = *attrPtr;
     // Legacy attribute that is an input in the newest form.
@@ -629,12 +630,21 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
         subgraphInputHints.push_back(t);
       }
     }
+    // An optional subgraph the node leaves out is an empty region, so
+    // that the ones it has land in their ODS positions.
+    if (attr.type() == pb::AttributeProto::GRAPH)
+      while (regionCursor < schema->numRegions &&
+             attr.name() != schema->regionNames[regionCursor++])
+        state.addRegion();
     auto value = importAttribute(attr, named, loc, state);
     if (failed(value))
       return failure();
     if (*value)
       attrs.push_back(b.getNamedAttr(attr.name(), *value));
   }
+  if (static_cast<int>(state.regions.size()) <= schema->numRegions)
+    while (regionCursor++ < schema->numRegions)
+      state.addRegion();
 
   // Constant's many spellings collapse to `value`, so later code sees one.
   if (node.op_type() == "Constant") {

@@ -63,6 +63,19 @@ void replaceResults(Operation *op, ArrayRef<Value> values) {
 // Attention (opset 23-25), following onnx/reference/ops/op_attention.py.
 //===----------------------------------------------------------------------===//
 
+/// GQA: [B, kvHeads, S, D] -> [B, qHeads, S, D], each kv head serving
+/// qHeads / kvHeads consecutive query heads.
+Value repeatHeads(GraphBuilder &g, Value x, int64_t qHeads) {
+  auto t = cast<RankedTensorType>(x.getType());
+  int64_t kvHeads = t.getDimSize(1);
+  if (kvHeads == qHeads)
+    return x;
+  Value u = g.op("Unsqueeze", {x, g.ints({2})});
+  Value e = g.op("Expand", {u, g.ints({t.getDimSize(0), kvHeads, qHeads / kvHeads, t.getDimSize(2),
+                                       t.getDimSize(3)})});
+  return g.op("Reshape", {e, g.ints({t.getDimSize(0), qHeads, t.getDimSize(2), t.getDimSize(3)})});
+}
+
 bool decomposeAttention(Operation *op) {
   // kiln-fuse-subgraphs' own attention blocks go to the providers whole.
   if (op->hasAttr("kiln.fused"))
@@ -248,18 +261,7 @@ bool decomposeAttention(Operation *op) {
         RankedTensorType::get({qLen, 1}, b.getI1Type()), ArrayRef<bool>(flags)));
   }
 
-  // GQA: each kv head serves qHeads/kvHeads consecutive query heads.
-  auto repeatHeads = [&](Value x) {
-    if (!repeat)
-      return x;
-    auto t = typeOf(x);
-    int64_t reps = qHeads / kvHeads;
-    Value u = g.op("Unsqueeze", {x, g.ints({2})});
-    Value e = g.op("Expand", {u, g.ints({t.getDimSize(0), kvHeads, reps, t.getDimSize(2),
-                                         t.getDimSize(3)})});
-    return g.op("Reshape", {e, g.ints({t.getDimSize(0), qHeads, t.getDimSize(2), t.getDimSize(3)})});
-  };
-  Value kr = repeatHeads(g.op("Mul", {kh, s})), vr = repeatHeads(vh);
+  Value kr = repeatHeads(g, g.op("Mul", {kh, s}), qHeads), vr = repeatHeads(g, vh, qHeads);
   Value qk = g.op("MatMul", {g.op("Mul", {qh, s}), g.op("Transpose", {kr}, {g.perm({0, 1, 3, 2})})});
   if (softcap > 0) {
     Value c = g.scalar(softcap);
@@ -1239,6 +1241,58 @@ bool decomposeArrayFeatureExtractor(Operation *op) {
   return true;
 }
 
+/// FlexAttention (ai.onnx.preview): attention with its score_mod and
+/// prob_mod subgraphs inlined, as ONNX's reference computes it: Q and K
+/// each scaled by sqrt(scale) in the input type, the scores, the modifiers,
+/// Softmax and the product with V in softmax_precision (f32 for 16-bit
+/// inputs), the result cast back.
+bool decomposeFlexAttention(Operation *op) {
+  Value q = op->getOperand(0), k = op->getOperand(1), v = op->getOperand(2);
+  auto qt = staticType(q), kt = staticType(k), vt = staticType(v);
+  if (!qt || !kt || !vt || qt.getRank() != 4 || kt.getRank() != 4 || vt.getRank() != 4 ||
+      !isFloat(qt.getElementType()) || kt.getDimSize(1) == 0 ||
+      qt.getDimSize(1) % kt.getDimSize(1))
+    return false;
+  OpBuilder b(op);
+  Type inElt = qt.getElementType();
+  GraphBuilder g(b, op->getLoc(), inElt);
+  double scale = 1.0 / std::sqrt((double)qt.getDimSize(3));
+  if (auto a = op->getAttrOfType<FloatAttr>("scale"))
+    scale = a.getValueAsDouble();
+  Value s = g.scalar(std::sqrt((float)scale));
+  int64_t heads = qt.getDimSize(1);
+  Value kr = repeatHeads(g, k, heads), vr = repeatHeads(g, v, heads);
+  Value scores = g.op("MatMul", {g.op("Mul", {q, s}),
+                                 g.op("Transpose", {g.op("Mul", {kr, s})}, {g.perm({0, 1, 3, 2})})});
+  Type compute = inElt.isF16() || inElt.isBF16() ? b.getF32Type() : inElt;
+  if (auto p = op->getAttrOfType<IntegerAttr>("softmax_precision")) {
+    compute = elementTypeOfDtype(b.getContext(), p.getInt());
+    if (!compute || !isFloat(compute))
+      return false;
+  }
+  GraphBuilder gc(b, op->getLoc(), compute);
+  auto flex = cast<onnx::FlexAttentionOp>(op);
+  auto modify = [&](Region &region, Value x) -> std::optional<Value> {
+    if (region.empty())
+      return x;
+    auto yields = inlineBody(b, region.front(), {x});
+    if (!yields || yields->size() != 1)
+      return std::nullopt;
+    return castTo(gc, (*yields)[0], compute);
+  };
+  auto scored = modify(flex.getScoreMod(), castTo(gc, scores, compute));
+  if (!scored)
+    return false;
+  auto probs = modify(flex.getProbMod(), gc.op("Softmax", {*scored}, {gc.attr("axis", (int64_t)-1)}));
+  if (!probs)
+    return false;
+  Value y = castTo(g, gc.op("MatMul", {*probs, castTo(gc, vr, compute)}), vt.getElementType());
+  if (!staticType(y))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
 /// The rewrite of each op this pass decomposes.
 const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
   static const llvm::StringMap<bool (*)(Operation *)> table = {
@@ -1264,6 +1318,7 @@ const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
       {"onnx.Adagrad", decomposeOptimizer},
       {"onnx.Adam", decomposeOptimizer},
       {"onnx.Binarizer", decomposeBinarizer},
+      {"onnx.FlexAttention", decomposeFlexAttention},
       {"onnx.ArrayFeatureExtractor", decomposeArrayFeatureExtractor}};
   return table;
 }

@@ -122,8 +122,11 @@ LogicalResult kiln::onnx::verifyOnnxSchema(Operation *op,
       failed(checkTypeVars(op, outs, "result", bound)))
     return failure();
 
-  // Graph attributes are single-block subgraphs returning via onnx.Yield.
+  // Graph attributes are single-block subgraphs returning via onnx.Yield;
+  // an optional one the node left out is an empty region.
   for (Region &region : op->getRegions()) {
+    if (region.empty())
+      continue;
     if (!region.hasOneBlock())
       return op->emitOpError() << "region #" << region.getRegionNumber()
                                << " must have exactly one block";

@@ -3124,6 +3124,87 @@ Flattens the input tensor into a 2D matrix. If input tensor has shape
   }];
 }
 
+def ONNX_FlexAttentionOp : ONNX_Op<"FlexAttention", [RecursiveMemoryEffects, ONNX_ShapeInferenceOpInterface]> {
+  let summary = "Computes scaled dot-product attention over rank-4 (batched, multi-head) inputs, with optional user-provided customization subgraphs at two stages:";
+  let description = [{
+Computes scaled dot-product attention over rank-4 (batched, multi-head) inputs,
+with optional user-provided customization subgraphs at two stages:
+
+1. score_mod: Modify the attention score tensor after Q·K^T
+2. prob_mod: Modify the probability tensor after Softmax
+
+This operator mirrors the capabilities of PyTorch's flex_attention:
+https://docs.pytorch.org/docs/stable/nn.attention.flex_attention.html
+
+Input Shapes (MUST be rank-4 tensors):
+- Q: `(batch_size, q_num_heads, q_sequence_length, head_size)`
+- K: `(batch_size, kv_num_heads, kv_sequence_length, head_size)`
+- V: `(batch_size, kv_num_heads, kv_sequence_length, v_head_size)`
+
+Output Shape:
+- Y: `(batch_size, q_num_heads, q_sequence_length, v_head_size)`
+
+FlexAttention Computation:
+```
+Scores = (Q @ K^T) * scale
+Scores = score_mod(Scores)             # if 'score_mod' is provided
+Probs = Softmax(Scores, axis=-1)
+Probs = prob_mod(Probs)                # if 'prob_mod' is provided
+Y = Probs @ V
+```
+
+Grouped Query Attention (GQA):
+When `q_num_heads != kv_num_heads`, each K/V head is shared by a contiguous
+group of query heads in head-index order. Let
+`group_size = q_num_heads / kv_num_heads`; then query head `h` uses K/V head
+`floor(h / group_size)`. `q_num_heads` must be a multiple of
+`kv_num_heads`.
+
+Modifier Subgraphs (score_mod, prob_mod):
+Each modifier subgraph takes exactly one rank-4 tensor input and must produce
+exactly one rank-4 tensor output of the same shape and element type.
+- score_mod input/output shape: `(batch_size, q_num_heads, q_sequence_length, kv_sequence_length)`
+- prob_mod  input/output shape: `(batch_size, q_num_heads, q_sequence_length, kv_sequence_length)`
+The element type is determined by softmax_precision (defaults to float32 for
+non-double inputs, otherwise double).
+
+Masking can be expressed in score_mod by writing masked positions as -inf (or a
+large negative value appropriate for the target precision).
+  }];
+  let arguments = (ins
+    TensorOf<[F32, F64, F16, BF16]>:$Q,
+    TensorOf<[F32, F64, F16, BF16]>:$K,
+    TensorOf<[F32, F64, F16, BF16]>:$V,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<I64Attr>:$softmax_precision);
+  let results = (outs
+    TensorOf<[F32, F64, F16, BF16]>:$Y);
+  let regions = (region AnyRegion:$prob_mod, AnyRegion:$score_mod);
+  let assemblyFormat = "`(` operands `)` regions attr-dict-with-keyword `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kOnnxName = "FlexAttention";
+    static constexpr int kSinceVersion = 1;
+    /// Arity and type-variable facts from the ONNX schema.
+    static const ::kiln::onnx::OnnxSchemaInfo &getOnnxSchema();
+  }];
+  let extraClassDefinition = [{
+    const ::kiln::onnx::OnnxSchemaInfo &$cppClass::getOnnxSchema() {
+      static constexpr ::kiln::onnx::OnnxParamInfo kInputs[] = {
+      {"Q", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"K", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1},
+      {"V", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static constexpr ::kiln::onnx::OnnxParamInfo kOutputs[] = {
+      {"Y", "T1", ::kiln::onnx::OnnxParamKind::Single, true, 1}};
+      static const ::kiln::onnx::OnnxSchemaInfo kInfo{"FlexAttention", 1, kInputs, kOutputs, 3, 3, 1, 1};
+      return kInfo;
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::kiln::onnx::verifyOnnxSchema(getOperation(), getOnnxSchema());
+    }
+  }];
+}
+
 def ONNX_FloorOp : ONNX_Op<"Floor", [Pure, ONNX_ShapeInferenceOpInterface]> {
   let summary = "Floor takes one input data (Tensor<T>) and produces one output data (Tensor<T>) where the floor is, y = floor(x), is applied to the tensor elementwise.";
   let description = [{

@@ -16,9 +16,9 @@ import numpy
 import onnx
 from onnx import defs
 
-# The domains kiln imports: the default one, the classical-ML one and the
-# training preview (optimizers). Op names do not clash across them (checked).
-DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training")
+# The domains kiln imports: the default one, the classical-ML one, the
+# training preview (optimizers) and the preview (FlexAttention). Op names do not clash across them (checked).
+DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
 
 # Ops whose results depend on hidden state (RNG); they must not be CSE'd or
 # hoisted, so they get no `Pure`. Dropout is random when training_mode=1.
@@ -122,8 +122,10 @@ def domain_max_opsets():
     """The newest opset of each domain, from onnx's release table (the last
     row: release, IR, ai.onnx, ai.onnx.ml, ai.onnx.training)."""
     latest = onnx.helper.VERSION_TABLE[-1]
+    preview = max((s.since_version for s in defs.get_all_schemas_with_history()
+                   if s.domain == "ai.onnx.preview"), default=1)
     return {"": defs.onnx_opset_version(), "ai.onnx.ml": latest[3],
-            "ai.onnx.preview.training": latest[4]}
+            "ai.onnx.preview.training": latest[4], "ai.onnx.preview": preview}
 
 
 def tensor_constraint(type_strs):
@@ -401,6 +403,9 @@ def main():
                "  const int *outputFixedDtype;\n"
                "  // \"\" for the default domain, else e.g. \"ai.onnx.ml\".\n"
                "  const char *domain;\n"
+               "  // Graph attributes (regions), in ODS (name) order.\n"
+               "  const char *const *regionNames;\n"
+               "  int numRegions;\n"
                "};\n")
     inc.append("struct OnnxDomainInfo {\n  const char *name;\n  int maxOpset;\n};")
     inc.append("inline constexpr OnnxDomainInfo kOnnxDomains[] = {")
@@ -413,16 +418,21 @@ def main():
         src, fixed = output_type_facts(schemas[name][-1])
         inc.append("inline constexpr int kOnnxOutSrc_%s[] = {%s};" % (name, ", ".join(map(str, src)) or "-1"))
         inc.append("inline constexpr int kOnnxOutDtype_%s[] = {%s};" % (name, ", ".join(map(str, fixed)) or "0"))
+        regs = sorted(a.name for a in schemas[name][-1].attributes.values()
+                      if a.type.name in REGION_ATTRS)
+        inc.append("inline constexpr const char *kOnnxRegions_%s[] = {%s};" % (
+            name, ", ".join('"%s"' % r for r in regs) or "nullptr"))
     inc.append("\n// Sorted by name (strcmp order) for binary search.")
     inc.append("inline constexpr OnnxOpVersionInfo kOnnxOpVersions[] = {")
     for name in sorted(schemas):
         sc = schemas[name][-1]
         var_in = bool(sc.inputs) and param_kind(sc.inputs[-1]) == "Variadic"
         var_out = bool(sc.outputs) and param_kind(sc.outputs[-1]) == "Variadic"
-        inc.append('    {"%s", kOnnxSince_%s, %d, %d, %d, %s, %d, %s, kOnnxOutSrc_%s, kOnnxOutDtype_%s, "%s"},' % (
+        inc.append('    {"%s", kOnnxSince_%s, %d, %d, %d, %s, %d, %s, kOnnxOutSrc_%s, kOnnxOutDtype_%s, "%s", kOnnxRegions_%s, %d},' % (
             name, name, len(schemas[name]), len(sc.inputs), sc.min_input,
             "true" if var_in else "false", len(sc.outputs),
-            "true" if var_out else "false", name, name, sc.domain))
+            "true" if var_out else "false", name, name, sc.domain, name,
+            sum(1 for a in sc.attributes.values() if a.type.name in REGION_ATTRS)))
     inc.append("};")
     with open(os.path.join(args.out_dir, "OnnxOpVersions.inc"), "w") as f:
         f.write("\n".join(inc) + "\n")

@@ -330,3 +330,25 @@ func.func @det(%x: tensor<3x2x2xf32>, %y: tensor<6x6xf32>) -> (tensor<3xf32>, te
   %1 = onnx.Det(%y) : (tensor<6x6xf32>) -> tensor<f32>
   return %0, %1 : tensor<3xf32>, tensor<f32>
 }
+
+// -----
+
+// FlexAttention with GQA and a score_mod (soft cap, inlined): kv heads
+// repeated, Q and K each scaled by sqrt(scale), the modifier applied to the
+// scores before Softmax; the absent prob_mod is an empty region.
+// CHECK-LABEL: func.func @flex_attention
+// CHECK: onnx.Expand
+// CHECK: onnx.MatMul({{.*}} -> tensor<1x4x3x5xf32>
+// CHECK: onnx.Tanh
+// CHECK: onnx.Softmax
+// CHECK: onnx.MatMul({{.*}} -> tensor<1x4x3x8xf32>
+// CHECK-NOT: onnx.FlexAttention
+func.func @flex_attention(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1x2x5x8xf32>) -> tensor<1x4x3x8xf32> {
+  %0 = onnx.FlexAttention(%q, %k, %v) {
+  }, {
+  ^bb0(%s: tensor<1x4x3x5xf32>):
+    %t = onnx.Tanh(%s) : (tensor<1x4x3x5xf32>) -> tensor<1x4x3x5xf32>
+    onnx.Yield %t : tensor<1x4x3x5xf32>
+  } : (tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>) -> tensor<1x4x3x8xf32>
+  return %0 : tensor<1x4x3x8xf32>
+}
