@@ -1293,6 +1293,65 @@ bool decomposeFlexAttention(Operation *op) {
   return true;
 }
 
+/// STFT: frames gathered at f * frame_step + n, windowed, then one DFT over
+/// the frame axis. frame_step and frame_length known only at run time are
+/// taken from the result shape (the largest step that gives its frame
+/// count; the window's length, or the even length with its bins) and
+/// checked when the model runs.
+bool decomposeStft(Operation *op) {
+  Value signal = op->getOperand(0), step = op->getOperand(1);
+  Value window = optionalOperand(op, 2), length = optionalOperand(op, 3);
+  auto st = staticType(signal), out = staticType(op->getResult(0));
+  if (!st || !out || st.getRank() != 3 || out.getRank() != 4)
+    return false;
+  bool onesided = getIntAttr(op, "onesided", 1) != 0;
+  int64_t total = st.getDimSize(1), frames = out.getDimSize(1), bins = out.getDimSize(2);
+  auto constant = [](Value v) -> std::optional<int64_t> {
+    auto c = v ? getConstantInts(v) : std::nullopt;
+    return c && c->size() == 1 ? std::optional<int64_t>((*c)[0]) : std::nullopt;
+  };
+  std::optional<int64_t> n = constant(length);
+  if (!n && window)
+    n = staticType(window) ? std::optional<int64_t>(staticType(window).getDimSize(0)) : std::nullopt;
+  if (!n)
+    n = onesided ? 2 * (bins - 1) : bins;
+  std::optional<int64_t> hop = constant(step);
+  if (!hop && frames > 1)
+    hop = (total - *n) / (frames - 1);
+  if (!hop && frames == 1)
+    hop = 1; // one frame: the step does not matter
+  if (*n <= 0 || *hop <= 0 || *n > total || (total - *n) / *hop + 1 != frames ||
+      (onesided ? *n / 2 + 1 : *n) != bins)
+    return false;
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  GraphBuilder g(b, loc, st.getElementType());
+  auto i1 = b.getI1Type();
+  SmallVector<Value> checks;
+  if (!constant(step) && frames > 1)
+    checks.push_back(g.op("Equal", {castTo(g, step, b.getI64Type()), g.ints({*hop}, true)}, {}, i1));
+  if (length && !constant(length))
+    checks.push_back(g.op("Equal", {castTo(g, length, b.getI64Type()), g.ints({*n}, true)}, {}, i1));
+  for (Value ok : checks)
+    b.create<CheckOp>(loc, g.op("Reshape", {ok, g.ints({})}, {}, i1),
+                      describeNode(op) + ": frame_step or frame_length (computed at run time) "
+                                         "differs from the values the result shape implies (" +
+                          std::to_string(*hop) + ", " + std::to_string(*n) + ")");
+  SmallVector<int64_t> idx;
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t k = 0; k < *n; ++k)
+      idx.push_back(f * *hop + k);
+  Value indices = g.constant(DenseElementsAttr::get(
+      RankedTensorType::get({frames, *n}, b.getI64Type()), ArrayRef<int64_t>(idx)));
+  Value framesV = g.op("Gather", {signal, indices}, {g.attr("axis", (int64_t)1)});
+  if (window)
+    framesV = g.op("Mul", {framesV, g.op("Reshape", {window, g.ints({1, 1, *n, 1})})});
+  Value y = g.op("DFT", {framesV, g.none(), g.ints({2}, true)}, {g.attr("onesided", (int64_t)onesided)});
+  y.setType(out);
+  replaceResults(op, {y});
+  return true;
+}
+
 /// The rewrite of each op this pass decomposes.
 const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
   static const llvm::StringMap<bool (*)(Operation *)> table = {
@@ -1319,6 +1378,7 @@ const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
       {"onnx.Adam", decomposeOptimizer},
       {"onnx.Binarizer", decomposeBinarizer},
       {"onnx.FlexAttention", decomposeFlexAttention},
+      {"onnx.STFT", decomposeStft},
       {"onnx.ArrayFeatureExtractor", decomposeArrayFeatureExtractor}};
   return table;
 }

@@ -352,3 +352,21 @@ func.func @flex_attention(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: 
   } : (tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>) -> tensor<1x4x3x8xf32>
   return %0 : tensor<1x4x3x8xf32>
 }
+
+// -----
+
+// STFT with a run-time frame_step: 15 frames of the window's 16 samples in
+// 128 imply a step of 8, checked at run time; the frames are gathered,
+// windowed and transformed by one DFT.
+// CHECK-LABEL: func.func @stft
+// CHECK: onnx.Equal
+// CHECK: kiln.check {{.*}} "{{.*}}frame_step or frame_length (computed at run time) differs from the values the result shape implies (8, 16)"
+// CHECK: onnx.Gather({{.*}} -> tensor<1x15x16x1xf32>
+// CHECK: onnx.Mul
+// CHECK: onnx.DFT({{.*}} -> tensor<1x15x9x2xf32>
+// CHECK-NOT: onnx.STFT
+func.func @stft(%x: tensor<1x128x1xf32>, %step: tensor<i64>, %w: tensor<16xf32>) -> tensor<1x15x9x2xf32> {
+  %none = onnx.NoValue
+  %0 = onnx.STFT(%x, %step, %w, %none) : (tensor<1x128x1xf32>, tensor<i64>, tensor<16xf32>, none) -> tensor<1x15x9x2xf32>
+  return %0 : tensor<1x15x9x2xf32>
+}
