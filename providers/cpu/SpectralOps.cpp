@@ -7,7 +7,10 @@
 // Blackman windows are computed per element.
 //
 //===----------------------------------------------------------------------===//
+#include "providers/cpu/IndexGeneric.h"
 #include "providers/cpu/Lowering.h"
+
+#include "dialects/kiln/KilnDialect.h"
 
 #include <cmath>
 
@@ -184,9 +187,103 @@ Results lowerWindow(OpBuilder &b, Operation *op, double a0, double a1, double a2
   return SmallVector<Value>{g.getResult(0)};
 }
 
+/// MelWeightMatrix from its run-time scalars, as ONNX's reference computes
+/// it (in f64): mel_bins + 2 band edges evenly spaced in mel between the
+/// two edge frequencies, mapped to spectrogram bins, and a triangle per
+/// mel bin. The result shape is the compiled one; a check fails the run if
+/// num_mel_bins or dft_length give another.
+Results lowerMelWeightMatrix(OpBuilder &b, Operation *op) {
+  auto out = resultType(op);
+  Location loc = op->getLoc();
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  auto scalar = [&](unsigned i, Type to) {
+    Value t = op->getOperand(i);
+    Value v = typeOf(t).getRank() == 0
+                  ? b.create<tensor::ExtractOp>(loc, t, ValueRange{}).getResult()
+                  : b.create<tensor::ExtractOp>(
+                        loc, t, ValueRange{b.create<arith::ConstantIndexOp>(loc, 0)});
+    return castScalar(b, loc, v, to);
+  };
+  Value melBins = scalar(0, i64), dft = scalar(1, i64), rate = scalar(2, f64);
+  Value lo = scalar(3, f64), hi = scalar(4, f64);
+  auto i64c = [&](int64_t v) { return b.create<arith::ConstantIntOp>(loc, v, 64); };
+  Value bins = b.create<arith::AddIOp>(loc, b.create<arith::DivSIOp>(loc, dft, i64c(2)), i64c(1));
+  Value ok = b.create<arith::AndIOp>(
+      loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, melBins, i64c(out.getDimSize(1))),
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, bins, i64c(out.getDimSize(0))));
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  os << describeNode(op)
+     << ": num_mel_bins or dft_length (computed at run time) give a result shape other than "
+        "the compiled "
+     << out;
+  b.create<CheckOp>(loc, ok, os.str());
+  Type elt = out.getElementType();
+  int64_t edges = out.getDimSize(1) + 2;
+  return SmallVector<Value>{indexGeneric(b, loc, out, [&](IB &ib, ArrayRef<Value> i) -> Value {
+    OpBuilder &nb = ib.b;
+    Location l = ib.l;
+    auto c = [&](double v) { return cst(nb, l, f64, v); };
+    auto mel = [&](Value hz) {
+      return nb.create<arith::DivFOp>(
+          l, nb.create<arith::MulFOp>(l, c(2595.0),
+                                      nb.create<math::Log1pOp>(l, nb.create<arith::DivFOp>(l, hz, c(700.0)))),
+          c(std::log(10.0)));
+    };
+    Value lowMel = mel(lo);
+    Value step = nb.create<arith::DivFOp>(l, nb.create<arith::SubFOp>(l, mel(hi), lowMel), c(edges));
+    Value dftPlus1 = nb.create<arith::SIToFPOp>(l, f64, nb.create<arith::AddIOp>(l, dft, i64c(1)));
+    // Spectrogram bin of band edge k.
+    auto edge = [&](Value k) {
+      Value m = nb.create<arith::AddFOp>(
+          l, nb.create<arith::MulFOp>(l, nb.create<arith::SIToFPOp>(l, f64, k), step), lowMel);
+      Value hz = nb.create<arith::MulFOp>(
+          l, c(700.0),
+          nb.create<math::ExpM1Op>(
+              l, nb.create<arith::MulFOp>(l, nb.create<arith::DivFOp>(l, m, c(2595.0)), c(std::log(10.0)))));
+      Value q = nb.create<math::FloorOp>(l, nb.create<arith::DivFOp>(l, nb.create<arith::MulFOp>(l, dftPlus1, hz), rate));
+      return nb.create<arith::FPToSIOp>(l, i64, q).getResult();
+    };
+    Value mi = nb.create<arith::IndexCastOp>(l, i64, i[1]);
+    Value j = nb.create<arith::IndexCastOp>(l, i64, i[0]);
+    Value left = edge(mi), center = edge(nb.create<arith::AddIOp>(l, mi, i64c(1))),
+          right = edge(nb.create<arith::AddIOp>(l, mi, i64c(2)));
+    auto cmp = [&](arith::CmpIPredicate p, Value a, Value bb) {
+      return nb.create<arith::CmpIOp>(l, p, a, bb).getResult();
+    };
+    auto both = [&](Value a, Value bb) { return nb.create<arith::AndIOp>(l, a, bb).getResult(); };
+    auto ratio = [&](Value num, Value den) {
+      return nb.create<arith::DivFOp>(l, nb.create<arith::SIToFPOp>(l, f64, num),
+                                      nb.create<arith::SIToFPOp>(l, f64, den));
+    };
+    Value up = nb.create<arith::SubIOp>(l, center, left), down = nb.create<arith::SubIOp>(l, right, center);
+    // Rising side [left, center] (or 1 at the center of an empty one), then
+    // the falling side [center, right), which wins at the center.
+    Value zero = c(0.0);
+    Value rising = nb.create<arith::SelectOp>(
+        l, cmp(arith::CmpIPredicate::eq, up, i64c(0)),
+        nb.create<arith::SelectOp>(l, cmp(arith::CmpIPredicate::eq, j, center), c(1.0), zero),
+        nb.create<arith::SelectOp>(
+            l, both(cmp(arith::CmpIPredicate::sge, j, left), cmp(arith::CmpIPredicate::sle, j, center)),
+            ratio(nb.create<arith::SubIOp>(l, j, left), up), zero));
+    Value falling = both(cmp(arith::CmpIPredicate::sgt, down, i64c(0)),
+                         both(cmp(arith::CmpIPredicate::sge, j, center), cmp(arith::CmpIPredicate::slt, j, right)));
+    Value v = nb.create<arith::SelectOp>(l, falling, ratio(nb.create<arith::SubIOp>(l, right, j), down), rising);
+    return castScalar(nb, l, v, elt);
+  })};
+}
+
 } // namespace
 
 void registerSpectralOps(LoweringTable &m) {
+  m["MelWeightMatrix"] = {lowerMelWeightMatrix, false, [](Operation *op, std::string &why) {
+                            auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+                            if (t && t.getRank() == 2 && t.hasStaticShape() &&
+                                isa<FloatType>(t.getElementType()))
+                              return true;
+                            why = "needs a known float result shape (declared by the model)";
+                            return false;
+                          }};
   auto window = [&](const char *name, double a0, double a1, double a2) {
     m[name] = {[=](OpBuilder &b, Operation *op) { return lowerWindow(b, op, a0, a1, a2); }, false,
                [](Operation *op, std::string &why) {

@@ -27,3 +27,18 @@ func.func @hann(%n: tensor<i64>) -> tensor<8xf32> {
   %0 = onnx.HannWindow(%n) : (tensor<i64>) -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// MelWeightMatrix from run-time scalars: a check that they give the
+// compiled shape, then per element the three band edges (log1p/expm1 in
+// f64) and the triangle's value.
+// CHECK-LABEL: func.func @mel_weight_matrix
+// CHECK: kiln.check {{.*}} "{{.*}}num_mel_bins or dft_length (computed at run time) give a result shape other than the compiled tensor<9x8xf32>"
+// CHECK: linalg.generic
+// CHECK: math.log1p
+// CHECK: math.expm1
+func.func @mel_weight_matrix(%n: tensor<i64>, %d: tensor<i64>, %s: tensor<i64>, %lo: tensor<f32>, %hi: tensor<f32>) -> tensor<9x8xf32> {
+  %0 = onnx.MelWeightMatrix(%n, %d, %s, %lo, %hi) : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<9x8xf32>
+  return %0 : tensor<9x8xf32>
+}
