@@ -166,10 +166,18 @@ MOCK CUresult cuModuleGetFunction(void **F, void *M, const char *Name) {
   *F = new Function{Name}; // one per lookup; the runtime caches modules
   return Ok;
 }
-MOCK CUresult cuLaunchKernel(void *F, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, void *, void **, void **) {
+// Rejects what a real device would (CUDA_ERROR_INVALID_VALUE): an empty
+// grid or block, a grid or block past the hardware limits, over 1024
+// threads per block, more dynamic shared memory than the default 48 KiB.
+MOCK CUresult cuLaunchKernel(void *F, unsigned GX, unsigned GY, unsigned GZ, unsigned BX,
+                             unsigned BY, unsigned BZ, unsigned SharedBytes, void *, void **,
+                             void **) {
   if (!F)
     return InvalidHandle;
+  if (!GX || !GY || !GZ || !BX || !BY || !BZ || GX > 2147483647u || GY > 65535 || GZ > 65535 ||
+      BX > 1024 || BY > 1024 || BZ > 64 || (uint64_t)BX * BY * BZ > 1024 ||
+      SharedBytes > 48 * 1024)
+    return InvalidValue;
   std::lock_guard<std::mutex> Lock(Mutex);
   ++Counters.Launches;
   return Ok;
