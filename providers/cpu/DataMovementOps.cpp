@@ -175,13 +175,7 @@ struct RuntimeDims {
     return out;
   }
   Value index(Value v) { return b.create<arith::IndexCastOp>(l, b.getIndexType(), v); }
-  void check(RankedTensorType out, StringRef what) {
-    std::string t;
-    llvm::raw_string_ostream os(t);
-    os << describeNode(op) << ": " << what
-       << " (computed at run time) give a result shape other than the compiled " << out;
-    b.create<CheckOp>(l, ok, os.str());
-  }
+  void check(RankedTensorType out, StringRef what) { checkRuntimeShape(b, l, ok, op, what, out); }
 };
 
 /// Slice with starts/ends (steps, axes) computed at run time and a known

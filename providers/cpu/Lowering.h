@@ -57,6 +57,11 @@ void registerMlOps(LoweringTable &table);
 mlir::Value applyFusedActivation(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
                                  mlir::Operation *op);
 
+/// A kiln.check failing the run unless `ok`: "<node>: <what> (computed at
+/// run time) give a result shape other than the compiled <type>".
+void checkRuntimeShape(mlir::OpBuilder &b, mlir::Location l, mlir::Value ok, mlir::Operation *op,
+                       llvm::StringRef what, mlir::Type compiled);
+
 /// float8 and 4-/2-bit integer types, which only Cast/CastLike convert.
 bool isStorageOnlyType(mlir::Type t);
 

@@ -9,6 +9,7 @@
 
 #include "providers/cpu/OnnxToLinalg.h"
 #include "providers/cpu/Lowering.h"
+#include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/OnnxOps.h"
 
 using namespace mlir;
@@ -184,6 +185,15 @@ LogicalResult lowerOnnxToLinalg(Operation *root) {
       op->erase();
   });
   return success();
+}
+
+void checkRuntimeShape(OpBuilder &b, Location l, Value ok, Operation *op, StringRef what,
+                       Type compiled) {
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  os << describeNode(op) << ": " << what
+     << " (computed at run time) give a result shape other than the compiled " << compiled;
+  b.create<CheckOp>(l, ok, os.str());
 }
 
 } // namespace kiln::cpu

@@ -289,15 +289,8 @@ Results lowerResize(OpBuilder &b, Operation *op) {
       }
     }
   }
-  if (ok) {
-    std::string msg;
-    llvm::raw_string_ostream os(msg);
-    os << describeNode(op)
-       << ": scales, sizes or roi (computed at run time) give a result shape other than the "
-          "compiled "
-       << out;
-    b.create<CheckOp>(loc, ok, os.str());
-  }
+  if (ok)
+    checkRuntimeShape(b, loc, ok, op, "scales, sizes or roi", out);
 
   struct Axis {
     bool identity = true;

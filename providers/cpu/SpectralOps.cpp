@@ -10,7 +10,6 @@
 #include "providers/cpu/IndexGeneric.h"
 #include "providers/cpu/Lowering.h"
 
-#include "dialects/kiln/KilnDialect.h"
 
 #include <cmath>
 
@@ -211,13 +210,7 @@ Results lowerMelWeightMatrix(OpBuilder &b, Operation *op) {
   Value ok = b.create<arith::AndIOp>(
       loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, melBins, i64c(out.getDimSize(1))),
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, bins, i64c(out.getDimSize(0))));
-  std::string msg;
-  llvm::raw_string_ostream os(msg);
-  os << describeNode(op)
-     << ": num_mel_bins or dft_length (computed at run time) give a result shape other than "
-        "the compiled "
-     << out;
-  b.create<CheckOp>(loc, ok, os.str());
+  checkRuntimeShape(b, loc, ok, op, "num_mel_bins or dft_length", out);
   Type elt = out.getElementType();
   int64_t edges = out.getDimSize(1) + 2;
   return SmallVector<Value>{indexGeneric(b, loc, out, [&](IB &ib, ArrayRef<Value> i) -> Value {
