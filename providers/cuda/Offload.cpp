@@ -192,6 +192,25 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       }
       func->setAttr(kDeviceIOAttr, b.getUnitAttr());
     }
+    // The copies bufferization makes for a CUDA partition's pads and
+    // slices are memref.copy, not linalg ops: one that moves data a device
+    // op uses runs on the device too (else each padded conv input would go
+    // to the host and back).
+    llvm::DenseSet<Value> deviceRoots;
+    for (Operation &op : entry)
+      if (isDeviceOp(&op))
+        for (const RootUse &u : rootsUsedBy(&op))
+          deviceRoots.insert(u.root);
+    for (Operation &op : llvm::make_early_inc_range(entry)) {
+      auto copy = dyn_cast<memref::CopyOp>(op);
+      if (!copy || (!deviceRoots.contains(rootOf(copy.getSource())) &&
+                    !deviceRoots.contains(rootOf(copy.getTarget()))))
+        continue;
+      b.setInsertionPoint(copy);
+      auto onDevice = b.create<linalg::CopyOp>(copy.getLoc(), copy.getSource(), copy.getTarget());
+      onDevice->setAttr(kCudaDeviceAttr, b.getStringAttr("cuda"));
+      copy.erase();
+    }
     SmallVector<Operation *> deviceOps;
     llvm::DenseSet<Value> hostRoots;
     for (Operation &op : entry) {

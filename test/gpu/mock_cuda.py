@@ -6,7 +6,7 @@ counters and kiln-run's trace:
 
   - device memory is allocated once per session (the planned device arena),
     not per run, all work goes to one stream per session, and the host arena
-    is page-locked once;
+    is page-locked at most once;
   - weights are uploaded on the first run only, and the trace's
     upload_constant events account for exactly those bytes;
   - with --device-io, inputs and outputs do not cross per run;
@@ -16,7 +16,7 @@ counters and kiln-run's trace:
     named after their ONNX nodes, copies with their bytes.
 
 Outputs are not compared (the mock runs no kernels); test/gpu/run.sh does
-that on a GPU. Exit 0 pass, 1 fail.
+that on a GPU. Exit 0 pass, 1 fail, 77 (ctest SKIP) when the model is absent.
 """
 import argparse
 import json
@@ -53,6 +53,9 @@ def main():
     ap.add_argument("--mock", required=True, help="libkiln_mock_cuda.so")
     ap.add_argument("--model", required=True)
     args = ap.parse_args()
+    if not os.path.exists(args.model):
+        print(f"SKIPPED: {args.model} not found (../shared/models is not part of a clone)")
+        return 77
     failures = []
 
     def expect(ok, what):
@@ -83,8 +86,9 @@ def main():
                    f"{io} I/O: every run launches the same {s1['launches']} kernels")
             expect(s1["streams"] == 1 and s4["streams"] == 1,
                    f"{io} I/O: one stream per session ({s4['streams']} created in 4 runs)")
-            expect(s1["host_registers"] == 1 and s4["host_registers"] == 1,
-                   f"{io} I/O: the host arena is page-locked once ({s4['host_registers']} "
+            # (No registration when no host buffer is left in the arena.)
+            expect(s1["host_registers"] <= 1 and s4["host_registers"] == s1["host_registers"],
+                   f"{io} I/O: the host arena is page-locked at most once ({s4['host_registers']} "
                    f"registrations in 4 runs)")
         for io in ("host", "device"):
             expect(per_run[io]["pageable_copies"] == 0,

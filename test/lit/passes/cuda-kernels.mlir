@@ -110,3 +110,24 @@ func.func @scalar(%x: tensor<8xf32>) -> tensor<f32> {
   %0 = onnx.ReduceSum(%x, %none) {keepdims = 0 : i64} : (tensor<8xf32>, none) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// The copy into the Conv's padded input (a memref.copy after bufferization)
+// runs on the device: Relu, pad and Conv never leave it; x and w cross in
+// and the result crosses out, nothing else.
+// CHECK-LABEL: func.func @padded_conv
+// CHECK-NOT: memref.copy
+// CHECK: gpu.memcpy {{.*}}, %arg0
+// CHECK-NOT: memref.copy
+// CHECK: gpu.memcpy {{.*}}, %arg1
+// CHECK-NOT: memref.copy
+// CHECK: gpu.memcpy %[[OUT:[a-z0-9_]+]], %
+// CHECK-NOT: memref.copy
+// CHECK: return %[[OUT]]
+func.func @padded_conv(%x: tensor<1x4x30x30xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x30x30xf32> {
+  %0 = onnx.Relu(%x) : (tensor<1x4x30x30xf32>) -> tensor<1x4x30x30xf32>
+  %none = onnx.NoValue
+  %1 = onnx.Conv(%0, %w, %none) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} : (tensor<1x4x30x30xf32>, tensor<8x4x3x3xf32>, none) -> tensor<1x8x30x30xf32>
+  return %1 : tensor<1x8x30x30xf32>
+}
