@@ -6,9 +6,9 @@
 // built directly as `gpu.launch` ops:
 //  - contractions stage 64x16 tiles of both operands in shared memory, so a
 //    block reads each operand element once per tile of 64 outputs;
-//  - reductions give one block to each output element and reduce in
-//    parallel, first strided partials per thread, then a tree in shared
-//    memory.
+//  - reductions give one block to each output element (or, over an outer
+//    dim, to 32 adjacent outputs) and reduce in parallel, first strided
+//    partials per thread, then a tree in shared memory.
 // Both keep the generic's body (cloned per step) and so its exact
 // semantics; only the order in which a reduction combines changes.
 //
