@@ -513,8 +513,15 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
                                    << pb::TensorProto::DataType_Name(
                                           static_cast<pb::TensorProto::DataType>(attr.i()))
                                    << ") is not supported";
-  if (!schema || !registered)
+  if (!schema || !registered) {
+    // An op kiln knows in another domain than the node's.
+    if (auto *other = onnx::lookupOnnxOpVersions(node.op_type().c_str()))
+      return nodeError(named, loc)
+             << "unknown op in domain \"" << (domain.empty() ? "ai.onnx" : domain)
+             << "\" (kiln knows " << node.op_type() << " in domain \""
+             << (*other->domain ? other->domain : "ai.onnx") << "\")";
     return nodeError(named, loc) << "unknown op";
+  }
   int version = onnx::getOnnxSchemaVersion(node.op_type().c_str(), opset);
   if (version < 0)
     return nodeError(named, loc)

@@ -1222,6 +1222,65 @@ bool decomposeBinarizer(Operation *op) {
   return true;
 }
 
+/// The ai.onnx.ml preprocessors and linear model of scikit-learn pipelines,
+/// as ONNX's reference computes them (in f32): Scaler (x - offset) *
+/// scale; Normalizer x / max(norm of its row, 1e-30) for MAX, L1 or L2;
+/// LinearRegressor x . coefficients^T + intercepts (post_transform NONE).
+bool decomposeMlLinear(Operation *op) {
+  Value x = op->getOperand(0);
+  auto xt = staticType(x);
+  if (!xt || !staticType(op->getResult(0)))
+    return false;
+  OpBuilder b(op);
+  Type f32 = b.getF32Type();
+  GraphBuilder g(b, op->getLoc(), f32);
+  Value xf = castTo(g, x, f32);
+  auto floats = [&](StringRef name) {
+    SmallVector<double> v;
+    if (auto a = op->getAttrOfType<ArrayAttr>(name))
+      for (Attribute f : a)
+        v.push_back(cast<FloatAttr>(f).getValueAsDouble());
+    return v;
+  };
+  auto vector = [&](ArrayRef<double> v) {
+    return floatConstant(g, f32, {(int64_t)v.size()}, v);
+  };
+  StringRef name = op->getName().stripDialect();
+  Value y;
+  if (name == "Scaler") {
+    SmallVector<double> offset = floats("offset"), scale = floats("scale");
+    y = xf;
+    if (!offset.empty())
+      y = g.op("Sub", {y, vector(offset)});
+    if (!scale.empty())
+      y = g.op("Mul", {y, vector(scale)});
+  } else if (name == "Normalizer") {
+    StringRef norm = getStrAttr(op, "norm", "MAX");
+    if (xt.getRank() != 2 || (norm != "MAX" && norm != "L1" && norm != "L2"))
+      return false;
+    Value axes = g.ints({1});
+    Value n = norm == "MAX"  ? g.op("ReduceMax", {g.op("Abs", {xf}), axes})
+              : norm == "L1" ? g.op("ReduceSum", {g.op("Abs", {xf}), axes})
+                             : g.op("Sqrt", {g.op("ReduceSum", {g.op("Mul", {xf, xf}), axes})});
+    y = g.op("Div", {xf, g.op("Max", {n, g.scalar(1e-30)})});
+  } else {
+    int64_t targets = getIntAttr(op, "targets", 1);
+    SmallVector<double> coef = floats("coefficients"), icpt = floats("intercepts");
+    if (xt.getRank() != 2 || getStrAttr(op, "post_transform", "NONE") != "NONE" ||
+        (int64_t)coef.size() != targets * xt.getDimSize(1) ||
+        (!icpt.empty() && (int64_t)icpt.size() != targets))
+      return false;
+    Value w = floatConstant(g, f32, {targets, xt.getDimSize(1)}, coef);
+    y = g.op("MatMul", {xf, g.op("Transpose", {w}, {g.perm({1, 0})})});
+    if (!icpt.empty())
+      y = g.op("Add", {y, vector(icpt)});
+  }
+  if (!y || staticType(y) != staticType(op->getResult(0)))
+    return false;
+  replaceResults(op, {y});
+  return true;
+}
+
 /// ArrayFeatureExtractor (ai.onnx.ml): the last axis gathered at the
 /// indices; a 1-D input gives [1, k].
 bool decomposeArrayFeatureExtractor(Operation *op) {
@@ -1379,7 +1438,10 @@ const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
       {"onnx.Binarizer", decomposeBinarizer},
       {"onnx.FlexAttention", decomposeFlexAttention},
       {"onnx.STFT", decomposeStft},
-      {"onnx.ArrayFeatureExtractor", decomposeArrayFeatureExtractor}};
+      {"onnx.ArrayFeatureExtractor", decomposeArrayFeatureExtractor},
+      {"onnx.Scaler", decomposeMlLinear},
+      {"onnx.Normalizer", decomposeMlLinear},
+      {"onnx.LinearRegressor", decomposeMlLinear}};
   return table;
 }
 

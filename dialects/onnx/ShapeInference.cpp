@@ -1172,6 +1172,19 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
       return success();
     };
   m["Binarizer"] = [](const Ctx &c) { return c.same(); };
+  // Scaler and Normalizer: the input's shape, in float.
+  for (const char *name : {"Scaler", "Normalizer"})
+    m[name] = [](const Ctx &c) {
+      auto x = c.in(0);
+      return x ? c.set(0, x.getShape(), Float32Type::get(c.op->getContext())) : success();
+    };
+  m["LinearRegressor"] = [](const Ctx &c) {
+    auto x = c.in(0);
+    if (!x || x.getRank() != 2)
+      return success();
+    return c.set(0, {x.getDimSize(0), getIntAttr(c.op, "targets", 1)},
+                 Float32Type::get(c.op->getContext()));
+  };
   m["TreeEnsemble"] = [](const Ctx &c) {
     auto x = c.in(0);
     if (!x || x.getRank() != 2)

@@ -148,6 +148,9 @@ def build(kind):
         return single("NotARealOp", "mystery_1", [("x", F, [2])], [("y", F, [2])])
     if kind == "shape-chain":
         return shape_chain()
+    if kind == "wrong-domain":
+        # Binarizer exists, but in ai.onnx.ml, not in the default domain.
+        return single("Binarizer", "bin_1", [("x", F, [2])], [("y", F, [2])])
     if kind == "det":
         # kiln-decompose-ops expands Det up to 4x4 only.
         return single("Det", "det_1", [("x", F, [6, 6])], [("y", F, [])])

@@ -370,3 +370,25 @@ func.func @stft(%x: tensor<1x128x1xf32>, %step: tensor<i64>, %w: tensor<16xf32>)
   %0 = onnx.STFT(%x, %step, %w, %none) : (tensor<1x128x1xf32>, tensor<i64>, tensor<16xf32>, none) -> tensor<1x15x9x2xf32>
   return %0 : tensor<1x15x9x2xf32>
 }
+
+// -----
+
+// ai.onnx.ml preprocessing and linear model: Scaler (x - offset) * scale,
+// Normalizer (L2) x / max(norm, 1e-30), LinearRegressor x . W^T + b.
+// CHECK-LABEL: func.func @ml_linear
+// CHECK: onnx.Sub
+// CHECK: onnx.Mul
+// CHECK: onnx.Sqrt
+// CHECK: onnx.Max
+// CHECK: onnx.Div
+// CHECK: onnx.MatMul({{.*}} -> tensor<4x2xf32>
+// CHECK: onnx.Add
+// CHECK-NOT: onnx.Scaler
+// CHECK-NOT: onnx.Normalizer
+// CHECK-NOT: onnx.LinearRegressor
+func.func @ml_linear(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x2xf32>) {
+  %0 = onnx.Scaler(%x) {offset = [0.5 : f32, 1.0 : f32, 2.0 : f32], scale = [2.0 : f32, 0.5 : f32, 1.5 : f32]} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %1 = onnx.Normalizer(%x) {norm = "L2"} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %2 = onnx.LinearRegressor(%x) {coefficients = [1.0 : f32, 2.0 : f32, 3.0 : f32, 4.0 : f32, 5.0 : f32, 6.0 : f32], intercepts = [0.5 : f32, -0.5 : f32], targets = 2 : i64} : (tensor<4x3xf32>) -> tensor<4x2xf32>
+  return %0, %1, %2 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x2xf32>
+}
