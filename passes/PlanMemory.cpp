@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/kiln/KilnDialect.h"
+#include "passes/GlobalString.h"
 #include "passes/Passes.h"
 #include "providers/cpu/Pipelines.h"
 #include "providers/cuda/Cuda.h"
@@ -150,28 +151,15 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       return success();
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
-    Type i8 = IntegerType::get(ctx, 8), i64 = IntegerType::get(ctx, 64);
+    Type i64 = IntegerType::get(ctx, 64);
     for (CheckOp check : checks) {
       Location loc = check.getLoc();
-      std::string msg = check.getMessage().str();
-      msg.push_back('\0');
-      auto type = MemRefType::get({(int64_t)msg.size()}, i8);
-      auto init = DenseElementsAttr::get(
-          RankedTensorType::get(type.getShape(), i8),
-          ArrayRef<char>(msg.data(), msg.size()));
-      OpBuilder mb(module.getBodyRegion());
-      mb.setInsertionPointToStart(module.getBody());
-      auto global = mb.create<memref::GlobalOp>(
-          loc, "__kiln_check_" + std::to_string(numChecks++), mb.getStringAttr("private"),
-          type, init, /*constant=*/true, IntegerAttr());
       OpBuilder b(check);
       Value failed = b.create<arith::XOrIOp>(
           loc, check.getCondition(), b.create<arith::ConstantIntOp>(loc, 1, 1));
       auto ifOp = b.create<scf::IfOp>(loc, failed, /*withElse=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      Value text = b.create<memref::GetGlobalOp>(loc, type, global.getSymName());
-      Value addr = b.create<arith::IndexCastOp>(
-          loc, i64, b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, text));
+      Value addr = globalStringAddress(b, loc, module, check.getMessage());
       Value c0 = b.create<arith::ConstantIndexOp>(loc, 0);
       Value slot = b.create<memref::ViewOp>(loc, MemRefType::get({1}, i64), arena, c0,
                                             ValueRange{});
@@ -181,7 +169,6 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     module->setAttr("kiln.checks", UnitAttr::get(ctx));
     return success();
   }
-  unsigned numChecks = 0;
 
   /// The bare-pointer calling convention cannot take a memref with a zero
   /// dim (its strides are not all static): such arguments, never read or

@@ -1,8 +1,8 @@
 //===- ElementwiseOps.cpp - elementwise onnx ops to linalg.generic ---===//
 #include "providers/cpu/Lowering.h"
+#include "passes/GlobalString.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -133,29 +133,6 @@ Value stringsEqual(OpBuilder &b, Location l, Value x, Value y, Operation *op) {
                                  b.create<arith::ConstantIntOp>(l, 0, 32));
 }
 
-/// The address (as i64) of a NUL-terminated copy of `text`, a private
-/// constant global of the module.
-Value stringAddress(OpBuilder &b, Location l, StringRef text, Operation *op) {
-  auto module = op->getParentOfType<ModuleOp>();
-  std::string bytes = text.str();
-  bytes.push_back('\0');
-  auto i8 = b.getI8Type();
-  auto type = MemRefType::get({(int64_t)bytes.size()}, i8);
-  std::string name = "__kiln_str_" + std::to_string(llvm::hash_value(bytes));
-  auto global = module.lookupSymbol<memref::GlobalOp>(name);
-  if (!global || global.getType() != type) {
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    global = mb.create<memref::GlobalOp>(
-        l, name, mb.getStringAttr("private"), type,
-        DenseElementsAttr::get(RankedTensorType::get(type.getShape(), i8),
-                               ArrayRef<char>(bytes.data(), bytes.size())),
-        /*constant=*/true, IntegerAttr());
-  }
-  Value text8 = b.create<memref::GetGlobalOp>(l, type, global.getSymName());
-  return b.create<arith::IndexCastOp>(
-      l, b.getI64Type(), b.create<memref::ExtractAlignedPointerAsIndexOp>(l, text8));
-}
-
 /// LabelEncoder's string keys: keys_strings, or a string keys_tensor.
 SmallVector<StringRef> stringKeys(Operation *op) {
   SmallVector<StringRef> keys;
@@ -195,7 +172,7 @@ Value labelEncode(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   Value r = scalar(dflt);
   // Last key first, so that the first equal key wins.
   for (int64_t k = (int64_t)keys.size() - 1; k >= 0; --k) {
-    Value key = stringAddress(b, l, keys[k], op);
+    Value key = globalStringAddress(b, l, op->getParentOfType<ModuleOp>(), keys[k]);
     r = b.create<arith::SelectOp>(l, stringsEqual(b, l, a[0], key, op), scalar(values[k]), r);
   }
   return r;
