@@ -1027,11 +1027,6 @@ bool decomposeScanOp(Operation *op) {
   return true;
 }
 
-/// A zero constant of `type` (any element type).
-Value zerosOf(GraphBuilder &g, RankedTensorType type) {
-  return g.constant(DenseElementsAttr::get(type, g.b.getZeroAttr(type.getElementType())));
-}
-
 /// MaxUnpool: the values scattered at their flat indices into zeros of the
 /// shape the attributes give, padded at the end to output_shape (a
 /// run-time one reshapes the result, which checks it at run time).
@@ -1054,7 +1049,7 @@ bool decomposeMaxUnpool(Operation *op) {
   Value flatX = g.op("Reshape", {x, g.ints({-1})});
   Value flatI = g.op("Reshape", {indices, g.ints({-1})}, {}, b.getI64Type());
   Value flat = g.op("ScatterElements",
-                    {zerosOf(g, RankedTensorType::get({count}, y.getElementType())), flatI, flatX},
+                    {g.zeros({count}), flatI, flatX},
                     {g.attr("axis", (int64_t)0)});
   Value r = g.op("Reshape", {flat, g.ints(*unpooled)});
   if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))

@@ -44,7 +44,7 @@ public:
   }
   mlir::Value zeros(llvm::ArrayRef<int64_t> shape) {
     return constant(mlir::DenseElementsAttr::get(mlir::RankedTensorType::get(shape, elt),
-                                           b.getFloatAttr(elt, 0.0)));
+                                           b.getZeroAttr(elt)));
   }
   mlir::Value constant(mlir::DenseElementsAttr value) {
     mlir::OperationState state(loc, "onnx.Constant");
