@@ -97,6 +97,24 @@ int64_t numElements(const std::vector<int64_t> &shape) {
   return n;
 }
 
+const char *valueKindName(int kind) {
+  switch (kind) {
+  case KILN_VALUE_SEQUENCE:
+    return "sequence of ";
+  case KILN_VALUE_OPTIONAL:
+    return "optional ";
+  case KILN_VALUE_OPTIONAL_SEQUENCE:
+    return "optional sequence of ";
+  default:
+    return "";
+  }
+}
+
+/// What run() takes for one input or output.
+const char *paramType(const TensorSignature &t) {
+  return t.kind == KILN_VALUE_TENSOR ? cxxType(t.dtype) : "kiln_sequence";
+}
+
 LogicalResult writeFile(StringRef path, StringRef data) {
   std::error_code ec;
   llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
@@ -126,16 +144,22 @@ std::string generateHeader(const ModelSignature &sig) {
                              &t <= &sig.outputs.back()
                          ? "Output"
                          : "Input")
-       << " \"" << t.name << "\": " << cxxType(t.dtype) << "[" << shapeList(t.shape) << "]\n"
+       << " \"" << t.name << "\": " << valueKindName(t.kind) << cxxType(t.dtype) << "["
+       << (t.ranked ? shapeList(t.shape) : "...") << "]\n"
        << "struct " << id << "_t {\n"
        << "  using element_type = " << cxxType(t.dtype) << ";\n"
        << "  static constexpr const char *name = \"" << t.name << "\";\n"
        << "  static constexpr kiln_dtype dtype = " << dtypeEnum(t.dtype) << ";\n"
-       << "  static constexpr int rank = " << t.shape.size() << ";\n";
+       << "  static constexpr int rank = " << (t.ranked ? (int)t.shape.size() : -1) << ";\n";
     if (!t.shape.empty())
       os << "  static constexpr int64_t shape[" << t.shape.size() << "] = {"
          << shapeList(t.shape) << "};\n";
-    os << "  static constexpr int64_t num_elements = " << numElements(t.shape) << ";\n";
+    if (t.kind == KILN_VALUE_TENSOR)
+      os << "  static constexpr int64_t num_elements = " << numElements(t.shape) << ";\n";
+    else
+      os << "  /// A kiln_sequence (KILN_VALUE_*); dtype, rank and shape describe its\n"
+         << "  /// elements (-1: known at run time only).\n"
+         << "  static constexpr int kind = " << t.kind << ";\n";
     if (dynamic)
       os << "  /// The axis holding the samples (-1: the same for every sample); shape\n"
          << "  /// and num_elements are those of one sample.\n"
@@ -182,6 +206,11 @@ std::string generateHeader(const ModelSignature &sig) {
       std::string shape = ts[i].shape.empty() ? "nullptr"
                           : batched(i)        ? id + "_shape"
                                               : id + "_t::shape";
+      if (ts[i].kind != KILN_VALUE_TENSOR) {
+        os << (i ? ", " : "") << "\n        {" << id << "_t::name, " << id
+           << "_t::dtype, 0, nullptr, const_cast<kiln_sequence *>(" << id << "), 0}";
+        continue;
+      }
       os << (i ? ", " : "") << "\n        {" << id << "_t::name, " << id << "_t::dtype, "
          << id << "_t::rank, " << shape << ", "
          << (isConst ? "const_cast<" + std::string(cxxType(ts[i].dtype)) + " *>(" + id + ")"
@@ -198,9 +227,9 @@ std::string generateHeader(const ModelSignature &sig) {
        << " (dense, row-major)" << (dynamic ? " holding `batch` samples.\n" : ".\n")
        << "  kiln_status " << (device ? "run_device(" : "run(") << (dynamic ? "int64_t batch, " : "");
     for (size_t i = 0; i < sig.inputs.size(); ++i)
-      os << (i ? ", " : "") << "const " << cxxType(sig.inputs[i].dtype) << " *" << ids[i];
+      os << (i ? ", " : "") << "const " << paramType(sig.inputs[i]) << " *" << ids[i];
     for (size_t i = 0; i < sig.outputs.size(); ++i)
-      os << (i || !sig.inputs.empty() ? ", " : "") << cxxType(sig.outputs[i].dtype) << " *"
+      os << (i || !sig.inputs.empty() ? ", " : "") << paramType(sig.outputs[i]) << " *"
          << ids[sig.inputs.size() + i];
     os << ") {\n    if (!session_)\n      return status_;\n";
     tensors("in", sig.inputs, 0, true);

@@ -27,6 +27,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include "dialects/onnx/DataTypes.h"
+#include "dialects/onnx/OnnxDialect.h"
 #include "kiln/model_abi.h"
 
 using namespace mlir;
@@ -43,17 +44,29 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
   sig.entryName = "__kiln_" + name.str() + "_main" + entrySuffix.str();
   auto describe = [&](Type type, StringAttr onnxName, int index, bool isInput,
                       TensorSignature &out) -> LogicalResult {
-    auto t = dyn_cast<RankedTensorType>(type);
-    if (!t || !t.hasStaticShape())
-      return func.emitError() << (isInput ? "input " : "output ") << index
-                              << " needs a static shape, got " << type;
     out.name = onnxName ? onnxName.str()
                         : (isInput ? "input_" : "output_") + std::to_string(index);
+    // A sequence or optional is described by its elements.
+    if (auto opt = dyn_cast<onnx::OptType>(type)) {
+      type = opt.getElementType();
+      out.kind = KILN_VALUE_OPTIONAL;
+    }
+    if (auto seq = dyn_cast<onnx::SeqType>(type)) {
+      type = seq.getElementType();
+      out.kind = out.kind ? KILN_VALUE_OPTIONAL_SEQUENCE : KILN_VALUE_SEQUENCE;
+    }
+    auto t = dyn_cast<TensorType>(type);
+    if (!t || (!out.kind && !t.hasStaticShape()))
+      return func.emitError() << (isInput ? "input " : "output ") << index
+                              << " needs a static shape, got " << type;
     // KILN_DTYPE_* are ONNX's data type numbers.
     out.dtype = static_cast<int>(onnx::dtypeOfElementType(t.getElementType()));
     if (!out.dtype)
       return func.emitError() << "unsupported element type " << t.getElementType();
-    out.shape.assign(t.getShape().begin(), t.getShape().end());
+    out.ranked = t.hasRank();
+    if (out.ranked)
+      for (int64_t d : t.getShape())
+        out.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
     return success();
   };
   auto batchAxis = [](IntegerAttr a) { return a ? static_cast<int>(a.getInt()) : -1; };
@@ -104,7 +117,7 @@ public:
     partitionTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, i32, ptrTy}, "kiln_partition_info");
     modelTy = llvm::StructType::create(
         ctx, {i32, ptrTy, ptrTy, i32, ptrTy, i32, ptrTy, i64, i64, i32, ptrTy,
-              i32, i32, ptrTy, i64, i32, ptrTy, ptrTy, ptrTy, i32, ptrTy, i64},
+              i32, i32, ptrTy, i64, i32, ptrTy, ptrTy, ptrTy, i32, ptrTy, i64, ptrTy, ptrTy},
         "kiln_model_info");
   }
 
@@ -199,7 +212,8 @@ public:
          sig.batchSymbol.empty() ? llvm::ConstantPointerNull::get(ptrTy)
                                  : str(sig.batchSymbol, prefix + "batch"),
          llvm::ConstantInt::get(i32, deviceIO ? 1 : 0), deviceIOArray,
-         llvm::ConstantInt::get(i64, deviceIOArena)});
+         llvm::ConstantInt::get(i64, deviceIOArena), kinds(sig.inputs, prefix + "in_kinds"),
+         kinds(sig.outputs, prefix + "out_kinds")});
     llvm::Constant *modelGlobal = global(model, prefix + "model");
 
     auto *getterTy = llvm::FunctionType::get(ptrTy, {}, false);
@@ -232,6 +246,15 @@ private:
       axes.push_back(static_cast<uint32_t>(t.batchAxis));
     return global(llvm::ConstantDataArray::get(ctx, axes), name);
   }
+  /// KILN_VALUE_* per input/output; NULL when all are tensors.
+  llvm::Constant *kinds(const std::vector<TensorSignature> &ts, const std::string &name) {
+    if (llvm::all_of(ts, [](const TensorSignature &t) { return t.kind == KILN_VALUE_TENSOR; }))
+      return llvm::ConstantPointerNull::get(ptrTy);
+    std::vector<uint32_t> kinds;
+    for (const TensorSignature &t : ts)
+      kinds.push_back(static_cast<uint32_t>(t.kind));
+    return global(llvm::ConstantDataArray::get(ctx, kinds), name);
+  }
   llvm::Constant *tensorArray(const std::vector<TensorSignature> &ts,
                               const std::string &name) {
     std::vector<llvm::Constant *> elems;
@@ -244,7 +267,8 @@ private:
       elems.push_back(llvm::ConstantStruct::get(
           tensorInfoTy, {str(ts[i].name, name + std::to_string(i) + "_name"),
                          llvm::ConstantInt::get(i32, ts[i].dtype),
-                         llvm::ConstantInt::get(i32, dims.size()), shape}));
+                         llvm::ConstantInt::get(i32, ts[i].ranked ? (int64_t)dims.size() : -1),
+                         shape}));
     }
     if (elems.empty())
       return llvm::ConstantPointerNull::get(ptrTy);

@@ -17,6 +17,10 @@ struct TensorSignature {
   std::vector<int64_t> shape;
   /// The axis holding the samples (dynamic batch), -1 otherwise.
   int batchAxis = -1;
+  /// KILN_VALUE_*: for a sequence or optional, dtype and shape describe its
+  /// elements (unranked: no shape; -1 for an unknown dimension).
+  int kind = 0;
+  bool ranked = true;
 };
 
 struct PartitionSignature {

@@ -43,6 +43,11 @@ Type elementTypeFor(MLIRContext *ctx, int dtype) {
   return onnx::elementTypeOfDtype(ctx, dtype);
 }
 
+/// value_info types that are worth keeping as declared result types.
+bool isDeclaredType(Type t) {
+  return isa<RankedTensorType, onnx::SeqType, onnx::OptType>(t);
+}
+
 /// One scope of visible values per (sub)graph; lookups walk outwards so a
 /// subgraph sees its parents' values, as ONNX's scoping rules say.
 class ValueScopes {
@@ -121,8 +126,21 @@ private:
 
 Type Importer::importType(const pb::TypeProto &type, StringRef what,
                           bool graphInput) {
+  if (type.has_sequence_type() || type.has_optional_type()) {
+    const pb::TypeProto &elem = type.has_sequence_type()
+                                    ? type.sequence_type().elem_type()
+                                    : type.optional_type().elem_type();
+    // Elements are described, not resolved against the batch.
+    Type e = importType(elem, what);
+    if (!e)
+      return {};
+    if (type.has_sequence_type())
+      return onnx::SeqType::get(&ctx, e);
+    return onnx::OptType::get(&ctx, e);
+  }
   if (!type.has_tensor_type()) {
-    error() << "value \"" << what << "\": only tensor types are supported";
+    error() << "value \"" << what << "\": only tensor, sequence and optional types are "
+               "supported";
     return {};
   }
   const auto &tt = type.tensor_type();
@@ -739,12 +757,12 @@ LogicalResult Importer::importGraph(const pb::GraphProto &graph, Block &block,
   // shape depends on a runtime input compile against the declared shape).
   for (const auto &vi : graph.output())
     if (vi.has_type())
-      if (Type t = importType(vi.type(), vi.name()); t && isa<RankedTensorType>(t))
+      if (Type t = importType(vi.type(), vi.name()); t && isDeclaredType(t))
         valueInfoTypes[vi.name()] = t;
   for (const auto &vi : graph.value_info()) {
     if (!vi.has_type())
       continue;
-    if (Type t = importType(vi.type(), vi.name()); t && isa<RankedTensorType>(t))
+    if (Type t = importType(vi.type(), vi.name()); t && isDeclaredType(t))
       valueInfoTypes[vi.name()] = t;
   }
 

@@ -443,7 +443,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     if (failed(run(std::string(kBufferizePipeline) +
                    (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}" : ",kiln-cuda-offload" : "") +
                    (cuda && options.cudaEmulate ? ",kiln-cuda-emulate,func.func(canonicalize,cse)" : "") +
-                   ",kiln-cpu-vectorize-contractions,kiln-plan-memory")))
+                   ",kiln-cpu-vectorize-contractions,kiln-plan-memory,kiln-lower-runtime-calls")))
       return std::nullopt;
     if (cuda && !options.cudaEmulate) {
       progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")" + label);

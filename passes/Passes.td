@@ -175,6 +175,18 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def LowerRuntimeCalls : Pass<"kiln-lower-runtime-calls", "::mlir::ModuleOp"> {
+  let summary = "Turn bufferized kiln.runtime_call ops into calls of libkiln_rt";
+  let description = [{
+    Runs after bufferization and kiln-plan-memory. Each `kiln.runtime_call`
+    on memrefs becomes a `func.call` of its callee (declared once per
+    module): a memref operand passes as its aligned pointer (i64), the
+    `outs` buffers follow the scalar arguments, in order.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def Simplify : Pass<"kiln-simplify", "::mlir::ModuleOp"> {
   let summary = "Remove no-op onnx ops and compose back-to-back ones";
   let description = [{

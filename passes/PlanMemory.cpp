@@ -189,6 +189,24 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
                                            func.getResultTypes()));
   }
 
+  /// Whether the buffer of `alloc` (or a view of it) leaves the region it
+  /// was made in: yielded, or handed to a control-flow op.
+  static bool isCarried(Operation *alloc) {
+    SmallVector<Value> work = {alloc->getResult(0)};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (isa<scf::YieldOp, scf::ConditionOp, RegionBranchOpInterface>(user))
+          return true;
+        if (isa<ViewLikeOpInterface>(user))
+          for (Value r : user->getResults())
+            if (isa<MemRefType>(r.getType()))
+              work.push_back(r);
+      }
+    }
+    return false;
+  }
+
   LogicalResult plan(func::FuncOp func) {
     if (failed(outputsToArguments(func)))
       return failure();
@@ -209,11 +227,11 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       if (!device && !isa<memref::AllocOp>(alloc))
         return WalkResult::advance();
       auto t = cast<MemRefType>(alloc->getResult(0).getType());
-      // Allocations in branches (scf.if) get their own bytes for the whole
-      // span of the top-level op; inside loops a fixed offset could be
-      // clobbered by the next iteration while still live, so they stay out.
-      bool inLoop = alloc->getParentOfType<LoopLikeOpInterface>() != nullptr;
-      if (inLoop || !t.hasStaticShape() || !t.getLayout().isIdentity() ||
+      // Allocations in branches (scf.if) and loop bodies get their own
+      // bytes for the whole span of the top-level op. A loop's next
+      // iteration reuses them, so none may be carried into it.
+      bool carried = alloc->getParentOfType<LoopLikeOpInterface>() && isCarried(alloc);
+      if (carried || !t.hasStaticShape() || !t.getLayout().isIdentity() ||
           (device && device.getAsyncToken())) {
         alloc->emitError("kiln-plan-memory: cannot place a dynamic or loop-carried "
                          "allocation in the static arena");

@@ -2,7 +2,10 @@
 #include "dialects/kiln/KilnDialect.h"
 #include "providers/Passes.h"
 #include "providers/Provider.h"
+#include "providers/cpu/Lowering.h"
 #include "providers/cpu/OnnxToLinalg.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -14,6 +17,34 @@ namespace kiln {
 #include "providers/Passes.h.inc"
 
 namespace {
+
+/// Sequence and optional arguments and results of a function become 0-D
+/// i64 tensors, the slots that hold the runtime objects' handles
+/// (model_abi.h); inside, the code works on the handle itself.
+void handlesAtEntry(func::FuncOp func) {
+  Block &entry = func.front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  auto slot = RankedTensorType::get({}, b.getI64Type());
+  for (BlockArgument a : entry.getArguments()) {
+    if (!cpu::isSequenceValueType(a.getType()))
+      continue;
+    a.setType(slot);
+    auto handle = b.create<tensor::ExtractOp>(func.getLoc(), a, ValueRange{});
+    a.replaceAllUsesExcept(handle, handle);
+  }
+}
+
+void handlesAtReturn(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.front().getTerminator());
+  OpBuilder b(ret);
+  auto slot = RankedTensorType::get({}, b.getI64Type());
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    if (cpu::isSequenceValueType(type))
+      ret->setOperand(i, b.create<tensor::FromElementsOp>(ret.getLoc(), slot,
+                                                          ret->getOperand(i)));
+  func.setFunctionType(FunctionType::get(func.getContext(), func.front().getArgumentTypes(),
+                                         ret->getOperandTypes()));
+}
 
 struct LowerPartitionsPass
     : public impl::LowerPartitionsBase<LowerPartitionsPass> {
@@ -28,6 +59,12 @@ struct LowerPartitionsPass
       t.erase();
     });
     cpu::makeSignless(module);
+    SmallVector<func::FuncOp> funcs;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.isExternal())
+        funcs.push_back(f);
+    for (func::FuncOp f : funcs)
+      handlesAtEntry(f);
     SmallVector<PartitionOp> partitions;
     module.walk([&](PartitionOp p) { partitions.push_back(p); });
     SmallVector<Attribute> infos;
@@ -56,6 +93,8 @@ struct LowerPartitionsPass
       p->getBlock()->getOperations().splice(p->getIterator(), body.getOperations());
       p.erase();
     }
+    for (func::FuncOp f : funcs)
+      handlesAtReturn(f);
     module->setAttr("kiln.partitions", b.getArrayAttr(infos));
     // Checks made on tensors (graph-level decompositions) take the scalar.
     module.walk([&](CheckOp check) {

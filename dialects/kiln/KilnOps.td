@@ -13,6 +13,7 @@ include "mlir/IR/RegionKindInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.td"
 
 def Kiln_Dialect : Dialect {
   let name = "kiln";
@@ -86,6 +87,45 @@ def Kiln_CheckOp : Kiln_Op<"check", [MemoryEffects<[MemWrite]>]> {
   }];
   let arguments = (ins AnyTypeOf<[I1, 0DTensorOf<[I1]>]>:$condition, StrAttr:$message);
   let assemblyFormat = "$condition `,` $message attr-dict `:` type($condition)";
+}
+
+def Kiln_RuntimeCallOp : Kiln_Op<"runtime_call", [
+    AttrSizedOperandSegments,
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface, [
+        "bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+        "getAliasingValues", "bufferize"]>]> {
+  let summary = "A call into libkiln_rt that reads or writes whole tensors";
+  let description = [{
+    Calls the C function `callee` of the runtime library (sequence and
+    optional values live there as objects). Scalar `args` pass as they are;
+    a tensor or memref arg passes as the address (i64) of its dense
+    row-major buffer, which the callee reads. Each of `outs` is a buffer
+    the callee fills; on tensors, the first results are their new values.
+    A last scalar result is the callee's return value.
+
+    The op bufferizes like a destination-style op (an `outs` buffer that is
+    not dense row-major is filled through a dense copy), and
+    kiln-lower-runtime-calls turns the memref form into `func.call`.
+    ```mlir
+    %h2 = kiln.runtime_call @kilnSeqInsert(%h, %t, ...) : (i64, tensor<3xi64>, ...) -> i64
+    %t = kiln.runtime_call @kilnSeqAt(%h, %i, ...) outs(%init : tensor<3xf32>) : (...) -> tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$args,
+                       Variadic<AnyShaped>:$outs);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $callee `(` $args `)` (`outs` `(` $outs^ `:` type($outs) `)`)? attr-dict
+    `:` functional-type($args, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The new values of `outs` (on tensors).
+    ::mlir::ResultRange getWritten();
+    /// The callee's return value, or null.
+    ::mlir::Value getValue();
+  }];
 }
 
 #endif // KILN_DIALECT_KILN_OPS

@@ -53,6 +53,21 @@ def ONNX_Float8E8M0Type : TypeDef<ONNX_Dialect, "Float8E8M0"> {
   let summary = "ONNX float8e8m0 element type (a power of two, 0xFF is NaN)";
 }
 
+// ONNX seq(T) and optional(T) values. They live as runtime objects
+// (kiln_sequence in kiln_rt.h): CPU lowering passes them as i64 handles.
+def ONNX_SeqType : TypeDef<ONNX_Dialect, "Seq"> {
+  let mnemonic = "seq";
+  let summary = "ONNX sequence of tensors";
+  let parameters = (ins "::mlir::Type":$elementType);
+  let assemblyFormat = "`<` $elementType `>`";
+}
+def ONNX_OptType : TypeDef<ONNX_Dialect, "Opt"> {
+  let mnemonic = "opt";
+  let summary = "ONNX optional value (a tensor or a sequence, or none)";
+  let parameters = (ins "::mlir::Type":$elementType);
+  let assemblyFormat = "`<` $elementType `>`";
+}
+
 //===----------------------------------------------------------------------===//
 // Structural ops
 //===----------------------------------------------------------------------===//

@@ -8,6 +8,7 @@
 
 #include "dialects/onnx/ShapeInference.h"
 #include "dialects/onnx/DataTypes.h"
+#include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "passes/NodeName.h"
 
@@ -89,6 +90,49 @@ std::optional<SmallVector<double>> getConstantDoubles(Value v) {
     for (int64_t x : *ints)
       out.push_back(x);
     return out;
+  }
+  return std::nullopt;
+}
+
+Type joinTypes(Type a, Type b) {
+  if (a == b)
+    return a;
+  if (auto sa = dyn_cast<SeqType>(a))
+    if (auto sb = dyn_cast<SeqType>(b))
+      if (Type e = joinTypes(sa.getElementType(), sb.getElementType()))
+        return SeqType::get(a.getContext(), e);
+  if (auto oa = dyn_cast<OptType>(a))
+    if (auto ob = dyn_cast<OptType>(b))
+      if (Type e = joinTypes(oa.getElementType(), ob.getElementType()))
+        return OptType::get(a.getContext(), e);
+  auto ta = dyn_cast<TensorType>(a), tb = dyn_cast<TensorType>(b);
+  if (!ta || !tb || ta.getElementType() != tb.getElementType())
+    return {};
+  auto ra = dyn_cast<RankedTensorType>(a), rb = dyn_cast<RankedTensorType>(b);
+  if (!ra || !rb || ra.getRank() != rb.getRank())
+    return UnrankedTensorType::get(ta.getElementType());
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < ra.getRank(); ++d)
+    dims.push_back(ra.getDimSize(d) == rb.getDimSize(d) ? ra.getDimSize(d) : kDyn);
+  return RankedTensorType::get(dims, ta.getElementType());
+}
+
+std::optional<int64_t> staticSequenceLength(Value seq) {
+  Operation *def = seq.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  StringRef name = def->getName().getStringRef();
+  if (name == "onnx.SequenceEmpty")
+    return 0;
+  if (name == "onnx.SequenceConstruct")
+    return def->getNumOperands();
+  if (name == "onnx.Identity")
+    return staticSequenceLength(def->getOperand(0));
+  if (name == "onnx.SequenceInsert" || name == "onnx.SequenceErase") {
+    auto n = staticSequenceLength(def->getOperand(0));
+    if (!n || (name == "onnx.SequenceErase" && *n == 0))
+      return std::nullopt;
+    return *n + (name == "onnx.SequenceInsert" ? 1 : -1);
   }
   return std::nullopt;
 }
@@ -818,9 +862,21 @@ LogicalResult sliceRule(const Ctx &c) {
   if (!x)
     return success();
   SmallVector<int64_t> start, step, size;
-  if (failed(resolveSlice(c.op, x.getShape(), start, step, size)))
-    return success(); // runtime starts/ends: the provider reports it
-  return c.set(0, size, x.getElementType());
+  if (succeeded(resolveSlice(c.op, x.getShape(), start, step, size)))
+    return c.set(0, size, x.getElementType());
+  // Run-time starts/ends: the rank stays, and so do dims no axis names.
+  SmallVector<int64_t> dims(x.getRank(), kDyn);
+  if (c.op->getNumOperands() > 3 && !isNone(c.op->getOperand(3))) {
+    auto axes = getConstantInts(c.op->getOperand(3));
+    if (axes && llvm::all_of(*axes, [&](int64_t a) {
+          return a >= -x.getRank() && a < x.getRank();
+        })) {
+      dims.assign(x.getShape().begin(), x.getShape().end());
+      for (int64_t a : *axes)
+        dims[normAxis(a, x.getRank())] = kDyn;
+    }
+  }
+  return c.set(0, dims, x.getElementType());
 }
 
 LogicalResult splitRule(const Ctx &c) {
@@ -1250,6 +1306,125 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
   m["Einsum"] = einsumRule;
 }
 
+/// seq/optional values: element types joined over what the ops put in.
+void addSequenceRules(llvm::StringMap<Rule> &m) {
+  auto setType = [](const Ctx &c, unsigned i, Type t) {
+    if (t)
+      c.op->getResult(i).setType(t);
+    return success();
+  };
+  // A tensor result keeps the model's declared shape where t knows less.
+  auto setTensorOrSame = [setType](const Ctx &c, Type t) -> LogicalResult {
+    if (auto r = dyn_cast_or_null<RankedTensorType>(t))
+      return c.set(0, r.getShape(), r.getElementType());
+    if (isa_and_nonnull<TensorType>(t) && isa<RankedTensorType>(c.op->getResult(0).getType()))
+      return success();
+    return setType(c, 0, t);
+  };
+  auto elementOf = [](Value v) -> Type {
+    if (auto sq = dyn_cast<SeqType>(v.getType()))
+      return sq.getElementType();
+    return {};
+  };
+  m["SequenceEmpty"] = [setType](const Ctx &c) {
+    MLIRContext *ctx = c.op->getContext();
+    Type elt = dtypeToType(ctx, getIntAttr(c.op, "dtype", 1), Float32Type::get(ctx));
+    return setType(c, 0, SeqType::get(ctx, UnrankedTensorType::get(elt)));
+  };
+  m["SequenceConstruct"] = [setType](const Ctx &c) -> LogicalResult {
+    Type e = c.op->getOperand(0).getType();
+    for (Value v : c.op->getOperands().drop_front())
+      if (!(e = joinTypes(e, v.getType())))
+        return c.fail() << "the tensors differ in element type";
+    return setType(c, 0, SeqType::get(c.op->getContext(), e));
+  };
+  m["SequenceInsert"] = [setType, elementOf](const Ctx &c) -> LogicalResult {
+    Type e = elementOf(c.op->getOperand(0));
+    if (!e)
+      return success();
+    Type t = c.op->getOperand(1).getType();
+    // Nothing is in an empty sequence yet, so its elements are the tensor's.
+    Type j = staticSequenceLength(c.op->getOperand(0)) == 0 ? t : joinTypes(e, t);
+    if (!j)
+      return c.fail() << "cannot insert a " << t << " into a sequence of " << e;
+    return setType(c, 0, SeqType::get(c.op->getContext(), j));
+  };
+  m["SequenceErase"] = [setType](const Ctx &c) {
+    return isa<SeqType>(c.op->getOperand(0).getType())
+               ? setType(c, 0, c.op->getOperand(0).getType())
+               : success();
+  };
+  m["SequenceAt"] = [setTensorOrSame, elementOf](const Ctx &c) {
+    return setTensorOrSame(c, elementOf(c.op->getOperand(0)));
+  };
+  m["SequenceLength"] = [](const Ctx &c) {
+    return c.set(0, {}, IntegerType::get(c.op->getContext(), 64));
+  };
+  m["SplitToSequence"] = [setType](const Ctx &c) -> LogicalResult {
+    auto x = c.in(0);
+    if (!x)
+      return success();
+    int64_t axis = normAxis(getIntAttr(c.op, "axis", 0), x.getRank());
+    if (axis < 0 || axis >= x.getRank())
+      return c.fail() << "axis " << getIntAttr(c.op, "axis", 0) << " is out of range for "
+                      << x;
+    SmallVector<int64_t> dims(x.getShape());
+    if (isNone(c.op->getOperand(1))) {
+      if (getIntAttr(c.op, "keepdims", 1))
+        dims[axis] = 1;
+      else
+        dims.erase(dims.begin() + axis);
+    } else {
+      auto split = getConstantInts(c.op->getOperand(1));
+      bool equal = split && !split->empty() &&
+                   llvm::all_of(*split, [&](int64_t v) { return v == split->front(); });
+      // A scalar chunk that does not divide the axis leaves a shorter last piece.
+      bool scalar = c.in(1) && c.in(1).getRank() == 0;
+      dims[axis] = equal && (!scalar || (x.getDimSize(axis) != kDyn &&
+                                         x.getDimSize(axis) % split->front() == 0))
+                       ? split->front()
+                       : kDyn;
+    }
+    return setType(c, 0, SeqType::get(c.op->getContext(),
+                                      RankedTensorType::get(dims, x.getElementType())));
+  };
+  m["ConcatFromSequence"] = [elementOf](const Ctx &c) -> LogicalResult {
+    auto e = dyn_cast_or_null<RankedTensorType>(elementOf(c.op->getOperand(0)));
+    if (!e)
+      return success();
+    bool newAxis = getIntAttr(c.op, "new_axis", 0);
+    int64_t rank = e.getRank() + (newAxis ? 1 : 0);
+    int64_t axis = normAxis(getIntAttr(c.op, "axis", 0), rank);
+    if (axis < 0 || axis >= rank)
+      return c.fail() << "axis " << getIntAttr(c.op, "axis", 0) << " is out of range for "
+                      << "rank " << rank;
+    SmallVector<int64_t> dims(e.getShape());
+    std::optional<int64_t> n = staticSequenceLength(c.op->getOperand(0));
+    if (newAxis)
+      dims.insert(dims.begin() + axis, n ? *n : kDyn);
+    else
+      dims[axis] = n && dims[axis] != kDyn ? *n * dims[axis] : kDyn;
+    return c.set(0, dims, e.getElementType());
+  };
+  m["Optional"] = [setType](const Ctx &c) {
+    Type inner;
+    if (!isNone(c.op->getOperand(0)))
+      inner = c.op->getOperand(0).getType();
+    else if (auto t = c.op->getAttrOfType<TypeAttr>("type"))
+      inner = t.getValue();
+    return inner ? setType(c, 0, OptType::get(c.op->getContext(), inner)) : success();
+  };
+  // Both also take plain tensors and sequences (onnx 18): then they pass them on.
+  auto unwrap = [setTensorOrSame](const Ctx &c) {
+    Type t = c.op->getOperand(0).getType();
+    if (auto o = dyn_cast<OptType>(t))
+      t = o.getElementType();
+    return setTensorOrSame(c, t);
+  };
+  m["OptionalGetElement"] = unwrap;
+  m["Identity"] = unwrap;
+}
+
 const llvm::StringMap<Rule> &rules() {
   static const llvm::StringMap<Rule> table = [] {
     llvm::StringMap<Rule> m;
@@ -1373,8 +1548,18 @@ const llvm::StringMap<Rule> &rules() {
                         << " and " << elseYield->getNumOperands()
                         << " values for " << op->getNumResults() << " outputs";
       for (unsigned i = 0; i < op->getNumResults(); ++i) {
-        auto a = dyn_cast<RankedTensorType>(thenYield->getOperand(i).getType());
-        auto b = dyn_cast<RankedTensorType>(elseYield->getOperand(i).getType());
+        Type thenType = thenYield->getOperand(i).getType();
+        Type elseType = elseYield->getOperand(i).getType();
+        if (!isa<TensorType>(thenType)) {
+          Type j = joinTypes(thenType, elseType);
+          if (!j)
+            return c.fail() << "branches yield " << thenType << " and " << elseType
+                            << " for output " << i;
+          op->getResult(i).setType(j);
+          continue;
+        }
+        auto a = dyn_cast<RankedTensorType>(thenType);
+        auto b = dyn_cast<RankedTensorType>(elseType);
         if (!a || !b)
           continue;
         if (a.getElementType() != b.getElementType())
@@ -1456,6 +1641,7 @@ const llvm::StringMap<Rule> &rules() {
                        cast<ShapedType>(c.op->getResult(0).getType()).getElementType())
                : success();
     };
+    addSequenceRules(m);
     return m;
   }();
   return table;

@@ -34,6 +34,11 @@ std::optional<llvm::SmallVector<double>> getConstantDoubles(mlir::Value v);
 /// compile time to pass its data through: training_mode absent or false,
 /// or a constant zero ratio.
 bool isIdentityDropout(mlir::Operation *op);
+/// A type that describes values of both `a` and `b` (If branches, sequence
+/// elements): dims that differ become `?`; null when they cannot agree.
+mlir::Type joinTypes(mlir::Type a, mlir::Type b);
+/// The number of tensors in a sequence built by ops whose counts are known.
+std::optional<int64_t> staticSequenceLength(mlir::Value seq);
 
 /// Resolves auto_pad/pads/strides/dilations/ceil_mode of a windowed op
 /// (Conv, pools) into explicit begin/end pads and output spatial sizes.

@@ -1,8 +1,10 @@
-//===- ControlFlowOps.cpp - If as scf.if ----------------------------------===//
+//===- ControlFlowOps.cpp - If as scf.if, Loop as scf.while ---------------===//
 //
 // Both branches are compiled; the branch ops were lowered in place already
 // (the driver lowers nested ops first), so If only swaps its regions into an
-// scf.if and turns onnx.Yield into scf.yield.
+// scf.if and turns onnx.Yield into scf.yield. A Loop whose trip count is
+// known only at run time (kiln-decompose-ops unrolls the others) moves its
+// lowered body into an scf.while the same way.
 //
 //===----------------------------------------------------------------------===//
 #include "providers/cpu/Lowering.h"
@@ -37,17 +39,100 @@ Results lowerIf(OpBuilder &b, Operation *op) {
   auto ct = typeOf(cond);
   SmallVector<Value> zeros(ct.getRank(), b.create<arith::ConstantIndexOp>(loc, 0));
   Value c = b.create<tensor::ExtractOp>(loc, cond, zeros);
-  auto ifOp = b.create<scf::IfOp>(loc, op->getResultTypes(), c,
+  SmallVector<Type> types = llvm::map_to_vector(op->getResultTypes(), loweredValueType);
+  auto ifOp = b.create<scf::IfOp>(loc, types, c,
                                   /*addThenBlock=*/false, /*addElseBlock=*/false);
   // Regions are in attribute-name order: else_branch, then_branch.
   OpBuilder inner(b.getContext());
-  moveBranch(inner, op->getRegion(1), ifOp.getThenRegion(), op->getResultTypes());
-  moveBranch(inner, op->getRegion(0), ifOp.getElseRegion(), op->getResultTypes());
+  moveBranch(inner, op->getRegion(1), ifOp.getThenRegion(), types);
+  moveBranch(inner, op->getRegion(0), ifOp.getElseRegion(), types);
   return SmallVector<Value>(ifOp.getResults());
+}
+
+/// A run-time Loop carries values whose types stay the same from one
+/// iteration to the next, and no scan outputs (their length would be a
+/// run-time value).
+bool checkLoop(Operation *op, std::string &why) {
+  Block &body = op->getRegion(0).front();
+  Operation *yield = body.getTerminator();
+  unsigned nCarried = op->getNumOperands() - 2;
+  if (yield->getNumOperands() != nCarried + 1) {
+    why = "scan outputs need a trip count known at compile time";
+    return false;
+  }
+  for (unsigned i = 0; i < nCarried; ++i) {
+    Type in = op->getOperand(2 + i).getType(), out = yield->getOperand(1 + i).getType();
+    if (isSequenceValueType(in) && isSequenceValueType(out))
+      continue;
+    auto shaped = dyn_cast<ShapedType>(in); // (a handle once lowered)
+    if (in != out || (shaped && !shaped.hasStaticShape())) {
+      llvm::raw_string_ostream(why)
+          << "loop-carried value " << i << " changes type from " << in << " to " << out
+          << " (a run-time Loop needs it static and unchanged)";
+      return false;
+    }
+  }
+  return true;
+}
+
+Value scalarOf(OpBuilder &b, Location l, Value t) {
+  SmallVector<Value> zeros(typeOf(t).getRank(), b.create<arith::ConstantIndexOp>(l, 0));
+  return b.create<tensor::ExtractOp>(l, t, zeros);
+}
+
+/// scf.while over (iteration, condition, carried...): it runs while the
+/// iteration is below the trip count (if given) and the condition holds
+/// (if the node has one: without, the body's condition is ignored).
+Results lowerLoop(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  Value trip = op->getOperand(0), cond = op->getOperand(1);
+  Block &body = op->getRegion(0).front();
+  Operation *yield = body.getTerminator();
+  Type i64 = b.getI64Type(), i1 = b.getI1Type();
+  SmallVector<Type> types = {i64, i1};
+  SmallVector<Value> inits = {b.create<arith::ConstantIntOp>(l, 0, 64),
+                              isNone(cond) ? b.create<arith::ConstantIntOp>(l, 1, 1).getResult()
+                                           : scalarOf(b, l, cond)};
+  for (Value v : op->getOperands().drop_front(2)) {
+    types.push_back(v.getType());
+    inits.push_back(v);
+  }
+  Value limit = isNone(trip) ? Value() : castScalar(b, l, scalarOf(b, l, trip), i64);
+  SmallVector<Location> locs(types.size(), l);
+  auto loop = b.create<scf::WhileOp>(l, types, inits);
+
+  OpBuilder::InsertionGuard guard(b);
+  Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
+  Value go = before->getArgument(1);
+  if (limit)
+    go = b.create<arith::AndIOp>(
+        l, go, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, before->getArgument(0), limit));
+  b.create<scf::ConditionOp>(l, go, before->getArguments());
+
+  Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
+  auto scalarTensor = [&](Type elt, Value v) -> Value {
+    return b.create<tensor::FromElementsOp>(l, RankedTensorType::get({}, elt), v);
+  };
+  body.getArgument(0).replaceAllUsesWith(scalarTensor(i64, after->getArgument(0)));
+  body.getArgument(1).replaceAllUsesWith(scalarTensor(i1, after->getArgument(1)));
+  for (unsigned i = 2; i < types.size(); ++i)
+    body.getArgument(i).replaceAllUsesWith(after->getArgument(i));
+  after->getOperations().splice(after->end(), body.getOperations(), body.begin(),
+                                yield->getIterator());
+  b.setInsertionPointToEnd(after);
+  SmallVector<Value> next = {
+      b.create<arith::AddIOp>(l, after->getArgument(0), b.create<arith::ConstantIntOp>(l, 1, 64)),
+      isNone(cond) ? after->getArgument(1) : scalarOf(b, l, yield->getOperand(0))};
+  llvm::append_range(next, yield->getOperands().drop_front());
+  b.create<scf::YieldOp>(l, next);
+  return SmallVector<Value>(loop.getResults().drop_front(2));
 }
 
 } // namespace
 
-void registerControlFlowOps(LoweringTable &m) { m["If"] = {lowerIf, false}; }
+void registerControlFlowOps(LoweringTable &m) {
+  m["If"] = {lowerIf, false};
+  m["Loop"] = {lowerLoop, false, checkLoop};
+}
 
 } // namespace kiln::cpu

@@ -178,16 +178,20 @@ struct RuntimeDims {
   void check(RankedTensorType out, StringRef what) { checkRuntimeShape(b, l, ok, op, what, out); }
 };
 
-/// Slice with starts/ends (steps, axes) computed at run time and a known
-/// result shape: starts and steps are resolved with ONNX's clamping at run
-/// time, a kiln.check compares the sizes, and reads stay in bounds.
-Results lowerRuntimeSlice(OpBuilder &b, Operation *op) {
-  Location l = op->getLoc();
-  Value x = op->getOperand(0);
-  auto xt = typeOf(x), out = resultType(op);
-  int64_t rank = xt.getRank(), k = typeOf(op->getOperand(1)).getNumElements();
+/// Per dim of a Slice's input: start, step and result size, resolved at
+/// run time with ONNX's clamping (any of starts/ends/axes/steps may be
+/// computed at run time). A zero step fails `r`'s checks.
+struct RuntimeSlice {
+  SmallVector<Value> start, step, size;
+};
+
+RuntimeSlice resolveRuntimeSlice(RuntimeDims &r) {
+  OpBuilder &b = r.b;
+  Location l = r.l;
+  Operation *op = r.op;
+  auto xt = typeOf(op->getOperand(0));
+  int64_t k = typeOf(op->getOperand(1)).getNumElements();
   Value steps = op->getNumOperands() > 4 && !isNone(op->getOperand(4)) ? op->getOperand(4) : Value();
-  RuntimeDims r{b, l, op, rank, Value()};
   using P = arith::CmpIPredicate;
   SmallVector<Value> axes = r.axes(3, k), starts, stepsV, sizes;
   for (int64_t j = 0; j < k; ++j) {
@@ -211,18 +215,32 @@ Results lowerRuntimeSlice(OpBuilder &b, Operation *op) {
     sizes.push_back(b.create<arith::DivSIOp>(
         l, b.create<arith::AddIOp>(l, span, b.create<arith::SubIOp>(l, mag, r.c(1))), mag));
   }
-  SmallVector<Value> startD = r.perDim(axes, starts, 0), stepD = r.perDim(axes, stepsV, 1);
-  for (int64_t d = 0; d < rank; ++d) {
+  RuntimeSlice s{r.perDim(axes, starts, 0), r.perDim(axes, stepsV, 1), {}};
+  for (int64_t d = 0; d < xt.getRank(); ++d) {
     Value size = r.c(xt.getDimSize(d));
     for (auto [a, sz] : llvm::zip(axes, sizes))
       size = r.sel(r.cmp(P::eq, a, r.c(d)), sz, size);
-    r.require(r.cmp(P::eq, size, r.c(out.getDimSize(d))));
+    s.size.push_back(size);
   }
+  return s;
+}
+
+/// Slice with starts/ends (steps, axes) computed at run time and a known
+/// result shape: a kiln.check compares the sizes, and reads stay in bounds.
+Results lowerRuntimeSlice(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x), out = resultType(op);
+  int64_t rank = xt.getRank();
+  RuntimeDims r{b, l, op, rank, Value()};
+  RuntimeSlice s = resolveRuntimeSlice(r);
+  for (int64_t d = 0; d < rank; ++d)
+    r.require(r.cmp(arith::CmpIPredicate::eq, s.size[d], r.c(out.getDimSize(d))));
   r.check(out, "starts/ends/axes/steps");
   SmallVector<Value> startIdx, stepIdx;
   for (int64_t d = 0; d < rank; ++d) {
-    startIdx.push_back(r.index(startD[d]));
-    stepIdx.push_back(r.index(stepD[d]));
+    startIdx.push_back(r.index(s.start[d]));
+    stepIdx.push_back(r.index(s.step[d]));
   }
   return SmallVector<Value>{indexGeneric(b, l, out, [&](IB &ib, ArrayRef<Value> i) {
     SmallVector<Value> src;
@@ -233,7 +251,27 @@ Results lowerRuntimeSlice(OpBuilder &b, Operation *op) {
   })};
 }
 
+/// Slice whose result shape is known only at run time (a Loop body slicing
+/// by its counter): the runtime copies it into a boxed tensor, a handle
+/// that only sequence ops take (SequenceOps.cpp).
+Results lowerBoxedSlice(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  int64_t rank = typeOf(op->getOperand(0)).getRank();
+  RuntimeDims r{b, l, op, rank, Value()};
+  RuntimeSlice s = resolveRuntimeSlice(r);
+  if (r.ok)
+    b.create<CheckOp>(l, r.ok, describeNode(op) + ": a step is 0 or an axis is out of range");
+  auto vec = RankedTensorType::get({rank}, b.getI64Type());
+  auto pack = [&](ArrayRef<Value> v) -> Value {
+    return b.create<tensor::FromElementsOp>(l, vec, v);
+  };
+  return SmallVector<Value>{
+      boxSlice(b, op, pack(s.start), pack(s.step), pack(s.size))};
+}
+
 Results lowerSlice(OpBuilder &b, Operation *op) {
+  if (!resultType(op).hasStaticShape())
+    return lowerBoxedSlice(b, op);
   Value x = op->getOperand(0);
   auto xt = typeOf(x);
   SmallVector<int64_t> start, step, size;
@@ -704,15 +742,6 @@ Results lowerConstantOfShape(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{b.create<arith::ConstantOp>(op->getLoc(), DenseElementsAttr::get(out, v))};
 }
 
-/// kiln has no optional type: an operand present is a tensor, so the
-/// element is there exactly when the node names an input.
-Results lowerOptionalHasElement(OpBuilder &b, Operation *op) {
-  bool present = op->getNumOperands() > 0 && op->getOperand(0) &&
-                 !isa<NoneType>(op->getOperand(0).getType());
-  return SmallVector<Value>{b.create<arith::ConstantOp>(
-      op->getLoc(), DenseElementsAttr::get(resultType(op), present))};
-}
-
 Results lowerSize(OpBuilder &b, Operation *op) {
   auto out = resultType(op);
   return SmallVector<Value>{b.create<arith::ConstantOp>(
@@ -730,9 +759,7 @@ void registerDataMovementOps(LoweringTable &m) {
   m["Constant"] = {lowerConstant, false};
   m["Shape"] = {lowerShape, false};
   m["Identity"] = {forward, false};
-  // Optionals holding a tensor (the only kind kiln has) are that tensor.
-  m["OptionalGetElement"] = {forward, false};
-  m["OptionalHasElement"] = {lowerOptionalHasElement, false};
+  // Optional* and Sequence* lower in SequenceOps.cpp.
   // Dropout lowers in DropoutOps.cpp (mask output, training mode).
   m["Slice"] = {lowerSlice, false};
   m["Split"] = {lowerSplit, false};

@@ -50,6 +50,19 @@ void registerAttentionOps(LoweringTable &table);
 void registerResizeOps(LoweringTable &table);
 void registerDropoutOps(LoweringTable &table);
 void registerMlOps(LoweringTable &table);
+void registerSequenceOps(LoweringTable &table);
+/// onnx seq/optional types, which lower to i64 handles of runtime objects.
+bool isSequenceValueType(mlir::Type t);
+/// The type a value of type `t` has once lowered (handles for sequences).
+mlir::Type loweredValueType(mlir::Type t);
+/// A tensor whose shape is known only at run time (a Slice by a loop
+/// counter) that only sequence ops use: it lowers to a boxed copy, a
+/// one-element runtime sequence, by boxSlice.
+bool isBoxedTensor(mlir::Value v);
+/// The boxed copy of x[start + i * step], i < size per dim (each a
+/// tensor<rank x i64>), of the Slice `op`'s input x.
+mlir::Value boxSlice(mlir::OpBuilder &b, mlir::Operation *op, mlir::Value start,
+                     mlir::Value step, mlir::Value size);
 
 /// `x` (a scalar of op's result) through the activation kiln-fuse-epilogues
 /// fused into `op` (`kiln.activation`), or `x` itself; null for an unknown

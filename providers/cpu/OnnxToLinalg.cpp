@@ -33,13 +33,16 @@ const LoweringTable &table() {
     registerAttentionOps(m);
     registerResizeOps(m);
     registerDropoutOps(m);
+    registerSequenceOps(m);
     return m;
   }();
   return t;
 }
 
 bool isStaticTensorOrNone(Type t) {
-  if (isa<NoneType>(t))
+  // Sequences and optionals are runtime objects (SequenceOps.cpp); once
+  // lowered, their users see an i64 handle.
+  if (isa<NoneType>(t) || isSequenceValueType(t) || t.isInteger(64))
     return true;
   auto rt = dyn_cast<RankedTensorType>(t);
   return rt && rt.hasStaticShape();
@@ -73,10 +76,10 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     return canLowerSpecialized(op, why);
   if (it->second.check && !it->second.check(op, why))
     return false;
-  SmallVector<Type> types(op->getOperandTypes());
+  SmallVector<Value> values(op->getOperands());
   for (Value r : op->getResults())
     if (!r.use_empty() || r == op->getResult(0))
-      types.push_back(r.getType());
+      values.push_back(r);
   // Inputs that decide a result shape must be compile-time constants.
   static const std::pair<const char *, std::pair<unsigned, const char *>> kShapeInputs[] = {
       {"Reshape", {1, "shape"}},   {"Slice", {1, "starts"}},  {"Slice", {2, "ends"}},
@@ -90,8 +93,9 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
   // offsets and axes, Resize its tables from run-time scales, sizes or roi:
   // only the result shape must be known.
   bool staticResult = isStaticTensorOrNone(op->getResult(0).getType());
-  bool runtimeValuesOk = staticResult && (name == "Range" || name == "Slice" || name == "Pad" ||
-                                          name == "Resize" || name == "Upsample");
+  bool runtimeValuesOk = (staticResult && (name == "Range" || name == "Slice" || name == "Pad" ||
+                                           name == "Resize" || name == "Upsample")) ||
+                         (name == "Slice" && isBoxedTensor(op->getResult(0)));
   for (auto &[opName, in] : kShapeInputs) {
     if (name != opName || in.first >= op->getNumOperands() || runtimeValuesOk)
       continue;
@@ -106,7 +110,10 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
        << "` input (kiln needs static shapes at compile time); it is a runtime value";
     return false;
   }
-  for (Type t : types) {
+  for (Value v : values) {
+    Type t = v.getType();
+    if (isBoxedTensor(v))
+      continue;
     if (!isStaticTensorOrNone(t)) {
       llvm::raw_string_ostream os(why);
       os << "needs static shapes, got " << t

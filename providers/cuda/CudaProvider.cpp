@@ -45,14 +45,16 @@ public:
       why = "kept on the host (dynamic shape)";
       return false;
     }
-    // A string is a host pointer, compared with the C library's strcmp.
+    // A string is a host pointer, compared with the C library's strcmp;
+    // sequences and optionals are objects of the host runtime.
     auto string = [](Type t) {
       auto shaped = dyn_cast<ShapedType>(t);
-      return shaped && isa<onnx::StringType>(shaped.getElementType());
+      return (shaped && isa<onnx::StringType>(shaped.getElementType())) ||
+             isa<onnx::SeqType, onnx::OptType>(t);
     };
     if (llvm::any_of(op->getOperandTypes(), string) ||
         llvm::any_of(op->getResultTypes(), string)) {
-      why = "kept on the host (strings)";
+      why = "kept on the host (strings, sequences or optionals)";
       return false;
     }
     return cpu::canLowerOnCpu(op, why);

@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 5u
+#define KILN_ABI_VERSION 6u
 
 /* Element types use ONNX TensorProto.DataType numbers. */
 typedef enum kiln_dtype {
@@ -112,6 +112,16 @@ typedef struct kiln_model_info {
   int32_t num_device_io_partitions;
   const kiln_partition_info *device_io_partitions;
   uint64_t device_io_arena_size;
+  /* ABI 6. What each input and output is (KILN_VALUE_*), or NULL when all
+   * are tensors. A sequence or optional value is a runtime-owned object
+   * (kiln_sequence in kiln_rt.h); its kiln_tensor_info describes the
+   * elements, with rank -1 when unknown and -1 for an unknown dimension.
+   * The partitions get, for such an input, a pointer to an int64 slot that
+   * holds the object's handle, and for such an output a slot that they set
+   * to the handle of the result; the runtime copies that into the caller's
+   * object once the run has succeeded. */
+  const int32_t *input_kinds;
+  const int32_t *output_kinds;
 } kiln_model_info;
 #define KILN_MODEL_CHECKS 1u
 #define KILN_MODEL_FALLBACK_CHECKS 2u
@@ -119,6 +129,13 @@ typedef struct kiln_model_info {
 #define KILN_MODEL_DEVICE_IO_CHECKS 8u
 
 #define KILN_PROVIDER_CUDA 1u
+
+/* ABI 6 value kinds. An optional tensor is a kiln_sequence that is none or
+ * holds exactly one element. */
+#define KILN_VALUE_TENSOR 0
+#define KILN_VALUE_SEQUENCE 1
+#define KILN_VALUE_OPTIONAL 2
+#define KILN_VALUE_OPTIONAL_SEQUENCE 3
 
 /* Every compiled model object defines
  *   const kiln_model_info *kiln_model_<name>(void);

@@ -50,3 +50,18 @@ func.func @kiln_ops(%a: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   // CHECK: return %[[P]]#0, %[[X]]
   return %p#0, %x : tensor<2xf32>, tensor<2xf32>
 }
+
+// Sequences and optionals are types of the onnx dialect; kiln.runtime_call
+// reads tensors and fills `outs`.
+// CHECK-LABEL: func.func @sequence_types
+// CHECK-SAME: (%{{.*}}: !onnx.seq<tensor<*xf32>>, %{{.*}}: !onnx.opt<!onnx.seq<tensor<5xf32>>>, %[[H:.*]]: i64, %[[X:.*]]: tensor<3xf32>)
+func.func @sequence_types(%s: !onnx.seq<tensor<*xf32>>, %o: !onnx.opt<!onnx.seq<tensor<5xf32>>>,
+                          %h: i64, %x: tensor<3xf32>) -> (tensor<i1>, tensor<3xf32>) {
+  // CHECK: onnx.OptionalHasElement(%{{.*}}) : (!onnx.opt<!onnx.seq<tensor<5xf32>>>) -> tensor<i1>
+  %has = onnx.OptionalHasElement(%o) : (!onnx.opt<!onnx.seq<tensor<5xf32>>>) -> tensor<i1>
+  // CHECK: %[[N:.*]] = kiln.runtime_call @kilnSeqPut(%[[H]], %[[X]]) : (i64, tensor<3xf32>) -> i64
+  %n = kiln.runtime_call @kilnSeqPut(%h, %x) : (i64, tensor<3xf32>) -> i64
+  // CHECK: kiln.runtime_call @kilnSeqGet(%[[N]]) outs(%[[X]] : tensor<3xf32>) : (i64) -> tensor<3xf32>
+  %t = kiln.runtime_call @kilnSeqGet(%n) outs(%x : tensor<3xf32>) : (i64) -> tensor<3xf32>
+  return %has, %t : tensor<i1>, tensor<3xf32>
+}

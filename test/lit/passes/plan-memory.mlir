@@ -114,3 +114,23 @@ func.func @device(%in: memref<16xf32>) -> memref<16xf32> attributes {kiln.device
   linalg.copy ins(%w : memref<16xf32>) outs(%out : memref<16xf32>)
   return %out : memref<16xf32>
 }
+
+// -----
+
+// A buffer made and used within one iteration of a loop keeps one offset
+// for the whole loop: every iteration reuses it.
+// CHECK-LABEL: func.func @loop_local
+// CHECK: scf.for
+// CHECK: %[[T:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<{{.*}}xi8> to memref<16xf32>
+// CHECK: linalg.copy ins(%{{.*}} : memref<16xf32>) outs(%[[T]] : memref<16xf32>)
+func.func @loop_local(%in: memref<16xf32>, %n: index) -> memref<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %out = memref.alloc() : memref<16xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %t = memref.alloc() : memref<16xf32>
+    linalg.copy ins(%in : memref<16xf32>) outs(%t : memref<16xf32>)
+    linalg.copy ins(%t : memref<16xf32>) outs(%out : memref<16xf32>)
+  }
+  return %out : memref<16xf32>
+}

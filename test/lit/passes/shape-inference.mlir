@@ -181,3 +181,27 @@ func.func @resize_v10(%x: tensor<1x2x3x4xf32>) -> tensor<*xf32> {
   %0 = onnx.Resize(%x, %s, %none, %none) {mode = "linear", onnx.version = 10 : i64} : (tensor<1x2x3x4xf32>, tensor<4xf32>, none, none) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// Sequence elements join what is put in them: an empty sequence takes the
+// first tensor's type; SequenceAt gives the elements' type; a slice by a
+// run-time end keeps its rank.
+// CHECK-LABEL: func.func @sequences
+// CHECK: onnx.SequenceEmpty() {{.*}} -> !onnx.seq<tensor<*xi64>>
+// CHECK: onnx.SequenceInsert({{.*}}) -> !onnx.seq<tensor<2x3xi64>>
+// CHECK: onnx.SequenceInsert({{.*}}) -> !onnx.seq<tensor<?x3xi64>>
+// CHECK: onnx.SequenceAt({{.*}}) -> tensor<?x3xi64>
+// CHECK: onnx.Slice({{.*}}) -> tensor<?xf32>
+// CHECK: onnx.Optional({{.*}}) -> !onnx.opt<tensor<?xf32>>
+// CHECK: onnx.OptionalGetElement({{.*}}) -> tensor<?xf32>
+func.func @sequences(%a: tensor<2x3xi64>, %b: tensor<4x3xi64>, %i: tensor<i64>, %x: tensor<5xf32>, %e: tensor<1xi64>) -> tensor<*xi64> {
+  %none = onnx.NoValue
+  %0 = onnx.SequenceEmpty() {dtype = 7 : i64} : () -> tensor<*xf32>
+  %1 = onnx.SequenceInsert(%0, %a, %none) : (tensor<*xf32>, tensor<2x3xi64>, none) -> tensor<*xf32>
+  %2 = onnx.SequenceInsert(%1, %b, %none) : (tensor<*xf32>, tensor<4x3xi64>, none) -> tensor<*xf32>
+  %3 = onnx.SequenceAt(%2, %i) : (tensor<*xf32>, tensor<i64>) -> tensor<*xi64>
+  %z = onnx.Constant() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %4 = onnx.Slice(%x, %z, %e, %none, %none) : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<*xf32>
+  %5 = onnx.Optional(%4) : (tensor<*xf32>) -> tensor<*xf32>
+  %6 = onnx.OptionalGetElement(%5) : (tensor<*xf32>) -> tensor<*xf32>
+  return %3 : tensor<*xi64>
+}

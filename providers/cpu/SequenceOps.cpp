@@ -1,0 +1,288 @@
+//===- SequenceOps.cpp - seq and optional values as runtime objects -------===//
+//
+// A sequence (or optional) is an object of libkiln_rt (kiln_sequence), so
+// its length and its elements' shapes may be known only at run time. The
+// compiled code holds an i64 handle and calls the runtime (kilnSeq*) through
+// kiln.runtime_call, which hands over whole tensors: a tensor going into a
+// sequence is copied by the runtime; one coming out must have the shape the
+// code was compiled for, which the runtime checks.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/kiln/KilnDialect.h"
+#include "dialects/onnx/DataTypes.h"
+#include "dialects/onnx/OnnxDialect.h"
+#include "passes/GlobalString.h"
+#include "providers/cpu/Lowering.h"
+
+using namespace mlir;
+using namespace kiln::onnx;
+
+namespace kiln::cpu {
+namespace {
+
+/// Builds the operands of one runtime call.
+struct Call {
+  OpBuilder &b;
+  Operation *op;
+  Location l;
+  SmallVector<Value> args;
+
+  Call(OpBuilder &b, Operation *op) : b(b), op(op), l(op->getLoc()) {}
+  ModuleOp module() { return op->getParentOfType<ModuleOp>(); }
+
+  Call &i32(int64_t v) {
+    args.push_back(b.create<arith::ConstantIntOp>(l, v, 32));
+    return *this;
+  }
+  Call &i64(int64_t v) {
+    args.push_back(b.create<arith::ConstantIntOp>(l, v, 64));
+    return *this;
+  }
+  Call &value(Value v) {
+    args.push_back(v);
+    return *this;
+  }
+  /// dtype, rank and the address of the dims of a tensor of `type`.
+  Call &describe(RankedTensorType type, bool isUnsigned) {
+    Type elt = type.getElementType();
+    if (isUnsigned)
+      elt = IntegerType::get(b.getContext(), elt.getIntOrFloatBitWidth(), IntegerType::Unsigned);
+    i32(dtypeOfElementType(elt)).i32(type.getRank());
+    if (type.getRank() == 0)
+      return i64(0);
+    auto dims = DenseElementsAttr::get(
+        RankedTensorType::get({type.getRank()}, b.getI64Type()), type.getShape());
+    return value(globalConstantAddress(b, l, module(), dims));
+  }
+  /// A scalar index input (position), as i64 and whether it is present.
+  Call &position(Value v) {
+    if (isNone(v))
+      return i64(0).i32(0);
+    // A scalar, or a one-element tensor as some exporters write it.
+    Value zero = b.create<arith::ConstantIndexOp>(l, 0);
+    SmallVector<Value> at(typeOf(v).getRank(), zero);
+    Value x = b.create<tensor::ExtractOp>(l, v, at);
+    if (!x.getType().isInteger(64))
+      x = b.create<arith::ExtSIOp>(l, b.getI64Type(), x);
+    return value(x).i32(1);
+  }
+  /// Names the node in the runtime's error messages.
+  Call &node() { return value(globalStringAddress(b, l, module(), describeNode(op))); }
+
+  Value returning(StringRef callee, Type result) {
+    return b.create<RuntimeCallOp>(l, TypeRange{result}, callee, args, ValueRange())
+        .getResult(0);
+  }
+  /// Calls `callee`, which fills a new tensor of the op's result type.
+  Value filling(StringRef callee) {
+    auto type = resultType(op);
+    Value init = b.create<tensor::EmptyOp>(l, type.getShape(), type.getElementType());
+    return b.create<RuntimeCallOp>(l, TypeRange{type}, callee, args, ValueRange{init})
+        .getResult(0);
+  }
+};
+
+Type handleType(Operation *op) { return IntegerType::get(op->getContext(), 64); }
+
+/// The element type that decides a new sequence's dtype.
+int64_t elementDtype(Type seqOrOpt) {
+  Type t = seqOrOpt;
+  while (!isa<TensorType>(t))
+    t = isa<SeqType>(t) ? cast<SeqType>(t).getElementType() : cast<OptType>(t).getElementType();
+  return dtypeOfElementType(cast<TensorType>(t).getElementType());
+}
+
+Value newSequence(OpBuilder &b, Operation *op, bool none) {
+  return Call(b, op).i32(elementDtype(op->getResult(0).getType())).i32(none).returning(
+      "kilnSeqNew", handleType(op));
+}
+
+Value insert(OpBuilder &b, Operation *op, Value seq, Value tensor, unsigned operand,
+             Value position) {
+  if (tensor.getType().isInteger(64)) // boxed (a Slice of run-time shape)
+    return Call(b, op).value(seq).value(tensor).position(position).node().returning(
+        "kilnSeqInsertBox", handleType(op));
+  return Call(b, op)
+      .value(seq)
+      .value(tensor)
+      .describe(typeOf(tensor), wasUnsigned(op, operand))
+      .position(position)
+      .node()
+      .returning("kilnSeqInsert", handleType(op));
+}
+
+Results lowerSequenceEmpty(OpBuilder &b, Operation *op) {
+  return SmallVector<Value>{newSequence(b, op, false)};
+}
+
+Results lowerSequenceConstruct(OpBuilder &b, Operation *op) {
+  Value seq = newSequence(b, op, false);
+  for (auto [i, t] : llvm::enumerate(op->getOperands()))
+    seq = insert(b, op, seq, t, i, Value());
+  return SmallVector<Value>{seq};
+}
+
+Results lowerSequenceInsert(OpBuilder &b, Operation *op) {
+  return SmallVector<Value>{
+      insert(b, op, op->getOperand(0), op->getOperand(1), 1, op->getOperand(2))};
+}
+
+Results lowerSequenceErase(OpBuilder &b, Operation *op) {
+  return SmallVector<Value>{Call(b, op)
+                                .value(op->getOperand(0))
+                                .position(op->getOperand(1))
+                                .node()
+                                .returning("kilnSeqErase", handleType(op))};
+}
+
+Results lowerSequenceLength(OpBuilder &b, Operation *op) {
+  Value n = Call(b, op).value(op->getOperand(0)).node().returning("kilnSeqLength", handleType(op));
+  return SmallVector<Value>{b.create<tensor::FromElementsOp>(op->getLoc(), resultType(op), n)};
+}
+
+Results lowerSequenceAt(OpBuilder &b, Operation *op) {
+  return SmallVector<Value>{Call(b, op)
+                                .value(op->getOperand(0))
+                                .position(op->getOperand(1))
+                                .describe(resultType(op), resultWasUnsigned(op))
+                                .node()
+                                .filling("kilnSeqAt")};
+}
+
+Results lowerSplitToSequence(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0), split = op->getOperand(1);
+  int64_t rank = typeOf(x).getRank();
+  Call call(b, op);
+  int64_t axis = getIntAttr(op, "axis", 0);
+  call.value(x).describe(typeOf(x), wasUnsigned(op, 0)).i64(axis < 0 ? axis + rank : axis);
+  if (isNone(split))
+    call.i64(0).i32(-1).i64(0);
+  else
+    call.value(split).i32(typeOf(split).getRank()).i64(typeOf(split).getNumElements());
+  return SmallVector<Value>{
+      call.i32(getIntAttr(op, "keepdims", 1)).node().returning("kilnSeqSplit", handleType(op))};
+}
+
+Results lowerConcatFromSequence(OpBuilder &b, Operation *op) {
+  int64_t rank = resultType(op).getRank(), axis = getIntAttr(op, "axis", 0);
+  return SmallVector<Value>{Call(b, op)
+                                .value(op->getOperand(0))
+                                .describe(resultType(op), resultWasUnsigned(op))
+                                .i64(axis < 0 ? axis + rank : axis)
+                                .i32(getIntAttr(op, "new_axis", 0))
+                                .node()
+                                .filling("kilnSeqConcat")};
+}
+
+Results lowerOptional(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0);
+  if (isNone(x))
+    return SmallVector<Value>{newSequence(b, op, true)};
+  if (isa<RankedTensorType>(x.getType()))
+    return SmallVector<Value>{insert(b, op, newSequence(b, op, false), x, 0, Value())};
+  return SmallVector<Value>{Call(b, op).value(x).node().returning("kilnSeqSome", handleType(op))};
+}
+
+/// The operand's type before lowering made handles of sequences: the
+/// optional kinds are told apart by the op's result type.
+Results lowerOptionalGetElement(OpBuilder &b, Operation *op) {
+  Value x = op->getOperand(0);
+  Type result = op->getResult(0).getType();
+  if (isa<RankedTensorType>(x.getType()))
+    return SmallVector<Value>{x}; // a plain tensor (onnx 18)
+  if (isa<RankedTensorType>(result))
+    return SmallVector<Value>{
+        Call(b, op).value(x).i64(0).i32(1).describe(resultType(op), resultWasUnsigned(op))
+            .node()
+            .filling("kilnSeqAt")};
+  // A sequence, optional or not: only an optional can be none.
+  return SmallVector<Value>{Call(b, op).value(x).node().returning("kilnSeqGetValue", handleType(op))};
+}
+
+Results lowerOptionalHasElement(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  Value x = op->getNumOperands() ? op->getOperand(0) : Value();
+  Value has;
+  if (isNone(x) || isa<RankedTensorType>(x.getType()))
+    has = b.create<arith::ConstantIntOp>(l, !isNone(x), 1);
+  else
+    has = b.create<arith::TruncIOp>(
+        l, b.getI1Type(),
+        Call(b, op).value(x).node().returning("kilnSeqHasValue", b.getI32Type()));
+  return SmallVector<Value>{b.create<tensor::FromElementsOp>(l, resultType(op), has)};
+}
+
+/// Values whose type kiln can hold for these ops: the sequence's element
+/// tensors and position inputs must be static (or boxed), results too.
+bool checkSequenceOp(Operation *op, std::string &why) {
+  SmallVector<Value> values(op->getOperands());
+  llvm::append_range(values, op->getResults());
+  for (Value v : values) {
+    if (isBoxedTensor(v))
+      continue;
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (t && !t.hasStaticShape()) {
+      llvm::raw_string_ostream(why) << "needs static shapes, got " << t;
+      return false;
+    }
+    if (isa<UnrankedTensorType>(v.getType())) {
+      llvm::raw_string_ostream(why) << "needs a ranked tensor, got " << v.getType();
+      return false;
+    }
+    if (t && isa<onnx::StringType>(t.getElementType())) {
+      why = "sequences of strings are not supported";
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool isSequenceValueType(Type t) { return isa<SeqType, OptType>(t); }
+
+bool isBoxedTensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  Operation *def = v.getDefiningOp();
+  if (!t || t.hasStaticShape() || !def || def->getName().getStringRef() != "onnx.Slice" ||
+      v.use_empty())
+    return false;
+  return llvm::all_of(v.getUses(), [](OpOperand &use) {
+    StringRef user = use.getOwner()->getName().getStringRef();
+    return (user == "onnx.SequenceInsert" && use.getOperandNumber() == 1) ||
+           user == "onnx.SequenceConstruct";
+  });
+}
+
+Value boxSlice(OpBuilder &b, Operation *op, Value start, Value step, Value size) {
+  Value x = op->getOperand(0);
+  return Call(b, op)
+      .value(x)
+      .describe(typeOf(x), wasUnsigned(op, 0))
+      .value(start)
+      .value(step)
+      .value(size)
+      .node()
+      .returning("kilnSeqSlice", handleType(op));
+}
+
+Type loweredValueType(Type t) {
+  return isSequenceValueType(t) ? IntegerType::get(t.getContext(), 64) : t;
+}
+
+void registerSequenceOps(LoweringTable &m) {
+  auto add = [&](StringRef name, LowerFn fn) { m[name] = {fn, false, checkSequenceOp}; };
+  add("SequenceEmpty", lowerSequenceEmpty);
+  add("SequenceConstruct", lowerSequenceConstruct);
+  add("SequenceInsert", lowerSequenceInsert);
+  add("SequenceErase", lowerSequenceErase);
+  add("SequenceLength", lowerSequenceLength);
+  add("SequenceAt", lowerSequenceAt);
+  add("SplitToSequence", lowerSplitToSequence);
+  add("ConcatFromSequence", lowerConcatFromSequence);
+  add("Optional", lowerOptional);
+  add("OptionalGetElement", lowerOptionalGetElement);
+  add("OptionalHasElement", lowerOptionalHasElement);
+}
+
+} // namespace kiln::cpu
