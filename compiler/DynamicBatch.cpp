@@ -41,6 +41,17 @@ FailureOr<std::optional<std::string>> findBatchSymbol(ModuleOp module) {
   }
   if (dims.empty())
     return std::optional<std::string>();
+  // Samples are run one by one on slices of tensors; a sequence's elements
+  // cannot be sliced that way.
+  auto tensorsOnly = [](TypeRange types) {
+    return llvm::all_of(types, [](Type t) { return isa<TensorType, NoneType>(t); });
+  };
+  if (!tensorsOnly(func.getArgumentTypes()) || !tensorsOnly(func.getResultTypes()))
+    return emitError(func.getLoc())
+           << "input \"" << dims.front().input << "\" dimension " << dims.front().axis
+           << " is symbolic: pin it with --input-shape " << dims.front().input
+           << "=d0,d1,...; a run-time batch is not supported for a model with "
+              "sequence or optional inputs or outputs";
   // The batch is the first dimension's symbol; every other symbolic
   // dimension must be pinned.
   std::optional<std::string> batch;

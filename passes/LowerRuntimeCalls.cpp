@@ -15,6 +15,23 @@ namespace kiln {
 
 namespace {
 
+/// The address of a dense buffer's first element. An arena view keeps its
+/// byte shift in the view op (MLIR folds the aligned pointer of a view to
+/// its source's), so views and reshapes are followed to their source.
+Value addressOf(OpBuilder &b, Location l, Value m) {
+  if (auto view = m.getDefiningOp<memref::ViewOp>())
+    return b.create<arith::AddIOp>(l, addressOf(b, l, view.getSource()), view.getByteShift());
+  if (auto def = m.getDefiningOp();
+      isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(def))
+    return addressOf(b, l, def->getOperand(0));
+  auto meta = b.create<memref::ExtractStridedMetadataOp>(l, m);
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(l, meta.getBaseBuffer());
+  int64_t bytes = (cast<MemRefType>(m.getType()).getElementTypeBitWidth() + 7) / 8;
+  return b.create<arith::AddIOp>(
+      l, base,
+      b.create<arith::MulIOp>(l, meta.getOffset(), b.create<arith::ConstantIndexOp>(l, bytes)));
+}
+
 struct LowerRuntimeCallsPass : public impl::LowerRuntimeCallsBase<LowerRuntimeCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -32,8 +49,7 @@ struct LowerRuntimeCallsPass : public impl::LowerRuntimeCallsBase<LowerRuntimeCa
       llvm::append_range(operands, call.getOuts());
       for (Value v : operands) {
         if (isa<MemRefType>(v.getType()))
-          v = b.create<arith::IndexCastOp>(
-              l, b.getI64Type(), b.create<memref::ExtractAlignedPointerAsIndexOp>(l, v));
+          v = b.create<arith::IndexCastOp>(l, b.getI64Type(), addressOf(b, l, v));
         args.push_back(v);
       }
       SmallVector<Type> results;

@@ -180,8 +180,9 @@ def LowerRuntimeCalls : Pass<"kiln-lower-runtime-calls", "::mlir::ModuleOp"> {
   let description = [{
     Runs after bufferization and kiln-plan-memory. Each `kiln.runtime_call`
     on memrefs becomes a `func.call` of its callee (declared once per
-    module): a memref operand passes as its aligned pointer (i64), the
-    `outs` buffers follow the scalar arguments, in order.
+    module): a memref operand passes as the address (i64) of its first
+    element (its aligned pointer plus its offset: arena views have one),
+    the `outs` buffers follow the scalar arguments, in order.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];

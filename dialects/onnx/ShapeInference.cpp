@@ -1414,15 +1414,16 @@ void addSequenceRules(llvm::StringMap<Rule> &m) {
       inner = t.getValue();
     return inner ? setType(c, 0, OptType::get(c.op->getContext(), inner)) : success();
   };
-  // Both also take plain tensors and sequences (onnx 18): then they pass them on.
-  auto unwrap = [setTensorOrSame](const Ctx &c) {
+  // It also takes plain tensors and sequences (onnx 18), and passes them on.
+  m["OptionalGetElement"] = [setTensorOrSame](const Ctx &c) {
     Type t = c.op->getOperand(0).getType();
     if (auto o = dyn_cast<OptType>(t))
       t = o.getElementType();
     return setTensorOrSame(c, t);
   };
-  m["OptionalGetElement"] = unwrap;
-  m["Identity"] = unwrap;
+  m["Identity"] = [setTensorOrSame](const Ctx &c) {
+    return setTensorOrSame(c, c.op->getOperand(0).getType());
+  };
 }
 
 const llvm::StringMap<Rule> &rules() {

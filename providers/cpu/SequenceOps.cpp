@@ -92,9 +92,23 @@ int64_t elementDtype(Type seqOrOpt) {
   return dtypeOfElementType(cast<TensorType>(t).getElementType());
 }
 
+/// The ONNX dtype of a tensor operand, unsigned as it was before makeSignless.
+int64_t operandDtype(Operation *op, unsigned i) {
+  Type elt = typeOf(op->getOperand(i)).getElementType();
+  if (wasUnsigned(op, i))
+    elt = IntegerType::get(op->getContext(), elt.getIntOrFloatBitWidth(), IntegerType::Unsigned);
+  return dtypeOfElementType(elt);
+}
+
 Value newSequence(OpBuilder &b, Operation *op, bool none) {
-  return Call(b, op).i32(elementDtype(op->getResult(0).getType())).i32(none).returning(
-      "kilnSeqNew", handleType(op));
+  // The result type lost unsignedness in makeSignless; the op's own inputs
+  // and attributes did not.
+  StringRef name = op->getName().getStringRef();
+  int64_t dtype = name == "onnx.SequenceEmpty" ? getIntAttr(op, "dtype", 1)
+                  : op->getNumOperands() && isa<RankedTensorType>(op->getOperand(0).getType())
+                      ? operandDtype(op, 0)
+                      : elementDtype(op->getResult(0).getType());
+  return Call(b, op).i32(dtype).i32(none).returning("kilnSeqNew", handleType(op));
 }
 
 Value insert(OpBuilder &b, Operation *op, Value seq, Value tensor, unsigned operand,
@@ -157,8 +171,16 @@ Results lowerSplitToSequence(OpBuilder &b, Operation *op) {
   call.value(x).describe(typeOf(x), wasUnsigned(op, 0)).i64(axis < 0 ? axis + rank : axis);
   if (isNone(split))
     call.i64(0).i32(-1).i64(0);
-  else
-    call.value(split).i32(typeOf(split).getRank()).i64(typeOf(split).getNumElements());
+  else {
+    // The runtime reads int64 lengths.
+    auto st = typeOf(split);
+    if (!st.getElementType().isInteger(64))
+      split = elementwise(b, op->getLoc(), RankedTensorType::get(st.getShape(), b.getI64Type()),
+                          ValueRange{split}, [](OpBuilder &nb, Location l, ValueRange a) {
+                            return castScalar(nb, l, a[0], nb.getI64Type());
+                          });
+    call.value(split).i32(st.getRank()).i64(st.getNumElements());
+  }
   return SmallVector<Value>{
       call.i32(getIntAttr(op, "keepdims", 1)).node().returning("kilnSeqSplit", handleType(op))};
 }

@@ -3,6 +3,8 @@
 #include "CudaDriver.h"
 #include "DeviceMemory.h"
 #include "Error.h"
+#include "Sequence.h"
+#include "SequenceOps.h"
 
 #include <chrono>
 #include <cstddef>
@@ -42,8 +44,16 @@ struct kiln_session {
   bool UsesCuda = false;
   std::string Provider = "cpu", ProviderNote;
   // Bytes each model input/output occupies (one sample of a model with a
-  // dynamic batch), computed once at create.
+  // dynamic batch), computed once at create; for a sequence or optional
+  // value, its int64 handle slot.
   std::vector<uint64_t> InputBytes, OutputBytes;
+  // KILN_VALUE_* of each input/output, and whether any is not a tensor.
+  std::vector<int32_t> InputKinds, OutputKinds;
+  bool HasValueIO = false;
+  // The handle slots the partitions get for sequence/optional values, and
+  // the caller's objects that receive the outputs.
+  std::vector<int64_t> InputSlots, OutputSlots;
+  std::vector<kiln_sequence *> OutputSeqs;
   // Per-run bindings in model order; kept here so run() never allocates.
   // A dynamic batch runs once per sample with Input/OutputPtrs advanced
   // from the caller's buffers in BaseInputs/BaseOutputs.
@@ -59,6 +69,10 @@ struct kiln_session {
 // static link of libkiln_rt.
 __attribute__((used)) static size_t (*const KeepMgpuShims)() =
     &kiln::rt::cuda::cachedModuleCount;
+// Likewise SequenceOps.o (the kilnSeq* functions).
+__attribute__((used)) static int64_t (*const KeepSequenceOps)(int32_t,
+                                                              int32_t) =
+    &kilnSeqNew;
 
 namespace {
 
@@ -71,14 +85,71 @@ uint64_t nowNs() {
 
 std::string quoted(const char *S) { return std::string("\"") + S + "\""; }
 
+/// KILN_VALUE_* of input/output I: all are tensors before ABI 6.
+int32_t kindOf(const kiln_model_info &M, bool IsOutput, int32_t I) {
+  if (M.abi_version < 6)
+    return KILN_VALUE_TENSOR;
+  const int32_t *Kinds = IsOutput ? M.output_kinds : M.input_kinds;
+  return Kinds ? Kinds[I] : KILN_VALUE_TENSOR;
+}
+
+/// "a sequence", "an optional tensor", ...
+const char *kindName(int32_t Kind) {
+  switch (Kind) {
+  case KILN_VALUE_SEQUENCE:
+    return "a sequence";
+  case KILN_VALUE_OPTIONAL:
+    return "an optional tensor";
+  case KILN_VALUE_OPTIONAL_SEQUENCE:
+    return "an optional sequence";
+  default:
+    return "a tensor";
+  }
+}
+
+/// The element shape of a sequence/optional value, "?" where unknown.
+std::string elementShape(const kiln_tensor_info &Info) {
+  if (Info.rank < 0)
+    return "of any shape";
+  std::string S = "[";
+  for (int32_t D = 0; D < Info.rank; ++D)
+    S += (D ? "," : "") +
+         (Info.shape[D] < 0 ? std::string("?") : std::to_string(Info.shape[D]));
+  return S + "]";
+}
+
+/// Checks the element description of a sequence/optional value; what the
+/// partitions get for it is an int64 handle slot.
+kiln_status checkValueInfo(const kiln_tensor_info &Info,
+                           const std::string &Label, uint64_t &Bytes) {
+  std::string Problem = kiln::rt::seqDTypeProblem(Info.dtype);
+  if (!Problem.empty())
+    return fail(KILN_ERROR_INVALID_ARGUMENT, Label + ": " + Problem);
+  if (Info.rank < -1 || (Info.rank > 0 && !Info.shape))
+    return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " has an invalid shape");
+  for (int32_t D = 0; D < Info.rank; ++D)
+    if (Info.shape[D] < -1)
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  Label + " has a negative dim: " +
+                      formatShape(Info.shape, Info.rank));
+  Bytes = sizeof(int64_t);
+  return KILN_OK;
+}
+
 /// Checks one model tensor description and returns its size in bytes.
-kiln_status checkInfo(const kiln_tensor_info &Info, const char *Kind,
-                      int32_t Index, uint64_t &Bytes) {
+kiln_status checkInfo(const kiln_tensor_info &Info, int32_t ValueKind,
+                      const char *Kind, int32_t Index, uint64_t &Bytes) {
   std::string Label =
       std::string("model ") + Kind + " #" + std::to_string(Index);
   if (!Info.name)
     return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " has no name");
   Label = std::string("model ") + Kind + " " + quoted(Info.name);
+  if (ValueKind < KILN_VALUE_TENSOR || ValueKind > KILN_VALUE_OPTIONAL_SEQUENCE)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                Label + " has an unknown value kind " +
+                    std::to_string(ValueKind));
+  if (ValueKind != KILN_VALUE_TENSOR)
+    return checkValueInfo(Info, Label, Bytes);
   size_t ElemSize = kiln_dtype_size(Info.dtype);
   if (ElemSize == 0)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
@@ -109,7 +180,8 @@ uint32_t flagsOf(const kiln_model_info &M) {
 }
 
 int32_t batchAxisOf(const kiln_model_info &M, bool IsOutput, int32_t I) {
-  if (M.abi_version < 4 || !(M.flags & KILN_MODEL_DYNAMIC_BATCH))
+  if (M.abi_version < 4 || !(M.flags & KILN_MODEL_DYNAMIC_BATCH) ||
+      kindOf(M, IsOutput, I) != KILN_VALUE_TENSOR)
     return -1;
   const int32_t *Axes = IsOutput ? M.output_batch_axes : M.input_batch_axes;
   return Axes ? Axes[I] : -1;
@@ -256,15 +328,33 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
                 "malformed model info: negative count or missing array");
   S.InputBytes.resize(M.num_inputs);
   S.OutputBytes.resize(M.num_outputs);
-  for (int32_t I = 0; I < M.num_inputs; ++I)
-    if (kiln_status St = checkInfo(M.inputs[I], "input", I, S.InputBytes[I]))
+  S.InputKinds.resize(M.num_inputs);
+  S.OutputKinds.resize(M.num_outputs);
+  for (int32_t I = 0; I < M.num_inputs; ++I) {
+    S.InputKinds[I] = kindOf(M, false, I);
+    if (kiln_status St = checkInfo(M.inputs[I], S.InputKinds[I], "input", I,
+                                   S.InputBytes[I]))
       return St;
-  for (int32_t I = 0; I < M.num_outputs; ++I)
-    if (kiln_status St = checkInfo(M.outputs[I], "output", I, S.OutputBytes[I]))
+  }
+  for (int32_t I = 0; I < M.num_outputs; ++I) {
+    S.OutputKinds[I] = kindOf(M, true, I);
+    if (kiln_status St = checkInfo(M.outputs[I], S.OutputKinds[I], "output",
+                                   I, S.OutputBytes[I]))
       return St;
+  }
+  for (const std::vector<int32_t> *Kinds : {&S.InputKinds, &S.OutputKinds})
+    for (int32_t K : *Kinds)
+      S.HasValueIO |= K != KILN_VALUE_TENSOR;
+  if (S.HasValueIO && (flagsOf(M) & KILN_MODEL_DYNAMIC_BATCH))
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "model " + quoted(M.name ? M.name : "?") +
+                    ": a dynamic batch is not supported with sequence or "
+                    "optional inputs/outputs");
   for (int Out = 0; Out < 2; ++Out)
     for (int32_t I = 0; I < (Out ? M.num_outputs : M.num_inputs); ++I) {
       const kiln_tensor_info &Info = (Out ? M.outputs : M.inputs)[I];
+      if (kindOf(M, Out, I) != KILN_VALUE_TENSOR)
+        continue;
       int32_t Axis = batchAxisOf(M, Out, I);
       if (Axis >= Info.rank || (Axis >= 0 && Info.shape[Axis] <= 0))
         return fail(KILN_ERROR_INVALID_ARGUMENT,
@@ -309,11 +399,62 @@ kiln_status allocateArena(const kiln_model_info &M, Variant &S) {
   return KILN_OK;
 }
 
+/// Validates the caller's kiln_sequence for sequence/optional value Index
+/// and points its partition slot at it (inputs) or at 0 (outputs).
+kiln_status bindValue(kiln_session &S, const kiln_tensor &T, int32_t Index,
+                      bool IsOutput, const std::string &Label) {
+  const kiln_tensor_info &Info =
+      (IsOutput ? S.Model->outputs : S.Model->inputs)[Index];
+  int32_t Kind = (IsOutput ? S.OutputKinds : S.InputKinds)[Index];
+  auto *Seq = static_cast<kiln_sequence *>(T.data);
+  if (!Seq)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                Label + ": data is NULL (" + kindName(Kind) +
+                    " value is passed as a kiln_sequence*)");
+  if (Seq->DType != Info.dtype)
+    return fail(KILN_ERROR_DTYPE_MISMATCH,
+                Label + ": expected " + kindName(Kind) + " of " +
+                    kiln_dtype_name(Info.dtype) + ", got one of " +
+                    kiln_dtype_name(Seq->DType));
+  if (IsOutput) {
+    S.OutputSlots[Index] = 0;
+    S.OutputSeqs[Index] = Seq;
+    S.OutputPtrs[Index] = &S.OutputSlots[Index];
+    return KILN_OK;
+  }
+  if (Kind == KILN_VALUE_SEQUENCE && Seq->None)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                Label + ": a sequence input cannot be none");
+  if (Kind == KILN_VALUE_OPTIONAL && Seq->Elements.size() > 1)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                Label + ": an optional tensor holds one element or none, got " +
+                    std::to_string(Seq->Elements.size()));
+  for (size_t E = 0; E < Seq->Elements.size(); ++E) {
+    const std::vector<int64_t> &Shape = Seq->Elements[E]->Shape;
+    bool Same =
+        Info.rank < 0 || static_cast<int32_t>(Shape.size()) == Info.rank;
+    for (int32_t D = 0; Same && Info.rank > 0 && D < Info.rank; ++D)
+      Same = Info.shape[D] < 0 || Info.shape[D] == Shape[D];
+    if (!Same)
+      return fail(KILN_ERROR_SHAPE_MISMATCH,
+                  Label + ": element " + std::to_string(E) + " has shape " +
+                      formatShape(Shape.data(),
+                                  static_cast<int32_t>(Shape.size())) +
+                      ", the model expects " + elementShape(Info));
+  }
+  S.InputSlots[Index] =
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(Seq));
+  S.InputPtrs[Index] = &S.InputSlots[Index];
+  return KILN_OK;
+}
+
 /// Matches caller tensors to model tensors (by name, else by position),
-/// validates them and fills Ptrs in model order.
-kiln_status bind(const kiln_model_info &M, const std::vector<uint64_t> &Needed,
-                 const kiln_tensor *Given, int32_t NumGiven,
-                 std::vector<void *> &Ptrs, bool IsOutput, int64_t Batch) {
+/// validates them and fills the session's Input/OutputPtrs in model order.
+kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
+                 bool IsOutput, int64_t Batch) {
+  const kiln_model_info &M = *S.Model;
+  const std::vector<uint64_t> &Needed = IsOutput ? S.OutputBytes : S.InputBytes;
+  std::vector<void *> &Ptrs = IsOutput ? S.OutputPtrs : S.InputPtrs;
   const char *Kind = IsOutput ? "output" : "input";
   const kiln_tensor_info *Infos = IsOutput ? M.outputs : M.inputs;
   int32_t NumInfos = IsOutput ? M.num_outputs : M.num_inputs;
@@ -343,6 +484,12 @@ kiln_status bind(const kiln_model_info &M, const std::vector<uint64_t> &Needed,
     std::string Label = std::string(Kind) + " " + quoted(Info.name);
     if (Ptrs[Index])
       return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " is given twice");
+    // A sequence/optional value: `data` is the caller's kiln_sequence.
+    if ((IsOutput ? S.OutputKinds : S.InputKinds)[Index] != KILN_VALUE_TENSOR) {
+      if (kiln_status St = bindValue(S, T, Index, IsOutput, Label))
+        return St;
+      continue;
+    }
     // A tensor with no elements needs no storage (numpy gives it none).
     int32_t Axis = batchAxisOf(M, IsOutput, Index);
     int64_t Elements = 1;
@@ -388,15 +535,59 @@ kiln_status bind(const kiln_model_info &M, const std::vector<uint64_t> &Needed,
   return KILN_OK;
 }
 
-/// The error of a failed run-time check, if the run had one.
+/// The error of a failed run-time check, or else of a failed kilnSeq*
+/// call, if the run had one.
 kiln_status checkStatus(const Variant &S) {
   if (!S.Checks || !S.Arena)
-    return KILN_OK;
+    return kiln::rt::seqRunStatus();
   const char *Msg;
   std::memcpy(&Msg, S.Arena, sizeof(Msg));
   if (!Msg)
-    return KILN_OK;
+    return kiln::rt::seqRunStatus();
   return fail(KILN_ERROR_SHAPE_MISMATCH, std::string("run-time check failed: ") + Msg);
+}
+
+/// Copies the sequence/optional outputs a successful run set into the
+/// caller's objects: all checked first, so that a bad one changes none.
+kiln_status deliverValues(kiln_session &S) {
+  const kiln_model_info &M = *S.Model;
+  for (int32_t I = 0; I < M.num_outputs; ++I) {
+    int32_t Kind = S.OutputKinds[I];
+    if (Kind == KILN_VALUE_TENSOR)
+      continue;
+    std::string Label = "output " + quoted(M.outputs[I].name);
+    const auto *Result = reinterpret_cast<const kiln_sequence *>(
+        static_cast<uintptr_t>(S.OutputSlots[I]));
+    std::string Problem;
+    if (!Result)
+      Problem = "the model set no value";
+    else if (Result->DType != M.outputs[I].dtype)
+      Problem = std::string("the model made ") + kindName(Kind) + " of " +
+                kiln_dtype_name(Result->DType);
+    else if (Kind == KILN_VALUE_SEQUENCE && Result->None)
+      Problem = "the model made a none sequence";
+    else if (Kind == KILN_VALUE_OPTIONAL && Result->Elements.size() > 1)
+      Problem = "the model made an optional tensor of " +
+                std::to_string(Result->Elements.size()) + " elements";
+    if (!Problem.empty())
+      return fail(KILN_ERROR_INTERNAL, Label + ": " + Problem);
+  }
+  // Copies first: a result may be a caller's object that is also an output.
+  std::vector<kiln_sequence> Results;
+  for (int32_t I = 0; I < M.num_outputs; ++I)
+    if (S.OutputKinds[I] != KILN_VALUE_TENSOR)
+      Results.push_back(*reinterpret_cast<const kiln_sequence *>(
+          static_cast<uintptr_t>(S.OutputSlots[I])));
+  auto Next = Results.begin();
+  for (int32_t I = 0; I < M.num_outputs; ++I) {
+    if (S.OutputKinds[I] == KILN_VALUE_TENSOR)
+      continue;
+    kiln_sequence &Dst = *S.OutputSeqs[I];
+    Dst.None = Next->None;
+    Dst.Elements = std::move(Next->Elements);
+    ++Next;
+  }
+  return KILN_OK;
 }
 
 kiln_status runPartitions(kiln_session &S) {
@@ -466,6 +657,9 @@ kiln_status runCudaPartitions(kiln_session &S) {
         Staging += Aligned(S.InputBytes[I]);
       }
       for (size_t I = 0; I < S.OutputPtrs.size(); ++I) {
+        // A sequence output's handle slot starts 0, staged or not.
+        if (S.OutputKinds[I] != KILN_VALUE_TENSOR)
+          std::memset(Staging, 0, sizeof(int64_t));
         S.OutputPtrs[I] = Staging;
         Staging += Aligned(S.OutputBytes[I]);
       }
@@ -529,6 +723,14 @@ kiln_status runBatch(kiln_session &S, int64_t Batch) {
 
 extern "C" {
 
+int32_t kiln_model_value_kind(const kiln_model_info *Model, int32_t IsOutput,
+                              int32_t Index) {
+  if (!Model || Index < 0 ||
+      Index >= (IsOutput ? Model->num_outputs : Model->num_inputs))
+    return KILN_VALUE_TENSOR;
+  return kindOf(*Model, IsOutput != 0, Index);
+}
+
 int32_t kiln_model_batch_axis(const kiln_model_info *Model, int32_t IsOutput,
                               int32_t Index) {
   if (!Model || Index < 0 ||
@@ -585,6 +787,9 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
     }
     S->InputPtrs.resize(Model->num_inputs);
     S->OutputPtrs.resize(Model->num_outputs);
+    S->InputSlots.resize(Model->num_inputs);
+    S->OutputSlots.resize(Model->num_outputs);
+    S->OutputSeqs.resize(Model->num_outputs);
     S->BaseInputs.resize(Model->num_inputs);
     S->BaseOutputs.resize(Model->num_outputs);
     *Out = S;
@@ -634,6 +839,13 @@ kiln_status kiln_session_run_device(kiln_session *S, const kiln_tensor *Inputs,
                          (S->ProviderNote.empty() ? std::string() : " (" + S->ProviderNote + ")");
     return fail(KILN_ERROR_PROVIDER, S->Error);
   }
+  if (S->HasValueIO) {
+    S->Error = "device-resident I/O: model " +
+               quoted(S->Model->name ? S->Model->name : "?") +
+               " has sequence or optional inputs/outputs, which live in host "
+               "memory; use kiln_session_run";
+    return fail(KILN_ERROR_PROVIDER, S->Error);
+  }
   S->Active = &S->DeviceIO;
   kiln_status St = runSession(S, Inputs, NumInputs, Outputs, NumOutputs);
   S->Active = &S->Main;
@@ -650,12 +862,16 @@ kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumIn
     int64_t Batch = 1;
     kiln_status St = resolveBatch(M, Inputs, NumInputs, Batch);
     if (St == KILN_OK)
-      St = bind(M, S->InputBytes, Inputs, NumInputs, S->InputPtrs, false, Batch);
+      St = bind(*S, Inputs, NumInputs, false, Batch);
     if (St == KILN_OK)
-      St = bind(M, S->OutputBytes, Outputs, NumOutputs, S->OutputPtrs, true,
-                Batch);
-    if (St == KILN_OK)
+      St = bind(*S, Outputs, NumOutputs, true, Batch);
+    if (St == KILN_OK) {
+      // Owns the sequences the partitions make until they are delivered.
+      kiln::rt::SeqRunScope Values;
       St = runBatch(*S, Batch);
+      if (St == KILN_OK && S->HasValueIO)
+        St = deliverValues(*S);
+    }
     if (St != KILN_OK)
       S->Error = kiln_last_error();
     return St;

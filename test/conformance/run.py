@@ -255,11 +255,6 @@ def run_case(name, args):
     if not os.path.exists(lib):
         res.update(status="error", reason="kiln exited 0 but wrote no libm.so")
         return res
-    if args.info[name]["non_tensor_io"]:
-        # kiln compiled it, but kiln-run (and the .pb reader) handle tensors only.
-        res.update(status="unsupported", reason="non-tensor graph I/O ("
-                   + ", ".join(args.info[name]["non_tensor_io"]) + ") in kiln-run")
-        return res
     rtol, atol = tolerance(corpus, name)
     sets = sorted((d for d in os.listdir(cdir) if d.startswith("test_data_set_")),
                   key=lambda d: int(d.rsplit("_", 1)[1]))

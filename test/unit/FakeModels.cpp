@@ -1,5 +1,7 @@
 #include "FakeModels.h"
 
+#include "../../runtime/lib/SequenceOps.h"
+
 #include <cstdint>
 
 namespace fake {
@@ -26,7 +28,8 @@ const kiln_model_info *addModel() {
       Outputs,          0,     0,           1, Parts,
       0,                0,     nullptr,     0,
       0,                nullptr, nullptr,   nullptr,
-      0,                nullptr, 0};
+      0,                nullptr, 0,
+      nullptr,          nullptr};
   return &Info;
 }
 
@@ -61,7 +64,8 @@ const kiln_model_info *twoPartitionModel() {
       Outputs,          24,    64,          2, Parts,
       0,                0,     nullptr,     0,
       0,                nullptr, nullptr,   nullptr,
-      0,                nullptr, 0};
+      0,                nullptr, 0,
+      nullptr,          nullptr};
   return &Info;
 }
 
@@ -88,7 +92,70 @@ const kiln_model_info *batchModel() {
   static const kiln_model_info Info = {
       KILN_ABI_VERSION, "scale_batch", "kiln test", 2, Inputs, 2, Outputs,
       0, 0, 1, Parts, 0, 0, nullptr, 0, KILN_MODEL_DYNAMIC_BATCH, InAxes,
-      OutAxes, "N", 0, nullptr, 0};
+      OutAxes, "N", 0, nullptr, 0, nullptr, nullptr};
+  return &Info;
+}
+
+static int64_t addressOf(const void *P) {
+  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(P));
+}
+
+// What compiled code does: read the input handle from its slot, call the
+// runtime, store the result handle in the output slot.
+static void seqInsertFn(void *const *In, void *const *Out, void *) {
+  static const char Insert[] = "node \"ins\" (SequenceInsert)";
+  static const char Length[] = "node \"len\" (SequenceLength)";
+  int64_t Seq = *static_cast<const int64_t *>(In[0]);
+  int64_t Pos = *static_cast<const int64_t *>(In[2]);
+  int64_t Result = kilnSeqInsert(Seq, addressOf(In[1]), KILN_DTYPE_FLOAT, 2,
+                                 addressOf(Shape23), Pos, 1, addressOf(Insert));
+  *static_cast<int64_t *>(Out[0]) = Result;
+  *static_cast<int64_t *>(Out[1]) = kilnSeqLength(Result, addressOf(Length));
+}
+
+const kiln_model_info *seqInsertModel() {
+  static const kiln_tensor_info Inputs[] = {
+      {"seq", KILN_DTYPE_FLOAT, -1, nullptr},
+      {"x", KILN_DTYPE_FLOAT, 2, Shape23},
+      {"pos", KILN_DTYPE_INT64, 1, Shape1}};
+  static const kiln_tensor_info Outputs[] = {
+      {"out", KILN_DTYPE_FLOAT, -1, nullptr},
+      {"len", KILN_DTYPE_INT64, 1, Shape1}};
+  static const int32_t InKinds[] = {KILN_VALUE_SEQUENCE, KILN_VALUE_TENSOR,
+                                    KILN_VALUE_TENSOR};
+  static const int32_t OutKinds[] = {KILN_VALUE_SEQUENCE, KILN_VALUE_TENSOR};
+  static const kiln_partition_info Parts[] = {{"cpu_0", "cpu", 2, seqInsertFn}};
+  static const kiln_model_info Info = {
+      KILN_ABI_VERSION, "seq_insert", "kiln test", 3, Inputs, 2, Outputs,
+      0, 0, 1, Parts, 0, 0, nullptr, 0, 0, nullptr, nullptr, nullptr, 0,
+      nullptr, 0, InKinds, OutKinds};
+  return &Info;
+}
+
+static void optionalGetFn(void *const *In, void *const *Out, void *) {
+  static const char Has[] = "node \"has\" (OptionalHasElement)";
+  static const char Get[] = "node \"get\" (OptionalGetElement)";
+  int64_t Maybe = *static_cast<const int64_t *>(In[0]);
+  *static_cast<uint8_t *>(Out[0]) =
+      static_cast<uint8_t>(kilnSeqHasValue(Maybe, addressOf(Has)));
+  *static_cast<int64_t *>(Out[1]) = kilnSeqGetValue(Maybe, addressOf(Get));
+}
+
+const kiln_model_info *optionalGetModel() {
+  static const int64_t ElementShape[2] = {-1, 3};
+  static const kiln_tensor_info Inputs[] = {
+      {"maybe", KILN_DTYPE_FLOAT, 2, ElementShape}};
+  static const kiln_tensor_info Outputs[] = {
+      {"has", KILN_DTYPE_BOOL, 1, Shape1},
+      {"seq", KILN_DTYPE_FLOAT, 2, ElementShape}};
+  static const int32_t InKinds[] = {KILN_VALUE_OPTIONAL_SEQUENCE};
+  static const int32_t OutKinds[] = {KILN_VALUE_TENSOR, KILN_VALUE_SEQUENCE};
+  static const kiln_partition_info Parts[] = {
+      {"cpu_0", "cpu", 2, optionalGetFn}};
+  static const kiln_model_info Info = {
+      KILN_ABI_VERSION, "opt_get", "kiln test", 1, Inputs, 2, Outputs,
+      0, 0, 1, Parts, 0, 0, nullptr, 0, 0, nullptr, nullptr, nullptr, 0,
+      nullptr, 0, InKinds, OutKinds};
   return &Info;
 }
 

@@ -24,6 +24,17 @@ const kiln_model_info *twoPartitionModel();
 /// per sample and wsum float32[1] = sum(w), the same for every sample.
 const kiln_model_info *batchModel();
 
+/// "seq_insert" (ABI 6): inputs seq (a sequence of float32 of any shape),
+/// x float32[2,3] and pos int64[1]; outputs out = SequenceInsert(seq, x,
+/// pos) (a sequence of float32) and len int64[1] = its length. The
+/// partition calls kilnSeqInsert and kilnSeqLength like compiled code.
+const kiln_model_info *seqInsertModel();
+
+/// "opt_get" (ABI 6): input maybe (an optional sequence of float32[?,3]);
+/// outputs has bool[1] = OptionalHasElement(maybe) and seq =
+/// OptionalGetElement(maybe) (a sequence), which fails on none.
+const kiln_model_info *optionalGetModel();
+
 /// A kiln_tensor over V with the given name (may be null).
 kiln_tensor floatTensor(const char *Name, std::vector<float> &V,
                         const int64_t *Shape, int32_t Rank);

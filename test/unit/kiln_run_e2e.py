@@ -13,12 +13,17 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 from onnx import numpy_helper
 
 A = np.array([[1, -2, 3], [-4, 5, 6]], dtype=np.float32)
 B = np.array([[10, 20, 30], [40, 50, 60]], dtype=np.float32) * 0.5
 SUM = A + B
 COUNT = np.array([int((A > 0).sum())], dtype=np.int64)
+# libfakeseq: out = seq + [x], len, first = seq[0], same = maybe.
+SEQ = [np.arange(6, dtype=np.float32).reshape(2, 3),
+       np.array([1.5, -2], dtype=np.float32)]
+MAYBE = A * 2
 
 
 class Ctx:
@@ -27,6 +32,7 @@ class Ctx:
         self.fake = args.fake
         self.fakenamed = args.fakenamed
         self.fakecuda = args.fakecuda
+        self.fakeseq = args.fakeseq
         self.work = args.work
         shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.work)
@@ -62,6 +68,31 @@ class Ctx:
             # Swapped on purpose: matching must go by tensor name.
             self.pb(dirname, "input_0.pb", B, "b")
             self.pb(dirname, "input_1.pb", A, "a")
+        return self.path(dirname)
+
+    def proto(self, dirname, filename, message):
+        os.makedirs(self.path(dirname), exist_ok=True)
+        with open(self.path(dirname, filename), "wb") as f:
+            f.write(message.SerializeToString())
+        return self.path(dirname, filename)
+
+    def seq_dir(self, dirname, seq=SEQ, maybe=MAYBE, out=None, same="maybe",
+                order=(0, 1, 2)):
+        """Inputs and references for libfakeseq; `order` places the inputs
+        in the files."""
+        inputs = [numpy_helper.from_list(seq, "seq"),
+                  numpy_helper.from_array(A, "x"),
+                  numpy_helper.from_optional(maybe, "maybe")]
+        for n, i in enumerate(order):
+            self.proto(dirname, f"input_{n}.pb", inputs[i])
+        out = seq + [A] if out is None else out
+        same = maybe if isinstance(same, str) else same
+        self.proto(dirname, "output_0.pb", numpy_helper.from_list(out, "out"))
+        self.pb(dirname, "output_1.pb", np.array([len(seq) + 1], np.int64),
+                "len")
+        self.pb(dirname, "output_2.pb", seq[0], "first")
+        self.proto(dirname, "output_3.pb",
+                   numpy_helper.from_optional(same, "same"))
         return self.path(dirname)
 
     def npy_inputs(self, a=A, b=B):
@@ -275,6 +306,114 @@ def cuda_force_cpu(c):
               "/nonexistent/libcuda.so.1", p.stderr)
 
 
+def seq_check_ok(c):
+    p = c.run("--check-dir", c.seq_dir("ref"), lib=c.fakeseq)
+    expect_rc(p, 0)
+    expect_in('output "out": OK max abs err 0 (3 tensors)', p.stdout)
+    expect_in('output "len": OK', p.stdout)
+    expect_in('output "first": OK', p.stdout)
+    expect_in('output "same": OK max abs err 0 (1 tensor)', p.stdout)
+    p = c.run("--check-dir", c.seq_dir("none", maybe=None), lib=c.fakeseq)
+    expect_rc(p, 0)
+    expect_in('output "same": OK (none)', p.stdout)
+    # Files in another order are matched by name, each read as its kind.
+    p = c.run("--check-dir", c.seq_dir("swapped", order=(1, 2, 0)),
+              lib=c.fakeseq)
+    expect_rc(p, 0)
+    # --input: a .pb per sequence; an optional tensor may be a .npy.
+    ref = c.path("ref")
+    p = c.run("--input", "seq=" + os.path.join(ref, "input_0.pb"),
+              "--input", "x=" + c.npy("x.npy", A),
+              "--input", "maybe=" + c.npy("maybe.npy", MAYBE),
+              "--output-dir", c.path("o"), lib=c.fakeseq)
+    expect_rc(p, 0)
+
+
+def seq_mismatch(c):
+    out = SEQ + [A.copy()]
+    out[2][1, 2] += 0.25
+    p = c.run("--check-dir", c.seq_dir("wrong", out=out), lib=c.fakeseq)
+    expect_rc(p, 1)
+    expect_in('output "out": MISMATCH in out[2] at [1,2]: got 6 expected 6.25 '
+              '(abs err 0.25)\n', p.stdout)
+    expect_in('output "len": OK', p.stdout)
+    p = c.run("--check-dir", c.seq_dir("short", out=SEQ, same=None),
+              lib=c.fakeseq)
+    expect_rc(p, 1)
+    expect_in('output "out": ERROR: length 3 differs from expected 2', p.stdout)
+    expect_in('output "same": ERROR: got a value, expected none', p.stdout)
+
+
+def seq_errors(c):
+    expect_error(c.run(lib=c.fakeseq),
+                 'input "seq" is a sequence of float32: sequence and optional '
+                 'inputs need data files')
+    # A failed sequence operation fails the run with its message.
+    p = c.run("--check-dir", c.seq_dir("reversed", seq=SEQ[::-1]),
+              lib=c.fakeseq)
+    expect_error(p, 'node "first" (SequenceAt): element 0 has shape [2], the '
+                    'compiled model expects [2,3]')
+    d = c.seq_dir("tensor")
+    c.pb("tensor", "input_0.pb", A, "seq")
+    expect_error(c.run("--inputs-dir", d, lib=c.fakeseq),
+                 "input_0.pb\" is not a valid ONNX SequenceProto")
+    expect_error(c.run("--input", "seq=" + c.npy("s.npy", A), "--input",
+                       "x=" + c.npy("x.npy", A), "--input",
+                       "maybe=" + c.npy("m.npy", A), lib=c.fakeseq),
+                 '--input "seq": a sequence input needs a .pb file holding an '
+                 'ONNX SequenceProto')
+    d = c.seq_dir("ints")
+    c.proto("ints", "input_0.pb",
+            numpy_helper.from_list([np.zeros((2, 3), np.int64)], "seq"))
+    expect_error(c.run("--inputs-dir", d, lib=c.fakeseq),
+                 'input "seq": element 0 is int64, expected float32')
+
+
+def seq_print(c):
+    p = c.run("--inputs-dir", c.seq_dir("in"), "--print", lib=c.fakeseq)
+    expect_rc(p, 0)
+    expect_in('output "out": sequence of float32, length 3\n'
+              'output "out"[0]: float32 [2,3] = 0 1 2 3 4 5\n'
+              'output "out"[1]: float32 [2] = 1.5 -2\n'
+              'output "out"[2]: float32 [2,3] = 1 -2 3 -4 5 6\n', p.stdout)
+    expect_in('output "len": int64 [1] = 3', p.stdout)
+    expect_in('output "same": optional tensor of float32, length 1\n'
+              'output "same"[0]: float32 [2,3] = 2 -4 6 -8 10 12\n', p.stdout)
+    p = c.run("--inputs-dir", c.seq_dir("none", maybe=None), "--print",
+              lib=c.fakeseq)
+    expect_in('output "same": optional tensor of float32, none\n', p.stdout)
+
+
+def seq_output_dir(c):
+    out = c.path("out")
+    p = c.run("--inputs-dir", c.seq_dir("in"), "--output-dir", out,
+              lib=c.fakeseq)
+    expect_rc(p, 0)
+    assert sorted(os.listdir(out)) == ["first.npy", "len.npy", "out.pb",
+                                       "same.pb"], os.listdir(out)
+    # Readable by ONNX itself.
+    s = onnx.SequenceProto()
+    with open(os.path.join(out, "out.pb"), "rb") as f:
+        s.ParseFromString(f.read())
+    assert s.name == "out", s.name
+    got = numpy_helper.to_list(s)
+    assert len(got) == 3, got
+    for g, e in zip(got, SEQ + [A]):
+        assert g.dtype == e.dtype and g.shape == e.shape, (g, e)
+        np.testing.assert_array_equal(g, e)
+    o = onnx.OptionalProto()
+    with open(os.path.join(out, "same.pb"), "rb") as f:
+        o.ParseFromString(f.read())
+    np.testing.assert_array_equal(numpy_helper.to_optional(o), MAYBE)
+    p = c.run("--inputs-dir", c.seq_dir("none", maybe=None), "--output-dir",
+              out, lib=c.fakeseq)
+    expect_rc(p, 0)
+    o = onnx.OptionalProto()
+    with open(os.path.join(out, "same.pb"), "rb") as f:
+        o.ParseFromString(f.read())
+    assert numpy_helper.to_optional(o) is None, o
+
+
 SCENARIOS = {
     "help": help_, "npy_check_ok": npy_check_ok,
     "inputs_dir_by_name": inputs_dir_by_name, "output_dir": output_dir,
@@ -285,6 +424,9 @@ SCENARIOS = {
     "bad_library": bad_library, "no_entry_symbol": no_entry_symbol,
     "fallback_symbol": fallback_symbol, "bad_option": bad_option,
     "cuda_provider": cuda_provider, "cuda_force_cpu": cuda_force_cpu,
+    "seq_check_ok": seq_check_ok, "seq_mismatch": seq_mismatch,
+    "seq_errors": seq_errors, "seq_print": seq_print,
+    "seq_output_dir": seq_output_dir,
 }
 
 
@@ -294,6 +436,7 @@ def main():
     ap.add_argument("--fake", required=True)
     ap.add_argument("--fakenamed", required=True)
     ap.add_argument("--fakecuda", required=True)
+    ap.add_argument("--fakeseq", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("scenario", choices=sorted(SCENARIOS))
     args = ap.parse_args()

@@ -13,10 +13,12 @@ Runs a model compiled by kiln (a shared library exporting kiln_model or
 kiln_model_NAME) through libkiln_rt.
 
 options:
-  --inputs-dir DIR     read inputs from DIR/input_N.pb (ONNX TensorProto),
-                       matched by tensor name, else by N
+  --inputs-dir DIR     read inputs from DIR/input_N.pb (ONNX TensorProto,
+                       or SequenceProto/OptionalProto for a sequence or
+                       optional input), matched by name, else by N
   --input NAME=FILE    read input NAME from FILE (.npy, or .pb); repeatable
-  --output-dir DIR     write each output to DIR/<output name>.npy
+  --output-dir DIR     write each output to DIR/<output name>.npy (.pb for a
+                       sequence or optional output)
   --check-dir DIR      compare outputs with DIR/output_N.pb; exit 1 on a
                        mismatch; also reads inputs from DIR if no
                        --inputs-dir is given
@@ -33,7 +35,8 @@ options:
                        on the CPU this is noted and ignored)
   --help               show this text
 
-Without any inputs, inputs are filled with deterministic pseudo-random data.
+Without any inputs, inputs are filled with deterministic pseudo-random data
+(sequence and optional inputs need files).
 The provider the model runs on ("cuda" or "cpu", and why the CPU) is
 printed on stderr and in the --iterations JSON line.
 Exit status: 0 success, 1 output mismatch, 2 error.

@@ -1,9 +1,11 @@
 #include "Runner.h"
 
 #include "ModelLibrary.h"
+#include "Values.h"
 #include "tensorio/Compare.h"
 #include "tensorio/FileName.h"
 #include "tensorio/Npy.h"
+#include "tensorio/SequenceProto.h"
 #include "tensorio/TensorProto.h"
 
 #include "kiln/kiln.hpp"
@@ -59,36 +61,61 @@ HostTensor tensorFor(const kiln_model_info &M, bool IsOutput, int32_t Index,
   return T;
 }
 
-/// Reads DIR/<Prefix>_N.pb for N = 0, 1, ... until one is missing.
-std::vector<HostTensor> readNumbered(const std::string &Dir,
-                                     const std::string &Prefix) {
-  std::vector<HostTensor> Tensors;
+/// Reads DIR/<Prefix>_N.pb for N = 0, 1, ... until one is missing. File N
+/// holds the message of model input/output N's kind; failing that, or when
+/// it names a value of another kind, that of the value it names.
+std::vector<HostValue> readNumbered(const std::string &Dir,
+                                    const std::string &Prefix,
+                                    const kiln_model_info &M, bool IsOutput) {
+  const kiln_tensor_info *Infos = IsOutput ? M.outputs : M.inputs;
+  int32_t Count = IsOutput ? M.num_outputs : M.num_inputs;
+  auto KindOf = [&](int32_t I) {
+    return kiln_model_value_kind(&M, IsOutput, I);
+  };
+  std::vector<HostValue> Values;
   for (int N = 0;; ++N) {
     fs::path P = fs::path(Dir) / (Prefix + "_" + std::to_string(N) + ".pb");
     std::error_code EC;
     if (!fs::exists(P, EC))
-      return Tensors;
-    HostTensor T;
+      return Values;
+    HostValue V;
     std::string Err;
-    if (!readTensorProto(P.string(), T, Err))
+    int32_t Kind = KindOf(N);
+    bool Read = readValueFile(P.string(), Kind, V, Err);
+    int Named = Read ? findByName(Infos, Count, V.name()) : -1;
+    bool Retry = !Read || (Named >= 0 && KindOf(Named) != Kind);
+    for (int32_t I = 0; Retry && I < Count; ++I) {
+      HostValue Other;
+      std::string Ignored;
+      if (KindOf(I) != Kind &&
+          readValueFile(P.string(), KindOf(I), Other, Ignored) &&
+          Other.name() == Infos[I].name) {
+        V = std::move(Other);
+        Read = true;
+        Retry = false;
+      }
+    }
+    if (!Read)
       throw Failure{Err};
-    Tensors.push_back(std::move(T));
+    Values.push_back(std::move(V));
   }
 }
 
-/// Places numbered tensors by name when they have one, else by position.
-std::vector<std::optional<HostTensor>>
-matchNumbered(std::vector<HostTensor> Files, const kiln_tensor_info *Infos,
-              int32_t N, const std::string &Dir, const char *Prefix) {
-  std::vector<std::optional<HostTensor>> Slots(N);
+/// Places numbered values by name when they have one, else by position.
+std::vector<std::optional<HostValue>>
+matchNumbered(std::vector<HostValue> Files, const kiln_model_info &M,
+              bool IsOutput, const std::string &Dir, const char *Prefix) {
+  const kiln_tensor_info *Infos = IsOutput ? M.outputs : M.inputs;
+  int32_t N = IsOutput ? M.num_outputs : M.num_inputs;
+  std::vector<std::optional<HostValue>> Slots(N);
   for (size_t F = 0; F < Files.size(); ++F) {
-    int Index =
-        Files[F].Name.empty() ? -1 : findByName(Infos, N, Files[F].Name);
-    if (Index < 0 && !Files[F].Name.empty())
+    const std::string &Name = Files[F].name();
+    int Index = Name.empty() ? -1 : findByName(Infos, N, Name);
+    if (Index < 0 && !Name.empty())
       std::fprintf(stderr,
                    "kiln-run: warning: %s/%s_%zu.pb holds \"%s\", which the "
                    "model does not have; matching it by position\n",
-                   Dir.c_str(), Prefix, F, Files[F].Name.c_str());
+                   Dir.c_str(), Prefix, F, Name.c_str());
     if (Index < 0)
       Index = static_cast<int>(F);
     if (Index >= N)
@@ -97,7 +124,13 @@ matchNumbered(std::vector<HostTensor> Files, const kiln_tensor_info *Infos,
                     std::to_string(N) + ")"};
     if (Slots[Index])
       throw Failure{Dir + ": two files hold " + quoteName(Infos[Index].name)};
-    Files[F].Name = Infos[Index].name;
+    int32_t Kind = kiln_model_value_kind(&M, IsOutput, Index);
+    if (Files[F].Kind != Kind)
+      throw Failure{Dir + "/" + Prefix + "_" + std::to_string(F) +
+                    ".pb holds " + aValueKind(Files[F].Kind) + ", but " +
+                    Prefix + " " + quoteName(Infos[Index].name) + " is " +
+                    aValueKind(Kind)};
+    Files[F].setName(Infos[Index].name);
     Slots[Index] = std::move(Files[F]);
   }
   return Slots;
@@ -151,20 +184,48 @@ void fillPseudoRandom(HostTensor &T, uint64_t Seed) {
   }
 }
 
-std::vector<HostTensor> gatherInputs(const Options &Opts,
-                                     const kiln_model_info &M) {
-  std::vector<std::optional<HostTensor>> Slots(M.num_inputs);
+/// What the message for a sequence/optional value of Kind is called.
+const char *protoName(int32_t Kind) {
+  return Kind == KILN_VALUE_SEQUENCE ? "an ONNX SequenceProto"
+                                     : "an ONNX OptionalProto";
+}
+
+/// Reads --input NAME=FILE for a sequence or optional input: a .pb file, or
+/// for an optional tensor that has a value also the tensor as .npy.
+HostValue readValueInput(const std::string &Name, const std::string &File,
+                         int32_t Kind, bool IsPb) {
+  HostValue V;
+  V.Kind = Kind;
+  std::string Err;
+  if (IsPb) {
+    if (!readValueProto(File, Kind, V.Seq, Err))
+      throw Failure{Err};
+    return V;
+  }
+  if (Kind != KILN_VALUE_OPTIONAL)
+    throw Failure{"--input " + quoteName(Name) + ": " + aValueKind(Kind) +
+                  " input needs a .pb file holding " + protoName(Kind)};
+  HostTensor T;
+  if (!readNpy(File, T, Err))
+    throw Failure{Err};
+  V.Seq.DType = T.DType;
+  V.Seq.Elements.push_back(std::move(T));
+  return V;
+}
+
+std::vector<HostValue> gatherInputs(const Options &Opts,
+                                    const kiln_model_info &M) {
+  std::vector<std::optional<HostValue>> Slots(M.num_inputs);
   bool Explicit = !Opts.InputsDir.empty();
   std::string Dir = Explicit ? Opts.InputsDir : Opts.CheckDir;
   if (!Dir.empty()) {
     std::error_code EC;
     if (!fs::is_directory(Dir, EC))
       throw Failure{"inputs directory " + quoteName(Dir) + " does not exist"};
-    std::vector<HostTensor> Files = readNumbered(Dir, "input");
+    std::vector<HostValue> Files = readNumbered(Dir, "input", M, false);
     if (Files.empty() && Explicit)
       throw Failure{"no input_0.pb in " + quoteName(Dir)};
-    Slots =
-        matchNumbered(std::move(Files), M.inputs, M.num_inputs, Dir, "input");
+    Slots = matchNumbered(std::move(Files), M, false, Dir, "input");
   }
   for (const auto &[Name, File] : Opts.Inputs) {
     int Index = findByName(M.inputs, M.num_inputs, Name);
@@ -172,44 +233,50 @@ std::vector<HostTensor> gatherInputs(const Options &Opts,
       throw Failure{"--input " + quoteName(Name) +
                     ": the model has no such input (inputs: " +
                     nameList(M.inputs, M.num_inputs) + ")"};
-    HostTensor T;
-    std::string Err;
     bool IsPb =
         File.size() >= 3 && File.compare(File.size() - 3, 3, ".pb") == 0;
-    if (!(IsPb ? readTensorProto(File, T, Err) : readNpy(File, T, Err)))
-      throw Failure{Err};
-    T.Name = Name;
-    Slots[Index] = std::move(T);
+    int32_t Kind = kiln_model_value_kind(&M, false, Index);
+    HostValue V;
+    if (Kind != KILN_VALUE_TENSOR) {
+      V = readValueInput(Name, File, Kind, IsPb);
+    } else {
+      std::string Err;
+      if (!(IsPb ? readTensorProto(File, V.Tensor, Err)
+                 : readNpy(File, V.Tensor, Err)))
+        throw Failure{Err};
+    }
+    V.setName(Name);
+    Slots[Index] = std::move(V);
   }
 
   bool Any = std::any_of(Slots.begin(), Slots.end(),
                          [](const auto &S) { return S.has_value(); });
-  std::vector<HostTensor> Inputs;
+  std::vector<HostValue> Inputs;
   for (int32_t I = 0; I < M.num_inputs; ++I) {
     if (Slots[I]) {
       Inputs.push_back(std::move(*Slots[I]));
       continue;
     }
+    int32_t Kind = kiln_model_value_kind(&M, false, I);
+    if (Kind != KILN_VALUE_TENSOR)
+      throw Failure{
+          (Any ? "missing input " : "input ") + quoteName(M.inputs[I].name) +
+          " is " + aValueKind(Kind) + " of " +
+          kiln_dtype_name(M.inputs[I].dtype) +
+          ": sequence and optional inputs need data files (give --input " +
+          M.inputs[I].name + "=FILE.pb, --inputs-dir DIR or --check-dir DIR)"};
     if (Any)
       throw Failure{"missing input " + quoteName(M.inputs[I].name) +
                     " (give --input " + M.inputs[I].name +
                     "=FILE.npy or --inputs-dir DIR)"};
-    Inputs.push_back(tensorFor(M, false, I, Opts.Batch));
-    fillPseudoRandom(Inputs.back(), static_cast<uint64_t>(I) + 1);
+    Inputs.emplace_back();
+    Inputs.back().Tensor = tensorFor(M, false, I, Opts.Batch);
+    fillPseudoRandom(Inputs.back().Tensor, static_cast<uint64_t>(I) + 1);
   }
   if (!Any && M.num_inputs > 0)
     std::fprintf(stderr, "kiln-run: note: no inputs given; using "
                          "deterministic pseudo-random data\n");
   return Inputs;
-}
-
-void printTensor(const HostTensor &T) {
-  std::printf("output %s: %s %s =", quoteName(T.Name).c_str(),
-              kiln_dtype_name(T.DType), formatShape(T.Shape).c_str());
-  const int64_t Shown = 8, N = T.numElements();
-  for (int64_t I = 0; I < std::min(N, Shown); ++I)
-    std::printf(" %.6g", T.elementAsDouble(I));
-  std::printf("%s\n", N > Shown ? " ..." : "");
 }
 
 std::string jsonString(const std::string &S) {
@@ -246,26 +313,31 @@ void printTimings(const kiln_model_info &M, const std::string &Provider,
 
 /// Returns true when every output matches its reference.
 bool checkOutputs(const Options &Opts, const kiln_model_info &M,
-                  const std::vector<HostTensor> &Outputs) {
+                  const std::vector<HostValue> &Outputs) {
   std::error_code EC;
   if (!fs::is_directory(Opts.CheckDir, EC))
     throw Failure{"check directory " + quoteName(Opts.CheckDir) +
                   " does not exist"};
-  std::vector<HostTensor> Files = readNumbered(Opts.CheckDir, "output");
+  std::vector<HostValue> Files = readNumbered(Opts.CheckDir, "output", M, true);
   if (Files.empty())
     throw Failure{"no output_0.pb in " + quoteName(Opts.CheckDir)};
-  auto Expected = matchNumbered(std::move(Files), M.outputs, M.num_outputs,
-                                Opts.CheckDir, "output");
+  auto Expected =
+      matchNumbered(std::move(Files), M, true, Opts.CheckDir, "output");
   bool AllOk = true;
   for (int32_t I = 0; I < M.num_outputs; ++I) {
     std::string Line = "output " + quoteName(M.outputs[I].name) + ": ";
     if (!Expected[I]) {
       Line += "MISSING no reference in " + Opts.CheckDir;
       AllOk = false;
-    } else {
-      CompareResult R =
-          compareTensors(Outputs[I], *Expected[I], Opts.RTol, Opts.ATol);
+    } else if (Outputs[I].isTensor()) {
+      CompareResult R = compareTensors(Outputs[I].Tensor, Expected[I]->Tensor,
+                                       Opts.RTol, Opts.ATol);
       Line += R.summary();
+      AllOk &= R.Ok;
+    } else {
+      SequenceCompareResult R = compareSequences(
+          Outputs[I].Seq, Expected[I]->Seq, Opts.RTol, Opts.ATol);
+      Line += R.summary(M.outputs[I].name);
       AllOk &= R.Ok;
     }
     std::printf("%s\n", Line.c_str());
@@ -291,11 +363,16 @@ int run(const Options &Opts) {
   else
     std::fprintf(stderr, "kiln-run: running on %s (%s)\n", Provider.c_str(),
                  Note.c_str());
-  bool DeviceIO = Opts.DeviceIO && S.hasDeviceIO();
+  bool ValueIO = hasValueIO(M);
+  bool DeviceIO = Opts.DeviceIO && S.hasDeviceIO() && !ValueIO;
   if (Opts.DeviceIO && Provider != "cuda")
     std::fprintf(stderr, "kiln-run: note: --device-io needs CUDA; the model "
                          "runs on the CPU, so inputs and outputs stay in "
                          "host memory\n");
+  else if (Opts.DeviceIO && ValueIO)
+    std::fprintf(stderr, "kiln-run: note: --device-io: the model has sequence "
+                         "or optional inputs/outputs, which stay in host "
+                         "memory; using host buffers\n");
   else if (Opts.DeviceIO && !DeviceIO)
     std::fprintf(stderr, "kiln-run: note: --device-io: the model has no device "
                          "I/O variant (built before kiln ABI 5); using host "
@@ -304,10 +381,27 @@ int run(const Options &Opts) {
     std::fprintf(stderr, "kiln-run: inputs and outputs in device memory "
                          "(copied once, outside the timed runs)\n");
 
-  std::vector<HostTensor> Inputs = gatherInputs(Opts, M);
+  std::vector<HostValue> Inputs = gatherInputs(Opts, M);
+  // Sequence and optional values travel as kiln_sequence objects.
+  std::vector<kiln::Sequence> InSeqs(Inputs.size()), OutSeqs(M.num_outputs);
+  auto NewSequence = [](int32_t DType, kiln::Sequence &Seq) {
+    kiln::Status St = kiln::Sequence::create(DType, Seq);
+    if (!St)
+      throw Failure{St.message()};
+  };
   std::vector<kiln_tensor> InViews, OutViews;
-  for (HostTensor &T : Inputs)
-    InViews.push_back(T.view());
+  for (size_t I = 0; I < Inputs.size(); ++I) {
+    HostValue &V = Inputs[I];
+    if (V.isTensor()) {
+      InViews.push_back(V.Tensor.view());
+      continue;
+    }
+    NewSequence(M.inputs[I].dtype, InSeqs[I]);
+    std::string Err;
+    if (!toKilnSequence(V.Seq, InSeqs[I].get(), Err))
+      throw Failure{"input " + quoteName(V.name()) + ": " + Err};
+    InViews.push_back(InSeqs[I].tensor(V.name().c_str()));
+  }
   // Outputs are sized for the batch the inputs carry (1 unless the model
   // resolves its batch at run time).
   int64_t Batch = 1;
@@ -317,11 +411,21 @@ int run(const Options &Opts) {
   if (M.abi_version >= 4 && (M.flags & KILN_MODEL_DYNAMIC_BATCH))
     std::fprintf(stderr, "kiln-run: batch %lld (resolved at run time)\n",
                  static_cast<long long>(Batch));
-  std::vector<HostTensor> Outputs;
+  std::vector<HostValue> Outputs(M.num_outputs);
+  for (int32_t I = 0; I < M.num_outputs; ++I) {
+    HostValue &V = Outputs[I];
+    V.Kind = kiln_model_value_kind(&M, true, I);
+    if (V.isTensor()) {
+      V.Tensor = tensorFor(M, true, I, Batch);
+    } else {
+      V.Seq.Name = M.outputs[I].name;
+      NewSequence(M.outputs[I].dtype, OutSeqs[I]);
+    }
+  }
   for (int32_t I = 0; I < M.num_outputs; ++I)
-    Outputs.push_back(tensorFor(M, true, I, Batch));
-  for (HostTensor &T : Outputs)
-    OutViews.push_back(T.view());
+    OutViews.push_back(Outputs[I].isTensor()
+                           ? Outputs[I].Tensor.view()
+                           : OutSeqs[I].tensor(M.outputs[I].name));
 
   std::unique_ptr<kiln::Trace> Trace;
   if (!Opts.ProfilePath.empty()) {
@@ -378,24 +482,36 @@ int run(const Options &Opts) {
   for (size_t I = 0; DeviceIO && I < DevOut.size(); ++I)
     if (kiln_device_copy(OutViews[I].data, DevOut[I].data, OutViews[I].size_bytes) != KILN_OK)
       throw Failure{kiln_last_error()};
+  for (int32_t I = 0; I < M.num_outputs; ++I)
+    if (!Outputs[I].isTensor())
+      fromKilnSequence(OutSeqs[I].get(), Outputs[I].Seq);
   if (Trace) {
     kiln::Status St = Trace->write(Opts.ProfilePath.c_str());
     if (!St)
       throw Failure{St.message()};
   }
   if (Opts.Print)
-    for (const HostTensor &T : Outputs)
-      printTensor(T);
+    for (int32_t I = 0; I < M.num_outputs; ++I) {
+      const HostValue &V = Outputs[I];
+      std::string Label = "output " + quoteName(V.name());
+      if (V.isTensor())
+        printTensorLine(Label, V.Tensor);
+      else
+        printSequence(Label, V, M.outputs[I].dtype);
+    }
   if (!Opts.OutputDir.empty()) {
     std::error_code EC;
     fs::create_directories(Opts.OutputDir, EC);
     if (EC)
       throw Failure{"cannot create " + quoteName(Opts.OutputDir) + ": " +
                     EC.message()};
-    for (const HostTensor &T : Outputs) {
+    for (const HostValue &V : Outputs) {
+      // Sequences and optionals have no .npy form: ONNX .pb messages.
       fs::path P =
-          fs::path(Opts.OutputDir) / (sanitizeFileName(T.Name) + ".npy");
-      if (!writeNpy(P.string(), T, Err))
+          fs::path(Opts.OutputDir) /
+          (sanitizeFileName(V.name()) + (V.isTensor() ? ".npy" : ".pb"));
+      if (!(V.isTensor() ? writeNpy(P.string(), V.Tensor, Err)
+                         : writeValueProto(P.string(), V.Kind, V.Seq, Err)))
         throw Failure{Err};
     }
   }

@@ -1,7 +1,9 @@
 #include "tensorio/Compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 namespace kiln::tensorio {
@@ -93,6 +95,70 @@ CompareResult compareTensors(const HostTensor &Got, const HostTensor &Expected,
                           ? Inf
                           : std::fabs(R.Got - R.Expected));
   }
+  return R;
+}
+
+std::string SequenceCompareResult::summary(const std::string &Name) const {
+  std::string Element =
+      Name + "[" + std::to_string(Error.empty() ? WorstElement : ErrorElement) +
+      "]";
+  if (!Error.empty())
+    return "ERROR: " + (ErrorElement >= 0 ? Element + ": " : "") + Error;
+  if (Ok && None)
+    return "OK (none)";
+  if (Ok && Length == 0)
+    return "OK (empty sequence)";
+  if (Ok) {
+    char Buf[32];
+    std::snprintf(Buf, sizeof(Buf), "%.2g", MaxAbsErr);
+    return std::string("OK max abs err ") + Buf + " (" +
+           std::to_string(Length) + (Length == 1 ? " tensor)" : " tensors)");
+  }
+  // The element's own summary, "MISMATCH at ...", placed in the sequence.
+  std::string S = "MISMATCH in " + Element +
+                  Worst.summary().substr(std::strlen("MISMATCH"));
+  if (NumElementMismatches > 1)
+    S += "; " + std::to_string(NumElementMismatches) + " of " +
+         std::to_string(Length) + " tensors differ";
+  return S;
+}
+
+SequenceCompareResult compareSequences(const HostSequence &Got,
+                                       const HostSequence &Expected,
+                                       double RTol, double ATol) {
+  SequenceCompareResult R;
+  R.None = Expected.None;
+  R.Length = static_cast<int64_t>(Expected.Elements.size());
+  if (Got.None != Expected.None) {
+    R.Error = Got.None ? "got none, expected a value"
+                       : "got a value, expected none";
+    return R;
+  }
+  if (Got.Elements.size() != Expected.Elements.size()) {
+    R.Error = "length " + std::to_string(Got.Elements.size()) +
+              " differs from expected " + std::to_string(R.Length);
+    return R;
+  }
+  for (int64_t I = 0; I < R.Length; ++I) {
+    CompareResult C =
+        compareTensors(Got.Elements[I], Expected.Elements[I], RTol, ATol);
+    if (!C.Error.empty()) {
+      R.Error = C.Error;
+      R.ErrorElement = I;
+      return R;
+    }
+    bool WorseMismatch = !C.Ok && (R.NumElementMismatches == 0 ||
+                                   C.AbsErr > R.Worst.AbsErr);
+    bool WorseMatch = C.Ok && R.NumElementMismatches == 0 &&
+                      (R.WorstElement < 0 || C.MaxAbsErr > R.MaxAbsErr);
+    if (WorseMismatch || WorseMatch) {
+      R.WorstElement = I;
+      R.Worst = C;
+    }
+    R.NumElementMismatches += !C.Ok;
+    R.MaxAbsErr = std::max(R.MaxAbsErr, C.MaxAbsErr);
+  }
+  R.Ok = R.NumElementMismatches == 0;
   return R;
 }
 

@@ -3,6 +3,7 @@
 #ifndef KILN_TENSORIO_COMPARE_H
 #define KILN_TENSORIO_COMPARE_H
 
+#include "tensorio/HostSequence.h"
 #include "tensorio/HostTensor.h"
 
 #include <string>
@@ -30,6 +31,32 @@ struct CompareResult {
 /// NaN matches NaN; infinities match only themselves.
 CompareResult compareTensors(const HostTensor &Got, const HostTensor &Expected,
                              double RTol, double ATol);
+
+/// A sequence or optional value against its reference: the same none-ness
+/// and length, then element by element as compareTensors does.
+struct SequenceCompareResult {
+  bool Ok = false;
+  /// Set when the values cannot be compared; ErrorElement is the element
+  /// at fault, or -1 (none-ness, length).
+  std::string Error;
+  int64_t ErrorElement = -1;
+  bool None = false;
+  int64_t Length = 0;
+  /// Elements that do not match, and the worst: the one with the largest
+  /// mismatch, or the one with MaxAbsErr when all match.
+  int64_t NumElementMismatches = 0;
+  int64_t WorstElement = -1;
+  CompareResult Worst;
+  double MaxAbsErr = 0;
+
+  /// "OK max abs err 1e-07 (3 tensors)" or "MISMATCH in y[1] at [0,2]:
+  /// got 1.5 expected 1.2 (abs err 0.3)"; Name names the value.
+  std::string summary(const std::string &Name) const;
+};
+
+SequenceCompareResult compareSequences(const HostSequence &Got,
+                                       const HostSequence &Expected,
+                                       double RTol, double ATol);
 
 } // namespace kiln::tensorio
 

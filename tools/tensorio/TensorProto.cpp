@@ -156,14 +156,18 @@ bool readTensorProto(const std::string &Path, HostTensor &Out,
   return fromTensorProto(P, "\"" + Path + "\"", Out, Err);
 }
 
-bool writeTensorProto(const std::string &Path, const HostTensor &T,
-                      std::string &Err) {
-  kiln_onnx::TensorProto P;
+void toTensorProto(const HostTensor &T, kiln_onnx::TensorProto &P) {
   P.set_name(T.Name);
   P.set_data_type(T.DType);
   for (int64_t D : T.Shape)
     P.add_dims(D);
   P.set_raw_data(T.Bytes.data(), T.Bytes.size());
+}
+
+bool writeTensorProto(const std::string &Path, const HostTensor &T,
+                      std::string &Err) {
+  kiln_onnx::TensorProto P;
+  toTensorProto(T, P);
   std::ofstream F(Path, std::ios::binary);
   if (!F || !P.SerializeToOstream(&F) || !F.flush()) {
     Err = "cannot write \"" + Path + "\"";

@@ -20,6 +20,8 @@ bool readTensorProto(const std::string &Path, HostTensor &Out,
 /// Converts a parsed message; Source names it in messages.
 bool fromTensorProto(const kiln_onnx::TensorProto &P, const std::string &Source,
                      HostTensor &Out, std::string &Err);
+/// T as a message with raw_data.
+void toTensorProto(const HostTensor &T, kiln_onnx::TensorProto &P);
 /// Serializes T to Path with raw_data.
 bool writeTensorProto(const std::string &Path, const HostTensor &T,
                       std::string &Err);

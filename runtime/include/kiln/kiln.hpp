@@ -5,6 +5,7 @@
 
 #include "kiln/kiln_rt.h"
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -133,6 +134,54 @@ public:
 
 private:
   void *Ptr = nullptr;
+};
+
+/// Owns a kiln_sequence: a sequence or optional value for a model input or
+/// output, passed as tensor().
+class Sequence {
+public:
+  Sequence() = default;
+  static Status create(int32_t DType, Sequence &Out) {
+    Sequence S;
+    Status St = Status::fromCode(kiln_sequence_create(DType, &S.Handle));
+    if (St)
+      Out = std::move(S);
+    return St;
+  }
+  Sequence(const Sequence &) = delete;
+  Sequence &operator=(const Sequence &) = delete;
+  Sequence(Sequence &&Other) noexcept
+      : Handle(std::exchange(Other.Handle, nullptr)) {}
+  Sequence &operator=(Sequence &&Other) noexcept {
+    if (this != &Other) {
+      kiln_sequence_destroy(Handle);
+      Handle = std::exchange(Other.Handle, nullptr);
+    }
+    return *this;
+  }
+  ~Sequence() { kiln_sequence_destroy(Handle); }
+
+  bool valid() const { return Handle != nullptr; }
+  kiln_sequence *get() const { return Handle; }
+  int32_t dtype() const { return kiln_sequence_dtype(Handle); }
+  int64_t length() const { return kiln_sequence_length(Handle); }
+  bool isNone() const { return kiln_sequence_is_none(Handle) != 0; }
+  void setNone(bool None) { kiln_sequence_set_none(Handle, None); }
+  void clear() { kiln_sequence_clear(Handle); }
+  Status append(const kiln_tensor &T) {
+    return Status::fromCode(kiln_sequence_append(Handle, &T));
+  }
+  /// A read-only view of element I, valid until the sequence changes.
+  Status at(int64_t I, kiln_tensor &View) const {
+    return Status::fromCode(kiln_sequence_at(Handle, I, &View));
+  }
+  /// This value as model input/output Name (NULL: matched by position).
+  kiln_tensor tensor(const char *Name = nullptr) const {
+    return {Name, dtype(), 0, nullptr, Handle, 0};
+  }
+
+private:
+  kiln_sequence *Handle = nullptr;
 };
 
 /// Owns a kiln_trace; attach() it to any number of sessions.

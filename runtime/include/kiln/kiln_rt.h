@@ -9,7 +9,8 @@
  * (loaded once), its module cache and stream/event pools (all locked).
  *
  * libkiln_rt also defines the mgpu* functions that CUDA partitions lowered
- * by MLIR's gpu-to-llvm call (mgpuLaunchKernel, mgpuMemcpy, ...). A
+ * by MLIR's gpu-to-llvm call (mgpuLaunchKernel, mgpuMemcpy, ...), and the
+ * kilnSeq* functions that models with sequence or optional values call. A
  * program that dlopen()s model libraries must export them: link
  * libkiln_rt.so, or libkiln_rt.a with -rdynamic (kiln-run does). */
 #ifndef KILN_RT_H
@@ -39,7 +40,10 @@ typedef enum kiln_status {
 
 typedef struct kiln_session kiln_session;
 
-/* A caller-owned dense row-major buffer. */
+/* A caller-owned dense row-major buffer. For a model input/output that is
+ * a sequence or optional value (kiln_model_info.input_kinds/output_kinds),
+ * `data` is a kiln_sequence* instead and only `name` and `data` are read;
+ * a run sets an output sequence's contents once it has succeeded. */
 typedef struct kiln_tensor {
   const char *name; /* may be NULL: then matched by position */
   int32_t dtype;    /* kiln_dtype */
@@ -50,6 +54,30 @@ typedef struct kiln_tensor {
 } kiln_tensor;
 
 const char *kiln_status_string(kiln_status status);
+
+/* A sequence of tensors of one dtype (ONNX seq(tensor)), or an optional
+ * value: an optional tensor is none or holds one element, an optional
+ * sequence is none or a sequence. Elements are copied in and immutable;
+ * strings are not supported. Not thread-safe: one writer at a time. */
+typedef struct kiln_sequence kiln_sequence;
+kiln_status kiln_sequence_create(int32_t dtype, kiln_sequence **out);
+void kiln_sequence_destroy(kiln_sequence *seq);
+int32_t kiln_sequence_dtype(const kiln_sequence *seq);
+int64_t kiln_sequence_length(const kiln_sequence *seq);
+/* A new sequence is empty and not none. */
+int32_t kiln_sequence_is_none(const kiln_sequence *seq);
+/* Setting none also removes the elements. */
+void kiln_sequence_set_none(kiln_sequence *seq, int32_t none);
+/* Appends a copy of tensor->data (dense row-major, rank/shape as given;
+ * dtype must be the sequence's). Fails on a none value. */
+kiln_status kiln_sequence_append(kiln_sequence *seq, const kiln_tensor *tensor);
+/* Element `index` (0 <= index < length) as a read-only view: dtype, rank,
+ * shape, data and size_bytes (name NULL), valid until seq changes or is
+ * destroyed. */
+kiln_status kiln_sequence_at(const kiln_sequence *seq, int64_t index,
+                             kiln_tensor *view);
+/* Removes the elements (a none value stays none). */
+void kiln_sequence_clear(kiln_sequence *seq);
 /* Bytes per element, 0 if unknown or not byte-sized (string, int4). */
 size_t kiln_dtype_size(int32_t dtype);
 /* numpy-style name: "float32", "int64", ...; "unknown" otherwise. */
@@ -85,7 +113,11 @@ const kiln_model_info *kiln_session_model(const kiln_session *session);
 /* On a "cuda" session, a CUDA failure inside the partitions (launch, copy,
  * allocation, kernel fault) returns KILN_ERROR_PROVIDER with the driver's
  * message; the outputs are then undefined. The session makes device 0's
- * primary context current on the calling thread. */
+ * primary context current on the calling thread. A sequence operation
+ * of the model that fails (a position out of range, an element whose shape
+ * differs from the compiled one) fails the run with its message, leaving
+ * the sequence/optional outputs untouched. (A model with such inputs or
+ * outputs cannot have a dynamic batch: create refuses it.) */
 kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
                              int32_t num_inputs, kiln_tensor *outputs,
                              int32_t num_outputs);
@@ -95,9 +127,10 @@ kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
  * a device pointer (CUdeviceptr) and runs the model's device I/O variant:
  * inputs are read and outputs written in device memory, and host copies
  * are made only for the ops that run on the host. It returns
- * KILN_ERROR_PROVIDER on a CPU session or for a model without that variant
- * (kiln_session_has_device_io says which). Shapes, dtypes and sizes are
- * checked as by kiln_session_run. */
+ * KILN_ERROR_PROVIDER on a CPU session, for a model without that variant
+ * (kiln_session_has_device_io says which) and for a model with sequence or
+ * optional inputs/outputs. Shapes, dtypes and sizes are checked as by
+ * kiln_session_run. */
 int32_t kiln_session_has_device_io(const kiln_session *session);
 kiln_status kiln_session_run_device(kiln_session *session,
                                     const kiln_tensor *inputs,
@@ -110,6 +143,11 @@ kiln_status kiln_session_run_device(kiln_session *session,
 kiln_status kiln_device_alloc(uint64_t size_bytes, void **device_ptr);
 kiln_status kiln_device_free(void *device_ptr);
 kiln_status kiln_device_copy(void *dst, const void *src, uint64_t size_bytes);
+
+/* What input/output `index` is (KILN_VALUE_*): KILN_VALUE_TENSOR for a
+ * model before ABI 6 or without input/output kinds, and out of range. */
+int32_t kiln_model_value_kind(const kiln_model_info *model, int32_t is_output,
+                              int32_t index);
 
 /* Dynamic batch (KILN_MODEL_DYNAMIC_BATCH). The axis of input/output
  * `index` that carries the samples, -1 when it has none (always -1 for a
@@ -124,7 +162,8 @@ kiln_status kiln_model_batch_size(const kiln_model_info *model,
                                   const kiln_tensor *inputs,
                                   int32_t num_inputs, int64_t *batch);
 /* The shape of input/output `index` at batch size `batch` (rank entries
- * written to `shape`). */
+ * written to `shape`). For a sequence or optional value, the model's
+ * element shape as is (-1: unknown; nothing when the rank is -1). */
 void kiln_model_shape_at(const kiln_model_info *model, int32_t is_output,
                          int32_t index, int64_t batch, int64_t *shape);
 

@@ -65,7 +65,8 @@ def model():
         const("row_idx", np.array(0, np.int64)),
         helper.make_node("Gather", ["x", "row_idx"], ["row"], axis=0),
         helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
-        helper.make_node("Loop", ["n", "", "empty"], ["prefixes"], body=loop_body()),
+        const("go", np.array(True)),
+        helper.make_node("Loop", ["n", "go", "empty"], ["prefixes"], body=loop_body()),
         helper.make_node("Optional", ["parts"], ["maybe"]),
         helper.make_node("OptionalHasElement", ["maybe"], ["has"]),
     ]
@@ -82,7 +83,7 @@ def model():
          helper.make_value_info("parts", seq(None)),
          helper.make_value_info("prefixes", seq(None)),
          helper.make_tensor_value_info("has", TensorProto.BOOL, [])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 def save(value, name, path):

@@ -4,12 +4,15 @@
 // tensor is a buffer the call writes in place, passed after the scalars.
 // CHECK-LABEL: func.func @read_and_fill
 // CHECK-SAME: (%[[X:.*]]: memref<3xf32>, %[[H:.*]]: i64)
-// CHECK: %[[XP:.*]] = memref.extract_aligned_pointer_as_index %[[X]]
-// CHECK: %[[XA:.*]] = arith.index_cast %[[XP]] : index to i64
+// CHECK: %[[XB:[^,]*]], %[[XO:[^,]*]], %{{.*}} = memref.extract_strided_metadata %[[X]]
+// CHECK: %[[XP:.*]] = memref.extract_aligned_pointer_as_index %[[XB]]
+// CHECK: %[[XS:.*]] = arith.muli %[[XO]], %c4
+// CHECK: %[[XD:.*]] = arith.addi %[[XP]], %[[XS]]
+// CHECK: %[[XA:.*]] = arith.index_cast %[[XD]] : index to i64
 // CHECK: %[[NEW:.*]] = call @kilnTestPut(%[[H]], %[[XA]]) : (i64, i64) -> i64
 // CHECK: %[[OUT:.*]] = memref.alloc() {{.*}}: memref<2x2xf32>
-// CHECK: %[[OP:.*]] = memref.extract_aligned_pointer_as_index %[[OUT]]
-// CHECK: %[[OA:.*]] = arith.index_cast %[[OP]] : index to i64
+// CHECK: memref.extract_strided_metadata %[[OUT]]
+// CHECK: %[[OA:.*]] = arith.index_cast %{{.*}} : index to i64
 // CHECK: call @kilnTestGet(%[[NEW]], %[[OA]]) : (i64, i64) -> ()
 // CHECK: return %[[OUT]]
 // CHECK-DAG: func.func private @kilnTestPut(i64, i64) -> i64
@@ -28,10 +31,28 @@ func.func @read_and_fill(%x: tensor<3xf32>, %h: i64) -> tensor<2x2xf32> {
 // CHECK: %[[V:.*]] = memref.subview
 // CHECK: %[[D:.*]] = memref.alloc() : memref<2xf32>
 // CHECK: memref.copy %[[V]], %[[D]]
-// CHECK: memref.extract_aligned_pointer_as_index %[[D]]
+// CHECK: memref.extract_strided_metadata %[[D]]
 // CHECK: call @kilnTestPut
 func.func @strided(%x: tensor<4xf32>, %h: i64) -> i64 {
   %v = tensor.extract_slice %x[0] [2] [2] : tensor<4xf32> to tensor<2xf32>
   %new = kiln.runtime_call @kilnTestPut(%h, %v) : (i64, tensor<2xf32>) -> i64
   return %new : i64
+}
+
+// -----
+
+// A view into the arena passes the arena's address plus the view's byte
+// shift (MLIR would fold the view's aligned pointer to the arena's).
+// CHECK-LABEL: func.func @arena_view
+// CHECK: %[[B:[^,]*]], %{{.*}} = memref.extract_strided_metadata %arg0
+// CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK: %[[A:.*]] = arith.addi %[[P]], %{{.*}} : index
+// CHECK: %[[V:.*]] = arith.addi %[[A]], %c64 : index
+// CHECK: %[[I:.*]] = arith.index_cast %[[V]] : index to i64
+// CHECK: call @kilnTestGet(%arg1, %[[I]]) : (i64, i64) -> ()
+func.func @arena_view(%arena: memref<256xi8>, %h: i64) {
+  %c64 = arith.constant 64 : index
+  %v = memref.view %arena[%c64][] : memref<256xi8> to memref<4xf32>
+  kiln.runtime_call @kilnTestGet(%h) outs(%v : memref<4xf32>) : (i64) -> ()
+  return
 }
