@@ -105,6 +105,8 @@ const char *valueKindName(int kind) {
     return "optional ";
   case KILN_VALUE_OPTIONAL_SEQUENCE:
     return "optional sequence of ";
+  case KILN_VALUE_DYNAMIC:
+    return "run-time shaped ";
   default:
     return "";
   }

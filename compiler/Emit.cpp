@@ -56,6 +56,10 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
       out.kind = out.kind ? KILN_VALUE_OPTIONAL_SEQUENCE : KILN_VALUE_SEQUENCE;
     }
     auto t = dyn_cast<TensorType>(type);
+    // An output whose shape only the data decides (NonZero, Unique, ...)
+    // comes back in a box; the CPU provider accepted it as one.
+    if (t && !out.kind && !isInput && !(t.hasRank() && t.hasStaticShape()))
+      out.kind = KILN_VALUE_DYNAMIC;
     if (!t || (!out.kind && !t.hasStaticShape()))
       return func.emitError() << (isInput ? "input " : "output ") << index
                               << " needs a static shape, got " << type;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/DataTypes.h"
+#include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/ShapeInference.h"
 #include "passes/GraphBuilder.h"
@@ -869,6 +870,71 @@ std::optional<double> scalarValue(Value v, int depth = 0) {
   return std::nullopt;
 }
 
+//===----------------------------------------------------------------------===//
+// SequenceMap as the Loop of its ONNX function: one iteration per element of
+// the first sequence, each output sequence built by SequenceInsert.
+//===----------------------------------------------------------------------===//
+
+bool decomposeSequenceMap(Operation *op) {
+  Block &body = op->getRegion(0).front();
+  Operation *yield = body.getTerminator();
+  auto first = dyn_cast<SeqType>(op->getOperand(0).getType());
+  if (!first || body.getNumArguments() != op->getNumOperands() ||
+      yield->getNumOperands() != op->getNumResults())
+    return false;
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  GraphBuilder g(b, loc, b.getF32Type());
+  auto i64 = b.getI64Type(), i1 = b.getI1Type();
+  Value trip = g.op("SequenceLength", {op->getOperand(0)}, {}, i64);
+  Value go = g.constant(DenseElementsAttr::get(RankedTensorType::get({}, i1), true));
+  SmallVector<Value> operands = {trip, go};
+  SmallVector<Type> carried;
+  for (Value out : yield->getOperands()) {
+    auto t = dyn_cast<TensorType>(out.getType());
+    if (!t)
+      return false;
+    int64_t dtype = dtypeOfElementType(t.getElementType());
+    operands.push_back(g.op("SequenceEmpty", {}, {g.attr("dtype", dtype)}));
+    carried.push_back(SeqType::get(b.getContext(), out.getType()));
+  }
+  OperationState state(loc, "onnx.Loop");
+  state.addOperands(operands);
+  state.addTypes(op->getResultTypes());
+  state.addRegion();
+  Operation *loop = b.create(state);
+
+  Block *inner = new Block();
+  loop->getRegion(0).push_back(inner);
+  inner->addArgument(RankedTensorType::get({}, i64), loc);
+  inner->addArgument(RankedTensorType::get({}, i1), loc);
+  for (Type t : carried)
+    inner->addArgument(t, loc);
+  OpBuilder ib = OpBuilder::atBlockBegin(inner);
+  GraphBuilder ig(ib, loc, b.getF32Type());
+  IRMapping map;
+  for (auto [arg, in] : llvm::zip(body.getArguments(), op->getOperands())) {
+    Value v = in;
+    if (auto seq = dyn_cast<SeqType>(in.getType()))
+      v = ig.op("SequenceAt", {in, inner->getArgument(0)}, {},
+                cast<TensorType>(seq.getElementType()).getElementType());
+    map.map(arg, v);
+  }
+  for (Operation &o : body.without_terminator())
+    ib.clone(o, map);
+  SmallVector<Value> yields = {inner->getArgument(1)};
+  for (auto [k, out] : llvm::enumerate(yield->getOperands())) {
+    Value v = map.lookupOrDefault(out);
+    yields.push_back(ig.op("SequenceInsert", {inner->getArgument(2 + k), v, ig.none()}, {}));
+  }
+  OperationState y(loc, "onnx.Yield");
+  y.addOperands(yields);
+  ib.create(y);
+  op->replaceAllUsesWith(loop->getResults());
+  op->erase();
+  return true;
+}
+
 bool decomposeLoop(Operation *op) {
   Value m = op->getOperand(0), cond = op->getOperand(1);
   unsigned nCarried = op->getNumOperands() - 2;
@@ -1423,6 +1489,7 @@ const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
       {"onnx.CumSum", [](Operation *op) { return decomposeScan(op, false); }},
       {"onnx.CumProd", [](Operation *op) { return decomposeScan(op, true); }},
       {"onnx.Loop", decomposeLoop},
+      {"onnx.SequenceMap", decomposeSequenceMap},
       {"onnx.Scan", decomposeScanOp},
       {"onnx.MaxUnpool", decomposeMaxUnpool},
       {"onnx.TensorScatter", decomposeTensorScatter},

@@ -38,10 +38,10 @@ void handlesAtReturn(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(func.front().getTerminator());
   OpBuilder b(ret);
   auto slot = RankedTensorType::get({}, b.getI64Type());
-  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
-    if (cpu::isSequenceValueType(type))
-      ret->setOperand(i, b.create<tensor::FromElementsOp>(ret.getLoc(), slot,
-                                                          ret->getOperand(i)));
+  // (Boxes of tensors whose shape is known only at run time too.)
+  for (auto [i, value] : llvm::enumerate(ret->getOperands()))
+    if (value.getType().isInteger(64))
+      ret->setOperand(i, b.create<tensor::FromElementsOp>(ret.getLoc(), slot, value));
   func.setFunctionType(FunctionType::get(func.getContext(), func.front().getArgumentTypes(),
                                          ret->getOperandTypes()));
 }

@@ -1194,6 +1194,53 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
   m["Size"] = [](const Ctx &c) {
     return c.set(0, {}, IntegerType::get(c.op->getContext(), 64));
   };
+  // Data-dependent result lengths stay `?`.
+  m["NonZero"] = [](const Ctx &c) {
+    auto x = c.in(0);
+    return x ? c.set(0, {x.getRank(), kDyn}, IntegerType::get(c.op->getContext(), 64))
+             : success();
+  };
+  m["NonMaxSuppression"] = [](const Ctx &c) {
+    return c.set(0, {kDyn, 3}, IntegerType::get(c.op->getContext(), 64));
+  };
+  m["Compress"] = [](const Ctx &c) -> LogicalResult {
+    auto x = c.in(0);
+    if (!x)
+      return success();
+    auto axis = c.op->getAttrOfType<IntegerAttr>("axis");
+    if (!axis)
+      return c.set(0, {kDyn}, x.getElementType());
+    int64_t a = normAxis(axis.getInt(), x.getRank());
+    if (a < 0 || a >= x.getRank())
+      return c.fail() << "axis " << axis.getInt() << " is out of range for " << x;
+    SmallVector<int64_t> dims(x.getShape());
+    dims[a] = kDyn;
+    return c.set(0, dims, x.getElementType());
+  };
+  m["Unique"] = [](const Ctx &c) -> LogicalResult {
+    auto x = c.in(0);
+    if (!x)
+      return success();
+    Type i64 = IntegerType::get(c.op->getContext(), 64);
+    auto axis = c.op->getAttrOfType<IntegerAttr>("axis");
+    SmallVector<int64_t> y = {kDyn};
+    int64_t inverse = x.hasStaticShape() ? x.getNumElements() : kDyn;
+    if (axis) {
+      int64_t a = normAxis(axis.getInt(), x.getRank());
+      if (a < 0 || a >= x.getRank())
+        return c.fail() << "axis " << axis.getInt() << " is out of range for " << x;
+      y.assign(x.getShape().begin(), x.getShape().end());
+      y[a] = kDyn;
+      inverse = x.getDimSize(a);
+    }
+    if (failed(c.set(0, y, x.getElementType())))
+      return failure();
+    for (unsigned i = 1; i < c.op->getNumResults(); ++i)
+      if (!isa<NoneType>(c.op->getResult(i).getType()) &&
+          failed(c.set(i, {i == 2 ? inverse : kDyn}, i64)))
+        return failure();
+    return success();
+  };
   m["OptionalHasElement"] = [](const Ctx &c) {
     return c.set(0, {}, IntegerType::get(c.op->getContext(), 1));
   };

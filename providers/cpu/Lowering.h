@@ -51,14 +51,20 @@ void registerResizeOps(LoweringTable &table);
 void registerDropoutOps(LoweringTable &table);
 void registerMlOps(LoweringTable &table);
 void registerSequenceOps(LoweringTable &table);
+void registerDynamicShapeOps(LoweringTable &table);
 /// onnx seq/optional types, which lower to i64 handles of runtime objects.
 bool isSequenceValueType(mlir::Type t);
 /// The type a value of type `t` has once lowered (handles for sequences).
 mlir::Type loweredValueType(mlir::Type t);
 /// A tensor whose shape is known only at run time (a Slice by a loop
-/// counter) that only sequence ops use: it lowers to a boxed copy, a
-/// one-element runtime sequence, by boxSlice.
+/// counter, NonZero, Unique, Compress, NonMaxSuppression) that only
+/// sequence ops, Identity and the model's outputs use: it lowers to a box,
+/// a one-element runtime sequence (an output of kind KILN_VALUE_DYNAMIC).
 bool isBoxedTensor(mlir::Value v);
+/// Ops that give a box when their result shape is a run-time value.
+bool producesBox(mlir::Operation *op);
+/// The first op that uses `v` other than as a box, or null.
+mlir::Operation *nonBoxUser(mlir::Value v);
 /// The boxed copy of x[start + i * step], i < size per dim (each a
 /// tensor<rank x i64>), of the Slice `op`'s input x.
 mlir::Value boxSlice(mlir::OpBuilder &b, mlir::Operation *op, mlir::Value start,

@@ -34,6 +34,7 @@ const LoweringTable &table() {
     registerResizeOps(m);
     registerDropoutOps(m);
     registerSequenceOps(m);
+    registerDynamicShapeOps(m);
     return m;
   }();
   return t;
@@ -114,6 +115,13 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     Type t = v.getType();
     if (isBoxedTensor(v))
       continue;
+    if (!isStaticTensorOrNone(t) && v.getDefiningOp() == op && producesBox(op)) {
+      llvm::raw_string_ostream os(why);
+      os << "its result shape is known only at run time; sequence ops and the model's "
+            "outputs can take it, but not "
+         << describeNode(nonBoxUser(v));
+      return false;
+    }
     if (!isStaticTensorOrNone(t)) {
       llvm::raw_string_ostream os(why);
       os << "needs static shapes, got " << t

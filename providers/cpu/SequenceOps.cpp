@@ -11,78 +11,16 @@
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/DataTypes.h"
 #include "dialects/onnx/OnnxDialect.h"
-#include "passes/GlobalString.h"
 #include "providers/cpu/Lowering.h"
+#include "providers/cpu/RuntimeCall.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 using namespace mlir;
 using namespace kiln::onnx;
 
 namespace kiln::cpu {
 namespace {
-
-/// Builds the operands of one runtime call.
-struct Call {
-  OpBuilder &b;
-  Operation *op;
-  Location l;
-  SmallVector<Value> args;
-
-  Call(OpBuilder &b, Operation *op) : b(b), op(op), l(op->getLoc()) {}
-  ModuleOp module() { return op->getParentOfType<ModuleOp>(); }
-
-  Call &i32(int64_t v) {
-    args.push_back(b.create<arith::ConstantIntOp>(l, v, 32));
-    return *this;
-  }
-  Call &i64(int64_t v) {
-    args.push_back(b.create<arith::ConstantIntOp>(l, v, 64));
-    return *this;
-  }
-  Call &value(Value v) {
-    args.push_back(v);
-    return *this;
-  }
-  /// dtype, rank and the address of the dims of a tensor of `type`.
-  Call &describe(RankedTensorType type, bool isUnsigned) {
-    Type elt = type.getElementType();
-    if (isUnsigned)
-      elt = IntegerType::get(b.getContext(), elt.getIntOrFloatBitWidth(), IntegerType::Unsigned);
-    i32(dtypeOfElementType(elt)).i32(type.getRank());
-    if (type.getRank() == 0)
-      return i64(0);
-    auto dims = DenseElementsAttr::get(
-        RankedTensorType::get({type.getRank()}, b.getI64Type()), type.getShape());
-    return value(globalConstantAddress(b, l, module(), dims));
-  }
-  /// A scalar index input (position), as i64 and whether it is present.
-  Call &position(Value v) {
-    if (isNone(v))
-      return i64(0).i32(0);
-    // A scalar, or a one-element tensor as some exporters write it.
-    Value zero = b.create<arith::ConstantIndexOp>(l, 0);
-    SmallVector<Value> at(typeOf(v).getRank(), zero);
-    Value x = b.create<tensor::ExtractOp>(l, v, at);
-    if (!x.getType().isInteger(64))
-      x = b.create<arith::ExtSIOp>(l, b.getI64Type(), x);
-    return value(x).i32(1);
-  }
-  /// Names the node in the runtime's error messages.
-  Call &node() { return value(globalStringAddress(b, l, module(), describeNode(op))); }
-
-  Value returning(StringRef callee, Type result) {
-    return b.create<RuntimeCallOp>(l, TypeRange{result}, callee, args, ValueRange())
-        .getResult(0);
-  }
-  /// Calls `callee`, which fills a new tensor of the op's result type.
-  Value filling(StringRef callee) {
-    auto type = resultType(op);
-    Value init = b.create<tensor::EmptyOp>(l, type.getShape(), type.getElementType());
-    return b.create<RuntimeCallOp>(l, TypeRange{type}, callee, args, ValueRange{init})
-        .getResult(0);
-  }
-};
-
-Type handleType(Operation *op) { return IntegerType::get(op->getContext(), 64); }
 
 /// The element type that decides a new sequence's dtype.
 int64_t elementDtype(Type seqOrOpt) {
@@ -155,6 +93,14 @@ Results lowerSequenceLength(OpBuilder &b, Operation *op) {
 }
 
 Results lowerSequenceAt(OpBuilder &b, Operation *op) {
+  // Elements whose shape is known only at run time stay boxed.
+  auto rt = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!rt || !rt.hasStaticShape())
+    return SmallVector<Value>{Call(b, op)
+                                  .value(op->getOperand(0))
+                                  .position(op->getOperand(1))
+                                  .node()
+                                  .returning("kilnSeqAtBox", handleType(op))};
   return SmallVector<Value>{Call(b, op)
                                 .value(op->getOperand(0))
                                 .position(op->getOperand(1))
@@ -240,7 +186,8 @@ bool checkSequenceOp(Operation *op, std::string &why) {
   SmallVector<Value> values(op->getOperands());
   llvm::append_range(values, op->getResults());
   for (Value v : values) {
-    if (isBoxedTensor(v))
+    // (canLowerOnCpu explains a box used where a tensor is needed.)
+    if (isBoxedTensor(v) || (v.getDefiningOp() == op && producesBox(op)))
       continue;
     auto t = dyn_cast<RankedTensorType>(v.getType());
     if (t && !t.hasStaticShape()) {
@@ -263,17 +210,38 @@ bool checkSequenceOp(Operation *op, std::string &why) {
 
 bool isSequenceValueType(Type t) { return isa<SeqType, OptType>(t); }
 
+bool producesBox(Operation *def) {
+  StringRef n = def->getName().getStringRef();
+  if (n == "onnx.Identity")
+    return isBoxedTensor(def->getOperand(0));
+  return n == "onnx.Slice" || n == "onnx.SequenceAt" || n == "onnx.NonZero" ||
+         n == "onnx.Compress" || n == "onnx.Unique" || n == "onnx.NonMaxSuppression";
+}
+
+Operation *nonBoxUser(Value v) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    StringRef name = user->getName().getStringRef();
+    Operation *inner = nullptr;
+    if (name == "onnx.Identity")
+      inner = nonBoxUser(user->getResult(0));
+    else if (auto yield = dyn_cast<YieldOp>(user))
+      inner = nonBoxUser(yield->getParentOp()->getResult(use.getOperandNumber()));
+    else if (!(name == "onnx.SequenceInsert" && use.getOperandNumber() == 1) &&
+             name != "onnx.SequenceConstruct" && !isa<func::ReturnOp>(user))
+      inner = user;
+    if (inner)
+      return inner;
+  }
+  return nullptr;
+}
+
 bool isBoxedTensor(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
+  auto t = dyn_cast<TensorType>(v.getType());
   Operation *def = v.getDefiningOp();
-  if (!t || t.hasStaticShape() || !def || def->getName().getStringRef() != "onnx.Slice" ||
-      v.use_empty())
+  if (!t || (t.hasRank() && t.hasStaticShape()) || !def || !producesBox(def))
     return false;
-  return llvm::all_of(v.getUses(), [](OpOperand &use) {
-    StringRef user = use.getOwner()->getName().getStringRef();
-    return (user == "onnx.SequenceInsert" && use.getOperandNumber() == 1) ||
-           user == "onnx.SequenceConstruct";
-  });
+  return !nonBoxUser(v);
 }
 
 Value boxSlice(OpBuilder &b, Operation *op, Value start, Value step, Value size) {

@@ -9,63 +9,16 @@
 // (a trip count, say).
 #include "SequenceOps.h"
 
-#include "Error.h"
-#include "Sequence.h"
+#include "RunCall.h"
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <utility>
 
-#define KILN_RT_EXPORT extern "C" __attribute__((visibility("default")))
-
 using namespace kiln::rt;
 
 namespace {
-
-kiln_sequence *seqOf(int64_t Handle) {
-  return reinterpret_cast<kiln_sequence *>(static_cast<uintptr_t>(Handle));
-}
-
-int64_t handleOf(const kiln_sequence *Seq) {
-  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(Seq));
-}
-
-template <typename T> const T *ptrOf(int64_t Address) {
-  return reinterpret_cast<const T *>(static_cast<uintptr_t>(Address));
-}
-
-/// Records the run's first failure, prefixed with the node's name.
-void record(SeqRun &Run, int64_t Node, const char *Fn, kiln_status Status,
-            const std::string &Message) {
-  if (Run.Status != KILN_OK)
-    return;
-  Run.Status = Status;
-  Run.Error = std::string(Node ? ptrOf<char>(Node) : Fn) + ": " + Message;
-}
-
-/// Runs Body with the current run unless there is none or it has failed;
-/// no exception reaches the compiled caller.
-template <typename R, typename F>
-R guarded(int64_t Node, const char *Fn, F Body) {
-  SeqRun *Run = currentSeqRun();
-  if (!Run || Run->Status != KILN_OK)
-    return R();
-  try {
-    return Body(*Run);
-  } catch (const std::bad_alloc &) {
-    record(*Run, Node, Fn, KILN_ERROR_OUT_OF_MEMORY, "out of memory");
-  } catch (...) {
-    record(*Run, Node, Fn, KILN_ERROR_INTERNAL, "unexpected exception");
-  }
-  return R();
-}
-
-/// A new sequence owned by the run.
-kiln_sequence *newSeq(SeqRun &Run, const kiln_sequence &From) {
-  Run.Pool.push_back(std::make_unique<kiln_sequence>(From));
-  return Run.Pool.back().get();
-}
 
 std::string shapeText(const std::vector<int64_t> &Shape) {
   return formatShape(Shape.data(), static_cast<int32_t>(Shape.size()));
@@ -100,19 +53,6 @@ bool checkHasValue(SeqRun &Run, int64_t Node, const char *Fn,
     return true;
   record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT,
          std::string("the ") + What + " input has no value");
-  return false;
-}
-
-/// Checks a tensor the compiled code describes; false (recorded) when it
-/// is malformed, which is a compiler bug.
-bool checkDense(SeqRun &Run, int64_t Node, const char *Fn, int32_t DType,
-                int32_t Rank, int64_t Dims, uint64_t &Bytes) {
-  if (denseBytes(DType, ptrOf<int64_t>(Dims), Rank, Bytes) &&
-      kiln_dtype_size(DType) != 0)
-    return true;
-  record(Run, Node, Fn, KILN_ERROR_INTERNAL,
-         std::string("invalid tensor description: ") + kiln_dtype_name(DType) +
-             " " + formatShape(ptrOf<int64_t>(Dims), Rank < 0 ? 0 : Rank));
   return false;
 }
 
@@ -544,6 +484,25 @@ KILN_RT_EXPORT int64_t kilnSeqSlice(int64_t Data, int32_t DType, int32_t Rank,
     kiln_sequence *Box = newSeq(Run, kiln_sequence(DType));
     Box->Elements.push_back(std::move(E));
     return handleOf(Box);
+  });
+}
+
+// ONNX SequenceAt of an element whose shape the compiled code does not know:
+// a box sharing the element.
+KILN_RT_EXPORT int64_t kilnSeqAtBox(int64_t Seq, int64_t Position, int32_t HasPosition,
+                                    int64_t Node) {
+  const char *Fn = "kilnSeqAtBox";
+  return guarded<int64_t>(Node, Fn, [&](SeqRun &Run) -> int64_t {
+    if (!Seq)
+      return 0;
+    const kiln_sequence &S = *seqOf(Seq);
+    if (!checkHasValue(Run, Node, Fn, S, "optional"))
+      return 0;
+    int64_t Pos = HasPosition ? Position : 0;
+    if (!normalizePosition(Run, Node, Fn, Pos, static_cast<int64_t>(S.Elements.size()),
+                           /*End=*/false))
+      return 0;
+    return newBox(Run, S.Elements[Pos]);
   });
 }
 

@@ -2,6 +2,7 @@
 // signature and runs its partitions in order on a per-session arena.
 #include "CudaDriver.h"
 #include "DeviceMemory.h"
+#include "DynamicOps.h"
 #include "Error.h"
 #include "Sequence.h"
 #include "SequenceOps.h"
@@ -73,6 +74,9 @@ __attribute__((used)) static size_t (*const KeepMgpuShims)() =
 __attribute__((used)) static int64_t (*const KeepSequenceOps)(int32_t,
                                                               int32_t) =
     &kilnSeqNew;
+// And DynamicOps.o (kilnNonZero, kilnUnique, ...).
+__attribute__((used)) static int64_t (*const KeepDynamicOps)(
+    int64_t, int32_t, int32_t, int64_t, int64_t) = &kilnNonZero;
 
 namespace {
 
@@ -102,6 +106,8 @@ const char *kindName(int32_t Kind) {
     return "an optional tensor";
   case KILN_VALUE_OPTIONAL_SEQUENCE:
     return "an optional sequence";
+  case KILN_VALUE_DYNAMIC:
+    return "a dynamic-shape tensor";
   default:
     return "a tensor";
   }
@@ -144,10 +150,14 @@ kiln_status checkInfo(const kiln_tensor_info &Info, int32_t ValueKind,
   if (!Info.name)
     return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " has no name");
   Label = std::string("model ") + Kind + " " + quoted(Info.name);
-  if (ValueKind < KILN_VALUE_TENSOR || ValueKind > KILN_VALUE_OPTIONAL_SEQUENCE)
+  if (ValueKind < KILN_VALUE_TENSOR || ValueKind > KILN_VALUE_DYNAMIC)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 Label + " has an unknown value kind " +
                     std::to_string(ValueKind));
+  if (ValueKind == KILN_VALUE_DYNAMIC && std::strcmp(Kind, "output") != 0)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                Label + " has value kind " + std::to_string(ValueKind) +
+                    " (a dynamic-shape tensor), which only outputs can have");
   if (ValueKind != KILN_VALUE_TENSOR)
     return checkValueInfo(Info, Label, Bytes);
   size_t ElemSize = kiln_dtype_size(Info.dtype);
@@ -348,8 +358,8 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
   if (S.HasValueIO && (flagsOf(M) & KILN_MODEL_DYNAMIC_BATCH))
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 "model " + quoted(M.name ? M.name : "?") +
-                    ": a dynamic batch is not supported with sequence or "
-                    "optional inputs/outputs");
+                    ": a dynamic batch is not supported with sequence, "
+                    "optional or dynamic-shape inputs/outputs");
   for (int Out = 0; Out < 2; ++Out)
     for (int32_t I = 0; I < (Out ? M.num_outputs : M.num_inputs); ++I) {
       const kiln_tensor_info &Info = (Out ? M.outputs : M.inputs)[I];
@@ -547,6 +557,26 @@ kiln_status checkStatus(const Variant &S) {
   return fail(KILN_ERROR_SHAPE_MISMATCH, std::string("run-time check failed: ") + Msg);
 }
 
+/// What is wrong with the box a run made for a dynamic-shape output: it
+/// holds one tensor, of the output's rank and known dimensions. "" if
+/// nothing.
+std::string dynamicProblem(const kiln_sequence &Box,
+                           const kiln_tensor_info &Info) {
+  if (Box.None || Box.Elements.size() != 1)
+    return "the model made a dynamic-shape tensor of " +
+           std::string(Box.None ? "none" : std::to_string(Box.Elements.size()) +
+                                               " elements");
+  const std::vector<int64_t> &Shape = Box.Elements[0]->Shape;
+  bool Same = Info.rank < 0 || static_cast<int32_t>(Shape.size()) == Info.rank;
+  for (int32_t D = 0; Same && Info.rank > 0 && D < Info.rank; ++D)
+    Same = Info.shape[D] < 0 || Info.shape[D] == Shape[D];
+  if (Same)
+    return "";
+  return "the model made a tensor of shape " +
+         formatShape(Shape.data(), static_cast<int32_t>(Shape.size())) +
+         ", the model info says " + elementShape(Info);
+}
+
 /// Copies the sequence/optional outputs a successful run set into the
 /// caller's objects: all checked first, so that a bad one changes none.
 kiln_status deliverValues(kiln_session &S) {
@@ -569,6 +599,8 @@ kiln_status deliverValues(kiln_session &S) {
     else if (Kind == KILN_VALUE_OPTIONAL && Result->Elements.size() > 1)
       Problem = "the model made an optional tensor of " +
                 std::to_string(Result->Elements.size()) + " elements";
+    else if (Kind == KILN_VALUE_DYNAMIC)
+      Problem = dynamicProblem(*Result, M.outputs[I]);
     if (!Problem.empty())
       return fail(KILN_ERROR_INTERNAL, Label + ": " + Problem);
   }
@@ -842,8 +874,8 @@ kiln_status kiln_session_run_device(kiln_session *S, const kiln_tensor *Inputs,
   if (S->HasValueIO) {
     S->Error = "device-resident I/O: model " +
                quoted(S->Model->name ? S->Model->name : "?") +
-               " has sequence or optional inputs/outputs, which live in host "
-               "memory; use kiln_session_run";
+               " has sequence, optional or dynamic-shape inputs/outputs, "
+               "which live in host memory; use kiln_session_run";
     return fail(KILN_ERROR_PROVIDER, S->Error);
   }
   S->Active = &S->DeviceIO;

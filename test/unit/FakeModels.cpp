@@ -1,5 +1,6 @@
 #include "FakeModels.h"
 
+#include "../../runtime/lib/DynamicOps.h"
 #include "../../runtime/lib/SequenceOps.h"
 
 #include <cstdint>
@@ -156,6 +157,40 @@ const kiln_model_info *optionalGetModel() {
       KILN_ABI_VERSION, "opt_get", "kiln test", 1, Inputs, 2, Outputs,
       0, 0, 1, Parts, 0, 0, nullptr, 0, 0, nullptr, nullptr, nullptr, 0,
       nullptr, 0, InKinds, OutKinds};
+  return &Info;
+}
+
+static void dynamicFn(void *const *In, void *const *Out, void *) {
+  static const char NonZero[] = "node \"nz\" (NonZero)";
+  static const char Unique[] = "node \"u\" (Unique)";
+  const auto *X = static_cast<const float *>(In[0]);
+  *static_cast<int64_t *>(Out[0]) =
+      kilnNonZero(addressOf(X), KILN_DTYPE_FLOAT, 2, addressOf(Shape23),
+                  addressOf(NonZero));
+  *static_cast<int64_t *>(Out[1]) =
+      kilnUnique(addressOf(X), KILN_DTYPE_FLOAT, 2, addressOf(Shape23), 0, 0,
+                 1, 0, addressOf(Unique));
+  int64_t N = 0;
+  for (int I = 0; I < 6; ++I)
+    N += X[I] != 0;
+  *static_cast<int64_t *>(Out[2]) = N;
+}
+
+const kiln_model_info *dynamicModel() {
+  static const int64_t IdxShape[2] = {2, -1};
+  static const kiln_tensor_info Inputs[] = {
+      {"x", KILN_DTYPE_FLOAT, 2, Shape23}};
+  static const kiln_tensor_info Outputs[] = {
+      {"idx", KILN_DTYPE_INT64, 2, IdxShape},
+      {"u", KILN_DTYPE_FLOAT, -1, nullptr},
+      {"n", KILN_DTYPE_INT64, 1, Shape1}};
+  static const int32_t OutKinds[] = {KILN_VALUE_DYNAMIC, KILN_VALUE_DYNAMIC,
+                                     KILN_VALUE_TENSOR};
+  static const kiln_partition_info Parts[] = {{"cpu_0", "cpu", 2, dynamicFn}};
+  static const kiln_model_info Info = {
+      KILN_ABI_VERSION, "dynamic", "kiln test", 1, Inputs, 3, Outputs,
+      0, 0, 1, Parts, 0, 0, nullptr, 0, 0, nullptr, nullptr, nullptr, 0,
+      nullptr, 0, nullptr, OutKinds};
   return &Info;
 }
 

@@ -35,6 +35,13 @@ const kiln_model_info *seqInsertModel();
 /// OptionalGetElement(maybe) (a sequence), which fails on none.
 const kiln_model_info *optionalGetModel();
 
+/// "dynamic" (ABI 6): input x float32[2,3]; outputs idx = NonZero(x) and
+/// u = Unique(x) (sorted values), both of kind KILN_VALUE_DYNAMIC (int64
+/// [2,?] and float32 of unknown rank), and n int64[1], the count of
+/// nonzeros. The partition calls kilnNonZero and kilnUnique like compiled
+/// code.
+const kiln_model_info *dynamicModel();
+
 /// A kiln_tensor over V with the given name (may be null).
 kiln_tensor floatTensor(const char *Name, std::vector<float> &V,
                         const int64_t *Shape, int32_t Rank);

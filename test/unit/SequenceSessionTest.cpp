@@ -302,7 +302,7 @@ TEST(SequenceSession, ModelChecks) {
   EXPECT_EQ(kiln_session_create(&M, &S), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(kiln_last_error(),
                "model \"seq_insert\": a dynamic batch is not supported with "
-               "sequence or optional inputs/outputs");
+               "sequence, optional or dynamic-shape inputs/outputs");
   EXPECT_EQ(kiln_model_value_kind(&M, 0, 0), KILN_VALUE_SEQUENCE);
   EXPECT_EQ(kiln_model_value_kind(&M, 1, 1), KILN_VALUE_TENSOR);
   EXPECT_EQ(kiln_model_value_kind(&M, 1, 2), KILN_VALUE_TENSOR);

@@ -24,6 +24,10 @@ COUNT = np.array([int((A > 0).sum())], dtype=np.int64)
 SEQ = [np.arange(6, dtype=np.float32).reshape(2, 3),
        np.array([1.5, -2], dtype=np.float32)]
 MAYBE = A * 2
+# libfakedyn: nz = NonZero(x), u = Unique(x) (dynamic-shape), y = 2x.
+XD = np.array([[0, 2, 0], [3, 0, 2]], dtype=np.float32)
+NZ = np.array([[0, 1, 1], [1, 0, 2]], dtype=np.int64)
+U = np.array([0, 2, 3], dtype=np.float32)
 
 
 class Ctx:
@@ -33,6 +37,7 @@ class Ctx:
         self.fakenamed = args.fakenamed
         self.fakecuda = args.fakecuda
         self.fakeseq = args.fakeseq
+        self.fakedyn = args.fakedyn
         self.work = args.work
         shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.work)
@@ -93,6 +98,15 @@ class Ctx:
         self.pb(dirname, "output_2.pb", seq[0], "first")
         self.proto(dirname, "output_3.pb",
                    numpy_helper.from_optional(same, "same"))
+        return self.path(dirname)
+
+    def dyn_dir(self, dirname, nz=NZ, u=U, order=(0, 1, 2)):
+        """Input and references for libfakedyn: the dynamic-shape outputs
+        as plain TensorProtos; `order` places the outputs in the files."""
+        self.pb(dirname, "input_0.pb", XD, "x")
+        outputs = [(nz, "nz"), (u, "u"), (XD * 2, "y")]
+        for n, i in enumerate(order):
+            self.pb(dirname, f"output_{n}.pb", *outputs[i])
         return self.path(dirname)
 
     def npy_inputs(self, a=A, b=B):
@@ -414,6 +428,81 @@ def seq_output_dir(c):
     assert numpy_helper.to_optional(o) is None, o
 
 
+def dyn_check_ok(c):
+    p = c.run("--check-dir", c.dyn_dir("ref"), lib=c.fakedyn)
+    expect_rc(p, 0)
+    expect_in('output "nz": OK max abs err 0\n', p.stdout)
+    expect_in('output "u": OK max abs err 0\n', p.stdout)
+    expect_in('output "y": OK max abs err 0\n', p.stdout)
+    # Files in another order are matched by name.
+    p = c.run("--check-dir", c.dyn_dir("swapped", order=(2, 0, 1)),
+              lib=c.fakedyn)
+    expect_rc(p, 0)
+    expect_in('output "nz": OK', p.stdout)
+    # Another input, another shape.
+    x = np.array([[1, 0, 0], [0, 0, 0]], np.float32)
+    p = c.run("--input", "x=" + c.npy("x.npy", x), "--print", lib=c.fakedyn)
+    expect_rc(p, 0)
+    expect_in('output "nz": int64 [2,1] = 0 0\n', p.stdout)
+    expect_in('output "u": float32 [2] = 0 1\n', p.stdout)
+
+
+def dyn_mismatch(c):
+    p = c.run("--check-dir", c.dyn_dir("wrong", nz=NZ[:, :2],
+                                       u=np.array([0, 2, 4], np.float32)),
+              lib=c.fakedyn)
+    expect_rc(p, 1)
+    expect_in('output "nz": ERROR: shape [2,3] differs from expected [2,2]\n',
+              p.stdout)
+    expect_in('output "u": MISMATCH at [2]: got 3 expected 4 (abs err 1)\n',
+              p.stdout)
+    expect_in('output "y": OK', p.stdout)
+    # The dtype must match too.
+    p = c.run("--check-dir", c.dyn_dir("dtype", nz=NZ.astype(np.int32)),
+              lib=c.fakedyn)
+    expect_rc(p, 1)
+    expect_in('output "nz": ERROR: dtype int64 differs from expected int32',
+              p.stdout)
+
+
+def dyn_print(c):
+    p = c.run("--inputs-dir", c.dyn_dir("in"), "--print", lib=c.fakedyn)
+    expect_rc(p, 0)
+    expect_in('output "nz": int64 [2,3] = 0 1 1 1 0 2\n'
+              'output "u": float32 [3] = 0 2 3\n'
+              'output "y": float32 [2,3] = 0 4 0 6 0 4\n', p.stdout)
+
+
+def dyn_output_dir(c):
+    out = c.path("out")
+    p = c.run("--inputs-dir", c.dyn_dir("in"), "--output-dir", out,
+              lib=c.fakedyn)
+    expect_rc(p, 0)
+    assert sorted(os.listdir(out)) == ["nz.npy", "u.npy", "y.npy"], \
+        os.listdir(out)
+    for name, want in (("nz", NZ), ("u", U), ("y", XD * 2)):
+        got = np.load(os.path.join(out, name + ".npy"))
+        assert got.dtype == want.dtype and got.shape == want.shape, (name, got)
+        np.testing.assert_array_equal(got, want)
+
+
+def dyn_random(c):
+    # Random inputs need no data files for dynamic-shape outputs.
+    p = c.run("--print", "--iterations", "3", lib=c.fakedyn)
+    expect_rc(p, 0)
+    expect_in("pseudo-random", p.stderr)
+    expect_in('output "nz": int64 [2,', p.stdout)
+    expect_in('output "u": float32 [', p.stdout)
+    out = c.path("r")
+    expect_rc(c.run("--output-dir", out, lib=c.fakedyn), 0)
+    y = np.load(os.path.join(out, "y.npy"))
+    x = y / 2
+    np.testing.assert_array_equal(np.load(os.path.join(out, "nz.npy")),
+                                  np.vstack(np.nonzero(x)))
+    np.testing.assert_array_equal(np.load(os.path.join(out, "u.npy")),
+                                  np.unique(x))
+
+
 SCENARIOS = {
     "help": help_, "npy_check_ok": npy_check_ok,
     "inputs_dir_by_name": inputs_dir_by_name, "output_dir": output_dir,
@@ -427,6 +516,9 @@ SCENARIOS = {
     "seq_check_ok": seq_check_ok, "seq_mismatch": seq_mismatch,
     "seq_errors": seq_errors, "seq_print": seq_print,
     "seq_output_dir": seq_output_dir,
+    "dyn_check_ok": dyn_check_ok, "dyn_mismatch": dyn_mismatch,
+    "dyn_print": dyn_print, "dyn_output_dir": dyn_output_dir,
+    "dyn_random": dyn_random,
 }
 
 
@@ -437,6 +529,7 @@ def main():
     ap.add_argument("--fakenamed", required=True)
     ap.add_argument("--fakecuda", required=True)
     ap.add_argument("--fakeseq", required=True)
+    ap.add_argument("--fakedyn", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("scenario", choices=sorted(SCENARIOS))
     args = ap.parse_args()

@@ -329,7 +329,7 @@ bool checkOutputs(const Options &Opts, const kiln_model_info &M,
     if (!Expected[I]) {
       Line += "MISSING no reference in " + Opts.CheckDir;
       AllOk = false;
-    } else if (Outputs[I].isTensor()) {
+    } else if (Outputs[I].holdsTensor()) {
       CompareResult R = compareTensors(Outputs[I].Tensor, Expected[I]->Tensor,
                                        Opts.RTol, Opts.ATol);
       Line += R.summary();
@@ -370,9 +370,9 @@ int run(const Options &Opts) {
                          "runs on the CPU, so inputs and outputs stay in "
                          "host memory\n");
   else if (Opts.DeviceIO && ValueIO)
-    std::fprintf(stderr, "kiln-run: note: --device-io: the model has sequence "
-                         "or optional inputs/outputs, which stay in host "
-                         "memory; using host buffers\n");
+    std::fprintf(stderr, "kiln-run: note: --device-io: the model has sequence, "
+                         "optional or dynamic-shape inputs/outputs, which stay "
+                         "in host memory; using host buffers\n");
   else if (Opts.DeviceIO && !DeviceIO)
     std::fprintf(stderr, "kiln-run: note: --device-io: the model has no device "
                          "I/O variant (built before kiln ABI 5); using host "
@@ -382,7 +382,8 @@ int run(const Options &Opts) {
                          "(copied once, outside the timed runs)\n");
 
   std::vector<HostValue> Inputs = gatherInputs(Opts, M);
-  // Sequence and optional values travel as kiln_sequence objects.
+  // Sequence and optional values, and dynamic-shape outputs, travel as
+  // kiln_sequence objects.
   std::vector<kiln::Sequence> InSeqs(Inputs.size()), OutSeqs(M.num_outputs);
   auto NewSequence = [](int32_t DType, kiln::Sequence &Seq) {
     kiln::Status St = kiln::Sequence::create(DType, Seq);
@@ -418,7 +419,7 @@ int run(const Options &Opts) {
     if (V.isTensor()) {
       V.Tensor = tensorFor(M, true, I, Batch);
     } else {
-      V.Seq.Name = M.outputs[I].name;
+      V.setName(M.outputs[I].name);
       NewSequence(M.outputs[I].dtype, OutSeqs[I]);
     }
   }
@@ -482,9 +483,21 @@ int run(const Options &Opts) {
   for (size_t I = 0; DeviceIO && I < DevOut.size(); ++I)
     if (kiln_device_copy(OutViews[I].data, DevOut[I].data, OutViews[I].size_bytes) != KILN_OK)
       throw Failure{kiln_last_error()};
-  for (int32_t I = 0; I < M.num_outputs; ++I)
-    if (!Outputs[I].isTensor())
-      fromKilnSequence(OutSeqs[I].get(), Outputs[I].Seq);
+  for (int32_t I = 0; I < M.num_outputs; ++I) {
+    HostValue &V = Outputs[I];
+    if (V.isTensor())
+      continue;
+    fromKilnSequence(OutSeqs[I].get(), V.Seq);
+    if (V.Kind != KILN_VALUE_DYNAMIC)
+      continue;
+    // The run left exactly one element: the tensor.
+    if (V.Seq.None || V.Seq.Elements.size() != 1)
+      throw Failure{"output " + quoteName(M.outputs[I].name) +
+                    ": the run made no tensor"};
+    V.Tensor = std::move(V.Seq.Elements[0]);
+    V.Tensor.Name = M.outputs[I].name;
+    V.Seq.Elements.clear();
+  }
   if (Trace) {
     kiln::Status St = Trace->write(Opts.ProfilePath.c_str());
     if (!St)
@@ -494,7 +507,7 @@ int run(const Options &Opts) {
     for (int32_t I = 0; I < M.num_outputs; ++I) {
       const HostValue &V = Outputs[I];
       std::string Label = "output " + quoteName(V.name());
-      if (V.isTensor())
+      if (V.holdsTensor())
         printTensorLine(Label, V.Tensor);
       else
         printSequence(Label, V, M.outputs[I].dtype);
@@ -509,8 +522,8 @@ int run(const Options &Opts) {
       // Sequences and optionals have no .npy form: ONNX .pb messages.
       fs::path P =
           fs::path(Opts.OutputDir) /
-          (sanitizeFileName(V.name()) + (V.isTensor() ? ".npy" : ".pb"));
-      if (!(V.isTensor() ? writeNpy(P.string(), V.Tensor, Err)
+          (sanitizeFileName(V.name()) + (V.holdsTensor() ? ".npy" : ".pb"));
+      if (!(V.holdsTensor() ? writeNpy(P.string(), V.Tensor, Err)
                          : writeValueProto(P.string(), V.Kind, V.Seq, Err)))
         throw Failure{Err};
     }

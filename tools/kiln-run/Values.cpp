@@ -18,6 +18,8 @@ const char *valueKindName(int32_t Kind) {
     return "optional tensor";
   case KILN_VALUE_OPTIONAL_SEQUENCE:
     return "optional sequence";
+  case KILN_VALUE_DYNAMIC:
+    return "dynamic-shape tensor";
   default:
     return "tensor";
   }
@@ -41,7 +43,7 @@ bool readValueFile(const std::string &Path, int32_t Kind, HostValue &Out,
                    std::string &Err) {
   Out = HostValue();
   Out.Kind = Kind;
-  if (Kind == KILN_VALUE_TENSOR)
+  if (Out.holdsTensor())
     return readTensorProto(Path, Out.Tensor, Err);
   return readValueProto(Path, Kind, Out.Seq, Err);
 }

@@ -1,5 +1,7 @@
 // Model inputs and outputs as kiln-run holds them: tensors, or sequence and
-// optional values (model ABI 6), with their files and printing.
+// optional values (model ABI 6), with their files and printing. A
+// dynamic-shape output (KILN_VALUE_DYNAMIC) runs as a kiln_sequence and is
+// held, read, written and compared as the tensor it holds.
 #ifndef KILN_RUN_VALUES_H
 #define KILN_RUN_VALUES_H
 
@@ -14,19 +16,26 @@ namespace kiln::run {
 
 struct HostValue {
   int32_t Kind = KILN_VALUE_TENSOR; // KILN_VALUE_*
-  tensorio::HostTensor Tensor;      // a tensor
+  tensorio::HostTensor Tensor;      // a tensor, also a dynamic-shape one
   tensorio::HostSequence Seq;       // anything else
 
+  /// Whether the model takes or makes it as a dense buffer.
   bool isTensor() const { return Kind == KILN_VALUE_TENSOR; }
+  /// Whether it is a tensor in files and comparisons (also a dynamic-shape
+  /// output, once the run has unpacked it).
+  bool holdsTensor() const {
+    return Kind == KILN_VALUE_TENSOR || Kind == KILN_VALUE_DYNAMIC;
+  }
   const std::string &name() const {
-    return isTensor() ? Tensor.Name : Seq.Name;
+    return holdsTensor() ? Tensor.Name : Seq.Name;
   }
   void setName(const std::string &Name) {
-    (isTensor() ? Tensor.Name : Seq.Name) = Name;
+    (holdsTensor() ? Tensor.Name : Seq.Name) = Name;
   }
 };
 
-/// "tensor", "sequence", "optional tensor" or "optional sequence".
+/// "tensor", "sequence", "optional tensor", "optional sequence" or
+/// "dynamic-shape tensor".
 const char *valueKindName(int32_t Kind);
 /// The same with "a"/"an".
 std::string aValueKind(int32_t Kind);
@@ -34,7 +43,8 @@ std::string aValueKind(int32_t Kind);
 bool hasValueIO(const kiln_model_info &M);
 
 /// Reads an ONNX test-data .pb file holding the message for Kind: a
-/// TensorProto, SequenceProto or OptionalProto.
+/// TensorProto (also for a dynamic-shape output), SequenceProto or
+/// OptionalProto.
 bool readValueFile(const std::string &Path, int32_t Kind, HostValue &Out,
                    std::string &Err);
 

@@ -10,7 +10,9 @@
  *
  * libkiln_rt also defines the mgpu* functions that CUDA partitions lowered
  * by MLIR's gpu-to-llvm call (mgpuLaunchKernel, mgpuMemcpy, ...), and the
- * kilnSeq* functions that models with sequence or optional values call. A
+ * kilnSeq* functions that models with sequence or optional values call, and
+ * kilnNonZero, kilnCompress, kilnUnique and kilnNonMaxSuppression, which
+ * compute tensors whose shape only the data decides. A
  * program that dlopen()s model libraries must export them: link
  * libkiln_rt.so, or libkiln_rt.a with -rdynamic (kiln-run does). */
 #ifndef KILN_RT_H
@@ -43,7 +45,10 @@ typedef struct kiln_session kiln_session;
 /* A caller-owned dense row-major buffer. For a model input/output that is
  * a sequence or optional value (kiln_model_info.input_kinds/output_kinds),
  * `data` is a kiln_sequence* instead and only `name` and `data` are read;
- * a run sets an output sequence's contents once it has succeeded. */
+ * a run sets an output sequence's contents once it has succeeded. So for
+ * an output of kind KILN_VALUE_DYNAMIC (a tensor whose shape only the run
+ * decides): a successful run leaves the kiln_sequence not none with one
+ * element, the tensor. */
 typedef struct kiln_tensor {
   const char *name; /* may be NULL: then matched by position */
   int32_t dtype;    /* kiln_dtype */
@@ -128,8 +133,8 @@ kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
  * inputs are read and outputs written in device memory, and host copies
  * are made only for the ops that run on the host. It returns
  * KILN_ERROR_PROVIDER on a CPU session, for a model without that variant
- * (kiln_session_has_device_io says which) and for a model with sequence or
- * optional inputs/outputs. Shapes, dtypes and sizes are checked as by
+ * (kiln_session_has_device_io says which) and for a model with sequence,
+ * optional or dynamic-shape inputs/outputs. Shapes, dtypes and sizes are checked as by
  * kiln_session_run. */
 int32_t kiln_session_has_device_io(const kiln_session *session);
 kiln_status kiln_session_run_device(kiln_session *session,
@@ -163,7 +168,8 @@ kiln_status kiln_model_batch_size(const kiln_model_info *model,
                                   int32_t num_inputs, int64_t *batch);
 /* The shape of input/output `index` at batch size `batch` (rank entries
  * written to `shape`). For a sequence or optional value, the model's
- * element shape as is (-1: unknown; nothing when the rank is -1). */
+ * element shape as is (-1: unknown; nothing when the rank is -1), and so
+ * for a dynamic-shape output the shape that the model knows. */
 void kiln_model_shape_at(const kiln_model_info *model, int32_t is_output,
                          int32_t index, int64_t batch, int64_t *shape);
 

@@ -136,6 +136,13 @@ typedef struct kiln_model_info {
 #define KILN_VALUE_SEQUENCE 1
 #define KILN_VALUE_OPTIONAL 2
 #define KILN_VALUE_OPTIONAL_SEQUENCE 3
+/* An output tensor whose shape is known only at run time (NonZero, Unique,
+ * ...): the caller passes a kiln_sequence that the run fills with exactly
+ * one element, the tensor (not none). Only outputs have this kind; the
+ * partitions set its slot to a handle, as for a sequence output, and its
+ * kiln_tensor_info gives the dtype and what is known of the shape (rank
+ * -1 when unknown, -1 for an unknown dimension). */
+#define KILN_VALUE_DYNAMIC 4
 
 /* Every compiled model object defines
  *   const kiln_model_info *kiln_model_<name>(void);

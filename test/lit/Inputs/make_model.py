@@ -282,6 +282,16 @@ def build(kind):
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         m.ir_version = 8
         return m
+    if kind == "nonzero-unique":
+        # Result lengths only the data decides: NonZero and Unique outputs.
+        nodes = [helper.make_node("NonZero", ["x"], ["nz"], name="nz_1"),
+                 helper.make_node("Unique", ["x"], ["u", "", "", "counts"], name="uniq_1")]
+        graph = helper.make_graph(
+            nodes, "dyn", [helper.make_tensor_value_info("x", F, [2, 3])],
+            [helper.make_tensor_value_info("nz", TensorProto.INT64, [2, None]),
+             helper.make_tensor_value_info("u", F, [None]),
+             helper.make_tensor_value_info("counts", TensorProto.INT64, [None])])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     if kind == "equal-strings":
         return single("Equal", "eq_str", [("a", TensorProto.STRING, [3]),
                                           ("b", TensorProto.STRING, [1])],

@@ -45,3 +45,14 @@ func.func @bn_stats_inference(%x: tensor<1x2x3x3xf32>, %s: tensor<2xf32>) -> (te
   return %y, %m : tensor<1x2x3x3xf32>, tensor<2xf32>
 }
 // CHECK-NOT: error
+
+// -----
+
+// A result whose shape only the data decides may be returned or put in a
+// sequence, but an ordinary op cannot compute on it.
+// CHECK: error: {{.*}}node "nz_1" (NonZero): not supported by provider cpu: its result shape is known only at run time; sequence ops and the model's outputs can take it, but not node "neg_1" (Neg)
+func.func @nonzero_consumed(%x: tensor<4xf32>) -> tensor<1x?xi64> {
+  %0 = onnx.NonZero(%x) : (tensor<4xf32>) -> tensor<1x?xi64> loc("nz_1")
+  %1 = onnx.Neg(%0) : (tensor<1x?xi64>) -> tensor<1x?xi64> loc("neg_1")
+  return %1 : tensor<1x?xi64>
+}
