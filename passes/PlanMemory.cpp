@@ -195,7 +195,13 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     SmallVector<Value> work = {alloc->getResult(0)};
     while (!work.empty()) {
       Value v = work.pop_back_val();
-      for (Operation *user : v.getUsers()) {
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        // Out of a branch: its result aliases the buffer.
+        if (isa<scf::YieldOp>(user) && isa<scf::IfOp>(user->getParentOp())) {
+          work.push_back(user->getParentOp()->getResult(use.getOperandNumber()));
+          continue;
+        }
         if (isa<scf::YieldOp, scf::ConditionOp, RegionBranchOpInterface>(user))
           return true;
         if (isa<ViewLikeOpInterface>(user))

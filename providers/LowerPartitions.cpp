@@ -22,6 +22,10 @@ namespace {
 /// i64 tensors, the slots that hold the runtime objects' handles
 /// (model_abi.h); inside, the code works on the handle itself.
 void handlesAtEntry(func::FuncOp func) {
+  // The caller's inputs are read-only: bufferization must not update them in
+  // place (a run-time Loop's carried value starts as an input).
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    func.setArgAttr(i, "bufferization.writable", BoolAttr::get(func.getContext(), false));
   Block &entry = func.front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   auto slot = RankedTensorType::get({}, b.getI64Type());

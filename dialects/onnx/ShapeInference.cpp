@@ -1624,6 +1624,26 @@ const llvm::StringMap<Rule> &rules() {
       }
       return success();
     };
+    m["Loop"] = [](const Ctx &c) -> LogicalResult {
+      // A loop-carried value has one type in every iteration: what its
+      // initial value and the body's new value agree on. (Scan outputs
+      // are typed when a known trip count unrolls the loop.)
+      Operation *op = c.op;
+      Operation *yield = op->getRegion(0).front().getTerminator();
+      unsigned nCarried = op->getNumOperands() - 2;
+      if (yield->getNumOperands() < nCarried + 1 || op->getNumResults() < nCarried)
+        return success();
+      for (unsigned k = 0; k < nCarried; ++k) {
+        Type j = joinTypes(op->getOperand(2 + k).getType(), yield->getOperand(1 + k).getType());
+        if (auto r = dyn_cast_or_null<RankedTensorType>(j)) {
+          if (failed(c.set(k, r.getShape(), r.getElementType())))
+            return failure();
+        } else if (j && !isa<TensorType>(j)) {
+          op->getResult(k).setType(j);
+        }
+      }
+      return success();
+    };
     m["MatMul"] = matmulRule;
     m["Gemm"] = gemmRule;
     m["Conv"] = convRule;

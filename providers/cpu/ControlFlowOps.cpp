@@ -80,52 +80,62 @@ Value scalarOf(OpBuilder &b, Location l, Value t) {
   return b.create<tensor::ExtractOp>(l, t, zeros);
 }
 
-/// scf.while over (iteration, condition, carried...): it runs while the
+/// scf.while over (carried..., iteration, condition): it runs while the
 /// iteration is below the trip count (if given) and the condition holds
-/// (if the node has one: without, the body's condition is ignored).
+/// (if the node has one: without, the body's condition is ignored). The
+/// carried values come first: bufferization pairs scf.condition's operands
+/// with the loop's arguments by position, and canonicalization drops
+/// unused scalars from the end of that list.
 Results lowerLoop(OpBuilder &b, Operation *op) {
   Location l = op->getLoc();
   Value trip = op->getOperand(0), cond = op->getOperand(1);
   Block &body = op->getRegion(0).front();
   Operation *yield = body.getTerminator();
   Type i64 = b.getI64Type(), i1 = b.getI1Type();
-  SmallVector<Type> types = {i64, i1};
-  SmallVector<Value> inits = {b.create<arith::ConstantIntOp>(l, 0, 64),
-                              isNone(cond) ? b.create<arith::ConstantIntOp>(l, 1, 1).getResult()
-                                           : scalarOf(b, l, cond)};
-  for (Value v : op->getOperands().drop_front(2)) {
-    types.push_back(v.getType());
-    inits.push_back(v);
-  }
+  unsigned n = op->getNumOperands() - 2; // carried values
+  SmallVector<Value> inits(op->getOperands().drop_front(2));
+  inits.push_back(b.create<arith::ConstantIntOp>(l, 0, 64));
+  inits.push_back(isNone(cond) ? b.create<arith::ConstantIntOp>(l, 1, 1).getResult()
+                               : scalarOf(b, l, cond));
+  SmallVector<Type> types(ValueRange(inits).getTypes());
   Value limit = isNone(trip) ? Value() : castScalar(b, l, scalarOf(b, l, trip), i64);
   SmallVector<Location> locs(types.size(), l);
   auto loop = b.create<scf::WhileOp>(l, types, inits);
 
   OpBuilder::InsertionGuard guard(b);
   Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
-  Value go = before->getArgument(1);
+  Value go = before->getArgument(n + 1);
   if (limit)
     go = b.create<arith::AndIOp>(
-        l, go, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, before->getArgument(0), limit));
+        l, go, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, before->getArgument(n), limit));
   b.create<scf::ConditionOp>(l, go, before->getArguments());
 
   Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
   auto scalarTensor = [&](Type elt, Value v) -> Value {
     return b.create<tensor::FromElementsOp>(l, RankedTensorType::get({}, elt), v);
   };
-  body.getArgument(0).replaceAllUsesWith(scalarTensor(i64, after->getArgument(0)));
-  body.getArgument(1).replaceAllUsesWith(scalarTensor(i1, after->getArgument(1)));
-  for (unsigned i = 2; i < types.size(); ++i)
-    body.getArgument(i).replaceAllUsesWith(after->getArgument(i));
+  Value iteration = after->getArgument(n), condition = after->getArgument(n + 1);
+  body.getArgument(0).replaceAllUsesWith(scalarTensor(i64, iteration));
+  body.getArgument(1).replaceAllUsesWith(scalarTensor(i1, condition));
+  for (unsigned i = 0; i < n; ++i)
+    body.getArgument(2 + i).replaceAllUsesWith(after->getArgument(i));
   after->getOperations().splice(after->end(), body.getOperations(), body.begin(),
                                 yield->getIterator());
   b.setInsertionPointToEnd(after);
-  SmallVector<Value> next = {
-      b.create<arith::AddIOp>(l, after->getArgument(0), b.create<arith::ConstantIntOp>(l, 1, 64)),
-      isNone(cond) ? after->getArgument(1) : scalarOf(b, l, yield->getOperand(0))};
-  llvm::append_range(next, yield->getOperands().drop_front());
+  // A carried tensor is written back into its iteration argument, so the
+  // loop keeps one buffer per value (an arena slot) instead of yielding a
+  // new one every iteration.
+  SmallVector<Value> next;
+  for (auto [i, v] : llvm::enumerate(yield->getOperands().drop_front())) {
+    Value arg = after->getArgument(i);
+    if (isa<RankedTensorType>(v.getType()) && v != arg)
+      v = b.create<linalg::CopyOp>(l, v, arg).getResult(0);
+    next.push_back(v);
+  }
+  next.push_back(b.create<arith::AddIOp>(l, iteration, b.create<arith::ConstantIntOp>(l, 1, 64)));
+  next.push_back(isNone(cond) ? condition : scalarOf(b, l, yield->getOperand(0)));
   b.create<scf::YieldOp>(l, next);
-  return SmallVector<Value>(loop.getResults().drop_front(2));
+  return SmallVector<Value>(loop.getResults().take_front(n));
 }
 
 } // namespace

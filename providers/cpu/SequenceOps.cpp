@@ -132,6 +132,15 @@ Results lowerSplitToSequence(OpBuilder &b, Operation *op) {
 }
 
 Results lowerConcatFromSequence(OpBuilder &b, Operation *op) {
+  // A length or element shapes known only at run time: a box.
+  auto rt = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!rt || !rt.hasStaticShape())
+    return SmallVector<Value>{Call(b, op)
+                                  .value(op->getOperand(0))
+                                  .i64(getIntAttr(op, "axis", 0))
+                                  .i32(getIntAttr(op, "new_axis", 0))
+                                  .node()
+                                  .returning("kilnSeqConcatBox", handleType(op))};
   int64_t rank = resultType(op).getRank(), axis = getIntAttr(op, "axis", 0);
   return SmallVector<Value>{Call(b, op)
                                 .value(op->getOperand(0))
@@ -214,7 +223,8 @@ bool producesBox(Operation *def) {
   StringRef n = def->getName().getStringRef();
   if (n == "onnx.Identity")
     return isBoxedTensor(def->getOperand(0));
-  return n == "onnx.Slice" || n == "onnx.SequenceAt" || n == "onnx.NonZero" ||
+  return n == "onnx.Slice" || n == "onnx.SequenceAt" || n == "onnx.ConcatFromSequence" ||
+         n == "onnx.NonZero" ||
          n == "onnx.Compress" || n == "onnx.Unique" || n == "onnx.NonMaxSuppression";
 }
 

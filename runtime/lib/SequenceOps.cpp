@@ -77,6 +77,21 @@ int64_t product(const int64_t *Dims, int32_t Begin, int32_t End) {
   return N;
 }
 
+/// Element Pos of the sequence (or optional: then it must have a value)
+/// Seq, Pos normalized (0 without HasPosition); null once recorded.
+const SeqElementRef *elementAt(SeqRun &Run, int64_t Node, const char *Fn, int64_t Seq,
+                               int64_t &Pos, int32_t HasPosition) {
+  const kiln_sequence &S = *seqOf(Seq);
+  if (!checkHasValue(Run, Node, Fn, S, "optional"))
+    return nullptr;
+  if (!HasPosition)
+    Pos = 0;
+  if (!normalizePosition(Run, Node, Fn, Pos, static_cast<int64_t>(S.Elements.size()),
+                         /*End=*/false))
+    return nullptr;
+  return &S.Elements[Pos];
+}
+
 } // namespace
 
 // A new sequence of DType, empty or none.
@@ -176,16 +191,14 @@ KILN_RT_EXPORT void kilnSeqAt(int64_t Seq, int64_t Position,
   bool Done = guarded<bool>(Node, Fn, [&](SeqRun &Run) {
     if (!Seq)
       return false;
-    const kiln_sequence &S = *seqOf(Seq);
     uint64_t Bytes = 0;
-    if (!checkHasValue(Run, Node, Fn, S, "optional") ||
-        !checkDense(Run, Node, Fn, DType, Rank, Dims, Bytes))
+    if (!checkDense(Run, Node, Fn, DType, Rank, Dims, Bytes))
       return false;
-    int64_t N = static_cast<int64_t>(S.Elements.size());
-    int64_t Pos = HasPosition ? Position : 0;
-    if (!normalizePosition(Run, Node, Fn, Pos, N, /*End=*/false))
+    int64_t Pos = Position;
+    const SeqElementRef *Found = elementAt(Run, Node, Fn, Seq, Pos, HasPosition);
+    if (!Found)
       return false;
-    const SeqElement &E = *S.Elements[Pos];
+    const SeqElement &E = **Found;
     const int64_t *Want = ptrOf<int64_t>(Dims);
     if (E.DType != DType) {
       record(Run, Node, Fn, KILN_ERROR_DTYPE_MISMATCH,
@@ -487,6 +500,55 @@ KILN_RT_EXPORT int64_t kilnSeqSlice(int64_t Data, int32_t DType, int32_t Rank,
   });
 }
 
+// ONNX ConcatFromSequence whose output shape the compiled code does not
+// know (the sequence's length or its elements' shapes are run-time values):
+// the shape follows element 0, and the result is a box.
+KILN_RT_EXPORT int64_t kilnSeqConcatBox(int64_t Seq, int64_t Axis, int32_t NewAxis,
+                                        int64_t Node) {
+  const char *Fn = "kilnSeqConcatBox";
+  return guarded<int64_t>(Node, Fn, [&](SeqRun &Run) -> int64_t {
+    if (!Seq)
+      return 0;
+    const kiln_sequence &S = *seqOf(Seq);
+    if (!checkHasValue(Run, Node, Fn, S, "sequence"))
+      return 0;
+    if (S.Elements.empty()) {
+      record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT, "cannot concatenate an empty sequence");
+      return 0;
+    }
+    std::vector<int64_t> Shape = S.Elements[0]->Shape;
+    int64_t Rank = static_cast<int64_t>(Shape.size()) + (NewAxis ? 1 : 0);
+    int64_t A = Axis < 0 ? Axis + Rank : Axis;
+    if (A < 0 || A >= Rank) {
+      record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT,
+             "axis " + std::to_string(Axis) + " is out of range for rank " + std::to_string(Rank));
+      return 0;
+    }
+    if (NewAxis)
+      Shape.insert(Shape.begin() + A, static_cast<int64_t>(S.Elements.size()));
+    else
+      for (size_t I = 1; I < S.Elements.size(); ++I)
+        Shape[A] += S.Elements[I]->Shape.size() == Shape.size() ? S.Elements[I]->Shape[A] : 0;
+    int32_t DType = S.Elements[0]->DType;
+    uint64_t Bytes = 0;
+    if (!denseBytes(DType, Shape.data(), static_cast<int32_t>(Rank), Bytes)) {
+      record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT, "the result is too large");
+      return 0;
+    }
+    // kilnSeqConcat checks every element against that shape.
+    std::vector<uint8_t> Data(Bytes);
+    auto address = [](const void *P) {
+      return static_cast<int64_t>(reinterpret_cast<uintptr_t>(P));
+    };
+    kilnSeqConcat(Seq, DType, static_cast<int32_t>(Rank), address(Shape.data()), A, NewAxis,
+                  Node, address(Data.data()));
+    if (Run.Status != KILN_OK)
+      return 0;
+    return newBox(Run, makeSeqElement(DType, Shape.data(), static_cast<int32_t>(Rank),
+                                      Data.data(), Bytes));
+  });
+}
+
 // ONNX SequenceAt of an element whose shape the compiled code does not know:
 // a box sharing the element.
 KILN_RT_EXPORT int64_t kilnSeqAtBox(int64_t Seq, int64_t Position, int32_t HasPosition,
@@ -495,14 +557,9 @@ KILN_RT_EXPORT int64_t kilnSeqAtBox(int64_t Seq, int64_t Position, int32_t HasPo
   return guarded<int64_t>(Node, Fn, [&](SeqRun &Run) -> int64_t {
     if (!Seq)
       return 0;
-    const kiln_sequence &S = *seqOf(Seq);
-    if (!checkHasValue(Run, Node, Fn, S, "optional"))
-      return 0;
-    int64_t Pos = HasPosition ? Position : 0;
-    if (!normalizePosition(Run, Node, Fn, Pos, static_cast<int64_t>(S.Elements.size()),
-                           /*End=*/false))
-      return 0;
-    return newBox(Run, S.Elements[Pos]);
+    int64_t Pos = Position;
+    const SeqElementRef *Found = elementAt(Run, Node, Fn, Seq, Pos, HasPosition);
+    return Found ? newBox(Run, *Found) : 0;
   });
 }
 

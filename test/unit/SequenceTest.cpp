@@ -350,6 +350,37 @@ TEST_F(SeqOps, AtOfNone) {
   EXPECT_EQ(Out, 0);
 }
 
+TEST_F(SeqOps, AtBoxSharesTheElement) {
+  int64_t S = counting(3);
+  int64_t Box = kilnSeqAtBox(S, -1, 1, NodeAddr);
+  ASSERT_NE(Box, 0);
+  const kiln_sequence *B = reinterpret_cast<const kiln_sequence *>(Box);
+  ASSERT_EQ(kiln_sequence_length(B), 1);
+  EXPECT_FALSE(kiln_sequence_is_none(B));
+  kiln_tensor View;
+  ASSERT_EQ(kiln_sequence_at(B, 0, &View), KILN_OK);
+  ASSERT_EQ(View.rank, 1);
+  EXPECT_EQ(View.shape[0], 3);
+  EXPECT_EQ(static_cast<const float *>(View.data)[2], 23);
+  EXPECT_EQ(kilnSeqAtBox(S, 3, 1, NodeAddr), 0);
+  EXPECT_EQ(error(), "node \"s\" (SequenceOp): position 3 is out of range "
+                     "[-3, 2] for a sequence of length 3");
+}
+
+TEST_F(SeqOps, ConcatBoxTakesItsShapeFromTheElements) {
+  int64_t S = counting(3); // {1}, {11, 12}, {21, 22, 23}
+  int64_t Box = kilnSeqConcatBox(S, -1, 0, NodeAddr);
+  ASSERT_NE(Box, 0) << error();
+  kiln_tensor View;
+  ASSERT_EQ(kiln_sequence_at(reinterpret_cast<const kiln_sequence *>(Box), 0, &View), KILN_OK);
+  ASSERT_EQ(View.rank, 1);
+  EXPECT_EQ(View.shape[0], 6);
+  EXPECT_EQ(static_cast<const float *>(View.data)[5], 23);
+  // Stacking needs equal shapes.
+  EXPECT_EQ(kilnSeqConcatBox(S, 0, 1, NodeAddr), 0);
+  EXPECT_EQ(status(), KILN_ERROR_SHAPE_MISMATCH);
+}
+
 TEST_F(SeqOps, SplitWithoutSplitInput) {
   const std::vector<float> X{1, 2, 3, 4, 5, 6};
   const int64_t D[2] = {2, 3};

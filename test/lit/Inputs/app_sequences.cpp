@@ -13,13 +13,15 @@ int main() {
   }
   float x[6] = {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f};
   int64_t pos = 1, n = 4, len = 0;
-  float at[6], cat[12], stacked[12];
+  float at[6], cat[12], stacked[12], grown[6];
   bool has = false;
-  kiln_sequence *parts = nullptr, *prefixes = nullptr;
+  kiln_sequence *parts = nullptr, *prefixes = nullptr, *joined = nullptr;
   if (kiln_sequence_create(KILN_DTYPE_FLOAT, &parts) != KILN_OK ||
-      kiln_sequence_create(KILN_DTYPE_FLOAT, &prefixes) != KILN_OK)
+      kiln_sequence_create(KILN_DTYPE_FLOAT, &prefixes) != KILN_OK ||
+      kiln_sequence_create(KILN_DTYPE_FLOAT, &joined) != KILN_OK)
     return 1;
-  if (model.run(x, &pos, &n, &len, at, cat, stacked, parts, prefixes, &has) != KILN_OK) {
+  if (model.run(x, &pos, &n, &len, at, cat, stacked, parts, prefixes, joined, grown, &has) !=
+      KILN_OK) {
     std::fprintf(stderr, "run: %s\n", model.error());
     return 1;
   }
@@ -33,6 +35,11 @@ int main() {
     std::printf("prefix %lld: [%lld] last %g\n", (long long)i, (long long)t.shape[0],
                 v[t.shape[0] - 1]);
   }
+  kiln_tensor all;
+  if (kiln_sequence_at(joined, 0, &all) != KILN_OK)
+    return 1;
+  std::printf("joined [%lld]\n", (long long)all.shape[0]);
+  kiln_sequence_destroy(joined);
   kiln_sequence_destroy(parts);
   kiln_sequence_destroy(prefixes);
   return 0;

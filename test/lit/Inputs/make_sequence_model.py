@@ -46,6 +46,27 @@ def loop_body():
          helper.make_value_info("seq_out", seq_f)])
 
 
+def while_body():
+    # Doubles x (plus one) while its sum stays below 100: a loop whose
+    # condition the body computes, carrying a tensor.
+    nodes = [
+        const("two", np.array(2, np.float32)),
+        const("one", np.array(1, np.float32)),
+        const("limit", np.array(100, np.float32)),
+        helper.make_node("Mul", ["x_in", "two"], ["twice"]),
+        helper.make_node("Add", ["twice", "one"], ["x_out"]),
+        helper.make_node("ReduceSum", ["x_out"], ["total"], keepdims=0),
+        helper.make_node("Less", ["total", "limit"], ["cond_out"]),
+    ]
+    return helper.make_graph(
+        nodes, "while_body",
+        [helper.make_tensor_value_info("j", I64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_in", F, [2, 3])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_out", F, [2, 3])])
+
+
 def model():
     nodes = [
         helper.make_node("Neg", ["x"], ["nx"]),
@@ -67,6 +88,10 @@ def model():
         helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
         const("go", np.array(True)),
         helper.make_node("Loop", ["n", "go", "empty"], ["prefixes"], body=loop_body()),
+        helper.make_node("ConcatFromSequence", ["prefixes"], ["joined"], axis=0),
+        helper.make_node("Abs", ["x"], ["ax"]),
+        const("yes", np.array(True)),
+        helper.make_node("Loop", ["", "yes", "ax"], ["grown"], body=while_body()),
         helper.make_node("Optional", ["parts"], ["maybe"]),
         helper.make_node("OptionalHasElement", ["maybe"], ["has"]),
     ]
@@ -82,6 +107,8 @@ def model():
          helper.make_tensor_value_info("stacked", F, [2, 2, 3]),
          helper.make_value_info("parts", seq(None)),
          helper.make_value_info("prefixes", seq(None)),
+         helper.make_tensor_value_info("joined", F, [None]),
+         helper.make_tensor_value_info("grown", F, [2, 3]),
          helper.make_tensor_value_info("has", TensorProto.BOOL, [])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 

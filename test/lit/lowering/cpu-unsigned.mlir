@@ -3,7 +3,7 @@
 // Unsigned tensors lower as signless integers; the ops that depend on
 // signedness pick their unsigned arith form.
 // CHECK-LABEL: func.func @div_less
-// CHECK-SAME: (%{{.*}}: tensor<4xi8>, %{{.*}}: tensor<4xi8>) -> (tensor<4xi8>, tensor<4xi1>)
+// CHECK-SAME: (%{{.*}}: tensor<4xi8> {{.*}}, %{{.*}}: tensor<4xi8> {{.*}}) -> (tensor<4xi8>, tensor<4xi1>)
 // CHECK: arith.divui
 // CHECK: arith.cmpi ult
 // CHECK-NOT: ui8
