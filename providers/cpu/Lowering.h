@@ -52,6 +52,7 @@ void registerDropoutOps(LoweringTable &table);
 void registerMlOps(LoweringTable &table);
 void registerSequenceOps(LoweringTable &table);
 void registerDynamicShapeOps(LoweringTable &table);
+void registerTextOps(LoweringTable &table);
 /// onnx seq/optional types, which lower to i64 handles of runtime objects.
 bool isSequenceValueType(mlir::Type t);
 /// The type a value of type `t` has once lowered (handles for sequences).

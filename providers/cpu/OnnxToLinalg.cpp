@@ -35,6 +35,7 @@ const LoweringTable &table() {
     registerDropoutOps(m);
     registerSequenceOps(m);
     registerDynamicShapeOps(m);
+    registerTextOps(m);
     return m;
   }();
   return t;
@@ -129,9 +130,11 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
       return false;
     }
     bool isCast = name == "Cast" || name == "CastLike";
-    // Strings (one `const char *` each) are compared by Equal and looked
-    // up by LabelEncoder only.
-    bool stringEqual = (name == "Equal" || name == "LabelEncoder") &&
+    // Strings (one `const char *` each) are compared by Equal, looked up
+    // by LabelEncoder, matched by RegexFullMatch and counted by
+    // TfIdfVectorizer only.
+    bool stringEqual = (name == "Equal" || name == "LabelEncoder" || name == "RegexFullMatch" ||
+                        name == "TfIdfVectorizer") &&
                        isa<onnx::StringType>(cast<ShapedType>(t).getElementType());
     if (auto rt = dyn_cast<RankedTensorType>(t);
         rt && !isSupportedElement(rt.getElementType(), it->second.floatOnly) &&

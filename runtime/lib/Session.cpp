@@ -6,6 +6,7 @@
 #include "Error.h"
 #include "Sequence.h"
 #include "SequenceOps.h"
+#include "TextOps.h"
 
 #include <chrono>
 #include <cstddef>
@@ -77,6 +78,11 @@ __attribute__((used)) static int64_t (*const KeepSequenceOps)(int32_t,
 // And DynamicOps.o (kilnNonZero, kilnUnique, ...).
 __attribute__((used)) static int64_t (*const KeepDynamicOps)(
     int64_t, int32_t, int32_t, int64_t, int64_t) = &kilnNonZero;
+// And TextOps.o (kilnRegexFullMatch, kilnTfIdfVectorizer).
+__attribute__((used)) static void (*const KeepTextOps)(int64_t, int64_t,
+                                                       int64_t, int64_t,
+                                                       int64_t) =
+    &kilnRegexFullMatch;
 
 namespace {
 
