@@ -781,6 +781,11 @@ LogicalResult Importer::importGraph(const pb::GraphProto &graph, Block &block,
                                                   : importType(in.type(), in.name(), isMain);
     if (!t)
       return failure();
+    // A body input declared with symbolic dims ([a, b]) takes the static
+    // shape its initial value has.
+    if (hint && t != hint && onnx::joinTypes(hint, t) == t && isa<RankedTensorType>(hint) &&
+        cast<RankedTensorType>(hint).hasStaticShape())
+      t = hint;
     if (isMain) {
       auto it = options.inputShapes.find(in.name());
       if (it != options.inputShapes.end()) {

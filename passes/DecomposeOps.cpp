@@ -964,6 +964,10 @@ bool decomposeLoop(Operation *op) {
     else
       break;
   bool whileLoop = condOut != body.getArgument(1) && !isConstantTrue(condOut);
+  // A condition computed at run time: the CPU runs the loop as a loop
+  // (scan outputs, whose length that would decide, need unrolling).
+  if (!isNone(cond) && !isConstantTrue(cond) && nScan == 0)
+    return false;
   if (!whileLoop && (!trip || *trip < 1 || *trip > kMaxLoopUnroll))
     return false;
   if (whileLoop && (runtimeTrip || (trip && *trip < 1) || (!isNone(cond) && !isConstantTrue(cond))))

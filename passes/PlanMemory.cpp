@@ -189,28 +189,42 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
                                            func.getResultTypes()));
   }
 
-  /// Whether the buffer of `alloc` (or a view of it) leaves the region it
-  /// was made in: yielded, or handed to a control-flow op.
-  static bool isCarried(Operation *alloc) {
-    SmallVector<Value> work = {alloc->getResult(0)};
+  /// Calls `fn` on every use of `root`'s buffer and of its aliases: views,
+  /// and the results of the scf.if or loop it is yielded out of or passed
+  /// into.
+  static void forEachAliasUse(Value root, function_ref<void(OpOperand &)> fn) {
+    SmallVector<Value> work = {root};
+    llvm::DenseSet<Value> seen;
     while (!work.empty()) {
       Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
       for (OpOperand &use : v.getUses()) {
+        fn(use);
         Operation *user = use.getOwner();
-        // Out of a branch: its result aliases the buffer.
-        if (isa<scf::YieldOp>(user) && isa<scf::IfOp>(user->getParentOp())) {
-          work.push_back(user->getParentOp()->getResult(use.getOperandNumber()));
-          continue;
-        }
-        if (isa<scf::YieldOp, scf::ConditionOp, RegionBranchOpInterface>(user))
-          return true;
-        if (isa<ViewLikeOpInterface>(user))
-          for (Value r : user->getResults())
-            if (isa<MemRefType>(r.getType()))
-              work.push_back(r);
+        SmallVector<Value> aliases;
+        if (isa<ViewLikeOpInterface, RegionBranchOpInterface>(user))
+          aliases.append(user->result_begin(), user->result_end());
+        else if (isa<scf::YieldOp>(user) &&
+                 use.getOperandNumber() < user->getParentOp()->getNumResults())
+          aliases.push_back(user->getParentOp()->getResult(use.getOperandNumber()));
+        for (Value a : aliases)
+          if (isa<MemRefType>(a.getType()))
+            work.push_back(a);
       }
     }
-    return false;
+  }
+
+  /// Whether the buffer of `alloc` (or an alias) is carried into a loop's
+  /// next iteration: yielded by a loop body, or a loop's initial value.
+  static bool isCarried(Operation *alloc) {
+    bool carried = false;
+    forEachAliasUse(alloc->getResult(0), [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      carried |= isa<scf::ConditionOp, LoopLikeOpInterface>(user) ||
+                 (isa<scf::YieldOp>(user) && isa<LoopLikeOpInterface>(user->getParentOp()));
+    });
+    return carried;
   }
 
   LogicalResult plan(func::FuncOp func) {
@@ -253,18 +267,11 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
         (device ? deviceBuffers : buffers).push_back(buf);
         return WalkResult::advance();
       }
-      // Live until the last use of the buffer or of any view of it.
-      SmallVector<Value> work = {alloc->getResult(0)};
-      while (!work.empty()) {
-        Value v = work.pop_back_val();
-        for (Operation *user : v.getUsers()) {
-          buf.end = std::max(buf.end, topIndex(user));
-          if (isa<ViewLikeOpInterface>(user))
-            for (Value r : user->getResults())
-              if (isa<MemRefType>(r.getType()))
-                work.push_back(r);
-        }
-      }
+      // Live until the last use of the buffer or of any alias of it (a
+      // view, or the scf.if result it is yielded as).
+      forEachAliasUse(alloc->getResult(0), [&](OpOperand &use) {
+        buf.end = std::max(buf.end, topIndex(use.getOwner()));
+      });
       (device ? deviceBuffers : buffers).push_back(buf);
       return WalkResult::advance();
     });

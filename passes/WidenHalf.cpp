@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/DataTypes.h"
+#include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/ShapeInference.h"
 #include "passes/GraphBuilder.h"
 #include "passes/Passes.h"
@@ -95,13 +96,18 @@ struct WidenHalfPass : public impl::WidenHalfBase<WidenHalfPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     Block &entry = func.getBody().front();
-    // Subgraphs would need their block arguments widened too: left alone.
-    bool regions = false;
+    // Subgraphs would need their block arguments widened too, and
+    // sequences keep their elements' type: left alone (the CPU computes
+    // half ops in f32 per op instead).
+    bool keep = false;
     func.walk([&](Operation *op) {
       if (op != func && op->getNumRegions())
-        regions = true;
+        keep = true;
+      auto sequence = [](Type t) { return isa<onnx::SeqType, onnx::OptType>(t); };
+      keep |= llvm::any_of(op->getOperandTypes(), sequence) ||
+              llvm::any_of(op->getResultTypes(), sequence);
     });
-    if (regions)
+    if (keep)
       return;
     Type f32 = Float32Type::get(func.getContext());
     Operation *ret = entry.getTerminator();

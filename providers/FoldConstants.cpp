@@ -195,7 +195,7 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
              return bytes && *bytes <= maxBytes;
            });
       std::string why;
-      if (!ok || !cpu::canLowerOnCpu(op, why))
+      if (!ok || cpu::callsRuntime(op) || !cpu::canLowerOnCpu(op, why))
         continue;
       set.push_back(op);
       in.insert(op);

@@ -7,6 +7,7 @@
 // lowered body into an scf.while the same way.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/kiln/KilnDialect.h"
 #include "providers/cpu/Lowering.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -125,16 +126,38 @@ Results lowerLoop(OpBuilder &b, Operation *op) {
   // A carried tensor is written back into its iteration argument, so the
   // loop keeps one buffer per value (an arena slot) instead of yielding a
   // new one every iteration.
-  SmallVector<Value> next;
-  for (auto [i, v] : llvm::enumerate(yield->getOperands().drop_front())) {
-    Value arg = after->getArgument(i);
-    if (isa<RankedTensorType>(v.getType()) && v != arg)
-      v = b.create<linalg::CopyOp>(l, v, arg).getResult(0);
-    next.push_back(v);
+  // A value that is another carried value's argument (a swap) is read
+  // before any is written back.
+  SmallVector<Value> next(yield->getOperands().drop_front());
+  for (auto [i, v] : llvm::enumerate(next)) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (arg && arg.getOwner() == after && arg.getArgNumber() != i &&
+        isa<RankedTensorType>(v.getType()))
+    {
+      Value fresh = b.create<tensor::EmptyOp>(l, typeOf(v).getShape(), typeOf(v).getElementType());
+      v = b.create<linalg::CopyOp>(l, v, fresh).getResult(0);
+    }
   }
+  for (auto [i, v] : llvm::enumerate(next))
+    if (isa<RankedTensorType>(v.getType()) && v != after->getArgument(i))
+      v = b.create<linalg::CopyOp>(l, v, after->getArgument(i)).getResult(0);
   next.push_back(b.create<arith::AddIOp>(l, iteration, b.create<arith::ConstantIntOp>(l, 1, 64)));
   next.push_back(isNone(cond) ? condition : scalarOf(b, l, yield->getOperand(0)));
   b.create<scf::YieldOp>(l, next);
+  // A failed runtime call fills zeros, which could keep the loop going: it
+  // also stops once the run has failed.
+  bool callsRuntime = false;
+  after->walk([&](RuntimeCallOp) { callsRuntime = true; });
+  if (callsRuntime) {
+    b.setInsertionPoint(before->getTerminator());
+    Value ok = b.create<RuntimeCallOp>(l, TypeRange{b.getI32Type()}, "kilnRunOk", ValueRange(),
+                                       ValueRange())
+                   .getResult(0);
+    Value stop = b.create<arith::TruncIOp>(l, i1, ok);
+    auto condition = cast<scf::ConditionOp>(before->getTerminator());
+    condition.getConditionMutable().assign(
+        b.create<arith::AndIOp>(l, condition.getCondition(), stop));
+  }
   return SmallVector<Value>(loop.getResults().take_front(n));
 }
 

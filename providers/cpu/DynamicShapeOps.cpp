@@ -114,8 +114,12 @@ bool checkNonMaxSuppression(Operation *op, std::string &why) {
   auto boxes = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto scores = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
   if (!boxes || !scores || boxes.getRank() != 3 || scores.getRank() != 3 ||
-      !boxes.getElementType().isF32() || !scores.getElementType().isF32()) {
-    why = "needs float boxes [batches, boxes, 4] and scores [batches, classes, boxes]";
+      !boxes.getElementType().isF32() || !scores.getElementType().isF32() ||
+      !boxes.hasStaticShape() || !scores.hasStaticShape() || boxes.getDimSize(2) != 4 ||
+      scores.getDimSize(0) != boxes.getDimSize(0) || scores.getDimSize(2) != boxes.getDimSize(1)) {
+    llvm::raw_string_ostream(why)
+        << "needs float boxes [batches, boxes, 4] and scores [batches, classes, boxes], got "
+        << op->getOperand(0).getType() << " and " << op->getOperand(1).getType();
     return false;
   }
   return true;
@@ -133,10 +137,10 @@ bool rejectStrings(Operation *op, std::string &why) {
 } // namespace
 
 void registerDynamicShapeOps(LoweringTable &m) {
-  m["NonZero"] = {lowerNonZero, false, rejectStrings};
-  m["Compress"] = {lowerCompress, false, rejectStrings};
-  m["Unique"] = {lowerUnique, false, rejectStrings};
-  m["NonMaxSuppression"] = {lowerNonMaxSuppression, false, checkNonMaxSuppression};
+  m["NonZero"] = {lowerNonZero, false, rejectStrings, true};
+  m["Compress"] = {lowerCompress, false, rejectStrings, true};
+  m["Unique"] = {lowerUnique, false, rejectStrings, true};
+  m["NonMaxSuppression"] = {lowerNonMaxSuppression, false, checkNonMaxSuppression, true};
 }
 
 } // namespace kiln::cpu

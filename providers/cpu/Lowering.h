@@ -35,6 +35,8 @@ struct OpLowering {
   /// Optional op-specific capability check (constant operands, attribute
   /// values); on false it sets the reason.
   std::function<bool(mlir::Operation *, std::string &)> check = nullptr;
+  /// Lowers to calls of libkiln_rt (which constant folding cannot JIT).
+  bool callsRuntime = false;
 };
 using LoweringTable = llvm::StringMap<OpLowering>;
 

@@ -173,6 +173,14 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
   return true;
 }
 
+bool callsRuntime(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  if (!name.consume_front("onnx."))
+    return false;
+  auto it = table().find(name);
+  return it != table().end() && it->second.callsRuntime;
+}
+
 Results lowerOneOp(OpBuilder &b, Operation *op) {
   return table().find(op->getName().getStringRef().drop_front(5))->second.lower(b, op);
 }

@@ -9,6 +9,9 @@ namespace kiln::cpu {
 
 /// Whether the CPU codegen handles `op`; else `why` says what is missing.
 bool canLowerOnCpu(mlir::Operation *op, std::string &why);
+/// Whether `op` lowers to calls of libkiln_rt (which the constant-folding
+/// JIT does not link).
+bool callsRuntime(mlir::Operation *op);
 
 /// Retypes unsigned tensors under `root` as signless, recording on each onnx
 /// op which operands and results were unsigned; run before lowering.

@@ -271,7 +271,7 @@ Type loweredValueType(Type t) {
 }
 
 void registerSequenceOps(LoweringTable &m) {
-  auto add = [&](StringRef name, LowerFn fn) { m[name] = {fn, false, checkSequenceOp}; };
+  auto add = [&](StringRef name, LowerFn fn) { m[name] = {fn, false, checkSequenceOp, /*callsRuntime=*/true}; };
   add("SequenceEmpty", lowerSequenceEmpty);
   add("SequenceConstruct", lowerSequenceConstruct);
   add("SequenceInsert", lowerSequenceInsert);

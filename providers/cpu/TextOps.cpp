@@ -80,8 +80,23 @@ bool checkTfIdfVectorizer(Operation *op, std::string &why) {
     why = "needs a 1-D or 2-D input";
     return false;
   }
-  if (getIntsAttr(op, "ngram_counts").empty() || getIntsAttr(op, "ngram_indexes").empty()) {
+  SmallVector<int64_t> indexes = getIntsAttr(op, "ngram_indexes");
+  if (getIntsAttr(op, "ngram_counts").empty() || indexes.empty()) {
     why = "needs ngram_counts and ngram_indexes";
+    return false;
+  }
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t width = *llvm::max_element(indexes) + 1;
+  if (!out || !out.hasStaticShape() || out.getShape().back() != width) {
+    llvm::raw_string_ostream(why) << "needs a result of width " << width
+                                  << " (the largest of ngram_indexes + 1), got "
+                                  << op->getResult(0).getType();
+    return false;
+  }
+  if (auto weights = op->getAttrOfType<ArrayAttr>("weights");
+      weights && !weights.empty() && (int64_t)weights.size() < width) {
+    llvm::raw_string_ostream(why) << "has " << weights.size() << " weights for " << width
+                                  << " output columns";
     return false;
   }
   return true;
@@ -90,8 +105,8 @@ bool checkTfIdfVectorizer(Operation *op, std::string &why) {
 } // namespace
 
 void registerTextOps(LoweringTable &m) {
-  m["RegexFullMatch"] = {lowerRegexFullMatch, false};
-  m["TfIdfVectorizer"] = {lowerTfIdfVectorizer, false, checkTfIdfVectorizer};
+  m["RegexFullMatch"] = {lowerRegexFullMatch, false, nullptr, true};
+  m["TfIdfVectorizer"] = {lowerTfIdfVectorizer, false, checkTfIdfVectorizer, true};
 }
 
 } // namespace kiln::cpu

@@ -77,6 +77,15 @@ int64_t product(const int64_t *Dims, int32_t Begin, int32_t End) {
   return N;
 }
 
+/// Whether a sequence may hold DType; false once recorded.
+bool checkSeqDType(SeqRun &Run, int64_t Node, const char *Fn, int32_t DType) {
+  std::string Problem = seqDTypeProblem(DType);
+  if (Problem.empty())
+    return true;
+  record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT, Problem);
+  return false;
+}
+
 /// Element Pos of the sequence (or optional: then it must have a value)
 /// Seq, Pos normalized (0 without HasPosition); null once recorded.
 const SeqElementRef *elementAt(SeqRun &Run, int64_t Node, const char *Fn, int64_t Seq,
@@ -94,14 +103,19 @@ const SeqElementRef *elementAt(SeqRun &Run, int64_t Node, const char *Fn, int64_
 
 } // namespace
 
+// Whether the current run has not failed yet: a run-time Loop whose body
+// calls the runtime stops once a call failed (its results are zeros, which
+// could otherwise keep the loop going for ever). 1 outside a run.
+KILN_RT_EXPORT int32_t kilnRunOk(void) {
+  SeqRun *Run = currentSeqRun();
+  return !Run || Run->Status == KILN_OK;
+}
+
 // A new sequence of DType, empty or none.
 KILN_RT_EXPORT int64_t kilnSeqNew(int32_t DType, int32_t None) {
   return guarded<int64_t>(0, "kilnSeqNew", [&](SeqRun &Run) -> int64_t {
-    std::string Problem = seqDTypeProblem(DType);
-    if (!Problem.empty()) {
-      record(Run, 0, "kilnSeqNew", KILN_ERROR_INVALID_ARGUMENT, Problem);
+    if (!checkSeqDType(Run, 0, "kilnSeqNew", DType))
       return 0;
-    }
     kiln_sequence *S = newSeq(Run, kiln_sequence(DType));
     S->None = None != 0;
     return handleOf(S);
@@ -235,13 +249,9 @@ KILN_RT_EXPORT int64_t kilnSeqSplit(int64_t Data, int32_t DType, int32_t Rank,
   const char *Fn = "kilnSeqSplit";
   return guarded<int64_t>(Node, Fn, [&](SeqRun &Run) -> int64_t {
     uint64_t Bytes = 0;
-    if (!checkDense(Run, Node, Fn, DType, Rank, Dims, Bytes))
+    if (!checkDense(Run, Node, Fn, DType, Rank, Dims, Bytes) ||
+        !checkSeqDType(Run, Node, Fn, DType))
       return 0;
-    std::string Problem = seqDTypeProblem(DType);
-    if (!Problem.empty()) {
-      record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT, Problem);
-      return 0;
-    }
     const int64_t *Shape = ptrOf<int64_t>(Dims);
     if (Axis < 0 || Axis >= Rank || SplitRank < -1 || SplitRank > 1 ||
         (Bytes && !Data) || (SplitRank >= 0 && !Split) || SplitLength < 0) {
@@ -443,13 +453,9 @@ KILN_RT_EXPORT int64_t kilnSeqSlice(int64_t Data, int32_t DType, int32_t Rank,
   const char *Fn = "kilnSeqSlice";
   return guarded<int64_t>(Node, Fn, [&](SeqRun &Run) -> int64_t {
     uint64_t Bytes = 0, OutBytes = 0;
-    if (!checkDense(Run, Node, Fn, DType, Rank, Dims, Bytes))
+    if (!checkDense(Run, Node, Fn, DType, Rank, Dims, Bytes) ||
+        !checkSeqDType(Run, Node, Fn, DType))
       return 0;
-    std::string Problem = seqDTypeProblem(DType);
-    if (!Problem.empty()) {
-      record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT, Problem);
-      return 0;
-    }
     const int64_t *Shape = ptrOf<int64_t>(Dims);
     const int64_t *From = ptrOf<int64_t>(Start), *By = ptrOf<int64_t>(Step),
                   *Count = ptrOf<int64_t>(Size);

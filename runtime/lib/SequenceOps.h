@@ -29,6 +29,8 @@ int32_t kilnSeqHasValue(int64_t Seq, int64_t Node);
 int64_t kilnSeqGetValue(int64_t Opt, int64_t Node);
 int64_t kilnSeqSlice(int64_t Data, int32_t DType, int32_t Rank, int64_t Dims,
                      int64_t Start, int64_t Step, int64_t Size, int64_t Node);
+/* 0 once a runtime call of the current run has failed. */
+int32_t kilnRunOk(void);
 /* ConcatFromSequence into a box, its shape made by the elements. */
 int64_t kilnSeqConcatBox(int64_t Seq, int64_t Axis, int32_t NewAxis, int64_t Node);
 /* A box (a one-element sequence) sharing element Position of Seq. */

@@ -441,10 +441,10 @@ kiln_status bindValue(kiln_session &S, const kiln_tensor &T, int32_t Index,
   if (Kind == KILN_VALUE_SEQUENCE && Seq->None)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 Label + ": a sequence input cannot be none");
-  if (Kind == KILN_VALUE_OPTIONAL && Seq->Elements.size() > 1)
+  if (Kind == KILN_VALUE_OPTIONAL && Seq->Elements.size() != (Seq->None ? 0u : 1u))
     return fail(KILN_ERROR_INVALID_ARGUMENT,
-                Label + ": an optional tensor holds one element or none, got " +
-                    std::to_string(Seq->Elements.size()));
+                Label + ": an optional tensor holds one element or is none, got " +
+                    std::to_string(Seq->Elements.size()) + " elements");
   for (size_t E = 0; E < Seq->Elements.size(); ++E) {
     const std::vector<int64_t> &Shape = Seq->Elements[E]->Shape;
     bool Same =
@@ -602,7 +602,8 @@ kiln_status deliverValues(kiln_session &S) {
                 kiln_dtype_name(Result->DType);
     else if (Kind == KILN_VALUE_SEQUENCE && Result->None)
       Problem = "the model made a none sequence";
-    else if (Kind == KILN_VALUE_OPTIONAL && Result->Elements.size() > 1)
+    else if (Kind == KILN_VALUE_OPTIONAL &&
+             Result->Elements.size() != (Result->None ? 0u : 1u))
       Problem = "the model made an optional tensor of " +
                 std::to_string(Result->Elements.size()) + " elements";
     else if (Kind == KILN_VALUE_DYNAMIC)

@@ -269,7 +269,12 @@ TEST(SequenceSession, OptionalTensorIdentity) {
   kiln::Status St = S.run(I, 1, O, 1);
   EXPECT_EQ(St.code(), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(St.message(), "input \"o\": an optional tensor holds one element "
-                          "or none, got 2");
+                          "or is none, got 2 elements");
+
+  // Not none, but empty: no value to hold.
+  In.clear();
+  St = S.run(I, 1, O, 1);
+  EXPECT_EQ(St.code(), KILN_ERROR_INVALID_ARGUMENT);
 }
 
 TEST(SequenceSession, OutputThatTheModelNeverSet) {
@@ -279,6 +284,7 @@ TEST(SequenceSession, OutputThatTheModelNeverSet) {
   M.partitions = Parts;
   kiln::Session S(&M);
   kiln::Sequence In = floatSequence(), Out = floatSequence();
+  In.setNone(true);
   kiln_tensor I[] = {In.tensor()}, O[] = {Out.tensor()};
   kiln::Status St = S.run(I, 1, O, 1);
   EXPECT_EQ(St.code(), KILN_ERROR_INTERNAL);

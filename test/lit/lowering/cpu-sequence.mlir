@@ -55,13 +55,17 @@ func.func @optionals(%x: tensor<4xf32>) -> (tensor<i1>, tensor<i1>) {
 
 // A Loop whose trip count is an input runs as an scf.while; a slice by
 // its counter has a run-time shape, so the runtime boxes a copy of it
-// for SequenceInsert.
+// for SequenceInsert. A body that calls the runtime also stops the loop
+// once a call has failed the run.
 // CHECK-LABEL: func.func @loop_runtime_trip
 // CHECK: %[[TRIP:.*]] = tensor.extract %arg0[] : tensor<i64>
 // CHECK: %[[R:.*]]:3 = scf.while (%[[S:.*]] = %{{.*}}, %[[I:.*]] = %c0_i64, %[[C:.*]] = %true) : (i64, i64, i1) -> (i64, i64, i1) {
 // CHECK: %[[LT:.*]] = arith.cmpi slt, %[[I]], %[[TRIP]] : i64
 // CHECK: %[[GO:.*]] = arith.andi %[[C]], %[[LT]] : i1
-// CHECK: scf.condition(%[[GO]]) %[[S]], %[[I]], %[[C]] : i64, i64, i1
+// CHECK: %[[OK:.*]] = kiln.runtime_call @kilnRunOk() : () -> i32
+// CHECK: %[[OK1:.*]] = arith.trunci %[[OK]] : i32 to i1
+// CHECK: %[[GO2:.*]] = arith.andi %[[GO]], %[[OK1]] : i1
+// CHECK: scf.condition(%[[GO2]]) %[[S]], %[[I]], %[[C]] : i64, i64, i1
 // CHECK: } do {
 // CHECK: ^bb0(%[[S2:.*]]: i64, %[[I2:.*]]: i64, %[[C2:.*]]: i1):
 // CHECK: %[[BOX:.*]] = kiln.runtime_call @kilnSeqSlice(
@@ -106,4 +110,26 @@ func.func @while_carried_tensor(%x: tensor<2xf32>, %go: tensor<i1>) -> tensor<2x
     onnx.Yield %more, %d : tensor<i1>, tensor<2xf32>
   } : (none, tensor<i1>, tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Carried values that swap: each is read (into a fresh tensor) before
+// either is written back into its iteration argument.
+// CHECK-LABEL: func.func @while_swap
+// CHECK: ^bb0(%[[A:.*]]: tensor<2xf32>, %[[B:.*]]: tensor<2xf32>, %{{.*}}: i64, %{{.*}}: i1):
+// CHECK: %[[E0:.*]] = tensor.empty() : tensor<2xf32>
+// CHECK: %[[SB:.*]] = linalg.copy ins(%[[B]] : tensor<2xf32>) outs(%[[E0]] : tensor<2xf32>)
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<2xf32>
+// CHECK: %[[SA:.*]] = linalg.copy ins(%[[A]] : tensor<2xf32>) outs(%[[E1]] : tensor<2xf32>)
+// CHECK: %[[NA:.*]] = linalg.copy ins(%[[SB]] : tensor<2xf32>) outs(%[[A]] : tensor<2xf32>)
+// CHECK: %[[NB:.*]] = linalg.copy ins(%[[SA]] : tensor<2xf32>) outs(%[[B]] : tensor<2xf32>)
+// CHECK: scf.yield %[[NA]], %[[NB]],
+func.func @while_swap(%trip: tensor<i64>, %x: tensor<2xf32>, %z: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %none = onnx.NoValue
+  %0:2 = onnx.Loop(%trip, %none, %x, %z) {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %a: tensor<2xf32>, %b: tensor<2xf32>):
+    onnx.Yield %c, %b, %a : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  } : (tensor<i64>, none, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2xf32>
 }

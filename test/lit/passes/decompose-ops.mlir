@@ -392,3 +392,19 @@ func.func @ml_linear(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, 
   %2 = onnx.LinearRegressor(%x) {coefficients = [1.0 : f32, 2.0 : f32, 3.0 : f32, 4.0 : f32, 5.0 : f32, 6.0 : f32], intercepts = [0.5 : f32, -0.5 : f32], targets = 2 : i64} : (tensor<4x3xf32>) -> tensor<4x2xf32>
   return %0, %1, %2 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x2xf32>
 }
+
+// -----
+
+// A known trip count with a condition computed at run time stays a Loop
+// (the CPU runs it as a loop): unrolling would need the condition.
+// CHECK-LABEL: func.func @loop_runtime_condition
+// CHECK: onnx.Loop
+func.func @loop_runtime_condition(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2xf32> {
+  %m = onnx.Constant() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+  %0 = onnx.Loop(%m, %c, %x) {
+  ^bb0(%i: tensor<i64>, %cin: tensor<i1>, %v: tensor<2xf32>):
+    %d = onnx.Add(%v, %v) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    onnx.Yield %cin, %d : tensor<i1>, tensor<2xf32>
+  } : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -172,3 +172,18 @@ func.func @identity_transpose_2d() -> tensor<2x3xf32> {
   %t = onnx.Transpose(%c) {perm = [0, 1]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %t : tensor<2x3xf32>
 }
+
+// -----
+
+// Ops that the runtime computes are not folded (the folding JIT does not
+// link libkiln_rt), and the rest of the module still folds.
+// CHECK-LABEL: func.func @runtime_op_not_folded
+// CHECK: onnx.TfIdfVectorizer
+// CHECK-NOT: onnx.Neg
+func.func @runtime_op_not_folded() -> (tensor<3xf32>, tensor<2xf32>) {
+  %x = onnx.Constant() {value = dense<[5, 6, 7, 8, 6, 7]> : tensor<6xi32>} : () -> tensor<6xi32>
+  %0 = onnx.TfIdfVectorizer(%x) {max_gram_length = 2 : i64, max_skip_count = 0 : i64, min_gram_length = 2 : i64, mode = "TF", ngram_counts = [0, 0], ngram_indexes = [0, 1, 2], pool_int64s = [5, 6, 7, 8, 6, 7]} : (tensor<6xi32>) -> tensor<3xf32>
+  %c = onnx.Constant() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %1 = onnx.Neg(%c) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0, %1 : tensor<3xf32>, tensor<2xf32>
+}

@@ -56,3 +56,13 @@ func.func @nonzero_consumed(%x: tensor<4xf32>) -> tensor<1x?xi64> {
   %1 = onnx.Neg(%0) : (tensor<1x?xi64>) -> tensor<1x?xi64> loc("neg_1")
   return %1 : tensor<1x?xi64>
 }
+
+// -----
+
+// NonMaxSuppression's scores must match its boxes.
+// CHECK: error: {{.*}}node "nms_1" (NonMaxSuppression): not supported by provider cpu: needs float boxes [batches, boxes, 4] and scores [batches, classes, boxes], got tensor<1x6x4xf32> and tensor<1x1x5xf32>
+func.func @nms_mismatch(%b: tensor<1x6x4xf32>, %s: tensor<1x1x5xf32>) -> tensor<?x3xi64> {
+  %n = onnx.NoValue
+  %0 = onnx.NonMaxSuppression(%b, %s, %n, %n, %n) : (tensor<1x6x4xf32>, tensor<1x1x5xf32>, none, none, none) -> tensor<?x3xi64> loc("nms_1")
+  return %0 : tensor<?x3xi64>
+}

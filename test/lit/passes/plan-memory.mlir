@@ -134,3 +134,24 @@ func.func @loop_local(%in: memref<16xf32>, %n: index) -> memref<16xf32> {
   }
   return %out : memref<16xf32>
 }
+
+// -----
+
+// A buffer yielded out of a branch lives as long as the scf.if result:
+// %b, made after the if, must not share its bytes (a 128-byte arena).
+// CHECK-LABEL: func.func @if_result_alive
+// CHECK-SAME: memref<128xi8>
+func.func @if_result_alive(%c: i1, %x: memref<16xf32>) -> memref<16xf32> {
+  %r = scf.if %c -> memref<16xf32> {
+    %a = memref.alloc() : memref<16xf32>
+    linalg.copy ins(%x : memref<16xf32>) outs(%a : memref<16xf32>)
+    scf.yield %a : memref<16xf32>
+  } else {
+    scf.yield %x : memref<16xf32>
+  }
+  %b = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%x : memref<16xf32>) outs(%b : memref<16xf32>)
+  %out = memref.alloc() : memref<16xf32>
+  linalg.add ins(%r, %b : memref<16xf32>, memref<16xf32>) outs(%out : memref<16xf32>)
+  return %out : memref<16xf32>
+}

@@ -54,3 +54,16 @@ func.func @resource(%x: tensor<3xf16>) -> tensor<3xf16> {
     }
   }
 #-}
+
+// -----
+
+// Sequences keep their elements' type, so a function with one is left in
+// half (the CPU computes half ops in f32 per op).
+// CHECK-LABEL: func.func @half_sequence
+// CHECK: onnx.Abs(%arg0) : (tensor<3xf16>) -> tensor<3xf16>
+// CHECK: onnx.SequenceConstruct(%{{.*}}, %arg0) : (tensor<3xf16>, tensor<3xf16>) -> !onnx.seq<tensor<3xf16>>
+func.func @half_sequence(%x: tensor<3xf16>) -> !onnx.seq<tensor<3xf16>> {
+  %0 = onnx.Abs(%x) : (tensor<3xf16>) -> tensor<3xf16>
+  %1 = onnx.SequenceConstruct(%0, %x) : (tensor<3xf16>, tensor<3xf16>) -> !onnx.seq<tensor<3xf16>>
+  return %1 : !onnx.seq<tensor<3xf16>>
+}
