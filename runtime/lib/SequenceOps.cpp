@@ -86,6 +86,15 @@ bool checkSeqDType(SeqRun &Run, int64_t Node, const char *Fn, int32_t DType) {
   return false;
 }
 
+/// The sequence behind handle Seq, which must not be none; null for handle 0
+/// (the run failed already) or once recorded.
+const kiln_sequence *sequenceOf(SeqRun &Run, int64_t Node, const char *Fn, int64_t Seq) {
+  if (!Seq)
+    return nullptr;
+  const kiln_sequence &S = *seqOf(Seq);
+  return checkHasValue(Run, Node, Fn, S, "sequence") ? &S : nullptr;
+}
+
 /// Element Pos of the sequence (or optional: then it must have a value)
 /// Seq, Pos normalized (0 without HasPosition); null once recorded.
 const SeqElementRef *elementAt(SeqRun &Run, int64_t Node, const char *Fn, int64_t Seq,
@@ -130,13 +139,11 @@ KILN_RT_EXPORT int64_t kilnSeqInsert(int64_t Seq, int64_t Data, int32_t DType,
                                      int64_t Node) {
   const char *Fn = "kilnSeqInsert";
   return guarded<int64_t>(Node, Fn, [&](SeqRun &Run) -> int64_t {
-    if (!Seq)
-      return 0;
-    const kiln_sequence &S = *seqOf(Seq);
+    const kiln_sequence *Found = sequenceOf(Run, Node, Fn, Seq);
     uint64_t Bytes = 0;
-    if (!checkHasValue(Run, Node, Fn, S, "sequence") ||
-        !checkDense(Run, Node, Fn, DType, Rank, Dims, Bytes))
+    if (!Found || !checkDense(Run, Node, Fn, DType, Rank, Dims, Bytes))
       return 0;
+    const kiln_sequence &S = *Found;
     if (DType != S.DType) {
       record(Run, Node, Fn, KILN_ERROR_DTYPE_MISMATCH,
              std::string("cannot insert a ") + kiln_dtype_name(DType) +
@@ -165,11 +172,10 @@ KILN_RT_EXPORT int64_t kilnSeqErase(int64_t Seq, int64_t Position,
                                     int32_t HasPosition, int64_t Node) {
   const char *Fn = "kilnSeqErase";
   return guarded<int64_t>(Node, Fn, [&](SeqRun &Run) -> int64_t {
-    if (!Seq)
+    const kiln_sequence *Found = sequenceOf(Run, Node, Fn, Seq);
+    if (!Found)
       return 0;
-    const kiln_sequence &S = *seqOf(Seq);
-    if (!checkHasValue(Run, Node, Fn, S, "sequence"))
-      return 0;
+    const kiln_sequence &S = *Found;
     int64_t N = static_cast<int64_t>(S.Elements.size());
     if (N == 0) {
       record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT,
@@ -333,13 +339,11 @@ KILN_RT_EXPORT void kilnSeqConcat(int64_t Seq, int32_t DType, int32_t Rank,
                                   int64_t Node, int64_t Out) {
   const char *Fn = "kilnSeqConcat";
   bool Done = guarded<bool>(Node, Fn, [&](SeqRun &Run) {
-    if (!Seq)
-      return false;
-    const kiln_sequence &S = *seqOf(Seq);
+    const kiln_sequence *Found = sequenceOf(Run, Node, Fn, Seq);
     uint64_t Bytes = 0;
-    if (!checkHasValue(Run, Node, Fn, S, "sequence") ||
-        !checkDense(Run, Node, Fn, DType, Rank, Dims, Bytes))
+    if (!Found || !checkDense(Run, Node, Fn, DType, Rank, Dims, Bytes))
       return false;
+    const kiln_sequence &S = *Found;
     const int64_t *Shape = ptrOf<int64_t>(Dims);
     if (Axis < 0 || Axis >= Rank || (Bytes && !Out)) {
       record(Run, Node, Fn, KILN_ERROR_INTERNAL,
@@ -513,11 +517,10 @@ KILN_RT_EXPORT int64_t kilnSeqConcatBox(int64_t Seq, int64_t Axis, int32_t NewAx
                                         int64_t Node) {
   const char *Fn = "kilnSeqConcatBox";
   return guarded<int64_t>(Node, Fn, [&](SeqRun &Run) -> int64_t {
-    if (!Seq)
+    const kiln_sequence *Found = sequenceOf(Run, Node, Fn, Seq);
+    if (!Found)
       return 0;
-    const kiln_sequence &S = *seqOf(Seq);
-    if (!checkHasValue(Run, Node, Fn, S, "sequence"))
-      return 0;
+    const kiln_sequence &S = *Found;
     if (S.Elements.empty()) {
       record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT, "cannot concatenate an empty sequence");
       return 0;
