@@ -131,10 +131,10 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     }
     bool isCast = name == "Cast" || name == "CastLike";
     // Strings (one `const char *` each) are compared by Equal, looked up
-    // by LabelEncoder, matched by RegexFullMatch and counted by
-    // TfIdfVectorizer only.
+    // by LabelEncoder, matched by RegexFullMatch, counted by
+    // TfIdfVectorizer and joined by StringConcat only.
     bool stringEqual = (name == "Equal" || name == "LabelEncoder" || name == "RegexFullMatch" ||
-                        name == "TfIdfVectorizer") &&
+                        name == "TfIdfVectorizer" || name == "StringConcat") &&
                        isa<onnx::StringType>(cast<ShapedType>(t).getElementType());
     if (auto rt = dyn_cast<RankedTensorType>(t);
         rt && !isSupportedElement(rt.getElementType(), it->second.floatOnly) &&

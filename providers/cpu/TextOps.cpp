@@ -1,4 +1,4 @@
-//===- TextOps.cpp - RegexFullMatch and TfIdfVectorizer -------------------===//
+//===- TextOps.cpp - RegexFullMatch, TfIdfVectorizer, StringConcat --------===//
 //
 // Text ops that libkiln_rt computes: the compiled code hands over the
 // strings (one `const char *` each) or token ids with the node's attributes
@@ -8,6 +8,8 @@
 #include "providers/cpu/RuntimeCall.h"
 
 #include "kiln/model_abi.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 using namespace mlir;
 using namespace kiln::onnx;
@@ -74,6 +76,26 @@ Results lowerTfIdfVectorizer(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{c.node().filling("kilnTfIdfVectorizer")};
 }
 
+/// Each pair of strings (broadcast) concatenated by the runtime, which owns
+/// the new strings until the session runs again.
+Results lowerStringConcat(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  Type i64 = b.getI64Type();
+  if (!module.lookupSymbol<func::FuncOp>("kilnStringConcat")) {
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    mb.create<func::FuncOp>(l, "kilnStringConcat", mb.getFunctionType({i64, i64, i64}, {i64}))
+        .setPrivate();
+  }
+  Value node = globalStringAddress(b, l, module, describeNode(op));
+  return SmallVector<Value>{elementwise(
+      b, l, resultType(op), op->getOperands(), [&](OpBuilder &nb, Location nl, ValueRange a) {
+        return nb.create<func::CallOp>(nl, "kilnStringConcat", TypeRange{i64},
+                                       ValueRange{a[0], a[1], node})
+            .getResult(0);
+      })};
+}
+
 bool checkTfIdfVectorizer(Operation *op, std::string &why) {
   auto x = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   if (!x || x.getRank() < 1 || x.getRank() > 2) {
@@ -107,6 +129,7 @@ bool checkTfIdfVectorizer(Operation *op, std::string &why) {
 void registerTextOps(LoweringTable &m) {
   m["RegexFullMatch"] = {lowerRegexFullMatch, false, nullptr, true};
   m["TfIdfVectorizer"] = {lowerTfIdfVectorizer, false, checkTfIdfVectorizer, true};
+  m["StringConcat"] = {lowerStringConcat, false, nullptr, true};
 }
 
 } // namespace kiln::cpu

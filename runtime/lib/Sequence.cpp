@@ -27,7 +27,10 @@ kiln_sequence::~kiln_sequence() { --LiveSequences; }
 
 namespace kiln::rt {
 
-SeqRunScope::SeqRunScope() : Outer(CurrentRun) { CurrentRun = &Run; }
+SeqRunScope::SeqRunScope(std::deque<std::string> *Strings) : Outer(CurrentRun) {
+  Run.Strings = Strings;
+  CurrentRun = &Run;
+}
 
 SeqRunScope::~SeqRunScope() { CurrentRun = Outer; }
 

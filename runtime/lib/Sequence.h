@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,13 +48,17 @@ struct SeqRun {
   std::vector<std::unique_ptr<kiln_sequence>> Pool;
   kiln_status Status = KILN_OK;
   std::string Error;
+  /// Strings the run makes (StringConcat), owned by the session: they
+  /// outlive the run, as the caller reads the outputs that point at them,
+  /// and go when the session runs again. Null: no string may be made.
+  std::deque<std::string> *Strings = nullptr;
 };
 
 /// Makes the calling thread's kilnSeq* calls part of one run until the
 /// scope ends, which frees the sequences they made. Scopes nest.
 class SeqRunScope {
 public:
-  SeqRunScope();
+  explicit SeqRunScope(std::deque<std::string> *Strings = nullptr);
   ~SeqRunScope();
   SeqRunScope(const SeqRunScope &) = delete;
   SeqRunScope &operator=(const SeqRunScope &) = delete;

@@ -16,6 +16,7 @@
 #include <limits>
 #include <new>
 #include <string>
+#include <deque>
 #include <vector>
 
 using kiln::rt::fail;
@@ -45,6 +46,8 @@ struct kiln_session {
   bool HasDeviceIO = false;
   bool UsesCuda = false;
   std::string Provider = "cpu", ProviderNote;
+  // Strings the last run made (StringConcat); outputs may point at them.
+  std::deque<std::string> RunStrings;
   // Bytes each model input/output occupies (one sample of a model with a
   // dynamic batch), computed once at create; for a sequence or optional
   // value, its int64 handle slot.
@@ -905,8 +908,10 @@ kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumIn
     if (St == KILN_OK)
       St = bind(*S, Outputs, NumOutputs, true, Batch);
     if (St == KILN_OK) {
-      // Owns the sequences the partitions make until they are delivered.
-      kiln::rt::SeqRunScope Values;
+      // Owns the sequences the partitions make until they are delivered;
+      // the strings they make stay until the next run.
+      S->RunStrings.clear();
+      kiln::rt::SeqRunScope Values(&S->RunStrings);
       St = runBatch(*S, Batch);
       if (St == KILN_OK && S->HasValueIO)
         St = deliverValues(*S);

@@ -460,3 +460,21 @@ KILN_RT_EXPORT void kilnTfIdfVectorizer(
     return true;
   });
 }
+
+// ONNX StringConcat of two strings: a new string owned by the session until
+// its next run (the caller reads the outputs that point at it).
+KILN_RT_EXPORT int64_t kilnStringConcat(int64_t A, int64_t B, int64_t Node) {
+  const char *Fn = "kilnStringConcat";
+  return guarded<int64_t>(Node, Fn, [&](SeqRun &Run) -> int64_t {
+    if (!A || !B) {
+      record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT, "a string is NULL");
+      return 0;
+    }
+    if (!Run.Strings) {
+      record(Run, Node, Fn, KILN_ERROR_INTERNAL, "no session owns the strings of this run");
+      return 0;
+    }
+    Run.Strings->push_back(std::string(ptrOf<char>(A)) + ptrOf<char>(B));
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(Run.Strings->back().c_str()));
+  });
+}

@@ -24,6 +24,9 @@ void kilnTfIdfVectorizer(int64_t Data, int32_t DType, int64_t Batch,
                          int64_t NumNgramIndexes, int64_t PoolInts,
                          int64_t PoolStrings, int64_t PoolSize, int64_t Weights,
                          int64_t OutWidth, int64_t Node, int64_t Out);
+/* ONNX StringConcat of two NUL-terminated strings; the result is owned by
+ * the session until its next run. */
+int64_t kilnStringConcat(int64_t A, int64_t B, int64_t Node);
 }
 
 #endif // KILN_RUNTIME_TEXTOPS_H

@@ -416,3 +416,27 @@ TEST(TextOpsNoRun, OutsideARunOnlyZeroes) {
 }
 
 } // namespace
+
+TEST(StringConcat, StringsLiveInTheSessionsStore) {
+  std::deque<std::string> Store;
+  int64_t Joined = 0;
+  {
+    SeqRunScope Run(&Store);
+    Joined = kilnStringConcat(addr("kiln"), addr("_rt"), NodeAddr);
+    EXPECT_EQ(Run.run().Status, KILN_OK);
+  }
+  // The run is over; the string stays until the store is cleared.
+  ASSERT_NE(Joined, 0);
+  EXPECT_STREQ(reinterpret_cast<const char *>(Joined), "kiln_rt");
+  EXPECT_EQ(Store.size(), 1u);
+}
+
+TEST(StringConcat, NeedsAStoreAndStrings) {
+  SeqRunScope Run;
+  EXPECT_EQ(kilnStringConcat(addr("a"), addr("b"), NodeAddr), 0);
+  EXPECT_EQ(Run.run().Status, KILN_ERROR_INTERNAL);
+  std::deque<std::string> Store;
+  SeqRunScope Inner(&Store);
+  EXPECT_EQ(kilnStringConcat(0, addr("b"), NodeAddr), 0);
+  EXPECT_EQ(Inner.run().Status, KILN_ERROR_INVALID_ARGUMENT);
+}

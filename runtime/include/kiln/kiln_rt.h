@@ -122,7 +122,8 @@ const kiln_model_info *kiln_session_model(const kiln_session *session);
  * of the model that fails (a position out of range, an element whose shape
  * differs from the compiled one) fails the run with its message, leaving
  * the sequence/optional outputs untouched. (A model with such inputs or
- * outputs cannot have a dynamic batch: create refuses it.) */
+ * outputs cannot have a dynamic batch: create refuses it.) Strings the
+ * run makes (StringConcat) belong to the session until its next run. */
 kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
                              int32_t num_inputs, kiln_tensor *outputs,
                              int32_t num_outputs);

@@ -23,3 +23,18 @@ func.func @tfidf(%x: tensor<2x6xi32>) -> tensor<2x7xf32> {
   %0 = onnx.TfIdfVectorizer(%x) {max_gram_length = 2 : i64, max_skip_count = 0 : i64, min_gram_length = 2 : i64, mode = "TF", ngram_counts = [0, 4], ngram_indexes = [0, 1, 2, 3, 4, 5, 6], pool_int64s = [2, 3, 5, 4, 5, 6, 7, 8, 6, 7]} : (tensor<2x6xi32>) -> tensor<2x7xf32>
   return %0 : tensor<2x7xf32>
 }
+
+// -----
+
+// StringConcat calls the runtime per (broadcast) pair of strings.
+// CHECK-LABEL: func.func @concat
+// CHECK: %[[NODE:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[A:.*]]: i64, %[[B:.*]]: i64, %{{.*}}: i64):
+// CHECK: %[[S:.*]] = func.call @kilnStringConcat(%[[A]], %[[B]], %[[NODE]]) : (i64, i64, i64) -> i64
+// CHECK: linalg.yield %[[S]] : i64
+// CHECK: func.func private @kilnStringConcat(i64, i64, i64) -> i64
+func.func @concat(%a: tensor<2x!onnx.String>, %b: tensor<1x!onnx.String>) -> tensor<2x!onnx.String> {
+  %0 = onnx.StringConcat(%a, %b) : (tensor<2x!onnx.String>, tensor<1x!onnx.String>) -> tensor<2x!onnx.String>
+  return %0 : tensor<2x!onnx.String>
+}
