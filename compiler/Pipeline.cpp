@@ -182,12 +182,15 @@ static const char *kGraphPipeline =
 // Graph optimizations, after shape inference and before partitioning; each
 // pass records how often it fired as `kiln.report.*` module attributes.
 // Unrolling recurrent ops and folding alternate: an LSTM's initial state
-// often comes from a Shape chain over the previous LSTM's output.
+// often comes from a Shape chain over the previous LSTM's output. Folding
+// runs again after simplification, which inlines the taken branch of an If
+// whose condition folding made constant.
 static const char *kOptimizePipeline =
     "func.func(kiln-shape-inference,kiln-decompose-recurrent{skip-dynamic=1},kiln-decompose-ops,"
     "kiln-shape-inference),kiln-fold-constants,"
     "func.func(kiln-shape-inference,kiln-decompose-recurrent{skip-dynamic=1},kiln-decompose-ops,"
     "kiln-shape-inference),kiln-fold-constants,kiln-simplify,cse,"
+    "func.func(kiln-shape-inference),kiln-fold-constants,kiln-simplify,cse,"
     "func.func(kiln-shape-inference),kiln-fuse-subgraphs,kiln-fuse-conv,"
     "kiln-fuse-epilogues";
 // The CPU codegen pipelines live in providers/cpu/Pipelines.h: constant

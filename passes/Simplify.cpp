@@ -9,6 +9,8 @@
 #include "dialects/onnx/ShapeInference.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringMap.h"
@@ -102,6 +104,34 @@ struct RemoveDropout : OnnxPattern {
       return failure();
     rewriter.replaceAllUsesWith(op->getResult(0), in);
     rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// If with a constant condition: the taken branch's ops, inlined. (Expanded
+/// ONNX functions branch on facts that folding makes constant, such as an
+/// input's rank; the branch not taken may not even compile.)
+struct InlineConstantIf : OnnxPattern {
+  using OnnxPattern::OnnxPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    auto cond = onnx::getConstantInts(op->getOperand(0));
+    if (!cond || cond->size() != 1)
+      return failure();
+    // Regions are in attribute-name order: else_branch, then_branch.
+    Region &taken = op->getRegion((*cond)[0] ? 1 : 0);
+    if (taken.empty())
+      return failure();
+    Block &block = taken.front();
+    Operation *yield = block.getTerminator();
+    // A more precise yielded type may not reach a return typed by the If.
+    for (auto [v, r] : llvm::zip(yield->getOperands(), op->getResults()))
+      if (v.getType() != r.getType() &&
+          llvm::any_of(r.getUsers(), [](Operation *u) { return isa<func::ReturnOp>(u); }))
+        return failure();
+    SmallVector<Value> values(yield->getOperands());
+    rewriter.eraseOp(yield);
+    rewriter.inlineBlockBefore(&block, op);
+    rewriter.replaceOp(op, values);
     return success();
   }
 };
@@ -211,6 +241,7 @@ struct SimplifyPass : public impl::SimplifyBase<SimplifyPass> {
     patterns.add<RemoveDropout>("onnx.Dropout", "dropout", ctx, counts);
     patterns.add<ComposeTransposes>("onnx.Transpose", "transpose", ctx, counts);
     patterns.add<ComposeReshapes>("onnx.Reshape", "reshape-reshape", ctx, counts);
+    patterns.add<InlineConstantIf>("onnx.If", "constant-if", ctx, counts);
     FrozenRewritePatternSet frozen(std::move(patterns));
     GreedyRewriteConfig config;
     config.maxIterations = 8;

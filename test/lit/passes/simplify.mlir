@@ -161,3 +161,24 @@ func.func @dead(%x: tensor<4xf32>) -> tensor<4xf32> {
   %1 = onnx.Identity(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %1 : tensor<4xf32>
 }
+
+// -----
+
+// An If whose condition is a constant is its taken branch; the other branch
+// (here of another shape) goes.
+// CHECK-LABEL: func.func @constant_if
+// CHECK-NOT: onnx.If
+// CHECK: %[[N:.*]] = onnx.Neg(%arg0)
+// CHECK-NOT: onnx.Relu
+// CHECK: return %[[N]]
+func.func @constant_if(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %c = onnx.Constant() {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %0 = onnx.If(%c) {
+    %1 = onnx.Relu(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    onnx.Yield %1 : tensor<3xf32>
+  }, {
+    %1 = onnx.Neg(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    onnx.Yield %1 : tensor<3xf32>
+  } : (tensor<i1>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
