@@ -197,7 +197,8 @@ def Simplify : Pass<"kiln-simplify", "::mlir::ModuleOp"> {
     Reshape/Expand/Slice/Flatten/Squeeze/Unsqueeze whose static result type
     is the input's type become their input; Transpose of Transpose composes
     its permutations (an identity permutation disappears); Reshape of
-    Reshape reshapes the original input. How often each rewrite fired is
+    Reshape reshapes the original input; an If whose condition is a
+    constant becomes its taken branch. How often each rewrite fired is
     recorded on the module as `kiln.report.simplify.<rewrite>`.
   }];
 }
