@@ -21,6 +21,14 @@ inline mlir::Type handleType(mlir::Operation *op) {
   return mlir::IntegerType::get(op->getContext(), 64);
 }
 
+/// The ONNX dtype of an element type that makeSignless made signless.
+inline int64_t onnxDtype(mlir::Type elt, bool isUnsigned) {
+  if (isUnsigned)
+    elt = mlir::IntegerType::get(elt.getContext(), elt.getIntOrFloatBitWidth(),
+                                 mlir::IntegerType::Unsigned);
+  return onnx::dtypeOfElementType(elt);
+}
+
 /// Builds the operands of one runtime call.
 struct Call {
   mlir::OpBuilder &b;
@@ -45,10 +53,7 @@ struct Call {
   }
   /// dtype, rank and the address of the dims of a tensor of `type`.
   Call &describe(mlir::RankedTensorType type, bool isUnsigned) {
-    mlir::Type elt = type.getElementType();
-    if (isUnsigned)
-      elt = mlir::IntegerType::get(b.getContext(), elt.getIntOrFloatBitWidth(), mlir::IntegerType::Unsigned);
-    i32(onnx::dtypeOfElementType(elt)).i32(type.getRank());
+    i32(onnxDtype(type.getElementType(), isUnsigned)).i32(type.getRank());
     if (type.getRank() == 0)
       return i64(0);
     auto dims = mlir::DenseElementsAttr::get(

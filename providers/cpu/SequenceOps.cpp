@@ -30,21 +30,13 @@ int64_t elementDtype(Type seqOrOpt) {
   return dtypeOfElementType(cast<TensorType>(t).getElementType());
 }
 
-/// The ONNX dtype of a tensor operand, unsigned as it was before makeSignless.
-int64_t operandDtype(Operation *op, unsigned i) {
-  Type elt = typeOf(op->getOperand(i)).getElementType();
-  if (wasUnsigned(op, i))
-    elt = IntegerType::get(op->getContext(), elt.getIntOrFloatBitWidth(), IntegerType::Unsigned);
-  return dtypeOfElementType(elt);
-}
-
 Value newSequence(OpBuilder &b, Operation *op, bool none) {
   // The result type lost unsignedness in makeSignless; the op's own inputs
   // and attributes did not.
   StringRef name = op->getName().getStringRef();
   int64_t dtype = name == "onnx.SequenceEmpty" ? getIntAttr(op, "dtype", 1)
                   : op->getNumOperands() && isa<RankedTensorType>(op->getOperand(0).getType())
-                      ? operandDtype(op, 0)
+                      ? onnxDtype(typeOf(op->getOperand(0)).getElementType(), wasUnsigned(op, 0))
                       : elementDtype(op->getResult(0).getType());
   return Call(b, op).i32(dtype).i32(none).returning("kilnSeqNew", handleType(op));
 }

@@ -30,13 +30,6 @@ using namespace kiln::rt;
 
 namespace {
 
-int64_t product(const int64_t *Dims, int32_t Begin, int32_t End) {
-  int64_t N = 1;
-  for (int32_t D = Begin; D < End; ++D)
-    N *= Dims[D];
-  return N;
-}
-
 /// A new element of DType and Shape with room for its data.
 std::shared_ptr<SeqElement> newElement(int32_t DType,
                                        std::vector<int64_t> Shape) {

@@ -83,6 +83,14 @@ inline bool checkDense(SeqRun &Run, int64_t Node, const char *Fn, int32_t DType,
   return false;
 }
 
+/// The product of Dims[Begin..End).
+inline int64_t product(const int64_t *Dims, int32_t Begin, int32_t End) {
+  int64_t N = 1;
+  for (int32_t D = Begin; D < End; ++D)
+    N *= Dims[D];
+  return N;
+}
+
 } // namespace kiln::rt
 
 #endif // KILN_RUNTIME_RUNCALL_H

@@ -70,13 +70,6 @@ bool sameShape(const std::vector<int64_t> &Shape, const int64_t *Dims,
          std::equal(Shape.begin(), Shape.end(), Dims);
 }
 
-int64_t product(const int64_t *Dims, int32_t Begin, int32_t End) {
-  int64_t N = 1;
-  for (int32_t D = Begin; D < End; ++D)
-    N *= Dims[D];
-  return N;
-}
-
 /// Whether a sequence may hold DType; false once recorded.
 bool checkSeqDType(SeqRun &Run, int64_t Node, const char *Fn, int32_t DType) {
   std::string Problem = seqDTypeProblem(DType);
