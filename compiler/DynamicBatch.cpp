@@ -67,8 +67,11 @@ FailureOr<std::optional<std::string>> findBatchSymbol(ModuleOp module) {
                 << "input \"" << d.input << "\" dimension " << d.axis << " ("
                 << (d.symbol == kUnnamedDim.str() ? "unnamed"
                                                   : "\"" + d.symbol + "\"")
-                << ") is symbolic: pin it with --input-shape " << d.input
-                << "=d0,d1,...; ";
+                << ") is symbolic: pin it with --input-shape " << d.input << "=d0,d1,...";
+    if (d.symbol != kUnnamedDim.str())
+      diag << " or compile it for the sizes it will run at with --dim-values " << d.symbol
+           << "=V1,V2,...";
+    diag << "; ";
     if (batch)
       diag << "kiln resolves only the batch dimension ("
            << (*batch == kUnnamedDim.str() ? "the unnamed first dimension"

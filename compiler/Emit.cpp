@@ -112,8 +112,8 @@ namespace {
 /// Builds the descriptor globals of model_abi.h in `m`.
 class DescriptorBuilder {
 public:
-  DescriptorBuilder(llvm::Module &m, const ModelSignature &sig)
-      : m(m), ctx(m.getContext()), sig(sig), b(ctx) {
+  DescriptorBuilder(llvm::Module &m, const std::string &modelName)
+      : m(m), ctx(m.getContext()), modelName(modelName), b(ctx) {
     ptrTy = llvm::PointerType::get(ctx, 0);
     i32 = llvm::Type::getInt32Ty(ctx);
     i64 = llvm::Type::getInt64Ty(ctx);
@@ -121,7 +121,8 @@ public:
     partitionTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, i32, ptrTy}, "kiln_partition_info");
     modelTy = llvm::StructType::create(
         ctx, {i32, ptrTy, ptrTy, i32, ptrTy, i32, ptrTy, i64, i64, i32, ptrTy,
-              i32, i32, ptrTy, i64, i32, ptrTy, ptrTy, ptrTy, i32, ptrTy, i64, ptrTy, ptrTy},
+              i32, i32, ptrTy, i64, i32, ptrTy, ptrTy, ptrTy, i32, ptrTy, i64, ptrTy, ptrTy,
+              i32, ptrTy, i32, ptrTy},
         "kiln_model_info");
   }
 
@@ -161,7 +162,7 @@ public:
   /// One partition record for a variant whose partitions run inline in its
   /// entry: named after them, with the first non-CPU provider if any.
   llvm::Constant *partitionsFor(const ModelSignature &variant, llvm::Function *entry,
-                                const std::string &tag) {
+                                const std::string &prefix) {
     std::string provider = "cpu", names;
     int64_t totalOps = 0;
     for (const auto &p : variant.partitions) {
@@ -172,7 +173,6 @@ public:
     }
     if (names.empty())
       names = "cpu_0";
-    std::string prefix = "__kiln_" + sig.name + "_" + tag;
     std::vector<llvm::Constant *> parts = {llvm::ConstantStruct::get(
         partitionTy, {str(names, prefix + "pname"), str(provider, prefix + "pprov"),
                       llvm::ConstantInt::get(i32, totalOps), entry})};
@@ -181,58 +181,114 @@ public:
         prefix + "partitions");
   }
 
-  llvm::LogicalResult build(uint64_t arenaSize, uint64_t arenaAlign,
-                            const ModelSignature *fallback, uint64_t fallbackArena,
-                            const ModelSignature *deviceIO, uint64_t deviceIOArena,
-                            uint32_t flags) {
+  /// The kiln_model_info of one compiled shape; `tag` keeps the globals of
+  /// shape variants apart.
+  llvm::Constant *shapeInfo(const CompiledShape &shape, uint32_t flags, const std::string &tag) {
+    const ModelSignature &sig = *shape.signature;
+    auto arenaOf = [](ModuleOp mod) -> uint64_t {
+      if (!mod)
+        return 0;
+      if (auto a = mod->getAttrOfType<IntegerAttr>("kiln.arena_size"))
+        return a.getInt();
+      return 0;
+    };
     llvm::Function *entry = wrapEntry(sig);
-    llvm::Function *fallbackEntry = fallback ? wrapEntry(*fallback) : nullptr;
-    llvm::Function *deviceIOEntry = deviceIO ? wrapEntry(*deviceIO) : nullptr;
-    if (!entry || (fallback && !fallbackEntry) || (deviceIO && !deviceIOEntry))
-      return llvm::failure();
-    llvm::Constant *partArray = partitionsFor(sig, entry, "");
-    llvm::Constant *fallbackArray = fallback
-                                        ? partitionsFor(*fallback, fallbackEntry, "fb_")
-                                        : llvm::ConstantPointerNull::get(ptrTy);
-    llvm::Constant *deviceIOArray = deviceIO
-                                        ? partitionsFor(*deviceIO, deviceIOEntry, "dio_")
-                                        : llvm::ConstantPointerNull::get(ptrTy);
-    std::string prefix = "__kiln_" + sig.name + "_";
+    llvm::Function *fallbackEntry =
+        shape.fallbackSignature ? wrapEntry(*shape.fallbackSignature) : nullptr;
+    llvm::Function *deviceIOEntry =
+        shape.deviceIOSignature ? wrapEntry(*shape.deviceIOSignature) : nullptr;
+    if (!entry || (shape.fallbackSignature && !fallbackEntry) ||
+        (shape.deviceIOSignature && !deviceIOEntry))
+      return nullptr;
+    std::string prefix = "__kiln_" + modelName + "_" + tag;
+    Parts parts;
+    parts.count = 1;
+    parts.array = partitionsFor(sig, entry, prefix);
+    parts.arena = arenaOf(shape.module);
+    if (fallbackEntry) {
+      parts.fallbackCount = 1;
+      parts.fallback = partitionsFor(*shape.fallbackSignature, fallbackEntry, prefix + "fb_");
+      parts.fallbackArena = arenaOf(shape.fallback);
+      parts.required = KILN_PROVIDER_CUDA;
+    }
+    if (deviceIOEntry) {
+      parts.deviceIOCount = 1;
+      parts.deviceIO = partitionsFor(*shape.deviceIOSignature, deviceIOEntry, prefix + "dio_");
+      parts.deviceIOArena = arenaOf(shape.deviceIO);
+    }
+    return info(sig, parts, flags, prefix, {});
+  }
+
+  /// The kiln_model_info callers see of a model compiled once per shape.
+  llvm::Constant *variantsInfo(const ModelSignature &top, ArrayRef<llvm::Constant *> variants,
+                               uint32_t flags) {
+    return info(top, Parts(), flags | KILN_MODEL_SHAPE_VARIANTS, "__kiln_" + modelName + "_",
+                variants);
+  }
+
+  /// `kiln_model_<name>()` and its fixed-name alias, returning `model`.
+  void getter(llvm::Constant *model) {
+    auto *getterTy = llvm::FunctionType::get(ptrTy, {}, false);
+    auto *fn = llvm::Function::Create(getterTy, llvm::GlobalValue::ExternalLinkage,
+                                      "kiln_model_" + modelName, m);
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+    b.CreateRet(model);
+    // The fixed-name alias lets a generic loader dlsym any model library;
+    // weak so that apps may link several models statically.
+    llvm::GlobalAlias::create(getterTy, 0, llvm::GlobalValue::WeakAnyLinkage,
+                              KILN_MODEL_ENTRY_SYMBOL, fn, &m);
+  }
+
+private:
+  /// The partition lists of one info; all empty for a shape-variant model.
+  struct Parts {
+    int32_t count = 0, fallbackCount = 0, deviceIOCount = 0;
+    llvm::Constant *array = nullptr, *fallback = nullptr, *deviceIO = nullptr;
+    uint64_t arena = 0, fallbackArena = 0, deviceIOArena = 0;
+    uint32_t required = 0;
+  };
+
+  llvm::Constant *info(const ModelSignature &sig, const Parts &parts, uint32_t flags,
+                       const std::string &prefix, ArrayRef<llvm::Constant *> variants) {
+    auto orNull = [&](llvm::Constant *c) { return c ? c : llvm::ConstantPointerNull::get(ptrTy); };
     llvm::Constant *inputs = tensorArray(sig.inputs, prefix + "in");
     llvm::Constant *outputs = tensorArray(sig.outputs, prefix + "out");
+    bool batch = !sig.batchSymbol.empty();
+    llvm::Constant *variantArray = nullptr, *dimNames = nullptr;
+    if (!variants.empty()) {
+      variantArray = global(
+          llvm::ConstantArray::get(llvm::ArrayType::get(ptrTy, variants.size()), variants),
+          prefix + "variants");
+      std::vector<llvm::Constant *> names;
+      for (const std::string &n : sig.dimNames)
+        names.push_back(str(n, prefix + "dim_" + n));
+      dimNames = global(llvm::ConstantArray::get(llvm::ArrayType::get(ptrTy, names.size()), names),
+                        prefix + "dim_names");
+    }
     llvm::Constant *model = llvm::ConstantStruct::get(
         modelTy,
         {llvm::ConstantInt::get(i32, KILN_ABI_VERSION), str(sig.name, prefix + "name"),
          str("kiln 0.1.0", prefix + "producer"),
          llvm::ConstantInt::get(i32, sig.inputs.size()), inputs,
          llvm::ConstantInt::get(i32, sig.outputs.size()), outputs,
-         llvm::ConstantInt::get(i64, arenaSize), llvm::ConstantInt::get(i64, arenaAlign),
-         llvm::ConstantInt::get(i32, 1), partArray,
-         llvm::ConstantInt::get(i32, fallback ? KILN_PROVIDER_CUDA : 0),
-         llvm::ConstantInt::get(i32, fallback ? 1 : 0), fallbackArray,
-         llvm::ConstantInt::get(i64, fallbackArena),
-         llvm::ConstantInt::get(i32, flags | (sig.batchSymbol.empty() ? 0 : KILN_MODEL_DYNAMIC_BATCH)),
-         batchAxes(sig.inputs, prefix + "in_batch"), batchAxes(sig.outputs, prefix + "out_batch"),
-         sig.batchSymbol.empty() ? llvm::ConstantPointerNull::get(ptrTy)
-                                 : str(sig.batchSymbol, prefix + "batch"),
-         llvm::ConstantInt::get(i32, deviceIO ? 1 : 0), deviceIOArray,
-         llvm::ConstantInt::get(i64, deviceIOArena), kinds(sig.inputs, prefix + "in_kinds"),
-         kinds(sig.outputs, prefix + "out_kinds")});
-    llvm::Constant *modelGlobal = global(model, prefix + "model");
-
-    auto *getterTy = llvm::FunctionType::get(ptrTy, {}, false);
-    auto *getter = llvm::Function::Create(getterTy, llvm::GlobalValue::ExternalLinkage,
-                                          "kiln_model_" + sig.name, m);
-    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", getter));
-    b.CreateRet(modelGlobal);
-    // The fixed-name alias lets a generic loader dlsym any model library;
-    // weak so that apps may link several models statically.
-    llvm::GlobalAlias::create(getterTy, 0, llvm::GlobalValue::WeakAnyLinkage,
-                              KILN_MODEL_ENTRY_SYMBOL, getter, &m);
-    return llvm::success();
+         llvm::ConstantInt::get(i64, parts.arena), llvm::ConstantInt::get(i64, 64),
+         llvm::ConstantInt::get(i32, parts.count), orNull(parts.array),
+         llvm::ConstantInt::get(i32, parts.required),
+         llvm::ConstantInt::get(i32, parts.fallbackCount), orNull(parts.fallback),
+         llvm::ConstantInt::get(i64, parts.fallbackArena),
+         llvm::ConstantInt::get(i32, flags | (batch ? KILN_MODEL_DYNAMIC_BATCH : 0)),
+         batchAxes(sig, sig.inputs, prefix + "in_batch"),
+         batchAxes(sig, sig.outputs, prefix + "out_batch"),
+         batch ? str(sig.batchSymbol, prefix + "batch") : llvm::ConstantPointerNull::get(ptrTy),
+         llvm::ConstantInt::get(i32, parts.deviceIOCount), orNull(parts.deviceIO),
+         llvm::ConstantInt::get(i64, parts.deviceIOArena), kinds(sig.inputs, prefix + "in_kinds"),
+         kinds(sig.outputs, prefix + "out_kinds"),
+         llvm::ConstantInt::get(i32, variants.size()), orNull(variantArray),
+         llvm::ConstantInt::get(i32, variants.empty() ? 0 : sig.dimNames.size()),
+         orNull(dimNames)});
+    return global(model, prefix + "model");
   }
 
-private:
   llvm::Constant *global(llvm::Constant *init, const std::string &name) {
     return new llvm::GlobalVariable(m, init->getType(), /*isConstant=*/true,
                                     llvm::GlobalValue::PrivateLinkage, init, name);
@@ -241,7 +297,7 @@ private:
     return global(llvm::ConstantDataArray::getString(ctx, s), name);
   }
   /// One batch axis per tensor (-1: none); NULL for a static model.
-  llvm::Constant *batchAxes(const std::vector<TensorSignature> &ts,
+  llvm::Constant *batchAxes(const ModelSignature &sig, const std::vector<TensorSignature> &ts,
                             const std::string &name) {
     if (sig.batchSymbol.empty() || ts.empty())
       return llvm::ConstantPointerNull::get(ptrTy);
@@ -282,7 +338,7 @@ private:
 
   llvm::Module &m;
   llvm::LLVMContext &ctx;
-  const ModelSignature &sig;
+  std::string modelName;
   llvm::IRBuilder<> b;
   llvm::PointerType *ptrTy;
   llvm::Type *i32, *i64;
@@ -342,8 +398,8 @@ void optimize(llvm::Module &m, llvm::TargetMachine *tm) {
 
 } // namespace
 
-std::optional<std::string> emitObject(ModuleOp module, const ModelSignature &sig,
-                                      const ExtraVariants &extra,
+std::optional<std::string> emitObject(ArrayRef<CompiledShape> shapes,
+                                      const ModelSignature &top,
                                       const EmitOptions &options,
                                       llvm::raw_ostream *printLlvm) {
   std::string triple;
@@ -351,50 +407,48 @@ std::optional<std::string> emitObject(ModuleOp module, const ModelSignature &sig
   if (!tm)
     return std::nullopt;
   llvm::LLVMContext llctx;
-  auto translate = [&](ModuleOp m) {
-    auto llmod = translateModuleToLLVMIR(m, llctx, sig.name);
-    if (!llmod)
-      m.emitError("translation to LLVM IR failed");
-    else {
-      llmod->setTargetTriple(triple);
-      llmod->setDataLayout(tm->createDataLayout());
+  std::unique_ptr<llvm::Module> llmod;
+  for (const CompiledShape &shape : shapes)
+    for (ModuleOp variant : {shape.module, shape.fallback, shape.deviceIO}) {
+      if (!variant)
+        continue;
+      auto other = translateModuleToLLVMIR(variant, llctx, top.name);
+      if (!other) {
+        variant.emitError("translation to LLVM IR failed");
+        return std::nullopt;
+      }
+      other->setTargetTriple(triple);
+      other->setDataLayout(tm->createDataLayout());
+      if (!llmod) {
+        llmod = std::move(other);
+        continue;
+      }
+      // Private globals of the variants (weights) are renamed on clash.
+      if (llvm::Linker::linkModules(*llmod, std::move(other))) {
+        llvm::errs() << "kiln: internal error: cannot link a model variant\n";
+        return std::nullopt;
+      }
     }
-    return llmod;
-  };
-  auto arenaOf = [](ModuleOp m) -> uint64_t {
-    if (auto a = m->getAttrOfType<IntegerAttr>("kiln.arena_size"))
-      return a.getInt();
-    return 0;
-  };
-  auto llmod = translate(module);
-  if (!llmod)
-    return std::nullopt;
-  for (ModuleOp variant : {extra.fallback, extra.deviceIO}) {
-    if (!variant)
-      continue;
-    auto other = translate(variant);
-    // Private globals of the variants (weights) are renamed on clash.
-    if (!other || llvm::Linker::linkModules(*llmod, std::move(other))) {
-      llvm::errs() << "kiln: internal error: cannot link a model variant\n";
-      return std::nullopt;
-    }
-  }
   // Nothing compares the addresses of weights: marking private constants
   // unnamed_addr lets LLVM's constant merging keep one copy of each weight
-  // shared by the CUDA and CPU variants.
+  // shared by the CUDA and CPU variants and by all shape variants.
   for (llvm::GlobalVariable &g : llmod->globals())
     if (g.isConstant() && g.hasLocalLinkage())
       g.setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
-  auto hasChecks = [](ModuleOp m) { return m->hasAttr("kiln.checks"); };
-  uint32_t flags = (hasChecks(module) ? KILN_MODEL_CHECKS : 0) |
-                   (extra.fallback && hasChecks(extra.fallback) ? KILN_MODEL_FALLBACK_CHECKS : 0) |
-                   (extra.deviceIO && hasChecks(extra.deviceIO) ? KILN_MODEL_DEVICE_IO_CHECKS : 0);
-  DescriptorBuilder descriptor(*llmod, sig);
-  if (failed(descriptor.build(arenaOf(module), 64, extra.fallbackSignature,
-                              extra.fallback ? arenaOf(extra.fallback) : 0,
-                              extra.deviceIOSignature,
-                              extra.deviceIO ? arenaOf(extra.deviceIO) : 0, flags)))
-    return std::nullopt;
+  auto hasChecks = [](ModuleOp m) { return m && m->hasAttr("kiln.checks"); };
+  DescriptorBuilder descriptor(*llmod, top.name);
+  std::vector<llvm::Constant *> infos;
+  for (auto [index, shape] : llvm::enumerate(shapes)) {
+    uint32_t flags = (hasChecks(shape.module) ? KILN_MODEL_CHECKS : 0) |
+                     (hasChecks(shape.fallback) ? KILN_MODEL_FALLBACK_CHECKS : 0) |
+                     (hasChecks(shape.deviceIO) ? KILN_MODEL_DEVICE_IO_CHECKS : 0);
+    llvm::Constant *info =
+        descriptor.shapeInfo(shape, flags, shapes.size() > 1 ? "v" + std::to_string(index) + "_" : "");
+    if (!info)
+      return std::nullopt;
+    infos.push_back(info);
+  }
+  descriptor.getter(shapes.size() > 1 ? descriptor.variantsInfo(top, infos, 0) : infos.front());
   if (llvm::verifyModule(*llmod, &llvm::errs())) {
     llvm::errs() << "kiln: internal error: invalid LLVM IR\n";
     return std::nullopt;

@@ -21,6 +21,13 @@ struct TensorSignature {
   /// elements (unranked: no shape; -1 for an unknown dimension).
   int kind = 0;
   bool ranked = true;
+  /// A shape-variant model's dimensions (-1 in `shape`): dimension d is
+  /// `scale * dimNames[symbol] + offset`, or unknown when symbol is -1.
+  struct SymbolicDim {
+    int symbol = -1;
+    int64_t scale = 1, offset = 0;
+  };
+  std::vector<SymbolicDim> symbolic;
 };
 
 struct PartitionSignature {
@@ -36,6 +43,8 @@ struct ModelSignature {
   std::vector<PartitionSignature> partitions;
   /// The batch dimension's symbol when the batch is resolved at run time.
   std::string batchSymbol;
+  /// Symbolic dimensions compiled once per listed value (--dim-values).
+  std::vector<std::string> dimNames;
 };
 
 struct EmitOptions {
@@ -48,21 +57,25 @@ mlir::LogicalResult captureSignature(mlir::ModuleOp module, llvm::StringRef name
                                      llvm::StringRef entrySuffix,
                                      ModelSignature &signature);
 
-/// Translates the LLVM-dialect module, adds the C-ABI descriptor and
-/// partition entry points, optimizes and returns an object file. With
-/// `printLlvm`, prints the optimized LLVM IR there instead.
-/// A model whose primary variant needs CUDA also carries its CPU-only
-/// variant (`fallback`) and its device-resident I/O variant (`deviceIO`);
-/// all land in one object.
-struct ExtraVariants {
+/// One compiled shape of the model. A model whose primary variant needs
+/// CUDA also carries its CPU-only variant (`fallback`) and its
+/// device-resident I/O variant (`deviceIO`).
+struct CompiledShape {
+  mlir::ModuleOp module;
+  const ModelSignature *signature = nullptr;
   mlir::ModuleOp fallback;
   const ModelSignature *fallbackSignature = nullptr;
   mlir::ModuleOp deviceIO;
   const ModelSignature *deviceIOSignature = nullptr;
 };
-std::optional<std::string> emitObject(mlir::ModuleOp module,
-                                      const ModelSignature &signature,
-                                      const ExtraVariants &extra,
+
+/// Translates the LLVM-dialect modules, adds the C-ABI descriptor and
+/// partition entry points, optimizes and returns one object file. With
+/// `printLlvm`, prints the optimized LLVM IR there instead. With more than
+/// one shape, `top` (see mergeSignatures) describes the model and each
+/// shape becomes one of its KILN_MODEL_SHAPE_VARIANTS.
+std::optional<std::string> emitObject(llvm::ArrayRef<CompiledShape> shapes,
+                                      const ModelSignature &top,
                                       const EmitOptions &options,
                                       llvm::raw_ostream *printLlvm);
 

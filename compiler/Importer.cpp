@@ -158,6 +158,11 @@ Type Importer::importType(const pb::TypeProto &type, StringRef what,
       dims.push_back(d.dim_value());
       continue;
     }
+    if (d.has_dim_param())
+      if (auto it = options.dimValues.find(d.dim_param()); it != options.dimValues.end()) {
+        dims.push_back(it->second);
+        continue;
+      }
     bool isBatch = options.batchSize > 0 &&
                    (d.has_dim_param() && !d.dim_param().empty()
                         ? d.dim_param() == options.batchSymbol

@@ -21,6 +21,9 @@ struct ImportOptions {
   /// size.
   std::string batchSymbol;
   int64_t batchSize = 0;
+  /// Dimensions named by these symbols (dim_param) get the value, wherever
+  /// the model declares them (one shape variant of --dim-values).
+  llvm::StringMap<int64_t> dimValues;
 };
 
 /// How `onnx.dim_params` names a symbolic dimension without a dim_param.

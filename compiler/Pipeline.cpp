@@ -3,6 +3,7 @@
 #include "providers/cuda/Cuda.h"
 #include "compiler/DynamicBatch.h"
 #include "compiler/Emit.h"
+#include "compiler/ShapeVariants.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "passes/Passes.h"
@@ -330,192 +331,262 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     ModelSignature signature;
   };
   bool printed = false;
-  // The first import tells whether an input keeps a symbolic batch; then
-  // two probe compiles check that it can be resolved at run time, and the
-  // model is compiled for one sample.
-  ImportOptions importOptions = options.import;
   OwningOpRef<ModuleOp> firstImport;
-  std::optional<BatchPlan> batchPlan;
   {
     progress.stage("importing " + options.inputPath);
     TimingScope importTiming = timing.nest("Import");
-    firstImport = importOnnxFile(ctx, options.inputPath, importOptions);
+    firstImport = importOnnxFile(ctx, options.inputPath, options.import);
     if (!firstImport)
       return 1;
   }
-  auto batchSymbol = findBatchSymbol(*firstImport);
-  if (failed(batchSymbol))
-    return 1;
-  if (*batchSymbol) {
-    const std::string &symbol = **batchSymbol;
-    progress.stage("checking that the batch dimension (" +
-                   (symbol == kUnnamedDim ? std::string("unnamed") : "\"" + symbol + "\"") +
-                   ") splits per sample");
-    auto probe = [&](int64_t size) -> OwningOpRef<ModuleOp> {
-      ImportOptions probeOptions = options.import;
-      probeOptions.batchSymbol = symbol;
-      probeOptions.batchSize = size;
-      OwningOpRef<ModuleOp> m = importOnnxFile(ctx, options.inputPath, probeOptions);
-      if (!m || failed(runPipeline(*m, std::string(kOptimizePipeline) + "," + kGraphPipeline,
-                                   timing, passManagers))) {
-        breakProgressLine();
-        llvm::errs() << "kiln: note: this error came from compiling the model with its batch "
-                        "dimension set to "
-                     << size
-                     << ", which kiln does to resolve the batch at run time; the model may "
-                        "only work at a fixed batch: pin it with --input-shape\n";
-        return {};
-      }
-      return m;
-    };
-    // Two sizes unlikely to equal a model's own dimensions.
-    constexpr int64_t kProbeA = 5, kProbeB = 7;
-    OwningOpRef<ModuleOp> a = probe(kProbeA);
-    OwningOpRef<ModuleOp> b = a ? probe(kProbeB) : nullptr;
-    if (!a || !b)
+  // Symbolic dimensions listed with --dim-values: one shape variant per
+  // combination of their values.
+  std::vector<std::vector<int64_t>> combinations = dimCombinations(options.dimValues);
+  bool shapeVariants = !options.dimValues.empty();
+  if (shapeVariants) {
+    if (failed(checkDimSymbols(*firstImport, options.dimValues)))
       return 1;
-    auto plan = analyzeBatch(*a, *b, kProbeA, kProbeB);
-    if (failed(plan))
+    constexpr size_t kMaxShapeVariants = 64;
+    if (combinations.size() > kMaxShapeVariants) {
+      breakProgressLine();
+      llvm::errs() << "kiln: error: --dim-values asks for " << combinations.size()
+                   << " shape variants; kiln compiles at most " << kMaxShapeVariants
+                   << " (each is a full compile)\n";
       return 1;
-    plan->symbol = symbol;
-    batchPlan = *plan;
-    importOptions.batchSymbol = symbol;
-    importOptions.batchSize = 1;
+    }
     firstImport = {};
   }
 
-  auto lowerVariant = [&](ArrayRef<std::string> providerList, StringRef suffix,
-                          bool primary, bool deviceIO = false) -> std::optional<Variant> {
-    auto stop = [&](EmitKind kind, ModuleOp m) {
-      if (!primary || options.emit != kind)
-        return false;
-      m.print(os);
-      printed = true;
-      return true;
-    };
-    std::string label = primary ? "" : deviceIO ? " (device I/O)" : " (CPU fallback)";
-    OwningOpRef<ModuleOp> module = std::move(firstImport);
-    if (!module) {
-      progress.stage("importing " + options.inputPath + label);
+  // The model compiled for one combination: its batch resolved at run
+  // time when an input keeps one (two probe compiles check that it splits
+  // per sample), then lowered for the user's providers, and for a CUDA
+  // build also for the CPU alone and with device-resident I/O.
+  struct Shape {
+    std::optional<Variant> primary, fallback, deviceIO;
+    std::optional<BatchPlan> batchPlan;
+  };
+  auto compileShape = [&](size_t index) -> std::optional<Shape> {
+    ArrayRef<int64_t> combination = combinations[index];
+    bool first = index == 0;
+    Shape shape;
+    ImportOptions importOptions = options.import;
+    importOptions.dimValues = pinsOf(options.dimValues, combination);
+    std::string tag = shapeVariants
+                          ? " [" + describeCombination(options.dimValues, combination) + "]"
+                          : "";
+    if (!firstImport) {
+      progress.stage("importing " + options.inputPath + tag);
       TimingScope importTiming = timing.nest("Import");
-      module = importOnnxFile(ctx, options.inputPath, importOptions);
-      if (!module)
+      firstImport = importOnnxFile(ctx, options.inputPath, importOptions);
+      if (!firstImport)
         return std::nullopt;
     }
-    progress.finish();
-    if (batchPlan)
-      annotateBatch(*module, *batchPlan);
-    if (primary && options.showProgress && options.emit == EmitKind::Library)
-      llvm::errs() << "kiln: " << countGraphOps(*module) << " nodes\n";
-    if (stop(EmitKind::Onnx, *module))
-      return Variant{std::move(module), {}};
-    auto run = [&](StringRef pipeline) { return runPipeline(*module, pipeline, timing, passManagers); };
-
-    size_t nodesIn = countGraphOps(*module);
-    if (options.optLevel > 0) {
-      progress.stage("optimizing the graph" + label);
-      if (failed(run(kOptimizePipeline)))
-        return std::nullopt;
-    }
-    size_t nodesOut = countGraphOps(*module);
-    if (stop(EmitKind::OnnxOpt, *module))
-      return Variant{std::move(module), {}};
-    progress.stage("shape inference and partitioning" + label);
-    std::string providers = llvm::join(providerList, ",");
-    std::string partition = "kiln-partition{providers=" + providers +
-                            " min-device-elements=" +
-                            std::to_string(options.minDeviceElements);
-    if (!options.providerAssignment.empty())
-      partition += " assignment=" + options.providerAssignment;
-    if (failed(run(std::string(kGraphPipeline) + "," + partition + "}")))
+    auto batchSymbol = findBatchSymbol(*firstImport);
+    if (failed(batchSymbol))
       return std::nullopt;
-    if (stop(EmitKind::Kiln, *module))
-      return Variant{std::move(module), {}};
-
-    // Before lowering, which makes unsigned types signless.
-    Variant v;
-    if (failed(captureSignature(*module, name, suffix, v.signature)))
-      return std::nullopt;
-    progress.stage("lowering partitions" + label);
-    if (failed(run("kiln-lower-partitions,kiln-fuse-elementwise,func.func(canonicalize,cse)")))
-      return std::nullopt;
-    if (stop(EmitKind::Linalg, *module))
-      return Variant{std::move(module), {}};
-    progress.stage("bufferizing and planning memory" + label);
-    bool cuda = llvm::is_contained(providerList, "cuda");
-    if (failed(run(std::string(kBufferizePipeline) +
-                   (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}" : ",kiln-cuda-offload" : "") +
-                   (cuda && options.cudaEmulate ? ",kiln-cuda-emulate,func.func(canonicalize,cse)" : "") +
-                   ",kiln-cpu-vectorize-contractions,kiln-plan-memory,kiln-lower-runtime-calls")))
-      return std::nullopt;
-    if (cuda && !options.cudaEmulate) {
-      progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")" + label);
-      if (failed(run(gpuPipeline(options.cudaArch))))
-        return std::nullopt;
-      bool unmapped = false;
-      module->walk([&](Operation *op) {
-        if (op->hasAttr(kDeviceLoopAttr) && !unmapped) {
-          op->emitError("internal error: a CUDA loop nest was not mapped to a kernel");
-          unmapped = true;
+    if (*batchSymbol) {
+      const std::string &symbol = **batchSymbol;
+      progress.stage("checking that the batch dimension (" +
+                     (symbol == kUnnamedDim ? std::string("unnamed") : "\"" + symbol + "\"") +
+                     ") splits per sample" + tag);
+      auto probe = [&](int64_t size) -> OwningOpRef<ModuleOp> {
+        ImportOptions probeOptions = importOptions;
+        probeOptions.batchSymbol = symbol;
+        probeOptions.batchSize = size;
+        OwningOpRef<ModuleOp> m = importOnnxFile(ctx, options.inputPath, probeOptions);
+        if (!m || failed(runPipeline(*m, std::string(kOptimizePipeline) + "," + kGraphPipeline,
+                                     timing, passManagers))) {
+          breakProgressLine();
+          llvm::errs() << "kiln: note: this error came from compiling the model with its batch "
+                          "dimension set to "
+                       << size
+                       << ", which kiln does to resolve the batch at run time; the model may "
+                          "only work at a fixed batch: pin it with --input-shape\n";
+          return {};
         }
-      });
-      if (unmapped)
+        return m;
+      };
+      // Two sizes unlikely to equal a model's own dimensions.
+      constexpr int64_t kProbeA = 5, kProbeB = 7;
+      OwningOpRef<ModuleOp> a = probe(kProbeA);
+      OwningOpRef<ModuleOp> b = a ? probe(kProbeB) : nullptr;
+      if (!a || !b)
         return std::nullopt;
-      if (primary && options.emit == EmitKind::Ptx) {
-        printPtx(*module, os);
+      auto plan = analyzeBatch(*a, *b, kProbeA, kProbeB);
+      if (failed(plan))
+        return std::nullopt;
+      plan->symbol = symbol;
+      shape.batchPlan = *plan;
+      importOptions.batchSymbol = symbol;
+      importOptions.batchSize = 1;
+      firstImport = {};
+    }
+    std::string variantSuffix = shapeVariants ? "_v" + std::to_string(index) : "";
+    auto lowerVariant = [&](ArrayRef<std::string> providerList, StringRef suffix,
+                            bool primary, bool deviceIO = false) -> std::optional<Variant> {
+      auto stop = [&](EmitKind kind, ModuleOp m) {
+        if (!primary || !first || options.emit != kind)
+          return false;
+        m.print(os);
         printed = true;
-        return Variant{std::move(module), {}};
+        return true;
+      };
+      std::string label = (primary ? "" : deviceIO ? " (device I/O)" : " (CPU fallback)") + tag;
+      OwningOpRef<ModuleOp> module = std::move(firstImport);
+      if (!module) {
+        progress.stage("importing " + options.inputPath + label);
+        TimingScope importTiming = timing.nest("Import");
+        module = importOnnxFile(ctx, options.inputPath, importOptions);
+        if (!module)
+          return std::nullopt;
       }
-    }
-    progress.stage("lowering to LLVM" + label);
-    // Vector ops left by kiln-cpu-vectorize-contractions go to LLVM first.
-    if (failed(run(std::string("kiln-approximate-math,kiln-flatten-constants,func.func(convert-linalg-to-loops),kiln-outline-loops,convert-vector-to-llvm,") +
-                   kToLlvmPipeline)))
-      return std::nullopt;
-    if (primary && options.report) {
       progress.finish();
-      printReport(*module, options.inputPath, nodesIn, nodesOut, llvm::errs());
-      if (batchPlan)
-        printBatchReport(*batchPlan, v.signature, llvm::errs());
+      if (shape.batchPlan)
+        annotateBatch(*module, *shape.batchPlan);
+      if (primary && first && options.showProgress && options.emit == EmitKind::Library)
+        llvm::errs() << "kiln: " << countGraphOps(*module) << " nodes\n";
+      if (stop(EmitKind::Onnx, *module))
+        return Variant{std::move(module), {}};
+      auto run = [&](StringRef pipeline) { return runPipeline(*module, pipeline, timing, passManagers); };
+
+      size_t nodesIn = countGraphOps(*module);
+      if (options.optLevel > 0) {
+        progress.stage("optimizing the graph" + label);
+        if (failed(run(kOptimizePipeline)))
+          return std::nullopt;
+      }
+      size_t nodesOut = countGraphOps(*module);
+      if (stop(EmitKind::OnnxOpt, *module))
+        return Variant{std::move(module), {}};
+      progress.stage("shape inference and partitioning" + label);
+      std::string providers = llvm::join(providerList, ",");
+      std::string partition = "kiln-partition{providers=" + providers +
+                              " min-device-elements=" +
+                              std::to_string(options.minDeviceElements);
+      if (!options.providerAssignment.empty())
+        partition += " assignment=" + options.providerAssignment;
+      if (failed(run(std::string(kGraphPipeline) + "," + partition + "}")))
+        return std::nullopt;
+      if (stop(EmitKind::Kiln, *module))
+        return Variant{std::move(module), {}};
+
+      // Before lowering, which makes unsigned types signless.
+      Variant v;
+      if (failed(captureSignature(*module, name, variantSuffix + suffix.str(), v.signature)))
+        return std::nullopt;
+      progress.stage("lowering partitions" + label);
+      if (failed(run("kiln-lower-partitions,kiln-fuse-elementwise,func.func(canonicalize,cse)")))
+        return std::nullopt;
+      if (stop(EmitKind::Linalg, *module))
+        return Variant{std::move(module), {}};
+      progress.stage("bufferizing and planning memory" + label);
+      bool cuda = llvm::is_contained(providerList, "cuda");
+      if (failed(run(std::string(kBufferizePipeline) +
+                     (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}" : ",kiln-cuda-offload" : "") +
+                     (cuda && options.cudaEmulate ? ",kiln-cuda-emulate,func.func(canonicalize,cse)" : "") +
+                     ",kiln-cpu-vectorize-contractions,kiln-plan-memory,kiln-lower-runtime-calls")))
+        return std::nullopt;
+      if (cuda && !options.cudaEmulate) {
+        progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")" + label);
+        if (failed(run(gpuPipeline(options.cudaArch))))
+          return std::nullopt;
+        bool unmapped = false;
+        module->walk([&](Operation *op) {
+          if (op->hasAttr(kDeviceLoopAttr) && !unmapped) {
+            op->emitError("internal error: a CUDA loop nest was not mapped to a kernel");
+            unmapped = true;
+          }
+        });
+        if (unmapped)
+          return std::nullopt;
+        if (primary && first && options.emit == EmitKind::Ptx) {
+          printPtx(*module, os);
+          printed = true;
+          return Variant{std::move(module), {}};
+        }
+      }
+      progress.stage("lowering to LLVM" + label);
+      // Vector ops left by kiln-cpu-vectorize-contractions go to LLVM first.
+      if (failed(run(std::string("kiln-approximate-math,kiln-flatten-constants,func.func(convert-linalg-to-loops),kiln-outline-loops,convert-vector-to-llvm,") +
+                     kToLlvmPipeline)))
+        return std::nullopt;
+      if (primary && options.report) {
+        progress.finish();
+        if (shapeVariants)
+          llvm::errs() << "kiln: report: shape variant" << tag << "\n";
+        printReport(*module, options.inputPath, nodesIn, nodesOut, llvm::errs());
+        if (shape.batchPlan)
+          printBatchReport(*shape.batchPlan, v.signature, llvm::errs());
+      }
+      if (stop(EmitKind::LlvmMlir, *module))
+        return Variant{std::move(module), {}};
+      v.module = std::move(module);
+      return v;
+    };
+
+    shape.primary = lowerVariant(options.providers, "", /*primary=*/true);
+    if (!shape.primary || printed)
+      return shape.primary ? std::optional<Shape>(std::move(shape)) : std::nullopt;
+    // A model with device code carries a CPU-only copy, chosen at session
+    // creation when there is no CUDA driver or device, and one whose inputs
+    // and outputs stay in device memory.
+    if (hasGpuCode(*shape.primary->module)) {
+      shape.fallback = lowerVariant({"cpu"}, "_cpu", /*primary=*/false);
+      if (!shape.fallback)
+        return std::nullopt;
+      shape.deviceIO = lowerVariant(options.providers, "_dio", /*primary=*/false, /*deviceIO=*/true);
+      if (!shape.deviceIO)
+        return std::nullopt;
     }
-    if (stop(EmitKind::LlvmMlir, *module))
-      return Variant{std::move(module), {}};
-    v.module = std::move(module);
-    return v;
+    return shape;
   };
 
-  auto primary = lowerVariant(options.providers, "", /*primary=*/true);
-  if (!primary)
-    return 1;
-  if (printed)
-    return 0;
-  // A model with device code carries a CPU-only copy, chosen at session
-  // creation when there is no CUDA driver or device, and one whose inputs
-  // and outputs stay in device memory.
-  std::optional<Variant> fallback, deviceIO;
-  if (hasGpuCode(*primary->module)) {
-    fallback = lowerVariant({"cpu"}, "_cpu", /*primary=*/false);
-    if (!fallback)
+  std::vector<Shape> shapes;
+  for (size_t index = 0; index < combinations.size(); ++index) {
+    auto shape = compileShape(index);
+    if (!shape) {
+      if (shapeVariants) {
+        breakProgressLine();
+        llvm::errs() << "kiln: note: in the shape variant "
+                     << describeCombination(options.dimValues, combinations[index])
+                     << " (--dim-values)\n";
+      }
       return 1;
-    deviceIO = lowerVariant(options.providers, "_dio", /*primary=*/false, /*deviceIO=*/true);
-    if (!deviceIO)
+    }
+    if (printed)
+      return 0;
+    shapes.push_back(std::move(*shape));
+  }
+
+  std::vector<CompiledShape> compiled;
+  SmallVector<const ModelSignature *> signatures;
+  for (Shape &s : shapes) {
+    CompiledShape c;
+    c.module = s.primary->module.get();
+    c.signature = &s.primary->signature;
+    if (s.fallback) {
+      c.fallback = s.fallback->module.get();
+      c.fallbackSignature = &s.fallback->signature;
+    }
+    if (s.deviceIO) {
+      c.deviceIO = s.deviceIO->module.get();
+      c.deviceIOSignature = &s.deviceIO->signature;
+    }
+    compiled.push_back(c);
+    signatures.push_back(c.signature);
+  }
+  ModelSignature top = *signatures.front();
+  if (shapeVariants) {
+    if (failed(checkSameInterface(signatures, options.dimValues, combinations)))
       return 1;
+    top = mergeSignatures(signatures, options.dimValues, combinations);
   }
 
   progress.stage("generating machine code");
   EmitOptions emitOptions;
   emitOptions.targetCpu = options.targetCpu;
   TimingScope codegenTiming = timing.nest("LLVM codegen");
-  ExtraVariants extra;
-  if (fallback) {
-    extra.fallback = fallback->module.get();
-    extra.fallbackSignature = &fallback->signature;
-  }
-  if (deviceIO) {
-    extra.deviceIO = deviceIO->module.get();
-    extra.deviceIOSignature = &deviceIO->signature;
-  }
-  auto object = emitObject(*primary->module, primary->signature, extra, emitOptions,
+  auto object = emitObject(compiled, top, emitOptions,
                            options.emit == EmitKind::Llvm ? &os : nullptr);
   codegenTiming.stop();
   if (!object)
@@ -528,7 +599,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
   }
 
   progress.stage("writing " + options.outputPrefix + ".{o,h,a,so}");
-  if (failed(writeArtifacts(*object, primary->signature, options.outputPrefix,
+  if (failed(writeArtifacts(*object, top, options.outputPrefix,
                             options.buildSharedLibrary)))
     return 1;
   progress.finish();

@@ -3,6 +3,7 @@
 #define KILN_COMPILER_PIPELINE_H
 
 #include "compiler/Importer.h"
+#include "compiler/ShapeVariants.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 #include <string>
@@ -29,6 +30,9 @@ struct CompileOptions {
   int64_t minDeviceElements = 256;
   EmitKind emit = EmitKind::Library;
   ImportOptions import;
+  /// Symbolic dimensions compiled once per listed value; the runtime picks
+  /// the variant for each run's input shapes.
+  std::vector<DimValues> dimValues;
   bool showProgress = true;
   bool buildSharedLibrary = true;
   /// 0: no graph optimizer; 1 and up: constant folding, cleanups, fusions.

@@ -8,15 +8,16 @@
 #include "SequenceOps.h"
 #include "TextOps.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <new>
 #include <string>
-#include <deque>
 #include <vector>
 
 using kiln::rt::fail;
@@ -68,6 +69,11 @@ struct kiln_session {
   kiln_profile_callback Profiler = nullptr;
   void *ProfilerUser = nullptr;
   std::string Error;
+  // A model with shape variants runs none of its own: one session per
+  // compiled variant, variant 0's made at create (so that its provider and
+  // arena errors show there), the others on first use with Options.
+  std::vector<kiln_session *> Variants;
+  kiln_session_options Options{};
 };
 
 // Keeps MgpuShims.o (the mgpu* symbols compiled models call) in every
@@ -122,15 +128,20 @@ const char *kindName(int32_t Kind) {
   }
 }
 
+/// "[1,?,64]": "?" for an unknown (-1) dimension.
+std::string shapeText(const int64_t *Shape, int32_t Rank) {
+  std::string S = "[";
+  for (int32_t D = 0; D < Rank; ++D)
+    S += (D ? "," : "") +
+         (Shape[D] < 0 ? std::string("?") : std::to_string(Shape[D]));
+  return S + "]";
+}
+
 /// The element shape of a sequence/optional value, "?" where unknown.
 std::string elementShape(const kiln_tensor_info &Info) {
   if (Info.rank < 0)
     return "of any shape";
-  std::string S = "[";
-  for (int32_t D = 0; D < Info.rank; ++D)
-    S += (D ? "," : "") +
-         (Info.shape[D] < 0 ? std::string("?") : std::to_string(Info.shape[D]));
-  return S + "]";
+  return shapeText(Info.shape, Info.rank);
 }
 
 /// Checks the element description of a sequence/optional value; what the
@@ -151,9 +162,12 @@ kiln_status checkValueInfo(const kiln_tensor_info &Info,
   return KILN_OK;
 }
 
-/// Checks one model tensor description and returns its size in bytes.
+/// Checks one model tensor description and returns its size in bytes (0
+/// with a Symbolic (-1) dimension, which only a shape-variants model's own
+/// info has: it never binds buffers).
 kiln_status checkInfo(const kiln_tensor_info &Info, int32_t ValueKind,
-                      const char *Kind, int32_t Index, uint64_t &Bytes) {
+                      const char *Kind, int32_t Index, bool Symbolic,
+                      uint64_t &Bytes) {
   std::string Label =
       std::string("model ") + Kind + " #" + std::to_string(Index);
   if (!Info.name)
@@ -178,8 +192,13 @@ kiln_status checkInfo(const kiln_tensor_info &Info, int32_t ValueKind,
   if (Info.rank < 0 || (Info.rank > 0 && !Info.shape))
     return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " has an invalid shape");
   uint64_t N = ElemSize;
+  bool HasSymbolic = false;
   for (int32_t D = 0; D < Info.rank; ++D) {
     int64_t Dim = Info.shape[D];
+    if (Symbolic && Dim == -1) {
+      HasSymbolic = true;
+      continue;
+    }
     if (Dim < 0)
       return fail(KILN_ERROR_INVALID_ARGUMENT,
                   Label + " has a dynamic or negative dim: " +
@@ -189,13 +208,17 @@ kiln_status checkInfo(const kiln_tensor_info &Info, int32_t ValueKind,
       return fail(KILN_ERROR_INVALID_ARGUMENT, Label + " is too large");
     N *= static_cast<uint64_t>(Dim);
   }
-  Bytes = N;
+  Bytes = HasSymbolic ? 0 : N;
   return KILN_OK;
 }
 
 bool isAbi2(const kiln_model_info &M) { return M.abi_version >= 2; }
 uint32_t flagsOf(const kiln_model_info &M) {
   return M.abi_version >= 3 ? M.flags : 0;
+}
+
+bool hasShapeVariants(const kiln_model_info &M) {
+  return M.abi_version >= 7 && (M.flags & KILN_MODEL_SHAPE_VARIANTS);
 }
 
 int32_t batchAxisOf(const kiln_model_info &M, bool IsOutput, int32_t I) {
@@ -218,10 +241,12 @@ int32_t matchTensor(const kiln_tensor_info *Infos, int32_t NumInfos,
   return -1;
 }
 
-/// Dimension D of tensor I at batch size Batch.
+/// Dimension D of tensor I at batch size Batch (-1 when symbolic).
 int64_t dimAt(const kiln_model_info &M, bool IsOutput, int32_t I, int32_t D,
               int64_t Batch) {
   const kiln_tensor_info &Info = (IsOutput ? M.outputs : M.inputs)[I];
+  if (Info.shape[D] < 0)
+    return -1;
   return Info.shape[D] * (D == batchAxisOf(M, IsOutput, I) ? Batch : 1);
 }
 
@@ -236,8 +261,9 @@ kiln_status resolveBatch(const kiln_model_info &M, const kiln_tensor *Given,
       continue;
     int32_t Axis = batchAxisOf(M, false, Index);
     const kiln_tensor_info &Info = M.inputs[Index];
-    // A wrong rank is reported when the inputs are bound.
-    if (Axis < 0 || T.rank != Info.rank || !T.shape)
+    // A wrong rank is reported when the inputs are bound; an unknown
+    // per-sample extent (an unchecked info) decides nothing.
+    if (Axis < 0 || T.rank != Info.rank || !T.shape || Info.shape[Axis] <= 0)
       continue;
     int64_t PerSample = Info.shape[Axis], Dim = T.shape[Axis];
     if (Dim < 0 || Dim % PerSample != 0)
@@ -332,6 +358,217 @@ kiln_status selectProvider(const kiln_model_info &M,
   return KILN_OK;
 }
 
+kiln_status checkModel(const kiln_model_info &M, kiln_session &S);
+
+kiln_status malformed(const std::string &What) {
+  return fail(KILN_ERROR_INVALID_ARGUMENT, "malformed model info: " + What);
+}
+
+/// The variants of a shape-variants model are whole models that agree with
+/// its info on everything but its symbolic (-1) dimensions.
+kiln_status checkShapeVariants(const kiln_model_info &M) {
+  if (M.num_partitions != 0 || M.num_fallback_partitions != 0 ||
+      M.num_device_io_partitions != 0)
+    return malformed("a model with shape variants has partitions of its own");
+  if (M.num_shape_variants < 1 || !M.shape_variants)
+    return malformed("shape variant count is " +
+                     std::to_string(M.num_shape_variants) +
+                     " or the array is missing");
+  if (M.num_dim_names < 0 || (M.num_dim_names > 0 && !M.dim_names))
+    return malformed("dimension name count is negative or the array is "
+                     "missing");
+  for (int32_t I = 0; I < M.num_shape_variants; ++I) {
+    const kiln_model_info *V = M.shape_variants[I];
+    std::string Label = "shape variant " + std::to_string(I);
+    if (!V)
+      return malformed(Label + " is NULL");
+    if (V->abi_version != M.abi_version)
+      return malformed(Label + " has ABI version " +
+                       std::to_string(V->abi_version) + ", the model " +
+                       std::to_string(M.abi_version));
+    if (V->flags & KILN_MODEL_SHAPE_VARIANTS)
+      return malformed(Label + " has shape variants itself");
+    if ((V->flags ^ M.flags) & KILN_MODEL_DYNAMIC_BATCH)
+      return malformed(Label + " and the model disagree on the dynamic batch");
+    if (V->num_inputs != M.num_inputs || V->num_outputs != M.num_outputs)
+      return malformed(Label + " has " + std::to_string(V->num_inputs) +
+                       " inputs and " + std::to_string(V->num_outputs) +
+                       " outputs, the model " + std::to_string(M.num_inputs) +
+                       " and " + std::to_string(M.num_outputs));
+    // The variant is what a run executes: check it whole now rather than
+    // at the run that first selects it.
+    kiln_session Scratch;
+    if (kiln_status St = checkModel(*V, Scratch))
+      return fail(St, Label + ": " + kiln_last_error());
+    for (int Out = 0; Out < 2; ++Out)
+      for (int32_t J = 0; J < (Out ? M.num_outputs : M.num_inputs); ++J) {
+        const kiln_tensor_info &Want = (Out ? M.outputs : M.inputs)[J];
+        const kiln_tensor_info &Got = (Out ? V->outputs : V->inputs)[J];
+        std::string What = Label + (Out ? " output " : " input ");
+        if (std::strcmp(Want.name, Got.name) != 0)
+          return malformed(What + "#" + std::to_string(J) + " is " +
+                           quoted(Got.name) + ", the model's " +
+                           quoted(Want.name));
+        What += quoted(Got.name);
+        if (Got.dtype != Want.dtype)
+          return malformed(What + " has dtype " + kiln_dtype_name(Got.dtype) +
+                           ", the model's " + kiln_dtype_name(Want.dtype));
+        if (kindOf(*V, Out, J) != kindOf(M, Out, J))
+          return malformed(What + " is " + kindName(kindOf(*V, Out, J)) +
+                           ", the model's " + kindName(kindOf(M, Out, J)));
+        if (batchAxisOf(*V, Out, J) != batchAxisOf(M, Out, J))
+          return malformed(What + " has batch axis " +
+                           std::to_string(batchAxisOf(*V, Out, J)) +
+                           ", the model's " +
+                           std::to_string(batchAxisOf(M, Out, J)));
+        if (Got.rank != Want.rank)
+          return malformed(What + " has rank " + std::to_string(Got.rank) +
+                           ", the model's " + std::to_string(Want.rank));
+        for (int32_t D = 0; D < Want.rank; ++D)
+          if (Want.shape[D] != -1 && Got.shape[D] != Want.shape[D])
+            return malformed(What + " has shape " +
+                             shapeText(Got.shape, Got.rank) + ", the model's " +
+                             shapeText(Want.shape, Want.rank));
+      }
+  }
+  return KILN_OK;
+}
+
+/// Whether caller tensor T fits input Index of variant V: its rank and
+/// dims, any multiple of the per-sample extent on a batch axis. Sequence
+/// and optional inputs fit any variant.
+bool fitsVariant(const kiln_model_info &V, int32_t Index,
+                 const kiln_tensor &T) {
+  if (kindOf(V, false, Index) != KILN_VALUE_TENSOR)
+    return true;
+  const kiln_tensor_info &Info = V.inputs[Index];
+  if (T.rank != Info.rank || (T.rank > 0 && !T.shape))
+    return false;
+  int32_t Axis = batchAxisOf(V, false, Index);
+  for (int32_t D = 0; D < T.rank; ++D) {
+    int64_t Want = Info.shape[D], Dim = T.shape[D];
+    if (D == Axis ? Want <= 0 || Dim < 0 || Dim % Want != 0 : Dim != Want)
+      return false;
+  }
+  return true;
+}
+
+/// Input Index's compiled shape in variant V: the batch axis (if any) as
+/// the batch's name.
+std::string variantShape(const kiln_model_info &V, int32_t Index) {
+  const kiln_tensor_info &Info = V.inputs[Index];
+  int32_t Axis = batchAxisOf(V, false, Index);
+  std::string S = "[";
+  for (int32_t D = 0; D < Info.rank; ++D) {
+    S += D ? "," : "";
+    if (D != Axis) {
+      S += std::to_string(Info.shape[D]);
+      continue;
+    }
+    std::string Batch = V.batch_name ? V.batch_name : "N";
+    S += Info.shape[D] == 1 ? Batch
+                            : std::to_string(Info.shape[D]) + "*" + Batch;
+  }
+  return S + "]";
+}
+
+/// "(symbolic dimensions: seq, len; kiln compile --dim-values)"
+std::string dimNamesNote(const kiln_model_info &M) {
+  std::string Names;
+  for (int32_t J = 0; J < M.num_dim_names; ++J)
+    Names +=
+        (J ? ", " : "") + std::string(M.dim_names[J] ? M.dim_names[J] : "?");
+  return "(" + (Names.empty() ? "" : "symbolic dimensions: " + Names + "; ") +
+         "kiln compile --dim-values)";
+}
+
+/// The variant of shape-variants model M that runs Given (see
+/// kiln_model_select); SHAPE_MISMATCH naming what matched nothing.
+kiln_status selectVariant(const kiln_model_info &M, const kiln_tensor *Given,
+                          int32_t NumGiven, int32_t &Selected) {
+  Selected = -1;
+  if (M.num_shape_variants < 1 || !M.shape_variants)
+    return malformed("shape variant count is " +
+                     std::to_string(M.num_shape_variants) +
+                     " or the array is missing");
+  for (int32_t I = 0; I < M.num_shape_variants; ++I) {
+    const kiln_model_info *V = M.shape_variants[I];
+    if (!V || V->num_inputs != M.num_inputs ||
+        (V->num_inputs > 0 && !V->inputs))
+      return malformed("shape variant " + std::to_string(I) +
+                       " is NULL or has other inputs than the model");
+  }
+  // Caller tensors in model order (the first of each name; bind() reports
+  // unknown and repeated ones).
+  std::vector<const kiln_tensor *> ByInput(M.num_inputs, nullptr);
+  for (int32_t I = 0; Given && I < NumGiven; ++I) {
+    int32_t Index = matchTensor(M.inputs, M.num_inputs, Given[I], I);
+    if (Index >= 0 && !ByInput[Index])
+      ByInput[Index] = &Given[I];
+  }
+  auto Fits = [&](int32_t Variant, int32_t Index) {
+    return !ByInput[Index] ||
+           fitsVariant(*M.shape_variants[Variant], Index, *ByInput[Index]);
+  };
+  for (int32_t I = 0; I < M.num_shape_variants; ++I) {
+    bool All = true;
+    for (int32_t J = 0; All && J < M.num_inputs; ++J)
+      All = Fits(I, J);
+    if (All) {
+      Selected = I;
+      return KILN_OK;
+    }
+  }
+  auto GivenShape = [&](int32_t J) {
+    const kiln_tensor &T = *ByInput[J];
+    return T.rank < 0 ? std::string("of rank ") + std::to_string(T.rank)
+                      : formatShape(T.shape, T.rank);
+  };
+  // The first input that no variant takes, with the shapes it could have.
+  for (int32_t J = 0; J < M.num_inputs; ++J) {
+    bool Any = false;
+    for (int32_t I = 0; !Any && I < M.num_shape_variants; ++I)
+      Any = Fits(I, J);
+    if (Any)
+      continue;
+    std::vector<std::string> Shapes;
+    for (int32_t I = 0; I < M.num_shape_variants; ++I) {
+      std::string S = variantShape(*M.shape_variants[I], J);
+      if (std::find(Shapes.begin(), Shapes.end(), S) == Shapes.end())
+        Shapes.push_back(S);
+    }
+    std::string List;
+    for (size_t K = 0; K < Shapes.size(); ++K)
+      List += (K == 0                   ? ""
+               : K + 1 == Shapes.size() ? " or "
+                                        : ", ") +
+              Shapes[K];
+    return fail(KILN_ERROR_SHAPE_MISMATCH, "input " + quoted(M.inputs[J].name) +
+                                               " has shape " + GivenShape(J) +
+                                               "; the model was compiled for " +
+                                               List + " " + dimNamesNote(M));
+  }
+  // Each input fits some variant, but no one variant fits them all.
+  auto Tensors = [&](auto &&ShapeOf) {
+    std::string S;
+    for (int32_t J = 0; J < M.num_inputs; ++J)
+      if (ByInput[J] && kindOf(M, false, J) == KILN_VALUE_TENSOR)
+        S += (S.empty() ? "" : ", ") + std::string(M.inputs[J].name) + " " +
+             ShapeOf(J);
+    return S;
+  };
+  std::string Compiled;
+  for (int32_t I = 0; I < M.num_shape_variants; ++I)
+    Compiled += (I ? "; " : "") + Tensors([&](int32_t J) {
+                  return variantShape(*M.shape_variants[I], J);
+                });
+  return fail(KILN_ERROR_SHAPE_MISMATCH,
+              "the input shapes (" + Tensors(GivenShape) +
+                  ") are a combination that was not compiled; the model "
+                  "was compiled for: " +
+                  Compiled + " " + dimNamesNote(M));
+}
+
 kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
   if (M.abi_version < 1 || M.abi_version > KILN_ABI_VERSION)
     return fail(KILN_ERROR_ABI_MISMATCH,
@@ -349,16 +586,17 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
   S.OutputBytes.resize(M.num_outputs);
   S.InputKinds.resize(M.num_inputs);
   S.OutputKinds.resize(M.num_outputs);
+  bool Symbolic = hasShapeVariants(M);
   for (int32_t I = 0; I < M.num_inputs; ++I) {
     S.InputKinds[I] = kindOf(M, false, I);
     if (kiln_status St = checkInfo(M.inputs[I], S.InputKinds[I], "input", I,
-                                   S.InputBytes[I]))
+                                   Symbolic, S.InputBytes[I]))
       return St;
   }
   for (int32_t I = 0; I < M.num_outputs; ++I) {
     S.OutputKinds[I] = kindOf(M, true, I);
-    if (kiln_status St = checkInfo(M.outputs[I], S.OutputKinds[I], "output",
-                                   I, S.OutputBytes[I]))
+    if (kiln_status St = checkInfo(M.outputs[I], S.OutputKinds[I], "output", I,
+                                   Symbolic, S.OutputBytes[I]))
       return St;
   }
   for (const std::vector<int32_t> *Kinds : {&S.InputKinds, &S.OutputKinds})
@@ -393,6 +631,8 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
                                          M.num_device_io_partitions,
                                          "device I/O partition"))
       return St;
+  if (Symbolic)
+    return checkShapeVariants(M);
   return KILN_OK;
 }
 
@@ -738,6 +978,65 @@ kiln_status runOnce(kiln_session &S) {
 kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumInputs,
                        kiln_tensor *Outputs, int32_t NumOutputs);
 
+/// The session of shape variant I, created on first use.
+kiln_status variantSession(kiln_session &S, int32_t I, kiln_session *&Out) {
+  if (!S.Variants[I]) {
+    kiln_session *V = nullptr;
+    if (kiln_status St = kiln_session_create_with_options(
+            S.Model->shape_variants[I], &S.Options, &V))
+      return fail(St, "shape variant " + std::to_string(I) + ": " +
+                          kiln_last_error());
+    S.Variants[I] = V;
+  }
+  Out = S.Variants[I];
+  return KILN_OK;
+}
+
+/// Creates variant 0's session, whose provider the model's session reports.
+kiln_status createVariants(kiln_session &S, const kiln_session_options &Opts) {
+  S.Options = Opts;
+  S.Variants.assign(S.Model->num_shape_variants, nullptr);
+  kiln_session *First = nullptr;
+  if (kiln_status St = variantSession(S, 0, First))
+    return St;
+  S.Provider = First->Provider;
+  S.ProviderNote = First->ProviderNote;
+  S.UsesCuda = First->UsesCuda;
+  S.HasDeviceIO = First->HasDeviceIO;
+  return KILN_OK;
+}
+
+/// Runs the variant of a shape-variants model that the inputs select.
+kiln_status runVariant(kiln_session &S, const kiln_tensor *Inputs,
+                       int32_t NumInputs, kiln_tensor *Outputs,
+                       int32_t NumOutputs, bool Device) {
+  try {
+    const kiln_model_info &M = *S.Model;
+    int32_t Index = 0;
+    kiln_status St = KILN_OK;
+    // A wrong input count or a NULL array: variant 0 reports it as any
+    // session does.
+    if (NumInputs == M.num_inputs && (Inputs || NumInputs == 0))
+      St = selectVariant(M, Inputs, NumInputs, Index);
+    kiln_session *V = nullptr;
+    if (St == KILN_OK)
+      St = variantSession(S, Index, V);
+    if (St == KILN_OK) {
+      V->Profiler = S.Profiler;
+      V->ProfilerUser = S.ProfilerUser;
+      St = Device ? kiln_session_run_device(V, Inputs, NumInputs, Outputs,
+                                            NumOutputs)
+                  : kiln_session_run(V, Inputs, NumInputs, Outputs, NumOutputs);
+    }
+    if (St != KILN_OK)
+      S.Error = kiln_last_error();
+    return St;
+  } catch (const std::bad_alloc &) {
+    S.Error = "out of memory";
+    return fail(KILN_ERROR_OUT_OF_MEMORY, S.Error);
+  }
+}
+
 /// Runs the per-sample partitions once per sample, each on its slice of the
 /// batched inputs and outputs (samples are contiguous).
 kiln_status runBatch(kiln_session &S, int64_t Batch) {
@@ -799,6 +1098,30 @@ void kiln_model_shape_at(const kiln_model_info *Model, int32_t IsOutput,
     Shape[D] = dimAt(*Model, IsOutput != 0, Index, D, Batch);
 }
 
+kiln_status kiln_model_select(const kiln_model_info *Model,
+                              const kiln_tensor *Inputs, int32_t NumInputs,
+                              const kiln_model_info **Variant) {
+  if (!Model || !Variant)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "model info or variant is NULL");
+  *Variant = nullptr;
+  if (NumInputs < 0 || (NumInputs > 0 && !Inputs))
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "input count is negative or the input array is NULL");
+  if (!hasShapeVariants(*Model)) {
+    *Variant = Model;
+    return KILN_OK;
+  }
+  try {
+    int32_t Index = 0;
+    if (kiln_status St = selectVariant(*Model, Inputs, NumInputs, Index))
+      return St;
+    *Variant = Model->shape_variants[Index];
+    return KILN_OK;
+  } catch (const std::bad_alloc &) {
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+}
+
 kiln_status kiln_session_create(const kiln_model_info *Model,
                                 kiln_session **Out) {
   return kiln_session_create_with_options(Model, nullptr, Out);
@@ -817,6 +1140,15 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
     S->Model = Model;
     kiln_session_options Defaults{};
     kiln_status St = checkModel(*Model, *S);
+    if (St == KILN_OK && hasShapeVariants(*Model)) {
+      St = createVariants(*S, Opts ? *Opts : Defaults);
+      if (St != KILN_OK) {
+        kiln_session_destroy(S);
+        return St;
+      }
+      *Out = S;
+      return KILN_OK;
+    }
     if (St == KILN_OK)
       St = selectProvider(*Model, Opts ? *Opts : Defaults, *S);
     if (St == KILN_OK)
@@ -844,6 +1176,8 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
 void kiln_session_destroy(kiln_session *S) {
   if (!S)
     return;
+  for (kiln_session *V : S->Variants)
+    kiln_session_destroy(V);
   for (Variant *V : {&S->Main, &S->DeviceIO}) {
     kiln::rt::cuda::releaseDeviceMemory(V->Device); // unpins the arena first
     std::free(V->Arena);
@@ -860,6 +1194,8 @@ kiln_status kiln_session_run(kiln_session *S, const kiln_tensor *Inputs,
                              int32_t NumOutputs) {
   if (!S)
     return fail(KILN_ERROR_INVALID_ARGUMENT, "session is NULL");
+  if (!S->Variants.empty())
+    return runVariant(*S, Inputs, NumInputs, Outputs, NumOutputs, false);
   S->Active = &S->Main;
   return runSession(S, Inputs, NumInputs, Outputs, NumOutputs);
 }
@@ -888,6 +1224,8 @@ kiln_status kiln_session_run_device(kiln_session *S, const kiln_tensor *Inputs,
                "which live in host memory; use kiln_session_run";
     return fail(KILN_ERROR_PROVIDER, S->Error);
   }
+  if (!S->Variants.empty())
+    return runVariant(*S, Inputs, NumInputs, Outputs, NumOutputs, true);
   S->Active = &S->DeviceIO;
   kiln_status St = runSession(S, Inputs, NumInputs, Outputs, NumOutputs);
   S->Active = &S->Main;

@@ -18,6 +18,13 @@ and each of them again as NAME_dynbatch, whose batch dimension is symbolic
                 MultiheadAttention works sequence-first: the batch is
                 interleaved by reshapes ([S, B*H, D], [S*B, E])
 
+and, with a symbolic sequence length too ("batch", "seq": compiled with
+kiln compile --dim-values seq=...):
+
+  gpt_tiny_dynseq           gpt_tiny (its causal mask and positions are
+                sliced to the sequence length at run time)
+  transformer_enc_dynseq    the encoder above, batch first
+
   /usr/bin/python3 test/models/export_models.py OUT_DIR
 """
 import os
@@ -187,8 +194,31 @@ def export_transformer_encoder(out):
     print(f"wrote {path}")
 
 
+def export_dynseq(out):
+    torch.manual_seed(1)
+    gpt = GptTiny()
+    layer = nn.TransformerEncoderLayer(64, 4, 128, batch_first=True, dropout=0.0)
+    enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    enc.train()
+    for model, example, name, inputs, outputs in (
+            (gpt, torch.randint(0, 100, (1, 16)), "gpt_tiny_dynseq", ["input_ids"], ["logits"]),
+            (enc, torch.randn(1, 10, 64), "transformer_enc_dynseq", ["x"], ["y"])):
+        path = os.path.join(out, f"{name}.onnx")
+        axes = {n: {0: "batch", 1: "seq"} for n in inputs + outputs}
+        with torch.no_grad():
+            torch.onnx.export(model, example, path, opset_version=17, input_names=inputs,
+                              output_names=outputs, dynamic_axes=axes,
+                              training=torch.onnx.TrainingMode.PRESERVE,
+                              do_constant_folding=False)
+        print(f"wrote {path}")
+
+
 def main():
     out = sys.argv[1]
+    if len(sys.argv) > 2 and sys.argv[2] == "--dynseq-only":
+        os.makedirs(out, exist_ok=True)
+        export_dynseq(out)
+        return
     os.makedirs(out, exist_ok=True)
     mob = MobileNetDw()
     for m in mob.modules():  # non-trivial BatchNorm statistics
@@ -200,6 +230,7 @@ def main():
     export(LstmTiny(), torch.randn(1, 12, 8), "lstm_tiny", out, ["sequence"], ["scores"])
     export(LlamaTiny(), torch.randn(1, 16, 64), "llama_tiny", out, ["hidden"], ["out"])
     export_transformer_encoder(out)
+    export_dynseq(out)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ def main():
     ap.add_argument("--atol", default="1e-4")
     ap.add_argument("--rtol", default="0")
     ap.add_argument("--providers", default="cpu")
+    ap.add_argument("--kiln-flag", action="append", default=[],
+                    help="an extra kiln compile flag (repeatable)")
     args = ap.parse_args()
 
     model = os.path.join(args.model_dir, "model.onnx")
@@ -28,13 +30,15 @@ def main():
     name = os.path.basename(os.path.normpath(args.model_dir))
     prefix = os.path.join(args.out, name)
     os.makedirs(args.out, exist_ok=True)
-    cmd = [args.kiln, "compile", model, "-o", prefix, f"--providers={args.providers}"]
+    cmd = [args.kiln, "compile", model, "-o", prefix, f"--providers={args.providers}",
+           *args.kiln_flag]
     print("+", " ".join(cmd), flush=True)
     if subprocess.call(cmd) != 0:
         return 1
     lib = os.path.join(args.out, f"lib{name}.so")
     # Every data set, with one compiled library (a model whose batch is
-    # resolved at run time has one per batch size).
+    # resolved at run time has one per batch size; one compiled per
+    # sequence length, one per length).
     sets = sorted(d for d in os.listdir(args.model_dir) if d.startswith("test_data_set_"))
     if not sets:
         print(f"error: no test_data_set_* in {args.model_dir}")

@@ -30,7 +30,8 @@ const kiln_model_info *addModel() {
       0,                0,     nullptr,     0,
       0,                nullptr, nullptr,   nullptr,
       0,                nullptr, 0,
-      nullptr,          nullptr};
+      nullptr,          nullptr, 0,         nullptr,
+      0,                nullptr};
   return &Info;
 }
 
@@ -66,7 +67,8 @@ const kiln_model_info *twoPartitionModel() {
       0,                0,     nullptr,     0,
       0,                nullptr, nullptr,   nullptr,
       0,                nullptr, 0,
-      nullptr,          nullptr};
+      nullptr,          nullptr, 0,         nullptr,
+      0,                nullptr};
   return &Info;
 }
 
@@ -93,7 +95,8 @@ const kiln_model_info *batchModel() {
   static const kiln_model_info Info = {
       KILN_ABI_VERSION, "scale_batch", "kiln test", 2, Inputs, 2, Outputs,
       0, 0, 1, Parts, 0, 0, nullptr, 0, KILN_MODEL_DYNAMIC_BATCH, InAxes,
-      OutAxes, "N", 0, nullptr, 0, nullptr, nullptr};
+      OutAxes, "N", 0, nullptr, 0, nullptr, nullptr,
+      0, nullptr, 0, nullptr};
   return &Info;
 }
 
@@ -129,7 +132,8 @@ const kiln_model_info *seqInsertModel() {
   static const kiln_model_info Info = {
       KILN_ABI_VERSION, "seq_insert", "kiln test", 3, Inputs, 2, Outputs,
       0, 0, 1, Parts, 0, 0, nullptr, 0, 0, nullptr, nullptr, nullptr, 0,
-      nullptr, 0, InKinds, OutKinds};
+      nullptr, 0, InKinds, OutKinds,
+      0, nullptr, 0, nullptr};
   return &Info;
 }
 
@@ -156,7 +160,8 @@ const kiln_model_info *optionalGetModel() {
   static const kiln_model_info Info = {
       KILN_ABI_VERSION, "opt_get", "kiln test", 1, Inputs, 2, Outputs,
       0, 0, 1, Parts, 0, 0, nullptr, 0, 0, nullptr, nullptr, nullptr, 0,
-      nullptr, 0, InKinds, OutKinds};
+      nullptr, 0, InKinds, OutKinds,
+      0, nullptr, 0, nullptr};
   return &Info;
 }
 
@@ -190,7 +195,8 @@ const kiln_model_info *dynamicModel() {
   static const kiln_model_info Info = {
       KILN_ABI_VERSION, "dynamic", "kiln test", 1, Inputs, 3, Outputs,
       0, 0, 1, Parts, 0, 0, nullptr, 0, 0, nullptr, nullptr, nullptr, 0,
-      nullptr, 0, nullptr, OutKinds};
+      nullptr, 0, nullptr, OutKinds,
+      0, nullptr, 0, nullptr};
   return &Info;
 }
 

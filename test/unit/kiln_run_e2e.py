@@ -38,6 +38,7 @@ class Ctx:
         self.fakecuda = args.fakecuda
         self.fakeseq = args.fakeseq
         self.fakedyn = args.fakedyn
+        self.fakevar = args.fakevar
         self.work = args.work
         shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.work)
@@ -503,6 +504,38 @@ def dyn_random(c):
                                   np.unique(x))
 
 
+# libfakevar: x float32[n] compiled for n = 2 and 4; y = cumsum(x), n.
+def var_dispatch(c):
+    x = np.array([1, 2, 3, 4], dtype=np.float32)
+    p = c.run("--input", "x=" + c.npy("x.npy", x), "--print", lib=c.fakevar)
+    expect_rc(p, 0)
+    expect_in("kiln-run: shape variant 1 (of 2 compiled; input shapes: "
+              "x [4])", p.stderr)
+    expect_in('output "y": float32 [4] = 1 3 6 10', p.stdout)
+    expect_in('output "n": int64 [1] = 4', p.stdout)
+    p = c.run("--input", "x=" + c.npy("x2.npy", x[:2]), "--print",
+              lib=c.fakevar)
+    expect_rc(p, 0)
+    expect_in("shape variant 0", p.stderr)
+    expect_in('output "y": float32 [2] = 1 3', p.stdout)
+
+
+def var_no_match(c):
+    x = np.zeros(3, dtype=np.float32)
+    p = c.run("--input", "x=" + c.npy("x.npy", x), lib=c.fakevar)
+    expect_error(p, 'input "x" has shape [3]; the model was compiled for [2] '
+                 "or [4] (symbolic dimensions: n; kiln compile --dim-values)")
+
+
+def var_random(c):
+    # Random inputs take the first compiled variant's shapes.
+    p = c.run("--print", lib=c.fakevar)
+    expect_rc(p, 0)
+    expect_in("pseudo-random", p.stderr)
+    expect_in("shape variant 0", p.stderr)
+    expect_in('output "n": int64 [1] = 2', p.stdout)
+
+
 SCENARIOS = {
     "help": help_, "npy_check_ok": npy_check_ok,
     "inputs_dir_by_name": inputs_dir_by_name, "output_dir": output_dir,
@@ -519,6 +552,8 @@ SCENARIOS = {
     "dyn_check_ok": dyn_check_ok, "dyn_mismatch": dyn_mismatch,
     "dyn_print": dyn_print, "dyn_output_dir": dyn_output_dir,
     "dyn_random": dyn_random,
+    "var_dispatch": var_dispatch, "var_no_match": var_no_match,
+    "var_random": var_random,
 }
 
 
@@ -530,6 +565,7 @@ def main():
     ap.add_argument("--fakecuda", required=True)
     ap.add_argument("--fakeseq", required=True)
     ap.add_argument("--fakedyn", required=True)
+    ap.add_argument("--fakevar", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("scenario", choices=sorted(SCENARIOS))
     args = ap.parse_args()

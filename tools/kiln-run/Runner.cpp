@@ -269,8 +269,14 @@ std::vector<HostValue> gatherInputs(const Options &Opts,
       throw Failure{"missing input " + quoteName(M.inputs[I].name) +
                     " (give --input " + M.inputs[I].name +
                     "=FILE.npy or --inputs-dir DIR)"};
+    // A model with shape variants has symbolic dims: random data takes the
+    // first compiled variant's shapes.
+    const kiln_model_info &Shapes =
+        M.abi_version >= 7 && (M.flags & KILN_MODEL_SHAPE_VARIANTS)
+            ? *M.shape_variants[0]
+            : M;
     Inputs.emplace_back();
-    Inputs.back().Tensor = tensorFor(M, false, I, Opts.Batch);
+    Inputs.back().Tensor = tensorFor(Shapes, false, I, Opts.Batch);
     fillPseudoRandom(Inputs.back().Tensor, static_cast<uint64_t>(I) + 1);
   }
   if (!Any && M.num_inputs > 0)
@@ -403,10 +409,31 @@ int run(const Options &Opts) {
       throw Failure{"input " + quoteName(V.name()) + ": " + Err};
     InViews.push_back(InSeqs[I].tensor(V.name().c_str()));
   }
-  // Outputs are sized for the batch the inputs carry (1 unless the model
-  // resolves its batch at run time).
+  // Outputs are sized for the compiled variant the input shapes select
+  // (the model itself unless it has shape variants) and the batch they
+  // carry (1 unless the model resolves its batch at run time).
+  const kiln_model_info *Selected = &M;
+  if (kiln_model_select(&M, InViews.data(),
+                        static_cast<int32_t>(InViews.size()),
+                        &Selected) != KILN_OK)
+    throw Failure{kiln_last_error()};
+  if (Selected != &M) {
+    int32_t K = 0;
+    while (K < M.num_shape_variants && M.shape_variants[K] != Selected)
+      ++K;
+    std::string Shapes;
+    for (size_t I = 0; I < Inputs.size(); ++I)
+      if (Inputs[I].isTensor())
+        Shapes += (Shapes.empty() ? "" : ", ") + Inputs[I].name() + " " +
+                  formatShape(Inputs[I].Tensor.Shape);
+    std::fprintf(stderr,
+                 "kiln-run: shape variant %d (of %d compiled; input shapes: "
+                 "%s)\n",
+                 K, M.num_shape_variants, Shapes.c_str());
+  }
   int64_t Batch = 1;
-  if (kiln_model_batch_size(&M, InViews.data(), static_cast<int32_t>(InViews.size()),
+  if (kiln_model_batch_size(Selected, InViews.data(),
+                            static_cast<int32_t>(InViews.size()),
                             &Batch) != KILN_OK)
     throw Failure{kiln_last_error()};
   if (M.abi_version >= 4 && (M.flags & KILN_MODEL_DYNAMIC_BATCH))
@@ -417,7 +444,7 @@ int run(const Options &Opts) {
     HostValue &V = Outputs[I];
     V.Kind = kiln_model_value_kind(&M, true, I);
     if (V.isTensor()) {
-      V.Tensor = tensorFor(M, true, I, Batch);
+      V.Tensor = tensorFor(*Selected, true, I, Batch);
     } else {
       V.setName(M.outputs[I].name);
       NewSequence(M.outputs[I].dtype, OutSeqs[I]);

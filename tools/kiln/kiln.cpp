@@ -69,6 +69,11 @@ static cl::opt<int64_t> minDeviceElements(
 static cl::list<std::string>
     inputShapes("input-shape", cl::desc("Pin an input's shape: NAME=d0,d1,... (repeatable; ? keeps a dimension, e.g. the batch, symbolic)"),
                 cl::value_desc("NAME=d0,d1,..."), cl::cat(kilnCategory));
+static cl::list<std::string> dimValues(
+    "dim-values",
+    cl::desc("Compile a symbolic dimension once per listed size: NAME=V1,V2,... or "
+             "NAME=LO..HI (repeatable; the runtime picks the variant for each run's shapes)"),
+    cl::cat(kilnCategory));
 static cl::opt<unsigned>
     optLevel("O", cl::Prefix,
              cl::desc("Graph optimization level: -O0 none, -O1/-O2 (default 2) fold "
@@ -175,6 +180,16 @@ int main(int argc, char **argv) {
       return 2;
     }
     options.import.inputShapes[name] = shape;
+  }
+
+  for (const std::string &spec : dimValues) {
+    kiln::DimValues d;
+    std::string error;
+    if (!kiln::parseDimValues(spec, d, error)) {
+      errs() << "kiln: error: " << error << "\n";
+      return 2;
+    }
+    options.dimValues.push_back(std::move(d));
   }
 
   mlir::DialectRegistry registry;

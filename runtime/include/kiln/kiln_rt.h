@@ -114,7 +114,10 @@ void kiln_session_destroy(kiln_session *session);
 const kiln_model_info *kiln_session_model(const kiln_session *session);
 /* A model with a dynamic batch (KILN_MODEL_DYNAMIC_BATCH) takes any batch
  * size n >= 0 on its batched inputs and writes n samples to its batched
- * outputs (see kiln_model_batch_size). */
+ * outputs (see kiln_model_batch_size). A model with shape variants runs
+ * the variant that kiln_model_select picks for the inputs (creating its
+ * session on first use, variant 0's at create); its outputs must have that
+ * variant's shapes. */
 /* On a "cuda" session, a CUDA failure inside the partitions (launch, copy,
  * allocation, kernel fault) returns KILN_ERROR_PROVIDER with the driver's
  * message; the outputs are then undefined. The session makes device 0's
@@ -170,9 +173,20 @@ kiln_status kiln_model_batch_size(const kiln_model_info *model,
 /* The shape of input/output `index` at batch size `batch` (rank entries
  * written to `shape`). For a sequence or optional value, the model's
  * element shape as is (-1: unknown; nothing when the rank is -1), and so
- * for a dynamic-shape output the shape that the model knows. */
+ * for a dynamic-shape output the shape that the model knows. -1 for a
+ * symbolic dimension of a model with shape variants (see
+ * kiln_model_select). */
 void kiln_model_shape_at(const kiln_model_info *model, int32_t is_output,
                          int32_t index, int64_t batch, int64_t *shape);
+/* Shape variants (KILN_MODEL_SHAPE_VARIANTS): the compiled variant of
+ * `model` that runs `inputs` (matched like kiln_session_run's), whose
+ * shapes are all static: size output buffers with kiln_model_shape_at
+ * on it. The model itself when it has no variants;
+ * KILN_ERROR_SHAPE_MISMATCH (kiln_last_error says why) when none
+ * matches. */
+kiln_status kiln_model_select(const kiln_model_info *model,
+                              const kiln_tensor *inputs, int32_t num_inputs,
+                              const kiln_model_info **variant);
 
 /* Message of the last failed call on this session, "" if none failed yet.
  * Not cleared by later successful calls. */

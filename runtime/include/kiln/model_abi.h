@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 6u
+#define KILN_ABI_VERSION 7u
 
 /* Element types use ONNX TensorProto.DataType numbers. */
 typedef enum kiln_dtype {
@@ -48,7 +48,8 @@ typedef struct kiln_tensor_info {
   const char *name;     /* graph input/output name */
   int32_t dtype;        /* kiln_dtype */
   int32_t rank;
-  const int64_t *shape; /* rank entries, all static */
+  const int64_t *shape; /* rank entries; -1 only for a dimension that a
+                           shape-variant model resolves at run time (ABI 7) */
 } kiln_tensor_info;
 
 /* A partition entry point. inputs/outputs hold one pointer per model
@@ -122,11 +123,26 @@ typedef struct kiln_model_info {
    * object once the run has succeeded. */
   const int32_t *input_kinds;
   const int32_t *output_kinds;
+  /* ABI 7. KILN_MODEL_SHAPE_VARIANTS: the model keeps symbolic dimensions
+   * other than its batch (a sequence length, an image size) and was
+   * compiled once per value the user listed (kiln compile --dim-values).
+   * This info is the model as callers see it: -1 for each such dimension
+   * in inputs/outputs, no partitions of its own (all partition counts 0,
+   * arena sizes 0). shape_variants[i] is a complete model info with those
+   * dimensions static and everything else (names, dtypes, kinds, ranks,
+   * batch axes, flags but this one) the same. A run uses the first variant
+   * whose input shapes match the caller's; dim_names[j] names symbolic
+   * dimension j (for messages), num_dim_names of them. */
+  int32_t num_shape_variants;
+  const struct kiln_model_info *const *shape_variants;
+  int32_t num_dim_names;
+  const char *const *dim_names;
 } kiln_model_info;
 #define KILN_MODEL_CHECKS 1u
 #define KILN_MODEL_FALLBACK_CHECKS 2u
 #define KILN_MODEL_DYNAMIC_BATCH 4u
 #define KILN_MODEL_DEVICE_IO_CHECKS 8u
+#define KILN_MODEL_SHAPE_VARIANTS 16u
 
 #define KILN_PROVIDER_CUDA 1u
 
