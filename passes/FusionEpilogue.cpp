@@ -1,7 +1,8 @@
 //===- FusionEpilogue.cpp - contraction epilogues -------------------------===//
 //
 // Marks work that the CPU lowering does in a contraction's epilogue:
-//  - Conv/MatMul/Gemm -> activation: the activation becomes the discardable
+//  - Conv/MatMul/Gemm -> activation (x * sigmoid(x) included, as "Swish"):
+//    the activation becomes the discardable
 //    attributes `kiln.activation = "<op>"` and `kiln.activation_params =
 //    [f32...]` on the producer (see providers/cpu/ContractionOps.cpp);
 //  - the residual Add of a Conv/MatMul/Gemm -> activation (ResNet blocks):
@@ -57,7 +58,7 @@ std::optional<std::pair<StringRef, SmallVector<float>>> activationOf(Operation *
   StringRef name = act->getName().getStringRef();
   if (!name.consume_front("onnx."))
     return std::nullopt;
-  if (name == "Relu" || name == "Sigmoid" || name == "HardSwish")
+  if (name == "Relu" || name == "Sigmoid" || name == "HardSwish" || name == "Tanh")
     return std::make_pair(name, SmallVector<float>{});
   if (name == "LeakyRelu")
     return std::make_pair(name, SmallVector<float>{f("alpha", 0.01f)});
@@ -87,6 +88,15 @@ std::optional<std::pair<StringRef, SmallVector<float>>> activationOf(Operation *
   return std::nullopt;
 }
 
+/// The report counter of an activation fused into `producer`.
+StringRef activationCounter(Operation *producer) {
+  StringRef kind = producer->getName().getStringRef().drop_front(5);
+  return kind == "Conv"   ? "fuse_conv_activation"
+         : kind == "Gemm" ? "fuse_gemm_activation"
+         : kind == "Add"  ? "fuse_add_activation"
+                          : "fuse_matmul_activation";
+}
+
 struct ContractionActivation : RewritePattern {
   ContractionActivation(MLIRContext *ctx, Counters &c)
       : RewritePattern(MatchAnyOpTypeTag(), 1, ctx), counters(c) {}
@@ -113,12 +123,42 @@ struct ContractionActivation : RewritePattern {
     });
     rewriter.replaceAllUsesWith(act->getResult(0), producer->getResult(0));
     rewriter.eraseOp(act);
-    StringRef kind = producer->getName().getStringRef().drop_front(5);
-    ++counters[kind == "Conv"   ? "fuse_conv_activation"
-               : kind == "Gemm" ? "fuse_gemm_activation"
-               : kind == "Add"  ? "fuse_add_activation"
-                                : "fuse_matmul_activation"];
+    ++counters[activationCounter(producer)];
     return success();
+  }
+};
+
+/// Mul(y, Sigmoid(y)) of a contraction's result y (SiLU/Swish, as
+/// EfficientNet and LLaMA's MLP use it) becomes its "Swish" epilogue.
+struct ContractionSwish : RewritePattern {
+  ContractionSwish(MLIRContext *ctx, Counters &c) : RewritePattern("onnx.Mul", 1, ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(Operation *mul, PatternRewriter &rewriter) const override {
+    for (unsigned i = 0; i < 2; ++i) {
+      Value y = mul->getOperand(i);
+      Operation *sigmoid = mul->getOperand(1 - i).getDefiningOp();
+      Operation *producer = y.getDefiningOp();
+      if (!isOnnx(sigmoid, "Sigmoid") || sigmoid->getOperand(0) != y ||
+          !sigmoid->getResult(0).hasOneUse() || !producer ||
+          !(isContraction(producer) || isResidualAdd(producer)) ||
+          producer->hasAttr("kiln.activation") || !isF32(y) ||
+          mul->getResult(0).getType() != y.getType())
+        continue;
+      // y feeds only the Sigmoid and the Mul.
+      if (llvm::any_of(y.getUsers(), [&](Operation *u) { return u != sigmoid && u != mul; }))
+        continue;
+      rewriter.modifyOpInPlace(producer, [&] {
+        producer->setAttr("kiln.activation", rewriter.getStringAttr("Swish"));
+        producer->setAttr("kiln.activation_params", rewriter.getF32ArrayAttr({}));
+      });
+      rewriter.replaceAllUsesWith(mul->getResult(0), y);
+      rewriter.eraseOp(mul);
+      rewriter.eraseOp(sigmoid);
+      ++counters[activationCounter(producer)];
+      return success();
+    }
+    return rewriter.notifyMatchFailure(mul, "not y * sigmoid(y) of a contraction");
   }
 };
 
@@ -281,7 +321,7 @@ struct FuseEpiloguesPass : public impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
     Counters counters;
     RewritePatternSet patterns(&getContext());
-    patterns.add<ContractionActivation, MatMulBias, MatMulTranspose, PretransposeWeights>(
+    patterns.add<ContractionActivation, ContractionSwish, MatMulBias, MatMulTranspose, PretransposeWeights>(
         &getContext(), counters);
     FrozenRewritePatternSet frozen(std::move(patterns));
     for (auto func : getOperation().getOps<func::FuncOp>())

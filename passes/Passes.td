@@ -197,7 +197,10 @@ def Simplify : Pass<"kiln-simplify", "::mlir::ModuleOp"> {
     Reshape/Expand/Slice/Flatten/Squeeze/Unsqueeze whose static result type
     is the input's type become their input; Transpose of Transpose composes
     its permutations (an identity permutation disappears); Reshape of
-    Reshape reshapes the original input; an If whose condition is a
+    Reshape reshapes the original input; a Gemm between a Reshape that
+    flattens the leading dims of its input and one that restores them (a
+    linear layer as PyTorch's addmm or GPT-2's Conv1D exports it) becomes
+    MatMul + Add on the unflattened input; an If whose condition is a
     constant becomes its taken branch. How often each rewrite fired is
     recorded on the module as `kiln.report.simplify.<rewrite>`.
   }];
@@ -247,8 +250,9 @@ def FuseConv : Pass<"kiln-fuse-conv", "::mlir::ModuleOp"> {
 def FuseEpilogues : Pass<"kiln-fuse-epilogues", "::mlir::ModuleOp"> {
   let summary = "Fold activations, biases and transposes into contractions";
   let description = [{
-    An activation (Relu, Clip with constant bounds, Sigmoid, HardSigmoid,
-    HardSwish, LeakyRelu, Gelu) of a single-use Conv, MatMul or Gemm becomes
+    An activation (Relu, Clip with constant bounds, Sigmoid, Tanh,
+    HardSigmoid, HardSwish, LeakyRelu, Gelu, and SiLU/Swish spelled
+    `y * Sigmoid(y)`) of a single-use Conv, MatMul or Gemm becomes
     the producer's discardable attributes `kiln.activation` and
     `kiln.activation_params`, applied by the CPU lowering in the
     contraction's epilogue. A 2-D MatMul (or a Gemm without C) followed by an

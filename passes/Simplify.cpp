@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/Report.h"
 #include "dialects/onnx/ShapeInference.h"
+#include "passes/GraphBuilder.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -227,6 +228,70 @@ struct ComposeReshapes : OnnxPattern {
   }
 };
 
+/// Reshape(Gemm(Reshape(x, [M, K]), W, C), [p..., N]) where x is [p..., k...]
+/// with M = prod(p), K = prod(k): the Gemm of a linear layer applied to the
+/// rows of x (PyTorch's addmm, GPT-2's Conv1D) becomes MatMul(x as [p..., K],
+/// W) + C, so that epilogue and attention fusions see the model's 3-D shape.
+struct UnflattenGemm : OnnxPattern {
+  using OnnxPattern::OnnxPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    Operation *gemm = op->getOperand(0).getDefiningOp();
+    if (!gemm || gemm->getName().getStringRef() != "onnx.Gemm" ||
+        !gemm->getResult(0).hasOneUse() || gemm->getNumOperands() < 2)
+      return failure();
+    auto f = [&](StringRef name) {
+      auto a = gemm->getAttrOfType<FloatAttr>(name);
+      return a ? a.getValueAsDouble() : 1.0;
+    };
+    if (onnx::getIntAttr(gemm, "transA", 0) || f("alpha") != 1.0 || f("beta") != 1.0)
+      return failure();
+    Operation *flatten = gemm->getOperand(0).getDefiningOp();
+    if (!flatten || flatten->getName() != op->getName())
+      return failure();
+    Value x = flatten->getOperand(0);
+    auto xt = dyn_cast<RankedTensorType>(x.getType());
+    auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    auto gt = dyn_cast<RankedTensorType>(gemm->getResult(0).getType());
+    if (!xt || !out || !gt || !xt.hasStaticShape() || !out.hasStaticShape() ||
+        !gt.hasStaticShape() || out.getRank() < 3 || out.getShape().back() != gt.getShape()[1])
+      return failure();
+    // x's leading dims are the result's, the rest flatten into K.
+    ArrayRef<int64_t> lead = out.getShape().drop_back();
+    if (xt.getRank() <= (int64_t)lead.size() || xt.getShape().take_front(lead.size()) != lead)
+      return failure();
+    int64_t k = 1;
+    for (int64_t d : xt.getShape().drop_front(lead.size()))
+      k *= d;
+    auto at = cast<RankedTensorType>(flatten->getResult(0).getType());
+    if (!at.hasStaticShape() || at.getRank() != 2 || at.getShape()[1] != k)
+      return failure();
+    Value c = gemm->getNumOperands() > 2 ? gemm->getOperand(2) : Value();
+    if (c && !onnx::isNone(c)) {
+      auto ct = dyn_cast<RankedTensorType>(c.getType());
+      if (!ct || !ct.hasStaticShape() || ct.getRank() > 2 || ct.getRank() < 1 ||
+          ct.getNumElements() != out.getShape().back() || ct.getShape().back() != ct.getNumElements())
+        return failure();
+    } else {
+      c = Value();
+    }
+    rewriter.setInsertionPoint(op);
+    GraphBuilder g(rewriter, gemm->getLoc(), out.getElementType());
+    SmallVector<int64_t> rows(lead);
+    rows.push_back(k);
+    Value a = xt.getRank() == (int64_t)rows.size() ? x : g.op("Reshape", {x, g.ints(rows)});
+    Value w = gemm->getOperand(1);
+    if (onnx::getIntAttr(gemm, "transB", 0))
+      w = g.op("Transpose", {w}, {g.perm({1, 0})});
+    Value y = g.op("MatMul", {a, w});
+    if (c)
+      y = g.op("Add", {y, c});
+    if (y.getType() != out)
+      return failure();
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
 struct SimplifyPass : public impl::SimplifyBase<SimplifyPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -241,6 +306,7 @@ struct SimplifyPass : public impl::SimplifyBase<SimplifyPass> {
     patterns.add<RemoveDropout>("onnx.Dropout", "dropout", ctx, counts);
     patterns.add<ComposeTransposes>("onnx.Transpose", "transpose", ctx, counts);
     patterns.add<ComposeReshapes>("onnx.Reshape", "reshape-reshape", ctx, counts);
+    patterns.add<UnflattenGemm>("onnx.Reshape", "unflatten-gemm", ctx, counts);
     patterns.add<InlineConstantIf>("onnx.If", "constant-if", ctx, counts);
     FrozenRewritePatternSet frozen(std::move(patterns));
     GreedyRewriteConfig config;

@@ -30,9 +30,16 @@ Value epilogueActivation(OpBuilder &b, Location l, Value x, StringRef kind,
       v = b.create<arith::MinimumFOp>(l, v, c(param(1, 0)));
     return v;
   }
-  if (kind == "Sigmoid")
+  auto sigmoid = [&](Value v) -> Value {
     return b.create<arith::DivFOp>(
-        l, c(1.0), b.create<arith::AddFOp>(l, c(1.0), b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, x))));
+        l, c(1.0), b.create<arith::AddFOp>(l, c(1.0), b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, v))));
+  };
+  if (kind == "Sigmoid")
+    return sigmoid(x);
+  if (kind == "Swish")
+    return b.create<arith::MulFOp>(l, x, sigmoid(x));
+  if (kind == "Tanh")
+    return b.create<math::TanhOp>(l, x);
   if (kind == "LeakyRelu") {
     Value neg = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, x, c(0.0));
     return b.create<arith::SelectOp>(l, neg, b.create<arith::MulFOp>(l, x, c(param(0, 0.01))), x);

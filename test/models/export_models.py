@@ -25,6 +25,14 @@ kiln compile --dim-values seq=...):
                 sliced to the sequence length at run time)
   transformer_enc_dynseq    the encoder above, batch first
 
+and two spellings other exporters' models use:
+
+  gpt2_conv1d   GPT-2 blocks whose linear layers are Hugging Face's Conv1D
+                (addmm on the flattened rows, then a view back), a boolean
+                causal mask in Where, GELU in its tanh form
+  effnet_silu   EfficientNet-style MBConv blocks: SiLU after every Conv,
+                squeeze-excitation with SiLU and Sigmoid
+
   /usr/bin/python3 test/models/export_models.py OUT_DIR
 """
 import os
@@ -194,6 +202,92 @@ def export_transformer_encoder(out):
     print(f"wrote {path}")
 
 
+class Conv1D(nn.Module):
+    """Hugging Face GPT-2's linear layer: addmm on the flattened rows."""
+
+    def __init__(self, nx, nf):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(nx, nf) * 0.1)
+        self.bias = nn.Parameter(torch.randn(nf) * 0.1)
+
+    def forward(self, x):
+        y = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return y.view(x.size()[:-1] + (self.weight.size(1),))
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self, d=32, heads=4, seq=16):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn, self.proj = Conv1D(d, 3 * d), Conv1D(d, d)
+        self.fc, self.out = Conv1D(d, 4 * d), Conv1D(4 * d, d)
+        self.register_buffer("bias", torch.tril(torch.ones(seq, seq, dtype=torch.bool)).view(1, 1, seq, seq))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        split = lambda z: z.view(b, t, self.heads, d // self.heads).permute(0, 2, 1, 3)
+        q, k, v = (split(z) for z in self.attn(self.ln1(x)).split(d, dim=2))
+        w = torch.matmul(q, k.transpose(-1, -2)) / float(d // self.heads) ** 0.5
+        w = torch.where(self.bias[:, :, :t, :t], w, torch.tensor(-1e4))
+        y = torch.matmul(torch.softmax(w, -1), v).permute(0, 2, 1, 3).contiguous().view(b, t, d)
+        x = x + self.proj(y)
+        return x + self.out(nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class Gpt2Conv1d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(Gpt2Block(), Gpt2Block())
+        self.ln = nn.LayerNorm(32)
+
+    def forward(self, x):
+        return self.ln(self.blocks(x))
+
+
+class MbConv(nn.Module):
+    def __init__(self, c=16, e=64, se=4):
+        super().__init__()
+        self.expand = nn.Sequential(nn.Conv2d(c, e, 1, bias=False), nn.BatchNorm2d(e), nn.SiLU())
+        self.dw = nn.Sequential(nn.Conv2d(e, e, 3, padding=1, groups=e, bias=False),
+                                nn.BatchNorm2d(e), nn.SiLU())
+        self.se = nn.Sequential(nn.Conv2d(e, se, 1), nn.SiLU(), nn.Conv2d(se, e, 1), nn.Sigmoid())
+        self.proj = nn.Sequential(nn.Conv2d(e, c, 1, bias=False), nn.BatchNorm2d(c))
+
+    def forward(self, x):
+        y = self.dw(self.expand(x))
+        return x + self.proj(y * self.se(y.mean((2, 3), keepdim=True)))
+
+
+class EffnetSilu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.SiLU())
+        self.blocks = nn.Sequential(MbConv(), MbConv())
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.stem(x)).mean((2, 3)))
+
+
+def export_spellings(out):
+    torch.manual_seed(2)
+    eff = EffnetSilu()
+    for m in eff.modules():  # non-trivial BatchNorm statistics
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 1.5)
+    for model, example, name, inputs, outputs in (
+            (Gpt2Conv1d(), torch.randn(1, 16, 32), "gpt2_conv1d", ["x"], ["y"]),
+            (eff, torch.randn(1, 3, 32, 32), "effnet_silu", ["image"], ["logits"])):
+        path = os.path.join(out, f"{name}.onnx")
+        model.eval()
+        with torch.no_grad():
+            torch.onnx.export(model, example, path, opset_version=17, input_names=inputs,
+                              output_names=outputs)
+        print(f"wrote {path}")
+
+
 def export_dynseq(out):
     torch.manual_seed(1)
     gpt = GptTiny()
@@ -215,9 +309,10 @@ def export_dynseq(out):
 
 def main():
     out = sys.argv[1]
-    if len(sys.argv) > 2 and sys.argv[2] == "--dynseq-only":
+    only = sys.argv[2] if len(sys.argv) > 2 else None
+    if only in ("--dynseq-only", "--spellings-only"):
         os.makedirs(out, exist_ok=True)
-        export_dynseq(out)
+        (export_dynseq if only == "--dynseq-only" else export_spellings)(out)
         return
     os.makedirs(out, exist_ok=True)
     mob = MobileNetDw()
@@ -231,6 +326,7 @@ def main():
     export(LlamaTiny(), torch.randn(1, 16, 64), "llama_tiny", out, ["hidden"], ["out"])
     export_transformer_encoder(out)
     export_dynseq(out)
+    export_spellings(out)
 
 
 if __name__ == "__main__":

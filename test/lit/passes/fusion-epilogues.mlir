@@ -191,3 +191,48 @@ func.func @plain_add_relu(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32>
   %r = onnx.Relu(%a) : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// SiLU as exporters spell it, y * Sigmoid(y), after a Conv, and Tanh after
+// a Gemm (BERT's pooler): both become epilogues.
+// CHECK-LABEL: func.func @conv_swish_gemm_tanh
+// CHECK: %[[C:.*]] = onnx.Conv({{.*}}) {kernel_shape = [1, 1], kiln.activation = "Swish", kiln.activation_params = []}
+// CHECK: %[[G:.*]] = onnx.Gemm({{.*}}) {kiln.activation = "Tanh", kiln.activation_params = []}
+// CHECK-NOT: onnx.Sigmoid
+// CHECK-NOT: onnx.Mul
+// CHECK-NOT: onnx.Tanh
+// CHECK: return %[[C]], %[[G]]
+// LOWER-LABEL: func.func @conv_swish_gemm_tanh
+// LOWER: math.exp
+// LOWER: arith.divf
+// LOWER: arith.mulf
+// LOWER: math.tanh
+func.func @conv_swish_gemm_tanh(%x: tensor<1x1x4x4xf32>, %a: tensor<2x4xf32>, %b: tensor<4x3xf32>) -> (tensor<1x2x4x4xf32>, tensor<2x3xf32>) {
+  %w = onnx.Constant() {value = dense<1.0> : tensor<2x1x1x1xf32>} : () -> tensor<2x1x1x1xf32>
+  %none = onnx.NoValue
+  %c = onnx.Conv(%x, %w, %none) {kernel_shape = [1, 1]} : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>, none) -> tensor<1x2x4x4xf32>
+  %s = onnx.Sigmoid(%c) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %y = onnx.Mul(%s, %c) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %g = onnx.Gemm(%a, %b, %none) : (tensor<2x4xf32>, tensor<4x3xf32>, none) -> tensor<2x3xf32>
+  %t = onnx.Tanh(%g) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y, %t : tensor<1x2x4x4xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// Not SiLU: the Conv's result has a third user, and the Sigmoid's input
+// is another value.
+// CHECK-LABEL: func.func @swish_no
+// CHECK-NOT: kiln.activation
+// CHECK-COUNT-2: onnx.Sigmoid
+func.func @swish_no(%x: tensor<1x1x4x4xf32>, %z: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %w = onnx.Constant() {value = dense<1.0> : tensor<2x1x1x1xf32>} : () -> tensor<2x1x1x1xf32>
+  %none = onnx.NoValue
+  %c = onnx.Conv(%x, %w, %none) {kernel_shape = [1, 1]} : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>, none) -> tensor<1x2x4x4xf32>
+  %s = onnx.Sigmoid(%c) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %y = onnx.Mul(%c, %s) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s2 = onnx.Sigmoid(%z) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %y2 = onnx.Mul(%c, %s2) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %y, %y2, %c : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}

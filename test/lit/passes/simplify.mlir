@@ -182,3 +182,55 @@ func.func @constant_if(%x: tensor<3xf32>) -> tensor<3xf32> {
   } : (tensor<i1>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// A linear layer as addmm exports it (flatten, Gemm, unflatten) becomes a
+// MatMul of the 3-D input plus the bias; transB transposes the weights. The
+// input of the second Gemm is [1,4,2,3] ([B, S, heads, dim]) flattened to
+// [4, 6]: it is reshaped to [1, 4, 6] first.
+// CHECK-LABEL: func.func @unflatten_gemm
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x6xf32>, %[[H:.*]]: tensor<1x4x2x3xf32>
+// CHECK: %[[M:.*]] = onnx.MatMul(%[[X]], %{{.*}}) : (tensor<1x4x6xf32>, tensor<6x5xf32>) -> tensor<1x4x5xf32>
+// CHECK: %[[Y:.*]] = onnx.Add(%[[M]], %{{.*}}) : (tensor<1x4x5xf32>, tensor<5xf32>) -> tensor<1x4x5xf32>
+// CHECK: %[[R:.*]] = onnx.Reshape(%[[H]], %{{.*}}) {{.*}} -> tensor<1x4x6xf32>
+// CHECK: %[[T:.*]] = onnx.Transpose(%{{.*}}) {perm = [1, 0]} : (tensor<5x6xf32>) -> tensor<6x5xf32>
+// CHECK: %[[Z:.*]] = onnx.MatMul(%[[R]], %[[T]])
+// CHECK-NOT: onnx.Gemm
+// CHECK: return %[[Y]], %[[Z]]
+func.func @unflatten_gemm(%x: tensor<1x4x6xf32>, %h: tensor<1x4x2x3xf32>) -> (tensor<1x4x5xf32>, tensor<1x4x5xf32>) {
+  %w = onnx.Constant() {value = dense<0.5> : tensor<6x5xf32>} : () -> tensor<6x5xf32>
+  %wt = onnx.Constant() {value = dense<0.5> : tensor<5x6xf32>} : () -> tensor<5x6xf32>
+  %b = onnx.Constant() {value = dense<1.0> : tensor<5xf32>} : () -> tensor<5xf32>
+  %none = onnx.NoValue
+  %flat = onnx.Constant() {value = dense<[4, 6]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %back = onnx.Constant() {value = dense<[1, 4, 5]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %a = onnx.Reshape(%x, %flat) : (tensor<1x4x6xf32>, tensor<2xi64>) -> tensor<4x6xf32>
+  %g = onnx.Gemm(%a, %w, %b) : (tensor<4x6xf32>, tensor<6x5xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  %y = onnx.Reshape(%g, %back) : (tensor<4x5xf32>, tensor<3xi64>) -> tensor<1x4x5xf32>
+  %c = onnx.Reshape(%h, %flat) : (tensor<1x4x2x3xf32>, tensor<2xi64>) -> tensor<4x6xf32>
+  %gt = onnx.Gemm(%c, %wt, %none) {transB = 1 : i64} : (tensor<4x6xf32>, tensor<5x6xf32>, none) -> tensor<4x5xf32>
+  %z = onnx.Reshape(%gt, %back) : (tensor<4x5xf32>, tensor<3xi64>) -> tensor<1x4x5xf32>
+  return %y, %z : tensor<1x4x5xf32>, tensor<1x4x5xf32>
+}
+
+// -----
+
+// Left alone: alpha scales the product, and a result whose leading dims
+// are not the input's ([2, 2, 5] from rows of [1, 4, 6]).
+// CHECK-LABEL: func.func @unflatten_gemm_no
+// CHECK-COUNT-2: onnx.Gemm
+// CHECK-NOT: onnx.MatMul
+func.func @unflatten_gemm_no(%x: tensor<1x4x6xf32>) -> (tensor<1x4x5xf32>, tensor<2x2x5xf32>) {
+  %w = onnx.Constant() {value = dense<0.5> : tensor<6x5xf32>} : () -> tensor<6x5xf32>
+  %none = onnx.NoValue
+  %flat = onnx.Constant() {value = dense<[4, 6]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %back = onnx.Constant() {value = dense<[1, 4, 5]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %other = onnx.Constant() {value = dense<[2, 2, 5]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %a = onnx.Reshape(%x, %flat) : (tensor<1x4x6xf32>, tensor<2xi64>) -> tensor<4x6xf32>
+  %g = onnx.Gemm(%a, %w, %none) {alpha = 2.0 : f32} : (tensor<4x6xf32>, tensor<6x5xf32>, none) -> tensor<4x5xf32>
+  %y = onnx.Reshape(%g, %back) : (tensor<4x5xf32>, tensor<3xi64>) -> tensor<1x4x5xf32>
+  %g2 = onnx.Gemm(%a, %w, %none) : (tensor<4x6xf32>, tensor<6x5xf32>, none) -> tensor<4x5xf32>
+  %z = onnx.Reshape(%g2, %other) : (tensor<4x5xf32>, tensor<3xi64>) -> tensor<2x2x5xf32>
+  return %y, %z : tensor<1x4x5xf32>, tensor<2x2x5xf32>
+}
