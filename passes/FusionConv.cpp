@@ -5,7 +5,10 @@
 //   s = scale / sqrt(var + eps),  W' = W * s (per output channel),
 //   B' = (B - mean) * s + beta,
 // computed here at compile time. Conv -> Add(per-channel constant) folds the
-// constant into the Conv's bias.
+// constant into the Conv's bias. A linear layer (MatMul by constant
+// weights, plus an optional constant bias) scaled per output column by a
+// constant (ConvNeXt's and CaiT's layer scale) takes the scale into its
+// weights and bias.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FusionUtils.h"
@@ -160,16 +163,86 @@ struct ConvBiasAdd : RewritePattern {
   }
 };
 
+/// Mul(MatMul(x, W) [+ b], s) with W, b and s constant and s per output
+/// column: MatMul(x, W * s) [+ b * s].
+struct LinearScale : RewritePattern {
+  LinearScale(MLIRContext *ctx, Counters &c) : RewritePattern("onnx.Mul", 1, ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(Operation *mul, PatternRewriter &rewriter) const override {
+    for (unsigned i = 0; i < 2; ++i) {
+      Value y = mul->getOperand(i), scale = mul->getOperand(1 - i);
+      auto out = dyn_cast<RankedTensorType>(y.getType());
+      auto st = dyn_cast<RankedTensorType>(scale.getType());
+      auto s = constantFloats(scale);
+      if (!out || !st || !s || out.getRank() < 2 || !out.getElementType().isF32() ||
+          mul->getResult(0).getType() != out || !y.hasOneUse())
+        continue;
+      int64_t n = out.getShape().back();
+      if (st.getRank() < 1 || st.getRank() > out.getRank() || st.getShape().back() != n ||
+          (int64_t)s->size() != n)
+        continue;
+      Operation *add = isOnnx(y.getDefiningOp(), "Add") ? y.getDefiningOp() : nullptr;
+      Operation *mm = nullptr;
+      Value bias;
+      if (add) {
+        for (unsigned j = 0; j < 2 && !mm; ++j)
+          if (isOnnx(add->getOperand(j).getDefiningOp(), "MatMul")) {
+            mm = add->getOperand(j).getDefiningOp();
+            bias = add->getOperand(1 - j);
+          }
+      } else if (isOnnx(y.getDefiningOp(), "MatMul")) {
+        mm = y.getDefiningOp();
+      }
+      if (!mm || !mm->getResult(0).hasOneUse())
+        continue;
+      auto wt = dyn_cast<RankedTensorType>(mm->getOperand(1).getType());
+      auto w = constantFloats(mm->getOperand(1));
+      if (!wt || !w || wt.getRank() != 2 || wt.getDimSize(1) != n)
+        continue;
+      std::optional<SmallVector<float>> b;
+      if (bias) {
+        auto bt = dyn_cast<RankedTensorType>(bias.getType());
+        b = constantFloats(bias);
+        if (!bt || !b || (int64_t)b->size() != n || bt.getShape().back() != n ||
+            add->getResult(0).getType() != out)
+          continue;
+      }
+      for (size_t k = 0; k < w->size(); ++k)
+        (*w)[k] *= (*s)[k % n];
+      rewriter.setInsertionPoint(mul);
+      Location loc = mul->getLoc();
+      OperationState newMm(mm->getLoc(), mm->getName());
+      newMm.addOperands({mm->getOperand(0), createConstant(rewriter, loc, wt, *w)});
+      newMm.addAttributes(mm->getAttrs());
+      newMm.addTypes(mm->getResult(0).getType());
+      Value r = rewriter.create(newMm)->getResult(0);
+      if (bias) {
+        for (int64_t j = 0; j < n; ++j)
+          (*b)[j] *= (*s)[j];
+        OperationState newAdd(add->getLoc(), add->getName());
+        newAdd.addOperands({r, createConstant(rewriter, loc, cast<RankedTensorType>(bias.getType()), *b)});
+        newAdd.addTypes(out);
+        r = rewriter.create(newAdd)->getResult(0);
+      }
+      rewriter.replaceOp(mul, r);
+      ++counters["fold_linear_scale"];
+      return success();
+    }
+    return rewriter.notifyMatchFailure(mul, "not a constant per-column scale of a linear layer");
+  }
+};
+
 struct FuseConvPass : public impl::FuseConvBase<FuseConvPass> {
   void runOnOperation() override {
     Counters counters;
     RewritePatternSet patterns(&getContext());
-    patterns.add<ConvBatchNorm, ConvBiasAdd>(&getContext(), counters);
+    patterns.add<ConvBatchNorm, ConvBiasAdd, LinearScale>(&getContext(), counters);
     FrozenRewritePatternSet frozen(std::move(patterns));
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(applyPatternsAndFoldGreedily(func, frozen)))
         return signalPassFailure();
-    recordCounters(getOperation(), counters, {"fuse_conv_bn", "fuse_conv_add"});
+    recordCounters(getOperation(), counters, {"fuse_conv_bn", "fuse_conv_add", "fold_linear_scale"});
   }
 };
 

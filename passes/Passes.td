@@ -196,7 +196,8 @@ def Simplify : Pass<"kiln-simplify", "::mlir::ModuleOp"> {
     false training_mode, unused mask), Cast to the same type, and
     Reshape/Expand/Slice/Flatten/Squeeze/Unsqueeze whose static result type
     is the input's type become their input; Transpose of Transpose composes
-    its permutations (an identity permutation disappears); Reshape of
+    its permutations (an identity permutation disappears), and one that
+    moves only dims of size 1 becomes a Reshape; Reshape of
     Reshape reshapes the original input; a Gemm between a Reshape that
     flattens the leading dims of its input and one that restores them (a
     linear layer as PyTorch's addmm or GPT-2's Conv1D exports it) becomes
@@ -242,8 +243,11 @@ def FuseConv : Pass<"kiln-fuse-conv", "::mlir::ModuleOp"> {
     weights, bias and statistics, becomes one Conv whose weights and bias are
     computed at compile time (`W' = W * s`, `B' = (B - mean) * s + beta`,
     `s = scale / sqrt(var + eps)`). A Conv followed by an Add of a constant
-    per-channel (or scalar) tensor takes the constant into its bias. Counts:
-    `kiln.report.fuse_conv_bn`, `kiln.report.fuse_conv_add`.
+    per-channel (or scalar) tensor takes the constant into its bias. A
+    linear layer (MatMul by constant weights, optionally plus a constant
+    bias) multiplied by a constant per output column (a layer scale) takes
+    the scale into its weights and bias. Counts: `kiln.report.fuse_conv_bn`,
+    `kiln.report.fuse_conv_add`, `kiln.report.fold_linear_scale`.
   }];
 }
 

@@ -192,6 +192,38 @@ struct ComposeTransposes : OnnxPattern {
   }
 };
 
+/// A Transpose that moves only dims of size 1 ([S, 1, E] -> [1, S, E], as
+/// sequence-first attention at batch 1 has) keeps the data's order: it
+/// becomes a Reshape, which costs no copy.
+struct TransposeToReshape : OnnxPattern {
+  using OnnxPattern::OnnxPattern;
+  LogicalResult apply(Operation *op, PatternRewriter &rewriter) const override {
+    auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!in || !out || !out.hasStaticShape() || in.getRank() != out.getRank())
+      return failure();
+    SmallVector<int64_t> perm = permOf(op, out.getRank());
+    int64_t last = -1;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= in.getRank())
+        return failure();
+      if (in.getDimSize(p) == 1)
+        continue;
+      if (p < last)
+        return failure();
+      last = p;
+    }
+    rewriter.setInsertionPoint(op);
+    GraphBuilder g(rewriter, op->getLoc(), out.getElementType());
+    Value shape = g.ints(out.getShape());
+    OperationState st(op->getLoc(), "onnx.Reshape");
+    st.addOperands({op->getOperand(0), shape});
+    st.addTypes(out);
+    rewriter.replaceOp(op, rewriter.create(st)->getResults());
+    return success();
+  }
+};
+
 /// Reshape(Reshape(x, s1), s2) = Reshape(x, s2) for a constant s2 that does
 /// not copy dimensions of the intermediate (no 0 entries, or allowzero), or
 /// when the result is static (then its shape is the new s2).
@@ -305,6 +337,7 @@ struct SimplifyPass : public impl::SimplifyBase<SimplifyPass> {
                                ctx, counts);
     patterns.add<RemoveDropout>("onnx.Dropout", "dropout", ctx, counts);
     patterns.add<ComposeTransposes>("onnx.Transpose", "transpose", ctx, counts);
+    patterns.add<TransposeToReshape>("onnx.Transpose", "transpose-to-reshape", ctx, counts);
     patterns.add<ComposeReshapes>("onnx.Reshape", "reshape-reshape", ctx, counts);
     patterns.add<UnflattenGemm>("onnx.Reshape", "unflatten-gemm", ctx, counts);
     patterns.add<InlineConstantIf>("onnx.If", "constant-if", ctx, counts);

@@ -115,3 +115,45 @@ func.func @conv_add_not_bias(%x: tensor<1x1x4x4xf32>, %r: tensor<1x2x4x4xf32>) -
   %z = onnx.Add(%c2, %r) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   return %y, %z : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A layer scale (a constant per output column) after a linear layer folds
+// into its weights and bias: W' = W * s per column, b' = b * s.
+// CHECK: kiln.report.fold_linear_scale = 2 : i64
+// CHECK-LABEL: func.func @linear_scale
+// CHECK: %[[W:.*]] = onnx.Constant() {value = dense<{{\[}}[2.000000e+00, 1.500000e+00], [4.000000e+00, 3.000000e+00]]> : tensor<2x2xf32>}
+// CHECK: %[[M:.*]] = onnx.MatMul(%arg0, %[[W]])
+// CHECK: %[[B:.*]] = onnx.Constant() {value = dense<[1.000000e+00, 3.000000e+00]> : tensor<2xf32>}
+// CHECK: %[[Y:.*]] = onnx.Add(%[[M]], %[[B]])
+// CHECK: %[[M2:.*]] = onnx.MatMul(%arg0, %{{.*}})
+// CHECK-NOT: onnx.Mul
+// CHECK: return %[[Y]], %[[M2]]
+func.func @linear_scale(%x: tensor<1x3x2xf32>) -> (tensor<1x3x2xf32>, tensor<1x3x2xf32>) {
+  %w = onnx.Constant() {value = dense<[[1.0, 0.5], [2.0, 1.0]]> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %b = onnx.Constant() {value = dense<[0.5, 1.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %s = onnx.Constant() {value = dense<[2.0, 3.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %m = onnx.MatMul(%x, %w) : (tensor<1x3x2xf32>, tensor<2x2xf32>) -> tensor<1x3x2xf32>
+  %a = onnx.Add(%m, %b) : (tensor<1x3x2xf32>, tensor<2xf32>) -> tensor<1x3x2xf32>
+  %y = onnx.Mul(%s, %a) : (tensor<2xf32>, tensor<1x3x2xf32>) -> tensor<1x3x2xf32>
+  %m2 = onnx.MatMul(%x, %w) : (tensor<1x3x2xf32>, tensor<2x2xf32>) -> tensor<1x3x2xf32>
+  %z = onnx.Mul(%m2, %s) : (tensor<1x3x2xf32>, tensor<2xf32>) -> tensor<1x3x2xf32>
+  return %y, %z : tensor<1x3x2xf32>, tensor<1x3x2xf32>
+}
+
+// -----
+
+// Left alone: a scale over rows (not the output columns), and weights that
+// are an input.
+// CHECK-LABEL: func.func @linear_scale_no
+// CHECK-COUNT-2: onnx.Mul
+func.func @linear_scale_no(%x: tensor<3x2xf32>, %w2: tensor<2x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>) {
+  %w = onnx.Constant() {value = dense<1.0> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %r = onnx.Constant() {value = dense<[[1.0], [2.0], [3.0]]> : tensor<3x1xf32>} : () -> tensor<3x1xf32>
+  %s = onnx.Constant() {value = dense<[2.0, 3.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %m = onnx.MatMul(%x, %w) : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %y = onnx.Mul(%m, %r) : (tensor<3x2xf32>, tensor<3x1xf32>) -> tensor<3x2xf32>
+  %m2 = onnx.MatMul(%x, %w2) : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %z = onnx.Mul(%m2, %s) : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  return %y, %z : tensor<3x2xf32>, tensor<3x2xf32>
+}

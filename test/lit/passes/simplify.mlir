@@ -234,3 +234,18 @@ func.func @unflatten_gemm_no(%x: tensor<1x4x6xf32>) -> (tensor<1x4x5xf32>, tenso
   %z = onnx.Reshape(%g2, %other) : (tensor<4x5xf32>, tensor<3xi64>) -> tensor<2x2x5xf32>
   return %y, %z : tensor<1x4x5xf32>, tensor<2x2x5xf32>
 }
+
+// -----
+
+// A Transpose that only moves dims of size 1 keeps the data's order and
+// becomes a Reshape; one that reorders two real dims stays.
+// CHECK-LABEL: func.func @transpose_unit_dims
+// CHECK: %[[S:.*]] = onnx.Constant() {value = dense<[1, 5, 8]> : tensor<3xi64>}
+// CHECK: %[[R:.*]] = onnx.Reshape(%arg0, %[[S]]) : (tensor<5x1x8xf32>, tensor<3xi64>) -> tensor<1x5x8xf32>
+// CHECK: %[[T:.*]] = onnx.Transpose(%arg0) {perm = [2, 1, 0]}
+// CHECK: return %[[R]], %[[T]]
+func.func @transpose_unit_dims(%x: tensor<5x1x8xf32>) -> (tensor<1x5x8xf32>, tensor<8x1x5xf32>) {
+  %a = onnx.Transpose(%x) {perm = [1, 0, 2]} : (tensor<5x1x8xf32>) -> tensor<1x5x8xf32>
+  %b = onnx.Transpose(%x) {perm = [2, 1, 0]} : (tensor<5x1x8xf32>) -> tensor<8x1x5xf32>
+  return %a, %b : tensor<1x5x8xf32>, tensor<8x1x5xf32>
+}
