@@ -129,7 +129,9 @@ struct ContractionActivation : RewritePattern {
 };
 
 /// Mul(y, Sigmoid(y)) of a contraction's result y (SiLU/Swish, as
-/// EfficientNet and LLaMA's MLP use it) becomes its "Swish" epilogue.
+/// EfficientNet and LLaMA's MLP use it), or Mul(y, Sigmoid(y * a)) with a
+/// constant a (CLIP's QuickGELU, a = 1.702), becomes its "Swish" epilogue
+/// with parameter a.
 struct ContractionSwish : RewritePattern {
   ContractionSwish(MLIRContext *ctx, Counters &c) : RewritePattern("onnx.Mul", 1, ctx), counters(c) {}
   Counters &counters;
@@ -139,26 +141,44 @@ struct ContractionSwish : RewritePattern {
       Value y = mul->getOperand(i);
       Operation *sigmoid = mul->getOperand(1 - i).getDefiningOp();
       Operation *producer = y.getDefiningOp();
-      if (!isOnnx(sigmoid, "Sigmoid") || sigmoid->getOperand(0) != y ||
-          !sigmoid->getResult(0).hasOneUse() || !producer ||
+      if (!isOnnx(sigmoid, "Sigmoid") || !sigmoid->getResult(0).hasOneUse())
+        continue;
+      // The Sigmoid's input: y, or y scaled by a constant.
+      float alpha = 1.0f;
+      Operation *scaled = nullptr;
+      if (sigmoid->getOperand(0) != y) {
+        scaled = sigmoid->getOperand(0).getDefiningOp();
+        std::optional<float> a;
+        if (isOnnx(scaled, "Mul") && scaled->getResult(0).hasOneUse())
+          a = constantScalar(otherOperand(scaled, y));
+        if (!a || scaled->getResult(0).getType() != y.getType())
+          continue;
+        alpha = *a;
+      }
+      if (!producer ||
           !(isContraction(producer) || isResidualAdd(producer)) ||
           producer->hasAttr("kiln.activation") || !isF32(y) ||
           mul->getResult(0).getType() != y.getType())
         continue;
       // y feeds only the Sigmoid and the Mul.
-      if (llvm::any_of(y.getUsers(), [&](Operation *u) { return u != sigmoid && u != mul; }))
+      Operation *sigmoidUser = scaled ? scaled : sigmoid;
+      if (llvm::any_of(y.getUsers(), [&](Operation *u) { return u != sigmoidUser && u != mul; }))
         continue;
       rewriter.modifyOpInPlace(producer, [&] {
         producer->setAttr("kiln.activation", rewriter.getStringAttr("Swish"));
-        producer->setAttr("kiln.activation_params", rewriter.getF32ArrayAttr({}));
+        producer->setAttr("kiln.activation_params",
+                          rewriter.getF32ArrayAttr(alpha == 1.0f ? ArrayRef<float>{}
+                                                                 : ArrayRef<float>{alpha}));
       });
       rewriter.replaceAllUsesWith(mul->getResult(0), y);
       rewriter.eraseOp(mul);
       rewriter.eraseOp(sigmoid);
+      if (scaled)
+        rewriter.eraseOp(scaled);
       ++counters[activationCounter(producer)];
       return success();
     }
-    return rewriter.notifyMatchFailure(mul, "not y * sigmoid(y) of a contraction");
+    return rewriter.notifyMatchFailure(mul, "not y * sigmoid(a * y) of a contraction");
   }
 };
 

@@ -256,7 +256,7 @@ def FuseEpilogues : Pass<"kiln-fuse-epilogues", "::mlir::ModuleOp"> {
   let description = [{
     An activation (Relu, Clip with constant bounds, Sigmoid, Tanh,
     HardSigmoid, HardSwish, LeakyRelu, Gelu, and SiLU/Swish spelled
-    `y * Sigmoid(y)`) of a single-use Conv, MatMul or Gemm becomes
+    `y * Sigmoid(y)` or `y * Sigmoid(a * y)`, QuickGELU's form) of a single-use Conv, MatMul or Gemm becomes
     the producer's discardable attributes `kiln.activation` and
     `kiln.activation_params`, applied by the CPU lowering in the
     contraction's epilogue. A 2-D MatMul (or a Gemm without C) followed by an

@@ -37,7 +37,8 @@ Value epilogueActivation(OpBuilder &b, Location l, Value x, StringRef kind,
   if (kind == "Sigmoid")
     return sigmoid(x);
   if (kind == "Swish")
-    return b.create<arith::MulFOp>(l, x, sigmoid(x));
+    return b.create<arith::MulFOp>(
+        l, x, sigmoid(p.empty() ? x : b.create<arith::MulFOp>(l, x, c(param(0, 1.0)))));
   if (kind == "Tanh")
     return b.create<math::TanhOp>(l, x);
   if (kind == "LeakyRelu") {

@@ -236,3 +236,24 @@ func.func @swish_no(%x: tensor<1x1x4x4xf32>, %z: tensor<1x2x4x4xf32>) -> (tensor
   %y2 = onnx.Mul(%c, %s2) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   return %y, %y2, %c : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// QuickGELU (CLIP): y * Sigmoid(1.702 * y) after a MatMul is a Swish
+// epilogue with its factor.
+// CHECK-LABEL: func.func @matmul_quick_gelu
+// CHECK: %[[M:.*]] = onnx.MatMul({{.*}}) {kiln.activation = "Swish", kiln.activation_params = [1.702000e+00 : f32]}
+// CHECK-NOT: onnx.Sigmoid
+// CHECK-NOT: onnx.Mul
+// CHECK: return %[[M]]
+// LOWER-LABEL: func.func @matmul_quick_gelu
+// LOWER: arith.constant 1.702000e+00
+// LOWER: math.exp
+func.func @matmul_quick_gelu(%a: tensor<1x2x4xf32>, %b: tensor<4x3xf32>) -> tensor<1x2x3xf32> {
+  %k = onnx.Constant() {value = dense<1.702> : tensor<f32>} : () -> tensor<f32>
+  %m = onnx.MatMul(%a, %b) : (tensor<1x2x4xf32>, tensor<4x3xf32>) -> tensor<1x2x3xf32>
+  %s0 = onnx.Mul(%k, %m) : (tensor<f32>, tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %s = onnx.Sigmoid(%s0) : (tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %y = onnx.Mul(%m, %s) : (tensor<1x2x3xf32>, tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  return %y : tensor<1x2x3xf32>
+}
