@@ -504,12 +504,8 @@ TEST(CudaSession, CpuOnlyModelsNeedNoDriver) {
 TEST(CudaSession, Abi1ModelStillRuns) {
   // Only the ABI-1 prefix is meaningful; what follows is poison that a
   // runtime reading ABI-2 fields would trip over.
-  kiln_model_info M2 = *fake::addModel();
-  std::vector<unsigned char> Buf(sizeof(kiln_model_info), 0xff);
-  size_t Prefix = offsetof(kiln_model_info, required_providers);
-  std::memcpy(Buf.data(), &M2, Prefix);
-  auto *M = reinterpret_cast<kiln_model_info *>(Buf.data());
-  M->abi_version = 1;
+  fake::OldAbiAdd Old(1, offsetof(kiln_model_info, required_providers));
+  kiln_model_info *M = Old.info();
   kiln_session *S = nullptr;
   ASSERT_EQ(kiln_session_create(M, &S), KILN_OK) << kiln_last_error();
   EXPECT_STREQ(kiln_session_provider(S), "cpu");

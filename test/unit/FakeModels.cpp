@@ -4,10 +4,16 @@
 #include "../../runtime/lib/SequenceOps.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace fake {
 
 const int64_t Shape23[2] = {2, 3};
+
+OldAbiAdd::OldAbiAdd(uint32_t Abi, size_t Prefix) : Buf(sizeof(kiln_model_info), 0xff) {
+  std::memcpy(Buf.data(), addModel(), Prefix);
+  info()->abi_version = Abi;
+}
 static const int64_t Shape1[1] = {1};
 
 static void addFn(void *const *In, void *const *Out, void *) {

@@ -42,6 +42,15 @@ const kiln_model_info *optionalGetModel();
 /// code.
 const kiln_model_info *dynamicModel();
 
+/// The "add" model as a runtime of ABI `Abi` sees it: only the first
+/// `Prefix` bytes (offsetof the first later field) are its own, the rest
+/// is 0xff poison that reading a later field would trip over.
+struct OldAbiAdd {
+  OldAbiAdd(uint32_t Abi, size_t Prefix);
+  kiln_model_info *info() { return reinterpret_cast<kiln_model_info *>(Buf.data()); }
+  std::vector<unsigned char> Buf;
+};
+
 /// A kiln_tensor over V with the given name (may be null).
 kiln_tensor floatTensor(const char *Name, std::vector<float> &V,
                         const int64_t *Shape, int32_t Rank);

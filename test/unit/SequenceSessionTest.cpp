@@ -343,11 +343,8 @@ TEST(SequenceSession, DeviceRunRefused) {
 
 TEST(SequenceSession, Abi5ModelsNeverReadKinds) {
   // An ABI-5 model ends before input_kinds: what follows is poison.
-  kiln_model_info Add = *fake::addModel();
-  std::vector<unsigned char> Buf(sizeof(kiln_model_info), 0xff);
-  std::memcpy(Buf.data(), &Add, offsetof(kiln_model_info, input_kinds));
-  auto *M = reinterpret_cast<kiln_model_info *>(Buf.data());
-  M->abi_version = 5;
+  fake::OldAbiAdd Old(5, offsetof(kiln_model_info, input_kinds));
+  kiln_model_info *M = Old.info();
   kiln::Session S(M);
   ASSERT_TRUE(S.valid()) << S.createStatus().message();
   std::vector<float> A(6, 1), B(6, 2), Y(6);

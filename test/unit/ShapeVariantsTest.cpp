@@ -490,12 +490,9 @@ TEST(ShapeVariants, DeviceRunNeedsCuda) {
 TEST(ShapeVariants, Abi6ModelsNeverReadVariants) {
   // An ABI-6 model ends before num_shape_variants: what follows is poison,
   // and a flag bit that ABI 6 did not define means nothing.
-  kiln_model_info Add = *fake::addModel();
-  Add.flags = KILN_MODEL_SHAPE_VARIANTS;
-  std::vector<unsigned char> Buf(sizeof(kiln_model_info), 0xff);
-  std::memcpy(Buf.data(), &Add, offsetof(kiln_model_info, num_shape_variants));
-  auto *M = reinterpret_cast<kiln_model_info *>(Buf.data());
-  M->abi_version = 6;
+  fake::OldAbiAdd Old(6, offsetof(kiln_model_info, num_shape_variants));
+  kiln_model_info *M = Old.info();
+  M->flags = KILN_MODEL_SHAPE_VARIANTS;
   kiln::Session S(M);
   ASSERT_TRUE(S.valid()) << S.createStatus().message();
   std::vector<float> A(6, 1), B(6, 2), Y(6);
