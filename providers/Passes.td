@@ -137,7 +137,9 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     rank-reduced subviews (one scf.for per batch dim) accumulating into the
     same output buffer; convolutions become an im2col copy into a new
     scratch buffer (placed in the arena by kiln-plan-memory) and one such
-    matmul per image. A transform-dialect schedule built from the static
+    matmul per image, or, when that im2col matrix would pass 1 MiB, one
+    im2col and matmul per block of output rows sized to stay in L2 (with no
+    cache tiles, so that the k loop stays whole). A transform-dialect schedule built from the static
     shapes then tiles them (cache tiles that divide the shape for large
     problems, register tiles [8, 32, 1], or [8, 16, 1] where that leaves a
     smaller n remainder, as for 7x7 maps, or [1, 128, 1] for one or two

@@ -11,7 +11,9 @@
 //   2. turns 2-D convolutions (loops n, m, c, kh, kw, oh, ow, group 1) into
 //      an im2col copy into a new scratch buffer plus one such matmul per
 //      image (the pass runs before kiln-plan-memory, which places the
-//      scratch buffer in the arena);
+//      scratch buffer in the arena); when that matrix would pass 1 MiB, per
+//      block of output rows whose im2col stays in L2 (copied, then
+//      multiplied while hot, with no cache tiles: the k loop stays whole);
 //   2b. turns 2-D depthwise convolutions (loops n, m, oh, kh, kw, ow) into
 //      vector loops: output-row chunks in registers across the taps;
 //   3. tiles, peels, vectorizes and lowers those matmuls with a transform
@@ -68,6 +70,8 @@ namespace {
 
 constexpr StringLiteral kMark = "kiln.cv";
 constexpr StringLiteral kId = "kiln.cv_id";
+// A matmul sized to stay in L2 (a conv's im2col block): no cache tiles.
+constexpr StringLiteral kNoCacheTiles = "kiln.cv_no_cache_tiles";
 
 /// True when the body is `yield(out + a * b)` on f32 (operands of the
 /// add/mul in either order).
@@ -225,8 +229,8 @@ Value matrixView(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult> l
 }
 
 /// Emits the 2-D named matmul C += op(A) op(B) and marks it for the schedule.
-void emitMatmul(OpBuilder &b, Location loc, Value a, Value bm, Value c, bool transA,
-                bool transB, int64_t &nextId) {
+Operation *emitMatmul(OpBuilder &b, Location loc, Value a, Value bm, Value c, bool transA,
+                      bool transB, int64_t &nextId) {
   Operation *op;
   if (transA)
     op = b.create<linalg::MatmulTransposeAOp>(loc, ValueRange{a, bm}, ValueRange{c});
@@ -236,6 +240,7 @@ void emitMatmul(OpBuilder &b, Location loc, Value a, Value bm, Value c, bool tra
     op = b.create<linalg::MatmulOp>(loc, ValueRange{a, bm}, ValueRange{c});
   op->setAttr(kMark, b.getUnitAttr());
   op->setAttr(kId, b.getI64IntegerAttr(nextId++));
+  return op;
 }
 
 /// Opens an scf.for per batch extent > 1; `body` gets the induction
@@ -540,24 +545,37 @@ std::optional<int64_t> coefficientOf(AffineExpr e, unsigned d, unsigned numDims)
   return *b1 - *a;
 }
 
-/// im2col one output row at a time: 16 columns of col[n, c, kh, kw, oh, :]
-/// from one vector load of x's row (a wider one and a shuffle for a
-/// strided conv), where the loop vectorizer would gather each element.
-/// False (nothing emitted) when x is not read along ow by a plain stride.
-bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, AffineMap xMap,
-                    ArrayRef<int64_t> r) {
-  constexpr int64_t kLanes = 16;
+/// The stride along ow at which a conv reads x's rows, if im2col can copy
+/// them with vector loads (x contiguous along its last dim, read there by
+/// a plain stride of 1 to 4 that no other index of x depends on).
+std::optional<int64_t> im2colRowStride(Value x, AffineMap xMap) {
   SmallVector<int64_t> xStrides;
   int64_t xOffset;
   if (xMap.getNumResults() != 4 ||
       failed(getStridesAndOffset(cast<MemRefType>(x.getType()), xStrides, xOffset)) ||
       xStrides.back() != 1)
-    return false;
+    return std::nullopt;
   for (unsigned i = 0; i < 3; ++i)
     if (coefficientOf(xMap.getResult(i), 5, 6) != 0)
-      return false;
+      return std::nullopt;
   std::optional<int64_t> sw = coefficientOf(xMap.getResult(3), 5, 6);
   if (!sw || *sw < 1 || *sw > 4)
+    return std::nullopt;
+  return sw;
+}
+
+/// im2col one output row at a time: 16 columns of col[n, c, kh, kw, oh, :]
+/// from one vector load of x's row (a wider one and a shuffle for a
+/// strided conv), where the loop vectorizer would gather each element.
+/// `r` gives col's extents (n c kh kw oh ow after m); `xShift`, if given,
+/// is added to the (n c kh kw oh ow) position of each column when reading x
+/// (col holds a block of x's images and output rows). False (nothing
+/// emitted) when x is not read along ow by a plain stride.
+bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, AffineMap xMap,
+                    ArrayRef<int64_t> r, ArrayRef<Value> xShift = {}) {
+  constexpr int64_t kLanes = 16;
+  std::optional<int64_t> sw = im2colRowStride(x, xMap);
+  if (!sw)
     return false;
   Type f32 = b.getF32Type();
   forEachBatch(b, loc, {r[0], r[2], r[3], r[4], r[5]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
@@ -565,9 +583,13 @@ bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, AffineMap xM
     for (OpFoldResult iv : ivs)
       dims.push_back(getValueOrCreateConstantIndexOp(nb, loc, iv));
     dims.push_back(nb.create<arith::ConstantIndexOp>(loc, 0)); // ow = 0
+    SmallVector<Value> xDims = dims;
+    for (auto [i, shift] : llvm::enumerate(xShift))
+      if (shift)
+        xDims[i] = nb.create<arith::AddIOp>(loc, xDims[i], shift);
     SmallVector<Value> at;
     for (unsigned i = 0; i < 4; ++i)
-      at.push_back(nb.create<affine::AffineApplyOp>(loc, xMap.getSubMap({i}), dims));
+      at.push_back(nb.create<affine::AffineApplyOp>(loc, xMap.getSubMap({i}), xDims));
     auto rowMap = [&](int64_t rank) {
       return AffineMapAttr::get(AffineMap::getMinorIdentityMap(rank, 1, nb.getContext()));
     };
@@ -618,6 +640,47 @@ bool isDirectConv(linalg::GenericOp g) {
          atTap0 == AffineMap::get(6, 0, {e(0), e(1), e(4), e(5)}, ctx) && hasIdentityLayout(x);
 }
 
+/// Output rows per im2col block of a large conv: the whole im2col matrix
+/// (megabytes for a 56x56 output) would be written, then read by the
+/// matmul a page per k step; a block of rows that stays in L2 is written
+/// and read while hot. 0: one matrix for the whole output.
+int64_t im2colBlockRows(int64_t k, int64_t oh, int64_t ow) {
+  constexpr int64_t kWholeMax = 1 << 20, kBlockMax = 600 << 10;
+  if (k * oh * ow * 4 <= kWholeMax)
+    return 0;
+  // Blocks of whole 16-column register tiles where possible: a peeled
+  // remainder column runs far slower.
+  int64_t best = 0;
+  for (int64_t rows = oh - 1; rows >= 1; --rows)
+    if (oh % rows == 0 && k * rows * ow * 4 <= kBlockMax && rows * ow >= 64) {
+      if (rows * ow % 16 == 0)
+        return rows;
+      if (!best)
+        best = rows;
+    }
+  return best;
+}
+
+bool isDirectConv(linalg::GenericOp g);
+
+/// The output rows per im2col block that rewriteConv uses for `g` (0: no
+/// blocks).
+int64_t convBlockRows(linalg::GenericOp g, int64_t groups) {
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
+  if (groups != 1 || isDirectConv(g) || !im2colRowStride(g.getDpsInputs()[0], im2colMap(g)))
+    return 0;
+  return im2colBlockRows(r[2] * r[3] * r[4], r[5], r[6]);
+}
+
+bool kCacheTiled(int64_t M, int64_t N, int64_t K);
+
+/// Whether the matmuls rewriteConv makes of `g` split their k loop into
+/// cache tiles (blocks never do).
+bool convKCacheTiled(linalg::GenericOp g, int64_t groups) {
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
+  return !convBlockRows(g, groups) && kCacheTiled(r[1] / groups, r[5] * r[6], r[2] * r[3] * r[4]);
+}
+
 /// Returns the flat buffer the matmuls accumulate into.
 Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
   OpBuilder b(g);
@@ -634,6 +697,33 @@ Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
   bool direct = groups == 1 && isDirectConv(g);
   int64_t ocg = r[1] / groups;
   Value col, col3;
+  if (int64_t blockRows = convBlockRows(g, groups)) {
+    // Per image and block of output rows: im2col the block, then one
+    // matmul into the block's columns of the output.
+    SmallVector<int64_t> cr = {1, r[1], r[2], r[3], r[4], blockRows, r[6]};
+    col = b.create<memref::AllocOp>(loc, MemRefType::get({1, r[2], r[3], r[4], blockRows, r[6]}, f32));
+    col3 = b.create<memref::CollapseShapeOp>(
+        loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+    Value w2 = b.create<memref::CollapseShapeOp>(loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+    int64_t cols = blockRows * r[6];
+    forEachBatch(b, loc, {r[0], r[5] / blockRows}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+      Value image = getValueOrCreateConstantIndexOp(nb, loc, ivs[0]);
+      Value block = getValueOrCreateConstantIndexOp(nb, loc, ivs[1]);
+      Value firstRow = nb.create<arith::MulIOp>(loc, block, nb.create<arith::ConstantIndexOp>(loc, blockRows));
+      emitIm2colRows(nb, loc, x, col, xMap, cr, {image, Value(), Value(), Value(), firstRow, Value()});
+      Value firstCol = nb.create<arith::MulIOp>(loc, block, nb.create<arith::ConstantIndexOp>(loc, cols));
+      Value outImage = matrixView(nb, loc, out3, ivs.take_front());
+      SmallVector<OpFoldResult> offsets = {nb.getIndexAttr(0), firstCol},
+                                sizes = {nb.getIndexAttr(r[1]), nb.getIndexAttr(cols)},
+                                strides = {nb.getIndexAttr(1), nb.getIndexAttr(1)};
+      Value outBlock = nb.create<memref::SubViewOp>(loc, outImage, offsets, sizes, strides);
+      emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, {nb.getIndexAttr(0)}), outBlock, false,
+                 false, nextId)
+          ->setAttr(kNoCacheTiles, nb.getUnitAttr());
+    });
+    g.erase();
+    return out3;
+  }
   if (direct) {
     col3 = b.create<memref::CollapseShapeOp>(loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
   } else {
@@ -863,7 +953,8 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
   // Cache tiles only for large problems, and only sizes that divide the
   // shape, so that the register tiles inside keep static bounds.
   int64_t cm = 0, cn = 0, ck = 0;
-  cacheTiles(M, N, K, cm, cn, ck);
+  if (!op->hasAttr(kNoCacheTiles))
+    cacheTiles(M, N, K, cm, cn, ck);
   if (cm || cn || ck) {
     int nl = (cm != 0) + (cn != 0) + (ck != 0);
     s += "  %c" + i + ", %cl" + i + ":" + std::to_string(nl) +
@@ -997,10 +1088,7 @@ struct CpuVectorizeContractionsPass
         if (e)
           applyEpilogue(e, c, before);
       } else if (int64_t groups = conv ? convGroups(g) : 0) {
-        SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
-        linalg::GenericOp e = kCacheTiled(r[1] / groups, r[5] * r[6], r[2] * r[3] * r[4])
-                                  ? linalg::GenericOp()
-                                  : findEpilogue(g);
+        linalg::GenericOp e = convKCacheTiled(g, groups) ? linalg::GenericOp() : findEpilogue(g);
         Operation *before = stableOpBefore(g);
         Value c = rewriteConv(g, groups, nextId);
         if (e)
@@ -1045,6 +1133,7 @@ struct CpuVectorizeContractionsPass
     module.walk([](Operation *op) {
       op->removeAttr(kMark);
       op->removeAttr(kId);
+      op->removeAttr(kNoCacheTiles);
     });
   }
 };

@@ -481,3 +481,41 @@ func.func @gemv(%a: memref<1x64xf32>, %b: memref<64x256xf32>, %c: memref<1x256xf
   }
   return
 }
+
+// -----
+
+// A conv whose im2col matrix would be megabytes (3x3, 64 channels, 56x56
+// output: 576 x 3136) works on blocks of 4 output rows: im2col of the block
+// (L2-sized), then its matmul over the whole k (no cache tiles), so the Relu
+// epilogue stays in registers.
+// CHECK-LABEL: func.func @conv_blocks
+// CHECK: %[[COL:.*]] = memref.alloc() : memref<1x64x3x3x4x56xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c14 step %c1 {
+// CHECK: vector.store %{{.*}}, %[[COL]]
+// CHECK: scf.for %{{.*}} = %c0 to %c576 step %c1 iter_args(%{{.*}}) -> (vector<8x32xf32>)
+// CHECK: arith.maximumf %{{.*}} : vector<32xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+#mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#mO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+#id = affine_map<(a, b, c, d) -> (a, b, c, d)>
+func.func @conv_blocks(%x: memref<1x64x58x58xf32>, %w: memref<64x64x3x3xf32>, %o: memref<1x64x56x56xf32>) {
+  %c = memref.alloc() : memref<1x64x56x56xf32>
+  linalg.generic {indexing_maps = [#mX, #mW, #mO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x64x58x58xf32>, memref<64x64x3x3xf32>) outs(%c : memref<1x64x56x56xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : memref<1x64x56x56xf32>) outs(%o : memref<1x64x56x56xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %a, %z : f32
+    linalg.yield %r : f32
+  }
+  return
+}
