@@ -151,12 +151,17 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     tap with the broadcast weight (every sw-th lane of a wider load for
     stride sw), row ends masked. A fused activation right after (an
     elementwise epilogue) is applied to the accumulators before they are
-    stored, where the k loop is not cache-tiled. Other bodies and element
-    types stay on the naive loops.
+    stored, where the k loop is not cache-tiled. Then, in a second schedule,
+    elementwise generics (all loops parallel, static f32 operands read
+    contiguously along the innermost loop or broadcast across it, a body of
+    scalar arith/math) are tiled to one vector of up to 16 lanes along the
+    innermost loop, the remainder peeled, and vectorized. Other bodies and
+    element types stay on the naive loops.
   }];
   let options = [
     Option<"matmul", "matmul", "bool", "true", "Rewrite matmul-like generics">,
-    Option<"conv", "conv", "bool", "true", "Rewrite convolutions (im2col + matmul; depthwise as vector loops)">
+    Option<"conv", "conv", "bool", "true", "Rewrite convolutions (im2col + matmul; depthwise as vector loops)">,
+    Option<"elementwise", "elementwise", "bool", "true", "Vectorize elementwise generics along their innermost loop">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

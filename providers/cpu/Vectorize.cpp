@@ -29,6 +29,10 @@
 //      each C tile (or depthwise accumulator) in registers before it is
 //      stored, and drops the epilogue's own loop; only where the k loop is
 //      not split into cache tiles (partial sums must not see it).
+//   5. then, in a second schedule (the first one's epilogue anchors must not
+//      move), tiles elementwise generics to one vector of up to 16 lanes
+//      along the innermost loop and vectorizes them: LLVM's loop vectorizer
+//      leaves short inner loops scalar.
 // Anything else (other bodies, integer types, dynamic shapes, device ops)
 // is left to the naive loops.
 //
@@ -640,6 +644,49 @@ bool isDirectConv(linalg::GenericOp g) {
          atTap0 == AffineMap::get(6, 0, {e(0), e(1), e(4), e(5)}, ctx) && hasIdentityLayout(x);
 }
 
+/// Whether `g` is an elementwise op worth vectorizing here: all loops
+/// parallel with static f32 operands, each read along the innermost loop
+/// contiguously or broadcast across it, and a body of scalar arith/math.
+/// (LLVM's loop vectorizer leaves such loops scalar when their inner trip
+/// count is short: its runtime alias checks would cost more.)
+bool isVectorizableElementwise(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.hasIndexSemantics() ||
+      g.getNumDpsInits() != 1 || g.getNumLoops() < 1 ||
+      !llvm::all_of(g.getIteratorTypesArray(),
+                    [](utils::IteratorType t) { return t == utils::IteratorType::parallel; }))
+    return false;
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  if (llvm::any_of(r, ShapedType::isDynamic) || r.back() < 8)
+    return false;
+  unsigned last = g.getNumLoops() - 1;
+  AffineExpr lastDim = getAffineDimExpr(last, g.getContext());
+  for (OpOperand &o : g->getOpOperands()) {
+    if (!staticF32(o.get()))
+      return false;
+    AffineMap m = g.getMatchingIndexingMap(&o);
+    // (0 for a broadcast dim of size 1.)
+    if (!m.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return false;
+    if (!m.isFunctionOfDim(last))
+      continue;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (m.getResults().back() != lastDim ||
+        failed(getStridesAndOffset(cast<MemRefType>(o.get().getType()), strides, offset)) ||
+        strides.back() != 1)
+      return false;
+  }
+  if (!g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isFunctionOfDim(last))
+    return false;
+  for (Operation &op : g.getRegion().front().without_terminator()) {
+    StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    if ((d != "arith" && d != "math") || op.getNumRegions() || op.getNumResults() != 1 ||
+        !(op.getResult(0).getType().isF32() || op.getResult(0).getType().isInteger(1)))
+      return false;
+  }
+  return true;
+}
+
 /// Output rows per im2col block of a large conv: the whole im2col matrix
 /// (megabytes for a 56x56 output) would be written, then read by the
 /// matmul a page per k step; a block of rows that stays in L2 is written
@@ -941,7 +988,35 @@ void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
 }
 
 /// The transform script for one marked matmul (handles named by `id`).
+/// The transform script for one marked elementwise generic: one vector of
+/// up to 16 lanes along the innermost loop, the remainder peeled.
+std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
+  SmallVector<int64_t> r = op.getStaticLoopRanges();
+  std::string i = std::to_string(id), any = "!transform.any_op";
+  int64_t lanes = std::min<int64_t>(16, r.back());
+  std::string tiles, results = any;
+  for (size_t d = 0; d < r.size(); ++d) {
+    tiles += (d ? ", " : "") + std::to_string(d + 1 == r.size() ? lanes : 1);
+    results += ", " + any;
+  }
+  std::string s = "  %m" + i + " = transform.structured.match ops{[\"linalg.generic\"]} attributes{" +
+                  kId.str() + " = " + i + " : i64} in %root : (" + any + ") -> " + any + "\n";
+  s += "  %t" + i + ", %l" + i + ":" + std::to_string(r.size()) +
+       " = transform.structured.tile_using_for %m" + i + " tile_sizes [" + tiles + "] : (" + any +
+       ") -> (" + results + ")\n";
+  if (r.back() % lanes) {
+    std::string h = "%pe" + i;
+    s += "  " + h + " = transform.cast %l" + i + "#" + std::to_string(r.size() - 1) + " : " + any +
+         " to !transform.op<\"scf.for\">\n";
+    s += "  " + h + "a, " + h + "b = transform.loop.peel " + h +
+         " : (!transform.op<\"scf.for\">) -> (" + any + ", " + any + ")\n";
+  }
+  return s;
+}
+
 std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
+  if (auto g = dyn_cast<linalg::GenericOp>(op.getOperation()); g && isVectorizableElementwise(g))
+    return elementwiseScheduleFor(op, id);
   SmallVector<int64_t> r = op.getStaticLoopRanges(); // m, n, k
   int64_t M = r[0], N = r[1], K = r[2];
   std::string s, i = std::to_string(id);
@@ -1054,6 +1129,42 @@ struct CpuVectorizeContractionsPass
     vector::registerValueBoundsOpInterfaceExternalModels(registry);
   }
 
+  /// Runs the schedule of the ops marked (and not yet scheduled), then
+  /// lowers N-d transfers to 1-d ones, fully unrolled (vector-to-llvm does
+  /// the rest); the lowering also runs for `lowerAnyway` (depthwise loops).
+  LogicalResult applyMarked(ModuleOp module, bool lowerAnyway) {
+    SmallVector<std::pair<linalg::LinalgOp, int64_t>> marked;
+    module.walk([&](linalg::LinalgOp op) {
+      if (auto id = op->getAttrOfType<IntegerAttr>(kId))
+        marked.push_back({op, id.getInt()});
+    });
+    if (marked.empty() && !lowerAnyway)
+      return success();
+    if (!marked.empty()) {
+      std::string script = buildScript(marked);
+      ParserConfig config(&getContext());
+      OwningOpRef<ModuleOp> lib = parseSourceString<ModuleOp>(script, config);
+      if (!lib)
+        return module.emitError("kiln-cpu-vectorize-contractions: bad schedule:\n") << script;
+      Operation *entry =
+          transform::detail::findTransformEntryPoint(module, *lib, "__transform_main");
+      if (!entry ||
+          failed(transform::applyTransformNamedSequence(module, entry, *lib,
+                                                        transform::TransformOptions())))
+        return failure();
+      // Scheduled: the tiled ops keep the marks, which a later round skips.
+      module.walk([](Operation *op) { op->removeAttr(kId); });
+    }
+    OpPassManager pm(ModuleOp::getOperationName());
+    VectorTransferToSCFOptions toScf;
+    toScf.enableFullUnroll();
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(createConvertVectorToSCFPass(toScf));
+    fpm.addPass(createCanonicalizerPass());
+    fpm.addPass(createCSEPass());
+    return runPipeline(pm, module);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int64_t nextId = 0;
@@ -1095,41 +1206,23 @@ struct CpuVectorizeContractionsPass
           epilogues.push_back({e, c, before});
       }
     }
-    SmallVector<std::pair<linalg::LinalgOp, int64_t>> marked;
-    module.walk([&](linalg::LinalgOp op) {
-      if (auto id = op->getAttrOfType<IntegerAttr>(kId))
-        marked.push_back({op, id.getInt()});
-    });
-    if (marked.empty() && !depthwise)
-      return;
-    if (!marked.empty()) {
-      std::string script = buildScript(marked);
-      ParserConfig config(&getContext());
-      OwningOpRef<ModuleOp> lib = parseSourceString<ModuleOp>(script, config);
-      if (!lib) {
-        module.emitError("kiln-cpu-vectorize-contractions: bad schedule:\n") << script;
-        return signalPassFailure();
-      }
-      Operation *entry =
-          transform::detail::findTransformEntryPoint(module, *lib, "__transform_main");
-      if (!entry ||
-          failed(transform::applyTransformNamedSequence(module, entry, *lib,
-                                                        transform::TransformOptions())))
-        return signalPassFailure();
-    }
-    // N-d transfers to 1-d ones, fully unrolled (vector-to-llvm does the rest).
-    OpPassManager pm(ModuleOp::getOperationName());
-    VectorTransferToSCFOptions toScf;
-    toScf.enableFullUnroll();
-    OpPassManager &fpm = pm.nest<func::FuncOp>();
-    fpm.addPass(createConvertVectorToSCFPass(toScf));
-    fpm.addPass(createCanonicalizerPass());
-    fpm.addPass(createCSEPass());
-    if (failed(runPipeline(pm, module)))
+    if (failed(applyMarked(module, depthwise != 0)))
       return signalPassFailure();
     // Last first: an earlier epilogue may be a later one's position anchor.
     for (auto [e, c, before] : llvm::reverse(epilogues))
       applyEpilogue(e, c, before);
+    // Then the elementwise ops that are left (the epilogues are gone), in a
+    // second schedule: the first one's position anchors must not move.
+    if (elementwise) {
+      module.walk([&](linalg::GenericOp g) {
+        if (isVectorizableElementwise(g)) {
+          g->setAttr(kMark, UnitAttr::get(g.getContext()));
+          g->setAttr(kId, IntegerAttr::get(IntegerType::get(g.getContext(), 64), nextId++));
+        }
+      });
+      if (failed(applyMarked(module, false)))
+        return signalPassFailure();
+    }
     module.walk([](Operation *op) {
       op->removeAttr(kMark);
       op->removeAttr(kId);

@@ -519,3 +519,35 @@ func.func @conv_blocks(%x: memref<1x64x58x58xf32>, %w: memref<64x64x3x3xf32>, %o
   }
   return
 }
+
+// -----
+
+// Elementwise ops are vectorized along their innermost loop (16 lanes, the
+// remainder of 4 peeled), a broadcast operand splatted; a transposed read
+// stays a loop nest (it would be a gather).
+// CHECK-LABEL: func.func @elementwise
+// CHECK: scf.for
+// CHECK: vector.transfer_read %arg0[{{.*}}]{{.*}} : memref<4x3x20xf32>, vector<16xf32>
+// CHECK: arith.mulf {{.*}} : vector<1x1x16xf32>
+// CHECK: vector.transfer_write {{.*}}, %arg2[{{.*}}]{{.*}} : vector<16xf32>, memref<4x3x20xf32>
+// CHECK: vector.transfer_read %arg0[{{.*}}, %c16]{{.*}} : memref<4x3x20xf32>, vector<4xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg3 : memref<4x20x3xf32>)
+#full = affine_map<(c, h, w) -> (c, h, w)>
+#chan = affine_map<(c, h, w) -> (c, 0, 0)>
+#tr = affine_map<(c, h, w) -> (c, w, h)>
+func.func @elementwise(%x: memref<4x3x20xf32>, %s: memref<4x1x1xf32>, %o: memref<4x3x20xf32>,
+                       %t: memref<4x20x3xf32>, %p: memref<4x3x20xf32>) {
+  linalg.generic {indexing_maps = [#full, #chan, #full], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %s : memref<4x3x20xf32>, memref<4x1x1xf32>) outs(%o : memref<4x3x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#tr, #full], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%t : memref<4x20x3xf32>) outs(%p : memref<4x3x20xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
