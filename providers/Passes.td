@@ -152,10 +152,11 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     stride sw), row ends masked. A fused activation right after (an
     elementwise epilogue) is applied to the accumulators before they are
     stored, where the k loop is not cache-tiled. Then, in a second schedule,
-    elementwise generics (all loops parallel, static f32 operands read
-    contiguously along the innermost loop or broadcast across it, a body of
-    scalar arith/math) are tiled to one vector of up to 16 lanes along the
-    innermost loop, the remainder peeled, and vectorized. Other bodies and
+    elementwise generics and reductions over the last dims (parallel loops
+    then reduction loops, static f32 operands read contiguously along the
+    innermost loop or broadcast across it, a body of scalar arith/math that
+    the vectorizer accepts) are tiled to one vector of up to 16 lanes along
+    the innermost loop, the remainder peeled, and vectorized. Other bodies and
     element types stay on the naive loops.
   }];
   let options = [

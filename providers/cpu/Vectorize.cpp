@@ -30,9 +30,10 @@
 //      stored, and drops the epilogue's own loop; only where the k loop is
 //      not split into cache tiles (partial sums must not see it).
 //   5. then, in a second schedule (the first one's epilogue anchors must not
-//      move), tiles elementwise generics to one vector of up to 16 lanes
-//      along the innermost loop and vectorizes them: LLVM's loop vectorizer
-//      leaves short inner loops scalar.
+//      move), tiles elementwise generics and reductions over the last dims
+//      to one vector of up to 16 lanes along the innermost loop and
+//      vectorizes them: LLVM's loop vectorizer leaves short inner loops
+//      scalar.
 // Anything else (other bodies, integer types, dynamic shapes, device ops)
 // is left to the naive loops.
 //
@@ -41,6 +42,7 @@
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/IR/ValueBoundsOpInterfaceImpl.h"
@@ -644,17 +646,23 @@ bool isDirectConv(linalg::GenericOp g) {
          atTap0 == AffineMap::get(6, 0, {e(0), e(1), e(4), e(5)}, ctx) && hasIdentityLayout(x);
 }
 
-/// Whether `g` is an elementwise op worth vectorizing here: all loops
-/// parallel with static f32 operands, each read along the innermost loop
+/// Whether `g` is an elementwise op or reduction worth vectorizing here:
+/// parallel loops, then possibly reduction loops (a sum over the last
+/// dims), static f32 operands each read along the innermost loop
 /// contiguously or broadcast across it, and a body of scalar arith/math.
 /// (LLVM's loop vectorizer leaves such loops scalar when their inner trip
-/// count is short: its runtime alias checks would cost more.)
+/// count is short, and a reduction into a buffer that might alias its
+/// input stays a load-add-store chain.)
 bool isVectorizableElementwise(linalg::GenericOp g) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.hasIndexSemantics() ||
-      g.getNumDpsInits() != 1 || g.getNumLoops() < 1 ||
-      !llvm::all_of(g.getIteratorTypesArray(),
-                    [](utils::IteratorType t) { return t == utils::IteratorType::parallel; }))
+      g.getNumDpsInits() != 1 || g.getNumLoops() < 1)
     return false;
+  // Parallel loops first, then reductions.
+  SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
+  auto firstReduction = llvm::find(iters, utils::IteratorType::reduction);
+  if (std::find(firstReduction, iters.end(), utils::IteratorType::parallel) != iters.end())
+    return false;
+  bool reduces = firstReduction != iters.end();
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   if (llvm::any_of(r, ShapedType::isDynamic) || r.back() < 8)
     return false;
@@ -676,7 +684,7 @@ bool isVectorizableElementwise(linalg::GenericOp g) {
         strides.back() != 1)
       return false;
   }
-  if (!g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isFunctionOfDim(last))
+  if (g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isFunctionOfDim(last) == reduces)
     return false;
   for (Operation &op : g.getRegion().front().without_terminator()) {
     StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
@@ -684,7 +692,8 @@ bool isVectorizableElementwise(linalg::GenericOp g) {
         !(op.getResult(0).getType().isF32() || op.getResult(0).getType().isInteger(1)))
       return false;
   }
-  return true;
+  // (A reduction's combiner must be one the vectorizer knows.)
+  return succeeded(linalg::vectorizeOpPrecondition(g));
 }
 
 /// Output rows per im2col block of a large conv: the whole im2col matrix
@@ -1094,6 +1103,7 @@ std::string buildScript(ArrayRef<std::pair<linalg::LinalgOp, int64_t>> ops) {
   %fh = transform.structured.hoist_redundant_vector_transfers %f : (!transform.any_op) -> !transform.any_op
   transform.apply_patterns to %fh {
     transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+    transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
     transform.apply_patterns.vector.transfer_permutation_patterns
     transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
     transform.apply_patterns.vector.lower_outerproduct

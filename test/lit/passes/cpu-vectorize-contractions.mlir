@@ -551,3 +551,27 @@ func.func @elementwise(%x: memref<4x3x20xf32>, %s: memref<4x1x1xf32>, %o: memref
   }
   return
 }
+
+// -----
+
+// A sum over the last dims (ReduceSum over H, W) is vectorized the same
+// way: a 16-lane read and reduction per row, the sum kept in a register
+// across the rows.
+// CHECK-LABEL: func.func @reduction
+// CHECK: memref.load %arg1
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.transfer_read %arg0[{{.*}}]{{.*}} : memref<4x16x16xf32>, vector<16xf32>
+// CHECK: vector.reduction <add>
+// CHECK: memref.store {{.*}}, %arg1
+// CHECK-NOT: linalg.generic
+#in = affine_map<(c, h, w) -> (c, h, w)>
+#out = affine_map<(c, h, w) -> (c)>
+func.func @reduction(%x: memref<4x16x16xf32>, %o: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : memref<4x16x16xf32>) outs(%o : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
