@@ -331,14 +331,14 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     ModelSignature signature;
   };
   bool printed = false;
-  OwningOpRef<ModuleOp> firstImport;
-  {
-    progress.stage("importing " + options.inputPath);
+  auto importModel = [&](StringRef label, const ImportOptions &importOptions) {
+    progress.stage("importing " + options.inputPath + label.str());
     TimingScope importTiming = timing.nest("Import");
-    firstImport = importOnnxFile(ctx, options.inputPath, options.import);
-    if (!firstImport)
-      return 1;
-  }
+    return importOnnxFile(ctx, options.inputPath, importOptions);
+  };
+  OwningOpRef<ModuleOp> firstImport = importModel("", options.import);
+  if (!firstImport)
+    return 1;
   // Symbolic dimensions listed with --dim-values: one shape variant per
   // combination of their values.
   std::vector<std::vector<int64_t>> combinations = dimCombinations(options.dimValues);
@@ -374,13 +374,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     std::string tag = shapeVariants
                           ? " [" + describeCombination(options.dimValues, combination) + "]"
                           : "";
-    if (!firstImport) {
-      progress.stage("importing " + options.inputPath + tag);
-      TimingScope importTiming = timing.nest("Import");
-      firstImport = importOnnxFile(ctx, options.inputPath, importOptions);
-      if (!firstImport)
-        return std::nullopt;
-    }
+    if (!firstImport && !(firstImport = importModel(tag, importOptions)))
+      return std::nullopt;
     auto batchSymbol = findBatchSymbol(*firstImport);
     if (failed(batchSymbol))
       return std::nullopt;
@@ -433,13 +428,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       };
       std::string label = (primary ? "" : deviceIO ? " (device I/O)" : " (CPU fallback)") + tag;
       OwningOpRef<ModuleOp> module = std::move(firstImport);
-      if (!module) {
-        progress.stage("importing " + options.inputPath + label);
-        TimingScope importTiming = timing.nest("Import");
-        module = importOnnxFile(ctx, options.inputPath, importOptions);
-        if (!module)
-          return std::nullopt;
-      }
+      if (!module && !(module = importModel(label, importOptions)))
+        return std::nullopt;
       progress.finish();
       if (shape.batchPlan)
         annotateBatch(*module, *shape.batchPlan);

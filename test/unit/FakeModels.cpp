@@ -10,6 +10,22 @@ namespace fake {
 
 const int64_t Shape23[2] = {2, 3};
 
+kiln_model_info modelInfo(const char *Name, const kiln_tensor_info *In, int32_t NumIn,
+                          const kiln_tensor_info *Out, int32_t NumOut,
+                          const kiln_partition_info *Part) {
+  kiln_model_info M{};
+  M.abi_version = KILN_ABI_VERSION;
+  M.name = Name;
+  M.producer = "kiln test";
+  M.num_inputs = NumIn;
+  M.inputs = In;
+  M.num_outputs = NumOut;
+  M.outputs = Out;
+  M.num_partitions = Part ? 1 : 0;
+  M.partitions = Part;
+  return M;
+}
+
 OldAbiAdd::OldAbiAdd(uint32_t Abi, size_t Prefix) : Buf(sizeof(kiln_model_info), 0xff) {
   std::memcpy(Buf.data(), addModel(), Prefix);
   info()->abi_version = Abi;

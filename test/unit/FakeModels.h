@@ -51,6 +51,12 @@ struct OldAbiAdd {
   std::vector<unsigned char> Buf;
 };
 
+/// A model info of the current ABI with these tensors and (optionally) one
+/// partition; every other field zero.
+kiln_model_info modelInfo(const char *Name, const kiln_tensor_info *In, int32_t NumIn,
+                          const kiln_tensor_info *Out, int32_t NumOut,
+                          const kiln_partition_info *Part = nullptr);
+
 /// A kiln_tensor over V with the given name (may be null).
 kiln_tensor floatTensor(const char *Name, std::vector<float> &V,
                         const int64_t *Shape, int32_t Rank);
