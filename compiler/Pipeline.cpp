@@ -565,8 +565,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     compiled.push_back(c);
     signatures.push_back(c.signature);
   }
+  // (One listed size makes an ordinary static model.)
   ModelSignature top = *signatures.front();
-  if (shapeVariants) {
+  if (signatures.size() > 1) {
     if (failed(checkSameInterface(signatures, options.dimValues, combinations)))
       return 1;
     top = mergeSignatures(signatures, options.dimValues, combinations);

@@ -93,12 +93,12 @@ LogicalResult checkSameInterface(ArrayRef<const ModelSignature *> variants,
   const ModelSignature &a = *variants.front();
   for (size_t v = 1; v < variants.size(); ++v) {
     const ModelSignature &b = *variants[v];
-    auto differ = [&](const std::string &what) {
+    auto differ = [&](const std::string &what,
+                      StringRef why = "only dimensions may differ between shape variants") {
       breakProgressLine();
       llvm::errs() << "kiln: error: --dim-values: " << what << " differs between the variants "
                    << describeCombination(dims, combos[0]) << " and "
-                   << describeCombination(dims, combos[v])
-                   << "; only dimensions may differ between shape variants\n";
+                   << describeCombination(dims, combos[v]) << "; " << why << "\n";
       return failure();
     };
     if (a.inputs.size() != b.inputs.size() || a.outputs.size() != b.outputs.size())
@@ -112,6 +112,14 @@ LogicalResult checkSameInterface(ArrayRef<const ModelSignature *> variants,
             x.batchAxis != y.batchAxis)
           return differ(std::string(out ? "output" : "input") + " \"" + x.name +
                         "\" (its type, rank or batch axis)");
+        // The runtime scales the batch axis by the batch size: its extent
+        // per sample must be static.
+        if (x.batchAxis >= 0 && x.shape[x.batchAxis] != y.shape[x.batchAxis])
+          return differ(std::string(out ? "output" : "input") + " \"" + x.name +
+                            "\"'s extent per sample on its batch axis",
+                        "the batch is folded with a listed dimension (a reshape to [-1, ...]), "
+                        "so both cannot be resolved at run time: pin the batch with "
+                        "--input-shape");
       }
     }
     if (a.batchSymbol != b.batchSymbol)

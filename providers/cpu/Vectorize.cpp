@@ -296,19 +296,12 @@ Value collapsedOutput(OpBuilder &b, Location loc, Value out, ArrayRef<Reassociat
   return flat;
 }
 
-/// Returns the buffer the matmuls accumulate into.
-Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId) {
-  OpBuilder b(g);
-  Location loc = g.getLoc();
-  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
-  SmallVector<int64_t> extents;
-  for (unsigned d : mm.batch)
-    extents.push_back(ranges[d]);
+/// Whether the batch of matmul `g` folds into m: B shared by every batch
+/// element, A = [batch..., m, k] and C = [batch..., m, n] contiguous, so
+/// one matmul reads B once (a [197, 1, 768] x [768, 2304] MatMul is not
+/// 197 GEMVs).
+bool foldsBatch(linalg::GenericOp g, const MatmulMatch &mm) {
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1], c = g.getDpsInits()[0];
-  // B shared by every batch element, A = [batch..., m, k] and C =
-  // [batch..., m, n] contiguous: the batch folds into m, one matmul with
-  // B read once (a [197, 1, 768] x [768, 2304] MatMul is not 197 GEMVs).
   auto d = [&](unsigned i) { return getAffineDimExpr(i, g.getContext()); };
   SmallVector<AffineExpr> aRows, cRows;
   for (unsigned bd : mm.batch) {
@@ -321,8 +314,35 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
     auto bd = dimOf(e);
     return !bd || *bd == mm.k || *bd == mm.n;
   });
-  if (!mm.batch.empty() && !mm.transA && bShared && maps[0].getResults() == ArrayRef(aRows) &&
-      maps[2].getResults() == ArrayRef(cRows) && hasIdentityLayout(a) && hasIdentityLayout(c)) {
+  return !mm.batch.empty() && !mm.transA && bShared && maps[0].getResults() == ArrayRef(aRows) &&
+         maps[2].getResults() == ArrayRef(cRows) && hasIdentityLayout(g.getDpsInputs()[0]) &&
+         hasIdentityLayout(g.getDpsInits()[0]);
+}
+
+bool kCacheTiled(int64_t M, int64_t N, int64_t K);
+
+/// Whether the matmuls rewriteMatmul makes of `g` split their k loop into
+/// cache tiles: a folded batch multiplies m.
+bool matmulKCacheTiled(linalg::GenericOp g, const MatmulMatch &mm) {
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  int64_t m = r[mm.m];
+  if (foldsBatch(g, mm))
+    for (unsigned bd : mm.batch)
+      m *= r[bd];
+  return kCacheTiled(m, r[mm.n], r[mm.k]);
+}
+
+/// Returns the buffer the matmuls accumulate into.
+Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId) {
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  SmallVector<int64_t> extents;
+  for (unsigned d : mm.batch)
+    extents.push_back(ranges[d]);
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1], c = g.getDpsInits()[0];
+  if (foldsBatch(g, mm)) {
     int64_t rank = cast<MemRefType>(a.getType()).getRank();
     SmallVector<ReassociationIndices> rows(1);
     for (int64_t i = 0; i + 1 < rank; ++i)
@@ -1191,9 +1211,7 @@ struct CpuVectorizeContractionsPass
       if (auto mm = matchMatmul(g)) {
         if (!matmul)
           continue;
-        SmallVector<int64_t> r = g.getStaticLoopRanges();
-        linalg::GenericOp e =
-            kCacheTiled(r[mm->m], r[mm->n], r[mm->k]) ? linalg::GenericOp() : findEpilogue(g);
+        linalg::GenericOp e = matmulKCacheTiled(g, *mm) ? linalg::GenericOp() : findEpilogue(g);
         Operation *before = stableOpBefore(g);
         Value c = rewriteMatmul(g, *mm, nextId);
         if (e)

@@ -6,6 +6,8 @@
       writes DIR/x_NxT.{npy,bin} and DIR/expected_{y,z,yz}_NxT.npy per shape
   make_variants_model.py reshape-pairs OUT.onnx
       x [T] -> Reshape to [2, -1]: compiles only for an even T
+  make_variants_model.py flatten OUT.onnx
+      x [N, T] -> Reshape to [-1]: the batch folded with T
 """
 import argparse
 import os
@@ -26,6 +28,11 @@ def model(kind):
         ins = [helper.make_tensor_value_info("x", F, ["N", "T"])]
         outs = [helper.make_tensor_value_info("y", F, ["N", "T2"]),
                 helper.make_tensor_value_info("z", F, ["N"])]
+    elif kind == "flatten":
+        nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="flat")]
+        inits = [helper.make_tensor("shape", TensorProto.INT64, [1], [-1])]
+        ins = [helper.make_tensor_value_info("x", F, ["N", "T"])]
+        outs = [helper.make_tensor_value_info("y", F, ["NT"])]
     else:
         nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="pairs")]
         inits = [helper.make_tensor("shape", TensorProto.INT64, [2], [2, -1])]
@@ -39,7 +46,7 @@ def model(kind):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=["softmax", "reshape-pairs"])
+    ap.add_argument("kind", choices=["softmax", "reshape-pairs", "flatten"])
     ap.add_argument("out")
     ap.add_argument("--data")
     ap.add_argument("shapes", nargs="*")
