@@ -1,6 +1,9 @@
 // Status strings and element-type tables.
 #include "kiln/kiln_rt.h"
 
+#include <cmath>
+#include <cstring>
+
 extern "C" const char *kiln_status_string(kiln_status Status) {
   switch (Status) {
   case KILN_OK:
@@ -121,4 +124,27 @@ extern "C" const char *kiln_dtype_name(int32_t DType) {
   default:
     return "unknown";
   }
+}
+
+extern "C" float kiln_float16_to_float(uint16_t Bits16) {
+  uint32_t Sign = static_cast<uint32_t>(Bits16 & 0x8000u) << 16;
+  uint32_t Exp = (Bits16 >> 10) & 0x1fu, Mant = Bits16 & 0x3ffu, Bits;
+  if (Exp == 0) {
+    float F = std::ldexp(static_cast<float>(Mant), -24); // zero or subnormal
+    return Sign ? -F : F;
+  }
+  if (Exp == 31)
+    Bits = Sign | 0x7f800000u | (Mant << 13); // inf / NaN
+  else
+    Bits = Sign | ((Exp + 112) << 23) | (Mant << 13);
+  float F;
+  std::memcpy(&F, &Bits, sizeof(F));
+  return F;
+}
+
+extern "C" float kiln_bfloat16_to_float(uint16_t Bits16) {
+  uint32_t Bits = static_cast<uint32_t>(Bits16) << 16;
+  float F;
+  std::memcpy(&F, &Bits, sizeof(F));
+  return F;
 }

@@ -76,29 +76,6 @@ template <typename T> T load(const uint8_t *P) {
   return V;
 }
 
-float halfToFloat(uint16_t H) {
-  uint32_t Sign = static_cast<uint32_t>(H & 0x8000u) << 16;
-  uint32_t Exp = (H >> 10) & 0x1fu, Mant = H & 0x3ffu, Bits;
-  if (Exp == 0) {
-    float F = std::ldexp(static_cast<float>(Mant), -24); // zero or subnormal
-    return Sign ? -F : F;
-  }
-  if (Exp == 31)
-    Bits = Sign | 0x7f800000u | (Mant << 13);
-  else
-    Bits = Sign | ((Exp + 112) << 23) | (Mant << 13);
-  float F;
-  std::memcpy(&F, &Bits, 4);
-  return F;
-}
-
-float bfloat16ToFloat(uint16_t H) {
-  uint32_t Bits = static_cast<uint32_t>(H) << 16;
-  float F;
-  std::memcpy(&F, &Bits, 4);
-  return F;
-}
-
 /// Whether the element at P is not zero (numpy's truth value; NaN is not
 /// zero, -0.0 is). False for a dtype without one.
 bool isNonZero(int32_t DType, const uint8_t *P) {
@@ -263,10 +240,10 @@ bool groupUnique(int32_t DType, const uint8_t *Src, int64_t Outer,
     return Plain(double());
   case KILN_DTYPE_FLOAT16:
     return Run(float(),
-               [](const uint8_t *P) { return halfToFloat(load<uint16_t>(P)); });
+               [](const uint8_t *P) { return kiln_float16_to_float(load<uint16_t>(P)); });
   case KILN_DTYPE_BFLOAT16:
     return Run(float(), [](const uint8_t *P) {
-      return bfloat16ToFloat(load<uint16_t>(P));
+      return kiln_bfloat16_to_float(load<uint16_t>(P));
     });
   case KILN_DTYPE_BOOL:
     return Run(uint8_t(),

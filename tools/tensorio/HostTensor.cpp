@@ -104,25 +104,6 @@ float float8ToFloat(uint8_t B, int32_t DType) {
   return Neg ? -V : V;
 }
 
-float halfToFloat(uint16_t H) {
-  uint32_t Sign = (H & 0x8000u) << 16;
-  uint32_t Exp = (H >> 10) & 0x1f;
-  uint32_t Mant = H & 0x3ff;
-  uint32_t Bits;
-  if (Exp == 0x1f) {
-    Bits = Sign | 0x7f800000u | (Mant << 13); // inf / NaN
-  } else if (Exp != 0) {
-    Bits = Sign | ((Exp + 112) << 23) | (Mant << 13);
-  } else {
-    // Zero or subnormal: value is Mant * 2^-24.
-    float F = std::ldexp(static_cast<float>(Mant), -24);
-    return Sign ? -F : F;
-  }
-  float F;
-  std::memcpy(&F, &Bits, sizeof(F));
-  return F;
-}
-
 uint16_t floatToHalf(float F) {
   uint32_t Bits;
   std::memcpy(&Bits, &F, sizeof(Bits));
@@ -138,13 +119,6 @@ uint16_t floatToHalf(float F) {
   uint32_t Abs = Bits & 0x7fffffffu;
   uint32_t Rounded = Abs + 0xfffu + ((Abs >> 13) & 1u);
   return Sign | static_cast<uint16_t>((Rounded >> 13) - (112u << 10));
-}
-
-float bfloat16ToFloat(uint16_t H) {
-  uint32_t Bits = static_cast<uint32_t>(H) << 16;
-  float F;
-  std::memcpy(&F, &Bits, sizeof(F));
-  return F;
 }
 
 std::string formatShape(const std::vector<int64_t> &Shape) {

@@ -31,9 +31,9 @@ struct HostTensor {
   double elementAsDouble(int64_t I) const;
 };
 
-float halfToFloat(uint16_t H);
+inline float halfToFloat(uint16_t H) { return kiln_float16_to_float(H); }
 uint16_t floatToHalf(float F);
-float bfloat16ToFloat(uint16_t H);
+inline float bfloat16ToFloat(uint16_t H) { return kiln_bfloat16_to_float(H); }
 /// An ONNX float8 value (KILN_DTYPE_FLOAT8*) as float.
 float float8ToFloat(uint8_t B, int32_t DType);
 

@@ -87,6 +87,10 @@ void kiln_sequence_clear(kiln_sequence *seq);
 size_t kiln_dtype_size(int32_t dtype);
 /* numpy-style name: "float32", "int64", ...; "unknown" otherwise. */
 const char *kiln_dtype_name(int32_t dtype);
+/* A float16 (IEEE binary16) or bfloat16 value, given as its bits, as
+ * float: exact, subnormals, infinities and NaN included. */
+float kiln_float16_to_float(uint16_t bits);
+float kiln_bfloat16_to_float(uint16_t bits);
 
 kiln_status kiln_session_create(const kiln_model_info *model,
                                 kiln_session **out);
