@@ -537,17 +537,22 @@ KILN_RT_EXPORT int64_t kilnSeqConcatBox(int64_t Seq, int64_t Axis, int32_t NewAx
       record(Run, Node, Fn, KILN_ERROR_INVALID_ARGUMENT, "the result is too large");
       return 0;
     }
-    // kilnSeqConcat checks every element against that shape.
-    std::vector<uint8_t> Data(Bytes);
+    // Concatenated straight into the new element; kilnSeqConcat checks
+    // every element against that shape.
+    auto E = std::make_shared<SeqElement>();
+    E->DType = DType;
+    E->Shape = Shape;
+    E->Bytes = Bytes;
+    if (Bytes)
+      E->Data.reset(new uint8_t[Bytes]);
     auto address = [](const void *P) {
       return static_cast<int64_t>(reinterpret_cast<uintptr_t>(P));
     };
     kilnSeqConcat(Seq, DType, static_cast<int32_t>(Rank), address(Shape.data()), A, NewAxis,
-                  Node, address(Data.data()));
+                  Node, address(E->Data.get()));
     if (Run.Status != KILN_OK)
       return 0;
-    return newBox(Run, makeSeqElement(DType, Shape.data(), static_cast<int32_t>(Rank),
-                                      Data.data(), Bytes));
+    return newBox(Run, std::move(E));
   });
 }
 
