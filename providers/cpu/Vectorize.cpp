@@ -319,7 +319,35 @@ bool foldsBatch(linalg::GenericOp g, const MatmulMatch &mm) {
          hasIdentityLayout(g.getDpsInits()[0]);
 }
 
-bool kCacheTiled(int64_t M, int64_t N, int64_t K);
+/// Largest multiple of `step` not above `cap` that divides `n`; 0 if none.
+int64_t dividingTile(int64_t n, int64_t cap, int64_t step) {
+  for (int64_t t = cap; t >= step; t -= step)
+    if (n % t == 0)
+      return t;
+  return 0;
+}
+
+/// Cache tiles for an M x N x K matmul, only for large problems and only
+/// sizes that divide the shape (0: no tiling of that loop).
+void cacheTiles(int64_t M, int64_t N, int64_t K, int64_t &cm, int64_t &cn, int64_t &ck) {
+  cm = cn = ck = 0;
+  if (M * N * K < (int64_t)1 << 21)
+    return;
+  cm = dividingTile(M, 64, 8);
+  cn = dividingTile(N, 128, 32);
+  ck = dividingTile(K, 256, 64);
+  if (cm == M) cm = 0;
+  if (cn == N) cn = 0;
+  if (ck == K) ck = 0;
+}
+
+/// Whether an M x N x K matmul's k loop is split into cache tiles (its
+/// partial sums are stored between them).
+bool kCacheTiled(int64_t M, int64_t N, int64_t K) {
+  int64_t cm, cn, ck;
+  cacheTiles(M, N, K, cm, cn, ck);
+  return ck != 0;
+}
 
 /// Whether the matmuls rewriteMatmul makes of `g` split their k loop into
 /// cache tiles: a folded batch multiplies m.
@@ -737,7 +765,6 @@ int64_t im2colBlockRows(int64_t k, int64_t oh, int64_t ow) {
   return best;
 }
 
-bool isDirectConv(linalg::GenericOp g);
 
 /// The output rows per im2col block that rewriteConv uses for `g` (0: no
 /// blocks).
@@ -748,7 +775,6 @@ int64_t convBlockRows(linalg::GenericOp g, int64_t groups) {
   return im2colBlockRows(r[2] * r[3] * r[4], r[5], r[6]);
 }
 
-bool kCacheTiled(int64_t M, int64_t N, int64_t K);
 
 /// Whether the matmuls rewriteConv makes of `g` split their k loop into
 /// cache tiles (blocks never do).
@@ -842,36 +868,6 @@ Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
   });
   g.erase();
   return out3;
-}
-
-/// Largest multiple of `step` not above `cap` that divides `n`; 0 if none.
-int64_t dividingTile(int64_t n, int64_t cap, int64_t step) {
-  for (int64_t t = cap; t >= step; t -= step)
-    if (n % t == 0)
-      return t;
-  return 0;
-}
-
-/// Cache tiles for an M x N x K matmul, only for large problems and only
-/// sizes that divide the shape (0: no tiling of that loop).
-void cacheTiles(int64_t M, int64_t N, int64_t K, int64_t &cm, int64_t &cn, int64_t &ck) {
-  cm = cn = ck = 0;
-  if (M * N * K < (int64_t)1 << 21)
-    return;
-  cm = dividingTile(M, 64, 8);
-  cn = dividingTile(N, 128, 32);
-  ck = dividingTile(K, 256, 64);
-  if (cm == M) cm = 0;
-  if (cn == N) cn = 0;
-  if (ck == K) ck = 0;
-}
-
-/// Whether an M x N x K matmul's k loop is split into cache tiles (its
-/// partial sums are stored between them).
-bool kCacheTiled(int64_t M, int64_t N, int64_t K) {
-  int64_t cm, cn, ck;
-  cacheTiles(M, N, K, cm, cn, ck);
-  return ck != 0;
 }
 
 /// The elementwise generic right after contraction `g` that reads its
