@@ -6,7 +6,6 @@ set -euo pipefail
 APT_PACKAGES=(cmake ninja-build ccache clang-19 lld-19 llvm-19-dev llvm-19-tools
   libmlir-19-dev mlir-19-tools libprotobuf-dev protobuf-compiler libgtest-dev
   python3 python3-pip)
-PIP_PACKAGES=(onnx==1.23.2 onnxruntime==1.30.0 numpy==2.2.6)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -20,19 +19,13 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
 fi
 
+# Python: exactly the packages of the lock, transitive ones included (an
+# unpinned dependency of onnx once changed the node tests' expected outputs).
+HERE=$(cd "$(dirname "$0")" && pwd)
+LOCK="$HERE/python-requirements.lock"
 PY=${PYTHON:-python3}
-if ! "$PY" - "${PIP_PACKAGES[@]}" <<'PYEOF'
-import sys
-from importlib import metadata
-for spec in sys.argv[1:]:
-    name, version = spec.split("==")
-    try:
-        if metadata.version(name) != version:
-            sys.exit(1)
-    except metadata.PackageNotFoundError:
-        sys.exit(1)
-PYEOF
-then
-  echo "kiln: installing ${PIP_PACKAGES[*]}"
-  "$PY" -m pip install -q "${PIP_PACKAGES[@]}" 2>&1 | grep -v "Running pip as the 'root' user" || true
+if ! "$PY" "$HERE/check-python-env.py" --lock "$LOCK" --quiet; then
+  echo "kiln: installing the Python packages of scripts/python-requirements.lock"
+  "$PY" -m pip install -q --no-deps -r "$LOCK" 2>&1 | grep -v "Running pip as the 'root' user" || true
+  "$PY" "$HERE/check-python-env.py" --lock "$LOCK"
 fi

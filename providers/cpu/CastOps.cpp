@@ -4,8 +4,9 @@
 // arithmetic here, only conversions: a float8 value decodes through a
 // 256-entry table built with APFloat, and encodes from f32 by rounding to
 // the format's quantum (nearest-even) and assembling the bits, with ONNX's
-// saturate rules. Sub-byte integers round and wrap, as ONNX's reference
-// does. float4e2m1 (stored as i8 codes) decodes through a 16-entry table and
+// saturate rules. Floats become sub-byte integers by rounding to
+// nearest-even, other integers by truncation toward zero; out of range both
+// saturate and NaN gives 0 (undefined in ONNX; see docs/ops.md). float4e2m1 (stored as i8 codes) decodes through a 16-entry table and
 // encodes by nearest-even thresholds, saturating at 6 (NaN becomes -0, as
 // ml_dtypes does); float8e8m0 keeps the f32 exponent, rounded by
 // `round_mode` (up, down, nearest) as onnx.numpy_helper.to_float8e8m0.
@@ -193,16 +194,48 @@ Value encodeFloat8E8M0(OpBuilder &b, Location l, Value x, StringRef roundMode, b
   return b.create<arith::TruncIOp>(l, b.getI8Type(), code);
 }
 
-/// To a 4- or 2-bit integer: floats round to nearest-even; the value then
-/// wraps to the target's width, as ONNX's reference (numpy) does.
-Value encodeSubByte(OpBuilder &b, Location l, Value x, IntegerType to, bool fromUnsigned) {
-  Type i64 = b.getI64Type();
+/// Float -> integer where ONNX leaves the result undefined (out of range,
+/// NaN): kiln saturates to the target's bounds and gives 0 for NaN, on every
+/// CPU and at every optimization level (a plain fptosi/fptoui is poison
+/// there, so the answer depended on the instruction LLVM picked). In range
+/// it rounds toward zero, as fptosi does.
+Value saturatingFloatToInt(OpBuilder &b, Location l, Value x, IntegerType to, bool toUnsigned) {
+  // f16/bf16/f8 widen exactly; the bounds below are powers of two, exact in f32.
+  if (x.getType().getIntOrFloatBitWidth() < 32)
+    x = b.create<arith::ExtFOp>(l, b.getF32Type(), x);
+  Type ft = x.getType();
+  unsigned w = to.getWidth();
+  IntegerType wide = b.getIntegerType(std::max(w, 32u));
+  // Only the lanes in range are selected, so the conversion may be poison
+  // in the others.
+  Value r = toUnsigned && w >= 32 ? (Value)b.create<arith::FPToUIOp>(l, wide, x)
+                                  : (Value)b.create<arith::FPToSIOp>(l, wide, x);
+  if (wide != to)
+    r = b.create<arith::TruncIOp>(l, to, r);
+  auto intc = [&](const APInt &v) {
+    return b.create<arith::ConstantOp>(l, b.getIntegerAttr(to, v)).getResult();
+  };
+  auto cmp = [&](arith::CmpFPredicate p, Value y, double c) {
+    return b.create<arith::CmpFOp>(l, p, x, y ? y : cst(b, l, ft, c)).getResult();
+  };
+  double above = std::ldexp(1.0, toUnsigned ? w : w - 1);
+  double lowest = toUnsigned ? 0.0 : -std::ldexp(1.0, w - 1);
+  APInt maxV = toUnsigned ? APInt::getMaxValue(w) : APInt::getSignedMaxValue(w);
+  APInt minV = toUnsigned ? APInt::getMinValue(w) : APInt::getSignedMinValue(w);
+  r = b.create<arith::SelectOp>(l, cmp(arith::CmpFPredicate::OGE, {}, above), intc(maxV), r);
+  r = b.create<arith::SelectOp>(l, cmp(arith::CmpFPredicate::OLT, {}, lowest), intc(minV), r);
+  return b.create<arith::SelectOp>(l, cmp(arith::CmpFPredicate::UNO, x, 0), intc(APInt(w, 0)), r);
+}
+
+/// To a 4- or 2-bit integer: floats round to nearest-even and saturate (as
+/// ONNX Runtime does); integers wrap to the target's width, as ONNX says.
+Value encodeSubByte(OpBuilder &b, Location l, Value x, IntegerType to, bool fromUnsigned,
+                    bool toUnsigned) {
   if (isFloat(x.getType()))
-    x = b.create<arith::FPToSIOp>(
-        l, i64, b.create<math::RoundEvenOp>(l, castScalar(b, l, x, b.getF32Type())));
-  else
-    x = castScalar(b, l, x, i64, fromUnsigned);
-  return b.create<arith::TruncIOp>(l, to, x);
+    return saturatingFloatToInt(
+        b, l, b.create<math::RoundEvenOp>(l, castScalar(b, l, x, b.getF32Type())), to,
+        toUnsigned);
+  return b.create<arith::TruncIOp>(l, to, castScalar(b, l, x, b.getI64Type(), fromUnsigned));
 }
 
 Results lowerCast(OpBuilder &b, Operation *op) {
@@ -234,7 +267,10 @@ Results lowerCast(OpBuilder &b, Operation *op) {
                             return encodeFloat8(nb, l, castScalar(nb, l, x, nb.getF32Type(), fromU),
                                                 cast<FloatType>(to), saturate);
                           if (isSubByteInt(to))
-                            return encodeSubByte(nb, l, x, cast<IntegerType>(to), fromU);
+                            return encodeSubByte(nb, l, x, cast<IntegerType>(to), fromU, toU);
+                          if (isFloat(x.getType()) && to.isSignlessInteger() &&
+                              !to.isInteger(1))
+                            return saturatingFloatToInt(nb, l, x, cast<IntegerType>(to), toU);
                           return castScalar(nb, l, x, to, fromU, toU);
                         });
   return SmallVector<Value>{r};

@@ -56,6 +56,25 @@ TOLERANCE_OVERRIDES = {
     "test_dft_inverse_opset19": (1e-3, 1e-5, "float32 round-off of an exact 0 in the reference"),
 }
 
+# Cases whose reference outputs are partly undefined by the spec: a float
+# cast to a 4- or 2-bit integer is undefined where the value is out of range
+# (or NaN), and there the reference gives whatever its ml_dtypes gives (0.5
+# wraps, 0.7 returns 0). For these the runner checks the reference against
+# the spec where it is defined and replaces the undefined elements with
+# kiln's documented answer (round to nearest-even, saturate, NaN -> 0; see
+# docs/ops.md), so kiln is checked everywhere and the suite no longer depends
+# on a reference library's choice: case -> (target dtype, reason).
+UNDEFINED_ELEMENTS = {
+    f"test_{kind}_{src}_to_{dst}{suffix}": (
+        dst, "a float cast to a sub-byte integer is undefined out of range")
+    for kind, suffixes in (("cast", ("",)), ("castlike", ("", "_expanded")))
+    for suffix in suffixes
+    for src in ("FLOAT", "FLOAT16")
+    for dst in ("INT4", "UINT4", "INT2", "UINT2")
+}
+SUB_BYTE_RANGES = {"INT4": (-8, 7), "UINT4": (0, 15), "INT2": (-2, 1), "UINT2": (0, 3)}
+
+
 # Like the ONNX backend runner (onnx.backend.test.runner.assert_similar_outputs):
 # a bfloat16 output is compared with rtol at least 2**-6, two bfloat16 ULPs.
 BF16_MIN_RTOL = 2.0 ** -6
@@ -172,6 +191,37 @@ def tolerance(corpus, name):
 
 # ---------------------------------------------------------------- running
 
+def spec_defined_data_set(cdir, ds, wdir, dst):
+    """Writes WORK/cases/CASE/DS: the data set with its undefined output
+    elements set to kiln's documented answer. Returns (path, None), or
+    (None, reason) when the reference disagrees with the spec where the spec
+    defines the result."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    lo, hi = SUB_BYTE_RANGES[dst]
+    src_dir = os.path.join(cdir, ds)
+    out_dir = os.path.join(wdir, ds)
+    shutil.copytree(src_dir, out_dir)
+    x = numpy_helper.to_array(onnx.load_tensor(os.path.join(src_dir, "input_0.pb")))
+    ref_t = onnx.load_tensor(os.path.join(src_dir, "output_0.pb"))
+    ref = numpy_helper.to_array(ref_t).astype(np.int64)
+    r = np.rint(x.astype(np.float64))
+    defined = ~np.isnan(r) & (r >= lo) & (r <= hi)
+    want = np.where(np.isnan(r), 0, np.clip(np.nan_to_num(r), lo, hi)).astype(np.int64)
+    wrong = np.argwhere(defined & (ref != want))
+    if wrong.size:
+        i = tuple(int(v) for v in wrong[0])
+        return None, (f"{ds}: the reference gives {ref[i]} at {list(i)} for {x[i]}, "
+                      f"where the spec defines {want[i]}")
+    t = helper.make_tensor(ref_t.name, getattr(TensorProto, dst), list(ref_t.dims),
+                           want.ravel().tolist())
+    with open(os.path.join(out_dir, "output_0.pb"), "wb") as f:
+        f.write(t.SerializeToString())
+    return out_dir, None
+
+
+
 def run_cmd(cmd, timeout):
     """(rc, output, seconds); rc None on a timeout. Kills the whole process
     group (kiln runs the linker as a child)."""
@@ -262,7 +312,13 @@ def run_case(name, args):
         res.update(status="error", reason="case has no test_data_set_N")
         return res
     for ds in sets:
-        cmd = [args.kiln_run, lib, "--check-dir", os.path.join(cdir, ds),
+        check_dir = os.path.join(cdir, ds)
+        if name in UNDEFINED_ELEMENTS:
+            check_dir, why = spec_defined_data_set(cdir, ds, wdir, UNDEFINED_ELEMENTS[name][0])
+            if why:
+                res.update(status="fail", reason=why)
+                return res
+        cmd = [args.kiln_run, lib, "--check-dir", check_dir,
                "--rtol", repr(rtol), "--atol", repr(atol)]
         rc, out, secs = run_cmd(cmd, args.run_timeout)
         res["run_s"] = round(res["run_s"] + secs, 3)
@@ -280,7 +336,7 @@ def run_case(name, args):
                                                          out.strip()[-300:]))
         else:
             errs = error_lines(out)
-            msg = errs[0].replace(os.path.join(cdir, ds) + "/", "") if errs else ""
+            msg = errs[0].replace(check_dir + "/", "") if errs else ""
             res.update(status="error", reason=f"{ds}: kiln-run exited {rc}: " + msg)
         return res
     res["status"] = "pass"
@@ -430,6 +486,7 @@ def main():
         "rtol_bf16_min": BF16_MIN_RTOL,
         "tolerance_overrides": {k: {"rtol": v[0], "atol": v[1], "reason": v[2]}
                                 for k, v in TOLERANCE_OVERRIDES.items()},
+        "undefined_elements": {k: v[1] for k, v in UNDEFINED_ELEMENTS.items()},
     }
     out_path = args.results or os.path.join(args.work, "results.json")
     os.makedirs(os.path.dirname(out_path), exist_ok=True)
