@@ -188,4 +188,20 @@ def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def ExpandBf16 : Pass<"kiln-expand-bf16", "::mlir::ModuleOp"> {
+  let summary = "f32 <-> bf16 conversions in host code as integer ops";
+  let description = [{
+    Runs first in the lowering to LLVM (the compiled model's and constant
+    folding's). LLVM turns an f32 -> bf16 `arith.truncf` into the
+    instruction of CPUs with AVX512-BF16, which flushes denormals to zero,
+    and elsewhere into a call of `__truncsfbf2`, which GCC 12's libgcc
+    lacks, so a library compiled for x86-64 or x86-64-v3 did not load.
+    MLIR's bf16 expansion (round to nearest-even, NaN stays NaN) gives one
+    result on every CPU and needs no runtime function; `arith.extf` from
+    bf16 becomes the shift it is. Kernels of CUDA partitions keep the
+    NVPTX backend's conversions.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif

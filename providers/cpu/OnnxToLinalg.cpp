@@ -129,7 +129,9 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
          << " (pin input shapes with --input-shape)";
       return false;
     }
-    bool isCast = name == "Cast" || name == "CastLike";
+    // Storage-only types (float8, sub-byte ints) are only converted, or
+    // held as a constant (a folded cast).
+    bool isCast = name == "Cast" || name == "CastLike" || name == "Constant";
     // Strings (one `const char *` each) are compared by Equal, looked up
     // by LabelEncoder, matched by RegexFullMatch, counted by
     // TfIdfVectorizer and joined by StringConcat only.

@@ -24,7 +24,7 @@ inline constexpr const char *kBufferizePipeline =
 
 /// Buffers and loops to the LLVM dialect; functions take bare pointers.
 inline constexpr const char *kToLlvmPipeline =
-    "func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
+    "kiln-expand-bf16,func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,func.func(canonicalize,cse),"
     "convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,convert-arith-to-llvm,"
     "convert-index-to-llvm,"

@@ -14,7 +14,8 @@ For each case: `kiln compile model.onnx -o WORK/cases/CASE/m`, then
 
 Writes WORK/results.json and prints a summary. Exit status: 0, or 1 with
 --expect-pass FILE when a case listed in FILE does not pass, or 2 when the
-runner itself broke (no corpus, no kiln, ...).
+runner itself broke (no corpus, no kiln, ...), or 77 when a
+--compile-flag=--target-cpu=CPU names code this machine cannot run.
 
   run.py                                   all cases (materializes the corpus)
   run.py --filter 'test_(abs|relu)'        cases whose name matches (re.search)
@@ -38,6 +39,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import host_cpu  # noqa: E402
 import materialize  # noqa: E402
 
 # The ONNX backend's defaults (onnx.backend.test.loader / runner).
@@ -405,6 +408,12 @@ def main():
     args = ap.parse_args()
 
     t_start = time.monotonic()
+    for flag in args.compile_flag:
+        if flag.startswith("--target-cpu="):
+            ok, why = host_cpu.can_run(flag.split("=", 1)[1])
+            if not ok:
+                print(f"SKIPPED: {why}")
+                return 77
     args.work = os.path.abspath(args.work)
     args.corpus = os.path.abspath(args.corpus or os.path.join(args.work, "corpus"))
     onnx_version, total = materialize.materialize(args.corpus, quiet=not args.verbose)

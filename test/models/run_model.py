@@ -2,12 +2,16 @@
 """Compiles one model folder with kiln and checks it with kiln-run.
 
 Exit 0 on a match, 1 on a mismatch or error, 77 (ctest SKIP) when the model
-folder does not exist, which is the case in a user's fresh clone.
+folder does not exist, which is the case in a user's fresh clone, or when
+this machine cannot run code for --target-cpu.
 """
 import argparse
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import host_cpu  # noqa: E402
 
 
 def main():
@@ -21,12 +25,19 @@ def main():
     ap.add_argument("--providers", default="cpu")
     ap.add_argument("--kiln-flag", action="append", default=[],
                     help="an extra kiln compile flag (repeatable)")
+    ap.add_argument("--target-cpu", help="compile for this CPU (kiln --target-cpu)")
     args = ap.parse_args()
 
     model = os.path.join(args.model_dir, "model.onnx")
     if not os.path.exists(model):
         print(f"SKIPPED: {model} not found (../shared/models is not part of a clone)")
         return 77
+    if args.target_cpu:
+        ok, why = host_cpu.can_run(args.target_cpu)
+        if not ok:
+            print(f"SKIPPED: {why}")
+            return 77
+        args.kiln_flag.append(f"--target-cpu={args.target_cpu}")
     name = os.path.basename(os.path.normpath(args.model_dir))
     prefix = os.path.join(args.out, name)
     os.makedirs(args.out, exist_ok=True)

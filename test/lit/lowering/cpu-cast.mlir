@@ -28,12 +28,44 @@ func.func @to_f8(%x: tensor<4xf32>) -> tensor<4xf8E5M2> {
 
 // -----
 
-// 4-bit integers: floats round to nearest-even and wrap to the width.
+// 4-bit integers: floats round to nearest-even and saturate; NaN gives 0.
 // CHECK-LABEL: func.func @to_i4
-// CHECK: math.roundeven
-// CHECK: arith.fptosi %{{.*}} : f32 to i64
-// CHECK: arith.trunci %{{.*}} : i64 to i4
+// CHECK: %[[R:.*]] = math.roundeven
+// CHECK: arith.fptosi %[[R]] : f32 to i32
+// CHECK: arith.trunci %{{.*}} : i32 to i4
+// CHECK: arith.cmpf oge, %[[R]], %{{.*}} : f32
+// CHECK: arith.constant 7 : i4
+// CHECK: arith.cmpf olt, %[[R]], %{{.*}} : f32
+// CHECK: arith.constant -8 : i4
+// CHECK: arith.cmpf uno, %[[R]], %[[R]] : f32
+// CHECK: arith.constant 0 : i4
 func.func @to_i4(%x: tensor<4xf32>) -> tensor<4xi4> {
   %0 = onnx.Cast(%x) {to = 22 : i64} : (tensor<4xf32>) -> tensor<4xi4>
   return %0 : tensor<4xi4>
+}
+
+// -----
+
+// Float -> integer saturates out of range (the bound is the first value
+// past it, 2^31 for int32) and gives 0 for NaN; an unsigned 32-bit target
+// converts with fptoui. f16 widens to f32 first.
+// CHECK-LABEL: func.func @to_i32
+// CHECK: arith.fptosi %{{.*}} : f32 to i32
+// CHECK: arith.constant 2.14748365E+9 : f32
+// CHECK: arith.constant 2147483647 : i32
+// CHECK: arith.constant -2.14748365E+9 : f32
+// CHECK: arith.constant -2147483648 : i32
+// CHECK: arith.cmpf uno
+// CHECK-LABEL: func.func @f16_to_u32
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.fptoui %{{.*}} : f32 to i32
+// CHECK: arith.constant 4.2949673E+9 : f32
+// CHECK: arith.constant -1 : i32
+func.func @to_i32(%x: tensor<4xf32>) -> tensor<4xi32> {
+  %0 = onnx.Cast(%x) {to = 6 : i64} : (tensor<4xf32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+func.func @f16_to_u32(%x: tensor<4xf16>) -> tensor<4xui32> {
+  %0 = onnx.Cast(%x) {to = 12 : i64} : (tensor<4xf16>) -> tensor<4xui32>
+  return %0 : tensor<4xui32>
 }
