@@ -459,6 +459,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
         return std::nullopt;
       if (stop(EmitKind::Kiln, *module))
         return Variant{std::move(module), {}};
+      // Per-node profiling hooks go in once the providers are known.
+      if (options.profileHooks && failed(run("kiln-profile-kernels")))
+        return std::nullopt;
 
       // Before lowering, which makes unsigned types signless.
       Variant v;

@@ -39,6 +39,9 @@ struct CompileOptions {
   unsigned optLevel = 2;
   /// Print what the optimizer did, the partitions and the arena to stderr.
   bool report = false;
+  /// Per-node profiling hooks in host code (one branch each without a
+  /// profiler attached).
+  bool profileHooks = true;
 };
 
 /// Registers every dialect, interface and translation kiln's pipeline uses.

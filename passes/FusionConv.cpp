@@ -99,6 +99,7 @@ struct ConvBatchNorm : RewritePattern {
     }
     rewriter.setInsertionPoint(bn);
     Value fused = rebuildConv(rewriter, conv, bn->getResult(0).getType(), newW, newB);
+    fused.getDefiningOp()->setLoc(fusedLoc(conv, {bn}));
     rewriter.replaceAllUsesWith(bn->getResult(0), fused);
     rewriter.eraseOp(bn);
     rewriter.eraseOp(conv);
@@ -155,6 +156,7 @@ struct ConvBiasAdd : RewritePattern {
       (*bias)[c] += scalar ? (*vals)[0] : (*vals)[c];
     rewriter.setInsertionPoint(add);
     Value fused = rebuildConv(rewriter, conv, out, {}, *bias);
+    fused.getDefiningOp()->setLoc(fusedLoc(conv, {add}));
     rewriter.replaceAllUsesWith(add->getResult(0), fused);
     rewriter.eraseOp(add);
     rewriter.eraseOp(conv);

@@ -117,6 +117,7 @@ struct ContractionActivation : RewritePattern {
         act->getResult(0).getType() != producer->getResult(0).getType())
       return rewriter.notifyMatchFailure(act, "not an f32 same-type activation");
     rewriter.modifyOpInPlace(producer, [&] {
+      producer->setLoc(fusedLoc(producer, {act}));
       producer->setAttr("kiln.activation", rewriter.getStringAttr(activation->first));
       producer->setAttr("kiln.activation_params",
                         rewriter.getF32ArrayAttr(activation->second));
@@ -165,6 +166,7 @@ struct ContractionSwish : RewritePattern {
       if (llvm::any_of(y.getUsers(), [&](Operation *u) { return u != sigmoidUser && u != mul; }))
         continue;
       rewriter.modifyOpInPlace(producer, [&] {
+        producer->setLoc(fusedLoc(producer, {sigmoid, scaled, mul}));
         producer->setAttr("kiln.activation", rewriter.getStringAttr("Swish"));
         producer->setAttr("kiln.activation_params",
                           rewriter.getF32ArrayAttr(alpha == 1.0f ? ArrayRef<float>{}
@@ -231,7 +233,7 @@ struct MatMulBias : RewritePattern {
       cst.addAttribute("value", bias);
       cst.addTypes(biasType);
       Value c = rewriter.create(cst)->getResult(0);
-      OperationState gemm(mm->getLoc(), "onnx.Gemm");
+      OperationState gemm(fusedLoc(mm, {add}), "onnx.Gemm");
       gemm.addOperands({a, b, c});
       if (isGemm)
         for (NamedAttribute na : mm->getAttrs())
@@ -247,7 +249,10 @@ struct MatMulBias : RewritePattern {
     }
     if (isGemm)
       return rewriter.notifyMatchFailure(add, "Gemm operands are 2-D");
-    rewriter.modifyOpInPlace(mm, [&] { mm->setAttr("kiln.bias", bias); });
+    rewriter.modifyOpInPlace(mm, [&] {
+      mm->setLoc(fusedLoc(mm, {add}));
+      mm->setAttr("kiln.bias", bias);
+    });
     rewriter.replaceAllUsesWith(add->getResult(0), mm->getResult(0));
     rewriter.eraseOp(add);
     ++counters["fuse_matmul_bias"];

@@ -31,6 +31,18 @@ inline bool isNoneValue(mlir::Value v) {
   return !v || mlir::isa<mlir::NoneType>(v.getType());
 }
 
+/// The location of `kept` once it has absorbed `absorbed`: all their node
+/// names, `kept`'s first, so that messages still name the kept node and the
+/// profiler lists every fused node (kiln-profile-kernels' fused_nodes).
+inline mlir::Location fusedLoc(mlir::Operation *kept,
+                               llvm::ArrayRef<mlir::Operation *> absorbed) {
+  llvm::SmallVector<mlir::Location> locs = {kept->getLoc()};
+  for (mlir::Operation *op : absorbed)
+    if (op)
+      locs.push_back(op->getLoc());
+  return mlir::FusedLoc::get(kept->getContext(), locs);
+}
+
 /// The `value` attribute of an onnx.Constant producing `v`, if any.
 inline mlir::ElementsAttr constantAttr(mlir::Value v) {
   mlir::Operation *def = v ? v.getDefiningOp() : nullptr;

@@ -159,6 +159,14 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     the run's status slot: each check becomes a conditional store of its
     message's address there, and the module gets `kiln.checks`.
 
+    `kiln.profile_begin`/`kiln.profile_end` pairs (kiln-profile-kernels)
+    with work between become calls of `kilnProfileBegin`/`kilnProfileEnd`
+    (profiler context, descriptor address) under one `scf.if` each on the
+    context the function reads once at entry from the arena's bytes 8-15
+    (the header is then 64 bytes too); the runtime stores it there before
+    each run, 0 without a profiler. Pairs with no work between (a view)
+    are dropped. The module gets `kiln.profile_hooks`.
+
     `gpu.alloc`s (left by kiln-cuda-offload) are planned the same way into
     a device arena that the runtime allocates once per session
     (`kilnDeviceArena(bytes)`, size in `kiln.device_arena_size`); a

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -29,6 +30,9 @@ namespace kiln {
 #include "passes/Passes.h.inc"
 
 namespace {
+
+constexpr llvm::StringLiteral kProfileBeginFn = "kilnProfileBegin";
+constexpr llvm::StringLiteral kProfileEndFn = "kilnProfileEnd";
 
 int64_t byteSize(MemRefType t) {
   unsigned bits = t.getElementTypeBitWidth();
@@ -170,6 +174,68 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     return success();
   }
 
+  /// Drops each kiln.profile_begin/end pair with no work between (the view
+  /// a Reshape became): an event for it would only cost.
+  static void dropEmptyProfilePairs(func::FuncOp func) {
+    SmallVector<ProfileBeginOp> begins;
+    func.walk([&](ProfileBeginOp b) { begins.push_back(b); });
+    for (ProfileBeginOp begin : begins) {
+      Operation *op = begin->getNextNode();
+      bool work = false;
+      for (; op && !isa<ProfileEndOp>(op); op = op->getNextNode())
+        work |= !(op->getNumRegions() == 0 && isMemoryEffectFree(op)) &&
+                !isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op);
+      if (op && !work) {
+        op->erase();
+        begin.erase();
+      }
+    }
+  }
+
+  /// Each kiln.profile_begin/end becomes a call of kilnProfileBegin/End
+  /// (context, descriptor) under one branch: the runtime stores its
+  /// profiler context, or 0, in the arena's second 8 bytes before a run,
+  /// and the function reads it once at entry.
+  LogicalResult lowerProfileHooks(func::FuncOp func, Value arena) {
+    SmallVector<Operation *> marks;
+    func.walk([&](Operation *op) {
+      if (isa<ProfileBeginOp, ProfileEndOp>(op))
+        marks.push_back(op);
+    });
+    if (marks.empty())
+      return success();
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    Type i64 = IntegerType::get(ctx, 64);
+    Location loc = func.getLoc();
+    OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
+    Value c0 = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value slot = b.create<memref::ViewOp>(loc, MemRefType::get({1}, i64), arena,
+                                          b.create<arith::ConstantIndexOp>(loc, 8), ValueRange{});
+    Value context = b.create<memref::LoadOp>(loc, slot, ValueRange{c0});
+    Value on = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, context,
+                                       b.create<arith::ConstantIntOp>(loc, 0, 64));
+    auto fnType = FunctionType::get(ctx, {i64, i64}, {});
+    for (StringRef name : {kProfileBeginFn, kProfileEndFn})
+      if (!module.lookupSymbol<func::FuncOp>(name)) {
+        OpBuilder mb(module.getBodyRegion());
+        mb.create<func::FuncOp>(loc, name, fnType).setPrivate();
+      }
+    for (Operation *mark : marks) {
+      OpBuilder mb(mark);
+      auto ifOp = mb.create<scf::IfOp>(mark->getLoc(), on, /*withElse=*/false);
+      mb.setInsertionPointToStart(ifOp.thenBlock());
+      auto begin = dyn_cast<ProfileBeginOp>(mark);
+      StringRef desc = begin ? begin.getDescriptor() : cast<ProfileEndOp>(mark).getDescriptor();
+      Value addr = globalStringAddress(mb, mark->getLoc(), module, desc);
+      mb.create<func::CallOp>(mark->getLoc(), begin ? kProfileBeginFn : kProfileEndFn,
+                              TypeRange{}, ValueRange{context, addr});
+      mark->erase();
+    }
+    module->setAttr("kiln.profile_hooks", UnitAttr::get(ctx));
+    return success();
+  }
+
   /// The bare-pointer calling convention cannot take a memref with a zero
   /// dim (its strides are not all static): such arguments, never read or
   /// written, become memref<0xi8> and the body uses a zero-size alloca.
@@ -230,6 +296,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
   LogicalResult plan(func::FuncOp func) {
     if (failed(outputsToArguments(func)))
       return failure();
+    dropEmptyProfilePairs(func);
     Block &entry = func.getBody().front();
     llvm::DenseMap<Operation *, int64_t> index;
     int64_t n = 0;
@@ -280,8 +347,10 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
 
     SmallVector<CheckOp> checks;
     func.walk([&](CheckOp c) { checks.push_back(c); });
-    // The status slot of run-time checks comes first.
-    int64_t base = checks.empty() ? 0 : alignTo(8, alignment);
+    bool profiled = false;
+    func.walk([&](ProfileBeginOp) { profiled = true; });
+    // The status slot of run-time checks comes first, then the profiler's.
+    int64_t base = checks.empty() && !profiled ? 0 : alignTo(16, alignment);
 
     int64_t unshared = base;
     for (const Buffer &buf : buffers)
@@ -313,7 +382,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
           b.create<func::CallOp>(func.getLoc(), kDeviceArenaFn, deviceType, size).getResult(0);
       replaceByViews(deviceBuffers, deviceArena);
     }
-    if (failed(lowerChecks(func, checks, arena)))
+    if (failed(lowerChecks(func, checks, arena)) || failed(lowerProfileHooks(func, arena)))
       return failure();
     hideEmptyArguments(func);
     cpu::stridedCopiesToLoops(func, /*vectorRows=*/true);

@@ -188,6 +188,25 @@ def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def ProfileKernels : Pass<"kiln-profile-kernels", "::mlir::ModuleOp"> {
+  let summary = "Bracket each node of a host partition for the per-node profiler";
+  let description = [{
+    Runs after kiln-partition, before kiln-lower-partitions. In every
+    partition whose provider runs on the calling thread (Provider::
+    runsOnHostThread: the CPU), each op but constants gets a
+    `kiln.profile_begin` before it and a `kiln.profile_end` after it. Their
+    descriptor names the node (its first ONNX node, from the location), the
+    op type and provider, and carries the event's args as ONNX Runtime's
+    profiler writes them: `fused_nodes` (every node name the location
+    holds: fusions fuse their locations), `input_type_shape`,
+    `output_type_shape`, `output_size`, `parameter_size` (bytes of constant
+    inputs) and `activation_size` (bytes of the others). kiln-plan-memory
+    lowers the pairs. `kiln compile --no-profile-hooks` leaves this pass
+    out.
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def ExpandBf16 : Pass<"kiln-expand-bf16", "::mlir::ModuleOp"> {
   let summary = "f32 <-> bf16 conversions in host code as integer ops";
   let description = [{

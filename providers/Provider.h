@@ -25,6 +25,10 @@ public:
   /// Rewrites the onnx ops inside `partition` (a kiln.partition of this
   /// provider) into code this provider's backend compiles.
   virtual mlir::LogicalResult lowerPartition(mlir::Operation *partition) const = 0;
+  /// Whether this provider's kernels run on the calling thread, so that
+  /// begin/end hooks around them time them (kiln-profile-kernels); a device
+  /// provider times its kernels with its own events instead.
+  virtual bool runsOnHostThread() const { return true; }
 };
 
 void registerProvider(std::unique_ptr<Provider> provider);

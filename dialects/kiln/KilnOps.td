@@ -89,6 +89,31 @@ def Kiln_CheckOp : Kiln_Op<"check", [MemoryEffects<[MemWrite]>]> {
   let assemblyFormat = "$condition `,` $message attr-dict `:` type($condition)";
 }
 
+def Kiln_ProfileBeginOp : Kiln_Op<"profile_begin", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Where the kernel of one ONNX node begins, for the profiler";
+  let description = [{
+    kiln-profile-kernels brackets each node of a host partition with
+    `kiln.profile_begin` and `kiln.profile_end`; `descriptor` is what the
+    runtime reports for it: the node's name, op type, provider and the
+    event's JSON args, separated by `\x1f` (unit separator). The ops stay
+    in place through lowering and bufferization (they touch no tensor), and
+    kiln-plan-memory lowers each pair to calls of `kilnProfileBegin` /
+    `kilnProfileEnd` guarded by one branch on the profiler slot of the
+    arena, or erases it when nothing that does work lies between.
+    ```mlir
+    kiln.profile_begin "/fc1/Gemm\1fGemm\1fcpu\1f\"output_size\":\"2048\""
+    ```
+  }];
+  let arguments = (ins StrAttr:$descriptor);
+  let assemblyFormat = "$descriptor attr-dict";
+}
+
+def Kiln_ProfileEndOp : Kiln_Op<"profile_end", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Where the kernel begun by the last kiln.profile_begin ends";
+  let arguments = (ins StrAttr:$descriptor);
+  let assemblyFormat = "$descriptor attr-dict";
+}
+
 def Kiln_RuntimeCallOp : Kiln_Op<"runtime_call", [
     AttrSizedOperandSegments,
     MemoryEffects<[MemRead, MemWrite]>,

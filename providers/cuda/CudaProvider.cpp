@@ -23,6 +23,8 @@ namespace {
 class CudaProvider final : public Provider {
 public:
   llvm::StringRef getName() const override { return "cuda"; }
+  // Kernels and copies are timed with CUDA events (runtime/lib/DeviceMemory).
+  bool runsOnHostThread() const override { return false; }
 
   bool canRun(Operation *op, std::string &why) const override {
     StringRef name = op->getName().getStringRef();

@@ -112,7 +112,8 @@ void endDeviceRun() {
     if (W.End && D->cuEventElapsedTime(&FromBase, Profile.Base, W.Start) == CUDA_SUCCESS &&
         D->cuEventElapsedTime(&Length, W.Start, W.End) == CUDA_SUCCESS) {
       kiln_profile_event E{W.Name, "cuda", W.Name, W.Kind,
-                           Profile.BaseNs + static_cast<uint64_t>(FromBase * 1e6), 0, W.Bytes};
+                           Profile.BaseNs + static_cast<uint64_t>(FromBase * 1e6), 0, W.Bytes,
+                           nullptr};
       Profile.Profiler(&E, 0, Profile.User);
       E.duration_ns = static_cast<uint64_t>(Length * 1e6);
       Profile.Profiler(&E, 1, Profile.User);

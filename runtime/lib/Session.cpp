@@ -4,6 +4,7 @@
 #include "DeviceMemory.h"
 #include "DynamicOps.h"
 #include "Error.h"
+#include "ProfileHooks.h"
 #include "Sequence.h"
 #include "SequenceOps.h"
 #include "TextOps.h"
@@ -31,6 +32,9 @@ struct Variant {
   uint64_t ArenaSize = 0;
   // The arena's first 8 bytes hold a failed run-time check's message.
   bool Checks = false;
+  // The partitions call kilnProfileBegin/End with the context in the
+  // arena's bytes 8-15 (ABI 8).
+  bool Hooks = false;
   void *Arena = nullptr;
   kiln::rt::cuda::DeviceMemory Device;
 };
@@ -68,6 +72,8 @@ struct kiln_session {
   std::vector<void *> CallerInputPtrs, CallerOutputPtrs;
   kiln_profile_callback Profiler = nullptr;
   void *ProfilerUser = nullptr;
+  // What the partitions' profiling hooks report to (ABI 8).
+  kiln::rt::ProfileContext ProfileHooks;
   std::string Error;
   // A model with shape variants runs none of its own: one session per
   // compiled variant, variant 0's made at create (so that its provider and
@@ -87,6 +93,9 @@ __attribute__((used)) static int64_t (*const KeepSequenceOps)(int32_t,
 // And DynamicOps.o (kilnNonZero, kilnUnique, ...).
 __attribute__((used)) static int64_t (*const KeepDynamicOps)(
     int64_t, int32_t, int32_t, int64_t, int64_t) = &kilnNonZero;
+// And ProfileHooks.o (kilnProfileBegin/End).
+__attribute__((used)) static void (*const KeepProfileHooks)(int64_t, int64_t) =
+    &kilnProfileBegin;
 // And TextOps.o (kilnRegexFullMatch, kilnTfIdfVectorizer).
 __attribute__((used)) static void (*const KeepTextOps)(int64_t, int64_t,
                                                        int64_t, int64_t,
@@ -304,18 +313,24 @@ bool envFlag(const char *Name) {
 
 /// Picks the partition list: the model's own unless it needs a provider
 /// that is missing or refused, then the CPU fallback.
+/// Whether a variant's partitions call the profiling hooks (ABI 8).
+bool hooksOf(const kiln_model_info &M, uint32_t Flag) {
+  return M.abi_version >= 8 && (flagsOf(M) & Flag);
+}
+
 void setVariant(Variant &V, int32_t NumPartitions, const kiln_partition_info *Partitions,
-                uint64_t ArenaSize, bool Checks) {
+                uint64_t ArenaSize, bool Checks, bool Hooks) {
   V.NumPartitions = NumPartitions;
   V.Partitions = Partitions;
   V.ArenaSize = ArenaSize;
   V.Checks = Checks;
+  V.Hooks = Hooks;
 }
 
 kiln_status selectProvider(const kiln_model_info &M,
                            const kiln_session_options &Opts, kiln_session &S) {
   setVariant(S.Main, M.num_partitions, M.partitions, M.arena_size,
-             flagsOf(M) & KILN_MODEL_CHECKS);
+             flagsOf(M) & KILN_MODEL_CHECKS, hooksOf(M, KILN_MODEL_PROFILE_HOOKS));
   uint32_t Required = isAbi2(M) ? M.required_providers : 0;
   if (Required == 0)
     return KILN_OK;
@@ -342,7 +357,8 @@ kiln_status selectProvider(const kiln_model_info &M,
     if (M.abi_version >= 5 && M.num_device_io_partitions > 0) {
       S.HasDeviceIO = true;
       setVariant(S.DeviceIO, M.num_device_io_partitions, M.device_io_partitions,
-                 M.device_io_arena_size, flagsOf(M) & KILN_MODEL_DEVICE_IO_CHECKS);
+                 M.device_io_arena_size, flagsOf(M) & KILN_MODEL_DEVICE_IO_CHECKS,
+                 hooksOf(M, KILN_MODEL_DEVICE_IO_PROFILE_HOOKS));
     }
     return KILN_OK;
   }
@@ -353,7 +369,8 @@ kiln_status selectProvider(const kiln_model_info &M,
                 "model " + quoted(M.name ? M.name : "?") +
                     " needs CUDA and has no CPU fallback: " + Why);
   setVariant(S.Main, M.num_fallback_partitions, M.fallback_partitions, M.fallback_arena_size,
-             flagsOf(M) & KILN_MODEL_FALLBACK_CHECKS);
+             flagsOf(M) & KILN_MODEL_FALLBACK_CHECKS,
+             hooksOf(M, KILN_MODEL_FALLBACK_PROFILE_HOOKS));
   S.ProviderNote = Why;
   return KILN_OK;
 }
@@ -879,13 +896,20 @@ kiln_status runPartitions(kiln_session &S) {
   Variant &V = *S.Active;
   if (V.Checks && V.Arena)
     std::memset(V.Arena, 0, sizeof(const char *));
+  if (V.Hooks && V.Arena) {
+    // The partitions read it once per run: the profiler's context, or 0.
+    S.ProfileHooks.Callback = S.Profiler;
+    S.ProfileHooks.User = S.ProfilerUser;
+    void *Context = S.Profiler ? &S.ProfileHooks : nullptr;
+    std::memcpy(static_cast<char *>(V.Arena) + 8, &Context, sizeof(Context));
+  }
   if (!S.Profiler) {
     for (int32_t I = 0; I < V.NumPartitions; ++I)
       V.Partitions[I].fn(In, Out, V.Arena);
     return checkStatus(V);
   }
   kiln_profile_event Run{
-      "model_run", "kiln", M.name ? M.name : "", KILN_EVENT_RUN, nowNs(), 0, 0};
+      "model_run", "kiln", M.name ? M.name : "", KILN_EVENT_RUN, nowNs(), 0, 0, nullptr};
   S.Profiler(&Run, 0, S.ProfilerUser);
   for (int32_t I = 0; I < V.NumPartitions; ++I) {
     const kiln_partition_info &P = V.Partitions[I];
@@ -895,7 +919,8 @@ kiln_status runPartitions(kiln_session &S) {
                          KILN_EVENT_PARTITION,
                          nowNs(),
                          0,
-                         0};
+                         0,
+                         nullptr};
     S.Profiler(&E, 0, S.ProfilerUser);
     P.fn(In, Out, V.Arena);
     E.duration_ns = nowNs() - E.start_ns;

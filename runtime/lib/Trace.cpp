@@ -16,7 +16,7 @@ using kiln::rt::fail;
 
 namespace {
 struct TraceEvent {
-  std::string Name, Provider, OpName;
+  std::string Name, Provider, OpName, Args;
   int32_t Kind;
   uint64_t StartNs, DurationNs, Bytes;
   int32_t Tid;
@@ -72,6 +72,57 @@ void appendMicros(std::string &Out, uint64_t Ns) {
   Out += Buf;
 }
 
+/// ONNX Runtime's name of a provider: "cpu" -> "CPUExecutionProvider".
+std::string ortProvider(const std::string &P) {
+  std::string Out;
+  for (char C : P)
+    Out += static_cast<char>(C >= 'a' && C <= 'z' ? C - 'a' + 'A' : C);
+  return Out + "ExecutionProvider";
+}
+
+/// One complete ("X") event as ONNX Runtime's profiler writes it: runs and
+/// partitions as "Session", nodes as "Node" named <node>_kernel_time with
+/// op_name and provider, device kernels and copies as "Kernel" carrying
+/// the op_name of what launched them.
+void appendEvent(std::string &Out, const TraceEvent &E, uint64_t Ts, const std::string &Pid) {
+  const char *Cat = E.Kind == KILN_EVENT_NODE                                   ? "Node"
+                    : E.Kind == KILN_EVENT_KERNEL || E.Kind == KILN_EVENT_TRANSFER ? "Kernel"
+                                                                                 : "Session";
+  Out += "{\"cat\":\"";
+  Out += Cat;
+  Out += "\",\"name\":";
+  appendEscaped(Out, E.Kind == KILN_EVENT_NODE ? E.Name + "_kernel_time" : E.Name);
+  Out += ",\"ph\":\"X\",\"ts\":";
+  appendMicros(Out, Ts);
+  Out += ",\"dur\":";
+  appendMicros(Out, E.DurationNs);
+  Out += ",\"pid\":" + Pid + ",\"tid\":" + std::to_string(E.Tid) + ",\"args\":{";
+  if (E.Kind == KILN_EVENT_RUN) {
+    Out += "\"model_name\":";
+    appendEscaped(Out, E.OpName);
+  } else if (E.Kind == KILN_EVENT_PARTITION) {
+    Out += "\"provider\":";
+    appendEscaped(Out, ortProvider(E.Provider));
+  } else {
+    Out += "\"op_name\":";
+    // Copies under the op types ONNX Runtime gives its copy nodes.
+    bool Up = E.Name.find("host_to_device") != std::string::npos ||
+              E.Name.find("upload") != std::string::npos;
+    bool Down = E.Name.find("device_to_host") != std::string::npos;
+    appendEscaped(Out, E.Kind != KILN_EVENT_TRANSFER ? E.OpName
+                       : Up                          ? "MemcpyFromHost"
+                       : Down                        ? "MemcpyToHost"
+                                                     : "Memcpy");
+    Out += ",\"provider\":";
+    appendEscaped(Out, ortProvider(E.Provider));
+    if (E.Kind == KILN_EVENT_TRANSFER)
+      Out += ",\"bytes\":" + std::to_string(E.Bytes);
+    if (!E.Args.empty())
+      Out += "," + E.Args;
+  }
+  Out += "}}";
+}
+
 } // namespace
 
 extern "C" {
@@ -95,8 +146,9 @@ void kiln_trace_callback(const kiln_profile_event *E, int32_t IsEnd,
     if (Tid == static_cast<int32_t>(T->Threads.size()))
       T->Threads.push_back(Self);
     T->Events.push_back({E->name ? E->name : "", E->provider ? E->provider : "",
-                         E->op_name ? E->op_name : "", E->kind, E->start_ns,
-                         E->duration_ns, E->bytes, Tid});
+                         E->op_name ? E->op_name : "",
+                         E->kind == KILN_EVENT_NODE && E->args_json ? E->args_json : "",
+                         E->kind, E->start_ns, E->duration_ns, E->bytes, Tid});
   } catch (const std::bad_alloc &) {
     // A profiler must never take the run down; drop the event.
   }
@@ -117,22 +169,7 @@ kiln_status kiln_trace_write(const kiln_trace *T, const char *Path) {
       for (size_t I = 0; I < T->Events.size(); ++I) {
         const TraceEvent &E = T->Events[I];
         Out += I ? ",\n" : "";
-        Out += "{\"cat\":";
-        Out += E.Kind == KILN_EVENT_RUN ? "\"Session\"" : "\"Node\"";
-        Out += ",\"name\":";
-        appendEscaped(Out, E.Name);
-        Out += ",\"ph\":\"X\",\"ts\":";
-        appendMicros(Out, E.StartNs - Origin);
-        Out += ",\"dur\":";
-        appendMicros(Out, E.DurationNs);
-        Out += ",\"pid\":" + Pid + ",\"tid\":" + std::to_string(E.Tid);
-        Out += ",\"args\":{\"provider\":";
-        appendEscaped(Out, E.Provider);
-        Out += ",\"op_name\":";
-        appendEscaped(Out, E.OpName);
-        if (E.Kind == KILN_EVENT_TRANSFER)
-          Out += ",\"bytes\":" + std::to_string(E.Bytes);
-        Out += "}}";
+        appendEvent(Out, E, E.StartNs - Origin, Pid);
       }
     }
     Out += "\n]\n";

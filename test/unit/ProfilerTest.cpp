@@ -100,9 +100,14 @@ TEST(Trace, WritesChromeTraceJson) {
                             KILN_EVENT_TRANSFER,
                             5,
                             7000,
-                            1234};
+                            1234,
+                            nullptr};
   kiln_trace_callback(&Odd, 0, T); // begin events are not recorded
   kiln_trace_callback(&Odd, 1, T);
+  // A compiled node's event: its args are spliced in as they are.
+  kiln_profile_event Node = {"/fc1/Gemm", "cpu", "Gemm", KILN_EVENT_NODE, 9, 3000, 0,
+                             "\"output_size\":\"2048\",\"fused_nodes\":[\"/fc1/Gemm\"]"};
+  kiln_trace_callback(&Node, 1, T);
   std::string Path = tempPath("kiln_trace_");
   ASSERT_EQ(kiln_trace_write(T, Path.c_str()), KILN_OK) << kiln_last_error();
   kiln_session_destroy(S);
@@ -115,7 +120,7 @@ TEST(Trace, WritesChromeTraceJson) {
   minijson::Value Root;
   ASSERT_TRUE(minijson::parse(SS.str(), Root)) << SS.str();
   ASSERT_EQ(Root.K, minijson::Value::Array);
-  ASSERT_EQ(Root.Items.size(), 7u) << SS.str();
+  ASSERT_EQ(Root.Items.size(), 8u) << SS.str();
 
   std::vector<std::string> Names;
   for (const minijson::Value &E : Root.Items) {
@@ -127,21 +132,32 @@ TEST(Trace, WritesChromeTraceJson) {
     EXPECT_EQ(E.get("pid")->Num, getpid());
     EXPECT_EQ(E.get("tid")->Num, 0);
     EXPECT_GE(E.get("ts")->Num, 0);
-    ASSERT_NE(E.get("args")->get("provider"), nullptr);
+    if (E.get("name")->Str != "model_run")
+      ASSERT_NE(E.get("args")->get("provider"), nullptr);
     Names.push_back(E.get("name")->Str);
   }
   const std::vector<std::string> Expected = {
       "scale",      "accumulate", "model_run",         "scale",
-      "accumulate", "model_run",  "copy \"x\"\\\n\x01"};
+      "accumulate", "model_run",  "copy \"x\"\\\n\x01", "/fc1/Gemm_kernel_time"};
   EXPECT_EQ(Names, Expected);
+  // ONNX Runtime's schema: runs and partitions are "Session" events,
+  // providers are named as ONNX Runtime names them.
   EXPECT_EQ(Root.Items[2].get("cat")->Str, "Session");
-  EXPECT_EQ(Root.Items[0].get("cat")->Str, "Node");
-  EXPECT_EQ(Root.Items[1].get("args")->get("provider")->Str, "fake_accel");
-  EXPECT_EQ(Root.Items[0].get("args")->get("op_name")->Str, "partition");
+  EXPECT_EQ(Root.Items[2].get("args")->get("model_name")->Str, "two");
+  EXPECT_EQ(Root.Items[0].get("cat")->Str, "Session");
+  EXPECT_EQ(Root.Items[1].get("args")->get("provider")->Str, "FAKE_ACCELExecutionProvider");
   const minijson::Value &Copy = Root.Items[6];
+  EXPECT_EQ(Copy.get("cat")->Str, "Kernel");
+  EXPECT_EQ(Copy.get("args")->get("op_name")->Str, "Memcpy");
   EXPECT_EQ(Copy.get("dur")->Num, 7.0); // microseconds
   ASSERT_NE(Copy.get("args")->get("bytes"), nullptr);
   EXPECT_EQ(Copy.get("args")->get("bytes")->Num, 1234);
+  const minijson::Value &N = Root.Items[7];
+  EXPECT_EQ(N.get("cat")->Str, "Node");
+  EXPECT_EQ(N.get("args")->get("op_name")->Str, "Gemm");
+  EXPECT_EQ(N.get("args")->get("provider")->Str, "CPUExecutionProvider");
+  EXPECT_EQ(N.get("args")->get("output_size")->Str, "2048");
+  ASSERT_NE(N.get("args")->get("fused_nodes"), nullptr);
 }
 
 TEST(Trace, EmptyTraceAndBadPath) {

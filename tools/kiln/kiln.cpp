@@ -1,10 +1,12 @@
 //===- kiln.cpp - the kiln compiler driver ---------------------------------===//
 //
 // kiln compile model.onnx -o out/NAME [--providers=cpu] [--emit=...]
+// kiln profile trace.json [--top N] [--compare A.json B.json] [--html OUT]
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Pipeline.h"
+#include "tools/kiln/Profile.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -83,12 +85,17 @@ static cl::opt<bool> report("report",
                             cl::desc("Print what the optimizer did, the partitions and "
                                      "the arena size to stderr"),
                             cl::cat(kilnCategory));
+static cl::opt<bool> noProfileHooks(
+    "no-profile-hooks",
+    cl::desc("Leave out the per-node profiling hooks (kiln-run --profile then shows partitions only)"),
+    cl::cat(kilnCategory));
 static cl::opt<bool> quiet("q", cl::desc("Do not print progress"), cl::cat(kilnCategory));
 static cl::opt<bool> noShared("no-shared", cl::desc("Do not link libNAME.so"),
                               cl::cat(kilnCategory));
 
 static int usage() {
   errs() << "usage: kiln compile <model.onnx> -o <out/NAME> [options]\n"
+            "       kiln profile <trace.json> [--top N] [--compare A B] [--html OUT]\n"
             "       kiln compile --help\n";
   return 2;
 }
@@ -97,6 +104,9 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc < 2)
     return usage();
+  // `kiln profile` reads traces; it needs none of the compiler's options.
+  if (std::strcmp(argv[1], "profile") == 0)
+    return kiln::profileMain(argc - 1, argv + 1);
   bool isCompile = std::strcmp(argv[1], "compile") == 0;
   if (!isCompile && std::strcmp(argv[1], "--help") != 0 && std::strcmp(argv[1], "-help") != 0 &&
       std::strcmp(argv[1], "--version") != 0)
@@ -153,6 +163,7 @@ int main(int argc, char **argv) {
   options.buildSharedLibrary = !noShared;
   options.optLevel = optLevel;
   options.report = report;
+  options.profileHooks = !noProfileHooks;
   if (options.emit == kiln::EmitKind::Library && options.outputPrefix.empty()) {
     errs() << "kiln: error: -o out/NAME is required\n";
     return 2;

@@ -203,7 +203,10 @@ typedef enum kiln_event_kind {
   KILN_EVENT_PARTITION = 0,
   KILN_EVENT_KERNEL = 1,
   KILN_EVENT_TRANSFER = 2,
-  KILN_EVENT_RUN = 3
+  KILN_EVENT_RUN = 3,
+  /* One ONNX node's kernel on the host: name is the node, op_name its op
+   * type, args_json its ONNX Runtime-style args (ABI 8 models). */
+  KILN_EVENT_NODE = 4
 } kiln_event_kind;
 
 typedef struct kiln_profile_event {
@@ -214,6 +217,9 @@ typedef struct kiln_profile_event {
   uint64_t start_ns;    /* std::chrono::steady_clock */
   uint64_t duration_ns; /* 0 at begin */
   uint64_t bytes;
+  /* KILN_EVENT_NODE: the members of the event's JSON "args" object without
+   * braces (fused_nodes, input_type_shape, ...); else NULL. */
+  const char *args_json;
 } kiln_profile_event;
 
 /* Called on the thread that runs the session; the event and its strings are

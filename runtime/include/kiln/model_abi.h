@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 7u
+#define KILN_ABI_VERSION 8u
 
 /* Element types use ONNX TensorProto.DataType numbers. */
 typedef enum kiln_dtype {
@@ -143,6 +143,14 @@ typedef struct kiln_model_info {
 #define KILN_MODEL_DYNAMIC_BATCH 4u
 #define KILN_MODEL_DEVICE_IO_CHECKS 8u
 #define KILN_MODEL_SHAPE_VARIANTS 16u
+/* ABI 8. The partitions (resp. fallback, device-I/O partitions) call
+ * kilnProfileBegin/kilnProfileEnd(context, descriptor) around each node's
+ * kernel when bytes 8-15 of their arena hold a profiler context (not 0);
+ * the runtime stores it (or 0) there before every run. A descriptor is
+ * "node\x1fop type\x1fprovider\x1fJSON args" (without braces). */
+#define KILN_MODEL_PROFILE_HOOKS 32u
+#define KILN_MODEL_FALLBACK_PROFILE_HOOKS 64u
+#define KILN_MODEL_DEVICE_IO_PROFILE_HOOKS 128u
 
 #define KILN_PROVIDER_CUDA 1u
 
