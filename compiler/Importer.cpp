@@ -507,8 +507,13 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
   std::string nodeName =
       node.name().empty() ? node.op_type() + "_" + std::to_string(index)
                           : node.name();
-  Location loc = NameLoc::get(b.getStringAttr(nodeName),
-                              FileLineColLoc::get(&ctx, displayName, 0, 0));
+  // The op type rides along (as the metadata of a fused location) so that
+  // the profiler can name a node's kernel by the node's own op type after
+  // a decomposition rewrote it (kiln-profile-kernels).
+  Location loc = NameLoc::get(
+      b.getStringAttr(nodeName),
+      FusedLoc::get(&ctx, {FileLineColLoc::get(&ctx, displayName, 0, 0)},
+                    b.getStringAttr(node.op_type())));
   pb::NodeProto named = node;
   named.set_name(nodeName);
 

@@ -101,7 +101,7 @@ struct GeluErf : RewritePattern {
     if (!gelu || gelu->getResult(0).getType() != x.getType())
       return rewriter.notifyMatchFailure(erf, "not the erf form of GELU");
     rewriter.setInsertionPoint(gelu);
-    OperationState st(gelu->getLoc(), "onnx.Gelu");
+    OperationState st(fusedLoc(gelu, opsBetween(gelu, x)), "onnx.Gelu");
     st.addOperands(x);
     st.addTypes(x.getType());
     rewriter.replaceOp(gelu, rewriter.create(st)->getResults());
@@ -172,7 +172,7 @@ struct GeluTanh : RewritePattern {
     if (!gelu || gelu->getResult(0).getType() != x.getType())
       return rewriter.notifyMatchFailure(tanh, "not the tanh form of GELU");
     rewriter.setInsertionPoint(gelu);
-    OperationState st(gelu->getLoc(), "onnx.Gelu");
+    OperationState st(fusedLoc(gelu, opsBetween(gelu, x)), "onnx.Gelu");
     st.addOperands(x);
     st.addAttribute("approximate", rewriter.getStringAttr("tanh"));
     st.addTypes(x.getType());
@@ -389,7 +389,11 @@ struct LayerNormChain : RewritePattern {
         result = add;
     }
     rewriter.setInsertionPoint(result);
-    Location loc = result->getLoc();
+    SmallVector<Operation *> absorbed(chain);
+    for (Operation *op : {div, mul})
+      if (op != result && op)
+        absorbed.push_back(op);
+    Location loc = fusedLoc(result, absorbed);
     auto normType = RankedTensorType::get(normShape, xt.getElementType());
     Value g = normConstant(rewriter, loc, normType, gamma, 1.0f),
           bt = normConstant(rewriter, loc, normType, beta, 0.0f);
@@ -687,7 +691,10 @@ bool fuseHeadsAttention(Operation *softmax, Operation *qk, Operation *pv, Value 
   OpBuilder b(pv);
   if (where)
     mask = maskOfWhere(b, where, fillIsTrue);
-  Value y = createFusedAttention(b, softmax->getLoc(), {q, k, v}, mask, qt.getDimSize(1), scale, "heads", yt);
+  SmallVector<Operation *> absorbed = {qk, kt, pv};
+  absorbed.append(chain.begin(), chain.end());
+  Value y = createFusedAttention(b, fusedLoc(softmax, absorbed), {q, k, v}, mask, qt.getDimSize(1),
+                                 scale, "heads", yt);
   pv->getResult(0).replaceAllUsesWith(y);
   eraseBlock({pv, softmax}, chain, {kT});
   return true;
@@ -790,7 +797,13 @@ bool fuseAttention(Operation *softmax) {
   OpBuilder b(merge);
   if (where)
     mask = maskOfWhere(b, where, fillIsTrue);
-  Value y = createFusedAttention(b, softmax->getLoc(), {q->first, k->first, v->first}, haveMask ? mask : Value(),
+  SmallVector<Operation *> absorbed = {qk, pv, back};
+  absorbed.append(chain.begin(), chain.end());
+  for (Value h : {qHeads, qk->getOperand(1), pv->getOperand(1)})
+    for (Operation *op = h.getDefiningOp();
+         op && (isOnnx(op, "Transpose") || isOnnx(op, "Reshape")); op = op->getOperand(0).getDefiningOp())
+      absorbed.push_back(op);
+  Value y = createFusedAttention(b, fusedLoc(softmax, absorbed), {q->first, k->first, v->first}, haveMask ? mask : Value(),
                                  q->second, scale, layout.seqFirst ? "seq_first" : "", yt);
   if (mt != yt) {
     // [S, B, E] -> [S*B, E], as the block's own merge did.

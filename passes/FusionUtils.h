@@ -43,6 +43,26 @@ inline mlir::Location fusedLoc(mlir::Operation *kept,
   return mlir::FusedLoc::get(kept->getContext(), locs);
 }
 
+/// The ops that compute `end` from `from` and constants (a matched
+/// subgraph that a fusion replaces), or none if there are more than
+/// `maxOps` (the walk left the subgraph).
+inline llvm::SmallVector<mlir::Operation *> opsBetween(mlir::Operation *end, mlir::Value from,
+                                                       unsigned maxOps = 32) {
+  llvm::SmallVector<mlir::Operation *> ops;
+  llvm::SmallVector<mlir::Value> work(end->getOperands());
+  while (!work.empty()) {
+    mlir::Value v = work.pop_back_val();
+    mlir::Operation *def = v == from ? nullptr : v.getDefiningOp();
+    if (!def || def->hasTrait<mlir::OpTrait::ConstantLike>() || llvm::is_contained(ops, def))
+      continue;
+    if (ops.size() == maxOps)
+      return {};
+    ops.push_back(def);
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return ops;
+}
+
 /// The `value` attribute of an onnx.Constant producing `v`, if any.
 inline mlir::ElementsAttr constantAttr(mlir::Value v) {
   mlir::Operation *def = v ? v.getDefiningOp() : nullptr;

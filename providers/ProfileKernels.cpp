@@ -14,6 +14,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/JSON.h"
 
+#include <optional>
+
 using namespace mlir;
 
 namespace kiln {
@@ -76,19 +78,45 @@ SmallVector<std::string> nodeNames(Location loc) {
   return names;
 }
 
+bool isConstant(Operation *op) {
+  return op && (isa<onnx::ConstantOp>(op) || op->hasTrait<OpTrait::ConstantLike>());
+}
+
+/// The ONNX op type the importer recorded for node `name` in `loc`.
+std::optional<std::string> importedOpType(Location loc, StringRef name) {
+  std::optional<std::string> type;
+  loc->walk([&](Location l) {
+    auto named = dyn_cast<NameLoc>(l);
+    auto fused = named ? dyn_cast<FusedLoc>(named.getChildLoc()) : FusedLoc();
+    if (fused && named.getName() == name)
+      if (auto t = dyn_cast_or_null<StringAttr>(fused.getMetadata())) {
+        type = t.str();
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return type;
+}
+
 /// `name \x1f op type \x1f provider \x1f args`, where args is the inside of
 /// the event's JSON `args` object.
 std::string descriptor(Operation *op, StringRef provider, unsigned index) {
-  StringRef opType = op->getName().getStringRef();
-  opType.consume_front("onnx.");
+  std::string opType = op->getName().getStringRef().str();
+  if (StringRef(opType).starts_with("onnx."))
+    opType = opType.substr(5);
   SmallVector<std::string> names = nodeNames(op->getLoc());
-  std::string name = names.empty() ? (opType + "_" + std::to_string(index)).str() : names.front();
+  // A decomposition keeps its node's location and so its op type; a fusion
+  // (several nodes) is reported as the op it became (Attention).
+  if (names.size() == 1)
+    if (auto imported = importedOpType(op->getLoc(), names.front()))
+      opType = *imported;
+  std::string name = names.empty() ? opType + "_" + std::to_string(index) : names.front();
   int64_t parameters = 0, activations = 0, outputs = 0;
   llvm::json::Array inputs, results;
   for (Value v : op->getOperands()) {
     if (isa<NoneType>(v.getType()))
       continue;
-    (v.getDefiningOp() && v.getDefiningOp()->hasTrait<OpTrait::ConstantLike>() ? parameters : activations) += tensorBytes(v.getType());
+    (isConstant(v.getDefiningOp()) ? parameters : activations) += tensorBytes(v.getType());
     inputs.push_back(typeShape(v.getType()));
   }
   for (Value v : op->getResults()) {
@@ -111,7 +139,7 @@ std::string descriptor(Operation *op, StringRef provider, unsigned index) {
   os.flush();
   // Strip the braces: the runtime splices it after op_name and provider.
   StringRef inner = StringRef(json).drop_front().drop_back();
-  return (name + "\x1f" + opType + "\x1f" + provider + "\x1f" + inner).str();
+  return name + "\x1f" + opType + "\x1f" + provider.str() + "\x1f" + inner.str();
 }
 
 struct ProfileKernelsPass : public impl::ProfileKernelsBase<ProfileKernelsPass> {
@@ -126,7 +154,7 @@ struct ProfileKernelsPass : public impl::ProfileKernelsBase<ProfileKernelsPass> 
       for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
         ++index;
         // Nodes only: not constants, nor kiln's own ops (checks).
-        if (op.hasTrait<OpTrait::ConstantLike>() || !isa<onnx::ONNXDialect>(op.getDialect()))
+        if (isConstant(&op) || !isa<onnx::ONNXDialect>(op.getDialect()))
           continue;
         std::string desc = descriptor(&op, partition.getProvider(), index);
         OpBuilder b(&op);

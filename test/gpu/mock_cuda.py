@@ -12,7 +12,8 @@ counters and kiln-run's trace:
   - with --device-io, inputs and outputs do not cross per run;
   - per-run copies have a page-locked host side (the host arena, or the
     pinned staging of the caller's inputs and outputs);
-  - kernels and copies appear in the trace with provider "cuda", kernels
+  - kernels and copies appear in the trace as Kernel events of provider
+    CUDAExecutionProvider (ONNX Runtime's profile schema), kernels
     named after their ONNX nodes, copies with their bytes.
 
 Outputs are not compared (the mock runs no kernels); test/gpu/run.sh does
@@ -24,6 +25,9 @@ import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "profile"))
+import trace_schema  # noqa: E402
 
 
 def run(args, lib, work, tag, iterations, extra):
@@ -110,7 +114,13 @@ def main():
         expect(dev_bytes < host_bytes,
                f"device I/O moves fewer bytes per run ({dev_bytes:.0f}) than host I/O "
                f"({host_bytes:.0f})")
-        cuda = [e for e in events4 if e.get("args", {}).get("provider") == "cuda"]
+        bad = trace_schema.problems(events4)
+        expect(not bad, "the trace follows ONNX Runtime's profile schema"
+               + (f": {bad[:3]}" if bad else ""))
+        cuda = [e for e in events4
+                if e.get("args", {}).get("provider") == "CUDAExecutionProvider"]
+        expect(all(e["cat"] == "Kernel" for e in cuda),
+               "device kernels and copies are Kernel events")
         kernels = {e["name"] for e in cuda if not e["name"].startswith(("copy_", "upload_"))}
         copies = [e for e in cuda if e["name"].startswith("copy_")]
         expect(kernels and not any(k.startswith("__kiln_") for k in kernels),
