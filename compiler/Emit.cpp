@@ -112,8 +112,8 @@ namespace {
 /// Builds the descriptor globals of model_abi.h in `m`.
 class DescriptorBuilder {
 public:
-  DescriptorBuilder(llvm::Module &m, const std::string &modelName)
-      : m(m), ctx(m.getContext()), modelName(modelName), b(ctx) {
+  DescriptorBuilder(llvm::Module &m, const std::string &modelName, const std::string &targetCpu)
+      : m(m), ctx(m.getContext()), modelName(modelName), targetCpu(targetCpu), b(ctx) {
     ptrTy = llvm::PointerType::get(ctx, 0);
     i32 = llvm::Type::getInt32Ty(ctx);
     i64 = llvm::Type::getInt64Ty(ctx);
@@ -122,7 +122,7 @@ public:
     modelTy = llvm::StructType::create(
         ctx, {i32, ptrTy, ptrTy, i32, ptrTy, i32, ptrTy, i64, i64, i32, ptrTy,
               i32, i32, ptrTy, i64, i32, ptrTy, ptrTy, ptrTy, i32, ptrTy, i64, ptrTy, ptrTy,
-              i32, ptrTy, i32, ptrTy},
+              i32, ptrTy, i32, ptrTy, ptrTy},
         "kiln_model_info");
   }
 
@@ -285,7 +285,7 @@ private:
          kinds(sig.outputs, prefix + "out_kinds"),
          llvm::ConstantInt::get(i32, variants.size()), orNull(variantArray),
          llvm::ConstantInt::get(i32, variants.empty() ? 0 : sig.dimNames.size()),
-         orNull(dimNames)});
+         orNull(dimNames), str(targetCpu, prefix + "target_cpu")});
     return global(model, prefix + "model");
   }
 
@@ -338,7 +338,7 @@ private:
 
   llvm::Module &m;
   llvm::LLVMContext &ctx;
-  std::string modelName;
+  std::string modelName, targetCpu;
   llvm::IRBuilder<> b;
   llvm::PointerType *ptrTy;
   llvm::Type *i32, *i64;
@@ -437,7 +437,7 @@ std::optional<std::string> emitObject(ArrayRef<CompiledShape> shapes,
       g.setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
   auto hasChecks = [](ModuleOp m) { return m && m->hasAttr("kiln.checks"); };
   auto hasHooks = [](ModuleOp m) { return m && m->hasAttr("kiln.profile_hooks"); };
-  DescriptorBuilder descriptor(*llmod, top.name);
+  DescriptorBuilder descriptor(*llmod, top.name, tm->getTargetCPU().str());
   std::vector<llvm::Constant *> infos;
   for (auto [index, shape] : llvm::enumerate(shapes)) {
     uint32_t flags = (hasChecks(shape.module) ? KILN_MODEL_CHECKS : 0) |

@@ -1303,6 +1303,22 @@ const char *kiln_session_error(const kiln_session *S) {
   return S ? S->Error.c_str() : "session is NULL";
 }
 
+int32_t kiln_available_providers(kiln_provider_status *Out, int32_t Capacity) {
+  // Known once per process: the driver is loaded (or not) once.
+  static const std::vector<kiln_provider_status> All = [] {
+    static std::string CudaWhy, CudaDevice;
+    bool Cuda = kiln::rt::cuda::cudaAvailable(CudaWhy);
+    if (Cuda && !kiln::rt::cuda::availabilityFaked())
+      CudaDevice = kiln::rt::cuda::deviceName();
+    return std::vector<kiln_provider_status>{
+        {"cpu", 1, "", "host"},
+        {"cuda", Cuda ? 1 : 0, CudaWhy.c_str(), CudaDevice.c_str()}};
+  }();
+  for (int32_t I = 0; Out && I < Capacity && I < static_cast<int32_t>(All.size()); ++I)
+    Out[I] = All[I];
+  return static_cast<int32_t>(All.size());
+}
+
 kiln_status kiln_session_set_profiler(kiln_session *S, kiln_profile_callback Cb,
                                       void *User) {
   if (!S)

@@ -8,6 +8,7 @@ namespace kiln::run {
 
 const char *usageText() {
   return R"(usage: kiln-run path/to/libNAME.so [options]
+       kiln-run --list-providers
 
 Runs a model compiled by kiln (a shared library exporting kiln_model or
 kiln_model_NAME) through libkiln_rt.
@@ -33,6 +34,12 @@ options:
   --cpu                run a model compiled for CUDA on its CPU fallback
   --device-io          keep inputs and outputs in device memory (CUDA only;
                        on the CPU this is noted and ignored)
+  --info               print what the library holds (inputs and outputs with
+                       symbolic dimensions by name, partitions and their
+                       providers, target CPU, producer) and the provider a
+                       session picks on this machine, and why; runs nothing
+  --list-providers     print the execution providers this machine can run,
+                       and why not for the others (no library needed)
   --help               show this text
 
 Without any inputs, inputs are filled with deterministic pseudo-random data
@@ -75,6 +82,14 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
     std::string Arg = Argv[I];
     if (Arg == "--help" || Arg == "-help" || Arg == "-h") {
       Opts.Help = true;
+      continue;
+    }
+    if (Arg == "--list-providers" || Arg == "-list-providers") {
+      Opts.ListProviders = true;
+      continue;
+    }
+    if (Arg == "--info" || Arg == "-info") {
+      Opts.Info = true;
       continue;
     }
     if (Arg == "--print") {
@@ -153,7 +168,7 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
       Opts.Inputs.emplace_back(Value.substr(0, At), Value.substr(At + 1));
     }
   }
-  if (!Opts.Help && Opts.Library.empty()) {
+  if (!Opts.Help && !Opts.ListProviders && Opts.Library.empty()) {
     Err = "no model library given (see --help)";
     return false;
   }

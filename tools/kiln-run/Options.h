@@ -22,6 +22,8 @@ struct Options {
   bool ForceCpu = false; // --cpu
   bool DeviceIO = false; // --device-io
   bool Help = false;
+  bool ListProviders = false; // --list-providers (no library needed)
+  bool Info = false;          // --info
 };
 
 /// Accepts "--opt value" and "--opt=value". Returns false with Err set on a

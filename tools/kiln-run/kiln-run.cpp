@@ -1,6 +1,7 @@
 // kiln-run: load a kiln-compiled model library, feed it inputs from files
 // (or pseudo-random data), then write, check, time or profile its outputs.
 #include "CrashReport.h"
+#include "Info.h"
 #include "Options.h"
 #include "Runner.h"
 
@@ -18,5 +19,9 @@ int main(int Argc, char **Argv) {
     std::fputs(kiln::run::usageText(), stdout);
     return kiln::run::ExitOk;
   }
+  if (Opts.ListProviders)
+    return kiln::run::listProviders();
+  if (Opts.Info)
+    return kiln::run::printInfo(Opts);
   return kiln::run::runModel(Opts);
 }

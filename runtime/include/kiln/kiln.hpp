@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace kiln {
 
@@ -30,6 +31,24 @@ private:
   kiln_status Code = KILN_OK;
   std::string Message;
 };
+
+/// One provider libkiln_rt knows and whether this machine can run it.
+struct ProviderStatus {
+  std::string Name;
+  bool Available = false;
+  std::string Reason, Device;
+};
+
+/// The providers this machine can run and why not for the others, "cpu"
+/// first (ONNX Runtime's get_available_providers, with reasons).
+inline std::vector<ProviderStatus> availableProviders() {
+  std::vector<kiln_provider_status> Raw(kiln_available_providers(nullptr, 0));
+  Raw.resize(kiln_available_providers(Raw.data(), static_cast<int32_t>(Raw.size())));
+  std::vector<ProviderStatus> Out;
+  for (const kiln_provider_status &P : Raw)
+    Out.push_back({P.name, P.available != 0, P.reason, P.device});
+  return Out;
+}
 
 /// Owns a kiln_session. Like the C session, one Session must not be used by
 /// two threads at once; give each thread its own.

@@ -198,6 +198,20 @@ const char *kiln_session_error(const kiln_session *session);
 /* Message of the last failure on the calling thread (covers create). */
 const char *kiln_last_error(void);
 
+/* Providers this machine can run (ONNX Runtime's get_available_providers):
+ * every provider libkiln_rt knows, "cpu" first and always available, with
+ * the reason for each one that is not ("libcuda.so.1 cannot be loaded: ...",
+ * "no CUDA device"). */
+typedef struct kiln_provider_status {
+  const char *name;   /* "cpu", "cuda" */
+  int32_t available;  /* 1 or 0 */
+  const char *reason; /* "" when available */
+  const char *device; /* the device it would run on ("" if none) */
+} kiln_provider_status;
+/* Fills up to `capacity` entries of `out` (NULL with 0 to count) and returns
+ * how many providers there are. The strings live until the process ends. */
+int32_t kiln_available_providers(kiln_provider_status *out, int32_t capacity);
+
 /* Profiling */
 typedef enum kiln_event_kind {
   KILN_EVENT_PARTITION = 0,

@@ -137,6 +137,9 @@ typedef struct kiln_model_info {
   const struct kiln_model_info *const *shape_variants;
   int32_t num_dim_names;
   const char *const *dim_names;
+  /* ABI 8. The CPU the host code was compiled for (kiln compile
+   * --target-cpu, the build machine's CPU by default), e.g. "znver5". */
+  const char *target_cpu;
 } kiln_model_info;
 #define KILN_MODEL_CHECKS 1u
 #define KILN_MODEL_FALLBACK_CHECKS 2u

@@ -1,0 +1,119 @@
+#include "Info.h"
+
+#include "ModelLibrary.h"
+#include "Runner.h"
+
+#include "kiln/kiln.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace kiln::run {
+
+int listProviders() {
+  for (const ProviderStatus &P : availableProviders()) {
+    if (P.Available)
+      std::printf("%s: available%s%s\n", P.Name.c_str(), P.Device.empty() ? "" : " (",
+                  P.Device.empty() ? "" : (P.Device + ")").c_str());
+    else
+      std::printf("%s: unavailable: %s\n", P.Name.c_str(), P.Reason.c_str());
+  }
+  return ExitOk;
+}
+
+namespace {
+
+/// "float32 [batch,3,224,224]": symbolic dimensions by their names.
+std::string describe(const kiln_model_info &M, const kiln_tensor_info &T, int32_t Kind,
+                     const int32_t *BatchAxes, int32_t Index) {
+  std::string S = kiln_dtype_name(T.dtype);
+  if (Kind == KILN_VALUE_SEQUENCE)
+    S = "sequence of " + S;
+  else if (Kind == KILN_VALUE_OPTIONAL)
+    S = "optional " + S;
+  if (T.rank < 0)
+    return S + " [?]";
+  S += " [";
+  int32_t Symbol = 0;
+  for (int32_t D = 0; D < T.rank; ++D) {
+    S += D ? "," : "";
+    bool Batch = BatchAxes && BatchAxes[Index] == D && M.batch_name;
+    if (Batch)
+      S += M.batch_name;
+    else if (T.shape[D] < 0)
+      S += Symbol < M.num_dim_names ? M.dim_names[Symbol++] : "?";
+    else
+      S += std::to_string(T.shape[D]);
+  }
+  return S + "]";
+}
+
+void printPartitions(const char *What, int32_t N, const kiln_partition_info *P) {
+  if (N <= 0)
+    return;
+  std::printf("%s:", What);
+  for (int32_t I = 0; I < N; ++I)
+    std::printf("%s %s (%s)", I ? "," : "", P[I].name, P[I].provider);
+  std::printf("\n");
+}
+
+} // namespace
+
+int printInfo(const Options &Opts) {
+  ModelLibrary Lib;
+  std::string Err;
+  if (!Lib.load(Opts.Library, Err)) {
+    std::fprintf(stderr, "kiln-run: error: %s\n", Err.c_str());
+    return ExitError;
+  }
+  const kiln_model_info &M = *Lib.model();
+  bool Variants = M.abi_version >= 7 && (M.flags & KILN_MODEL_SHAPE_VARIANTS);
+  const kiln_model_info &First = Variants && M.num_shape_variants ? *M.shape_variants[0] : M;
+  std::printf("model: %s (%s, model ABI %u)\n", M.name ? M.name : "?",
+              M.producer ? M.producer : "?", M.abi_version);
+  std::printf("target cpu: %s\n",
+              First.abi_version >= 8 && First.target_cpu ? First.target_cpu : "? (before ABI 8)");
+  bool Batch = M.abi_version >= 4 && (M.flags & KILN_MODEL_DYNAMIC_BATCH);
+  for (int Out = 0; Out < 2; ++Out) {
+    int32_t N = Out ? M.num_outputs : M.num_inputs;
+    const kiln_tensor_info *T = Out ? M.outputs : M.inputs;
+    const int32_t *Kinds = M.abi_version >= 6 ? (Out ? M.output_kinds : M.input_kinds) : nullptr;
+    const int32_t *Axes = Batch ? (Out ? M.output_batch_axes : M.input_batch_axes) : nullptr;
+    for (int32_t I = 0; I < N; ++I)
+      std::printf("%s %d: %s: %s\n", Out ? "output" : "input", I, T[I].name,
+                  describe(M, T[I], Kinds ? Kinds[I] : KILN_VALUE_TENSOR, Axes, I).c_str());
+  }
+  if (Variants) {
+    std::printf("shape variants: %d (", M.num_shape_variants);
+    for (int32_t I = 0; I < M.num_dim_names; ++I)
+      std::printf("%s%s", I ? ", " : "", M.dim_names[I]);
+    std::printf(" resolved per run among the compiled sizes)\n");
+  }
+  // Partitions of one variant run inline in one host function: the
+  // providers it needs say where its kernels run.
+  bool Cuda = First.abi_version >= 2 && (First.required_providers & KILN_PROVIDER_CUDA);
+  std::printf("providers: %s\n", Cuda ? "cuda, cpu (fallback: cpu only)" : "cpu");
+  printPartitions("partitions", First.num_partitions, First.partitions);
+  if (First.abi_version >= 2)
+    printPartitions("cpu fallback partitions", First.num_fallback_partitions,
+                    First.fallback_partitions);
+  uint32_t Hooks = KILN_MODEL_PROFILE_HOOKS | KILN_MODEL_FALLBACK_PROFILE_HOOKS |
+                   KILN_MODEL_DEVICE_IO_PROFILE_HOOKS;
+  std::printf("profiling: %s\n", First.abi_version >= 8 && (First.flags & Hooks)
+                                     ? "per node on the CPU, per kernel and copy on CUDA"
+                                     : "per partition and device kernel (no per-node hooks)");
+  // What a session picks here, and why.
+  kiln_session_options SessionOpts{};
+  SessionOpts.force_cpu = Opts.ForceCpu;
+  Session S(&M, SessionOpts);
+  if (!S.valid()) {
+    std::printf("on this machine: cannot run: %s\n", S.createStatus().message().c_str());
+    return ExitError;
+  }
+  std::string Note = S.providerNote();
+  std::printf("on this machine: runs on %s%s%s%s\n", S.provider().c_str(),
+              Note.empty() ? "" : " (", Note.c_str(), Note.empty() ? "" : ")");
+  return ExitOk;
+}
+
+} // namespace kiln::run
