@@ -35,6 +35,22 @@ StringRef nodeName(Location loc) {
   return name;
 }
 
+/// The op type the importer recorded with the node's name (the metadata
+/// of its location's child), or "".
+StringRef opTypeOf(Location loc) {
+  StringRef type;
+  loc->walk([&](Location l) {
+    auto named = dyn_cast<NameLoc>(l);
+    auto fused = named ? dyn_cast<FusedLoc>(named.getChildLoc()) : FusedLoc();
+    if (auto t = fused ? dyn_cast_or_null<StringAttr>(fused.getMetadata()) : StringAttr()) {
+      type = t.getValue();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return type;
+}
+
 /// A PTX identifier: [A-Za-z_][A-Za-z0-9_]*, from "/encoder/layer.0/Add".
 std::string identifier(StringRef name) {
   std::string out;
@@ -74,9 +90,15 @@ struct NameKernelsPass : public impl::NameKernelsBase<NameKernelsPass> {
       auto kernel = kernelModule.lookupSymbol<gpu::GPUFuncOp>(launch.getKernelName());
       if (!kernel)
         continue;
-      std::string base = identifier(node), name = base;
+      // The op type rides in the name (`__op_` + type), which the runtime
+      // splits off for the profile's op_name, as ONNX Runtime's CUDA
+      // profiler names a kernel's launching node.
+      std::string base = identifier(node), suffix;
+      if (StringRef type = opTypeOf(launch.getLoc()); !type.empty())
+        suffix = "__op_" + identifier(type);
+      std::string name = base + suffix;
       for (unsigned i = 1; taken.contains(name); ++i)
-        name = base + "_" + std::to_string(i);
+        name = base + "_" + std::to_string(i) + suffix;
       taken.insert(name);
       auto nameAttr = StringAttr::get(module.getContext(), name);
       SymbolTable::setSymbolName(kernel, nameAttr);

@@ -12,7 +12,7 @@ thread_local DeviceMemory *Current = nullptr;
 
 struct TimedWork {
   CUevent Start = nullptr, End = nullptr;
-  const char *Name = "";
+  const char *Name = "", *OpName = "";
   int32_t Kind = KILN_EVENT_KERNEL;
   uint64_t Bytes = 0;
 };
@@ -84,12 +84,13 @@ void *beginTimedWork(CUstream Stream) {
 }
 
 void endTimedWork(void *Token, CUstream Stream, const char *Name, int32_t Kind,
-                  uint64_t Bytes) {
+                  uint64_t Bytes, const char *OpName) {
   size_t I = reinterpret_cast<size_t>(Token);
   if (!I || I > Profile.Work.size())
     return;
   TimedWork &W = Profile.Work[I - 1];
   W.Name = Name;
+  W.OpName = OpName ? OpName : Name;
   W.Kind = Kind;
   W.Bytes = Bytes;
   if (driver()->cuEventRecord(W.End, Stream) != CUDA_SUCCESS) {
@@ -111,7 +112,7 @@ void endDeviceRun() {
     float FromBase = 0, Length = 0;
     if (W.End && D->cuEventElapsedTime(&FromBase, Profile.Base, W.Start) == CUDA_SUCCESS &&
         D->cuEventElapsedTime(&Length, W.Start, W.End) == CUDA_SUCCESS) {
-      kiln_profile_event E{W.Name, "cuda", W.Name, W.Kind,
+      kiln_profile_event E{W.Name, "cuda", W.OpName, W.Kind,
                            Profile.BaseNs + static_cast<uint64_t>(FromBase * 1e6), 0, W.Bytes,
                            nullptr};
       Profile.Profiler(&E, 0, Profile.User);

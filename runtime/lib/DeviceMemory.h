@@ -58,7 +58,7 @@ CUstream sessionStream();
 /// unless the run is profiled). `Name` must outlive the run.
 void *beginTimedWork(CUstream Stream);
 void endTimedWork(void *Token, CUstream Stream, const char *Name, int32_t Kind,
-                  uint64_t Bytes);
+                  uint64_t Bytes, const char *OpName = nullptr);
 
 } // namespace kiln::rt::cuda
 

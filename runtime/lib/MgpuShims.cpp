@@ -61,12 +61,24 @@ struct CachedModule {
 std::mutex ModuleMutex;
 std::unordered_map<const void *, CachedModule> ModulesByImage;
 // Kernel names for profiling; the strings stay for the process's life.
-std::unordered_map<CUfunction, std::string> KernelNames;
+// A kernel's name and the op type of the node that launches it: kiln names
+// kernels `<node>__op_<OpType>` (providers/cuda/NameKernels.cpp).
+struct KernelName {
+  std::string Name, OpType;
+};
+std::unordered_map<CUfunction, KernelName> KernelNames;
+
+const char *kernelOpType(CUfunction F) {
+  std::lock_guard<std::mutex> Lock(ModuleMutex);
+  auto It = KernelNames.find(F);
+  return It == KernelNames.end() || It->second.OpType.empty() ? "kernel"
+                                                               : It->second.OpType.c_str();
+}
 
 const char *kernelName(CUfunction F) {
   std::lock_guard<std::mutex> Lock(ModuleMutex);
   auto It = KernelNames.find(F);
-  return It == KernelNames.end() ? "kernel" : It->second.c_str();
+  return It == KernelNames.end() ? "kernel" : It->second.Name.c_str();
 }
 std::unordered_set<CUmodule> CachedModules;
 
@@ -235,7 +247,11 @@ KILN_MGPU_EXPORT CUfunction mgpuModuleGetFunction(CUmodule Module,
     return nullptr;
   }
   std::lock_guard<std::mutex> Lock(ModuleMutex);
-  KernelNames.emplace(F, Name);
+  std::string Full = Name;
+  size_t Op = Full.rfind("__op_");
+  KernelNames.emplace(F, Op == std::string::npos
+                             ? KernelName{Full, ""}
+                             : KernelName{Full.substr(0, Op), Full.substr(Op + 5)});
   return F;
 }
 
@@ -264,7 +280,8 @@ KILN_MGPU_EXPORT void mgpuLaunchKernel(CUfunction Function, intptr_t GridX,
                            static_cast<unsigned>(Smem), Stream, Params, Extra),
          "mgpuLaunchKernel", "cuLaunchKernel");
   if (Timed)
-    endTimedWork(Timed, Stream, kernelName(Function), KILN_EVENT_KERNEL, 0);
+    endTimedWork(Timed, Stream, kernelName(Function), KILN_EVENT_KERNEL, 0,
+                 kernelOpType(Function));
 }
 
 KILN_MGPU_EXPORT void

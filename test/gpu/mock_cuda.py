@@ -22,6 +22,7 @@ that on a GPU. Exit 0 pass, 1 fail, 77 (ctest SKIP) when the model is absent.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -121,6 +122,12 @@ def main():
                 if e.get("args", {}).get("provider") == "CUDAExecutionProvider"]
         expect(all(e["cat"] == "Kernel" for e in cuda),
                "device kernels and copies are Kernel events")
+        ops = {e["args"]["op_name"] for e in cuda if not e["name"].startswith(("copy_", "upload_"))}
+        expect(ops and all(re.fullmatch(r"[A-Z][A-Za-z]*", o) for o in ops),
+               f"kernels carry their launching node's op type ({sorted(ops)[:4]})")
+        expect(all(e["args"]["op_name"].startswith("Memcpy") for e in cuda
+                   if e["name"].startswith(("copy_", "upload_"))),
+               "copies carry ONNX Runtime's Memcpy op types")
         kernels = {e["name"] for e in cuda if not e["name"].startswith(("copy_", "upload_"))}
         copies = [e for e in cuda if e["name"].startswith("copy_")]
         expect(kernels and not any(k.startswith("__kiln_") for k in kernels),
