@@ -24,13 +24,20 @@ namespace {
 constexpr const char *kDeviceAttr = "kiln.device";
 
 /// The fused op is built right before the consumer it replaces: it
-/// inherits the consumer's provider.
+/// inherits the consumer's provider, and the locations of both (the
+/// profiler lists the producer's node among the kernel's fused nodes).
 struct KeepDevice : public RewriterBase::Listener {
+  /// The producer and consumer the fusion control last accepted.
+  Operation *producer = nullptr, *consumer = nullptr;
+
   void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     Operation *next = op->getNextNode();
-    if (isa<linalg::LinalgOp>(op) && next && isa<linalg::LinalgOp>(next))
-      if (Attribute device = next->getAttr(kDeviceAttr))
-        op->setAttr(kDeviceAttr, device);
+    if (!isa<linalg::LinalgOp>(op) || !next || !isa<linalg::LinalgOp>(next))
+      return;
+    if (Attribute device = next->getAttr(kDeviceAttr))
+      op->setAttr(kDeviceAttr, device);
+    if (next == consumer && producer)
+      op->setLoc(FusedLoc::get(op->getContext(), {consumer->getLoc(), producer->getLoc()}));
   }
 };
 
@@ -40,19 +47,23 @@ struct FuseElementwisePass
     MLIRContext *ctx = &getContext();
     int64_t before = 0, after = 0;
     getOperation().walk([&](linalg::GenericOp) { ++before; });
-    linalg::ControlFusionFn control = [](OpOperand *fused) {
+    KeepDevice keepDevice;
+    linalg::ControlFusionFn control = [&keepDevice](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
       auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
       if (!producer || !consumer || !producer->hasOneUse() ||
           producer->getAttr(kDeviceAttr) != consumer->getAttr(kDeviceAttr))
         return false;
       // A broadcast map would recompute the producer per broadcast element.
-      return consumer.getMatchingIndexingMap(fused).isPermutation();
+      if (!consumer.getMatchingIndexingMap(fused).isPermutation())
+        return false;
+      keepDevice.producer = producer;
+      keepDevice.consumer = consumer;
+      return true;
     };
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     FrozenRewritePatternSet frozen(std::move(patterns));
-    KeepDevice keepDevice;
     GreedyRewriteConfig config;
     config.listener = &keepDevice;
     for (auto func : getOperation().getOps<func::FuncOp>())

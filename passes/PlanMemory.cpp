@@ -22,6 +22,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 
@@ -33,6 +34,38 @@ namespace {
 
 constexpr llvm::StringLiteral kProfileBeginFn = "kilnProfileBegin";
 constexpr llvm::StringLiteral kProfileEndFn = "kilnProfileEnd";
+
+/// A profile descriptor ("node\x1fop\x1fprovider\x1fargs") whose args'
+/// fused_nodes also lists `names` (in order, once each).
+std::string withFusedNodes(StringRef desc, ArrayRef<std::string> names) {
+  SmallVector<StringRef, 4> fields;
+  desc.split(fields, '\x1f', /*MaxSplit=*/3);
+  if (fields.size() != 4)
+    return desc.str();
+  auto args = llvm::json::parse(("{" + fields[3] + "}").str());
+  llvm::json::Object *obj = args ? args->getAsObject() : nullptr;
+  llvm::json::Array *fused = obj ? obj->getArray("fused_nodes") : nullptr;
+  if (!fused) {
+    if (!args)
+      llvm::consumeError(args.takeError());
+    return desc.str();
+  }
+  bool changed = false;
+  for (const std::string &n : names)
+    if (llvm::none_of(*fused, [&](const llvm::json::Value &v) { return v.getAsString() == n; })) {
+      fused->push_back(n);
+      changed = true;
+    }
+  if (!changed)
+    return desc.str();
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << llvm::json::Value(std::move(*obj));
+  os.flush();
+  return (fields[0] + "\x1f" + fields[1] + "\x1f" + fields[2] + "\x1f" +
+          StringRef(json).drop_front().drop_back())
+      .str();
+}
 
 int64_t byteSize(MemRefType t) {
   unsigned bits = t.getElementTypeBitWidth();
@@ -176,17 +209,25 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
 
   /// Drops each kiln.profile_begin/end pair with no work between (the view
   /// a Reshape became): an event for it would only cost.
+  /// The kiln.profile_end after `begin` in its block (pairs do not nest).
+  static ProfileEndOp matchingEnd(ProfileBeginOp begin) {
+    for (Operation *op = begin->getNextNode(); op; op = op->getNextNode())
+      if (auto end = dyn_cast<ProfileEndOp>(op))
+        return end;
+    return {};
+  }
+
   static void dropEmptyProfilePairs(func::FuncOp func) {
     SmallVector<ProfileBeginOp> begins;
     func.walk([&](ProfileBeginOp b) { begins.push_back(b); });
     for (ProfileBeginOp begin : begins) {
-      Operation *op = begin->getNextNode();
+      ProfileEndOp end = matchingEnd(begin);
       bool work = false;
-      for (; op && !isa<ProfileEndOp>(op); op = op->getNextNode())
+      for (Operation *op = begin->getNextNode(); end && op != end; op = op->getNextNode())
         work |= !(op->getNumRegions() == 0 && isMemoryEffectFree(op)) &&
                 !isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op);
-      if (op && !work) {
-        op->erase();
+      if (end && !work) {
+        end.erase();
         begin.erase();
       }
     }
@@ -221,6 +262,24 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
         OpBuilder mb(module.getBodyRegion());
         mb.create<func::FuncOp>(loc, name, fnType).setPrivate();
       }
+    // Nodes whose code a later fusion moved into a kernel (its ops'
+    // locations hold their names) join the kernel's fused_nodes.
+    for (Operation *mark : marks) {
+      auto begin = dyn_cast<ProfileBeginOp>(mark);
+      ProfileEndOp end = begin ? matchingEnd(begin) : ProfileEndOp();
+      if (!end)
+        continue;
+      SmallVector<std::string> names;
+      for (Operation *op = begin->getNextNode(); op != end; op = op->getNextNode())
+        op->getLoc()->walk([&](Location l) {
+          if (auto named = dyn_cast<NameLoc>(l))
+            names.push_back(named.getName().str());
+          return WalkResult::advance();
+        });
+      std::string desc = withFusedNodes(begin.getDescriptor(), names);
+      begin.setDescriptor(desc);
+      end.setDescriptor(desc);
+    }
     for (Operation *mark : marks) {
       OpBuilder mb(mark);
       auto ifOp = mb.create<scf::IfOp>(mark->getLoc(), on, /*withElse=*/false);
