@@ -848,6 +848,8 @@ void markPatterns(func::FuncOp func, Counters &counters) {
       if (isOnnx(add, "Add") && add->getOperand(0).getType() == add->getOperand(1).getType() &&
           !constantAttr(add->getOperand(0)) && !constantAttr(add->getOperand(1))) {
         op->setAttr("kiln.skip_layer_norm", b.getUnitAttr());
+        // The lowering computes the Add inside the normalization's kernel.
+        op->setLoc(fusedLoc(op, {add}));
         ++counters["skip_layer_norm"];
       }
     }

@@ -4,12 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "providers/Passes.h"
+#include "providers/cpu/RewriteOnly.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
@@ -30,11 +30,8 @@ struct ApproximateMathPass : public impl::ApproximateMathBase<ApproximateMathPas
     if (ops.empty())
       return;
     RewritePatternSet patterns(&getContext());
-    // (Rewrites only the ops collected above.)
     populateMathPolynomialApproximationPatterns(patterns);
-    GreedyRewriteConfig config;
-    config.strictMode = GreedyRewriteStrictness::ExistingOps;
-    if (failed(applyOpPatternsAndFold(ops, std::move(patterns), config)))
+    if (failed(cpu::rewriteOnly(ops, std::move(patterns))))
       return signalPassFailure();
   }
 };

@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "providers/Passes.h"
+#include "providers/cpu/RewriteOnly.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
@@ -57,9 +57,7 @@ struct ExpandBf16Pass : public impl::ExpandBf16Base<ExpandBf16Pass> {
     }
     RewritePatternSet patterns(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
-    GreedyRewriteConfig config;
-    config.strictMode = GreedyRewriteStrictness::ExistingOps;
-    if (failed(applyOpPatternsAndFold(ops, std::move(patterns), config)))
+    if (failed(cpu::rewriteOnly(ops, std::move(patterns))))
       return signalPassFailure();
   }
 };
