@@ -27,8 +27,10 @@ constexpr const char *kDeviceAttr = "kiln.device";
 /// inherits the consumer's provider, and the locations of both (the
 /// profiler lists the producer's node among the kernel's fused nodes).
 struct KeepDevice : public RewriterBase::Listener {
-  /// The producer and consumer the fusion control last accepted.
-  Operation *producer = nullptr, *consumer = nullptr;
+  /// The consumer the fusion control last accepted, and the locations of
+  /// it and its producer; cleared once used or when the consumer goes.
+  Operation *consumer = nullptr;
+  SmallVector<Location, 2> locs;
 
   void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     Operation *next = op->getNextNode();
@@ -36,8 +38,14 @@ struct KeepDevice : public RewriterBase::Listener {
       return;
     if (Attribute device = next->getAttr(kDeviceAttr))
       op->setAttr(kDeviceAttr, device);
-    if (next == consumer && producer)
-      op->setLoc(FusedLoc::get(op->getContext(), {consumer->getLoc(), producer->getLoc()}));
+    if (next == consumer) {
+      op->setLoc(FusedLoc::get(op->getContext(), locs));
+      consumer = nullptr;
+    }
+  }
+  void notifyOperationErased(Operation *op) override {
+    if (op == consumer)
+      consumer = nullptr;
   }
 };
 
@@ -57,8 +65,8 @@ struct FuseElementwisePass
       // A broadcast map would recompute the producer per broadcast element.
       if (!consumer.getMatchingIndexingMap(fused).isPermutation())
         return false;
-      keepDevice.producer = producer;
       keepDevice.consumer = consumer;
+      keepDevice.locs = {consumer->getLoc(), producer->getLoc()};
       return true;
     };
     RewritePatternSet patterns(ctx);

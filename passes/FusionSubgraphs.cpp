@@ -799,10 +799,16 @@ bool fuseAttention(Operation *softmax) {
     mask = maskOfWhere(b, where, fillIsTrue);
   SmallVector<Operation *> absorbed = {qk, pv, back};
   absorbed.append(chain.begin(), chain.end());
-  for (Value h : {qHeads, qk->getOperand(1), pv->getOperand(1)})
-    for (Operation *op = h.getDefiningOp();
-         op && (isOnnx(op, "Transpose") || isOnnx(op, "Reshape")); op = op->getOperand(0).getDefiningOp())
+  // The head splits, up to the value each starts from.
+  for (auto [h, source] : {std::pair(qHeads, q->first), std::pair(qk->getOperand(1), k->first),
+                           std::pair(pv->getOperand(1), v->first)})
+    for (Value x = h; x != source;) {
+      Operation *op = x.getDefiningOp();
+      if (!op || !(isOnnx(op, "Transpose") || isOnnx(op, "Reshape")))
+        break;
       absorbed.push_back(op);
+      x = op->getOperand(0);
+    }
   Value y = createFusedAttention(b, fusedLoc(softmax, absorbed), {q->first, k->first, v->first}, haveMask ? mask : Value(),
                                  q->second, scale, layout.seqFirst ? "seq_first" : "", yt);
   if (mt != yt) {

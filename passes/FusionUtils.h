@@ -53,7 +53,8 @@ inline llvm::SmallVector<mlir::Operation *> opsBetween(mlir::Operation *end, mli
   while (!work.empty()) {
     mlir::Value v = work.pop_back_val();
     mlir::Operation *def = v == from ? nullptr : v.getDefiningOp();
-    if (!def || def->hasTrait<mlir::OpTrait::ConstantLike>() || llvm::is_contained(ops, def))
+    if (!def || def->hasTrait<mlir::OpTrait::ConstantLike>() || isOnnx(def, "Constant") ||
+        llvm::is_contained(ops, def))
       continue;
     if (ops.size() == maxOps)
       return {};

@@ -139,7 +139,15 @@ std::string descriptor(Operation *op, StringRef provider, unsigned index) {
   os.flush();
   // Strip the braces: the runtime splices it after op_name and provider.
   StringRef inner = StringRef(json).drop_front().drop_back();
-  return name + "\x1f" + opType + "\x1f" + provider.str() + "\x1f" + inner.str();
+  // The separator and NUL would split or cut the fields the runtime reads.
+  auto field = [](std::string f) {
+    for (char &c : f)
+      if (c == '\x1f' || c == '\0')
+        c = '?';
+    return f;
+  };
+  return field(name) + "\x1f" + field(opType) + "\x1f" + field(provider.str()) + "\x1f" +
+         inner.str();
 }
 
 struct ProfileKernelsPass : public impl::ProfileKernelsBase<ProfileKernelsPass> {

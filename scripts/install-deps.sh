@@ -26,6 +26,12 @@ LOCK="$HERE/python-requirements.lock"
 PY=${PYTHON:-python3}
 if ! "$PY" "$HERE/check-python-env.py" --lock "$LOCK" --quiet; then
   echo "kiln: installing the Python packages of scripts/python-requirements.lock"
-  "$PY" -m pip install -q --no-deps -r "$LOCK" 2>&1 | grep -v "Running pip as the 'root' user" || true
+  # Debian's own python3 is "externally managed" (PEP 668): pip then needs
+  # to be told (a venv or pyenv interpreter is not).
+  PIP_FLAGS=(-q --no-deps)
+  if "$PY" -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) or sys.prefix != sys.base_prefix)'; then
+    PIP_FLAGS+=(--break-system-packages)
+  fi
+  "$PY" -m pip install "${PIP_FLAGS[@]}" -r "$LOCK" 2>&1 | grep -v "Running pip as the 'root' user" || true
   "$PY" "$HERE/check-python-env.py" --lock "$LOCK"
 fi

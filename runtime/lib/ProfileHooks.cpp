@@ -41,8 +41,9 @@ void report(int64_t Context, int64_t Descriptor, bool IsEnd) {
                          KILN_EVENT_NODE, IsEnd ? Ctx->BeginNs : Now, IsEnd ? Now - Ctx->BeginNs : 0,
                          0, F.Args.c_str()};
     Ctx->Callback(&E, IsEnd, Ctx->User);
-  } catch (const std::bad_alloc &) {
-    // A profiler must never take the run down; drop the event.
+  } catch (...) {
+    // A profiler must never take the run down (nor unwind through compiled
+    // code, which has no unwind tables): drop the event.
   }
   // The kernel's time starts after the begin callback returns.
   if (!IsEnd)

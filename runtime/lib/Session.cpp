@@ -908,9 +908,6 @@ kiln_status runPartitions(kiln_session &S) {
       V.Partitions[I].fn(In, Out, V.Arena);
     return checkStatus(V);
   }
-  kiln_profile_event Run{
-      "model_run", "kiln", M.name ? M.name : "", KILN_EVENT_RUN, nowNs(), 0, 0, nullptr};
-  S.Profiler(&Run, 0, S.ProfilerUser);
   for (int32_t I = 0; I < V.NumPartitions; ++I) {
     const kiln_partition_info &P = V.Partitions[I];
     kiln_profile_event E{P.name ? P.name : "",
@@ -926,8 +923,6 @@ kiln_status runPartitions(kiln_session &S) {
     E.duration_ns = nowNs() - E.start_ns;
     S.Profiler(&E, 1, S.ProfilerUser);
   }
-  Run.duration_ns = nowNs() - Run.start_ns;
-  S.Profiler(&Run, 1, S.ProfilerUser);
   return checkStatus(V);
 }
 
@@ -1064,7 +1059,24 @@ kiln_status runVariant(kiln_session &S, const kiln_tensor *Inputs,
 
 /// Runs the per-sample partitions once per sample, each on its slice of the
 /// batched inputs and outputs (samples are contiguous).
+kiln_status runSamples(kiln_session &S, int64_t Batch);
+
+/// One run of the session: a model_run event around all of it (every
+/// sample of a dynamic batch), as ONNX Runtime reports one per run.
 kiln_status runBatch(kiln_session &S, int64_t Batch) {
+  if (!S.Profiler)
+    return runSamples(S, Batch);
+  const kiln_model_info &M = *S.Model;
+  kiln_profile_event Run{
+      "model_run", "kiln", M.name ? M.name : "", KILN_EVENT_RUN, nowNs(), 0, 0, nullptr};
+  S.Profiler(&Run, 0, S.ProfilerUser);
+  kiln_status St = runSamples(S, Batch);
+  Run.duration_ns = nowNs() - Run.start_ns;
+  S.Profiler(&Run, 1, S.ProfilerUser);
+  return St;
+}
+
+kiln_status runSamples(kiln_session &S, int64_t Batch) {
   const kiln_model_info &M = *S.Model;
   if (!(flagsOf(M) & KILN_MODEL_DYNAMIC_BATCH))
     return runOnce(S);

@@ -5,8 +5,10 @@
 
 #include "kiln/kiln.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace kiln::run {
 
@@ -23,9 +25,50 @@ int listProviders() {
 
 namespace {
 
+/// The values one dimension takes across the shape variants.
+std::vector<int64_t> valuesAcross(const kiln_model_info &M, bool IsOutput, int32_t Index,
+                                  int32_t Dim) {
+  std::vector<int64_t> V;
+  for (int32_t I = 0; I < M.num_shape_variants; ++I) {
+    const kiln_model_info &S = *M.shape_variants[I];
+    const kiln_tensor_info &T = (IsOutput ? S.outputs : S.inputs)[Index];
+    V.push_back(Dim < T.rank ? T.shape[Dim] : -1);
+  }
+  return V;
+}
+
+/// Names the symbolic dimension `Dim` of a tensor of a shape-variant model.
+/// The descriptor lists the symbols, not which dimension is which, but the
+/// variants enumerate the listed sizes with the first symbol varying
+/// slowest: an input dimension's values across the variants give its
+/// symbol by how long they stay the same. A dimension whose values match
+/// no input's symbol (derived, like 2 * seq) stays "?".
+std::string symbolName(const kiln_model_info &M, bool IsOutput, int32_t Index, int32_t Dim) {
+  std::vector<std::vector<int64_t>> Symbols;
+  for (int32_t I = 0; I < M.num_inputs; ++I)
+    for (int32_t D = 0; D < M.inputs[I].rank; ++D)
+      if (M.inputs[I].shape[D] < 0) {
+        std::vector<int64_t> V = valuesAcross(M, false, I, D);
+        if (std::find(Symbols.begin(), Symbols.end(), V) == Symbols.end())
+          Symbols.push_back(V);
+      }
+  if (static_cast<int32_t>(Symbols.size()) != M.num_dim_names)
+    return "?";
+  auto run = [](const std::vector<int64_t> &V) {
+    size_t N = 1;
+    while (N < V.size() && V[N] == V[0])
+      ++N;
+    return N;
+  };
+  std::stable_sort(Symbols.begin(), Symbols.end(),
+                   [&](const auto &A, const auto &B) { return run(A) > run(B); });
+  auto It = std::find(Symbols.begin(), Symbols.end(), valuesAcross(M, IsOutput, Index, Dim));
+  return It == Symbols.end() ? "?" : M.dim_names[It - Symbols.begin()];
+}
+
 /// "float32 [batch,3,224,224]": symbolic dimensions by their names.
 std::string describe(const kiln_model_info &M, const kiln_tensor_info &T, int32_t Kind,
-                     const int32_t *BatchAxes, int32_t Index) {
+                     const int32_t *BatchAxes, int32_t Index, bool IsOutput) {
   std::string S = kiln_dtype_name(T.dtype);
   if (Kind == KILN_VALUE_SEQUENCE)
     S = "sequence of " + S;
@@ -34,14 +77,14 @@ std::string describe(const kiln_model_info &M, const kiln_tensor_info &T, int32_
   if (T.rank < 0)
     return S + " [?]";
   S += " [";
-  int32_t Symbol = 0;
+  bool Variants = M.abi_version >= 7 && (M.flags & KILN_MODEL_SHAPE_VARIANTS);
   for (int32_t D = 0; D < T.rank; ++D) {
     S += D ? "," : "";
     bool Batch = BatchAxes && BatchAxes[Index] == D && M.batch_name;
     if (Batch)
       S += M.batch_name;
     else if (T.shape[D] < 0)
-      S += Symbol < M.num_dim_names ? M.dim_names[Symbol++] : "?";
+      S += Variants ? symbolName(M, IsOutput, Index, D) : "?";
     else
       S += std::to_string(T.shape[D]);
   }
@@ -81,7 +124,7 @@ int printInfo(const Options &Opts) {
     const int32_t *Axes = Batch ? (Out ? M.output_batch_axes : M.input_batch_axes) : nullptr;
     for (int32_t I = 0; I < N; ++I)
       std::printf("%s %d: %s: %s\n", Out ? "output" : "input", I, T[I].name,
-                  describe(M, T[I], Kinds ? Kinds[I] : KILN_VALUE_TENSOR, Axes, I).c_str());
+                  describe(M, T[I], Kinds ? Kinds[I] : KILN_VALUE_TENSOR, Axes, I, Out).c_str());
   }
   if (Variants) {
     std::printf("shape variants: %d (", M.num_shape_variants);
@@ -93,6 +136,8 @@ int printInfo(const Options &Opts) {
   // providers it needs say where its kernels run.
   bool Cuda = First.abi_version >= 2 && (First.required_providers & KILN_PROVIDER_CUDA);
   std::printf("providers: %s\n", Cuda ? "cuda, cpu (fallback: cpu only)" : "cpu");
+  if (Variants)
+    std::printf("(providers, partitions and profiling of the first shape variant)\n");
   printPartitions("partitions", First.num_partitions, First.partitions);
   if (First.abi_version >= 2)
     printPartitions("cpu fallback partitions", First.num_fallback_partitions,
