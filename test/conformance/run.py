@@ -23,6 +23,7 @@ runner itself broke (no corpus, no kiln, ...), or 77 when a
   run.py --expect-pass passing.txt         CI: fail on a regression
   run.py --write-passing passing.txt       full run: write today's passes
   run.py --update-docs                     full run: regenerate docs/ops.md
+  run.py --profile                         also check every case's per-node trace
 """
 import argparse
 import concurrent.futures as cf
@@ -40,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "profile"))
 import host_cpu  # noqa: E402
 import materialize  # noqa: E402
 
@@ -279,6 +281,19 @@ def shorten_compile_message(line, model_path):
     return line
 
 
+def trace_problem(path):
+    """The first way the trace at `path` breaks ONNX Runtime's profile
+    schema, or None."""
+    import trace_schema
+    try:
+        with open(path) as f:
+            events = json.load(f)
+    except (OSError, ValueError) as e:
+        return f"not readable as JSON: {e}"
+    bad = trace_schema.problems(events)
+    return bad[0] if bad else None
+
+
 def run_case(name, args):
     corpus = args.corpus
     cdir = os.path.join(corpus, name)
@@ -323,8 +338,16 @@ def run_case(name, args):
                 return res
         cmd = [args.kiln_run, lib, "--check-dir", check_dir,
                "--rtol", repr(rtol), "--atol", repr(atol)]
+        trace = os.path.join(wdir, "trace.json")
+        if args.profile:
+            cmd += ["--profile", trace]
         rc, out, secs = run_cmd(cmd, args.run_timeout)
         res["run_s"] = round(res["run_s"] + secs, 3)
+        if rc == 0 and args.profile:
+            why = trace_problem(trace)
+            if why:
+                res.update(status="fail", reason=f"{ds}: trace: {why}")
+                return res
         if rc == 0:
             continue
         if rc is None:
@@ -400,6 +423,9 @@ def main():
                          "with --cuda-emulate to run every case through the CUDA kernels")
     ap.add_argument("--compile-timeout", type=float, default=120)
     ap.add_argument("--run-timeout", type=float, default=60)
+    ap.add_argument("--profile", action="store_true",
+                    help="run with kiln-run --profile and fail a case whose trace breaks "
+                         "ONNX Runtime's profile schema")
     ap.add_argument("--keep", action="store_true", help="keep passing cases' libraries")
     ap.add_argument("--no-snapshot", action="store_true",
                     help="run the binaries in place instead of a copy")
