@@ -9,6 +9,7 @@
 
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/GlobalString.h"
+#include "passes/NodeName.h"
 #include "passes/Passes.h"
 #include "providers/cpu/Pipelines.h"
 #include "providers/cuda/Cuda.h"
@@ -271,11 +272,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
         continue;
       SmallVector<std::string> names;
       for (Operation *op = begin->getNextNode(); op != end; op = op->getNextNode())
-        op->getLoc()->walk([&](Location l) {
-          if (auto named = dyn_cast<NameLoc>(l))
-            names.push_back(named.getName().str());
-          return WalkResult::advance();
-        });
+        llvm::append_range(names, nodeNamesOf(op->getLoc()));
       std::string desc = withFusedNodes(begin.getDescriptor(), names);
       begin.setDescriptor(desc);
       end.setDescriptor(desc);

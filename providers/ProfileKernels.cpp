@@ -11,10 +11,7 @@
 #include "providers/Provider.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/Matchers.h"
 #include "llvm/Support/JSON.h"
-
-#include <optional>
 
 using namespace mlir;
 
@@ -65,37 +62,8 @@ llvm::json::Value typeShape(Type t) {
   return llvm::json::Object{{dtypeName(element), std::move(dims)}};
 }
 
-/// Every ONNX node name that `loc` holds, in order: a fused op's location
-/// fuses those of the nodes it replaced.
-SmallVector<std::string> nodeNames(Location loc) {
-  SmallVector<std::string> names;
-  loc->walk([&](Location l) {
-    if (auto named = dyn_cast<NameLoc>(l))
-      if (!llvm::is_contained(names, named.getName().str()))
-        names.push_back(named.getName().str());
-    return WalkResult::advance();
-  });
-  return names;
-}
-
 bool isConstant(Operation *op) {
   return op && (isa<onnx::ConstantOp>(op) || op->hasTrait<OpTrait::ConstantLike>());
-}
-
-/// The ONNX op type the importer recorded for node `name` in `loc`.
-std::optional<std::string> importedOpType(Location loc, StringRef name) {
-  std::optional<std::string> type;
-  loc->walk([&](Location l) {
-    auto named = dyn_cast<NameLoc>(l);
-    auto fused = named ? dyn_cast<FusedLoc>(named.getChildLoc()) : FusedLoc();
-    if (fused && named.getName() == name)
-      if (auto t = dyn_cast_or_null<StringAttr>(fused.getMetadata())) {
-        type = t.str();
-        return WalkResult::interrupt();
-      }
-    return WalkResult::advance();
-  });
-  return type;
 }
 
 /// `name \x1f op type \x1f provider \x1f args`, where args is the inside of
@@ -104,12 +72,12 @@ std::string descriptor(Operation *op, StringRef provider, unsigned index) {
   std::string opType = op->getName().getStringRef().str();
   if (StringRef(opType).starts_with("onnx."))
     opType = opType.substr(5);
-  SmallVector<std::string> names = nodeNames(op->getLoc());
+  SmallVector<std::string> names = nodeNamesOf(op->getLoc());
   // A decomposition keeps its node's location and so its op type; a fusion
   // (several nodes) is reported as the op it became (Attention).
   if (names.size() == 1)
-    if (auto imported = importedOpType(op->getLoc(), names.front()))
-      opType = *imported;
+    if (StringRef imported = importedOpTypeOf(op->getLoc(), names.front()); !imported.empty())
+      opType = imported.str();
   std::string name = names.empty() ? opType + "_" + std::to_string(index) : names.front();
   int64_t parameters = 0, activations = 0, outputs = 0;
   llvm::json::Array inputs, results;

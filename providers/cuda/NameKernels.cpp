@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/NodeName.h"
 #include "providers/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -33,22 +34,6 @@ StringRef nodeName(Location loc) {
     return WalkResult::advance();
   });
   return name;
-}
-
-/// The op type the importer recorded with the node's name (the metadata
-/// of its location's child), or "".
-StringRef opTypeOf(Location loc) {
-  StringRef type;
-  loc->walk([&](Location l) {
-    auto named = dyn_cast<NameLoc>(l);
-    auto fused = named ? dyn_cast<FusedLoc>(named.getChildLoc()) : FusedLoc();
-    if (auto t = fused ? dyn_cast_or_null<StringAttr>(fused.getMetadata()) : StringAttr()) {
-      type = t.getValue();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return type;
 }
 
 /// A PTX identifier: [A-Za-z_][A-Za-z0-9_]*, from "/encoder/layer.0/Add".
@@ -94,7 +79,7 @@ struct NameKernelsPass : public impl::NameKernelsBase<NameKernelsPass> {
       // splits off for the profile's op_name, as ONNX Runtime's CUDA
       // profiler names a kernel's launching node.
       std::string base = identifier(node), suffix;
-      if (StringRef type = opTypeOf(launch.getLoc()); !type.empty())
+      if (StringRef type = importedOpTypeOf(launch.getLoc()); !type.empty())
         suffix = "__op_" + identifier(type);
       std::string name = base + suffix;
       for (unsigned i = 1; taken.contains(name); ++i)

@@ -1,4 +1,5 @@
 #include "DeviceMemory.h"
+#include "ProfileHooks.h"
 #include "Error.h"
 
 #include <chrono>
@@ -25,11 +26,7 @@ struct RunProfile {
 };
 thread_local RunProfile Profile;
 
-uint64_t nowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
+using kiln::rt::nowNs;
 
 DeviceMemory *current(const char *Fn) {
   if (!Current)

@@ -1,8 +1,6 @@
 //===- ProfileHooks.cpp - per-node events from compiled code --------------===//
 #include "ProfileHooks.h"
-
-#include <chrono>
-#include <new>
+#include "RunCall.h"
 
 namespace kiln::rt {
 
@@ -26,13 +24,8 @@ const ProfileContext::Fields &ProfileContext::fields(const char *Descriptor) {
 
 namespace {
 
-uint64_t nowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
 void report(int64_t Context, int64_t Descriptor, bool IsEnd) {
+  using kiln::rt::nowNs;
   auto *Ctx = reinterpret_cast<kiln::rt::ProfileContext *>(static_cast<uintptr_t>(Context));
   uint64_t Now = nowNs();
   try {
@@ -51,8 +44,6 @@ void report(int64_t Context, int64_t Descriptor, bool IsEnd) {
 }
 
 } // namespace
-
-#define KILN_RT_EXPORT extern "C" __attribute__((visibility("default")))
 
 KILN_RT_EXPORT void kilnProfileBegin(int64_t Context, int64_t Descriptor) {
   report(Context, Descriptor, /*IsEnd=*/false);

@@ -10,11 +10,19 @@
 
 #include "kiln/kiln_rt.h"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
 
 namespace kiln::rt {
+
+/// The clock of every profile event (kiln_profile_event.start_ns).
+inline uint64_t nowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
 
 struct ProfileContext {
   kiln_profile_callback Callback = nullptr;

@@ -104,12 +104,7 @@ __attribute__((used)) static void (*const KeepTextOps)(int64_t, int64_t,
 
 namespace {
 
-uint64_t nowNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
+using kiln::rt::nowNs;
 
 std::string quoted(const char *S) { return std::string("\"") + S + "\""; }
 

@@ -30,6 +30,9 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "profile"))
 import trace_schema  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checks import Checks  # noqa: E402
+
 
 def run(args, lib, work, tag, iterations, extra):
     stats = os.path.join(work, f"{tag}.json")
@@ -61,12 +64,8 @@ def main():
     if not os.path.exists(args.model):
         print(f"SKIPPED: {args.model} not found (../shared/models is not part of a clone)")
         return 77
-    failures = []
-
-    def expect(ok, what):
-        print(("ok:   " if ok else "FAIL: ") + what)
-        if not ok:
-            failures.append(what)
+    checks = Checks()
+    expect = checks.expect
 
     with tempfile.TemporaryDirectory() as work:
         prefix = os.path.join(work, "m")
@@ -135,8 +134,7 @@ def main():
                f"(e.g. {sorted(kernels)[:3]})")
         expect(all(e["args"].get("bytes", 0) > 0 for e in copies),
                f"{len(copies)} copies in the trace, each with its bytes")
-    print("PASS" if not failures else f"{len(failures)} check(s) failed")
-    return 1 if failures else 0
+    return checks.result()
 
 
 if __name__ == "__main__":

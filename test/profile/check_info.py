@@ -13,19 +13,17 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checks import Checks  # noqa: E402
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for a in ("--kiln", "--kiln-run", "--mock", "--model", "--work"):
         ap.add_argument(a, required=True)
     args = ap.parse_args()
-    failures = []
-
-    def expect(ok, what, out=""):
-        print(("ok:   " if ok else "FAIL: ") + what)
-        if not ok:
-            print(out)
-            failures.append(what)
+    checks = Checks()
+    expect = checks.expect
 
     def run(cmd, driver):
         env = dict(os.environ, KILN_CUDA_DRIVER=driver)
@@ -69,8 +67,7 @@ def main():
     p = run([args.kiln_run, os.path.join(args.work, "nothere.so"), "--info"], missing)
     expect(p.returncode == 2 and p.stderr.count("\n") == 1 and "nothere.so" in p.stderr,
            "a missing library: one error line, exit 2", p.stderr)
-    print("PASS" if not failures else f"{len(failures)} check(s) failed")
-    return 1 if failures else 0
+    return checks.result()
 
 
 if __name__ == "__main__":
