@@ -6,7 +6,8 @@
 // the format's quantum (nearest-even) and assembling the bits, with ONNX's
 // saturate rules. Floats become sub-byte integers by rounding to
 // nearest-even, other integers by truncation toward zero; out of range both
-// saturate and NaN gives 0 (undefined in ONNX; see docs/ops.md). float4e2m1 (stored as i8 codes) decodes through a 16-entry table and
+// saturate and NaN gives 0 (undefined in ONNX; see docs/ops.md).
+// float4e2m1 (stored as i8 codes) decodes through a 16-entry table and
 // encodes by nearest-even thresholds, saturating at 6 (NaN becomes -0, as
 // ml_dtypes does); float8e8m0 keeps the f32 exponent, rounded by
 // `round_mode` (up, down, nearest) as onnx.numpy_helper.to_float8e8m0.

@@ -214,7 +214,7 @@ KILN_RT_EXPORT void kilnDeviceUploadOnce(int64_t Dst, int64_t Src, int64_t Bytes
                           static_cast<size_t>(Bytes), M->Stream),
          "kilnDeviceUploadOnce", "cuMemcpyAsync");
   endTimedWork(Timed, M->Stream, "upload_constant", KILN_EVENT_TRANSFER,
-               static_cast<uint64_t>(Bytes));
+               static_cast<uint64_t>(Bytes), "MemcpyFromHost");
 }
 
 // The C API's device buffers, for callers of kiln_session_run_device that do

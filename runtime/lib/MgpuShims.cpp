@@ -478,10 +478,12 @@ KILN_MGPU_EXPORT void mgpuMemcpy(void *Dst, void *Src, size_t SizeBytes,
              Type == CU_MEMORYTYPE_DEVICE;
     };
     bool ToDevice = OnDevice(Dst), FromDevice = OnDevice(Src);
+    // Op types as ONNX Runtime names its copy nodes.
     endTimedWork(Timed, Stream,
                  ToDevice ? (FromDevice ? "copy_device_to_device" : "copy_host_to_device")
                           : (FromDevice ? "copy_device_to_host" : "copy_host_to_host"),
-                 KILN_EVENT_TRANSFER, SizeBytes);
+                 KILN_EVENT_TRANSFER, SizeBytes,
+                 ToDevice == FromDevice ? "Memcpy" : ToDevice ? "MemcpyFromHost" : "MemcpyToHost");
   }
 }
 

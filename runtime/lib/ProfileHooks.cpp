@@ -29,7 +29,7 @@ void report(int64_t Context, int64_t Descriptor, bool IsEnd) {
   auto *Ctx = reinterpret_cast<kiln::rt::ProfileContext *>(static_cast<uintptr_t>(Context));
   uint64_t Now = nowNs();
   try {
-    const auto &F = Ctx->fields(reinterpret_cast<const char *>(static_cast<uintptr_t>(Descriptor)));
+    const auto &F = Ctx->fields(kiln::rt::ptrOf<char>(Descriptor));
     kiln_profile_event E{F.Name.c_str(), F.Provider.c_str(), F.OpType.c_str(),
                          KILN_EVENT_NODE, IsEnd ? Ctx->BeginNs : Now, IsEnd ? Now - Ctx->BeginNs : 0,
                          0, F.Args.c_str()};

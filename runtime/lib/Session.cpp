@@ -306,13 +306,13 @@ bool envFlag(const char *Name) {
   return V && *V && std::strcmp(V, "0") != 0;
 }
 
-/// Picks the partition list: the model's own unless it needs a provider
-/// that is missing or refused, then the CPU fallback.
 /// Whether a variant's partitions call the profiling hooks (ABI 8).
 bool hooksOf(const kiln_model_info &M, uint32_t Flag) {
   return M.abi_version >= 8 && (flagsOf(M) & Flag);
 }
 
+/// Picks the partition list: the model's own unless it needs a provider
+/// that is missing or refused, then the CPU fallback.
 void setVariant(Variant &V, int32_t NumPartitions, const kiln_partition_info *Partitions,
                 uint64_t ArenaSize, bool Checks, bool Hooks) {
   V.NumPartitions = NumPartitions;
@@ -885,7 +885,6 @@ kiln_status deliverValues(kiln_session &S) {
 }
 
 kiln_status runPartitions(kiln_session &S) {
-  const kiln_model_info &M = *S.Model;
   void *const *In = S.InputPtrs.data();
   void *const *Out = S.OutputPtrs.data();
   Variant &V = *S.Active;
@@ -1052,8 +1051,6 @@ kiln_status runVariant(kiln_session &S, const kiln_tensor *Inputs,
   }
 }
 
-/// Runs the per-sample partitions once per sample, each on its slice of the
-/// batched inputs and outputs (samples are contiguous).
 kiln_status runSamples(kiln_session &S, int64_t Batch);
 
 /// One run of the session: a model_run event around all of it (every
@@ -1071,6 +1068,8 @@ kiln_status runBatch(kiln_session &S, int64_t Batch) {
   return St;
 }
 
+/// Runs the per-sample partitions once per sample, each on its slice of the
+/// batched inputs and outputs (samples are contiguous).
 kiln_status runSamples(kiln_session &S, int64_t Batch) {
   const kiln_model_info &M = *S.Model;
   if (!(flagsOf(M) & KILN_MODEL_DYNAMIC_BATCH))

@@ -105,14 +105,7 @@ void appendEvent(std::string &Out, const TraceEvent &E, uint64_t Ts, const std::
     appendEscaped(Out, ortProvider(E.Provider));
   } else {
     Out += "\"op_name\":";
-    // Copies under the op types ONNX Runtime gives its copy nodes.
-    bool Up = E.Name.find("host_to_device") != std::string::npos ||
-              E.Name.find("upload") != std::string::npos;
-    bool Down = E.Name.find("device_to_host") != std::string::npos;
-    appendEscaped(Out, E.Kind != KILN_EVENT_TRANSFER ? E.OpName
-                       : Up                          ? "MemcpyFromHost"
-                       : Down                        ? "MemcpyToHost"
-                                                     : "Memcpy");
+    appendEscaped(Out, E.OpName);
     Out += ",\"provider\":";
     appendEscaped(Out, ortProvider(E.Provider));
     if (E.Kind == KILN_EVENT_TRANSFER)

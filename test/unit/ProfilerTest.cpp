@@ -96,7 +96,7 @@ TEST(Trace, WritesChromeTraceJson) {
   // Names that need escaping survive the round trip.
   kiln_profile_event Odd = {"copy \"x\"\\\n\x01",
                             "fake_accel",
-                            "memcpy",
+                            "Memcpy",
                             KILN_EVENT_TRANSFER,
                             5,
                             7000,
