@@ -20,15 +20,15 @@ static func::FuncOp mainOf(ModuleOp m) {
   return m.lookupSymbol<func::FuncOp>("main");
 }
 
-FailureOr<std::optional<std::string>> findBatchSymbol(ModuleOp module) {
-  func::FuncOp func = mainOf(module);
-  if (!func)
-    return std::optional<std::string>();
-  struct Dim {
-    std::string input, symbol;
-    int64_t axis;
-  };
-  SmallVector<Dim> dims;
+namespace {
+struct SymbolicDim {
+  std::string input, symbol;
+  int64_t axis;
+};
+
+/// The symbolic dims of the inputs, in order.
+SmallVector<SymbolicDim> symbolicDims(func::FuncOp func) {
+  SmallVector<SymbolicDim> dims;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto names = func.getArgAttrOfType<ArrayAttr>(i, "onnx.dim_params");
     auto input = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
@@ -39,6 +39,36 @@ FailureOr<std::optional<std::string>> findBatchSymbol(ModuleOp module) {
         dims.push_back({input ? input.str() : "#" + std::to_string(i), s.str(),
                         static_cast<int64_t>(axis)});
   }
+  return dims;
+}
+
+/// The batch is the first dimension's symbol.
+std::optional<std::string> batchOf(ArrayRef<SymbolicDim> dims) {
+  for (const SymbolicDim &d : dims)
+    if (d.axis == 0)
+      return d.symbol;
+  return std::nullopt;
+}
+
+bool isBatchDim(const SymbolicDim &d, const std::optional<std::string> &batch) {
+  return batch && d.symbol == *batch && (d.axis == 0 || d.symbol != kUnnamedDim.str());
+}
+} // namespace
+
+bool hasSymbolsBesidesBatch(ModuleOp module) {
+  func::FuncOp func = mainOf(module);
+  if (!func)
+    return false;
+  SmallVector<SymbolicDim> dims = symbolicDims(func);
+  std::optional<std::string> batch = batchOf(dims);
+  return llvm::any_of(dims, [&](const SymbolicDim &d) { return !isBatchDim(d, batch); });
+}
+
+FailureOr<std::optional<std::string>> findBatchSymbol(ModuleOp module) {
+  func::FuncOp func = mainOf(module);
+  if (!func)
+    return std::optional<std::string>();
+  SmallVector<SymbolicDim> dims = symbolicDims(func);
   if (dims.empty())
     return std::optional<std::string>();
   // Samples are run one by one on slices of tensors; a sequence's elements
@@ -52,16 +82,10 @@ FailureOr<std::optional<std::string>> findBatchSymbol(ModuleOp module) {
            << " is symbolic: pin it with --input-shape " << dims.front().input
            << "=d0,d1,...; a run-time batch is not supported for a model with "
               "sequence or optional inputs or outputs";
-  // The batch is the first dimension's symbol; every other symbolic
-  // dimension must be pinned.
-  std::optional<std::string> batch;
-  for (const Dim &d : dims)
-    if (d.axis == 0 && !batch)
-      batch = d.symbol;
-  for (const Dim &d : dims) {
-    bool isBatch = batch && d.symbol == *batch &&
-                   (d.axis == 0 || d.symbol != kUnnamedDim.str());
-    if (isBatch)
+  // Every symbolic dimension other than the batch must be pinned.
+  std::optional<std::string> batch = batchOf(dims);
+  for (const SymbolicDim &d : dims) {
+    if (isBatchDim(d, batch))
       continue;
     auto diag = emitError(func.getLoc())
                 << "input \"" << d.input << "\" dimension " << d.axis << " ("

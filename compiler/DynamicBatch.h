@@ -33,6 +33,9 @@ struct BatchPlan {
 /// are static. Fails, naming the input, when a symbolic dimension other
 /// than the batch (the first dimension's symbol) is left unpinned.
 mlir::FailureOr<std::optional<std::string>> findBatchSymbol(mlir::ModuleOp module);
+/// Whether an input has a symbolic dimension other than the batch (which
+/// the per-sample scheme cannot resolve: the model needs run-time sizes).
+bool hasSymbolsBesidesBatch(mlir::ModuleOp module);
 
 /// Checks that `a` and `b`, the same model imported and optimized with the
 /// batch pinned to `sizeA` and `sizeB`, compute every sample on its own.

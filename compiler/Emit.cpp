@@ -42,6 +42,21 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
     return module.emitError("no @main function to compile");
   sig.name = name.str();
   sig.entryName = "__kiln_" + name.str() + "_main" + entrySuffix.str();
+  auto bounds = module->getAttrOfType<DictionaryAttr>("kiln.runtime_sizes");
+  sig.runtimeSizes = static_cast<bool>(bounds);
+  if (bounds) {
+    if (auto names = func->getAttrOfType<ArrayAttr>("kiln.dim_symbols"))
+      for (Attribute a : names)
+        sig.symbols.push_back(cast<StringAttr>(a).str());
+    for (const std::string &s : sig.symbols) {
+      auto max = bounds.getAs<IntegerAttr>(s);
+      sig.symbolMax.push_back(max ? max.getInt() : 0);
+    }
+    for (NamedAttribute b : bounds)
+      if (!llvm::is_contained(sig.symbols, b.getName().str()))
+        return func.emitError() << "--dim-max " << b.getName().getValue()
+                                << ": the model has no symbolic dimension of that name";
+  }
   auto describe = [&](Type type, StringAttr onnxName, int index, bool isInput,
                       TensorSignature &out) -> LogicalResult {
     out.name = onnxName ? onnxName.str()
@@ -58,9 +73,11 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
     auto t = dyn_cast<TensorType>(type);
     // An output whose shape only the data decides (NonZero, Unique, ...)
     // comes back in a box; the CPU provider accepted it as one.
-    if (t && !out.kind && !isInput && !(t.hasRank() && t.hasStaticShape()))
+    // (Run-time sizes: an output the shape function sizes is a tensor.)
+    bool sized = sig.runtimeSizes && (isInput || func.getResultAttr(index, "kiln.dim_sizes"));
+    if (t && !out.kind && !isInput && !sized && !(t.hasRank() && t.hasStaticShape()))
       out.kind = KILN_VALUE_DYNAMIC;
-    if (!t || (!out.kind && !t.hasStaticShape()))
+    if (!t || (!out.kind && !sized && !t.hasStaticShape()))
       return func.emitError() << (isInput ? "input " : "output ") << index
                               << " needs a static shape, got " << type;
     // KILN_DTYPE_* are ONNX's data type numbers.
@@ -82,6 +99,11 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
                         func.getArgAttrOfType<StringAttr>(i, "onnx.name"), i, true, t)))
       return failure();
     t.batchAxis = batchAxis(func.getArgAttrOfType<IntegerAttr>(i, "kiln.batch_axis"));
+    if (sig.runtimeSizes) {
+      auto bind = func.getArgAttrOfType<DenseI32ArrayAttr>(i, "kiln.dim_symbols");
+      for (size_t d = 0; d < t.shape.size(); ++d)
+        sig.inputDimSymbols.push_back(bind && d < bind.size() ? bind[d] : -1);
+    }
     sig.inputs.push_back(t);
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
@@ -90,6 +112,8 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
                         func.getResultAttrOfType<StringAttr>(i, "onnx.name"), i, false, t)))
       return failure();
     t.batchAxis = batchAxis(func.getResultAttrOfType<IntegerAttr>(i, "kiln.batch_axis"));
+    if (auto sizes = func.getResultAttrOfType<DenseI64ArrayAttr>(i, "kiln.dim_sizes"))
+      llvm::append_range(sig.outputSizes, sizes.asArrayRef());
     sig.outputs.push_back(t);
   }
   if (auto parts = module->getAttrOfType<ArrayAttr>("kiln.partitions")) {
@@ -122,7 +146,7 @@ public:
     modelTy = llvm::StructType::create(
         ctx, {i32, ptrTy, ptrTy, i32, ptrTy, i32, ptrTy, i64, i64, i32, ptrTy,
               i32, i32, ptrTy, i64, i32, ptrTy, ptrTy, ptrTy, i32, ptrTy, i64, ptrTy, ptrTy,
-              i32, ptrTy, i32, ptrTy, ptrTy},
+              i32, ptrTy, i32, ptrTy, ptrTy, i32, ptrTy, ptrTy, i64, ptrTy, ptrTy},
         "kiln_model_info");
   }
 
@@ -276,7 +300,8 @@ private:
          llvm::ConstantInt::get(i32, parts.required),
          llvm::ConstantInt::get(i32, parts.fallbackCount), orNull(parts.fallback),
          llvm::ConstantInt::get(i64, parts.fallbackArena),
-         llvm::ConstantInt::get(i32, flags | (batch ? KILN_MODEL_DYNAMIC_BATCH : 0)),
+         llvm::ConstantInt::get(i32, flags | (batch ? KILN_MODEL_DYNAMIC_BATCH : 0) |
+                                         (sig.runtimeSizes ? KILN_MODEL_RUNTIME_SIZES : 0)),
          batchAxes(sig, sig.inputs, prefix + "in_batch"),
          batchAxes(sig, sig.outputs, prefix + "out_batch"),
          batch ? str(sig.batchSymbol, prefix + "batch") : llvm::ConstantPointerNull::get(ptrTy),
@@ -285,8 +310,31 @@ private:
          kinds(sig.outputs, prefix + "out_kinds"),
          llvm::ConstantInt::get(i32, variants.size()), orNull(variantArray),
          llvm::ConstantInt::get(i32, variants.empty() ? 0 : sig.dimNames.size()),
-         orNull(dimNames), str(targetCpu, prefix + "target_cpu")});
+         orNull(dimNames), str(targetCpu, prefix + "target_cpu"),
+         llvm::ConstantInt::get(i32, sig.symbols.size()), symbolNames(sig, prefix),
+         intArray<uint32_t>(sig.inputDimSymbols, prefix + "in_symbols"),
+         llvm::ConstantInt::get(i64, sig.outputSizes.size()),
+         intArray<uint64_t>(sig.outputSizes, prefix + "out_sizes"),
+         intArray<uint64_t>(sig.symbolMax, prefix + "symbol_max")});
     return global(model, prefix + "model");
+  }
+
+  llvm::Constant *symbolNames(const ModelSignature &sig, const std::string &prefix) {
+    if (sig.symbols.empty())
+      return llvm::ConstantPointerNull::get(ptrTy);
+    std::vector<llvm::Constant *> names;
+    for (auto [i, n] : llvm::enumerate(sig.symbols))
+      names.push_back(str(n, prefix + "symbol" + std::to_string(i)));
+    return global(llvm::ConstantArray::get(llvm::ArrayType::get(ptrTy, names.size()), names),
+                  prefix + "symbols");
+  }
+  /// A constant integer array, or NULL when empty.
+  template <typename T, typename V>
+  llvm::Constant *intArray(const std::vector<V> &values, const std::string &name) {
+    if (values.empty())
+      return llvm::ConstantPointerNull::get(ptrTy);
+    std::vector<T> data(values.begin(), values.end());
+    return global(llvm::ConstantDataArray::get(ctx, data), name);
   }
 
   llvm::Constant *global(llvm::Constant *init, const std::string &name) {

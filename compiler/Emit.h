@@ -45,6 +45,15 @@ struct ModelSignature {
   std::string batchSymbol;
   /// Symbolic dimensions compiled once per listed value (--dim-values).
   std::vector<std::string> dimNames;
+  /// Code for every size of the symbolic dims (ABI 9, KILN_MODEL_RUNTIME_SIZES):
+  /// the symbols, per input dim the symbol it binds (-1: static), the
+  /// size programs of the dynamic output dims and each symbol's bound (0:
+  /// none).
+  bool runtimeSizes = false;
+  std::vector<std::string> symbols;
+  std::vector<int32_t> inputDimSymbols;
+  std::vector<int64_t> outputSizes;
+  std::vector<int64_t> symbolMax;
 };
 
 struct EmitOptions {

@@ -113,6 +113,15 @@ std::string modelNameFor(StringRef outputPrefix) {
 
 namespace {
 
+/// Marks a module compiled with run-time sizes, with the --dim-max bounds.
+void markRuntimeSizes(ModuleOp module, const std::map<std::string, int64_t> &dimMax) {
+  Builder b(module.getContext());
+  SmallVector<NamedAttribute> bounds;
+  for (const auto &[name, max] : dimMax)
+    bounds.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(max)));
+  module->setAttr("kiln.runtime_sizes", b.getDictionaryAttr(bounds));
+}
+
 /// Stage-by-stage progress on stderr, so a long compile says what it does.
 class Progress {
 public:
@@ -376,7 +385,12 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
                           : "";
     if (!firstImport && !(firstImport = importModel(tag, importOptions)))
       return std::nullopt;
-    auto batchSymbol = findBatchSymbol(*firstImport);
+    // Symbolic dims other than the batch (or any, with --dynamic-shapes)
+    // make code for every size; a batch alone is resolved per sample.
+    bool runtimeSizes =
+        !shapeVariants && (options.dynamicShapes || hasSymbolsBesidesBatch(*firstImport));
+    auto batchSymbol = runtimeSizes ? FailureOr<std::optional<std::string>>(std::nullopt)
+                                    : findBatchSymbol(*firstImport);
     if (failed(batchSymbol))
       return std::nullopt;
     if (*batchSymbol) {
@@ -433,6 +447,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       progress.finish();
       if (shape.batchPlan)
         annotateBatch(*module, *shape.batchPlan);
+      if (runtimeSizes)
+        markRuntimeSizes(*module, options.dimMax);
       if (primary && first && options.showProgress && options.emit == EmitKind::Library)
         llvm::errs() << "kiln: " << countGraphOps(*module) << " nodes\n";
       if (stop(EmitKind::Onnx, *module))
@@ -455,7 +471,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
                               std::to_string(options.minDeviceElements);
       if (!options.providerAssignment.empty())
         partition += " assignment=" + options.providerAssignment;
-      if (failed(run(std::string(kGraphPipeline) + "," + partition + "}")))
+      if (failed(run(std::string(kGraphPipeline) +
+                     (runtimeSizes ? ",func.func(kiln-symbolic-shapes)," : ",") + partition +
+                     "}")))
         return std::nullopt;
       if (stop(EmitKind::Kiln, *module))
         return Variant{std::move(module), {}};

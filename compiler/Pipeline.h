@@ -6,6 +6,7 @@
 #include "compiler/ShapeVariants.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ struct CompileOptions {
   /// Symbolic dimensions compiled once per listed value; the runtime picks
   /// the variant for each run's input shapes.
   std::vector<DimValues> dimValues;
+  /// Code for every size of the symbolic dims (run-time sizes) even when
+  /// only the batch is symbolic; models with other symbolic dims and no
+  /// dimValues get it anyway.
+  bool dynamicShapes = false;
+  /// --dim-max: bounds of symbolic dims compiled with run-time sizes.
+  std::map<std::string, int64_t> dimMax;
   bool showProgress = true;
   bool buildSharedLibrary = true;
   /// 0: no graph optimizer; 1 and up: constant folding, cleanups, fusions.

@@ -88,6 +88,23 @@ def DecomposeLosses : Pass<"kiln-decompose-losses", "::mlir::func::FuncOp"> {
   }];
 }
 
+def SymbolicShapes : Pass<"kiln-symbolic-shapes", "::mlir::func::FuncOp"> {
+  let summary = "Bind the inputs' symbolic dims and express the outputs' sizes in them";
+  let description = [{
+    For a model compiled with run-time sizes. Each dynamic input dim binds
+    a symbol: its dim_param (inputs naming the same one share it) or a
+    fresh `<input>:<axis>`; arguments get `kiln.dim_symbols` (the symbol per
+    dim, -1 where static) and the function the symbol names. Sizes flow
+    forward as polynomials over the symbols through broadcasting,
+    contractions, Reshape (with shapes computed by Shape, Gather, Concat,
+    Unsqueeze, Slice and integer arithmetic), Flatten, Transpose, Concat,
+    Gather, Squeeze/Unsqueeze and reductions. Each dynamic output dim must
+    be such a size: results get `kiln.dim_sizes` (the size programs of
+    model_abi.h, KILN_SIZE_*) and `kiln.dim_text`; an output whose size
+    depends on data is an error naming it and the node that computes it.
+  }];
+}
+
 def Partition : Pass<"kiln-partition", "::mlir::ModuleOp"> {
   let summary = "Assign ops to execution providers and group them into partitions";
   let description = [{

@@ -24,6 +24,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/JSON.h"
+#include "kiln/model_abi.h"
 
 using namespace mlir;
 
@@ -35,6 +36,10 @@ namespace {
 
 constexpr llvm::StringLiteral kProfileBeginFn = "kilnProfileBegin";
 constexpr llvm::StringLiteral kProfileEndFn = "kilnProfileEnd";
+constexpr llvm::StringLiteral kDynAllocFn = "kilnDynAlloc";
+constexpr llvm::StringLiteral kDynFreeFn = "kilnDynFree";
+// Ends the run at once (a fatal check failed; its message is stored).
+constexpr llvm::StringLiteral kRunFailedFn = "kilnRunFailed";
 
 /// A profile descriptor ("node\x1fop\x1fprovider\x1fargs") whose args'
 /// fused_nodes also lists `names` (in order, once each).
@@ -155,14 +160,39 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       // same buffer (a tensor returned twice), which then gets copied.
       Value v = ret.getOperand(i);
       auto type = dyn_cast<MemRefType>(v.getType());
-      if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
+      bool runtimeSized = type && !type.hasStaticShape() && isRuntimeSized(func);
+      if (!type || (!type.hasStaticShape() && !runtimeSized))
         return func.emitError() << "result " << i
                                 << " is not a static, contiguous buffer: " << v.getType();
+      // A strided result (a view) is copied into the caller's buffer.
+      if (!type.getLayout().isIdentity())
+        type = MemRefType::get(type.getShape(), type.getElementType());
       func.insertArgument(func.getNumArguments(), type, {}, func.getLoc());
       Value out = entry.getArgument(entry.getNumArguments() - 1);
       Operation *alloc = v.getDefiningOp();
-      if (alloc && isa<memref::AllocOp, gpu::AllocOp>(alloc) && v.getType() == type &&
-          !alloc->hasAttr(kDeviceConstantAttr)) {
+      bool inPlace = alloc && isa<memref::AllocOp, gpu::AllocOp>(alloc) &&
+                     v.getType() == type && !alloc->hasAttr(kDeviceConstantAttr);
+      if (runtimeSized) {
+        // The caller's buffer has the sizes of the shape function; the
+        // computed ones must agree (once bindRuntimeSizes views it).
+        OpBuilder cb(inPlace ? alloc : ret.getOperation());
+        Location loc = ret.getLoc();
+        Value ok = cb.create<arith::ConstantIntOp>(loc, 1, 1);
+        unsigned next = 0;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          if (!type.isDynamicDim(d))
+            continue;
+          Value got = inPlace ? alloc->getOperand(next++) : cb.create<memref::DimOp>(loc, v, d);
+          Value want = cb.create<memref::DimOp>(loc, out, d);
+          ok = cb.create<arith::AndIOp>(
+              loc, ok, cb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, want, got));
+        }
+        cb.create<CheckOp>(loc, ok,
+                           "internal error: an output's size disagrees with the shape "
+                           "function's",
+                           /*fatal=*/true);
+      }
+      if (inPlace) {
         for (Operation *user : llvm::make_early_inc_range(v.getUsers()))
           if (isa<gpu::DeallocOp>(user))
             user->erase();
@@ -180,6 +210,118 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     func.setFunctionType(FunctionType::get(func.getContext(),
                                            entry.getArgumentTypes(), {}));
     return success();
+  }
+
+  static bool isRuntimeSized(func::FuncOp func) {
+    return func->getParentOfType<ModuleOp>()->hasAttr("kiln.runtime_sizes");
+  }
+
+  /// An int64 slot of the arena at byte `offset`, loaded.
+  static Value loadSlot(OpBuilder &b, Location loc, Value arena, int64_t offset) {
+    Type i64 = b.getI64Type();
+    Value c0 = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value slot = b.create<memref::ViewOp>(loc, MemRefType::get({1}, i64), arena,
+                                          b.create<arith::ConstantIndexOp>(loc, offset),
+                                          ValueRange{});
+    return b.create<memref::LoadOp>(loc, slot, ValueRange{c0});
+  }
+
+  /// Arguments with run-time sizes become plain pointers (memref<0xi8>,
+  /// which the bare-pointer convention takes) viewed at the sizes the
+  /// runtime stores in the arena: the inputs' dynamic dims, then the
+  /// outputs' (which the shape function gave). Returns the slots used.
+  int64_t bindRuntimeSizes(func::FuncOp func, Value arena) {
+    Block &entry = func.getBody().front();
+    OpBuilder b(&entry, entry.begin());
+    Location loc = func.getLoc();
+    auto pointer = MemRefType::get({0}, b.getI8Type());
+    int64_t slot = 0;
+    for (BlockArgument arg : entry.getArguments()) {
+      auto t = dyn_cast<MemRefType>(arg.getType());
+      if (!t || t.hasStaticShape() || arg == arena)
+        continue;
+      SmallVector<Value> sizes;
+      for (int64_t d = 0; d < t.getRank(); ++d)
+        if (t.isDynamicDim(d))
+          sizes.push_back(b.create<arith::IndexCastOp>(
+              loc, b.getIndexType(), loadSlot(b, loc, arena, KILN_ARENA_SIZES + 8 * slot++)));
+      arg.setType(pointer);
+      Value view = b.create<memref::ViewOp>(loc, t, arg, b.create<arith::ConstantIndexOp>(loc, 0),
+                                            sizes);
+      arg.replaceAllUsesExcept(view, view.getDefiningOp());
+    }
+    func.setFunctionType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
+                                           func.getResultTypes()));
+    return slot;
+  }
+
+  /// Each allocation of a run-time size comes from the run's allocator
+  /// (kilnDynAlloc, arena bytes 16-23) and goes back to it after its last
+  /// use in its block (kilnDynFree); the runtime keeps the memory from run
+  /// to run, so a run at sizes seen before allocates nothing.
+  void placeRuntimeSized(func::FuncOp func, ArrayRef<Operation *> allocs, Value arena) {
+    if (allocs.empty())
+      return;
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    Type i64 = IntegerType::get(ctx, 64);
+    auto pointer = MemRefType::get({0}, IntegerType::get(ctx, 8));
+    Location loc = func.getLoc();
+    if (!module.lookupSymbol<func::FuncOp>(kDynAllocFn)) {
+      OpBuilder mb(module.getBodyRegion());
+      mb.create<func::FuncOp>(loc, kDynAllocFn, FunctionType::get(ctx, {i64, i64}, {pointer}))
+          .setPrivate();
+      mb.create<func::FuncOp>(loc, kDynFreeFn, FunctionType::get(ctx, {i64, pointer}, {}))
+          .setPrivate();
+    }
+    Block &entry = func.getBody().front();
+    OpBuilder eb(&entry, entry.begin());
+    Value allocator = loadSlot(eb, loc, arena, KILN_ARENA_ALLOCATOR);
+    for (Operation *alloc : allocs) {
+      auto t = cast<MemRefType>(alloc->getResult(0).getType());
+      OpBuilder b(alloc);
+      Location l = alloc->getLoc();
+      int64_t elementBytes = (t.getElementTypeBitWidth() + 7) / 8;
+      Value bytes = b.create<arith::ConstantIndexOp>(l, elementBytes);
+      unsigned next = 0;
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        Value size = t.isDynamicDim(d) ? alloc->getOperand(next++)
+                                       : b.create<arith::ConstantIndexOp>(l, t.getDimSize(d));
+        bytes = b.create<arith::MulIOp>(l, bytes, size);
+      }
+      Value bytes64 = b.create<arith::IndexCastOp>(l, i64, bytes);
+      Value base =
+          b.create<func::CallOp>(l, kDynAllocFn, pointer, ValueRange{allocator, bytes64})
+              .getResult(0);
+      Value view = b.create<memref::ViewOp>(l, t, base, b.create<arith::ConstantIndexOp>(l, 0),
+                                            alloc->getOperands());
+      Value result = alloc->getResult(0);
+      // The last use in the allocation's block, unless an alias leaves it.
+      Block *block = alloc->getBlock();
+      Operation *last = nullptr;
+      bool escapes = false;
+      forEachAliasUse(result, [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        if (isa<memref::DeallocOp>(user))
+          return;
+        Operation *anc = block->findAncestorOpInBlock(*user);
+        if (!anc) {
+          escapes = true;
+          return;
+        }
+        if (!last || last->isBeforeInBlock(anc))
+          last = anc;
+      });
+      for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          user->erase();
+      result.replaceAllUsesWith(view);
+      alloc->erase();
+      if (escapes || !last || last->hasTrait<OpTrait::IsTerminator>())
+        continue;
+      OpBuilder fb(last->getBlock(), std::next(last->getIterator()));
+      fb.create<func::CallOp>(l, kDynFreeFn, TypeRange{}, ValueRange{allocator, base});
+    }
   }
 
   /// Each check stores its message's address into the status slot when
@@ -202,6 +344,14 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       Value slot = b.create<memref::ViewOp>(loc, MemRefType::get({1}, i64), arena, c0,
                                             ValueRange{});
       b.create<memref::StoreOp>(loc, addr, slot, ValueRange{c0});
+      if (check.getFatal()) {
+        if (!module.lookupSymbol<func::FuncOp>(kRunFailedFn)) {
+          OpBuilder mb(module.getBodyRegion());
+          mb.create<func::FuncOp>(loc, kRunFailedFn, FunctionType::get(ctx, {}, {}))
+              .setPrivate();
+        }
+        b.create<func::CallOp>(loc, kRunFailedFn, TypeRange{}, ValueRange{});
+      }
       check.erase();
     }
     module->setAttr("kiln.checks", UnitAttr::get(ctx));
@@ -365,6 +515,8 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     };
 
     SmallVector<Buffer> buffers, deviceBuffers;
+    SmallVector<Operation *> dynamicAllocs;
+    bool runtimeSized = isRuntimeSized(func);
     WalkResult walk = func.walk([&](Operation *alloc) {
       auto device = dyn_cast<gpu::AllocOp>(alloc);
       if (!device && !isa<memref::AllocOp>(alloc))
@@ -373,6 +525,10 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       // Allocations in branches (scf.if) and loop bodies get their own
       // bytes for the whole span of the top-level op. A loop's next
       // iteration reuses them, so none may be carried into it.
+      if (!t.hasStaticShape() && !device && runtimeSized && t.getLayout().isIdentity()) {
+        dynamicAllocs.push_back(alloc);
+        return WalkResult::advance();
+      }
       bool carried = alloc->getParentOfType<LoopLikeOpInterface>() && isCarried(alloc);
       if (carried || !t.hasStaticShape() || !t.getLayout().isIdentity() ||
           (device && device.getAsyncToken())) {
@@ -405,8 +561,16 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     func.walk([&](CheckOp c) { checks.push_back(c); });
     bool profiled = false;
     func.walk([&](ProfileBeginOp) { profiled = true; });
-    // The status slot of run-time checks comes first, then the profiler's.
-    int64_t base = checks.empty() && !profiled ? 0 : alignTo(16, alignment);
+    // The status slot of run-time checks comes first, then the profiler's;
+    // with run-time sizes, the allocator's and the sizes (model_abi.h).
+    int64_t numSizes = 0;
+    if (runtimeSized)
+      for (Type t : func.getArgumentTypes())
+        if (auto m = dyn_cast<MemRefType>(t))
+          numSizes += m.getNumDynamicDims();
+    int64_t base = runtimeSized ? alignTo(KILN_ARENA_SIZES + 8 * numSizes, alignment)
+                   : checks.empty() && !profiled ? 0
+                                                 : alignTo(16, alignment);
 
     int64_t unshared = base;
     for (const Buffer &buf : buffers)
@@ -419,6 +583,13 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     func.insertArgument(func.getNumArguments(), arenaType, {}, func.getLoc());
     Value arena = entry.getArgument(entry.getNumArguments() - 1);
     replaceByViews(buffers, arena);
+    if (runtimeSized) {
+      placeRuntimeSized(func, dynamicAllocs, arena);
+      bindRuntimeSizes(func, arena);
+      // The checks bindRuntimeSizes added.
+      checks.clear();
+      func.walk([&](CheckOp c) { checks.push_back(c); });
+    }
     // Device buffers share one device arena per session, which the runtime
     // allocates on the first run (kilnDeviceArena).
     int64_t deviceArenaSize = 0;

@@ -80,13 +80,17 @@ def Kiln_CheckOp : Kiln_Op<"check", [MemoryEffects<[MemWrite]>]> {
     `message` as the run's error. The condition is an i1, or a 0-D tensor
     of i1 before lowering (kiln-lower-partitions extracts it).
     kiln-plan-memory lowers it to a store of the message's address into
-    the first 8 bytes of the arena.
+    the first 8 bytes of the arena. A `fatal` check guards run-time sizes
+    (code after it would read or write out of bounds): its failure ends the
+    run at once, through `kilnRunFailed` of libkiln_rt.
     ```mlir
     kiln.check %ok, "node \"r\" (ReduceSum): the axes input disagrees with ..."
+    kiln.check %same, "node \"a\" (Add): inputs differ in size at run time" fatal
     ```
   }];
-  let arguments = (ins AnyTypeOf<[I1, 0DTensorOf<[I1]>]>:$condition, StrAttr:$message);
-  let assemblyFormat = "$condition `,` $message attr-dict `:` type($condition)";
+  let arguments = (ins AnyTypeOf<[I1, 0DTensorOf<[I1]>]>:$condition, StrAttr:$message,
+                       UnitAttr:$fatal);
+  let assemblyFormat = "$condition `,` $message (`fatal` $fatal^)? attr-dict `:` type($condition)";
 }
 
 def Kiln_ProfileBeginOp : Kiln_Op<"profile_begin", [MemoryEffects<[MemWrite]>]> {

@@ -142,13 +142,21 @@ Results lowerMatMul(OpBuilder &b, Operation *op) {
   maps.push_back(AffineMap::get(nLoops, 0, oExprs, ctx));
   SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
   iters[kDim] = utils::IteratorType::reduction;
-  Value acc = filledTensor(b, loc, out, 0.0);
+  // Run-time sizes: the result's from the operands, whose shared dims
+  // (k, batch) must agree.
+  SmallVector<Value> sizes;
+  if (!out.hasStaticShape() || !at.hasStaticShape() || !bt.hasStaticShape()) {
+    ArrayRef<AffineMap> inMaps = ArrayRef<AffineMap>(maps).drop_back();
+    sizes = loopSizes(b, loc, out, ins, inMaps, maps.back());
+    checkLoopSizes(b, loc, out, ins, inMaps, currentNodeLabel(), maps.back());
+  }
+  Value acc = filledTensor(b, loc, out, 0.0, sizes);
   // A bias folded in by kiln-fuse-epilogues starts the accumulator.
   if (auto bias = op->getAttrOfType<ElementsAttr>("kiln.bias")) {
     Value bv = b.create<arith::ConstantOp>(loc, cast<TypedAttr>(bias));
     AffineMap lastDim = AffineMap::get(out.getRank(), 0, {dim(out.getRank() - 1)}, ctx);
     acc = mapped(b, loc, out, ValueRange{bv}, {lastDim},
-                 [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; }, sizes);
   }
   bool fl = isFloat(elt);
   auto g = b.create<linalg::GenericOp>(
@@ -179,15 +187,24 @@ Results lowerGemm(OpBuilder &b, Operation *op) {
   AffineMap oMap = AffineMap::get(3, 0, {d(0), d(2)}, ctx);
   Value init;
   Value c = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
+  SmallVector<Value> ab = {op->getOperand(0), op->getOperand(1)};
+  SmallVector<Value> sizes;
+  if (!out.hasStaticShape() || !typeOf(ab[0]).hasStaticShape() ||
+      !typeOf(ab[1]).hasStaticShape()) {
+    sizes = loopSizes(b, loc, out, ab, {aMap, bMap}, oMap);
+    checkLoopSizes(b, loc, out, ab, {aMap, bMap}, currentNodeLabel(), oMap);
+  }
   if (!isNone(c) && beta != 0.0) {
-    init = elementwise(b, loc, out, ValueRange{c},
-                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         if (beta == 1.0)
-                           return a[0];
-                         return nb.create<arith::MulFOp>(l, a[0], cst(nb, l, elt, beta));
-                       });
+    auto ct = typeOf(c);
+    init = mapped(b, loc, out, ValueRange{c}, {broadcastMap(ctx, out.getShape(), ct)},
+                  [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                    if (beta == 1.0)
+                      return a[0];
+                    return nb.create<arith::MulFOp>(l, a[0], cst(nb, l, elt, beta));
+                  },
+                  sizes);
   } else {
-    init = filledTensor(b, loc, out, 0.0);
+    init = filledTensor(b, loc, out, 0.0, sizes);
   }
   auto g = b.create<linalg::GenericOp>(
       loc, TypeRange{out}, ValueRange{op->getOperand(0), op->getOperand(1)},

@@ -289,9 +289,11 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to, bool fromUnsigned,
 void registerElementwiseOps(LoweringTable &m) {
   auto ew = [&](const char *name, ScalarFn fn, bool floatOnly = true) {
     m[name] = {elementwiseOp(std::move(fn)), floatOnly};
+    m[name].elementwise = true;
   };
   auto un = [&](const char *name, UnaryBody f, bool floatOnly = true) {
     m[name] = {elementwiseOp(unaryF(f)), floatOnly};
+    m[name].elementwise = true;
   };
   // A residual Add may carry the activation that followed it.
   ew("Add",

@@ -1,6 +1,8 @@
 //===- LinalgBuilders.cpp - small builders for onnx -> linalg -------------===//
 #include "providers/cpu/LinalgBuilders.h"
 
+#include "dialects/kiln/KilnDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -9,8 +11,118 @@ using namespace mlir;
 
 namespace kiln::cpu {
 
-Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
-  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+namespace {
+thread_local bool builderFailed = false;
+} // namespace
+
+std::string &currentNodeLabel() {
+  thread_local std::string label;
+  return label;
+}
+
+bool takeBuilderFailure() {
+  bool f = builderFailed;
+  builderFailed = false;
+  return f;
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynSizes) {
+  if (static_cast<int64_t>(dynSizes.size()) != type.getNumDynamicDims()) {
+    // A caller that has no sizes for a dynamic type: the lowering fails
+    // (never a buffer of a made-up size).
+    builderFailed = true;
+    SmallVector<Value> zeros(type.getNumDynamicDims(),
+                             b.create<arith::ConstantIndexOp>(loc, 0));
+    return b.create<tensor::EmptyOp>(loc, type, zeros);
+  }
+  return b.create<tensor::EmptyOp>(loc, type, dynSizes);
+}
+
+Value dimSize(OpBuilder &b, Location loc, Value v, int64_t d) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (!t.isDynamicDim(d))
+    return b.create<arith::ConstantIndexOp>(loc, t.getDimSize(d));
+  return b.create<tensor::DimOp>(loc, v, d);
+}
+
+/// The loop dim that out dim j is (j itself without a map).
+static int64_t loopDimOf(AffineMap outMap, int64_t j) {
+  if (!outMap)
+    return j;
+  auto e = dyn_cast<AffineDimExpr>(outMap.getResult(j));
+  return e ? e.getPosition() : -1;
+}
+
+SmallVector<Value> loopSizes(OpBuilder &b, Location loc, RankedTensorType type, ValueRange ins,
+                             ArrayRef<AffineMap> maps, AffineMap outMap) {
+  SmallVector<Value> sizes;
+  for (int64_t j = 0; j < type.getRank(); ++j) {
+    if (!type.isDynamicDim(j))
+      continue;
+    int64_t d = loopDimOf(outMap, j);
+    Value size;
+    for (auto [v, map] : llvm::zip(ins, maps)) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      for (unsigned j = 0; t && !size && j < map.getNumResults(); ++j)
+        if (auto e = dyn_cast<AffineDimExpr>(map.getResult(j)); e && e.getPosition() == d)
+          size = dimSize(b, loc, v, j);
+      if (size)
+        break;
+    }
+    if (!size) {
+      builderFailed = true;
+      size = b.create<arith::ConstantIndexOp>(loc, 0);
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+void checkLoopSizes(OpBuilder &b, Location loc, RankedTensorType type, ValueRange ins,
+                    ArrayRef<AffineMap> maps, StringRef what, AffineMap outMap) {
+  int64_t numLoops = outMap ? outMap.getNumDims() : type.getRank();
+  for (int64_t d = 0; d < numLoops; ++d) {
+    // The result's static size at loop dim d, if it has one.
+    int64_t fixed = ShapedType::kDynamic;
+    for (int64_t j = 0; j < type.getRank(); ++j)
+      if (loopDimOf(outMap, j) == d)
+        fixed = type.getDimSize(j);
+    // The sizes read at loop dim d: (input, its dim).
+    SmallVector<std::pair<unsigned, unsigned>> readers;
+    for (auto [i, vm] : llvm::enumerate(llvm::zip(ins, maps))) {
+      auto [v, map] = vm;
+      if (!isa<RankedTensorType>(v.getType()))
+        continue;
+      for (unsigned j = 0; j < map.getNumResults(); ++j)
+        if (auto e = dyn_cast<AffineDimExpr>(map.getResult(j)); e && e.getPosition() == d)
+          readers.push_back({static_cast<unsigned>(i), j});
+    }
+    auto dynamicAt = [&](std::pair<unsigned, unsigned> r) {
+      return cast<RankedTensorType>(ins[r.first].getType()).isDynamicDim(r.second);
+    };
+    if (llvm::none_of(readers, dynamicAt))
+      continue;
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    Value ref;
+    if (!ShapedType::isDynamic(fixed)) {
+      ref = b.create<arith::ConstantIndexOp>(loc, fixed);
+      os << what << ": a dimension of an input is not " << fixed << " at run time";
+    } else {
+      ref = dimSize(b, loc, ins[readers.front().first], readers.front().second);
+      os << what << ": inputs differ in size at run time (kiln broadcasts only dimensions "
+            "that are 1 at compile time)";
+    }
+    for (auto r : readers) {
+      if (!dynamicAt(r) && !ShapedType::isDynamic(fixed))
+        continue;
+      Value size = dimSize(b, loc, ins[r.first], r.second);
+      if (size == ref)
+        continue;
+      Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, size, ref);
+      b.create<CheckOp>(loc, ok, os.str(), /*fatal=*/true);
+    }
+  }
 }
 
 Value scalarConst(OpBuilder &b, Location loc, Type elt, double value) {
@@ -21,8 +133,8 @@ Value scalarConst(OpBuilder &b, Location loc, Type elt, double value) {
 }
 
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
-                   double value) {
-  Value init = emptyTensor(b, loc, type);
+                   double value, ValueRange dynSizes) {
+  Value init = emptyTensor(b, loc, type, dynSizes);
   Value v = scalarConst(b, loc, type.getElementType(), value);
   return b.create<linalg::FillOp>(loc, v, init).getResult(0);
 }
@@ -42,14 +154,18 @@ AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> outShape,
 }
 
 Value mapped(OpBuilder &b, Location loc, RankedTensorType outType,
-             ValueRange ins, ArrayRef<AffineMap> inMaps, const BodyFn &body) {
+             ValueRange ins, ArrayRef<AffineMap> inMaps, const BodyFn &body,
+             ValueRange dynSizes) {
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps(inMaps);
   maps.push_back(AffineMap::getMultiDimIdentityMap(outType.getRank(), ctx));
   SmallVector<utils::IteratorType> iters(outType.getRank(),
                                          utils::IteratorType::parallel);
+  Value init = emptyTensor(b, loc, outType,
+                           dynSizes.empty() ? ValueRange(loopSizes(b, loc, outType, ins, inMaps))
+                                            : dynSizes);
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{outType}, ins, ValueRange{emptyTensor(b, loc, outType)},
+      loc, TypeRange{outType}, ins, ValueRange{init},
       maps, iters, [&](OpBuilder &nb, Location l, ValueRange args) {
         Value v = body(nb, l, args.drop_back());
         nb.create<linalg::YieldOp>(l, v);
@@ -63,6 +179,9 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType outType,
   for (Value v : ins)
     maps.push_back(broadcastMap(b.getContext(), outType.getShape(),
                                 cast<RankedTensorType>(v.getType())));
+  if (!outType.hasStaticShape() ||
+      llvm::any_of(ins, [](Value v) { return !cast<ShapedType>(v.getType()).hasStaticShape(); }))
+    checkLoopSizes(b, loc, outType, ins, maps, currentNodeLabel());
   return mapped(b, loc, outType, ins, maps, body);
 }
 
@@ -79,16 +198,20 @@ Value reduce(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
   MLIRContext *ctx = b.getContext();
   auto xt = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> outShape;
+  SmallVector<Value> dynSizes;
   SmallVector<utils::IteratorType> iters;
   for (int64_t i = 0; i < xt.getRank(); ++i) {
     bool red = llvm::is_contained(dims, i);
     iters.push_back(red ? utils::IteratorType::reduction
                         : utils::IteratorType::parallel);
-    if (!red)
+    if (!red) {
       outShape.push_back(xt.getDimSize(i));
+      if (xt.isDynamicDim(i))
+        dynSizes.push_back(dimSize(b, loc, x, i));
+    }
   }
   auto outType = RankedTensorType::get(outShape, xt.getElementType());
-  Value acc = filledTensor(b, loc, outType, init);
+  Value acc = filledTensor(b, loc, outType, init, dynSizes);
   SmallVector<AffineMap> maps = {
       AffineMap::getMultiDimIdentityMap(xt.getRank(), ctx),
       dropDimsMap(ctx, xt.getRank(), dims)};
@@ -104,6 +227,34 @@ Value reshapeTo(OpBuilder &b, Location loc, Value x, RankedTensorType outType) {
   auto inType = cast<RankedTensorType>(x.getType());
   if (inType == outType)
     return x;
+  if (!inType.hasStaticShape() || !outType.hasStaticShape()) {
+    SmallVector<Value> inDyn;
+    int64_t inStatic = 1, outStatic = 1;
+    for (int64_t i = 0; i < inType.getRank(); ++i)
+      if (inType.isDynamicDim(i))
+        inDyn.push_back(dimSize(b, loc, x, i));
+      else
+        inStatic *= inType.getDimSize(i);
+    for (int64_t d : outType.getShape())
+      if (!ShapedType::isDynamic(d))
+        outStatic *= d;
+    if (static_cast<int64_t>(inDyn.size()) != outType.getNumDynamicDims() ||
+        inStatic != outStatic)
+      builderFailed = true;
+    SmallVector<Value> shape;
+    size_t k = 0;
+    for (int64_t d : outType.getShape()) {
+      if (!ShapedType::isDynamic(d))
+        shape.push_back(b.create<arith::ConstantIntOp>(loc, d, 64));
+      else
+        shape.push_back(b.create<arith::IndexCastOp>(
+            loc, b.getI64Type(),
+            k < inDyn.size() ? inDyn[k++] : b.create<arith::ConstantIndexOp>(loc, 0)));
+    }
+    auto shapeType = RankedTensorType::get({outType.getRank()}, b.getI64Type());
+    Value shapeTensor = b.create<tensor::FromElementsOp>(loc, shapeType, shape);
+    return b.create<tensor::ReshapeOp>(loc, outType, x, shapeTensor);
+  }
   Value flat = x;
   if (inType.getRank() == 0 || outType.getRank() == 0) {
     // Only unit-element tensors reach here; the reassociation is empty.

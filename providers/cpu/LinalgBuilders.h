@@ -12,12 +12,44 @@ namespace kiln::cpu {
 using BodyFn = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                          mlir::ValueRange)>;
 
+/// tensor.empty of `type`; `dynSizes` gives its dynamic dims in order.
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
-                        mlir::RankedTensorType type);
+                        mlir::RankedTensorType type,
+                        mlir::ValueRange dynSizes = {});
 mlir::Value scalarConst(mlir::OpBuilder &b, mlir::Location loc, mlir::Type elt,
                         double value);
 mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::RankedTensorType type, double value);
+                         mlir::RankedTensorType type, double value,
+                         mlir::ValueRange dynSizes = {});
+
+/// The size of dim `d` of tensor `v` as an index value (a constant when
+/// static).
+mlir::Value dimSize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                    int64_t d);
+/// The sizes of `type`'s dynamic dims for a loop nest over `type` that
+/// reads `ins` through `maps`: dim d is the size of the first input dim
+/// indexed by loop dim d. Where none is, the lowering fails (see
+/// takeBuilderFailure).
+/// With `outMap`, the loops are those of the maps and out dim j is loop
+/// dim outMap[j] (a contraction's result).
+llvm::SmallVector<mlir::Value> loopSizes(mlir::OpBuilder &b, mlir::Location loc,
+                                         mlir::RankedTensorType type,
+                                         mlir::ValueRange ins,
+                                         llvm::ArrayRef<mlir::AffineMap> maps,
+                                         mlir::AffineMap outMap = {});
+/// Run-time checks (kiln.check) that every input dim indexed by the same
+/// loop dim has the same size, and the size of `type` where it is static.
+/// `what` names the node for the message.
+void checkLoopSizes(mlir::OpBuilder &b, mlir::Location loc,
+                    mlir::RankedTensorType type, mlir::ValueRange ins,
+                    llvm::ArrayRef<mlir::AffineMap> maps, llvm::StringRef what,
+                    mlir::AffineMap outMap = {});
+/// The node being lowered (for messages of run-time checks); set by the
+/// driver around each lowering.
+std::string &currentNodeLabel();
+/// Whether a builder could not size a dynamic dim since the last call;
+/// clears the flag.
+bool takeBuilderFailure();
 
 /// Indexing map reading `operand` (numpy-broadcast) inside a loop nest whose
 /// dims are the dims of a tensor of shape `outShape`.
@@ -32,9 +64,12 @@ mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
                         const BodyFn &body);
 
 /// Same with explicit maps (one per input; the output map is identity).
+/// `dynSizes`, when given, sizes the result's dynamic dims (else the
+/// inputs do, see loopSizes).
 mlir::Value mapped(mlir::OpBuilder &b, mlir::Location loc,
                    mlir::RankedTensorType outType, mlir::ValueRange ins,
-                   llvm::ArrayRef<mlir::AffineMap> inMaps, const BodyFn &body);
+                   llvm::ArrayRef<mlir::AffineMap> inMaps, const BodyFn &body,
+                   mlir::ValueRange dynSizes = {});
 
 /// Reduces `x` over `dims` (sorted) with `combine`, starting from `init`;
 /// the result drops the reduced dims.
@@ -46,7 +81,9 @@ mlir::Value reduce(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 mlir::AffineMap dropDimsMap(mlir::MLIRContext *ctx, int64_t rank,
                             llvm::ArrayRef<int64_t> dropped);
 
-/// Row-major reshape of a static tensor through collapse/expand (views).
+/// Row-major reshape through collapse/expand (views). With dynamic dims,
+/// the dynamic dims of `outType` take the sizes of those of `x` in order:
+/// only dims of size 1 may come or go (keepdims, Squeeze/Unsqueeze).
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::RankedTensorType outType);
 

@@ -37,6 +37,15 @@ struct OpLowering {
   std::function<bool(mlir::Operation *, std::string &)> check = nullptr;
   /// Lowers to calls of libkiln_rt (which constant folding cannot JIT).
   bool callsRuntime = false;
+  /// Lowered by `elementwise()` (the ew/un registrations).
+  bool elementwise = false;
+  /// The lowering and extra check for operands or results with run-time
+  /// sizes (tensor<?x...>, RuntimeSizeOps.cpp); without one the op needs
+  /// static shapes.
+  struct {
+    LowerFn lower = nullptr;
+    std::function<bool(mlir::Operation *, std::string &)> check = nullptr;
+  } dynamic;
 };
 using LoweringTable = llvm::StringMap<OpLowering>;
 
@@ -55,6 +64,11 @@ void registerMlOps(LoweringTable &table);
 void registerSequenceOps(LoweringTable &table);
 void registerDynamicShapeOps(LoweringTable &table);
 void registerTextOps(LoweringTable &table);
+/// Marks which lowerings take run-time sizes; runs after the others.
+void registerRuntimeSizeOps(LoweringTable &table);
+/// Whether `op` has an operand or result tensor with a run-time size (not
+/// a box).
+bool hasRuntimeSizes(mlir::Operation *op);
 /// onnx seq/optional types, which lower to i64 handles of runtime objects.
 bool isSequenceValueType(mlir::Type t);
 /// The type a value of type `t` has once lowered (handles for sequences).

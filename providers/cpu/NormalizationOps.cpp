@@ -53,8 +53,9 @@ SmallVector<Value> generic(OpBuilder &b, Location loc, ValueRange ins,
   return SmallVector<Value>(g.getResults());
 }
 
-Value fillWith(OpBuilder &b, Location loc, RankedTensorType t, Value v) {
-  return b.create<linalg::FillOp>(loc, v, emptyTensor(b, loc, t)).getResult(0);
+Value fillWith(OpBuilder &b, Location loc, RankedTensorType t, Value v,
+               ValueRange dynSizes = {}) {
+  return b.create<linalg::FillOp>(loc, v, emptyTensor(b, loc, t, dynSizes)).getResult(0);
 }
 
 /// The identity of max (lowest value) or min (highest value) for `elt`.
@@ -95,7 +96,11 @@ Value reduceFrom(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
                                                 : utils::IteratorType::parallel);
   SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(xt.getRank(), ctx),
                                  dropDimsMap(ctx, xt.getRank(), dims)};
-  return generic(b, loc, ValueRange{x}, ValueRange{fillWith(b, loc, outType, init)},
+  SmallVector<Value> kept;
+  for (int64_t i = 0; i < xt.getRank(); ++i)
+    if (xt.isDynamicDim(i) && !llvm::is_contained(dims, i))
+      kept.push_back(dimSize(b, loc, x, i));
+  return generic(b, loc, ValueRange{x}, ValueRange{fillWith(b, loc, outType, init, kept)},
                  maps, iters, [&](OpBuilder &nb, Location l, ValueRange a) {
                    return SmallVector<Value>{combine(nb, l, a)};
                  })[0];
@@ -152,8 +157,12 @@ Moments moments(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims, dou
     for (int64_t i = 0; i < xt.getRank(); ++i)
       iters.push_back(llvm::is_contained(dims, i) ? utils::IteratorType::reduction
                                                   : utils::IteratorType::parallel);
+    SmallVector<Value> kept;
+    for (int64_t i = 0; i < xt.getRank(); ++i)
+      if (xt.isDynamicDim(i) && !llvm::is_contained(dims, i))
+        kept.push_back(dimSize(b, loc, x, i));
     sum = generic(b, loc, ValueRange{x, skip},
-                  ValueRange{fillWith(b, loc, dropDims(xt, dims), cst(b, loc, elt, 0.0))},
+                  ValueRange{fillWith(b, loc, dropDims(xt, dims), cst(b, loc, elt, 0.0), kept)},
                   {id, id, red}, iters, [](OpBuilder &nb, Location l, ValueRange a) {
                     Value v = nb.create<arith::AddFOp>(l, a[0], a[1]);
                     return SmallVector<Value>{nb.create<arith::AddFOp>(l, a[2], v)};

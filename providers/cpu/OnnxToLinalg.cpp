@@ -36,6 +36,7 @@ const LoweringTable &table() {
     registerSequenceOps(m);
     registerDynamicShapeOps(m);
     registerTextOps(m);
+    registerRuntimeSizeOps(m);
     return m;
   }();
   return t;
@@ -48,6 +49,13 @@ bool isStaticTensorOrNone(Type t) {
     return true;
   auto rt = dyn_cast<RankedTensorType>(t);
   return rt && rt.hasStaticShape();
+}
+
+std::string describeTypes(ArrayRef<Value> values) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(values, os, [&](Value v) { os << v.getType(); });
+  return s;
 }
 
 bool isSupportedElement(Type t, bool floatOnly) {
@@ -74,14 +82,37 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     why = "no CPU lowering for this op";
     return false;
   }
-  if (hasRuntimeShapeInput(op))
-    return canLowerSpecialized(op, why);
-  if (it->second.check && !it->second.check(op, why))
-    return false;
   SmallVector<Value> values(op->getOperands());
   for (Value r : op->getResults())
     if (!r.use_empty() || r == op->getResult(0))
       values.push_back(r);
+  if (hasRuntimeSizes(op)) {
+    const auto &dyn = it->second.dynamic;
+    if (!dyn.lower) {
+      why = "no lowering for tensors of run-time sizes yet (got " +
+            describeTypes(values) + "); pin the shapes with --input-shape or list "
+            "sizes with --dim-values";
+      return false;
+    }
+    if ((it->second.check && !it->second.check(op, why)) || (dyn.check && !dyn.check(op, why)))
+      return false;
+    for (Value v : values)
+      if (auto rt = dyn_cast<RankedTensorType>(v.getType());
+          rt && !isSupportedElement(rt.getElementType(), it->second.floatOnly) &&
+          !(name.starts_with("Cast") && isStorageOnlyType(rt.getElementType()))) {
+        llvm::raw_string_ostream os(why);
+        os << "element type " << rt.getElementType() << " is not supported";
+        return false;
+      } else if (v.getType() && !isa<NoneType, RankedTensorType>(v.getType())) {
+        why = "with run-time sizes, only ranked tensors are supported";
+        return false;
+      }
+    return true;
+  }
+  if (hasRuntimeShapeInput(op))
+    return canLowerSpecialized(op, why);
+  if (it->second.check && !it->second.check(op, why))
+    return false;
   // Inputs that decide a result shape must be compile-time constants.
   static const std::pair<const char *, std::pair<unsigned, const char *>> kShapeInputs[] = {
       {"Reshape", {1, "shape"}},   {"Slice", {1, "starts"}},  {"Slice", {2, "ends"}},
@@ -183,8 +214,19 @@ bool callsRuntime(Operation *op) {
   return it != table().end() && it->second.callsRuntime;
 }
 
+bool hasRuntimeSizes(Operation *op) {
+  auto dynamic = [](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && !t.hasStaticShape() && !isBoxedTensor(v);
+  };
+  return llvm::any_of(op->getOperands(), dynamic) || llvm::any_of(op->getResults(), dynamic);
+}
+
 Results lowerOneOp(OpBuilder &b, Operation *op) {
-  return table().find(op->getName().getStringRef().drop_front(5))->second.lower(b, op);
+  const OpLowering &entry = table().find(op->getName().getStringRef().drop_front(5))->second;
+  if (entry.dynamic.lower && hasRuntimeSizes(op))
+    return entry.dynamic.lower(b, op);
+  return entry.lower(b, op);
 }
 
 LogicalResult lowerOnnxToLinalg(Operation *root) {
@@ -199,7 +241,12 @@ LogicalResult lowerOnnxToLinalg(Operation *root) {
     if (!canLowerOnCpu(op, why))
       return emitNodeError(op) << "not supported by provider cpu: " << why;
     OpBuilder b(op);
-    Results r = hasRuntimeShapeInput(op) ? lowerSpecialized(b, op) : lowerOneOp(b, op);
+    currentNodeLabel() = describeNode(op);
+    Results r = hasRuntimeShapeInput(op) && !hasRuntimeSizes(op) ? lowerSpecialized(b, op)
+                                                                 : lowerOneOp(b, op);
+    if (takeBuilderFailure())
+      return emitNodeError(op) << "internal error: a run-time size of this op's tensors "
+                                  "could not be derived from its inputs";
     if (failed(r))
       return failure();
     for (auto [i, v] : llvm::enumerate(*r))

@@ -5,6 +5,7 @@
 #include "DynamicOps.h"
 #include "Error.h"
 #include "ProfileHooks.h"
+#include "RuntimeSizes.h"
 #include "Sequence.h"
 #include "SequenceOps.h"
 #include "TextOps.h"
@@ -80,6 +81,11 @@ struct kiln_session {
   // arena errors show there), the others on first use with Options.
   std::vector<kiln_session *> Variants;
   kiln_session_options Options{};
+  // A model with run-time sizes (ABI 9): this run's sizes, and the memory
+  // of its buffers of run-time size, kept from run to run.
+  bool RuntimeSizes = false;
+  kiln::rt::RunSizes Sizes;
+  kiln::rt::DynAllocator Dyn;
 };
 
 // Keeps MgpuShims.o (the mgpu* symbols compiled models call) in every
@@ -96,6 +102,9 @@ __attribute__((used)) static int64_t (*const KeepDynamicOps)(
 // And ProfileHooks.o (kilnProfileBegin/End).
 __attribute__((used)) static void (*const KeepProfileHooks)(int64_t, int64_t) =
     &kilnProfileBegin;
+// And RuntimeSizes.o (kilnDynAlloc, kilnDynFree, kilnRunFailed).
+__attribute__((used)) static void *(*const KeepRuntimeSizes)(int64_t, int64_t) =
+    &kilnDynAlloc;
 // And TextOps.o (kilnRegexFullMatch, kilnTfIdfVectorizer).
 __attribute__((used)) static void (*const KeepTextOps)(int64_t, int64_t,
                                                        int64_t, int64_t,
@@ -598,7 +607,8 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
   S.OutputBytes.resize(M.num_outputs);
   S.InputKinds.resize(M.num_inputs);
   S.OutputKinds.resize(M.num_outputs);
-  bool Symbolic = hasShapeVariants(M);
+  S.RuntimeSizes = kiln::rt::hasRuntimeSizes(M);
+  bool Symbolic = hasShapeVariants(M) || S.RuntimeSizes;
   for (int32_t I = 0; I < M.num_inputs; ++I) {
     S.InputKinds[I] = kindOf(M, false, I);
     if (kiln_status St = checkInfo(M.inputs[I], S.InputKinds[I], "input", I,
@@ -643,6 +653,8 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
                                          M.num_device_io_partitions,
                                          "device I/O partition"))
       return St;
+  if (S.RuntimeSizes)
+    return kiln::rt::checkRuntimeSizes(M);
   if (Symbolic)
     return checkShapeVariants(M);
   return KILN_OK;
@@ -763,9 +775,15 @@ kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
     }
     // A tensor with no elements needs no storage (numpy gives it none).
     int32_t Axis = batchAxisOf(M, IsOutput, Index);
+    // This run's dims where the model has run-time sizes.
+    auto DimAt = [&](int32_t D) {
+      if (S.RuntimeSizes)
+        return (IsOutput ? S.Sizes.Outputs : S.Sizes.Inputs)[Index][D];
+      return dimAt(M, IsOutput, Index, D, Batch);
+    };
     int64_t Elements = 1;
     for (int32_t D = 0; D < Info.rank; ++D)
-      Elements *= dimAt(M, IsOutput, Index, D, Batch);
+      Elements *= DimAt(D);
     if (!T.data && Elements != 0)
       return fail(KILN_ERROR_INVALID_ARGUMENT, Label + ": data is NULL");
     if (T.dtype != Info.dtype)
@@ -779,12 +797,12 @@ kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
                     Label + ": invalid rank or NULL shape");
       bool Same = T.rank == Info.rank;
       for (int32_t D = 0; Same && D < T.rank; ++D)
-        Same = T.shape[D] == dimAt(M, IsOutput, Index, D, Batch);
+        Same = T.shape[D] == DimAt(D);
       if (!Same) {
         // Built only for the message: a successful run() does not allocate.
         std::vector<int64_t> Shape;
         for (int32_t D = 0; D < Info.rank; ++D)
-          Shape.push_back(dimAt(M, IsOutput, Index, D, Batch));
+          Shape.push_back(Info.shape[D] < 0 && !S.RuntimeSizes ? -1 : DimAt(D));
         return fail(KILN_ERROR_SHAPE_MISMATCH,
                     Label + ": expected shape " +
                         formatShape(Shape.data(), Info.rank) +
@@ -794,7 +812,9 @@ kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
                         ", got " + formatShape(T.shape, T.rank));
       }
     }
-    uint64_t Bytes = Needed[Index] * static_cast<uint64_t>(Axis >= 0 ? Batch : 1);
+    uint64_t Bytes = S.RuntimeSizes
+                         ? static_cast<uint64_t>(Elements) * kiln_dtype_size(Info.dtype)
+                         : Needed[Index] * static_cast<uint64_t>(Axis >= 0 ? Batch : 1);
     if (T.size_bytes < Bytes)
       return fail(KILN_ERROR_INVALID_ARGUMENT,
                   Label + ": buffer holds " + std::to_string(T.size_bytes) +
@@ -897,9 +917,32 @@ kiln_status runPartitions(kiln_session &S) {
     void *Context = S.Profiler ? &S.ProfileHooks : nullptr;
     std::memcpy(static_cast<char *>(V.Arena) + 8, &Context, sizeof(Context));
   }
+  if (S.RuntimeSizes && V.Arena) {
+    void *Allocator = &S.Dyn;
+    std::memcpy(static_cast<char *>(V.Arena) + KILN_ARENA_ALLOCATOR, &Allocator,
+                sizeof(Allocator));
+    S.Sizes.store(*S.Model, V.Arena);
+  }
+  // A failed fatal check (run-time sizes) ends the partition at once.
+  auto Call = [&](const kiln_partition_info &P) {
+    if (!S.RuntimeSizes) {
+      P.fn(In, Out, V.Arena);
+      return true;
+    }
+    bool Done = kiln::rt::runGuarded(P.fn, In, Out, V.Arena);
+    S.Dyn.reset();
+    return Done;
+  };
+  auto Ended = [&]() {
+    kiln_status St = checkStatus(V);
+    return St != KILN_OK ? St
+                         : fail(KILN_ERROR_OUT_OF_MEMORY,
+                                "out of memory for a buffer of run-time size");
+  };
   if (!S.Profiler) {
     for (int32_t I = 0; I < V.NumPartitions; ++I)
-      V.Partitions[I].fn(In, Out, V.Arena);
+      if (!Call(V.Partitions[I]))
+        return Ended();
     return checkStatus(V);
   }
   for (int32_t I = 0; I < V.NumPartitions; ++I) {
@@ -913,7 +956,8 @@ kiln_status runPartitions(kiln_session &S) {
                          0,
                          nullptr};
     S.Profiler(&E, 0, S.ProfilerUser);
-    P.fn(In, Out, V.Arena);
+    if (!Call(P))
+      return Ended();
     E.duration_ns = nowNs() - E.start_ns;
     S.Profiler(&E, 1, S.ProfilerUser);
   }
@@ -1129,6 +1173,39 @@ void kiln_model_shape_at(const kiln_model_info *Model, int32_t IsOutput,
     Shape[D] = dimAt(*Model, IsOutput != 0, Index, D, Batch);
 }
 
+int32_t kiln_model_has_runtime_sizes(const kiln_model_info *Model) {
+  return Model && kiln::rt::hasRuntimeSizes(*Model) ? 1 : 0;
+}
+
+kiln_status kiln_model_output_shape(const kiln_model_info *Model, const kiln_tensor *Inputs,
+                                    int32_t NumInputs, int32_t Index, int64_t *Shape) {
+  if (!Model || !Shape || Index < 0 || Index >= Model->num_outputs)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_output_shape: no model, shape "
+                                             "array or output " + std::to_string(Index));
+  try {
+    if (!kiln::rt::hasRuntimeSizes(*Model)) {
+      int64_t Batch = 1;
+      if (kiln_status St = resolveBatch(*Model, Inputs, NumInputs, Batch))
+        return St;
+      kiln_model_shape_at(Model, 1, Index, Batch, Shape);
+      return KILN_OK;
+    }
+    if (NumInputs != Model->num_inputs || (NumInputs && !Inputs))
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  "expected " + std::to_string(Model->num_inputs) + " inputs, got " +
+                      std::to_string(NumInputs));
+    kiln::rt::RunSizes Sizes;
+    if (kiln_status St = Sizes.bind(*Model, Inputs, NumInputs))
+      return St;
+    const std::vector<int64_t> &Dims = Sizes.Outputs[Index];
+    for (size_t D = 0; D < Dims.size(); ++D)
+      Shape[D] = Dims[D];
+    return KILN_OK;
+  } catch (const std::bad_alloc &) {
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+}
+
 kiln_status kiln_model_select(const kiln_model_info *Model,
                               const kiln_tensor *Inputs, int32_t NumInputs,
                               const kiln_model_info **Variant) {
@@ -1272,6 +1349,8 @@ kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumIn
     const kiln_model_info &M = *S->Model;
     int64_t Batch = 1;
     kiln_status St = resolveBatch(M, Inputs, NumInputs, Batch);
+    if (St == KILN_OK && S->RuntimeSizes)
+      St = S->Sizes.bind(M, Inputs, NumInputs);
     if (St == KILN_OK)
       St = bind(*S, Inputs, NumInputs, false, Batch);
     if (St == KILN_OK)

@@ -15,6 +15,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/CommandLine.h"
+#include <cstdlib>
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -76,6 +77,18 @@ static cl::list<std::string> dimValues(
     cl::desc("Compile a symbolic dimension once per listed size: NAME=V1,V2,... or "
              "NAME=LO..HI (repeatable; the runtime picks the variant for each run's shapes)"),
     cl::cat(kilnCategory));
+static cl::opt<bool> dynamicShapes(
+    "dynamic-shapes",
+    cl::desc("Compile code that runs at every size of the symbolic dimensions, also for a "
+             "model whose only symbolic dimension is its batch (which kiln otherwise "
+             "compiles for one sample and runs per sample); the default for every other "
+             "model with symbolic dimensions and no --dim-values"),
+    cl::cat(kilnCategory));
+static cl::list<std::string> dimMax(
+    "dim-max",
+    cl::desc("Bound a symbolic dimension of code compiled with run-time sizes: NAME=MAX "
+             "(repeatable); a run beyond it fails"),
+    cl::value_desc("NAME=MAX"), cl::cat(kilnCategory));
 static cl::opt<unsigned>
     optLevel("O", cl::Prefix,
              cl::desc("Graph optimization level: -O0 none, -O1/-O2 (default 2) fold "
@@ -201,6 +214,18 @@ int main(int argc, char **argv) {
       return 2;
     }
     options.dimValues.push_back(std::move(d));
+  }
+
+  options.dynamicShapes = dynamicShapes;
+  for (const std::string &spec : dimMax) {
+    size_t eq = spec.find('=');
+    char *end = nullptr;
+    long long v = eq == std::string::npos ? 0 : std::strtoll(spec.c_str() + eq + 1, &end, 10);
+    if (eq == std::string::npos || eq == 0 || !end || *end || v <= 0) {
+      errs() << "kiln: error: --dim-max " << spec << ": expected NAME=MAX with MAX > 0\n";
+      return 2;
+    }
+    options.dimMax[spec.substr(0, eq)] = v;
   }
 
   mlir::DialectRegistry registry;

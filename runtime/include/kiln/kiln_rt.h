@@ -182,6 +182,19 @@ kiln_status kiln_model_batch_size(const kiln_model_info *model,
  * kiln_model_select). */
 void kiln_model_shape_at(const kiln_model_info *model, int32_t is_output,
                          int32_t index, int64_t batch, int64_t *shape);
+/* The shape function of a model compiled with run-time sizes
+ * (KILN_MODEL_RUNTIME_SIZES, kiln_model_has_runtime_sizes): the shape of
+ * output `index` (rank entries written to `shape`) for `inputs`, matched
+ * like kiln_session_run's; only their shapes are read. Size each output
+ * buffer with it before the run. KILN_ERROR_SHAPE_MISMATCH (kiln_last_error
+ * says why) when two inputs disagree on a symbolic dimension or one
+ * exceeds its bound (kiln compile --dim-max). For any other model, its
+ * shape at the inputs' batch size (kiln_model_batch_size). */
+kiln_status kiln_model_output_shape(const kiln_model_info *model,
+                                    const kiln_tensor *inputs,
+                                    int32_t num_inputs, int32_t index,
+                                    int64_t *shape);
+int32_t kiln_model_has_runtime_sizes(const kiln_model_info *model);
 /* Shape variants (KILN_MODEL_SHAPE_VARIANTS): the compiled variant of
  * `model` that runs `inputs` (matched like kiln_session_run's), whose
  * shapes are all static: size output buffers with kiln_model_shape_at

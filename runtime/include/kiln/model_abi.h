@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 8u
+#define KILN_ABI_VERSION 9u
 
 /* Element types use ONNX TensorProto.DataType numbers. */
 typedef enum kiln_dtype {
@@ -140,6 +140,29 @@ typedef struct kiln_model_info {
   /* ABI 8. The CPU the host code was compiled for (kiln compile
    * --target-cpu, the build machine's CPU by default), e.g. "znver5". */
   const char *target_cpu;
+  /* ABI 9. KILN_MODEL_RUNTIME_SIZES: the model keeps symbolic dimensions
+   * and its partitions compute with the sizes of each run (compiled once
+   * for all of them); inputs/outputs hold -1 for those dimensions.
+   * num_symbols symbols name them (a dim_param, or "<input>:<axis>" for an
+   * unnamed dimension). input_dim_symbols has, for each input in order,
+   * one entry per dimension: the symbol its size gives, or -1 where the
+   * size is static; inputs naming one symbol must agree. output_sizes is
+   * the shape function: one size program per dynamic output dimension
+   * (outputs in order, then dimensions), KILN_SIZE_* (opcode, operand)
+   * pairs in postfix order over the symbols' values, each ended by
+   * KILN_SIZE_END; num_output_sizes counts its int64 entries. symbol_max[i]
+   * bounds symbol i (kiln compile --dim-max), 0 for none. Before a run the
+   * runtime stores in the arena, as int64 from byte KILN_ARENA_SIZES, the
+   * size of every dynamic input dimension, then of every dynamic output
+   * dimension, in that order, and at bytes 16-23 the run's allocator
+   * (kilnDynAlloc/kilnDynFree) for buffers whose size is a run-time
+   * value. */
+  int32_t num_symbols;
+  const char *const *symbol_names;
+  const int32_t *input_dim_symbols;
+  int64_t num_output_sizes;
+  const int64_t *output_sizes;
+  const int64_t *symbol_max;
 } kiln_model_info;
 #define KILN_MODEL_CHECKS 1u
 #define KILN_MODEL_FALLBACK_CHECKS 2u
@@ -154,6 +177,20 @@ typedef struct kiln_model_info {
 #define KILN_MODEL_PROFILE_HOOKS 32u
 #define KILN_MODEL_FALLBACK_PROFILE_HOOKS 64u
 #define KILN_MODEL_DEVICE_IO_PROFILE_HOOKS 128u
+#define KILN_MODEL_RUNTIME_SIZES 256u
+
+/* ABI 9 size programs (output_sizes). */
+#define KILN_SIZE_CONST 0    /* push operand */
+#define KILN_SIZE_SYMBOL 1   /* push the value of symbol `operand` */
+#define KILN_SIZE_ADD 2      /* pop b, a; push a + b */
+#define KILN_SIZE_MUL 3      /* a * b */
+#define KILN_SIZE_FLOORDIV 4 /* floor(a / b) */
+#define KILN_SIZE_CEILDIV 5  /* ceil(a / b) */
+#define KILN_SIZE_MOD 6      /* a - b * floor(a / b) */
+#define KILN_SIZE_END 7      /* the one value left is the size */
+/* Where a model with run-time sizes finds them in its arena. */
+#define KILN_ARENA_ALLOCATOR 16
+#define KILN_ARENA_SIZES 24
 
 #define KILN_PROVIDER_CUDA 1u
 

@@ -1,0 +1,442 @@
+//===- SymbolicShapes.cpp - bind symbolic dims, size the outputs ----------===//
+//
+// For a model compiled with run-time sizes: each dynamic dim of an input
+// binds a symbol (its dim_param, shared by every input that names it, or a
+// fresh "<input>:<axis>"), and each dynamic dim of an output must be a
+// size expression over those symbols (SymSize), which becomes the shape
+// function of the library: the runtime sizes the outputs before the run.
+// Sizes flow forward through the ops that move or combine dims (broadcast,
+// MatMul, Reshape, Concat, ...), and through the small int64 tensors that
+// compute shapes (Shape, Gather, Concat, Unsqueeze and arithmetic on them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/onnx/OnnxOps.h"
+#include "dialects/onnx/ShapeInference.h"
+#include "passes/NodeName.h"
+#include "passes/Passes.h"
+#include "passes/SymSize.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_SYMBOLICSHAPES
+#include "passes/Passes.h.inc"
+
+namespace {
+
+using MaybeSize = std::optional<SymSize>;
+using Sizes = SmallVector<MaybeSize, 4>;
+
+/// ONNX ops whose result has the shape of their first operand.
+bool keepsShape(Operation *op) {
+  return isa<onnx::SoftmaxOp, onnx::LogSoftmaxOp, onnx::LayerNormalizationOp,
+             onnx::RMSNormalizationOp, onnx::CastOp, onnx::CastLikeOp, onnx::IdentityOp,
+             onnx::ReluOp, onnx::SigmoidOp, onnx::TanhOp, onnx::ErfOp, onnx::ExpOp,
+             onnx::LogOp, onnx::SqrtOp, onnx::NegOp, onnx::AbsOp, onnx::ReciprocalOp,
+             onnx::GeluOp, onnx::LeakyReluOp, onnx::NotOp, onnx::DropoutOp,
+             onnx::HardSigmoidOp, onnx::SoftplusOp, onnx::FloorOp, onnx::CeilOp,
+             onnx::ClipOp, onnx::InstanceNormalizationOp, onnx::BatchNormalizationOp>(op);
+}
+
+/// Numpy-broadcasting ops.
+bool broadcasts(Operation *op) {
+  return isa<onnx::AddOp, onnx::SubOp, onnx::MulOp, onnx::DivOp, onnx::PowOp, onnx::WhereOp,
+             onnx::EqualOp, onnx::LessOp, onnx::GreaterOp, onnx::LessOrEqualOp,
+             onnx::GreaterOrEqualOp, onnx::AndOp, onnx::OrOp, onnx::XorOp, onnx::MaxOp,
+             onnx::MinOp, onnx::SumOp, onnx::ModOp, onnx::PReluOp>(op);
+}
+
+class Analysis {
+public:
+  SmallVector<std::string> names;
+  llvm::StringMap<int> byName;
+  llvm::DenseMap<Value, Sizes> dims;
+  // Elements of small int64 tensors that hold shapes.
+  llvm::DenseMap<Value, Sizes> values;
+
+  int symbolFor(StringRef name) {
+    auto [it, added] = byName.try_emplace(name, static_cast<int>(names.size()));
+    if (added)
+      names.push_back(name.str());
+    return it->second;
+  }
+
+  /// The sizes of `v`: static dims as constants, others as computed.
+  Sizes sizesOf(Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t)
+      return {};
+    Sizes s(t.getRank());
+    auto it = dims.find(v);
+    for (int64_t i = 0; i < t.getRank(); ++i) {
+      if (!t.isDynamicDim(i))
+        s[i] = SymSize::constant(t.getDimSize(i));
+      else if (it != dims.end() && i < static_cast<int64_t>(it->second.size()))
+        s[i] = it->second[i];
+    }
+    return s;
+  }
+
+  /// The elements of an int64 shape tensor, where known.
+  std::optional<Sizes> valuesOf(Value v) {
+    if (auto c = onnx::getConstantInts(v)) {
+      Sizes s;
+      for (int64_t x : *c)
+        s.push_back(SymSize::constant(x));
+      return s;
+    }
+    auto it = values.find(v);
+    if (it == values.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+  void visit(Operation *op);
+};
+
+std::optional<int64_t> constantInt(Value v) {
+  auto c = onnx::getConstantInts(v);
+  if (!c || c->size() != 1)
+    return std::nullopt;
+  return (*c)[0];
+}
+
+/// Axes normalized to [0, rank).
+SmallVector<int64_t> normalized(ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> r;
+  for (int64_t a : axes)
+    r.push_back(a < 0 ? a + rank : a);
+  llvm::sort(r);
+  return r;
+}
+
+void Analysis::visit(Operation *op) {
+  if (op->getNumResults() == 0)
+    return;
+  Value out = op->getResult(0);
+  auto outType = dyn_cast<RankedTensorType>(out.getType());
+  if (!outType)
+    return;
+  int64_t rank = outType.getRank();
+  Sizes r(rank);
+  auto operand = [&](unsigned i) { return op->getOperand(i); };
+
+  // Shape tensors: element values.
+  if (isa<onnx::ShapeOp>(op)) {
+    Sizes in = sizesOf(operand(0));
+    int64_t n = in.size();
+    int64_t start = onnx::getIntAttr(op, "start", 0), end = onnx::getIntAttr(op, "end", n);
+    start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);
+    end = std::clamp<int64_t>(end < 0 ? end + n : end, 0, n);
+    values[out] = Sizes(in.begin() + start, in.begin() + std::max(start, end));
+  } else if (isa<onnx::GatherOp>(op) && rank <= 1) {
+    auto data = valuesOf(operand(0));
+    auto idx = onnx::getConstantInts(operand(1));
+    if (data && idx) {
+      Sizes v;
+      for (int64_t i : *idx) {
+        int64_t j = i < 0 ? i + static_cast<int64_t>(data->size()) : i;
+        v.push_back(j >= 0 && j < static_cast<int64_t>(data->size()) ? (*data)[j] : MaybeSize());
+      }
+      values[out] = v;
+    }
+  } else if (isa<onnx::UnsqueezeOp, onnx::SqueezeOp, onnx::IdentityOp, onnx::CastOp,
+                 onnx::ReshapeOp>(op) &&
+             rank <= 1) {
+    if (auto v = valuesOf(operand(0)))
+      values[out] = *v;
+  } else if (isa<onnx::ConcatOp>(op) && rank == 1) {
+    Sizes v;
+    bool all = true;
+    for (Value in : op->getOperands())
+      if (auto e = valuesOf(in))
+        v.append(e->begin(), e->end());
+      else
+        all = false;
+    if (all)
+      values[out] = v;
+  } else if (isa<onnx::SliceOp>(op) && rank <= 1) {
+    auto data = valuesOf(operand(0));
+    auto starts = onnx::getConstantInts(operand(1)), ends = onnx::getConstantInts(operand(2));
+    bool plain = op->getNumOperands() < 5 || onnx::isNone(operand(4)) ||
+                 onnx::getConstantInts(operand(4)) == SmallVector<int64_t>{1};
+    if (data && starts && ends && starts->size() == 1 && plain) {
+      int64_t n = data->size();
+      int64_t s = (*starts)[0], e = (*ends)[0];
+      s = std::clamp<int64_t>(s < 0 ? s + n : s, 0, n);
+      e = std::clamp<int64_t>(e < 0 ? e + n : e, 0, n);
+      values[out] = Sizes(data->begin() + s, data->begin() + std::max(s, e));
+    }
+  } else if (isa<onnx::AddOp, onnx::SubOp, onnx::MulOp, onnx::DivOp>(op) && rank <= 1 &&
+             outType.getElementType().isInteger(64)) {
+    auto a = valuesOf(operand(0)), b = valuesOf(operand(1));
+    if (a && b && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
+      size_t n = std::max(a->size(), b->size());
+      Sizes v;
+      for (size_t i = 0; i < n; ++i) {
+        const MaybeSize &x = (*a)[a->size() == 1 ? 0 : i], &y = (*b)[b->size() == 1 ? 0 : i];
+        if (!x || !y) {
+          v.push_back(std::nullopt);
+          continue;
+        }
+        v.push_back(isa<onnx::AddOp>(op)   ? *x + *y
+                    : isa<onnx::SubOp>(op) ? *x - *y
+                    : isa<onnx::MulOp>(op) ? *x * *y
+                                           : SymSize::floorDiv(*x, *y));
+      }
+      values[out] = v;
+    }
+  }
+
+  // Dims of the result.
+  if (keepsShape(op)) {
+    r = sizesOf(operand(0));
+  } else if (broadcasts(op)) {
+    for (Value in : op->getOperands()) {
+      Sizes s = sizesOf(in);
+      int64_t offset = rank - static_cast<int64_t>(s.size());
+      for (size_t i = 0; i < s.size(); ++i) {
+        MaybeSize &slot = r[offset + i];
+        if (!s[i] || s[i]->asConstant() == 1)
+          continue;
+        // The first size that is not 1; the lowering checks the others.
+        if (!slot || slot->asConstant() == 1)
+          slot = s[i];
+      }
+    }
+    for (int64_t i = 0; i < rank; ++i)
+      if (!r[i] && !outType.isDynamicDim(i))
+        r[i] = SymSize::constant(outType.getDimSize(i));
+    // Every operand dim was 1 (or unknown): a 1 stays.
+    for (int64_t i = 0; i < rank; ++i)
+      if (!r[i]) {
+        bool allOne = true;
+        for (Value in : op->getOperands()) {
+          Sizes s = sizesOf(in);
+          int64_t j = i - (rank - static_cast<int64_t>(s.size()));
+          if (j >= 0 && (!s[j] || s[j]->asConstant() != 1))
+            allOne = false;
+        }
+        if (allOne)
+          r[i] = SymSize::constant(1);
+      }
+  } else if (isa<onnx::MatMulOp>(op)) {
+    Sizes a = sizesOf(operand(0)), b = sizesOf(operand(1));
+    if (a.size() >= 2 && b.size() >= 2) {
+      int64_t batch = rank - 2;
+      for (int64_t i = 0; i < batch; ++i) {
+        int64_t ia = i - (batch - (static_cast<int64_t>(a.size()) - 2));
+        int64_t ib = i - (batch - (static_cast<int64_t>(b.size()) - 2));
+        MaybeSize x = ia >= 0 ? a[ia] : MaybeSize(SymSize::constant(1));
+        MaybeSize y = ib >= 0 ? b[ib] : MaybeSize(SymSize::constant(1));
+        r[i] = x && x->asConstant() != 1 ? x : y;
+      }
+      r[rank - 2] = a[a.size() - 2];
+      r[rank - 1] = b.back();
+    } else if (a.size() >= 2 && b.size() == 1) {
+      for (int64_t i = 0; i < rank; ++i)
+        r[i] = a[i];
+    } else if (a.size() == 1 && b.size() >= 2) {
+      for (int64_t i = 0; i < rank - 1; ++i)
+        r[i] = b[i];
+      r[rank - 1] = b.back();
+    }
+  } else if (isa<onnx::GemmOp>(op)) {
+    Sizes a = sizesOf(operand(0)), b = sizesOf(operand(1));
+    if (a.size() == 2 && b.size() == 2) {
+      r[0] = onnx::getIntAttr(op, "transA", 0) ? a[1] : a[0];
+      r[1] = onnx::getIntAttr(op, "transB", 0) ? b[0] : b[1];
+    }
+  } else if (isa<onnx::TransposeOp>(op)) {
+    Sizes in = sizesOf(operand(0));
+    SmallVector<int64_t> perm = onnx::getIntsAttr(op, "perm");
+    if (perm.empty())
+      for (int64_t i = rank - 1; i >= 0; --i)
+        perm.push_back(i);
+    for (int64_t i = 0; i < rank && i < static_cast<int64_t>(perm.size()); ++i)
+      r[i] = in[perm[i]];
+  } else if (isa<onnx::ReshapeOp>(op)) {
+    Sizes in = sizesOf(operand(0));
+    if (auto shape = valuesOf(operand(1)); shape && static_cast<int64_t>(shape->size()) == rank) {
+      bool allowZero = onnx::getIntAttr(op, "allowzero", 0) != 0;
+      int64_t minusOne = -1;
+      for (int64_t i = 0; i < rank; ++i) {
+        r[i] = (*shape)[i];
+        if (r[i] && r[i]->asConstant() == 0 && !allowZero)
+          r[i] = i < static_cast<int64_t>(in.size()) ? in[i] : MaybeSize();
+        else if (r[i] && r[i]->asConstant() == -1)
+          minusOne = i, r[i].reset();
+      }
+      if (minusOne >= 0) {
+        MaybeSize total = SymSize::constant(1), rest = SymSize::constant(1);
+        for (const MaybeSize &s : in)
+          total = total && s ? MaybeSize(*total * *s) : std::nullopt;
+        for (int64_t i = 0; i < rank; ++i)
+          if (i != minusOne)
+            rest = rest && r[i] ? MaybeSize(*rest * *r[i]) : std::nullopt;
+        if (total && rest)
+          r[minusOne] = SymSize::floorDiv(*total, *rest);
+      }
+    }
+  } else if (isa<onnx::FlattenOp>(op)) {
+    Sizes in = sizesOf(operand(0));
+    int64_t axis = onnx::getIntAttr(op, "axis", 1);
+    if (axis < 0)
+      axis += in.size();
+    MaybeSize lead = SymSize::constant(1), tail = SymSize::constant(1);
+    for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
+      MaybeSize &acc = i < axis ? lead : tail;
+      acc = acc && in[i] ? MaybeSize(*acc * *in[i]) : std::nullopt;
+    }
+    if (rank == 2)
+      r = {lead, tail};
+  } else if (isa<onnx::UnsqueezeOp, onnx::SqueezeOp>(op)) {
+    // Dims other than the 1s added or removed keep their order.
+    Sizes in = sizesOf(operand(0));
+    Sizes kept;
+    for (const MaybeSize &s : in)
+      if (!(s && s->asConstant() == 1))
+        kept.push_back(s);
+    size_t k = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      if (outType.getDimSize(i) != 1)
+        r[i] = k < kept.size() ? kept[k++] : MaybeSize();
+  } else if (isa<onnx::ConcatOp>(op)) {
+    int64_t axis = onnx::getIntAttr(op, "axis", 0);
+    if (axis < 0)
+      axis += rank;
+    r = sizesOf(operand(0));
+    for (Value in : op->getOperands().drop_front()) {
+      Sizes s = sizesOf(in);
+      if (static_cast<int64_t>(s.size()) == rank && r[axis] && s[axis])
+        r[axis] = *r[axis] + *s[axis];
+      else
+        r[axis].reset();
+    }
+  } else if (isa<onnx::GatherOp>(op)) {
+    Sizes data = sizesOf(operand(0)), idx = sizesOf(operand(1));
+    int64_t axis = onnx::getIntAttr(op, "axis", 0);
+    if (axis < 0)
+      axis += data.size();
+    Sizes s(data.begin(), data.begin() + axis);
+    s.append(idx.begin(), idx.end());
+    s.append(data.begin() + axis + 1, data.end());
+    if (static_cast<int64_t>(s.size()) == rank)
+      r = s;
+  } else if (op->getName().getStringRef().starts_with("onnx.Reduce")) {
+    Sizes in = sizesOf(operand(0));
+    std::optional<SmallVector<int64_t>> axes;
+    if (op->getNumOperands() > 1 && !onnx::isNone(operand(1)))
+      axes = onnx::getConstantInts(operand(1));
+    bool keep = onnx::getIntAttr(op, "keepdims", 1) != 0;
+    if (axes) {
+      SmallVector<int64_t> ax = normalized(*axes, in.size());
+      Sizes s;
+      for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i)
+        if (!llvm::is_contained(ax, i))
+          s.push_back(in[i]);
+        else if (keep)
+          s.push_back(SymSize::constant(1));
+      if (static_cast<int64_t>(s.size()) == rank)
+        r = s;
+    }
+  }
+  // A static type is authoritative.
+  for (int64_t i = 0; i < rank && i < static_cast<int64_t>(r.size()); ++i)
+    if (!outType.isDynamicDim(i))
+      r[i] = SymSize::constant(outType.getDimSize(i));
+  r.resize(rank);
+  dims[out] = r;
+}
+
+struct SymbolicShapesPass : public impl::SymbolicShapesBase<SymbolicShapesPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    Analysis a;
+    MLIRContext *ctx = func.getContext();
+    Builder b(ctx);
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto t = dyn_cast<RankedTensorType>(func.getArgumentTypes()[i]);
+      if (!t)
+        continue;
+      auto params = func.getArgAttrOfType<ArrayAttr>(i, "onnx.dim_params");
+      auto name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
+      SmallVector<int32_t> bind;
+      Sizes s(t.getRank());
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        if (!t.isDynamicDim(d)) {
+          bind.push_back(-1);
+          continue;
+        }
+        StringRef param;
+        if (params && d < static_cast<int64_t>(params.size()))
+          param = cast<StringAttr>(params[d]).getValue();
+        std::string symbol = !param.empty() && param != "?"
+                                 ? param.str()
+                                 : (name ? name.str() : "input" + std::to_string(i)) + ":" +
+                                       std::to_string(d);
+        int id = a.symbolFor(symbol);
+        bind.push_back(id);
+        s[d] = SymSize::symbol(id);
+      }
+      a.dims[func.getArgument(i)] = s;
+      func.setArgAttr(i, "kiln.dim_symbols", b.getDenseI32ArrayAttr(bind));
+    }
+    func.walk([&](Operation *op) {
+      if (op->getParentOp() == func.getOperation() && op->getDialect() &&
+          op->getDialect()->getNamespace() == "onnx")
+        a.visit(op);
+    });
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || t.hasStaticShape())
+        continue;
+      // A tensor only the data sizes comes back in a box (KILN_VALUE_DYNAMIC).
+      if (Operation *def = v.getDefiningOp();
+          def && isa<onnx::NonZeroOp, onnx::UniqueOp, onnx::CompressOp,
+                     onnx::NonMaxSuppressionOp, onnx::SequenceAtOp,
+                     onnx::ConcatFromSequenceOp>(def))
+        continue;
+      Sizes s = a.sizesOf(v);
+      std::vector<int64_t> program;
+      SmallVector<Attribute> text;
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        if (!t.isDynamicDim(d)) {
+          text.push_back(b.getStringAttr(""));
+          continue;
+        }
+        if (!s[d]) {
+          auto name = func.getResultAttrOfType<StringAttr>(i, "onnx.name");
+          Operation *def = v.getDefiningOp();
+          auto diag = func.emitError() << "output \"" << (name ? name.getValue() : "?")
+                                       << "\" dimension " << d;
+          if (def)
+            diag << " (computed by " << describeNode(def) << ")";
+          diag << ": kiln cannot express its size in terms of the input dimensions; it "
+                  "depends on data or on an op kiln does not follow yet";
+          return signalPassFailure();
+        }
+        s[d]->emit(program);
+        program.push_back(kSizeEnd);
+        program.push_back(0);
+        text.push_back(b.getStringAttr(s[d]->str(a.names)));
+      }
+      func.setResultAttr(i, "kiln.dim_sizes", b.getDenseI64ArrayAttr(program));
+      func.setResultAttr(i, "kiln.dim_text", b.getArrayAttr(text));
+    }
+    SmallVector<Attribute> names;
+    for (const std::string &n : a.names)
+      names.push_back(b.getStringAttr(n));
+    func->setAttr("kiln.dim_symbols", b.getArrayAttr(names));
+  }
+};
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,93 @@
+"""Builds the small models of the run-time-size tests (onnx.helper, fixed
+seeds), each with symbolic dimensions that kiln compiles once."""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def encoder_block(path):
+    """MatMul/Add/Relu, LayerNorm, self-attention-like scores over a
+    symbolic sequence, a Reshape whose shape comes from Shape/Gather/Concat,
+    a ReduceMean and Transpose: batch and sequence both symbolic."""
+    rng = np.random.default_rng(7)
+    e, h = 16, 32
+    inits = [
+        const("w1", rng.standard_normal((e, h)).astype(np.float32) * 0.3),
+        const("b1", rng.standard_normal(h).astype(np.float32) * 0.1),
+        const("gamma", rng.standard_normal(h).astype(np.float32)),
+        const("beta", rng.standard_normal(h).astype(np.float32)),
+        const("zero", np.array([0], dtype=np.int64)),
+        const("one", np.array([1], dtype=np.int64)),
+        const("minus_one", np.array([-1], dtype=np.int64)),
+        const("axes_last", np.array([-1], dtype=np.int64)),
+        const("scale", np.array(0.25, dtype=np.float32)),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["mm"]),
+        helper.make_node("Add", ["mm", "b1"], ["pre"]),
+        helper.make_node("Relu", ["pre"], ["act"]),
+        helper.make_node("LayerNormalization", ["act", "gamma", "beta"], ["ln"], axis=-1),
+        helper.make_node("Transpose", ["ln"], ["lnT"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["ln", "lnT"], ["scores"]),
+        helper.make_node("Mul", ["scores", "scale"], ["scaled"]),
+        helper.make_node("Add", ["scaled", "mask"], ["masked"]),
+        helper.make_node("Softmax", ["masked"], ["probs"], axis=-1),
+        helper.make_node("MatMul", ["probs", "ln"], ["ctx"]),
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["batch"], axis=0),
+        helper.make_node("Concat", ["batch", "minus_one"], ["flat_shape"], axis=0),
+        helper.make_node("Reshape", ["ctx", "flat_shape"], ["flat"]),
+        helper.make_node("ReduceMean", ["ctx", "axes_last"], ["mean"], keepdims=1),
+        helper.make_node("Tanh", ["mean"], ["mean_t"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "encoder_block",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence", e]),
+         helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", 1, "sequence"])],
+        [helper.make_tensor_value_info("flat", TensorProto.FLOAT, ["batch", None]),
+         helper.make_tensor_value_info("ctx", TensorProto.FLOAT, ["batch", "sequence", h]),
+         helper.make_tensor_value_info("mean_t", TensorProto.FLOAT, ["batch", "sequence", 1])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def kv_concat(path):
+    """A KV-cache step: the new key is appended to the past one along a
+    symbolic length (total = past + seq), attention reads the whole cache;
+    `present` has length past + seq."""
+    rng = np.random.default_rng(11)
+    d = 8
+    inits = [const("wk", rng.standard_normal((d, d)).astype(np.float32) * 0.4)]
+    nodes = [
+        helper.make_node("MatMul", ["x", "wk"], ["k"]),
+        helper.make_node("Concat", ["past", "k"], ["present"], axis=1),
+        helper.make_node("Transpose", ["present"], ["presentT"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["x", "presentT"], ["scores"]),
+        helper.make_node("Softmax", ["scores"], ["probs"], axis=-1),
+        helper.make_node("MatMul", ["probs", "present"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "kv_concat",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", d]),
+         helper.make_tensor_value_info("past", TensorProto.FLOAT, ["batch", "past_seq", d])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", "seq", d]),
+         helper.make_tensor_value_info("present", TensorProto.FLOAT,
+                                       ["batch", "past_seq + seq", d])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    encoder_block(f"{out}/encoder_block.onnx")
+    kv_concat(f"{out}/kv_concat.onnx")
