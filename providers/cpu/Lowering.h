@@ -69,6 +69,10 @@ void registerRuntimeSizeOps(LoweringTable &table);
 /// Whether `op` has an operand or result tensor with a run-time size (not
 /// a box).
 bool hasRuntimeSizes(mlir::Operation *op);
+/// Whether `op`'s module is compiled with run-time sizes (kiln compile on
+/// a model with symbolic dims: `kiln.runtime_sizes`); elsewhere every
+/// lowering needs static shapes.
+bool compilesRuntimeSizes(mlir::Operation *op);
 /// onnx seq/optional types, which lower to i64 handles of runtime objects.
 bool isSequenceValueType(mlir::Type t);
 /// The type a value of type `t` has once lowered (handles for sequences).

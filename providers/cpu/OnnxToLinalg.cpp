@@ -51,13 +51,6 @@ bool isStaticTensorOrNone(Type t) {
   return rt && rt.hasStaticShape();
 }
 
-std::string describeTypes(ArrayRef<Value> values) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(values, os, [&](Value v) { os << v.getType(); });
-  return s;
-}
-
 bool isSupportedElement(Type t, bool floatOnly) {
   // f16 and bf16 compute per op in f32 and round back, as numpy (and
   // ml_dtypes) do.
@@ -86,14 +79,8 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
   for (Value r : op->getResults())
     if (!r.use_empty() || r == op->getResult(0))
       values.push_back(r);
-  if (hasRuntimeSizes(op)) {
-    const auto &dyn = it->second.dynamic;
-    if (!dyn.lower) {
-      why = "no lowering for tensors of run-time sizes yet (got " +
-            describeTypes(values) + "); pin the shapes with --input-shape or list "
-            "sizes with --dim-values";
-      return false;
-    }
+  if (const auto &dyn = it->second.dynamic; dyn.lower && compilesRuntimeSizes(op) &&
+                                             hasRuntimeSizes(op)) {
     if ((it->second.check && !it->second.check(op, why)) || (dyn.check && !dyn.check(op, why)))
       return false;
     for (Value v : values)
@@ -156,8 +143,12 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     }
     if (!isStaticTensorOrNone(t)) {
       llvm::raw_string_ostream os(why);
-      os << "needs static shapes, got " << t
-         << " (pin input shapes with --input-shape)";
+      os << "needs static shapes, got " << t;
+      if (compilesRuntimeSizes(op))
+        os << " (kiln has no lowering of this op for run-time sizes yet: pin the shapes "
+              "with --input-shape, or compile the sizes it will run at with --dim-values)";
+      else
+        os << " (pin input shapes with --input-shape)";
       return false;
     }
     // Storage-only types (float8, sub-byte ints) are only converted, or
@@ -214,6 +205,11 @@ bool callsRuntime(Operation *op) {
   return it != table().end() && it->second.callsRuntime;
 }
 
+bool compilesRuntimeSizes(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  return module && module->hasAttr("kiln.runtime_sizes");
+}
+
 bool hasRuntimeSizes(Operation *op) {
   auto dynamic = [](Value v) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
@@ -224,7 +220,7 @@ bool hasRuntimeSizes(Operation *op) {
 
 Results lowerOneOp(OpBuilder &b, Operation *op) {
   const OpLowering &entry = table().find(op->getName().getStringRef().drop_front(5))->second;
-  if (entry.dynamic.lower && hasRuntimeSizes(op))
+  if (entry.dynamic.lower && compilesRuntimeSizes(op) && hasRuntimeSizes(op))
     return entry.dynamic.lower(b, op);
   return entry.lower(b, op);
 }
@@ -242,8 +238,9 @@ LogicalResult lowerOnnxToLinalg(Operation *root) {
       return emitNodeError(op) << "not supported by provider cpu: " << why;
     OpBuilder b(op);
     currentNodeLabel() = describeNode(op);
-    Results r = hasRuntimeShapeInput(op) && !hasRuntimeSizes(op) ? lowerSpecialized(b, op)
-                                                                 : lowerOneOp(b, op);
+    bool dynamic = compilesRuntimeSizes(op) && hasRuntimeSizes(op);
+    Results r = hasRuntimeShapeInput(op) && !dynamic ? lowerSpecialized(b, op)
+                                                     : lowerOneOp(b, op);
     if (takeBuilderFailure())
       return emitNodeError(op) << "internal error: a run-time size of this op's tensors "
                                   "could not be derived from its inputs";

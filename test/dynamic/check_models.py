@@ -35,11 +35,58 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
+def run_model(kiln_run, lib, case, feeds, extra=()):
+    os.makedirs(case, exist_ok=True)
+    args = []
+    for k, v in feeds.items():
+        np.save(f"{case}/{k}.npy", v)
+        args += ["--input", f"{k}={case}/{k}.npy"]
+    return run([kiln_run, lib, *args, "--output-dir", case, *extra])
+
+
+def bad_inputs(kiln, kiln_run, work, checks):
+    """Inputs that disagree on a symbol, sizes beyond --dim-max and sizes
+    kiln cannot prove equal fail the run with one clear line."""
+    rng = np.random.default_rng(5)
+    f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    r = run_model(kiln_run, f"{work}/libencoder_block.so", f"{work}/bad_0",
+                  {"x": f(2, 7, 16), "mask": f(2, 1, 8)})
+    checks.expect(r.returncode == 2 and 'inputs "x" and "mask" disagree on dimension '
+                  '"sequence": 7 and 8' in r.stderr,
+                  "inputs that disagree on a shared symbol fail naming both and the symbol",
+                  r.stderr)
+    r = run([kiln, "compile", f"{work}/kv_concat.onnx", "-o", f"{work}/kv_max", "-q",
+             "--dim-max", "past_seq=64"])
+    checks.expect(r.returncode == 0, "--dim-max compiles", r.stderr)
+    lib = f"{work}/libkv_max.so"
+    r = run_model(kiln_run, lib, f"{work}/bad_1", {"x": f(1, 1, 8), "past": f(1, 64, 8)})
+    checks.expect(r.returncode == 0, "a run at the --dim-max bound runs", r.stderr)
+    r = run_model(kiln_run, lib, f"{work}/bad_2", {"x": f(1, 1, 8), "past": f(1, 65, 8)})
+    checks.expect(r.returncode == 2 and '("past_seq") is 65, beyond the bound 64' in r.stderr,
+                  "a run beyond --dim-max fails clearly", r.stderr)
+    r = run([kiln, "compile", f"{work}/kv_concat.onnx", "-o", f"{work}/kv_bad", "-q",
+             "--dim-max", "nope=3"])
+    checks.expect(r.returncode != 0 and "--dim-max nope" in r.stderr,
+                  "--dim-max of an unknown symbol is an error", r.stderr)
+    r = run([kiln, "compile", f"{work}/add_two_symbols.onnx", "-o", f"{work}/add2", "-q"])
+    checks.expect(r.returncode == 0, "add_two_symbols compiles", r.stderr)
+    lib = f"{work}/libadd2.so"
+    a, b = f(5), f(5)
+    r = run_model(kiln_run, lib, f"{work}/bad_3", {"a": a, "b": b})
+    ok = r.returncode == 0 and np.allclose(np.load(f"{work}/bad_3/y.npy"), a + b)
+    checks.expect(ok, "sizes kiln cannot prove equal run when they are", r.stderr)
+    r = run_model(kiln_run, lib, f"{work}/bad_4", {"a": f(5), "b": f(6)})
+    checks.expect(r.returncode == 2 and 'node "' in r.stderr and "(Add): inputs differ in size "
+                  "at run time" in r.stderr,
+                  "sizes that differ at run time fail the run naming the node", r.stderr)
+
+
 def main():
     kiln, kiln_run, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
     make_models.encoder_block(f"{work}/encoder_block.onnx")
     make_models.kv_concat(f"{work}/kv_concat.onnx")
+    make_models.add_two_symbols(f"{work}/add_two_symbols.onnx")
     checks = Checks()
     rng = np.random.default_rng(3)
     for name, cases in CASES.items():
@@ -53,12 +100,7 @@ def main():
         for i, shapes in enumerate(cases):
             feeds = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
             case = f"{work}/{name}_{i}"
-            os.makedirs(case, exist_ok=True)
-            args = []
-            for k, v in feeds.items():
-                np.save(f"{case}/{k}.npy", v)
-                args += ["--input", f"{k}={case}/{k}.npy"]
-            r = run([kiln_run, f"{work}/lib{name}.so", *args, "--output-dir", case])
+            r = run_model(kiln_run, f"{work}/lib{name}.so", case, feeds)
             label = f"{name} at " + ", ".join(f"{k} {list(s)}" for k, s in shapes.items())
             checks.expect(r.returncode == 0, f"{label}: runs", r.stderr[-2000:])
             if r.returncode != 0:
@@ -71,6 +113,7 @@ def main():
                           else f"max abs err {np.max(np.abs(got - ref)) if got.size else 0}")
                 checks.expect(ok, f"{label}: output {out.name} {list(ref.shape)} matches "
                               "ONNX Runtime (rtol 1e-4, atol 1e-5)", detail)
+    bad_inputs(kiln, kiln_run, work, checks)
     return checks.result()
 
 

@@ -23,7 +23,6 @@ def encoder_block(path):
         const("gamma", rng.standard_normal(h).astype(np.float32)),
         const("beta", rng.standard_normal(h).astype(np.float32)),
         const("zero", np.array([0], dtype=np.int64)),
-        const("one", np.array([1], dtype=np.int64)),
         const("minus_one", np.array([-1], dtype=np.int64)),
         const("axes_last", np.array([-1], dtype=np.int64)),
         const("scale", np.array(0.25, dtype=np.float32)),
@@ -87,7 +86,22 @@ def kv_concat(path):
     onnx.save(model, path)
 
 
+def add_two_symbols(path):
+    """Add of two inputs whose lengths are different symbols: kiln cannot
+    prove them equal, so the run checks it."""
+    nodes = [helper.make_node("Add", ["a", "b"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "add_two_symbols",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n"]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["m"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
 if __name__ == "__main__":
     out = sys.argv[1]
     encoder_block(f"{out}/encoder_block.onnx")
     kv_concat(f"{out}/kv_concat.onnx")
+    add_two_symbols(f"{out}/add_two_symbols.onnx")

@@ -28,7 +28,11 @@ options:
   --iterations N       time N runs and print a JSON line with the timings
   --warmup W           untimed runs before the timed ones (default 0)
   --batch N            batch size of generated inputs for a model whose
-                       batch is resolved at run time (default 1)
+                       batch is resolved at run time (default 1), and the
+                       size of every symbolic dimension of generated inputs
+                       of a model with run-time sizes without a --dim
+  --dim NAME=SIZE      size of symbolic dimension NAME in generated inputs
+                       of a model with run-time sizes (repeatable)
   --profile FILE       write a Chrome trace (chrome://tracing, Perfetto)
   --print              print output shapes and first values
   --cpu                run a model compiled for CUDA on its CPU fallback
@@ -124,7 +128,7 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
     static const char *const Valued[] = {"inputs-dir", "input",  "output-dir",
                                          "check-dir",  "rtol",   "atol",
                                          "iterations", "warmup", "profile",
-                                         "batch"};
+                                         "batch", "dim"};
     bool Known = false;
     for (const char *K : Valued)
       Known |= Flag == K;
@@ -159,7 +163,17 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
       return false;
     else if (Flag == "batch" && !parseCount(Name, Value, Opts.Batch, Err))
       return false;
-    else if (Flag == "input") {
+    else if (Flag == "dim") {
+      size_t At = Value.find('=');
+      int Size = 0;
+      if (At == std::string::npos || At == 0) {
+        Err = "invalid --dim '" + Value + "': expected NAME=SIZE";
+        return false;
+      }
+      if (!parseCount(Name, Value.substr(At + 1), Size, Err))
+        return false;
+      Opts.Dims[Value.substr(0, At)] = Size;
+    } else if (Flag == "input") {
       size_t At = Value.find('=');
       if (At == std::string::npos || At == 0 || At + 1 == Value.size()) {
         Err = "invalid --input '" + Value + "': expected NAME=FILE";

@@ -2,6 +2,7 @@
 #ifndef KILN_RUN_OPTIONS_H
 #define KILN_RUN_OPTIONS_H
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,9 @@ struct Options {
   int Warmup = 0;
   /// Batch size of generated inputs (models with a dynamic batch).
   int Batch = 1;
+  /// --dim NAME=SIZE: a symbolic dimension's size in generated inputs of a
+  /// model with run-time sizes (others take --batch).
+  std::map<std::string, int> Dims;
   bool Print = false;
   bool ForceCpu = false; // --cpu
   bool DeviceIO = false; // --device-io

@@ -276,7 +276,27 @@ std::vector<HostValue> gatherInputs(const Options &Opts,
             ? *M.shape_variants[0]
             : M;
     Inputs.emplace_back();
-    Inputs.back().Tensor = tensorFor(Shapes, false, I, Opts.Batch);
+    if (kiln_model_has_runtime_sizes(&M)) {
+      // Symbolic dims take their --dim size, else --batch.
+      HostTensor &T = Inputs.back().Tensor;
+      T.Name = M.inputs[I].name;
+      T.DType = M.inputs[I].dtype;
+      size_t First = 0;
+      for (int32_t J = 0; J < I; ++J)
+        First += M.inputs[J].rank;
+      for (int32_t D = 0; D < M.inputs[I].rank; ++D) {
+        int64_t Dim = M.inputs[I].shape[D];
+        int32_t Sym = M.input_dim_symbols[First + D];
+        if (Sym >= 0) {
+          auto It = Opts.Dims.find(M.symbol_names[Sym]);
+          Dim = It != Opts.Dims.end() ? It->second : Opts.Batch;
+        }
+        T.Shape.push_back(Dim);
+      }
+      T.allocate();
+    } else {
+      Inputs.back().Tensor = tensorFor(Shapes, false, I, Opts.Batch);
+    }
     fillPseudoRandom(Inputs.back().Tensor, static_cast<uint64_t>(I) + 1);
   }
   if (!Any && M.num_inputs > 0)
