@@ -472,7 +472,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       if (!options.providerAssignment.empty())
         partition += " assignment=" + options.providerAssignment;
       if (failed(run(std::string(kGraphPipeline) +
-                     (runtimeSizes ? ",func.func(kiln-symbolic-shapes)," : ",") + partition +
+                     (runtimeSizes ? ",func.func(kiln-symbolic-shapes,kiln-shape-inference,kiln-symbolic-shapes),"
+                                   : ",") + partition +
                      "}")))
         return std::nullopt;
       if (stop(EmitKind::Kiln, *module))

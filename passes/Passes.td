@@ -102,7 +102,12 @@ def SymbolicShapes : Pass<"kiln-symbolic-shapes", "::mlir::func::FuncOp"> {
     be such a size: results get `kiln.dim_sizes` (the size programs of
     model_abi.h, KILN_SIZE_*) and `kiln.dim_text`; an output whose size
     depends on data is an error naming it and the node that computes it.
+    A result dim the sizes prove constant becomes static in its type (the
+    pipeline runs shape inference after this pass, and the pass again).
   }];
+  let statistics = [
+    Statistic<"refinedDims", "refined-results", "Results whose dynamic dims became static">
+  ];
 }
 
 def Partition : Pass<"kiln-partition", "::mlir::ModuleOp"> {

@@ -59,6 +59,7 @@ public:
   llvm::DenseMap<Value, Sizes> dims;
   // Elements of small int64 tensors that hold shapes.
   llvm::DenseMap<Value, Sizes> values;
+  int64_t numRefined = 0;
 
   int symbolFor(StringRef name) {
     auto [it, added] = byName.try_emplace(name, static_cast<int>(names.size()));
@@ -329,6 +330,64 @@ void Analysis::visit(Operation *op) {
     s.append(data.begin() + axis + 1, data.end());
     if (static_cast<int64_t>(s.size()) == rank)
       r = s;
+  } else if (isa<onnx::RangeOp>(op)) {
+    auto start = valuesOf(operand(0)), limit = valuesOf(operand(1)), delta = valuesOf(operand(2));
+    if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
+        delta->size() == 1 && (*start)[0] && (*limit)[0] && (*delta)[0] &&
+        (*delta)[0]->asConstant().value_or(0) > 0)
+      r[0] = SymSize::ceilDiv(*(*limit)[0] - *(*start)[0], *(*delta)[0]);
+  } else if (isa<onnx::SliceOp>(op)) {
+    // Steps of 1 with starts and ends inside the dim (the lowering clamps;
+    // the shape function's answer is checked against it at run time).
+    Sizes in = sizesOf(operand(0));
+    auto starts = valuesOf(operand(1)), ends = valuesOf(operand(2));
+    std::optional<SmallVector<int64_t>> axes, steps;
+    if (op->getNumOperands() > 3 && !onnx::isNone(operand(3)))
+      axes = onnx::getConstantInts(operand(3));
+    else if (starts)
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+    bool unitSteps = op->getNumOperands() <= 4 || onnx::isNone(operand(4)) ||
+                     llvm::all_of(onnx::getConstantInts(operand(4)).value_or(
+                                      SmallVector<int64_t>{0}),
+                                  [](int64_t s) { return s == 1; });
+    if (starts && ends && axes && unitSteps && static_cast<int64_t>(in.size()) == rank) {
+      r = in;
+      for (size_t i = 0; i < axes->size() && i < starts->size(); ++i) {
+        int64_t a = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i];
+        const MaybeSize &s0 = (*starts)[i], &e0 = (*ends)[i];
+        if (a < 0 || a >= rank || !s0 || !e0 || !in[a]) {
+          if (a >= 0 && a < rank)
+            r[a].reset();
+          continue;
+        }
+        auto bound = [&](const SymSize &v) -> MaybeSize {
+          std::optional<int64_t> c = v.asConstant();
+          if (!c)
+            return v;
+          if (*c >= (int64_t(1) << 31))
+            return in[a];
+          if (*c < 0)
+            return *in[a] + v;
+          return v;
+        };
+        MaybeSize s = bound(*s0), e = bound(*e0);
+        r[a] = s && e ? MaybeSize(*e - *s) : std::nullopt;
+      }
+    }
+  } else if (isa<onnx::ExpandOp>(op)) {
+    Sizes in = sizesOf(operand(0));
+    if (auto shape = valuesOf(operand(1))) {
+      int64_t so = rank - static_cast<int64_t>(shape->size());
+      int64_t xo = rank - static_cast<int64_t>(in.size());
+      for (int64_t d = 0; d < rank; ++d) {
+        MaybeSize s = d >= so ? (*shape)[d - so] : MaybeSize(SymSize::constant(1));
+        MaybeSize x = d >= xo ? in[d - xo] : MaybeSize(SymSize::constant(1));
+        r[d] = s && s->asConstant() == 1 ? x : s;
+      }
+    }
+  } else if (isa<onnx::ConstantOfShapeOp>(op)) {
+    if (auto shape = valuesOf(operand(0)); shape && static_cast<int64_t>(shape->size()) == rank)
+      r = *shape;
   } else if (op->getName().getStringRef().starts_with("onnx.Reduce")) {
     Sizes in = sizesOf(operand(0));
     std::optional<SmallVector<int64_t>> axes;
@@ -347,12 +406,43 @@ void Analysis::visit(Operation *op) {
         r = s;
     }
   }
+  if (isa<onnx::SplitOp>(op)) {
+    // Every part keeps the input's other dims.
+    Sizes in = sizesOf(operand(0));
+    for (Value part : op->getResults()) {
+      auto t = dyn_cast<RankedTensorType>(part.getType());
+      if (!t || t.getRank() != static_cast<int64_t>(in.size()))
+        continue;
+      Sizes p = in;
+      for (int64_t i = 0; i < t.getRank(); ++i)
+        if (!t.isDynamicDim(i))
+          p[i] = SymSize::constant(t.getDimSize(i));
+      dims[part] = p;
+    }
+    return;
+  }
   // A static type is authoritative.
   for (int64_t i = 0; i < rank && i < static_cast<int64_t>(r.size()); ++i)
     if (!outType.isDynamicDim(i))
       r[i] = SymSize::constant(outType.getDimSize(i));
   r.resize(rank);
   dims[out] = r;
+  // A dim the sizes prove constant becomes static in the type (a Reshape
+  // to a computed [b, s, 96]), so that later ops compile for it. Not for
+  // Slice, whose sizes assume its bounds are in range.
+  if (isa<onnx::SliceOp>(op) || op->getNumResults() != 1)
+    return;
+  SmallVector<int64_t> shape(outType.getShape());
+  bool refined = false;
+  for (int64_t i = 0; i < rank; ++i)
+    if (outType.isDynamicDim(i) && r[i] && r[i]->asConstant() && *r[i]->asConstant() >= 0) {
+      shape[i] = *r[i]->asConstant();
+      refined = true;
+    }
+  if (refined) {
+    out.setType(RankedTensorType::get(shape, outType.getElementType()));
+    ++numRefined;
+  }
 }
 
 struct SymbolicShapesPass : public impl::SymbolicShapesBase<SymbolicShapesPass> {
@@ -431,6 +521,9 @@ struct SymbolicShapesPass : public impl::SymbolicShapesBase<SymbolicShapesPass> 
       func.setResultAttr(i, "kiln.dim_sizes", b.getDenseI64ArrayAttr(program));
       func.setResultAttr(i, "kiln.dim_text", b.getArrayAttr(text));
     }
+    // Types refined: the function's results follow.
+    func.setFunctionType(FunctionType::get(ctx, func.getArgumentTypes(), ret.getOperandTypes()));
+    refinedDims += a.numRefined;
     SmallVector<Attribute> names;
     for (const std::string &n : a.names)
       names.push_back(b.getStringAttr(n));

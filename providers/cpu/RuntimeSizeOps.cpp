@@ -14,6 +14,8 @@
 #include "providers/cpu/Lowering.h"
 #include "dialects/kiln/KilnDialect.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+
 using namespace mlir;
 using namespace kiln::onnx;
 
@@ -197,6 +199,240 @@ Results lowerConcat(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{acc};
 }
 
+/// Element `i` of a 1-D int tensor (or the scalar) as an index value.
+Value elementAt(OpBuilder &b, Location l, Value t, int64_t i) {
+  if (auto c = getConstantInts(t))
+    return b.create<arith::ConstantIndexOp>(l, (*c)[typeOf(t).getRank() == 0 ? 0 : i]);
+  SmallVector<Value> idx;
+  if (typeOf(t).getRank() == 1)
+    idx.push_back(b.create<arith::ConstantIndexOp>(l, i));
+  return toIndex(b, l, b.create<tensor::ExtractOp>(l, t, idx));
+}
+
+Value selectLess(OpBuilder &b, Location l, Value x, Value y) {
+  return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, y);
+}
+
+Value clampIndex(OpBuilder &b, Location l, Value v, Value lo, Value hi) {
+  return b.create<arith::MinSIOp>(l, b.create<arith::MaxSIOp>(l, v, lo), hi);
+}
+
+/// Range with run-time start/limit/delta: max(ceil((limit - start) /
+/// delta), 0) elements.
+Results lowerRange(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  auto out = resultType(op);
+  Type elt = out.getElementType();
+  Value s = b.create<tensor::ExtractOp>(l, op->getOperand(0), ValueRange{});
+  Value limit = b.create<tensor::ExtractOp>(l, op->getOperand(1), ValueRange{});
+  Value d = b.create<tensor::ExtractOp>(l, op->getOperand(2), ValueRange{});
+  Value n;
+  if (isFloat(elt)) {
+    Value q = b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, limit, s), d);
+    q = b.create<math::CeilOp>(l, q);
+    q = b.create<arith::MaximumFOp>(l, q, cst(b, l, elt, 0.0));
+    n = b.create<arith::FPToSIOp>(l, b.getI64Type(), q);
+  } else {
+    Value diff = b.create<arith::SubIOp>(l, limit, s);
+    check(b, l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, d, cst(b, l, elt, 0)), op,
+          "delta is 0");
+    n = b.create<arith::CeilDivSIOp>(l, diff, d);
+    n = b.create<arith::MaxSIOp>(l, n, cst(b, l, elt, 0));
+    if (!elt.isInteger(64))
+      n = b.create<arith::ExtSIOp>(l, b.getI64Type(), n);
+  }
+  Value count = toIndex(b, l, n);
+  Value init = emptyTensor(b, l, out, ValueRange{count});
+  MLIRContext *ctx = b.getContext();
+  auto g = b.create<linalg::GenericOp>(
+      l, TypeRange{out}, ValueRange{}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        Value i = nb.create<arith::IndexCastOp>(nl, nb.getI64Type(),
+                                                nb.create<linalg::IndexOp>(nl, 0));
+        Value v;
+        if (isFloat(elt)) {
+          v = nb.create<arith::AddFOp>(
+              nl, s, nb.create<arith::MulFOp>(nl, nb.create<arith::SIToFPOp>(nl, elt, i), d));
+        } else {
+          if (!elt.isInteger(64))
+            i = nb.create<arith::TruncIOp>(nl, elt, i);
+          v = nb.create<arith::AddIOp>(nl, s, nb.create<arith::MulIOp>(nl, i, d));
+        }
+        nb.create<linalg::YieldOp>(nl, v);
+      });
+  return SmallVector<Value>{g.getResult(0)};
+}
+
+/// Slice with run-time starts/ends (constant axes, positive steps): the
+/// ONNX clamping at run time, then an extract_slice.
+Results lowerSlice(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  Value starts = op->getOperand(1), ends = op->getOperand(2);
+  int64_t n = typeOf(starts).getDimSize(0);
+  SmallVector<int64_t> axes;
+  if (op->getNumOperands() > 3 && !isNone(op->getOperand(3)))
+    axes = *getConstantInts(op->getOperand(3));
+  else
+    for (int64_t i = 0; i < n; ++i)
+      axes.push_back(i);
+  SmallVector<int64_t> steps(n, 1);
+  if (op->getNumOperands() > 4 && !isNone(op->getOperand(4)))
+    steps = *getConstantInts(op->getOperand(4));
+  SmallVector<OpFoldResult> offs, sizes, strides;
+  for (int64_t d = 0; d < rank; ++d) {
+    offs.push_back(b.getIndexAttr(0));
+    sizes.push_back(xt.isDynamicDim(d) ? OpFoldResult(dimSize(b, l, x, d))
+                                       : b.getIndexAttr(xt.getDimSize(d)));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  Value zero = b.create<arith::ConstantIndexOp>(l, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    Value dim = dimSize(b, l, x, a);
+    auto norm = [&](Value v) {
+      Value neg = selectLess(b, l, v, zero);
+      v = b.create<arith::SelectOp>(l, neg, b.create<arith::AddIOp>(l, v, dim), v);
+      return clampIndex(b, l, v, zero, dim);
+    };
+    // Huge int64 ends (INT64_MAX) stay huge as indices: clamping handles them.
+    Value st = norm(elementAt(b, l, starts, i)), en = norm(elementAt(b, l, ends, i));
+    Value step = b.create<arith::ConstantIndexOp>(l, steps[i]);
+    Value len = b.create<arith::MaxSIOp>(
+        l, b.create<arith::CeilDivSIOp>(l, b.create<arith::SubIOp>(l, en, st), step), zero);
+    offs[a] = st;
+    sizes[a] = len;
+    strides[a] = b.getIndexAttr(steps[i]);
+  }
+  auto out = resultType(op);
+  Value r = b.create<tensor::ExtractSliceOp>(l, out, x, offs, sizes, strides);
+  return SmallVector<Value>{r};
+}
+
+bool sliceStepsPositive(Operation *op, std::string &why) {
+  bool axesOk = op->getNumOperands() <= 3 || isNone(op->getOperand(3)) ||
+                getConstantInts(op->getOperand(3));
+  std::optional<SmallVector<int64_t>> steps;
+  if (op->getNumOperands() > 4 && !isNone(op->getOperand(4)))
+    steps = getConstantInts(op->getOperand(4));
+  bool stepsOk = op->getNumOperands() <= 4 || isNone(op->getOperand(4)) ||
+                 (steps && llvm::all_of(*steps, [](int64_t s) { return s > 0; }));
+  if (axesOk && stepsOk && typeOf(op->getOperand(1)).hasStaticShape())
+    return true;
+  why = "with run-time sizes, needs constant axes and positive constant steps";
+  return false;
+}
+
+/// The result dims of Expand/ConstantOfShape from a run-time shape input
+/// (index values, one per result dim).
+SmallVector<Value> shapeValues(OpBuilder &b, Location l, Value shape, int64_t rank) {
+  SmallVector<Value> dims;
+  for (int64_t i = 0; i < rank; ++i)
+    dims.push_back(elementAt(b, l, shape, i));
+  return dims;
+}
+
+/// Expand: numpy broadcast of x against a run-time shape.
+Results lowerExpand(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x), out = resultType(op);
+  int64_t rank = out.getRank();
+  SmallVector<Value> shape = shapeValues(b, l, op->getOperand(1), typeOf(op->getOperand(1)).getDimSize(0));
+  // Align the shape input (it may be shorter than x's rank).
+  SmallVector<Value> dims(rank);
+  int64_t shapeOffset = rank - static_cast<int64_t>(shape.size());
+  int64_t xOffset = rank - xt.getRank();
+  Value one = b.create<arith::ConstantIndexOp>(l, 1);
+  for (int64_t d = 0; d < rank; ++d) {
+    Value s = d >= shapeOffset ? shape[d - shapeOffset] : one;
+    Value xd = d >= xOffset ? dimSize(b, l, x, d - xOffset) : one;
+    // The larger of the two where one is 1.
+    dims[d] = b.create<arith::SelectOp>(l, eq(b, l, s, one), xd, s);
+    if (d >= xOffset && xt.isDynamicDim(d - xOffset))
+      check(b, l, b.create<arith::OrIOp>(l, eq(b, l, xd, dims[d]), eq(b, l, s, one)), op,
+            "a run-time size of 1 would broadcast (kiln broadcasts only dimensions that "
+            "are 1 at compile time)");
+    else if (d >= xOffset && xt.getDimSize(d - xOffset) != 1)
+      check(b, l, b.create<arith::OrIOp>(l, eq(b, l, s, xd), eq(b, l, s, one)), op,
+            "the shape does not broadcast with the input");
+  }
+  SmallVector<Value> dyn;
+  for (int64_t d = 0; d < rank; ++d)
+    if (out.isDynamicDim(d))
+      dyn.push_back(dims[d]);
+    else
+      check(b, l, eq(b, l, dims[d], b.create<arith::ConstantIndexOp>(l, out.getDimSize(d))), op,
+            "dimension " + Twine(d) + " of the result is not the compiled " +
+                Twine(out.getDimSize(d)) + " at run time");
+  AffineMap map = broadcastMap(b.getContext(), out.getShape(), xt);
+  return SmallVector<Value>{mapped(b, l, out, ValueRange{x}, {map},
+                                   [](OpBuilder &, Location, ValueRange a) { return a[0]; },
+                                   dyn)};
+}
+
+Results lowerConstantOfShape(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  auto out = resultType(op);
+  SmallVector<Value> dims = shapeValues(b, l, op->getOperand(0), out.getRank());
+  SmallVector<Value> dyn;
+  for (int64_t d = 0; d < out.getRank(); ++d)
+    if (out.isDynamicDim(d))
+      dyn.push_back(dims[d]);
+  TypedAttr v = b.getZeroAttr(out.getElementType());
+  if (auto a = op->getAttrOfType<DenseElementsAttr>("value"))
+    v = cast<TypedAttr>(a.getSplatValue<Attribute>());
+  Value c = b.create<arith::ConstantOp>(l, v);
+  return SmallVector<Value>{
+      b.create<linalg::FillOp>(l, c, emptyTensor(b, l, out, dyn)).getResult(0)};
+}
+
+/// Split along a static axis; the other dims keep their run-time sizes.
+Results lowerSplit(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  int64_t axis = getIntAttr(op, "axis", 0);
+  if (axis < 0)
+    axis += xt.getRank();
+  SmallVector<int64_t> parts;
+  if (failed(resolveSplit(op, xt.getDimSize(axis), parts)))
+    return emitNodeError(op) << "cannot resolve the split sizes", failure();
+  SmallVector<Value> results;
+  int64_t offset = 0;
+  for (auto [i, part] : llvm::enumerate(parts)) {
+    SmallVector<OpFoldResult> offs, sizes, strides;
+    for (int64_t d = 0; d < xt.getRank(); ++d) {
+      offs.push_back(b.getIndexAttr(d == axis ? offset : 0));
+      sizes.push_back(d == axis ? b.getIndexAttr(part)
+                    : xt.isDynamicDim(d) ? OpFoldResult(dimSize(b, l, x, d))
+                                         : b.getIndexAttr(xt.getDimSize(d)));
+      strides.push_back(b.getIndexAttr(1));
+    }
+    results.push_back(b.create<tensor::ExtractSliceOp>(l, resultType(op, i), x, offs, sizes,
+                                                       strides));
+    offset += part;
+  }
+  return results;
+}
+
+bool staticSplitAxis(Operation *op, std::string &why) {
+  auto xt = typeOf(op->getOperand(0));
+  int64_t axis = getIntAttr(op, "axis", 0);
+  if (axis < 0)
+    axis += xt.getRank();
+  SmallVector<int64_t> parts;
+  if (axis >= 0 && axis < xt.getRank() && !xt.isDynamicDim(axis) &&
+      succeeded(resolveSplit(op, xt.getDimSize(axis), parts)))
+    return true;
+  why = "with run-time sizes, needs a static split axis and constant split sizes";
+  return false;
+}
+
 bool staticData(Operation *op, std::string &why) {
   if (typeOf(op->getOperand(0)).hasStaticShape())
     return true;
@@ -261,6 +497,15 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   m["Shape"].dynamic = {lowerShape, anyCheck};
   m["Transpose"].dynamic = {lowerTranspose, anyCheck};
   m["Concat"].dynamic = {lowerConcat, anyCheck};
+  m["Range"].dynamic = {lowerRange, anyCheck};
+  m["Split"].dynamic = {lowerSplit, staticSplitAxis};
+  m["Slice"].dynamic = {lowerSlice, sliceStepsPositive};
+  m["Expand"].dynamic = {lowerExpand, anyCheck};
+  m["ConstantOfShape"].dynamic = {lowerConstantOfShape, anyCheck};
+  // Where, Equal, Pow, Erf, ... are elementwise; Neg of an index too.
+  for (const char *k : {"Dropout"})
+    if (m.count(k))
+      m[k].dynamic = {m[k].lower, anyCheck};
 }
 
 } // namespace kiln::cpu

@@ -215,7 +215,10 @@ bool producesBox(Operation *def) {
   StringRef n = def->getName().getStringRef();
   if (n == "onnx.Identity")
     return isBoxedTensor(def->getOperand(0));
-  return n == "onnx.Slice" || n == "onnx.SequenceAt" || n == "onnx.ConcatFromSequence" ||
+  // With run-time sizes, a Slice is a tensor of run-time size.
+  if (n == "onnx.Slice")
+    return !compilesRuntimeSizes(def);
+  return n == "onnx.SequenceAt" || n == "onnx.ConcatFromSequence" ||
          n == "onnx.NonZero" ||
          n == "onnx.Compress" || n == "onnx.Unique" || n == "onnx.NonMaxSuppression";
 }
