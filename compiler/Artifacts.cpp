@@ -130,6 +130,51 @@ LogicalResult writeFile(StringRef path, StringRef data) {
   return success();
 }
 
+/// A size program (run-time sizes) as a C++ expression of the sizes
+/// run() takes; quotients call the header's kiln_floordiv & co.
+std::string sizeExpr(const std::vector<int64_t> &program, const std::vector<std::string> &sizes) {
+  std::vector<std::string> stack;
+  for (size_t i = 0; i + 1 < program.size(); i += 2) {
+    int64_t op = program[i], arg = program[i + 1];
+    if (op == KILN_SIZE_CONST || op == KILN_SIZE_SYMBOL) {
+      stack.push_back(op == KILN_SIZE_CONST ? std::to_string(arg) : sizes.at(arg));
+      continue;
+    }
+    if (stack.size() < 2)
+      return "";
+    std::string b = stack.back();
+    stack.pop_back();
+    std::string a = stack.back();
+    stack.pop_back();
+    switch (op) {
+    case KILN_SIZE_ADD:
+      stack.push_back("(" + a + " + " + b + ")");
+      break;
+    case KILN_SIZE_MUL:
+      stack.push_back(a == "1" ? b : a + " * " + b);
+      break;
+    case KILN_SIZE_FLOORDIV:
+      stack.push_back("kiln_floordiv(" + a + ", " + b + ")");
+      break;
+    case KILN_SIZE_CEILDIV:
+      stack.push_back("kiln_ceildiv(" + a + ", " + b + ")");
+      break;
+    case KILN_SIZE_MOD:
+      stack.push_back("kiln_mod(" + a + ", " + b + ")");
+      break;
+    default:
+      return "";
+    }
+  }
+  if (stack.size() != 1)
+    return "";
+  // Drop the outer parentheses of a sum.
+  std::string e = stack[0];
+  if (e.size() > 2 && e.front() == '(' && e.back() == ')')
+    e = e.substr(1, e.size() - 2);
+  return e;
+}
+
 /// A shape-variant tensor's dimensions as C++ expressions of the sizes
 /// run() takes; "" for one kiln cannot express.
 std::vector<std::string> dimExprs(const TensorSignature &t, bool dynamic,
@@ -141,6 +186,8 @@ std::vector<std::string> dimExprs(const TensorSignature &t, bool dynamic,
       e = std::to_string(t.shape[d]);
       if (dynamic && (int)d == t.batchAxis)
         e += " * batch";
+    } else if (d < t.sizePrograms.size() && !t.sizePrograms[d].empty()) {
+      e = sizeExpr(t.sizePrograms[d], sizes);
     } else if (d < t.symbolic.size() && t.symbolic[d].symbol >= 0) {
       const TensorSignature::SymbolicDim &sd = t.symbolic[d];
       e = sizes[sd.symbol];
@@ -189,6 +236,13 @@ std::string generateHeader(const ModelSignature &sig) {
      << "#pragma once\n\n#include <cstdint>\n#include <kiln/kiln_rt.h>\n\n"
      << "extern \"C\" const kiln_model_info *kiln_model_" << n << "(void);\n\n"
      << "namespace kiln_models {\nnamespace " << n << " {\n\n";
+  if (sig.runtimeSizes)
+    os << "// Integer quotients of the shape function (floor, as the runtime's).\n"
+       << "inline int64_t kiln_floordiv(int64_t a, int64_t b) {\n"
+       << "  return a / b - ((a % b != 0) && ((a % b < 0) != (b < 0)));\n}\n"
+       << "inline int64_t kiln_ceildiv(int64_t a, int64_t b) {\n"
+       << "  return -kiln_floordiv(-a, b);\n}\n"
+       << "inline int64_t kiln_mod(int64_t a, int64_t b) { return a - b * kiln_floordiv(a, b); }\n\n";
   auto describe = [&](const TensorSignature &t, const std::string &id) {
     os << "/// " << (&t >= &sig.outputs.front() && !sig.outputs.empty() &&
                              &t <= &sig.outputs.back()
@@ -206,8 +260,12 @@ std::string generateHeader(const ModelSignature &sig) {
          << shapeList(t.shape) << "};\n";
     if (hasSymbolicDim(t)) {
       std::vector<std::string> exprs = dimExprs(t, dynamic, sizes);
-      os << "  /// -1 in shape: a symbolic dimension (" << llvm::join(sig.dimNames, ", ")
-         << "), compiled for the sizes listed at compile time.\n";
+      if (sig.runtimeSizes)
+        os << "  /// -1 in shape: a symbolic dimension (" << llvm::join(sig.dimNames, ", ")
+           << "), any size at run time.\n";
+      else
+        os << "  /// -1 in shape: a symbolic dimension (" << llvm::join(sig.dimNames, ", ")
+           << "), compiled for the sizes listed at compile time.\n";
       if (!llvm::is_contained(exprs, "")) {
         os << "  static void shape_at(" << sizeParams << ", int64_t *shape) {\n";
         for (size_t d = 0; d < exprs.size(); ++d)
@@ -238,7 +296,12 @@ std::string generateHeader(const ModelSignature &sig) {
     os << "/// The batch dimension (\"" << sig.batchSymbol
        << "\") is resolved at run time: run() takes any batch size.\n"
        << "constexpr bool dynamic_batch = true;\n";
-  if (!sizes.empty())
+  if (sig.runtimeSizes)
+    os << "/// Compiled once for every size of " << llvm::join(sig.dimNames, ", ")
+       << " (run-time sizes): run() takes the sizes;\n"
+       << "/// each output's shape_at() is the model's shape function.\n"
+       << "constexpr bool runtime_sizes = true;\n";
+  else if (!sizes.empty())
     os << "/// Compiled once per listed size of " << llvm::join(sig.dimNames, ", ")
        << " (kiln compile --dim-values): run() takes the sizes, and the runtime\n"
        << "/// picks the variant compiled for them.\n"

@@ -52,6 +52,7 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
       auto max = bounds.getAs<IntegerAttr>(s);
       sig.symbolMax.push_back(max ? max.getInt() : 0);
     }
+    sig.dimNames = sig.symbols;
     for (NamedAttribute b : bounds)
       if (!llvm::is_contained(sig.symbols, b.getName().str()))
         return func.emitError() << "--dim-max " << b.getName().getValue()
@@ -101,8 +102,11 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
     t.batchAxis = batchAxis(func.getArgAttrOfType<IntegerAttr>(i, "kiln.batch_axis"));
     if (sig.runtimeSizes) {
       auto bind = func.getArgAttrOfType<DenseI32ArrayAttr>(i, "kiln.dim_symbols");
-      for (size_t d = 0; d < t.shape.size(); ++d)
-        sig.inputDimSymbols.push_back(bind && d < bind.size() ? bind[d] : -1);
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        int32_t sym = bind && d < bind.size() ? bind[d] : -1;
+        sig.inputDimSymbols.push_back(sym);
+        t.symbolic.push_back({sym, 1, 0});
+      }
     }
     sig.inputs.push_back(t);
   }
@@ -112,8 +116,22 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
                         func.getResultAttrOfType<StringAttr>(i, "onnx.name"), i, false, t)))
       return failure();
     t.batchAxis = batchAxis(func.getResultAttrOfType<IntegerAttr>(i, "kiln.batch_axis"));
-    if (auto sizes = func.getResultAttrOfType<DenseI64ArrayAttr>(i, "kiln.dim_sizes"))
+    if (auto sizes = func.getResultAttrOfType<DenseI64ArrayAttr>(i, "kiln.dim_sizes")) {
       llvm::append_range(sig.outputSizes, sizes.asArrayRef());
+      // One program per dynamic dim, each ended by KILN_SIZE_END.
+      ArrayRef<int64_t> rest = sizes.asArrayRef();
+      for (int64_t d : t.shape) {
+        t.sizePrograms.emplace_back();
+        if (d >= 0)
+          continue;
+        while (rest.size() >= 2 && rest[0] != KILN_SIZE_END) {
+          t.sizePrograms.back().push_back(rest[0]);
+          t.sizePrograms.back().push_back(rest[1]);
+          rest = rest.drop_front(2);
+        }
+        rest = rest.drop_front(std::min<size_t>(2, rest.size()));
+      }
+    }
     sig.outputs.push_back(t);
   }
   if (auto parts = module->getAttrOfType<ArrayAttr>("kiln.partitions")) {

@@ -28,6 +28,9 @@ struct TensorSignature {
     int64_t scale = 1, offset = 0;
   };
   std::vector<SymbolicDim> symbolic;
+  /// Run-time sizes: per dim of an output, its size program over the
+  /// symbols (model_abi.h KILN_SIZE_*, without the END), empty if static.
+  std::vector<std::vector<int64_t>> sizePrograms;
 };
 
 struct PartitionSignature {
@@ -43,7 +46,9 @@ struct ModelSignature {
   std::vector<PartitionSignature> partitions;
   /// The batch dimension's symbol when the batch is resolved at run time.
   std::string batchSymbol;
-  /// Symbolic dimensions compiled once per listed value (--dim-values).
+  /// Symbolic dimensions compiled once per listed value (--dim-values),
+  /// or with run-time sizes its symbols (the sizes the header's run()
+  /// takes).
   std::vector<std::string> dimNames;
   /// Code for every size of the symbolic dims (ABI 9, KILN_MODEL_RUNTIME_SIZES):
   /// the symbols, per input dim the symbol it binds (-1: static), the

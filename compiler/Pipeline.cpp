@@ -398,6 +398,18 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       progress.stage("checking that the batch dimension (" +
                      (symbol == kUnnamedDim ? std::string("unnamed") : "\"" + symbol + "\"") +
                      ") splits per sample" + tag);
+      // Where the batch cannot be split per sample, the model compiles
+      // with run-time sizes instead: the probes' errors are kept for the
+      // note (and shown as they are with shape variants, which do not
+      // combine with run-time sizes).
+      SmallVector<std::string> probeErrors;
+      std::optional<ScopedDiagnosticHandler> capture;
+      if (!shapeVariants)
+        capture.emplace(&ctx, [&](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Error)
+            probeErrors.push_back(d.str());
+          return success();
+        });
       auto probe = [&](int64_t size) -> OwningOpRef<ModuleOp> {
         ImportOptions probeOptions = importOptions;
         probeOptions.batchSymbol = symbol;
@@ -405,6 +417,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
         OwningOpRef<ModuleOp> m = importOnnxFile(ctx, options.inputPath, probeOptions);
         if (!m || failed(runPipeline(*m, std::string(kOptimizePipeline) + "," + kGraphPipeline,
                                      timing, passManagers))) {
+          if (capture)
+            return {};
           breakProgressLine();
           llvm::errs() << "kiln: note: this error came from compiling the model with its batch "
                           "dimension set to "
@@ -419,16 +433,27 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       constexpr int64_t kProbeA = 5, kProbeB = 7;
       OwningOpRef<ModuleOp> a = probe(kProbeA);
       OwningOpRef<ModuleOp> b = a ? probe(kProbeB) : nullptr;
-      if (!a || !b)
+      FailureOr<BatchPlan> plan = failure();
+      if (a && b)
+        plan = analyzeBatch(*a, *b, kProbeA, kProbeB);
+      capture.reset();
+      if (failed(plan) && !probeErrors.empty()) {
+        progress.finish();
+        breakProgressLine();
+        StringRef why = StringRef(probeErrors.front()).split('\n').first;
+        llvm::errs() << "kiln: note: the batch cannot be run per sample (" << why
+                     << "); compiling with run-time sizes instead\n";
+        runtimeSizes = true;
+        firstImport = {};
+      } else if (failed(plan)) {
         return std::nullopt;
-      auto plan = analyzeBatch(*a, *b, kProbeA, kProbeB);
-      if (failed(plan))
-        return std::nullopt;
-      plan->symbol = symbol;
-      shape.batchPlan = *plan;
-      importOptions.batchSymbol = symbol;
-      importOptions.batchSize = 1;
-      firstImport = {};
+      } else {
+        plan->symbol = symbol;
+        shape.batchPlan = *plan;
+        importOptions.batchSymbol = symbol;
+        importOptions.batchSize = 1;
+        firstImport = {};
+      }
     }
     std::string variantSuffix = shapeVariants ? "_v" + std::to_string(index) : "";
     auto lowerVariant = [&](ArrayRef<std::string> providerList, StringRef suffix,

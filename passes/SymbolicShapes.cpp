@@ -330,6 +330,36 @@ void Analysis::visit(Operation *op) {
     s.append(data.begin() + axis + 1, data.end());
     if (static_cast<int64_t>(s.size()) == rank)
       r = s;
+  } else if (isa<onnx::ConvOp, onnx::MaxPoolOp, onnx::AveragePoolOp>(op)) {
+    // floor((in + pads - dilation * (kernel - 1) - 1) / stride) + 1 per
+    // spatial dim (explicit pads; the lowering refuses others).
+    Sizes in = sizesOf(operand(0));
+    int64_t sp = rank - 2;
+    SmallVector<int64_t> kernel = onnx::getIntsAttr(op, "kernel_shape");
+    if (kernel.empty() && isa<onnx::ConvOp>(op))
+      if (auto wt = dyn_cast<RankedTensorType>(operand(1).getType()); wt && wt.hasStaticShape())
+        kernel.assign(wt.getShape().begin() + 2, wt.getShape().end());
+    SmallVector<int64_t> pads = onnx::getIntsAttr(op, "pads"),
+                         strides = onnx::getIntsAttr(op, "strides"),
+                         dil = onnx::getIntsAttr(op, "dilations");
+    StringRef autoPad = onnx::getStrAttr(op, "auto_pad", "NOTSET");
+    if (static_cast<int64_t>(in.size()) == rank && static_cast<int64_t>(kernel.size()) == sp &&
+        (autoPad == "NOTSET" || autoPad == "VALID") && !onnx::getIntAttr(op, "ceil_mode", 0)) {
+      r[0] = in[0];
+      for (int64_t i = 0; i < sp; ++i) {
+        if (!in[2 + i])
+          continue;
+        int64_t p = autoPad == "VALID" || pads.empty() ? 0 : pads[i] + pads[sp + i];
+        int64_t s = strides.empty() ? 1 : strides[i], d = dil.empty() ? 1 : dil[i];
+        r[2 + i] = SymSize::floorDiv(*in[2 + i] + SymSize::constant(p - d * (kernel[i] - 1) - 1),
+                                     SymSize::constant(s)) +
+                   SymSize::constant(1);
+      }
+    }
+  } else if (isa<onnx::GlobalAveragePoolOp, onnx::GlobalMaxPoolOp>(op)) {
+    Sizes in = sizesOf(operand(0));
+    if (!in.empty())
+      r[0] = in[0];
   } else if (isa<onnx::RangeOp>(op)) {
     auto start = valuesOf(operand(0)), limit = valuesOf(operand(1)), delta = valuesOf(operand(2));
     if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
@@ -406,6 +436,23 @@ void Analysis::visit(Operation *op) {
         r = s;
     }
   }
+  if (isa<onnx::IfOp>(op)) {
+    // A result's sizes where both branches agree on them.
+    Operation *elseYield = op->getRegion(0).front().getTerminator();
+    Operation *thenYield = op->getRegion(1).front().getTerminator();
+    for (auto [i, res] : llvm::enumerate(op->getResults())) {
+      if (i >= elseYield->getNumOperands() || i >= thenYield->getNumOperands())
+        break;
+      Sizes a = sizesOf(thenYield->getOperand(i)), b = sizesOf(elseYield->getOperand(i));
+      if (a.size() != b.size())
+        continue;
+      for (size_t d = 0; d < a.size(); ++d)
+        if (!(a[d] && b[d] && *a[d] == *b[d]))
+          a[d].reset();
+      dims[res] = a;
+    }
+    return;
+  }
   if (isa<onnx::SplitOp>(op)) {
     // Every part keeps the input's other dims.
     Sizes in = sizesOf(operand(0));
@@ -479,8 +526,8 @@ struct SymbolicShapesPass : public impl::SymbolicShapesBase<SymbolicShapesPass> 
       func.setArgAttr(i, "kiln.dim_symbols", b.getDenseI32ArrayAttr(bind));
     }
     func.walk([&](Operation *op) {
-      if (op->getParentOp() == func.getOperation() && op->getDialect() &&
-          op->getDialect()->getNamespace() == "onnx")
+      // (Post-order: an If's branches before the If.)
+      if (op->getDialect() && op->getDialect()->getNamespace() == "onnx")
         a.visit(op);
     });
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());

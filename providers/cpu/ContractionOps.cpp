@@ -245,12 +245,43 @@ FailureOr<Windows> padForWindows(OpBuilder &b, Operation *op, Value x,
   SmallVector<int64_t> low = {0, 0}, high = {0, 0};
   for (int64_t i = 0; i < sp; ++i) {
     low.push_back(w.padsBegin[i]);
+    // A run-time size: the explicit end pads (floor mode; windowsOk checks).
+    if (xt.isDynamicDim(2 + i)) {
+      high.push_back(w.padsEnd[i]);
+      continue;
+    }
     int64_t need = (w.outSpatial[i] - 1) * w.strides[i] +
                    w.dilations[i] * (kernel[i] - 1) + 1;
     high.push_back(std::max<int64_t>(0, need - xt.getDimSize(2 + i) - w.padsBegin[i]));
   }
   w.padded = padTensor(b, op->getLoc(), x, low, high, padValue);
   return w;
+}
+
+/// The run-time sizes of a windowed op's result `out` (dynamic dims only):
+/// the batch of the input, each spatial dim from the padded input.
+SmallVector<Value> windowOutputSizes(OpBuilder &b, Location loc, RankedTensorType out,
+                                     Value padded, ArrayRef<int64_t> kernel, const Windows &w) {
+  SmallVector<Value> sizes;
+  int64_t sp = out.getRank() - 2;
+  for (int64_t d = 0; d < out.getRank(); ++d) {
+    if (!out.isDynamicDim(d))
+      continue;
+    if (d < 2) {
+      sizes.push_back(dimSize(b, loc, padded, d));
+      continue;
+    }
+    int64_t i = d - 2;
+    (void)sp;
+    // floor((padded - dilation * (kernel - 1) - 1) / stride) + 1
+    Value span = b.create<arith::SubIOp>(
+        loc, dimSize(b, loc, padded, d),
+        b.create<arith::ConstantIndexOp>(loc, w.dilations[i] * (kernel[i] - 1) + 1));
+    Value q = floorDivSigned(b, loc, span, b.create<arith::ConstantIndexOp>(loc, w.strides[i]));
+    Value n = b.create<arith::AddIOp>(loc, q, b.create<arith::ConstantIndexOp>(loc, 1));
+    sizes.push_back(b.create<arith::MaxSIOp>(loc, n, b.create<arith::ConstantIndexOp>(loc, 0)));
+  }
+  return sizes;
 }
 
 /// A depthwise Conv (one input and one output channel per group): loops n,
@@ -301,13 +332,14 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   SmallVector<int64_t> &strides = window->strides, &dil = window->dilations;
   Value padded = window->padded;
   int64_t ocg = wt.getDimSize(0) / group, icg = wt.getDimSize(1);
+  SmallVector<Value> sizes = windowOutputSizes(b, loc, out, padded, kernel, *window);
   Value init;
   if (op->getNumOperands() > 2 && !isNone(op->getOperand(2))) {
     AffineMap biasMap = AffineMap::get(out.getRank(), 0, {getAffineDimExpr(1, ctx)}, ctx);
     init = mapped(b, loc, out, ValueRange{op->getOperand(2)}, {biasMap},
-                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; }, sizes);
   } else {
-    init = filledTensor(b, loc, out, 0.0);
+    init = filledTensor(b, loc, out, 0.0, sizes);
   }
   if (icg == 1 && ocg == 1 && group > 1)
     return withEpilogue(b, op, depthwiseConv(b, loc, padded, w, init, *window));
@@ -439,7 +471,8 @@ Results lowerPool(OpBuilder &b, Operation *op, bool isMax, int64_t lp = 0) {
   }
   // The window operand only gives the k loops their extent.
   Value window = emptyTensor(b, loc, RankedTensorType::get(kernel, elt));
-  Value acc = filledTensor(b, loc, out, padValue);
+  Value acc = filledTensor(b, loc, out, padValue,
+                           windowOutputSizes(b, loc, out, padded, kernel, *windows));
   if (isMax && op->getNumResults() > 1 && !op->getResult(1).use_empty())
     return maxPoolWithIndices(b, op, padded, window, acc, xE, kE, oE, *windows);
   SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
@@ -529,6 +562,16 @@ Results lowerGlobalPool(OpBuilder &b, Operation *op, bool isMax) {
     dims.push_back(i);
     count *= xt.getDimSize(i);
   }
+  // With run-time spatial sizes, 1 / count is computed at run time.
+  Value invCount;
+  if (!xt.hasStaticShape() && !isMax) {
+    Value n = b.create<arith::ConstantIndexOp>(loc, 1);
+    for (int64_t i : dims)
+      n = b.create<arith::MulIOp>(loc, n, dimSize(b, loc, x, i));
+    Value nf = b.create<arith::SIToFPOp>(
+        loc, elt, b.create<arith::IndexCastOp>(loc, b.getI64Type(), n));
+    invCount = b.create<arith::DivFOp>(loc, cst(b, loc, elt, 1.0), nf);
+  }
   double init = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
   Value r = reduce(b, loc, x, dims, init, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
     return isMax ? (Value)nb.create<arith::MaximumFOp>(l, a[1], a[0])
@@ -537,7 +580,8 @@ Results lowerGlobalPool(OpBuilder &b, Operation *op, bool isMax) {
   if (!isMax)
     r = elementwise(b, loc, typeOf(r), ValueRange{r},
                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                      return nb.create<arith::MulFOp>(l, a[0], cst(nb, l, elt, 1.0 / count));
+                      return nb.create<arith::MulFOp>(
+                          l, a[0], invCount ? invCount : cst(nb, l, elt, 1.0 / count));
                     });
   return SmallVector<Value>{reshapeTo(b, loc, r, out)};
 }

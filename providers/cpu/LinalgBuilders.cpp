@@ -38,6 +38,35 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type, ValueRange 
   return b.create<tensor::EmptyOp>(loc, type, dynSizes);
 }
 
+/// divsi rounds toward zero: one step down (floor) or up (ceil) where the
+/// remainder is not 0 and the quotient's sign asks for it.
+static Value roundedDiv(OpBuilder &b, Location loc, Value a, Value d, bool up) {
+  Type t = a.getType();
+  Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(t));
+  Value one = b.create<arith::ConstantOp>(loc, b.getIntegerAttr(t, 1));
+  Value q = b.create<arith::DivSIOp>(loc, a, d);
+  Value r = b.create<arith::RemSIOp>(loc, a, d);
+  Value inexact = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, r, zero);
+  Value sameSign = b.create<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::eq,
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, a, zero),
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, d, zero));
+  // Floor steps down for a negative quotient, ceil up for a positive one.
+  Value step = b.create<arith::AndIOp>(
+      loc, inexact, up ? sameSign : b.create<arith::XOrIOp>(
+                                       loc, sameSign, b.create<arith::ConstantIntOp>(loc, 1, 1)));
+  return up ? (Value)b.create<arith::AddIOp>(loc, q, b.create<arith::SelectOp>(loc, step, one, zero))
+            : (Value)b.create<arith::SubIOp>(loc, q, b.create<arith::SelectOp>(loc, step, one, zero));
+}
+
+Value floorDivSigned(OpBuilder &b, Location loc, Value a, Value d) {
+  return roundedDiv(b, loc, a, d, /*up=*/false);
+}
+
+Value ceilDivSigned(OpBuilder &b, Location loc, Value a, Value d) {
+  return roundedDiv(b, loc, a, d, /*up=*/true);
+}
+
 Value dimSize(OpBuilder &b, Location loc, Value v, int64_t d) {
   auto t = cast<RankedTensorType>(v.getType());
   if (!t.isDynamicDim(d))
@@ -290,14 +319,23 @@ Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
   if (!any)
     return x;
   SmallVector<int64_t> shape;
-  for (int64_t i = 0; i < xt.getRank(); ++i)
+  SmallVector<Value> dynSizes;
+  for (int64_t i = 0; i < xt.getRank(); ++i) {
+    if (xt.isDynamicDim(i)) {
+      shape.push_back(ShapedType::kDynamic);
+      dynSizes.push_back(b.create<arith::AddIOp>(
+          loc, dimSize(b, loc, x, i), b.create<arith::ConstantIndexOp>(loc, low[i] + high[i])));
+      continue;
+    }
     shape.push_back(xt.getDimSize(i) + low[i] + high[i]);
+  }
   auto padded = RankedTensorType::get(shape, xt.getElementType());
-  Value filled = filledTensor(b, loc, padded, value);
+  Value filled = filledTensor(b, loc, padded, value, dynSizes);
   SmallVector<OpFoldResult> offsets, sizes, strides;
   for (int64_t i = 0; i < xt.getRank(); ++i) {
     offsets.push_back(b.getIndexAttr(low[i]));
-    sizes.push_back(b.getIndexAttr(xt.getDimSize(i)));
+    sizes.push_back(xt.isDynamicDim(i) ? OpFoldResult(dimSize(b, loc, x, i))
+                                       : b.getIndexAttr(xt.getDimSize(i)));
     strides.push_back(b.getIndexAttr(1));
   }
   return b.create<tensor::InsertSliceOp>(loc, x, filled, offsets, sizes, strides);

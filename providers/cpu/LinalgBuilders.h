@@ -47,6 +47,12 @@ void checkLoopSizes(mlir::OpBuilder &b, mlir::Location loc,
 /// The node being lowered (for messages of run-time checks); set by the
 /// driver around each lowering.
 std::string &currentNodeLabel();
+/// floor(a / b) and ceil(a / b) of index or integer values (any signs),
+/// from divsi/remsi: LLVM lowering has no arith.floordivsi/ceildivsi.
+mlir::Value floorDivSigned(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                           mlir::Value d);
+mlir::Value ceilDivSigned(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                          mlir::Value d);
 /// Whether a builder could not size a dynamic dim since the last call;
 /// clears the flag.
 bool takeBuilderFailure();

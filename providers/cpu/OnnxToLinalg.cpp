@@ -51,6 +51,25 @@ bool isStaticTensorOrNone(Type t) {
   return rt && rt.hasStaticShape();
 }
 
+/// Ops with subgraphs run on the CPU only if every op inside can.
+bool subgraphsLower(Operation *op, std::string &why) {
+  for (Region &region : op->getRegions()) {
+    WalkResult nested = region.walk([&](Operation *inner) {
+      if (isa<onnx::YieldOp>(inner) || !inner->getDialect() ||
+          inner->getDialect()->getNamespace() != "onnx")
+        return WalkResult::advance();
+      std::string innerWhy;
+      if (canLowerOnCpu(inner, innerWhy))
+        return WalkResult::advance();
+      why = "subgraph " + describeNode(inner) + ": " + innerWhy;
+      return WalkResult::interrupt();
+    });
+    if (nested.wasInterrupted())
+      return false;
+  }
+  return true;
+}
+
 bool isSupportedElement(Type t, bool floatOnly) {
   // f16 and bf16 compute per op in f32 and round back, as numpy (and
   // ml_dtypes) do.
@@ -94,7 +113,7 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
         why = "with run-time sizes, only ranked tensors are supported";
         return false;
       }
-    return true;
+    return subgraphsLower(op, why);
   }
   if (hasRuntimeShapeInput(op))
     return canLowerSpecialized(op, why);
@@ -179,22 +198,7 @@ bool canLowerOnCpu(Operation *op, std::string &why) {
     why = "only the values and indices outputs are supported";
     return false;
   }
-  // Ops with subgraphs run on the CPU only if every op inside can.
-  for (Region &region : op->getRegions()) {
-    WalkResult nested = region.walk([&](Operation *inner) {
-      if (isa<onnx::YieldOp>(inner) || !inner->getDialect() ||
-          inner->getDialect()->getNamespace() != "onnx")
-        return WalkResult::advance();
-      std::string innerWhy;
-      if (canLowerOnCpu(inner, innerWhy))
-        return WalkResult::advance();
-      why = "subgraph " + describeNode(inner) + ": " + innerWhy;
-      return WalkResult::interrupt();
-    });
-    if (nested.wasInterrupted())
-      return false;
-  }
-  return true;
+  return subgraphsLower(op, why);
 }
 
 bool callsRuntime(Operation *op) {

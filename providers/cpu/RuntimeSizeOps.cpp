@@ -13,6 +13,7 @@
 
 #include "providers/cpu/Lowering.h"
 #include "dialects/kiln/KilnDialect.h"
+#include "dialects/onnx/OnnxOps.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -236,7 +237,7 @@ Results lowerRange(OpBuilder &b, Operation *op) {
     Value diff = b.create<arith::SubIOp>(l, limit, s);
     check(b, l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, d, cst(b, l, elt, 0)), op,
           "delta is 0");
-    n = b.create<arith::CeilDivSIOp>(l, diff, d);
+    n = ceilDivSigned(b, l, diff, d);
     n = b.create<arith::MaxSIOp>(l, n, cst(b, l, elt, 0));
     if (!elt.isInteger(64))
       n = b.create<arith::ExtSIOp>(l, b.getI64Type(), n);
@@ -303,7 +304,7 @@ Results lowerSlice(OpBuilder &b, Operation *op) {
     Value st = norm(elementAt(b, l, starts, i)), en = norm(elementAt(b, l, ends, i));
     Value step = b.create<arith::ConstantIndexOp>(l, steps[i]);
     Value len = b.create<arith::MaxSIOp>(
-        l, b.create<arith::CeilDivSIOp>(l, b.create<arith::SubIOp>(l, en, st), step), zero);
+        l, ceilDivSigned(b, l, b.create<arith::SubIOp>(l, en, st), step), zero);
     offs[a] = st;
     sizes[a] = len;
     strides[a] = b.getIndexAttr(steps[i]);
@@ -433,11 +434,51 @@ bool staticSplitAxis(Operation *op, std::string &why) {
   return false;
 }
 
-bool staticData(Operation *op, std::string &why) {
-  if (typeOf(op->getOperand(0)).hasStaticShape())
-    return true;
-  why = "with run-time sizes, needs data of a static shape (an embedding table)";
-  return false;
+/// Gather from data of run-time size (hidden[:, 0], a row of a run-time
+/// table): the result's dims are data's around the indices'.
+Results lowerGather(OpBuilder &b, Operation *op) {
+  Location l = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value data = op->getOperand(0), indices = op->getOperand(1);
+  auto dt = typeOf(data), it = typeOf(indices), out = resultType(op);
+  int64_t axis = getIntAttr(op, "axis", 0);
+  if (axis < 0)
+    axis += dt.getRank();
+  int64_t ir = it.getRank();
+  SmallVector<Value> sizes;
+  for (int64_t j = 0; j < out.getRank(); ++j) {
+    if (!out.isDynamicDim(j))
+      continue;
+    sizes.push_back(j < axis        ? dimSize(b, l, data, j)
+                    : j < axis + ir ? dimSize(b, l, indices, j - axis)
+                                    : dimSize(b, l, data, j - ir + 1));
+  }
+  Value axisSize = dimSize(b, l, data, axis);
+  SmallVector<AffineExpr> idxE;
+  for (int64_t i = 0; i < ir; ++i)
+    idxE.push_back(getAffineDimExpr(axis + i, ctx));
+  AffineMap idxMap = AffineMap::get(out.getRank(), 0, idxE, ctx);
+  Value r = mapped(
+      b, l, out, ValueRange{indices}, {idxMap},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value idx = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
+        Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
+        Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, idx, zero);
+        idx = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, idx, axisSize), idx);
+        // Out-of-range indices are clamped, as the static lowering does.
+        Value maxIdx = nb.create<arith::SubIOp>(nl, axisSize,
+                                                nb.create<arith::ConstantIndexOp>(nl, 1));
+        idx = nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, idx, maxIdx), zero);
+        SmallVector<Value> coords;
+        for (int64_t i = 0; i < axis; ++i)
+          coords.push_back(nb.create<linalg::IndexOp>(nl, i));
+        coords.push_back(idx);
+        for (int64_t i = axis + 1; i < dt.getRank(); ++i)
+          coords.push_back(nb.create<linalg::IndexOp>(nl, i - 1 + ir));
+        return nb.create<tensor::ExtractOp>(nl, data, coords);
+      },
+      sizes);
+  return SmallVector<Value>{r};
 }
 
 /// The dims an op reduces over (normalizations: `axis` to the end;
@@ -474,6 +515,26 @@ bool staticReducedDims(Operation *op, std::string &why) {
 
 bool anyCheck(Operation *, std::string &) { return true; }
 
+/// Conv and MaxPool with run-time spatial sizes: explicit pads (or VALID),
+/// floor mode, no MaxPool indices.
+bool windowsWithRuntimeSizes(Operation *op, std::string &why) {
+  auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  StringRef pad = getStrAttr(op, "auto_pad", "NOTSET");
+  bool spatialStatic = true;
+  for (int64_t i = 2; xt && i < xt.getRank(); ++i)
+    spatialStatic &= !xt.isDynamicDim(i);
+  bool ok = xt && xt.getRank() >= 3 &&
+            (spatialStatic || pad == "NOTSET" || pad == "VALID") &&
+            getIntAttr(op, "ceil_mode", 0) == 0 &&
+            (op->getNumResults() < 2 || op->getResult(1).use_empty()) &&
+            (!isa<onnx::ConvOp>(op) || typeOf(op->getOperand(1)).hasStaticShape());
+  if (ok)
+    return true;
+  why = "with run-time sizes, needs explicit pads (auto_pad NOTSET or VALID), ceil_mode 0, a "
+        "static weight and no MaxPool indices";
+  return false;
+}
+
 } // namespace
 
 void registerRuntimeSizeOps(LoweringTable &m) {
@@ -491,18 +552,26 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   // handles with run-time sizes.
   for (const char *k : {"Squeeze", "Unsqueeze"})
     m[k].dynamic = {m[k].lower, anyCheck};
-  m["Gather"].dynamic = {m["Gather"].lower, staticData};
+  m["Gather"].dynamic = {lowerGather, anyCheck};
   m["Reshape"].dynamic = {lowerReshape, anyCheck};
   m["Flatten"].dynamic = {lowerFlatten, anyCheck};
   m["Shape"].dynamic = {lowerShape, anyCheck};
   m["Transpose"].dynamic = {lowerTranspose, anyCheck};
   m["Concat"].dynamic = {lowerConcat, anyCheck};
   m["Range"].dynamic = {lowerRange, anyCheck};
+  // CNNs: windows sized at run time (ContractionOps.cpp windowOutputSizes).
+  for (const char *k : {"Conv", "MaxPool"})
+    m[k].dynamic = {m[k].lower, windowsWithRuntimeSizes};
+  for (const char *k : {"GlobalAveragePool", "GlobalMaxPool", "BatchNormalization"})
+    m[k].dynamic = {m[k].lower, anyCheck};
   m["Split"].dynamic = {lowerSplit, staticSplitAxis};
   m["Slice"].dynamic = {lowerSlice, sliceStepsPositive};
   m["Expand"].dynamic = {lowerExpand, anyCheck};
   m["ConstantOfShape"].dynamic = {lowerConstantOfShape, anyCheck};
   // Where, Equal, Pow, Erf, ... are elementwise; Neg of an index too.
+  // An If's branches may compute with other sizes than each other; the
+  // results join to run-time sizes (ControlFlowOps.cpp casts them).
+  m["If"].dynamic = {m["If"].lower, anyCheck};
   for (const char *k : {"Dropout"})
     if (m.count(k))
       m[k].dynamic = {m[k].lower, anyCheck};

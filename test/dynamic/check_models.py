@@ -28,6 +28,17 @@ CASES = {
         {"x": (2, 1, 8), "past": (2, 17, 8)},
         {"x": (3, 9, 8), "past": (3, 128, 8)},
     ],
+    "fcn": [
+        {"x": (1, 3, 640, 640)},
+        {"x": (2, 3, 480, 800)},
+        {"x": (1, 3, 97, 61)},
+    ],
+    # (bool inputs are given as arrays below)
+    "if_runtime_branch": [
+        {"x": (1, 6), "mode": True},
+        {"x": (5, 6), "mode": False},
+        {"x": (7, 6), "mode": True},
+    ],
 }
 
 
@@ -87,6 +98,8 @@ def main():
     make_models.encoder_block(f"{work}/encoder_block.onnx")
     make_models.kv_concat(f"{work}/kv_concat.onnx")
     make_models.add_two_symbols(f"{work}/add_two_symbols.onnx")
+    make_models.if_runtime_branch(f"{work}/if_runtime_branch.onnx")
+    make_models.fcn(f"{work}/fcn.onnx")
     checks = Checks()
     rng = np.random.default_rng(3)
     for name, cases in CASES.items():
@@ -98,10 +111,12 @@ def main():
             continue
         sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
         for i, shapes in enumerate(cases):
-            feeds = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+            feeds = {k: np.array(s) if isinstance(s, bool) else
+                     rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
             case = f"{work}/{name}_{i}"
             r = run_model(kiln_run, f"{work}/lib{name}.so", case, feeds)
-            label = f"{name} at " + ", ".join(f"{k} {list(s)}" for k, s in shapes.items())
+            label = f"{name} at " + ", ".join(
+                f"{k} {s if isinstance(s, bool) else list(s)}" for k, s in shapes.items())
             checks.expect(r.returncode == 0, f"{label}: runs", r.stderr[-2000:])
             if r.returncode != 0:
                 continue

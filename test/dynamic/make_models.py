@@ -100,8 +100,82 @@ def add_two_symbols(path):
     onnx.save(model, path)
 
 
+def if_runtime_branch(path):
+    """An If on a run-time scalar input (a mode flag) whose branches compute
+    with different intermediate shapes over a symbolic batch: concatenated
+    features [n, 2c] times one weight, or [n, c] times another."""
+    rng = np.random.default_rng(23)
+    c, k = 6, 4
+    w_then = numpy_helper.from_array(rng.standard_normal((2 * c, k)).astype(np.float32), "w_then")
+    w_else = numpy_helper.from_array(rng.standard_normal((c, k)).astype(np.float32), "w_else")
+    then_graph = helper.make_graph(
+        [helper.make_node("Concat", ["x", "x2"], ["wide"], axis=1),
+         helper.make_node("MatMul", ["wide", "w_then"], ["then_out"])],
+        "then", [], [helper.make_tensor_value_info("then_out", TensorProto.FLOAT, ["n", k])],
+        [w_then])
+    else_graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w_else"], ["else_out"])],
+        "else", [], [helper.make_tensor_value_info("else_out", TensorProto.FLOAT, ["n", k])],
+        [w_else])
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["x2"]),
+        helper.make_node("If", ["mode"], ["branch"], then_branch=then_graph,
+                         else_branch=else_graph),
+        helper.make_node("Relu", ["branch"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "if_runtime_branch",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", c]),
+         helper.make_tensor_value_info("mode", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", k])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def fcn(path):
+    """A segmentation/detection-style CNN over a symbolic batch, height and
+    width: strided Conv+Relu, Conv+BatchNorm, MaxPool, a 1x1 head with a
+    Sigmoid ([n, 4, ~h/4, ~w/4]) and a pooled classifier ([n, 5])."""
+    rng = np.random.default_rng(31)
+    w = lambda *s: rng.standard_normal(s).astype(np.float32) * 0.3  # noqa: E731
+    inits = [
+        const("w1", w(8, 3, 3, 3)), const("b1", w(8)),
+        const("w2", w(8, 8, 3, 3)),
+        const("scale", (1 + 0.1 * rng.standard_normal(8)).astype(np.float32)),
+        const("bias", w(8)), const("mean", w(8)),
+        const("var", (1 + 0.1 * rng.random(8)).astype(np.float32)),
+        const("w3", w(4, 8, 1, 1)), const("b3", w(4)),
+        const("wc", w(5, 8)), const("bc", w(5)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c2", "scale", "bias", "mean", "var"], ["bn"]),
+        helper.make_node("Relu", ["bn"], ["r2"]),
+        helper.make_node("MaxPool", ["r2"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p", "w3", "b3"], ["head"]),
+        helper.make_node("Sigmoid", ["head"], ["mask"]),
+        helper.make_node("GlobalAveragePool", ["r2"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "wc", "bc"], ["logits"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "fcn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
+        [helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["n", 4, None, None]),
+         helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", 5])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
 if __name__ == "__main__":
     out = sys.argv[1]
     encoder_block(f"{out}/encoder_block.onnx")
     kv_concat(f"{out}/kv_concat.onnx")
     add_two_symbols(f"{out}/add_two_symbols.onnx")
+    if_runtime_branch(f"{out}/if_runtime_branch.onnx")
+    fcn(f"{out}/fcn.onnx")
