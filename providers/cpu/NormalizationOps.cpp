@@ -729,6 +729,17 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
   int64_t count = 1;
   for (int64_t dd : dims)
     count *= xt.getDimSize(dd);
+  // Reduced dims of run-time size: the count of a Mean is a run-time value.
+  Value countV;
+  if (llvm::any_of(dims, [&](int64_t dd) { return xt.isDynamicDim(dd); })) {
+    Value n = b.create<arith::ConstantIndexOp>(loc, 1);
+    for (int64_t dd : dims)
+      n = b.create<arith::MulIOp>(loc, n, dimSize(b, loc, x, dd));
+    countV = b.create<arith::IndexCastOp>(loc, b.getI64Type(), n);
+    countV = isFloat(elt) ? (Value)b.create<arith::SIToFPOp>(loc, elt, countV)
+             : elt.isInteger(64) ? countV
+                                 : (Value)b.create<arith::TruncIOp>(loc, elt, countV);
+  }
   Value input = x;
   if (kind == "SumSquare" || kind == "L2")
     input = elementwise(b, loc, xt, ValueRange{x}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -774,8 +785,9 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
       }
       if (kind == "LogSum" || kind == "LogSumExp")
         return nb.create<math::LogOp>(l, a[0]);
-      return fl ? (Value)nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count))
-                : (Value)nb.create<arith::DivSIOp>(l, a[0], cst(nb, l, elt, count));
+      Value c = countV ? countV : cst(nb, l, elt, count);
+      return fl ? (Value)nb.create<arith::DivFOp>(l, a[0], c)
+                : (Value)nb.create<arith::DivSIOp>(l, a[0], c);
     });
   r = reshapeTo(b, loc, r, out);
   if (intOut)

@@ -481,28 +481,16 @@ Results lowerGather(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{r};
 }
 
-/// The dims an op reduces over (normalizations: `axis` to the end;
-/// reductions: `axes`) must be static: the lowerings divide by their count.
+/// The dims a normalization reduces over (`axis` to the end) must be
+/// static: the lowerings divide by their count.
 bool staticReducedDims(Operation *op, std::string &why) {
   auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   if (!xt)
     return false;
-  StringRef name = op->getName().getStringRef();
   SmallVector<int64_t> dims;
-  if (name.starts_with("onnx.Reduce")) {
-    std::optional<SmallVector<int64_t>> axes;
-    if (op->getNumOperands() > 1 && !isNone(op->getOperand(1)))
-      axes = getConstantInts(op->getOperand(1));
-    if (!axes || axes->empty()) {
-      why = "with run-time sizes, needs constant, non-empty axes";
-      return false;
-    }
-    dims = *axes;
-  } else {
-    int64_t axis = getIntAttr(op, "axis", -1);
-    for (int64_t i = axis < 0 ? axis + xt.getRank() : axis; i < xt.getRank(); ++i)
-      dims.push_back(i);
-  }
+  int64_t axis = getIntAttr(op, "axis", -1);
+  for (int64_t i = axis < 0 ? axis + xt.getRank() : axis; i < xt.getRank(); ++i)
+    dims.push_back(i);
   for (int64_t d : dims) {
     int64_t i = d < 0 ? d + xt.getRank() : d;
     if (i < 0 || i >= xt.getRank() || xt.isDynamicDim(i)) {
@@ -514,6 +502,14 @@ bool staticReducedDims(Operation *op, std::string &why) {
 }
 
 bool anyCheck(Operation *, std::string &) { return true; }
+
+bool constantReduceAxes(Operation *op, std::string &why) {
+  if (op->getNumOperands() < 2 || isNone(op->getOperand(1)) ||
+      getConstantInts(op->getOperand(1)))
+    return true;
+  why = "with run-time sizes, needs constant axes";
+  return false;
+}
 
 /// Conv and MaxPool with run-time spatial sizes: explicit pads (or VALID),
 /// floor mode, no MaxPool indices.
@@ -544,10 +540,12 @@ void registerRuntimeSizeOps(LoweringTable &m) {
       entry.second.dynamic = {entry.second.lower, anyCheck};
   for (const char *k : {"MatMul", "Gemm", "Softmax", "LogSoftmax", "Identity", "Cast", "CastLike"})
     m[k].dynamic = {m[k].lower, anyCheck};
-  for (const char *k : {"LayerNormalization", "RMSNormalization", "ReduceSum", "ReduceMean",
-                        "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
-                        "ReduceL2"})
+  for (const char *k : {"LayerNormalization", "RMSNormalization"})
     m[k].dynamic = {m[k].lower, staticReducedDims};
+  // Reductions count the reduced elements at run time (NormalizationOps.cpp).
+  for (const char *k : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                        "ReduceSumSquare", "ReduceL1", "ReduceL2"})
+    m[k].dynamic = {m[k].lower, constantReduceAxes};
   // Squeeze/Unsqueeze only add or drop dims of size 1, which reshapeTo
   // handles with run-time sizes.
   for (const char *k : {"Squeeze", "Unsqueeze"})

@@ -33,6 +33,7 @@ CASES = {
         {"x": (2, 3, 480, 800)},
         {"x": (1, 3, 97, 61)},
     ],
+    "across_batch": [{"x": (1, 4)}, {"x": (6, 4)}],
     # (bool inputs are given as arrays below)
     "if_runtime_branch": [
         {"x": (1, 6), "mode": True},
@@ -100,6 +101,7 @@ def main():
     make_models.add_two_symbols(f"{work}/add_two_symbols.onnx")
     make_models.if_runtime_branch(f"{work}/if_runtime_branch.onnx")
     make_models.fcn(f"{work}/fcn.onnx")
+    make_models.across_batch(f"{work}/across_batch.onnx")
     checks = Checks()
     rng = np.random.default_rng(3)
     for name, cases in CASES.items():

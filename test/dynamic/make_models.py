@@ -172,6 +172,22 @@ def fcn(path):
     onnx.save(model, path)
 
 
+def across_batch(path):
+    """Ops that mix samples (a Softmax and a mean over the batch axis), which
+    the per-sample scheme refuses: kiln falls back to run-time sizes."""
+    nodes = [helper.make_node("Softmax", ["x"], ["s"], axis=0),
+             helper.make_node("ReduceMean", ["x", "axes"], ["m"], keepdims=1),
+             helper.make_node("Sub", ["s", "m"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "across_batch",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])],
+        [const("axes", np.array([0], dtype=np.int64))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
 if __name__ == "__main__":
     out = sys.argv[1]
     encoder_block(f"{out}/encoder_block.onnx")
@@ -179,3 +195,4 @@ if __name__ == "__main__":
     add_two_symbols(f"{out}/add_two_symbols.onnx")
     if_runtime_branch(f"{out}/if_runtime_branch.onnx")
     fcn(f"{out}/fcn.onnx")
+    across_batch(f"{out}/across_batch.onnx")
