@@ -166,13 +166,8 @@ std::string sizeExpr(const std::vector<int64_t> &program, const std::vector<std:
       return "";
     }
   }
-  if (stack.size() != 1)
-    return "";
-  // Drop the outer parentheses of a sum.
-  std::string e = stack[0];
-  if (e.size() > 2 && e.front() == '(' && e.back() == ')')
-    e = e.substr(1, e.size() - 2);
-  return e;
+  // (A sum keeps its parentheses: num_elements_at multiplies the dims.)
+  return stack.size() == 1 ? stack[0] : "";
 }
 
 /// A shape-variant tensor's dimensions as C++ expressions of the sizes
