@@ -200,6 +200,42 @@ Results lowerConcat(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{acc};
 }
 
+/// MatMul of [..., M, K] by a 2-D [K, N] (a layer's weights): one GEMM
+/// over all rows (batch x sequence), whose run-time M
+/// kiln-cpu-vectorize-contractions splits into blocks of static size.
+Results lowerMatMul(OpBuilder &b, Operation *op, const LowerFn &matmul) {
+  Location l = op->getLoc();
+  Value a = op->getOperand(0), w = op->getOperand(1);
+  auto at = typeOf(a), wt = typeOf(w), out = resultType(op);
+  if (at.getRank() < 3 || wt.getRank() != 2 || out.getRank() != at.getRank())
+    return matmul(b, op);
+  int64_t r = at.getRank();
+  ReassociationIndices lead;
+  for (int64_t i = 0; i < r - 1; ++i)
+    lead.push_back(i);
+  SmallVector<ReassociationIndices> groups = {lead, {r - 1}};
+  Value rows = b.create<tensor::CollapseShapeOp>(l, a, groups);
+  auto flatOut = RankedTensorType::get({ShapedType::kDynamic, out.getDimSize(r - 1)},
+                                       out.getElementType());
+  // The same op on the collapsed rows (its attributes: bias, activation).
+  OperationState state(l, op->getName(), ValueRange{rows, w}, TypeRange{flatOut},
+                       op->getAttrs());
+  Operation *flat = b.create(state);
+  Results res = matmul(b, flat);
+  flat->erase();
+  if (failed(res))
+    return failure();
+  // (tensor.reshape: MLIR 19 cannot bufferize an expand_shape of run-time
+  // size.)
+  SmallVector<Value> shape;
+  for (int64_t i = 0; i < r - 1; ++i)
+    shape.push_back(toI64(b, l, dimSize(b, l, a, i)));
+  shape.push_back(b.create<arith::ConstantIntOp>(l, out.getDimSize(r - 1), 64));
+  auto shapeType = RankedTensorType::get({r}, b.getI64Type());
+  Value shapeTensor = b.create<tensor::FromElementsOp>(l, shapeType, shape);
+  return SmallVector<Value>{b.create<tensor::ReshapeOp>(l, out, (*res)[0], shapeTensor)};
+}
+
 /// Element `i` of a 1-D int tensor (or the scalar) as an index value.
 Value elementAt(OpBuilder &b, Location l, Value t, int64_t i) {
   if (auto c = getConstantInts(t))
@@ -538,8 +574,12 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   for (auto &entry : m)
     if (entry.second.elementwise)
       entry.second.dynamic = {entry.second.lower, anyCheck};
-  for (const char *k : {"MatMul", "Gemm", "Softmax", "LogSoftmax", "Identity", "Cast", "CastLike"})
+  for (const char *k : {"Gemm", "Softmax", "LogSoftmax", "Identity", "Cast", "CastLike"})
     m[k].dynamic = {m[k].lower, anyCheck};
+  m["MatMul"].dynamic = {[matmul = m["MatMul"].lower](OpBuilder &b, Operation *op) {
+                           return lowerMatMul(b, op, matmul);
+                         },
+                         anyCheck};
   for (const char *k : {"LayerNormalization", "RMSNormalization"})
     m[k].dynamic = {m[k].lower, staticReducedDims};
   // Reductions count the reduced elements at run time (NormalizationOps.cpp).

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Export benchmark models with symbolic (dim_param) dimensions.
+
+Regenerate everything (from the repo root; either interpreter works, each
+step re-runs itself under the interpreter that has what it needs):
+
+  python3 bench/export_dynamic_models.py [OUTDIR]
+
+which amounts to these three commands:
+
+  /tmp/hfvenv/bin/python bench/export_dynamic_models.py --step torch [OUTDIR]
+      bert_dyn and gpt2_dyn (needs torch 1.13 and transformers==4.30.2)
+  python3 bench/export_dynamic_models.py --step resnet [OUTDIR]
+      resnet18_dyn from ../shared/models/resnet18/model.onnx (needs onnx)
+  python3 bench/check_dynamic_models.py [OUTDIR]
+      runs each model in ONNX Runtime at several shapes (needs onnxruntime)
+
+OUTDIR defaults to build/bench_models under the repo root. Interpreters:
+--torch-python (default $KILN_TORCH_PYTHON or /tmp/hfvenv/bin/python) and
+--onnx-python (default $KILN_ONNX_PYTHON or python3). No network access:
+the Hugging Face models are built from configs with random weights
+(torch.manual_seed(0)), never from_pretrained.
+
+Writes:
+  OUTDIR/bert_dyn/model.onnx      BertModel (shape of google/bert_uncased_L-2_H-128_A-2)
+      in:  input_ids, attention_mask  int64 [batch, sequence]
+      out: last_hidden_state          float [batch, sequence, 128]
+  OUTDIR/gpt2_dyn/model.onnx      GPT2LMHeadModel (n_embd 128, 2 layers, 2 heads), one
+                                  decoder step with the KV cache (as test/models/hf/export_hf.py)
+      in:  input_ids [batch, seq], attention_mask [batch, total_seq],
+           past_key_values.{0,1}.{key,value} [batch, 2, past_seq, 64]
+      out: logits [batch, seq, 50257], present.{0,1}.{key,value} [batch, 2, total_seq, 64]
+  OUTDIR/resnet18_dyn/model.onnx  resnet18 with input [N, 3, H, W], output [N, 1000]
+"""
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.abspath(__file__)
+OPSET = 14
+RESNET_SRC = os.path.join(ROOT, "..", "shared", "models", "resnet18", "model.onnx")
+
+
+def have(*mods):
+    return all(importlib.util.find_spec(m) is not None for m in mods)
+
+
+# --------------------------------------------------------------------------- torch step
+
+def export_bert(outdir):
+    import torch
+    from transformers import BertConfig, BertModel
+
+    class LastHidden(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask):
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                             return_dict=True)
+            return out.last_hidden_state
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=128, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=512,
+                        max_position_embeddings=512)
+    wrapper = LastHidden(BertModel(config).eval()).eval()
+
+    batch, seq = 2, 16
+    input_ids = torch.randint(0, config.vocab_size, (batch, seq), dtype=torch.int64)
+    attention_mask = torch.ones(batch, seq, dtype=torch.int64)
+    attention_mask[1, 12:] = 0
+
+    names_in = ["input_ids", "attention_mask"]
+    names_out = ["last_hidden_state"]
+    dyn = {n: {0: "batch", 1: "sequence"} for n in names_in + names_out}
+    d = os.path.join(outdir, "bert_dyn")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    with torch.no_grad():
+        torch.onnx.export(wrapper, (input_ids, attention_mask), path,
+                          input_names=names_in, output_names=names_out,
+                          dynamic_axes=dyn, opset_version=OPSET,
+                          do_constant_folding=True)
+    print(f"wrote {path}")
+
+
+def export_gpt2(outdir):
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    class GPT2Step(torch.nn.Module):
+        """forward(input_ids, attention_mask, *flat_past) -> (logits, *flat_present)."""
+
+        def __init__(self, model, n_layer):
+            super().__init__()
+            self.model = model
+            self.n_layer = n_layer
+
+        def forward(self, input_ids, attention_mask, *flat_past):
+            past = tuple((flat_past[2 * i], flat_past[2 * i + 1]) for i in range(self.n_layer))
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                             past_key_values=past, use_cache=True, return_dict=True)
+            flat_present = []
+            for k, v in out.past_key_values:
+                flat_present += [k, v]
+            return (out.logits, *flat_present)
+
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=50257, n_embd=128, n_layer=2, n_head=2,
+                        n_positions=1024, use_cache=True)
+    model = GPT2LMHeadModel(config).eval()
+    wrapper = GPT2Step(model, config.n_layer).eval()
+
+    batch, past_len, seq = 2, 4, 3
+    head_dim = config.n_embd // config.n_head
+    input_ids = torch.randint(0, config.vocab_size, (batch, seq), dtype=torch.int64)
+    attention_mask = torch.ones(batch, past_len + seq, dtype=torch.int64)
+    flat_past = []
+    for _ in range(config.n_layer):
+        flat_past.append(torch.randn(batch, config.n_head, past_len, head_dim))
+        flat_past.append(torch.randn(batch, config.n_head, past_len, head_dim))
+
+    names_in = ["input_ids", "attention_mask"]
+    names_out = ["logits"]
+    dyn = {"input_ids": {0: "batch", 1: "seq"},
+           "attention_mask": {0: "batch", 1: "total_seq"},
+           "logits": {0: "batch", 1: "seq"}}
+    for i in range(config.n_layer):
+        for kv in ("key", "value"):
+            n = f"past_key_values.{i}.{kv}"
+            names_in.append(n)
+            dyn[n] = {0: "batch", 2: "past_seq"}
+            n = f"present.{i}.{kv}"
+            names_out.append(n)
+            dyn[n] = {0: "batch", 2: "total_seq"}
+
+    d = os.path.join(outdir, "gpt2_dyn")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    with torch.no_grad():
+        torch.onnx.export(wrapper, (input_ids, attention_mask, *flat_past), path,
+                          input_names=names_in, output_names=names_out,
+                          dynamic_axes=dyn, opset_version=OPSET,
+                          do_constant_folding=True)
+    print(f"wrote {path}")
+
+
+def step_torch(outdir):
+    import torch
+    import transformers
+    print(f"torch {torch.__version__}, transformers {transformers.__version__}")
+    export_bert(outdir)
+    export_gpt2(outdir)
+
+
+# --------------------------------------------------------------------------- resnet step
+
+def set_dims(value_info, params):
+    """params: {axis: dim_param}; the other dims keep their values."""
+    dims = value_info.type.tensor_type.shape.dim
+    for axis, name in params.items():
+        dims[axis].Clear()
+        dims[axis].dim_param = name
+
+
+def step_resnet(outdir, src):
+    import onnx
+
+    if not os.path.exists(src):
+        print(f"resnet18_dyn: skipped, {src} not found")
+        return
+    m = onnx.load(src)
+    g = m.graph
+    inits = {i.name for i in g.initializer}
+    inputs = [i for i in g.input if i.name not in inits]
+    assert len(inputs) == 1 and len(g.output) == 1, "expected one input and one output"
+    set_dims(inputs[0], {0: "N", 2: "H", 3: "W"})
+    set_dims(g.output[0], {0: "N"})
+    # Intermediate shapes were fixed for 1x3x224x224; let them be re-inferred.
+    del g.value_info[:]
+
+    # A Reshape to a constant shape with a hard-coded batch would break other
+    # batches; make it copy the batch (0 with allowzero=0) instead. Flatten
+    # (any axis) and the rest of the graph need no change.
+    consts = {i.name: i for i in g.initializer}
+    for n in g.node:
+        if n.op_type == "Constant":
+            for a in n.attribute:
+                if a.name == "value":
+                    consts[n.output[0]] = a.t
+    edits = []
+    for n in g.node:
+        if n.op_type != "Reshape" or n.input[1] not in consts:
+            continue
+        shape = onnx.numpy_helper.to_array(consts[n.input[1]])
+        allowzero = any(a.name == "allowzero" and a.i for a in n.attribute)
+        if shape.ndim == 1 and len(shape) >= 2 and shape[0] == 1 and not allowzero:
+            new = shape.copy()
+            new[0] = 0
+            name = n.input[1] + "_batch0"
+            g.initializer.append(onnx.numpy_helper.from_array(new, name))
+            n.input[1] = name
+            edits.append(f"{n.name}: shape {shape.tolist()} -> {new.tolist()}")
+    for e in edits:
+        print(f"resnet18_dyn: edited Reshape {e}")
+    if not edits:
+        print("resnet18_dyn: no Reshape with a hard-coded batch (the graph uses "
+              "Flatten axis=1); only the input/output dims changed")
+
+    # Check that the shapes infer with the symbolic dims, but save without
+    # value_info: consumers re-infer (the inferred H/W would be unk__N dims).
+    onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
+    onnx.checker.check_model(m)
+    d = os.path.join(outdir, "resnet18_dyn")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(m, path)
+    print(f"wrote {path}")
+
+
+# --------------------------------------------------------------------------- driver
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("outdir", nargs="?", default=os.path.join(ROOT, "build", "bench_models"))
+    ap.add_argument("--step", choices=["all", "torch", "resnet", "check"], default="all")
+    ap.add_argument("--torch-python",
+                    default=os.environ.get("KILN_TORCH_PYTHON", "/tmp/hfvenv/bin/python"))
+    ap.add_argument("--onnx-python", default=os.environ.get("KILN_ONNX_PYTHON", "python3"))
+    ap.add_argument("--resnet-src", default=RESNET_SRC)
+    ap.add_argument("--no-check", action="store_true", help="skip the ONNX Runtime check")
+    args = ap.parse_args()
+    outdir = os.path.abspath(args.outdir)
+    os.makedirs(outdir, exist_ok=True)
+
+    def delegate(python, step):
+        cmd = [python, HERE, "--step", step, "--resnet-src", args.resnet_src, outdir]
+        print("+ " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True)
+
+    if args.step in ("all", "torch"):
+        if have("torch", "transformers"):
+            step_torch(outdir)
+        elif args.step == "all":
+            delegate(args.torch_python, "torch")
+        else:
+            sys.exit("--step torch needs torch and transformers")
+    if args.step in ("all", "resnet"):
+        if have("onnx"):
+            step_resnet(outdir, args.resnet_src)
+        elif args.step == "all":
+            delegate(args.onnx_python, "resnet")
+        else:
+            sys.exit("--step resnet needs onnx")
+    if args.step == "check" or (args.step == "all" and not args.no_check):
+        check = os.path.join(os.path.dirname(HERE), "check_dynamic_models.py")
+        python = sys.executable if have("onnx", "onnxruntime") else args.onnx_python
+        cmd = [python, check, outdir]
+        print("+ " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True)
+
+
+if __name__ == "__main__":
+    main()
