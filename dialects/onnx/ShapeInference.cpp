@@ -904,6 +904,16 @@ LogicalResult splitRule(const Ctx &c) {
 LogicalResult expandRule(const Ctx &c) {
   auto x = c.in(0);
   auto shape = constInts(c, 1);
+  // A shape computed at run time of known length gives the rank: dims of
+  // x that are not 1 stay (ONNX broadcasts the two), others are unknown.
+  if (auto st = c.in(1); x && !shape && st && st.getRank() == 1 && !st.isDynamicDim(0)) {
+    int64_t r = std::max<int64_t>(x.getRank(), st.getDimSize(0));
+    SmallVector<int64_t> out(r, kDyn);
+    for (int64_t i = 0; i < x.getRank(); ++i)
+      if (int64_t d = x.getDimSize(i); d != 1 && d != kDyn)
+        out[r - x.getRank() + i] = d;
+    return c.set(0, out, x.getElementType());
+  }
   if (!x || !shape)
     return success();
   SmallVector<int64_t> s(x.getShape()), out;

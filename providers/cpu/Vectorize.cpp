@@ -34,8 +34,12 @@
 //      to one vector of up to 16 lanes along the innermost loop and
 //      vectorizes them: LLVM's loop vectorizer leaves short inner loops
 //      scalar.
-// Anything else (other bodies, integer types, dynamic shapes, device ops)
-// is left to the naive loops.
+//   0. first splits a contraction whose only run-time extent is its rows
+//      (batch x sequence against a layer's weights) into blocks of 64, then
+//      8 rows of static size, which the steps above then schedule; the last
+//      rows (fewer than 8) stay naive loops.
+// Anything else (other bodies, integer types, other dynamic shapes, device
+// ops) is left to the naive loops.
 //
 //===----------------------------------------------------------------------===//
 #include "providers/Passes.h"
@@ -404,6 +408,70 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
   });
   g.erase();
   return c;
+}
+
+/// A matmul-like generic whose only extent known at run time alone is its
+/// m loop (rows of A and C: batch x sequence), f32, no batch loops.
+bool hasRuntimeRowsOnly(linalg::GenericOp g, unsigned &m) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
+      g.getNumDpsInits() != 1)
+    return false;
+  for (Value v : g->getOperands()) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    if (!t || !t.getElementType().isF32())
+      return false;
+  }
+  if (!isMulAddBody(g))
+    return false;
+  auto mm = matchMatmul(g);
+  if (!mm || !mm->batch.empty())
+    return false;
+  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  for (unsigned d = 0; d < ranges.size(); ++d)
+    if (ShapedType::isDynamic(ranges[d]) != (d == mm->m))
+      return false;
+  m = mm->m;
+  return true;
+}
+
+/// Splits the m loop of `g` into blocks of `rows` rows: a loop over
+/// copies of `g` on views of static size (which the matmul rewrite
+/// schedules), then one copy on the rows left (returned, of run-time size).
+linalg::GenericOp blockRows(linalg::GenericOp g, unsigned m, int64_t rows) {
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  Value c = g.getDpsInits()[0];
+  Value total = b.create<memref::DimOp>(loc, c, *positionOf(maps[2], m));
+  Value step = b.create<arith::ConstantIndexOp>(loc, rows);
+  Value full = b.create<arith::MulIOp>(loc, b.create<arith::DivUIOp>(loc, total, step), step);
+  // Each operand's view at rows [at, at + size).
+  auto views = [&](OpBuilder &vb, Value at, OpFoldResult size) {
+    SmallVector<Value> operands;
+    for (auto [v, map] : llvm::zip(g->getOperands(), maps)) {
+      auto t = cast<MemRefType>(v.getType());
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      for (unsigned j = 0; j < map.getNumResults(); ++j) {
+        bool isM = dimOf(map.getResult(j)) == m;
+        offsets.push_back(isM ? OpFoldResult(at) : vb.getIndexAttr(0));
+        sizes.push_back(isM ? size : vb.getIndexAttr(t.getDimSize(j)));
+        strides.push_back(vb.getIndexAttr(1));
+      }
+      operands.push_back(vb.create<memref::SubViewOp>(loc, v, offsets, sizes, strides));
+    }
+    Operation *copy = vb.clone(*g);
+    copy->setOperands(operands);
+    return cast<linalg::GenericOp>(copy);
+  };
+  auto loop = b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0), full, step);
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    views(lb, loop.getInductionVar(), lb.getIndexAttr(rows));
+  }
+  Value left = b.create<arith::SubIOp>(loc, total, full);
+  linalg::GenericOp rest = views(b, full, left);
+  g.erase();
+  return rest;
 }
 
 /// The number of groups of a 2-D convolution as the CPU provider emits it,
@@ -1194,6 +1262,18 @@ struct CpuVectorizeContractionsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int64_t nextId = 0;
+    // Contractions over a run-time number of rows: blocks of 64 rows, then
+    // of 8, of static size; the last rows stay naive loops.
+    if (matmul) {
+      SmallVector<std::pair<linalg::GenericOp, unsigned>> runtimeRows;
+      module.walk([&](linalg::GenericOp g) {
+        unsigned m;
+        if (hasRuntimeRowsOnly(g, m))
+          runtimeRows.push_back({g, m});
+      });
+      for (auto [g, m] : runtimeRows)
+        blockRows(blockRows(g, m, 64), m, 8);
+    }
     SmallVector<linalg::GenericOp> generics;
     module.walk([&](linalg::GenericOp g) {
       if (isCandidate(g))
