@@ -34,10 +34,11 @@
 //      to one vector of up to 16 lanes along the innermost loop and
 //      vectorizes them: LLVM's loop vectorizer leaves short inner loops
 //      scalar.
-//   0. first splits a contraction whose only run-time extent is its rows
-//      (batch x sequence against a layer's weights) into blocks of 64, then
-//      8 rows of static size, which the steps above then schedule; the last
-//      rows (fewer than 8) stay naive loops.
+//   0. first splits the run-time loops of a contraction into blocks of
+//      static size, which the steps above then schedule: rows (batch x
+//      sequence against a layer's weights) by 64, then 8; attention's heads
+//      by 1 and its sequence dims by 32 (n), 8 (m) and 64 (k). What is
+//      left over (fewer than 8 rows, 32 columns, 64 terms) stays naive.
 // Anything else (other bodies, integer types, other dynamic shapes, device
 // ops) is left to the naive loops.
 //
@@ -410,51 +411,56 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
   return c;
 }
 
-/// A matmul-like generic whose only extent known at run time alone is its
-/// m loop (rows of A and C: batch x sequence), f32, no batch loops.
-bool hasRuntimeRowsOnly(linalg::GenericOp g, unsigned &m) {
+/// A matmul-like f32 generic on buffers some of whose loops have run-time
+/// extents (rows = batch x sequence; attention's heads and sequence
+/// lengths).
+std::optional<MatmulMatch> matchRuntimeContraction(linalg::GenericOp g) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
       g.getNumDpsInits() != 1)
-    return false;
+    return std::nullopt;
   for (Value v : g->getOperands()) {
     auto t = dyn_cast<MemRefType>(v.getType());
     if (!t || !t.getElementType().isF32())
-      return false;
+      return std::nullopt;
   }
   if (!isMulAddBody(g))
-    return false;
+    return std::nullopt;
   auto mm = matchMatmul(g);
-  if (!mm || !mm->batch.empty())
-    return false;
   SmallVector<int64_t> ranges = g.getStaticLoopRanges();
-  for (unsigned d = 0; d < ranges.size(); ++d)
-    if (ShapedType::isDynamic(ranges[d]) != (d == mm->m))
-      return false;
-  m = mm->m;
-  return true;
+  if (!mm || llvm::none_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r); }))
+    return std::nullopt;
+  return mm;
 }
 
-/// Splits the m loop of `g` into blocks of `rows` rows: a loop over
-/// copies of `g` on views of static size (which the matmul rewrite
-/// schedules), then one copy on the rows left (returned, of run-time size).
-linalg::GenericOp blockRows(linalg::GenericOp g, unsigned m, int64_t rows) {
+/// Splits loop `d` of `g` into blocks of `size`: a loop over copies of `g`
+/// on views that are `size` long along it (returned first), then, for
+/// size > 1, one copy on what is left (returned second, of run-time
+/// extent), which stays naive loops unless split further.
+std::pair<linalg::GenericOp, linalg::GenericOp> blockLoop(linalg::GenericOp g, unsigned d,
+                                                          int64_t size) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  Value c = g.getDpsInits()[0];
-  Value total = b.create<memref::DimOp>(loc, c, *positionOf(maps[2], m));
-  Value step = b.create<arith::ConstantIndexOp>(loc, rows);
-  Value full = b.create<arith::MulIOp>(loc, b.create<arith::DivUIOp>(loc, total, step), step);
-  // Each operand's view at rows [at, at + size).
-  auto views = [&](OpBuilder &vb, Value at, OpFoldResult size) {
+  Value total;
+  for (auto [v, map] : llvm::zip(g->getOperands(), maps))
+    if (auto p = positionOf(map, d); p && !total)
+      total = b.create<memref::DimOp>(loc, v, *p);
+  Value step = b.create<arith::ConstantIndexOp>(loc, size);
+  Value full = size == 1 ? total
+                         : (Value)b.create<arith::MulIOp>(
+                               loc, b.create<arith::DivUIOp>(loc, total, step), step);
+  // A copy of `g` on each operand's view at [at, at + extent) along d.
+  auto copyAt = [&](OpBuilder &vb, Value at, OpFoldResult extent) {
     SmallVector<Value> operands;
     for (auto [v, map] : llvm::zip(g->getOperands(), maps)) {
       auto t = cast<MemRefType>(v.getType());
       SmallVector<OpFoldResult> offsets, sizes, strides;
       for (unsigned j = 0; j < map.getNumResults(); ++j) {
-        bool isM = dimOf(map.getResult(j)) == m;
-        offsets.push_back(isM ? OpFoldResult(at) : vb.getIndexAttr(0));
-        sizes.push_back(isM ? size : vb.getIndexAttr(t.getDimSize(j)));
+        bool along = dimOf(map.getResult(j)) == d;
+        offsets.push_back(along ? OpFoldResult(at) : vb.getIndexAttr(0));
+        sizes.push_back(along                ? extent
+                        : t.isDynamicDim(j) ? OpFoldResult(vb.create<memref::DimOp>(loc, v, j))
+                                            : vb.getIndexAttr(t.getDimSize(j)));
         strides.push_back(vb.getIndexAttr(1));
       }
       operands.push_back(vb.create<memref::SubViewOp>(loc, v, offsets, sizes, strides));
@@ -464,14 +470,43 @@ linalg::GenericOp blockRows(linalg::GenericOp g, unsigned m, int64_t rows) {
     return cast<linalg::GenericOp>(copy);
   };
   auto loop = b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0), full, step);
-  {
-    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-    views(lb, loop.getInductionVar(), lb.getIndexAttr(rows));
-  }
-  Value left = b.create<arith::SubIOp>(loc, total, full);
-  linalg::GenericOp rest = views(b, full, left);
+  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  linalg::GenericOp inner = copyAt(lb, loop.getInductionVar(), lb.getIndexAttr(size));
+  linalg::GenericOp rest;
+  if (size > 1)
+    rest = copyAt(b, full, OpFoldResult(b.create<arith::SubIOp>(loc, total, full).getResult()));
   g.erase();
-  return rest;
+  return {inner, rest};
+}
+
+/// Blocks every run-time loop of a contraction to a static size, batch
+/// loops by 1, then n by 32 and m by 8 (one register tile of the schedule)
+/// and k by 64;
+/// a contraction whose only run-time loop is m (a layer's weights against
+/// batch x sequence rows) first by 64 rows, for the cache tiles.
+void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
+  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  SmallVector<unsigned> dynamic;
+  for (unsigned d = 0; d < ranges.size(); ++d)
+    if (ShapedType::isDynamic(ranges[d]))
+      dynamic.push_back(d);
+  if (dynamic.empty())
+    return;
+  if (dynamic.size() == 1 && dynamic[0] == mm.m) {
+    auto [big, left] = blockLoop(g, mm.m, 64);
+    blockLoop(left, mm.m, 8);
+    return;
+  }
+  // Batch loops first, then n, m and k (the reduction: each block adds
+  // its part to C, as the naive loop does).
+  auto batchLoop = llvm::find_if(
+      dynamic, [&](unsigned x) { return x != mm.m && x != mm.n && x != mm.k; });
+  unsigned d = batchLoop != dynamic.end()              ? *batchLoop
+               : llvm::is_contained(dynamic, mm.n) ? mm.n
+               : llvm::is_contained(dynamic, mm.m) ? mm.m
+                                                     : mm.k;
+  int64_t size = d == mm.m ? 8 : d == mm.n ? 32 : d == mm.k ? 64 : 1;
+  blockRuntimeContraction(blockLoop(g, d, size).first, mm);
 }
 
 /// The number of groups of a 2-D convolution as the CPU provider emits it,
@@ -1265,14 +1300,13 @@ struct CpuVectorizeContractionsPass
     // Contractions over a run-time number of rows: blocks of 64 rows, then
     // of 8, of static size; the last rows stay naive loops.
     if (matmul) {
-      SmallVector<std::pair<linalg::GenericOp, unsigned>> runtimeRows;
+      SmallVector<std::pair<linalg::GenericOp, MatmulMatch>> runtime;
       module.walk([&](linalg::GenericOp g) {
-        unsigned m;
-        if (hasRuntimeRowsOnly(g, m))
-          runtimeRows.push_back({g, m});
+        if (auto mm = matchRuntimeContraction(g))
+          runtime.push_back({g, *mm});
       });
-      for (auto [g, m] : runtimeRows)
-        blockRows(blockRows(g, m, 64), m, 8);
+      for (auto [g, mm] : runtime)
+        blockRuntimeContraction(g, mm);
     }
     SmallVector<linalg::GenericOp> generics;
     module.walk([&](linalg::GenericOp g) {
