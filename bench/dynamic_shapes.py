@@ -47,13 +47,14 @@ def image_feeds(n, h, w):
     return {"input": np.random.default_rng(3).standard_normal((n, 3, h, w)).astype(np.float32)}
 
 
+# (model, label, inputs, flags of the run-time-size compile)
 CASES = [
-    ("bert_dyn", "bert (1, 128)", bert_feeds(1, 128)),
-    ("bert_dyn", "bert (4, 128)", bert_feeds(4, 128)),
-    ("bert_dyn", "bert (8, 128)", bert_feeds(8, 128)),
-    ("gpt2_dyn", "gpt2 decode step, past 128", gpt2_feeds(1, 128, 1)),
-    ("resnet18_dyn", "resnet18 (1, 224, 224)", image_feeds(1, 224, 224)),
-    ("resnet18_dyn", "resnet18 (8, 224, 224)", image_feeds(8, 224, 224)),
+    ("bert_dyn", "bert (1, 128)", bert_feeds(1, 128), ()),
+    ("bert_dyn", "bert (4, 128)", bert_feeds(4, 128), ()),
+    ("bert_dyn", "bert (8, 128)", bert_feeds(8, 128), ()),
+    ("gpt2_dyn", "gpt2 decode step, past 128", gpt2_feeds(1, 128, 1), ()),
+    ("resnet18_dyn", "resnet18 (1, 224, 224)", image_feeds(1, 224, 224), ()),
+    ("resnet18_dyn", "resnet18 (8, 224, 224)", image_feeds(8, 224, 224), ()),
 ]
 
 
@@ -61,8 +62,7 @@ def kiln_ms(kiln_run, lib, case_dir, feeds, iterations):
     args = []
     for k, v in feeds.items():
         path = os.path.join(case_dir, k.replace(".", "_") + ".npy")
-        if not os.path.exists(path):
-            np.save(path, v)
+        np.save(path, v)
         args += ["--input", f"{k}={path}"]
     r = subprocess.run([kiln_run, lib, *args, "--iterations", str(iterations), "--warmup", "2"],
                        capture_output=True, text=True)
@@ -106,20 +106,22 @@ def main():
     os.makedirs(work, exist_ok=True)
     cases = [c for c in CASES if not args.only or c[0] in args.only.split(",")]
     dyn_libs = {}
-    for name in sorted({c[0] for c in cases}):
+    for name, flags in sorted({(c[0], c[3]) for c in cases}):
         model = os.path.join(args.models_dir, name, "model.onnx")
-        out = os.path.join(work, name)
-        secs = compile_model(kiln, model, out)
+        lib = name + ("_batch" if flags else "")
+        out = os.path.join(work, lib)
+        secs = compile_model(kiln, model, out, flags)
         size = os.path.getsize(out + ".o")
-        print(f"{name}: compiled once with run-time sizes in {secs:.1f} s, object {size / 1e6:.2f} MB")
-        dyn_libs[name] = f"{os.path.dirname(out)}/lib{name}.so"
+        print(f"{lib}: compiled once with run-time sizes {' '.join(flags)} in {secs:.1f} s, "
+              f"object {size / 1e6:.2f} MB")
+        dyn_libs[(name, flags)] = f"{work}/lib{lib}.so"
     rows = []
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
-    for i, (name, label, feeds) in enumerate(cases):
+    for name, label, feeds, flags in cases:
         model = os.path.join(args.models_dir, name, "model.onnx")
-        case_dir = os.path.join(work, f"case{i}")
+        case_dir = os.path.join(work, "".join(c if c.isalnum() else "_" for c in label))
         os.makedirs(case_dir, exist_ok=True)
         pins = []
         for k, v in feeds.items():
@@ -129,7 +131,8 @@ def main():
         sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
         d, p, o = [], [], []
         for _ in range(args.rounds):
-            d.append(kiln_ms(kiln_run, dyn_libs[name], case_dir, feeds, args.iterations))
+            d.append(kiln_ms(kiln_run, dyn_libs[(name, flags)], case_dir, feeds,
+                             args.iterations))
             p.append(kiln_ms(kiln_run, f"{case_dir}/lib{name}_pinned.so", case_dir, feeds,
                              args.iterations))
             o.append(ort_ms(sess, feeds, args.iterations))

@@ -39,6 +39,8 @@
 //      sequence against a layer's weights) by 64, then 8; attention's heads
 //      by 1 and its sequence dims by 32 (n), 8 (m) and 64 (k). What is
 //      left over (fewer than 8 rows, 32 columns, 64 terms) stays naive.
+//      (Convolutions of run-time size stay naive: the im2col rewrite needs
+//      identity layouts, which a view of one image of a batch is not.)
 // Anything else (other bodies, integer types, other dynamic shapes, device
 // ops) is left to the naive loops.
 //
@@ -483,7 +485,7 @@ std::pair<linalg::GenericOp, linalg::GenericOp> blockLoop(linalg::GenericOp g, u
 /// loops by 1, then n by 32 and m by 8 (one register tile of the schedule)
 /// and k by 64;
 /// a contraction whose only run-time loop is m (a layer's weights against
-/// batch x sequence rows) first by 64 rows, for the cache tiles.
+/// batch x sequence rows) by 64 rows (for the cache tiles), then 8, then 1.
 void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
   SmallVector<int64_t> ranges = g.getStaticLoopRanges();
   SmallVector<unsigned> dynamic;
@@ -493,8 +495,10 @@ void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
   if (dynamic.empty())
     return;
   if (dynamic.size() == 1 && dynamic[0] == mm.m) {
+    // (The last rows one by one: a decode step's single row against the
+    // LM head is the largest contraction of its run.)
     auto [big, left] = blockLoop(g, mm.m, 64);
-    blockLoop(left, mm.m, 8);
+    blockLoop(blockLoop(left, mm.m, 8).second, mm.m, 1);
     return;
   }
   // Batch loops first, then n, m and k (the reduction: each block adds
