@@ -284,6 +284,77 @@ SmallVector<Value> windowOutputSizes(OpBuilder &b, Location loc, RankedTensorTyp
   return sizes;
 }
 
+/// A 2-D Conv of run-time size as one GEMM, laid out as the static im2col
+/// path does: the weights [m, c * kh * kw] times the patches of every
+/// output position ([c * kh * kw, n * oh * ow], gathered by a generic), a
+/// contraction whose run-time columns kiln-cpu-vectorize-contractions
+/// blocks into tiles of static size; then [m, n, oh, ow] to NCHW. `sizes`
+/// are the result's dynamic dims.
+Value im2colConv(OpBuilder &b, Location loc, Value padded, Value w, Operation *op,
+                 ArrayRef<Value> sizes, const Windows &win) {
+  MLIRContext *ctx = b.getContext();
+  auto wt = typeOf(w), out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t m = wt.getDimSize(0), c = wt.getDimSize(1), kh = wt.getDimSize(2), kw = wt.getDimSize(3);
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<Value> dims;
+  size_t next = 0;
+  for (int64_t i = 0; i < 4; ++i)
+    dims.push_back(out.isDynamicDim(i) ? sizes[next++]
+                                       : b.create<arith::ConstantIndexOp>(loc, out.getDimSize(i)));
+  constexpr int64_t kDyn = ShapedType::kDynamic;
+  // Patches: [c, kh, kw, n, oh, ow], loops in that order (ow innermost:
+  // rows of the input read along).
+  auto patchType = RankedTensorType::get({c, kh, kw, kDyn, kDyn, kDyn}, elt);
+  Value patchInit = emptyTensor(b, loc, patchType, ValueRange{dims[0], dims[2], dims[3]});
+  AffineMap xMap = AffineMap::get(
+      6, 0,
+      {d(3), d(0), d(4) * win.strides[0] + d(1) * win.dilations[0],
+       d(5) * win.strides[1] + d(2) * win.dilations[1]},
+      ctx);
+  auto gather = b.create<linalg::GenericOp>(
+      loc, TypeRange{patchType}, ValueRange{padded}, ValueRange{patchInit},
+      ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
+      SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location l, ValueRange a) { nb.create<linalg::YieldOp>(l, a[0]); });
+  Value cols = b.create<tensor::CollapseShapeOp>(
+      loc, gather.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+  Value weights = b.create<tensor::CollapseShapeOp>(
+      loc, w, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+  Value numCols =
+      b.create<arith::MulIOp>(loc, b.create<arith::MulIOp>(loc, dims[0], dims[2]), dims[3]);
+  auto accType = RankedTensorType::get({m, kDyn}, elt);
+  Value acc;
+  if (op->getNumOperands() > 2 && !isNone(op->getOperand(2)))
+    acc = mapped(b, loc, accType, ValueRange{op->getOperand(2)}, {AffineMap::get(2, 0, {d(0)}, ctx)},
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; }, ValueRange{numCols});
+  else
+    acc = filledTensor(b, loc, accType, 0.0, ValueRange{numCols});
+  // Loops (m, k, n), n innermost as the static lowering.
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{accType}, ValueRange{weights, cols}, ValueRange{acc},
+      ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(1)}, ctx),
+                          AffineMap::get(3, 0, {d(1), d(2)}, ctx),
+                          AffineMap::get(3, 0, {d(0), d(2)}, ctx)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel, utils::IteratorType::reduction,
+                                    utils::IteratorType::parallel},
+      [](OpBuilder &nb, Location l, ValueRange a) {
+        Value p = nb.create<arith::MulFOp>(l, a[0], a[1]);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, a[2], p)});
+      });
+  // [m, n * oh * ow] -> [m, n, oh, ow] -> NCHW.
+  auto mnhwType = RankedTensorType::get({m, kDyn, kDyn, kDyn}, elt);
+  SmallVector<Value> shape = {b.create<arith::ConstantIntOp>(loc, m, 64)};
+  for (Value v : {dims[0], dims[2], dims[3]})
+    shape.push_back(b.create<arith::IndexCastOp>(loc, b.getI64Type(), v));
+  Value shapeTensor = b.create<tensor::FromElementsOp>(
+      loc, RankedTensorType::get({4}, b.getI64Type()), shape);
+  Value mnhw = b.create<tensor::ReshapeOp>(loc, mnhwType, g.getResult(0), shapeTensor);
+  Value init = emptyTensor(b, loc, out, sizes);
+  return b.create<linalg::TransposeOp>(loc, mnhw, init, ArrayRef<int64_t>{1, 0, 2, 3})
+      ->getResult(0);
+}
+
 /// A depthwise Conv (one input and one output channel per group): loops n,
 /// m, o_1..o_{sp-1}, k_1..k_sp, o_sp, so that each output row is
 /// accumulated over the taps while it stays in cache, the innermost loop a
@@ -343,6 +414,8 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   }
   if (icg == 1 && ocg == 1 && group > 1)
     return withEpilogue(b, op, depthwiseConv(b, loc, padded, w, init, *window));
+  if (!out.hasStaticShape() && group == 1 && sp == 2 && wt.hasStaticShape())
+    return withEpilogue(b, op, im2colConv(b, loc, padded, w, op, sizes, *window));
   // Loops: n, m, c, k_1..k_sp, o_1..o_sp: output positions innermost, so the
   // inner loop is a contiguous (vectorizable) multiply-add over a row.
   int64_t nLoops = 2 + sp + 1 + sp;

@@ -38,9 +38,10 @@
 //      static size, which the steps above then schedule: rows (batch x
 //      sequence against a layer's weights) by 64, then 8; attention's heads
 //      by 1 and its sequence dims by 32 (n), 8 (m) and 64 (k). What is
-//      left over (fewer than 8 rows, 32 columns, 64 terms) stays naive.
-//      (Convolutions of run-time size stay naive: the im2col rewrite needs
-//      identity layouts, which a view of one image of a batch is not.)
+//      left over (fewer than 8 rows, 32 columns, 64 terms) stays naive. A
+//      contraction whose only run-time loop is n (a convolution of run-time
+//      size, lowered as weights x patches) takes blocks of 256, 32, 8, then
+//      1 columns.
 // Anything else (other bodies, integer types, other dynamic shapes, device
 // ops) is left to the naive loops.
 //
@@ -494,6 +495,13 @@ void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
       dynamic.push_back(d);
   if (dynamic.empty())
     return;
+  if (dynamic.size() == 1 && dynamic[0] == mm.n) {
+    // A convolution's output positions: wide blocks for the cache tiles,
+    // then narrower ones (layer 4 of a ResNet has 49 at batch 1).
+    auto left = blockLoop(blockLoop(g, mm.n, 256).second, mm.n, 32).second;
+    blockLoop(blockLoop(left, mm.n, 8).second, mm.n, 1);
+    return;
+  }
   if (dynamic.size() == 1 && dynamic[0] == mm.m) {
     // (The last rows one by one: a decode step's single row against the
     // LM head is the largest contraction of its run.)
