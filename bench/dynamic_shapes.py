@@ -21,7 +21,8 @@ import sys
 import time
 
 import numpy as np
-import onnxruntime as ort
+
+from run import ort_run_ms, ort_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -72,17 +73,6 @@ def kiln_ms(kiln_run, lib, case_dir, feeds, iterations):
     return json.loads(line)["median_ms"]
 
 
-def ort_ms(sess, feeds, iterations):
-    for _ in range(2):
-        sess.run(None, feeds)
-    times = []
-    for _ in range(iterations):
-        t = time.perf_counter()
-        sess.run(None, feeds)
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
-
-
 def compile_model(kiln, model, out, extra=()):
     t = time.perf_counter()
     r = subprocess.run([kiln, "compile", model, "-o", out, "-q", *extra],
@@ -116,9 +106,6 @@ def main():
               f"object {size / 1e6:.2f} MB")
         dyn_libs[(name, flags)] = f"{work}/lib{lib}.so"
     rows = []
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
     for name, label, feeds, flags in cases:
         model = os.path.join(args.models_dir, name, "model.onnx")
         case_dir = os.path.join(work, "".join(c if c.isalnum() else "_" for c in label))
@@ -128,14 +115,14 @@ def main():
             pins += ["--input-shape", f"{k}=" + ",".join(map(str, v.shape))]
         pinned = os.path.join(case_dir, f"{name}_pinned")
         compile_model(kiln, model, pinned, pins)
-        sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+        sess = ort_session(model)
         d, p, o = [], [], []
         for _ in range(args.rounds):
             d.append(kiln_ms(kiln_run, dyn_libs[(name, flags)], case_dir, feeds,
                              args.iterations))
             p.append(kiln_ms(kiln_run, f"{case_dir}/lib{name}_pinned.so", case_dir, feeds,
                              args.iterations))
-            o.append(ort_ms(sess, feeds, args.iterations))
+            o.append(ort_run_ms(sess, feeds, args.iterations, 2))
         med = statistics.median
         rows.append((label, med(d), med(p), med(o)))
         print(f"{label}: kiln dynamic {med(d):.2f} ms [{min(d):.2f}-{max(d):.2f}], pinned "

@@ -90,64 +90,15 @@ def export_bert(outdir):
 
 
 def export_gpt2(outdir):
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
+    sys.path.insert(0, os.path.join(ROOT, "test", "models", "hf"))
+    from export_hf import export_gpt2_step
+    from transformers import GPT2Config
 
-    class GPT2Step(torch.nn.Module):
-        """forward(input_ids, attention_mask, *flat_past) -> (logits, *flat_present)."""
-
-        def __init__(self, model, n_layer):
-            super().__init__()
-            self.model = model
-            self.n_layer = n_layer
-
-        def forward(self, input_ids, attention_mask, *flat_past):
-            past = tuple((flat_past[2 * i], flat_past[2 * i + 1]) for i in range(self.n_layer))
-            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                             past_key_values=past, use_cache=True, return_dict=True)
-            flat_present = []
-            for k, v in out.past_key_values:
-                flat_present += [k, v]
-            return (out.logits, *flat_present)
-
-    torch.manual_seed(0)
     config = GPT2Config(vocab_size=50257, n_embd=128, n_layer=2, n_head=2,
                         n_positions=1024, use_cache=True)
-    model = GPT2LMHeadModel(config).eval()
-    wrapper = GPT2Step(model, config.n_layer).eval()
-
-    batch, past_len, seq = 2, 4, 3
-    head_dim = config.n_embd // config.n_head
-    input_ids = torch.randint(0, config.vocab_size, (batch, seq), dtype=torch.int64)
-    attention_mask = torch.ones(batch, past_len + seq, dtype=torch.int64)
-    flat_past = []
-    for _ in range(config.n_layer):
-        flat_past.append(torch.randn(batch, config.n_head, past_len, head_dim))
-        flat_past.append(torch.randn(batch, config.n_head, past_len, head_dim))
-
-    names_in = ["input_ids", "attention_mask"]
-    names_out = ["logits"]
-    dyn = {"input_ids": {0: "batch", 1: "seq"},
-           "attention_mask": {0: "batch", 1: "total_seq"},
-           "logits": {0: "batch", 1: "seq"}}
-    for i in range(config.n_layer):
-        for kv in ("key", "value"):
-            n = f"past_key_values.{i}.{kv}"
-            names_in.append(n)
-            dyn[n] = {0: "batch", 2: "past_seq"}
-            n = f"present.{i}.{kv}"
-            names_out.append(n)
-            dyn[n] = {0: "batch", 2: "total_seq"}
-
     d = os.path.join(outdir, "gpt2_dyn")
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    with torch.no_grad():
-        torch.onnx.export(wrapper, (input_ids, attention_mask, *flat_past), path,
-                          input_names=names_in, output_names=names_out,
-                          dynamic_axes=dyn, opset_version=OPSET,
-                          do_constant_folding=True)
-    print(f"wrote {path}")
+    export_gpt2_step(config, d)
+    print(f"wrote {os.path.join(d, 'model.onnx')}")
 
 
 def step_torch(outdir):

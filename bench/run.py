@@ -26,12 +26,20 @@ from onnx import numpy_helper
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def ort_median_ms(model, feeds, iterations, warmup):
+def ort_session(model):
+    """ONNX Runtime on the CPU, one intra-op thread, all graph optimizations."""
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+
+
+def ort_median_ms(model, feeds, iterations, warmup):
+    return ort_run_ms(ort_session(model), feeds, iterations, warmup)
+
+
+def ort_run_ms(sess, feeds, iterations, warmup):
     for _ in range(warmup):
         sess.run(None, feeds)
     times = []

@@ -57,8 +57,11 @@ Results lowerConcat(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{acc};
 }
 
+/// Gather along `axis`; with run-time sizes (hidden[:, 0], a row of a
+/// table of run-time size) the result's dims are data's around the
+/// indices'.
 Results lowerGather(OpBuilder &b, Operation *op) {
-  Location loc = op->getLoc();
+  Location l = op->getLoc();
   MLIRContext *ctx = b.getContext();
   Value data = op->getOperand(0), indices = op->getOperand(1);
   auto dt = typeOf(data), it = typeOf(indices), out = resultType(op);
@@ -66,28 +69,39 @@ Results lowerGather(OpBuilder &b, Operation *op) {
   if (axis < 0)
     axis += dt.getRank();
   int64_t ir = it.getRank();
+  SmallVector<Value> sizes;
+  for (int64_t j = 0; j < out.getRank(); ++j) {
+    if (!out.isDynamicDim(j))
+      continue;
+    sizes.push_back(j < axis        ? dimSize(b, l, data, j)
+                    : j < axis + ir ? dimSize(b, l, indices, j - axis)
+                                    : dimSize(b, l, data, j - ir + 1));
+  }
+  Value axisSize = dimSize(b, l, data, axis);
   SmallVector<AffineExpr> idxE;
   for (int64_t i = 0; i < ir; ++i)
     idxE.push_back(getAffineDimExpr(axis + i, ctx));
   AffineMap idxMap = AffineMap::get(out.getRank(), 0, idxE, ctx);
-  Value r = mapped(b, loc, out, ValueRange{indices}, {idxMap},
-                   [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                     Value idx = nb.create<arith::IndexCastOp>(l, nb.getIndexType(), a[0]);
-                     Value dim = nb.create<arith::ConstantIndexOp>(l, dt.getDimSize(axis));
-                     Value zero = nb.create<arith::ConstantIndexOp>(l, 0);
-                     Value neg = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, idx, zero);
-                     idx = nb.create<arith::SelectOp>(l, neg, nb.create<arith::AddIOp>(l, idx, dim), idx);
-                     // Out-of-range indices are clamped rather than read wild.
-                     Value maxIdx = nb.create<arith::ConstantIndexOp>(l, dt.getDimSize(axis) - 1);
-                     idx = nb.create<arith::MaxSIOp>(l, nb.create<arith::MinSIOp>(l, idx, maxIdx), zero);
-                     SmallVector<Value> coords;
-                     for (int64_t i = 0; i < axis; ++i)
-                       coords.push_back(nb.create<linalg::IndexOp>(l, i));
-                     coords.push_back(idx);
-                     for (int64_t i = axis + 1; i < dt.getRank(); ++i)
-                       coords.push_back(nb.create<linalg::IndexOp>(l, i - 1 + ir));
-                     return nb.create<tensor::ExtractOp>(l, data, coords);
-                   });
+  Value r = mapped(
+      b, l, out, ValueRange{indices}, {idxMap},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value idx = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
+        Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
+        Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, idx, zero);
+        idx = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, idx, axisSize), idx);
+        // Out-of-range indices are clamped, as the static lowering does.
+        Value maxIdx = nb.create<arith::SubIOp>(nl, axisSize,
+                                                nb.create<arith::ConstantIndexOp>(nl, 1));
+        idx = nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, idx, maxIdx), zero);
+        SmallVector<Value> coords;
+        for (int64_t i = 0; i < axis; ++i)
+          coords.push_back(nb.create<linalg::IndexOp>(nl, i));
+        coords.push_back(idx);
+        for (int64_t i = axis + 1; i < dt.getRank(); ++i)
+          coords.push_back(nb.create<linalg::IndexOp>(nl, i - 1 + ir));
+        return nb.create<tensor::ExtractOp>(nl, data, coords);
+      },
+      sizes);
   return SmallVector<Value>{r};
 }
 

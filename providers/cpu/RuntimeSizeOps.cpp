@@ -470,53 +470,6 @@ bool staticSplitAxis(Operation *op, std::string &why) {
   return false;
 }
 
-/// Gather from data of run-time size (hidden[:, 0], a row of a run-time
-/// table): the result's dims are data's around the indices'.
-Results lowerGather(OpBuilder &b, Operation *op) {
-  Location l = op->getLoc();
-  MLIRContext *ctx = b.getContext();
-  Value data = op->getOperand(0), indices = op->getOperand(1);
-  auto dt = typeOf(data), it = typeOf(indices), out = resultType(op);
-  int64_t axis = getIntAttr(op, "axis", 0);
-  if (axis < 0)
-    axis += dt.getRank();
-  int64_t ir = it.getRank();
-  SmallVector<Value> sizes;
-  for (int64_t j = 0; j < out.getRank(); ++j) {
-    if (!out.isDynamicDim(j))
-      continue;
-    sizes.push_back(j < axis        ? dimSize(b, l, data, j)
-                    : j < axis + ir ? dimSize(b, l, indices, j - axis)
-                                    : dimSize(b, l, data, j - ir + 1));
-  }
-  Value axisSize = dimSize(b, l, data, axis);
-  SmallVector<AffineExpr> idxE;
-  for (int64_t i = 0; i < ir; ++i)
-    idxE.push_back(getAffineDimExpr(axis + i, ctx));
-  AffineMap idxMap = AffineMap::get(out.getRank(), 0, idxE, ctx);
-  Value r = mapped(
-      b, l, out, ValueRange{indices}, {idxMap},
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        Value idx = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
-        Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
-        Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, idx, zero);
-        idx = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, idx, axisSize), idx);
-        // Out-of-range indices are clamped, as the static lowering does.
-        Value maxIdx = nb.create<arith::SubIOp>(nl, axisSize,
-                                                nb.create<arith::ConstantIndexOp>(nl, 1));
-        idx = nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, idx, maxIdx), zero);
-        SmallVector<Value> coords;
-        for (int64_t i = 0; i < axis; ++i)
-          coords.push_back(nb.create<linalg::IndexOp>(nl, i));
-        coords.push_back(idx);
-        for (int64_t i = axis + 1; i < dt.getRank(); ++i)
-          coords.push_back(nb.create<linalg::IndexOp>(nl, i - 1 + ir));
-        return nb.create<tensor::ExtractOp>(nl, data, coords);
-      },
-      sizes);
-  return SmallVector<Value>{r};
-}
-
 /// The dims a normalization reduces over (`axis` to the end) must be
 /// static: the lowerings divide by their count.
 bool staticReducedDims(Operation *op, std::string &why) {
@@ -590,7 +543,7 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   // handles with run-time sizes.
   for (const char *k : {"Squeeze", "Unsqueeze"})
     m[k].dynamic = {m[k].lower, anyCheck};
-  m["Gather"].dynamic = {lowerGather, anyCheck};
+  m["Gather"].dynamic = {m["Gather"].lower, anyCheck};
   m["Reshape"].dynamic = {lowerReshape, anyCheck};
   m["Flatten"].dynamic = {lowerFlatten, anyCheck};
   m["Shape"].dynamic = {lowerShape, anyCheck};

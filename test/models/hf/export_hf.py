@@ -63,12 +63,19 @@ class GPT2Step(torch.nn.Module):
 
 
 def export_gpt2(outdir):
-    torch.manual_seed(0)
     config = GPT2Config(vocab_size=120, n_embd=32, n_layer=2, n_head=2,
                         n_positions=256, n_ctx=256, use_cache=True,
                         # Larger than the default 0.02 so greedy decoding varies
                         # (0.02 emits one token forever) with clear top-1/top-2 gaps.
                         initializer_range=0.8)
+    export_gpt2_step(config, os.path.join(outdir, "gpt2"))
+
+
+def export_gpt2_step(config, d):
+    """GPT2LMHeadModel(config) with random weights (seed 0) as one decoder
+    step with its KV cache, to d/model.onnx (bench/export_dynamic_models.py
+    uses it too)."""
+    torch.manual_seed(0)
     model = GPT2LMHeadModel(config).eval()
     wrapper = GPT2Step(model, config.n_layer).eval()
 
@@ -95,7 +102,6 @@ def export_gpt2(outdir):
             names_out.append(n)
             dyn[n] = {0: "batch", 2: "total_seq"}
 
-    d = os.path.join(outdir, "gpt2")
     os.makedirs(d, exist_ok=True)
     with torch.no_grad():
         torch.onnx.export(wrapper, (input_ids, attention_mask, *flat_past),
