@@ -116,6 +116,12 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
                         func.getResultAttrOfType<StringAttr>(i, "onnx.name"), i, false, t)))
       return failure();
     t.batchAxis = batchAxis(func.getResultAttrOfType<IntegerAttr>(i, "kiln.batch_axis"));
+    if (auto text = func.getResultAttrOfType<ArrayAttr>(i, "kiln.dim_text"))
+      for (auto [d, a] : llvm::enumerate(text)) {
+        StringRef e = cast<StringAttr>(a).getValue();
+        t.dimText.push_back(e.empty() && d < t.shape.size() ? std::to_string(t.shape[d])
+                                                            : e.str());
+      }
     if (auto sizes = func.getResultAttrOfType<DenseI64ArrayAttr>(i, "kiln.dim_sizes")) {
       llvm::append_range(sig.outputSizes, sizes.asArrayRef());
       // One program per dynamic dim, each ended by KILN_SIZE_END.

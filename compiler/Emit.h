@@ -31,6 +31,8 @@ struct TensorSignature {
   /// Run-time sizes: per dim of an output, its size program over the
   /// symbols (model_abi.h KILN_SIZE_*, without the END), empty if static.
   std::vector<std::vector<int64_t>> sizePrograms;
+  /// ... and each dim as text ("batch", "8*sequence"; the static size).
+  std::vector<std::string> dimText;
 };
 
 struct PartitionSignature {

@@ -277,6 +277,15 @@ static void printBatchReport(const BatchPlan &plan, const ModelSignature &sig,
   list("output", sig.outputs);
 }
 
+/// Run-time sizes: the symbols and each output's shape in them.
+static void printRuntimeSizesReport(const ModelSignature &sig, llvm::raw_ostream &os) {
+  os << "kiln: report: run-time sizes: symbols " << llvm::join(sig.symbols, ", ") << "\n";
+  for (const TensorSignature &t : sig.outputs)
+    if (!t.dimText.empty())
+      os << "kiln: report:   output \"" << t.name << "\": [" << llvm::join(t.dimText, ", ")
+         << "]\n";
+}
+
 /// Device kernels: mapped loops become gpu.launch, outlined into a
 /// gpu.module, lowered to NVVM and compiled to PTX by LLVM's NVPTX backend.
 /// The CUDA toolkit whose libdevice provides kernels' math functions.
@@ -374,21 +383,27 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     std::optional<Variant> primary, fallback, deviceIO;
     std::optional<BatchPlan> batchPlan;
   };
+  // index == combinations.size(): the generic code beside the shape
+  // variants, for every size not listed (run-time sizes).
   auto compileShape = [&](size_t index) -> std::optional<Shape> {
-    ArrayRef<int64_t> combination = combinations[index];
+    bool generic = index == combinations.size();
+    ArrayRef<int64_t> combination =
+        generic ? ArrayRef<int64_t>() : ArrayRef<int64_t>(combinations[index]);
     bool first = index == 0;
     Shape shape;
     ImportOptions importOptions = options.import;
-    importOptions.dimValues = pinsOf(options.dimValues, combination);
-    std::string tag = shapeVariants
-                          ? " [" + describeCombination(options.dimValues, combination) + "]"
-                          : "";
+    if (!generic)
+      importOptions.dimValues = pinsOf(options.dimValues, combination);
+    std::string tag =
+        generic         ? " [other sizes]"
+        : shapeVariants ? " [" + describeCombination(options.dimValues, combination) + "]"
+                        : "";
     if (!firstImport && !(firstImport = importModel(tag, importOptions)))
       return std::nullopt;
     // Symbolic dims other than the batch (or any, with --dynamic-shapes)
     // make code for every size; a batch alone is resolved per sample.
-    bool runtimeSizes =
-        !shapeVariants && (options.dynamicShapes || hasSymbolsBesidesBatch(*firstImport));
+    bool runtimeSizes = generic || (!shapeVariants && (options.dynamicShapes ||
+                                                       hasSymbolsBesidesBatch(*firstImport)));
     auto batchSymbol = runtimeSizes ? FailureOr<std::optional<std::string>>(std::nullopt)
                                     : findBatchSymbol(*firstImport);
     if (failed(batchSymbol))
@@ -455,7 +470,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
         firstImport = {};
       }
     }
-    std::string variantSuffix = shapeVariants ? "_v" + std::to_string(index) : "";
+    std::string variantSuffix = generic         ? std::string("_vrt")
+                                : shapeVariants ? "_v" + std::to_string(index)
+                                                : "";
     auto lowerVariant = [&](ArrayRef<std::string> providerList, StringRef suffix,
                             bool primary, bool deviceIO = false) -> std::optional<Variant> {
       auto stop = [&](EmitKind kind, ModuleOp m) {
@@ -554,6 +571,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
         printReport(*module, options.inputPath, nodesIn, nodesOut, llvm::errs());
         if (shape.batchPlan)
           printBatchReport(*shape.batchPlan, v.signature, llvm::errs());
+        if (v.signature.runtimeSizes)
+          printRuntimeSizesReport(v.signature, llvm::errs());
       }
       if (stop(EmitKind::LlvmMlir, *module))
         return Variant{std::move(module), {}};
@@ -594,6 +613,34 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       return 0;
     shapes.push_back(std::move(*shape));
   }
+  // Beside the listed sizes, generic code serves every other size. Where
+  // some op has no lowering for run-time sizes, other sizes are refused as
+  // before (a note says why).
+  bool genericVariant = false;
+  // (One listed size is the same as pinning it.)
+  if (shapeVariants && combinations.size() > 1 && options.emit == EmitKind::Library) {
+    SmallVector<std::string> errors;
+    std::optional<Shape> generic;
+    {
+      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &d) {
+        if (d.getSeverity() == DiagnosticSeverity::Error)
+          errors.push_back(d.str());
+        return success();
+      });
+      generic = compileShape(combinations.size());
+    }
+    if (generic) {
+      shapes.push_back(std::move(*generic));
+      genericVariant = true;
+    } else {
+      breakProgressLine();
+      llvm::errs() << "kiln: note: only the sizes listed with --dim-values run: no code for "
+                      "other sizes ("
+                   << (errors.empty() ? std::string("?")
+                                      : StringRef(errors.front()).split('\n').first.str())
+                   << ")\n";
+    }
+  }
 
   std::vector<CompiledShape> compiled;
   SmallVector<const ModelSignature *> signatures;
@@ -610,7 +657,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       c.deviceIOSignature = &s.deviceIO->signature;
     }
     compiled.push_back(c);
-    signatures.push_back(c.signature);
+    // (The generic code's shapes are not among the listed ones.)
+    if (!(genericVariant && &s == &shapes.back()))
+      signatures.push_back(c.signature);
   }
   // (One listed size makes an ordinary static model.)
   ModelSignature top = *signatures.front();
@@ -618,6 +667,22 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     if (failed(checkSameInterface(signatures, options.dimValues, combinations)))
       return 1;
     top = mergeSignatures(signatures, options.dimValues, combinations);
+  }
+  // With generic code, what it keeps symbolic is symbolic in the model's
+  // interface too (a dimension listed with one size), batch axes aside.
+  if (genericVariant) {
+    const ModelSignature &any = *compiled.back().signature;
+    auto widen = [](std::vector<TensorSignature> &ts, const std::vector<TensorSignature> &from) {
+      for (size_t i = 0; i < ts.size() && i < from.size(); ++i)
+        for (size_t d = 0; d < ts[i].shape.size() && d < from[i].shape.size(); ++d)
+          if (from[i].shape[d] < 0 && static_cast<int>(d) != ts[i].batchAxis)
+            ts[i].shape[d] = -1;
+    };
+    widen(top.inputs, any.inputs);
+    widen(top.outputs, any.outputs);
+    if (top.dimNames.empty())
+      for (const DimValues &d : options.dimValues)
+        top.dimNames.push_back(d.symbol);
   }
 
   progress.stage("generating machine code");

@@ -409,7 +409,10 @@ kiln_status checkShapeVariants(const kiln_model_info &M) {
                        std::to_string(M.abi_version));
     if (V->flags & KILN_MODEL_SHAPE_VARIANTS)
       return malformed(Label + " has shape variants itself");
-    if ((V->flags ^ M.flags) & KILN_MODEL_DYNAMIC_BATCH)
+    // Generic code for the sizes not listed (run-time sizes) runs any
+    // batch in one run.
+    bool Generic = kiln::rt::hasRuntimeSizes(*V);
+    if (!Generic && ((V->flags ^ M.flags) & KILN_MODEL_DYNAMIC_BATCH))
       return malformed(Label + " and the model disagree on the dynamic batch");
     if (V->num_inputs != M.num_inputs || V->num_outputs != M.num_outputs)
       return malformed(Label + " has " + std::to_string(V->num_inputs) +
@@ -437,7 +440,7 @@ kiln_status checkShapeVariants(const kiln_model_info &M) {
         if (kindOf(*V, Out, J) != kindOf(M, Out, J))
           return malformed(What + " is " + kindName(kindOf(*V, Out, J)) +
                            ", the model's " + kindName(kindOf(M, Out, J)));
-        if (batchAxisOf(*V, Out, J) != batchAxisOf(M, Out, J))
+        if (!Generic && batchAxisOf(*V, Out, J) != batchAxisOf(M, Out, J))
           return malformed(What + " has batch axis " +
                            std::to_string(batchAxisOf(*V, Out, J)) +
                            ", the model's " +
@@ -446,7 +449,8 @@ kiln_status checkShapeVariants(const kiln_model_info &M) {
           return malformed(What + " has rank " + std::to_string(Got.rank) +
                            ", the model's " + std::to_string(Want.rank));
         for (int32_t D = 0; D < Want.rank; ++D)
-          if (Want.shape[D] != -1 && Got.shape[D] != Want.shape[D])
+          if (Want.shape[D] != -1 && Got.shape[D] != Want.shape[D] &&
+              !(Generic && Got.shape[D] == -1))
             return malformed(What + " has shape " +
                              shapeText(Got.shape, Got.rank) + ", the model's " +
                              shapeText(Want.shape, Want.rank));
@@ -465,6 +469,13 @@ bool fitsVariant(const kiln_model_info &V, int32_t Index,
   const kiln_tensor_info &Info = V.inputs[Index];
   if (T.rank != Info.rank || (T.rank > 0 && !T.shape))
     return false;
+  // Generic code (run-time sizes): any size of its symbolic dims.
+  if (kiln::rt::hasRuntimeSizes(V)) {
+    for (int32_t D = 0; D < T.rank; ++D)
+      if (Info.shape[D] != -1 && T.shape[D] != Info.shape[D])
+        return false;
+    return true;
+  }
   int32_t Axis = batchAxisOf(V, false, Index);
   for (int32_t D = 0; D < T.rank; ++D) {
     int64_t Want = Info.shape[D], Dim = T.shape[D];

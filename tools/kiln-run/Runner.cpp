@@ -446,17 +446,27 @@ int run(const Options &Opts) {
       if (Inputs[I].isTensor())
         Shapes += (Shapes.empty() ? "" : ", ") + Inputs[I].name() + " " +
                   formatShape(Inputs[I].Tensor.Shape);
-    std::fprintf(stderr,
-                 "kiln-run: shape variant %d (of %d compiled; input shapes: "
-                 "%s)\n",
-                 K, M.num_shape_variants, Shapes.c_str());
+    // The last variant may be the generic code for sizes not listed.
+    int32_t Listed = M.num_shape_variants;
+    if (Listed > 0 && kiln_model_has_runtime_sizes(M.shape_variants[Listed - 1]))
+      --Listed;
+    if (kiln_model_has_runtime_sizes(Selected))
+      std::fprintf(stderr,
+                   "kiln-run: run-time sizes (none of the %d compiled shape variants; input "
+                   "shapes: %s)\n",
+                   Listed, Shapes.c_str());
+    else
+      std::fprintf(stderr,
+                   "kiln-run: shape variant %d (of %d compiled; input shapes: "
+                   "%s)\n",
+                   K, Listed, Shapes.c_str());
   }
   int64_t Batch = 1;
   if (kiln_model_batch_size(Selected, InViews.data(),
                             static_cast<int32_t>(InViews.size()),
                             &Batch) != KILN_OK)
     throw Failure{kiln_last_error()};
-  if (M.abi_version >= 4 && (M.flags & KILN_MODEL_DYNAMIC_BATCH))
+  if (Selected->abi_version >= 4 && (Selected->flags & KILN_MODEL_DYNAMIC_BATCH))
     std::fprintf(stderr, "kiln-run: batch %lld (resolved at run time)\n",
                  static_cast<long long>(Batch));
   std::vector<HostValue> Outputs(M.num_outputs);
