@@ -1,7 +1,7 @@
 //===- Lowering.h - shared pieces of the onnx -> linalg lowering -*- C++ -*-===//
 //
 // Each op family registers its lowerings into one table keyed by ONNX op
-// type (ElementwiseOps.cpp, ContractionOps.cpp, NormalizationOps.cpp,
+// type (ElementwiseOps.cpp, ContractionOps.cpp, WindowOps.cpp, NormalizationOps.cpp,
 // DataMovementOps.cpp); OnnxToLinalg.cpp drives them and answers the CPU
 // provider's capability query from the same table.
 //
@@ -51,6 +51,7 @@ using LoweringTable = llvm::StringMap<OpLowering>;
 
 void registerElementwiseOps(LoweringTable &table);
 void registerContractionOps(LoweringTable &table);
+void registerWindowOps(LoweringTable &table);
 void registerNormalizationOps(LoweringTable &table);
 void registerDataMovementOps(LoweringTable &table);
 void registerControlFlowOps(LoweringTable &table);
@@ -90,6 +91,11 @@ mlir::Operation *nonBoxUser(mlir::Value v);
 /// tensor<rank x i64>), of the Slice `op`'s input x.
 mlir::Value boxSlice(mlir::OpBuilder &b, mlir::Operation *op, mlir::Value start,
                      mlir::Value step, mlir::Value size);
+
+/// `result` through the op's fused activation, if any, as an elementwise
+/// generic (kiln-fuse-elementwise merges it with the elementwise ops that
+/// follow).
+Results withEpilogue(mlir::OpBuilder &b, mlir::Operation *op, mlir::Value result);
 
 /// `x` (a scalar of op's result) through the activation kiln-fuse-epilogues
 /// fused into `op` (`kiln.activation`), or `x` itself; null for an unknown

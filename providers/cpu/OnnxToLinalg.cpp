@@ -23,6 +23,7 @@ const LoweringTable &table() {
     LoweringTable m;
     registerElementwiseOps(m);
     registerContractionOps(m);
+    registerWindowOps(m);
     registerNormalizationOps(m);
     registerDataMovementOps(m);
     registerControlFlowOps(m);

@@ -550,7 +550,7 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   m["Transpose"].dynamic = {lowerTranspose, anyCheck};
   m["Concat"].dynamic = {lowerConcat, anyCheck};
   m["Range"].dynamic = {lowerRange, anyCheck};
-  // CNNs: windows sized at run time (ContractionOps.cpp windowOutputSizes).
+  // CNNs: windows sized at run time (WindowOps.cpp windowOutputSizes).
   for (const char *k : {"Conv", "MaxPool"})
     m[k].dynamic = {m[k].lower, windowsWithRuntimeSizes};
   for (const char *k : {"GlobalAveragePool", "GlobalMaxPool", "BatchNormalization"})

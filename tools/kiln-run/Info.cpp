@@ -25,11 +25,20 @@ int listProviders() {
 
 namespace {
 
-/// The values one dimension takes across the shape variants.
+/// The shape variants compiled for listed sizes (the last one may be the
+/// generic code with run-time sizes).
+int32_t listedVariants(const kiln_model_info &M) {
+  int32_t N = M.num_shape_variants;
+  if (N > 0 && kiln_model_has_runtime_sizes(M.shape_variants[N - 1]))
+    --N;
+  return N;
+}
+
+/// The values one dimension takes across the listed shape variants.
 std::vector<int64_t> valuesAcross(const kiln_model_info &M, bool IsOutput, int32_t Index,
                                   int32_t Dim) {
   std::vector<int64_t> V;
-  for (int32_t I = 0; I < M.num_shape_variants; ++I) {
+  for (int32_t I = 0; I < listedVariants(M); ++I) {
     const kiln_model_info &S = *M.shape_variants[I];
     const kiln_tensor_info &T = (IsOutput ? S.outputs : S.inputs)[Index];
     V.push_back(Dim < T.rank ? T.shape[Dim] : -1);
@@ -127,10 +136,19 @@ int printInfo(const Options &Opts) {
                   describe(M, T[I], Kinds ? Kinds[I] : KILN_VALUE_TENSOR, Axes, I, Out).c_str());
   }
   if (Variants) {
-    std::printf("shape variants: %d (", M.num_shape_variants);
+    std::printf("shape variants: %d (", listedVariants(M));
     for (int32_t I = 0; I < M.num_dim_names; ++I)
       std::printf("%s%s", I ? ", " : "", M.dim_names[I]);
-    std::printf(" resolved per run among the compiled sizes)\n");
+    std::printf(" resolved per run among the compiled sizes%s)\n",
+                listedVariants(M) < M.num_shape_variants
+                    ? "; any other size runs generic code with run-time sizes"
+                    : "");
+  }
+  if (kiln_model_has_runtime_sizes(&M)) {
+    std::printf("run-time sizes: compiled once for every size of ");
+    for (int32_t I = 0; I < M.num_symbols; ++I)
+      std::printf("%s%s", I ? ", " : "", M.symbol_names[I]);
+    std::printf("\n");
   }
   // Partitions of one variant run inline in one host function: the
   // providers it needs say where its kernels run.

@@ -198,7 +198,9 @@ int32_t kiln_model_has_runtime_sizes(const kiln_model_info *model);
 /* Shape variants (KILN_MODEL_SHAPE_VARIANTS): the compiled variant of
  * `model` that runs `inputs` (matched like kiln_session_run's), whose
  * shapes are all static: size output buffers with kiln_model_shape_at
- * on it. The model itself when it has no variants;
+ * on it. For sizes no listed variant has, it may be the model's generic
+ * code (kiln_model_has_runtime_sizes): size them with
+ * kiln_model_output_shape. The model itself when it has no variants;
  * KILN_ERROR_SHAPE_MISMATCH (kiln_last_error says why) when none
  * matches. */
 kiln_status kiln_model_select(const kiln_model_info *model,

@@ -132,7 +132,10 @@ typedef struct kiln_model_info {
    * dimensions static and everything else (names, dtypes, kinds, ranks,
    * batch axes, flags but this one) the same. A run uses the first variant
    * whose input shapes match the caller's; dim_names[j] names symbolic
-   * dimension j (for messages), num_dim_names of them. */
+   * dimension j (for messages), num_dim_names of them. The last variant may
+   * be the model compiled with run-time sizes (ABI 9,
+   * KILN_MODEL_RUNTIME_SIZES), which matches any size of its -1 dimensions
+   * and may differ from the model in its dynamic batch. */
   int32_t num_shape_variants;
   const struct kiln_model_info *const *shape_variants;
   int32_t num_dim_names;

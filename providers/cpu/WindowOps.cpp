@@ -1,0 +1,578 @@
+//===- WindowOps.cpp - Conv, ConvTranspose and pools to linalg -----------===//
+//
+// Windowed ops: the input padded once so that every window lies inside it,
+// then one generic over (batch, channels, taps, output positions). With
+// run-time sizes the result's spatial sizes come from the padded input, and
+// a 2-D Conv becomes one GEMM of its weights by the patches gathered at run
+// time (im2col), which kiln-cpu-vectorize-contractions tiles.
+//
+//===----------------------------------------------------------------------===//
+#include "providers/cpu/Lowering.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace kiln::onnx;
+
+namespace kiln::cpu {
+namespace {
+
+/// The windows of a Conv or pool: resolved pads, strides and dilations,
+/// and the input padded with `padValue` so every window lies inside it.
+struct Windows {
+  SmallVector<int64_t> strides, dilations, padsBegin, padsEnd, outSpatial;
+  Value padded;
+};
+
+FailureOr<Windows> padForWindows(OpBuilder &b, Operation *op, Value x,
+                                 ArrayRef<int64_t> kernel, double padValue) {
+  auto xt = typeOf(x);
+  int64_t sp = xt.getRank() - 2;
+  Windows w;
+  if (failed(computeWindowPads(op, xt.getShape().drop_front(2), kernel, w.padsBegin,
+                               w.padsEnd, w.outSpatial)))
+    return failure();
+  w.strides = getIntsAttr(op, "strides");
+  w.dilations = getIntsAttr(op, "dilations");
+  if (w.strides.empty())
+    w.strides.assign(sp, 1);
+  if (w.dilations.empty())
+    w.dilations.assign(sp, 1);
+  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
+  for (int64_t i = 0; i < sp; ++i) {
+    low.push_back(w.padsBegin[i]);
+    // A run-time size: the explicit end pads (floor mode; windowsOk checks).
+    if (xt.isDynamicDim(2 + i)) {
+      high.push_back(w.padsEnd[i]);
+      continue;
+    }
+    int64_t need = (w.outSpatial[i] - 1) * w.strides[i] +
+                   w.dilations[i] * (kernel[i] - 1) + 1;
+    high.push_back(std::max<int64_t>(0, need - xt.getDimSize(2 + i) - w.padsBegin[i]));
+  }
+  w.padded = padTensor(b, op->getLoc(), x, low, high, padValue);
+  return w;
+}
+
+/// The run-time sizes of a windowed op's result `out` (dynamic dims only):
+/// the batch of the input, each spatial dim from the padded input.
+SmallVector<Value> windowOutputSizes(OpBuilder &b, Location loc, RankedTensorType out,
+                                     Value padded, ArrayRef<int64_t> kernel, const Windows &w) {
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < out.getRank(); ++d) {
+    if (!out.isDynamicDim(d))
+      continue;
+    if (d < 2) {
+      sizes.push_back(dimSize(b, loc, padded, d));
+      continue;
+    }
+    int64_t i = d - 2;
+    // floor((padded - dilation * (kernel - 1) - 1) / stride) + 1
+    Value span = b.create<arith::SubIOp>(
+        loc, dimSize(b, loc, padded, d),
+        b.create<arith::ConstantIndexOp>(loc, w.dilations[i] * (kernel[i] - 1) + 1));
+    Value q = floorDivSigned(b, loc, span, b.create<arith::ConstantIndexOp>(loc, w.strides[i]));
+    Value n = b.create<arith::AddIOp>(loc, q, b.create<arith::ConstantIndexOp>(loc, 1));
+    sizes.push_back(b.create<arith::MaxSIOp>(loc, n, b.create<arith::ConstantIndexOp>(loc, 0)));
+  }
+  return sizes;
+}
+
+/// A 2-D Conv of run-time size as one GEMM, laid out as the static im2col
+/// path does: the weights [m, c * kh * kw] times the patches of every
+/// output position ([c * kh * kw, n * oh * ow], gathered by a generic), a
+/// contraction whose run-time columns kiln-cpu-vectorize-contractions
+/// blocks into tiles of static size; then [m, n, oh, ow] to NCHW. `sizes`
+/// are the result's dynamic dims.
+Value im2colConv(OpBuilder &b, Location loc, Value padded, Value w, Operation *op,
+                 ArrayRef<Value> sizes, const Windows &win) {
+  MLIRContext *ctx = b.getContext();
+  auto wt = typeOf(w), out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t m = wt.getDimSize(0), c = wt.getDimSize(1), kh = wt.getDimSize(2), kw = wt.getDimSize(3);
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<Value> dims;
+  size_t next = 0;
+  for (int64_t i = 0; i < 4; ++i)
+    dims.push_back(out.isDynamicDim(i) ? sizes[next++]
+                                       : b.create<arith::ConstantIndexOp>(loc, out.getDimSize(i)));
+  constexpr int64_t kDyn = ShapedType::kDynamic;
+  // Patches: [c, kh, kw, n, oh, ow], loops in that order (ow innermost:
+  // rows of the input read along).
+  auto patchType = RankedTensorType::get({c, kh, kw, kDyn, kDyn, kDyn}, elt);
+  Value patchInit = emptyTensor(b, loc, patchType, ValueRange{dims[0], dims[2], dims[3]});
+  AffineMap xMap = AffineMap::get(
+      6, 0,
+      {d(3), d(0), d(4) * win.strides[0] + d(1) * win.dilations[0],
+       d(5) * win.strides[1] + d(2) * win.dilations[1]},
+      ctx);
+  auto gather = b.create<linalg::GenericOp>(
+      loc, TypeRange{patchType}, ValueRange{padded}, ValueRange{patchInit},
+      ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
+      SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location l, ValueRange a) { nb.create<linalg::YieldOp>(l, a[0]); });
+  Value cols = b.create<tensor::CollapseShapeOp>(
+      loc, gather.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+  Value weights = b.create<tensor::CollapseShapeOp>(
+      loc, w, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+  Value numCols =
+      b.create<arith::MulIOp>(loc, b.create<arith::MulIOp>(loc, dims[0], dims[2]), dims[3]);
+  auto accType = RankedTensorType::get({m, kDyn}, elt);
+  Value acc;
+  if (op->getNumOperands() > 2 && !isNone(op->getOperand(2)))
+    acc = mapped(b, loc, accType, ValueRange{op->getOperand(2)}, {AffineMap::get(2, 0, {d(0)}, ctx)},
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; }, ValueRange{numCols});
+  else
+    acc = filledTensor(b, loc, accType, 0.0, ValueRange{numCols});
+  // Loops (m, k, n), n innermost as the static lowering.
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{accType}, ValueRange{weights, cols}, ValueRange{acc},
+      ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(1)}, ctx),
+                          AffineMap::get(3, 0, {d(1), d(2)}, ctx),
+                          AffineMap::get(3, 0, {d(0), d(2)}, ctx)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel, utils::IteratorType::reduction,
+                                    utils::IteratorType::parallel},
+      [](OpBuilder &nb, Location l, ValueRange a) {
+        Value p = nb.create<arith::MulFOp>(l, a[0], a[1]);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, a[2], p)});
+      });
+  // [m, n * oh * ow] -> [m, n, oh, ow] -> NCHW.
+  // (Static where the result is: linalg.transpose wants equal dims.)
+  auto mnhwType = RankedTensorType::get(
+      {m, out.getDimSize(0), out.getDimSize(2), out.getDimSize(3)}, elt);
+  SmallVector<Value> shape = {b.create<arith::ConstantIntOp>(loc, m, 64)};
+  for (Value v : {dims[0], dims[2], dims[3]})
+    shape.push_back(b.create<arith::IndexCastOp>(loc, b.getI64Type(), v));
+  Value shapeTensor = b.create<tensor::FromElementsOp>(
+      loc, RankedTensorType::get({4}, b.getI64Type()), shape);
+  Value mnhw = b.create<tensor::ReshapeOp>(loc, mnhwType, g.getResult(0), shapeTensor);
+  Value init = emptyTensor(b, loc, out, sizes);
+  return b.create<linalg::TransposeOp>(loc, mnhw, init, ArrayRef<int64_t>{1, 0, 2, 3})
+      ->getResult(0);
+}
+
+/// A depthwise Conv (one input and one output channel per group): loops n,
+/// m, o_1..o_{sp-1}, k_1..k_sp, o_sp, so that each output row is
+/// accumulated over the taps while it stays in cache, the innermost loop a
+/// contiguous (stride 1) multiply-add along the row.
+Value depthwiseConv(OpBuilder &b, Location loc, Value padded, Value w, Value init,
+                    const Windows &win) {
+  MLIRContext *ctx = b.getContext();
+  auto out = typeOf(init);
+  int64_t sp = out.getRank() - 2, nLoops = 2 + 2 * sp;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  // o_i for i < sp-1 at 2 + i; the taps at sp + 1 + i; o_{sp-1} last.
+  auto oDim = [&](int64_t i) { return i + 1 == sp ? nLoops - 1 : 2 + i; };
+  auto kDim = [&](int64_t i) { return sp + 1 + i; };
+  SmallVector<AffineExpr> xE = {d(0), d(1)}, wE = {d(1), getAffineConstantExpr(0, ctx)},
+                          oE = {d(0), d(1)};
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  for (int64_t i = 0; i < sp; ++i) {
+    xE.push_back(d(oDim(i)) * win.strides[i] + d(kDim(i)) * win.dilations[i]);
+    wE.push_back(d(kDim(i)));
+    oE.push_back(d(oDim(i)));
+    iters[kDim(i)] = utils::IteratorType::reduction;
+  }
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{padded, w}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx), AffineMap::get(nLoops, 0, wE, ctx),
+                          AffineMap::get(nLoops, 0, oE, ctx)},
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
+      });
+  return g.getResult(0);
+}
+
+Results lowerConv(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0), w = op->getOperand(1);
+  auto xt = typeOf(x), wt = typeOf(w), out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t sp = xt.getRank() - 2;
+  int64_t group = getIntAttr(op, "group", 1);
+  SmallVector<int64_t> kernel(wt.getShape().begin() + 2, wt.getShape().end());
+  auto window = padForWindows(b, op, x, kernel, 0.0);
+  if (failed(window))
+    return failure();
+  SmallVector<int64_t> &strides = window->strides, &dil = window->dilations;
+  Value padded = window->padded;
+  int64_t ocg = wt.getDimSize(0) / group, icg = wt.getDimSize(1);
+  SmallVector<Value> sizes = windowOutputSizes(b, loc, out, padded, kernel, *window);
+  Value init;
+  if (op->getNumOperands() > 2 && !isNone(op->getOperand(2))) {
+    AffineMap biasMap = AffineMap::get(out.getRank(), 0, {getAffineDimExpr(1, ctx)}, ctx);
+    init = mapped(b, loc, out, ValueRange{op->getOperand(2)}, {biasMap},
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; }, sizes);
+  } else {
+    init = filledTensor(b, loc, out, 0.0, sizes);
+  }
+  if (icg == 1 && ocg == 1 && group > 1)
+    return withEpilogue(b, op, depthwiseConv(b, loc, padded, w, init, *window));
+  if (!out.hasStaticShape() && group == 1 && sp == 2 && wt.hasStaticShape())
+    return withEpilogue(b, op, im2colConv(b, loc, padded, w, op, sizes, *window));
+  // Loops: n, m, c, k_1..k_sp, o_1..o_sp: output positions innermost, so the
+  // inner loop is a contiguous (vectorizable) multiply-add over a row.
+  int64_t nLoops = 2 + sp + 1 + sp;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  int64_t cDim = 2;
+  auto kDim = [&](int64_t i) { return 3 + i; };
+  auto oDim = [&](int64_t i) { return 3 + sp + i; };
+  SmallVector<AffineExpr> xE = {d(0), d(1).floorDiv(ocg) * icg + d(cDim)};
+  SmallVector<AffineExpr> wE = {d(1), d(cDim)};
+  SmallVector<AffineExpr> oE = {d(0), d(1)};
+  for (int64_t i = 0; i < sp; ++i) {
+    xE.push_back(d(oDim(i)) * strides[i] + d(kDim(i)) * dil[i]);
+    wE.push_back(d(kDim(i)));
+    oE.push_back(d(oDim(i)));
+  }
+  if (group == 1)
+    xE[1] = d(cDim);
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  for (int64_t i = cDim; i < oDim(0); ++i)
+    iters[i] = utils::IteratorType::reduction;
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{padded, w}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx),
+                          AffineMap::get(nLoops, 0, wE, ctx),
+                          AffineMap::get(nLoops, 0, oE, ctx)},
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
+      });
+  (void)elt;
+  return withEpilogue(b, op, g.getResult(0));
+}
+
+
+/// MaxPool's second output: the flat input index of each maximum (the
+/// first one), row-major or, with storage_order = 1, with the spatial dims
+/// in column-major order. Both come from one generic carrying (max, index).
+Results maxPoolWithIndices(OpBuilder &b, Operation *op, Value padded, Value window, Value acc,
+                           ArrayRef<AffineExpr> xE, ArrayRef<AffineExpr> kE, ArrayRef<AffineExpr> oE,
+                           const Windows &w) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto xt = typeOf(op->getOperand(0));
+  auto out = resultType(op), idxType = resultType(op, 1);
+  Type elt = out.getElementType();
+  int64_t sp = xt.getRank() - 2, nLoops = 2 + 2 * sp;
+  bool colMajor = getIntAttr(op, "storage_order", 0) != 0;
+  bool isInt = !isFloat(elt), isUnsigned = wasUnsigned(op);
+  // Strides of the flat index: n, c, then the spatial dims.
+  SmallVector<int64_t> dims(xt.getShape());
+  SmallVector<int64_t> stride(xt.getRank(), 1);
+  int64_t spatial = 1;
+  for (int64_t i = 0; i < sp; ++i)
+    spatial *= dims[2 + i];
+  stride[1] = spatial;
+  stride[0] = spatial * dims[1];
+  int64_t run = 1;
+  for (int64_t i = 0; i < sp; ++i) {
+    int64_t d = colMajor ? i : sp - 1 - i;
+    stride[2 + d] = run;
+    run *= dims[2 + d];
+  }
+  Value idxInit = filledTensor(b, loc, idxType, -1);
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  for (int64_t i = 2; i < 2 + sp; ++i)
+    iters[i] = utils::IteratorType::reduction;
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out, idxType}, ValueRange{padded, window}, ValueRange{acc, idxInit},
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx), AffineMap::get(nLoops, 0, kE, ctx),
+                          AffineMap::get(nLoops, 0, oE, ctx), AffineMap::get(nLoops, 0, oE, ctx)},
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value v = args[0];
+        Value better = isInt ? (Value)nb.create<arith::CmpIOp>(
+                                   l, isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt, v, args[2])
+                             : (Value)nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, v, args[2]);
+        // Flat index of this tap in the unpadded input.
+        Type i64 = nb.getI64Type();
+        auto idx = [&](int64_t loop) {
+          return nb.create<arith::IndexCastOp>(l, i64, nb.create<linalg::IndexOp>(l, loop)).getResult();
+        };
+        auto c64 = [&](int64_t v) { return nb.create<arith::ConstantIntOp>(l, v, 64).getResult(); };
+        Value flat = nb.create<arith::AddIOp>(l, nb.create<arith::MulIOp>(l, idx(0), c64(stride[0])),
+                                              nb.create<arith::MulIOp>(l, idx(1), c64(stride[1])));
+        for (int64_t i = 0; i < sp; ++i) {
+          Value pos = nb.create<arith::AddIOp>(
+              l, nb.create<arith::MulIOp>(l, idx(2 + sp + i), c64(w.strides[i])),
+              nb.create<arith::MulIOp>(l, idx(2 + i), c64(w.dilations[i])));
+          pos = nb.create<arith::SubIOp>(l, pos, c64(w.padsBegin[i]));
+          flat = nb.create<arith::AddIOp>(l, flat, nb.create<arith::MulIOp>(l, pos, c64(stride[2 + i])));
+        }
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::SelectOp>(l, better, v, args[2]),
+                                                 nb.create<arith::SelectOp>(l, better, flat, args[3])});
+      });
+  return SmallVector<Value>{g.getResult(0), g.getResult(1)};
+}
+
+Results lowerPool(OpBuilder &b, Operation *op, bool isMax, int64_t lp = 0) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x), out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t sp = xt.getRank() - 2;
+  SmallVector<int64_t> kernel = getIntsAttr(op, "kernel_shape");
+  // Max pads with the lowest value of the element type (integer MaxPool
+  // included: the type's minimum, 0 for unsigned).
+  bool isInt = !isFloat(elt), isUnsigned = wasUnsigned(op);
+  double padValue = isMax ? (isInt ? (isUnsigned ? 0.0 : -std::ldexp(1.0, elt.getIntOrFloatBitWidth() - 1))
+                                   : -std::numeric_limits<double>::infinity())
+                          : 0.0;
+  auto windows = padForWindows(b, op, x, kernel, padValue);
+  if (failed(windows))
+    return failure();
+  SmallVector<int64_t> &strides = windows->strides, &dil = windows->dilations;
+  SmallVector<int64_t> &pb = windows->padsBegin, &pe = windows->padsEnd,
+                       &outSp = windows->outSpatial;
+  Value padded = windows->padded;
+  // Loops: n, c, k_1..k_sp, o_1..o_sp (output positions innermost).
+  int64_t nLoops = 2 + 2 * sp;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> xE = {d(0), d(1)}, kE, oE = {d(0), d(1)};
+  for (int64_t i = 0; i < sp; ++i) {
+    xE.push_back(d(2 + sp + i) * strides[i] + d(2 + i) * dil[i]);
+    kE.push_back(d(2 + i));
+    oE.push_back(d(2 + sp + i));
+  }
+  // The window operand only gives the k loops their extent.
+  Value window = emptyTensor(b, loc, RankedTensorType::get(kernel, elt));
+  Value acc = filledTensor(b, loc, out, padValue,
+                           windowOutputSizes(b, loc, out, padded, kernel, *windows));
+  if (isMax && op->getNumResults() > 1 && !op->getResult(1).use_empty())
+    return maxPoolWithIndices(b, op, padded, window, acc, xE, kE, oE, *windows);
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  for (int64_t i = 2; i < 2 + sp; ++i)
+    iters[i] = utils::IteratorType::reduction;
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{padded, window}, ValueRange{acc},
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx),
+                          AffineMap::get(nLoops, 0, kE, ctx),
+                          AffineMap::get(nLoops, 0, oE, ctx)},
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value v = args[0];
+        if (lp) {
+          Value a = nb.create<math::AbsFOp>(l, v);
+          v = a;
+          for (int64_t k = 1; k < lp; ++k)
+            v = nb.create<arith::MulFOp>(l, v, a);
+        }
+        Value r = !isMax   ? (Value)nb.create<arith::AddFOp>(l, args[2], v)
+                  : !isInt ? (Value)nb.create<arith::MaximumFOp>(l, args[2], v)
+                  : isUnsigned ? (Value)nb.create<arith::MaxUIOp>(l, args[2], v)
+                               : (Value)nb.create<arith::MaxSIOp>(l, args[2], v);
+        nb.create<linalg::YieldOp>(l, r);
+      });
+  Value result = g.getResult(0);
+  if (isMax)
+    return SmallVector<Value>{result};
+  if (lp) {
+    if (lp == 1)
+      return SmallVector<Value>{result};
+    return SmallVector<Value>{elementwise(
+        b, loc, out, ValueRange{result}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          if (lp == 2)
+            return nb.create<math::SqrtOp>(l, a[0]);
+          return nb.create<math::PowFOp>(l, a[0], cst(nb, l, elt, 1.0 / lp));
+        })};
+  }
+
+  // Divisor per output position, decided at compile time: the number of
+  // window taps inside the input (or inside input+pads with
+  // count_include_pad), exactly as ONNX Runtime counts them.
+  bool includePad = getIntAttr(op, "count_include_pad", 0) != 0;
+  SmallVector<float> inv;
+  int64_t total = 1;
+  for (int64_t o : outSp)
+    total *= o;
+  inv.resize(total);
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t rem = flat, count = 1;
+    for (int64_t i = sp - 1; i >= 0; --i) {
+      int64_t o = rem % outSp[i];
+      rem /= outSp[i];
+      int64_t lo = includePad ? -pb[i] : 0;
+      int64_t hi = xt.getDimSize(2 + i) + (includePad ? pe[i] : 0);
+      int64_t n = 0;
+      for (int64_t k = 0; k < kernel[i]; ++k) {
+        int64_t pos = o * strides[i] - pb[i] + k * dil[i];
+        n += pos >= lo && pos < hi;
+      }
+      count *= n;
+    }
+    inv[flat] = count ? 1.0f / count : 0.0f;
+  }
+  auto invType = RankedTensorType::get(outSp, elt);
+  Value invConst = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(invType, ArrayRef<float>(inv)));
+  SmallVector<AffineExpr> spatial;
+  for (int64_t i = 0; i < sp; ++i)
+    spatial.push_back(d(2 + i));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(out.getRank(), ctx);
+  AffineMap invMap = AffineMap::get(out.getRank(), 0, spatial, ctx);
+  Value avg = mapped(b, loc, out, ValueRange{result, invConst}, {id, invMap},
+                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       return nb.create<arith::MulFOp>(l, a[0], a[1]);
+                     });
+  return SmallVector<Value>{avg};
+}
+
+Results lowerGlobalPool(OpBuilder &b, Operation *op, bool isMax) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x), out = resultType(op);
+  Type elt = out.getElementType();
+  SmallVector<int64_t> dims;
+  int64_t count = 1;
+  for (int64_t i = 2; i < xt.getRank(); ++i) {
+    dims.push_back(i);
+    count *= xt.getDimSize(i);
+  }
+  // With run-time spatial sizes, 1 / count is computed at run time.
+  Value invCount;
+  if (!xt.hasStaticShape() && !isMax) {
+    Value n = b.create<arith::ConstantIndexOp>(loc, 1);
+    for (int64_t i : dims)
+      n = b.create<arith::MulIOp>(loc, n, dimSize(b, loc, x, i));
+    Value nf = b.create<arith::SIToFPOp>(
+        loc, elt, b.create<arith::IndexCastOp>(loc, b.getI64Type(), n));
+    invCount = b.create<arith::DivFOp>(loc, cst(b, loc, elt, 1.0), nf);
+  }
+  double init = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  Value r = reduce(b, loc, x, dims, init, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return isMax ? (Value)nb.create<arith::MaximumFOp>(l, a[1], a[0])
+                 : (Value)nb.create<arith::AddFOp>(l, a[1], a[0]);
+  });
+  if (!isMax)
+    r = elementwise(b, loc, typeOf(r), ValueRange{r},
+                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                      return nb.create<arith::MulFOp>(
+                          l, a[0], invCount ? invCount : cst(nb, l, elt, 1.0 / count));
+                    });
+  return SmallVector<Value>{reshapeTo(b, loc, r, out)};
+}
+
+
+Results lowerConvTranspose(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op->getOperand(0), w = op->getOperand(1);
+  auto xt = typeOf(x), wt = typeOf(w), out = resultType(op);
+  Type elt = out.getElementType();
+  int64_t sp = xt.getRank() - 2;
+  int64_t group = getIntAttr(op, "group", 1);
+  SmallVector<int64_t> kernel(wt.getShape().begin() + 2, wt.getShape().end());
+  SmallVector<int64_t> pb, pe, outSp;
+  if (failed(convTransposePads(op, xt.getShape().drop_front(2), kernel, pb, pe, outSp)))
+    return failure();
+  SmallVector<int64_t> strides = getIntsAttr(op, "strides"), dil = getIntsAttr(op, "dilations");
+  if (strides.empty()) strides.assign(sp, 1);
+  if (dil.empty()) dil.assign(sp, 1);
+  // P: x spread by the strides and padded so that the transpose becomes a
+  // plain correlation with the flipped kernel.
+  SmallVector<int64_t> pShape = {xt.getDimSize(0), xt.getDimSize(1)}, lowP;
+  for (int64_t i = 0; i < sp; ++i) {
+    pShape.push_back(outSp[i] + dil[i] * (kernel[i] - 1));
+    lowP.push_back(dil[i] * (kernel[i] - 1) - pb[i]);
+  }
+  auto pType = RankedTensorType::get(pShape, elt);
+  Value init0 = emptyTensor(b, loc, pType);
+  auto pg = b.create<linalg::GenericOp>(
+      loc, TypeRange{pType}, ValueRange{}, ValueRange{init0},
+      ArrayRef<AffineMap>{b.getMultiDimIdentityMap(pType.getRank())},
+      SmallVector<utils::IteratorType>(pType.getRank(), utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        auto c = [&](int64_t v) { return nb.create<arith::ConstantIndexOp>(l, v).getResult(); };
+        SmallVector<Value> src = {nb.create<linalg::IndexOp>(l, 0), nb.create<linalg::IndexOp>(l, 1)};
+        Value ok;
+        for (int64_t i = 0; i < sp; ++i) {
+          Value p = nb.create<linalg::IndexOp>(l, 2 + i);
+          Value q = nb.create<arith::SubIOp>(l, p, c(lowP[i]));
+          Value qq = nb.create<arith::DivSIOp>(l, q, c(strides[i]));
+          Value r = nb.create<arith::RemSIOp>(l, q, c(strides[i]));
+          Value good = nb.create<arith::AndIOp>(
+              l, nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, q, c(0)),
+              nb.create<arith::AndIOp>(
+                  l, nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, r, c(0)),
+                  nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, qq, c(xt.getDimSize(2 + i)))));
+          ok = ok ? (Value)nb.create<arith::AndIOp>(l, ok, good) : good;
+          src.push_back(nb.create<arith::MaxSIOp>(
+              l, nb.create<arith::MinSIOp>(l, qq, c(xt.getDimSize(2 + i) - 1)), c(0)));
+        }
+        Value v = nb.create<tensor::ExtractOp>(l, x, src);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::SelectOp>(l, ok, v, cst(nb, l, elt, 0.0))});
+      });
+  Value padded = pg.getResult(0);
+  int64_t icg = xt.getDimSize(1) / group, ocg = wt.getDimSize(1);
+  int64_t nLoops = 3 + 2 * sp;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  auto kDim = [&](int64_t i) { return 3 + i; };
+  auto oDim = [&](int64_t i) { return 3 + sp + i; };
+  AffineExpr chan = d(1).floorDiv(ocg) * icg + d(2);
+  SmallVector<AffineExpr> xE = {d(0), chan}, wE = {chan, d(1) % ocg}, oE = {d(0), d(1)};
+  for (int64_t i = 0; i < sp; ++i) {
+    xE.push_back(d(oDim(i)) + d(kDim(i)) * dil[i]);
+    wE.push_back(getAffineConstantExpr(kernel[i] - 1, ctx) - d(kDim(i)));
+    oE.push_back(d(oDim(i)));
+  }
+  Value init;
+  if (op->getNumOperands() > 2 && !isNone(op->getOperand(2))) {
+    AffineMap biasMap = AffineMap::get(out.getRank(), 0, {d(1)}, ctx);
+    init = mapped(b, loc, out, ValueRange{op->getOperand(2)}, {biasMap},
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  } else {
+    init = filledTensor(b, loc, out, 0.0);
+  }
+  SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
+  for (int64_t i = 2; i < oDim(0); ++i)
+    iters[i] = utils::IteratorType::reduction;
+  // The (c, k...) loops appear in no operand as plain dims: a dummy gives
+  // them their extent.
+  SmallVector<int64_t> redShape = {icg};
+  SmallVector<AffineExpr> redE = {d(2)};
+  for (int64_t i = 0; i < sp; ++i) {
+    redShape.push_back(kernel[i]);
+    redE.push_back(d(kDim(i)));
+  }
+  Value window = emptyTensor(b, loc, RankedTensorType::get(redShape, elt));
+  auto g = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{padded, w, window}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx),
+                          AffineMap::get(nLoops, 0, wE, ctx),
+                          AffineMap::get(nLoops, 0, redE, ctx),
+                          AffineMap::get(nLoops, 0, oE, ctx)},
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[3], p)});
+      });
+  return SmallVector<Value>{g.getResult(0)};
+}
+
+} // namespace
+
+void registerWindowOps(LoweringTable &m) {
+  m["Conv"] = {lowerConv};
+  // Max is exact on integers too (int8/uint8 CNNs).
+  m["MaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, true); }, false,
+                  [](Operation *op, std::string &why) {
+                    auto t = dyn_cast<ShapedType>(op->getOperand(0).getType());
+                    Type e = t ? t.getElementType() : Type();
+                    if (e && (isFloat(e) || (e.isInteger() && e.getIntOrFloatBitWidth() > 1)))
+                      return true;
+                    why = "needs float or integer data";
+                    return false;
+                  }};
+  m["AveragePool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, false); }};
+  m["GlobalAveragePool"] = {[](OpBuilder &b, Operation *op) { return lowerGlobalPool(b, op, false); }};
+  m["LpPool"] = {[](OpBuilder &b, Operation *op) {
+    return lowerPool(b, op, false, getIntAttr(op, "p", 2));
+  }};
+  m["ConvTranspose"] = {lowerConvTranspose};
+  m["GlobalMaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerGlobalPool(b, op, true); }};
+}
+
+} // namespace kiln::cpu
