@@ -553,19 +553,32 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   // CNNs: windows sized at run time (WindowOps.cpp windowOutputSizes).
   for (const char *k : {"Conv", "MaxPool"})
     m[k].dynamic = {m[k].lower, windowsWithRuntimeSizes};
-  for (const char *k : {"GlobalAveragePool", "GlobalMaxPool", "BatchNormalization"})
+  for (const char *k : {"GlobalAveragePool", "GlobalMaxPool"})
     m[k].dynamic = {m[k].lower, anyCheck};
+  // Inference only: training statistics count the batch at compile time.
+  m["BatchNormalization"].dynamic = {m["BatchNormalization"].lower,
+                                     [](Operation *op, std::string &why) {
+                                       if (!getIntAttr(op, "training_mode", 0))
+                                         return true;
+                                       why = "with run-time sizes, inference mode only";
+                                       return false;
+                                     }};
   m["Split"].dynamic = {lowerSplit, staticSplitAxis};
   m["Slice"].dynamic = {lowerSlice, sliceStepsPositive};
   m["Expand"].dynamic = {lowerExpand, anyCheck};
   m["ConstantOfShape"].dynamic = {lowerConstantOfShape, anyCheck};
-  // Where, Equal, Pow, Erf, ... are elementwise; Neg of an index too.
   // An If's branches may compute with other sizes than each other; the
   // results join to run-time sizes (ControlFlowOps.cpp casts them).
   m["If"].dynamic = {m["If"].lower, anyCheck};
-  for (const char *k : {"Dropout"})
-    if (m.count(k))
-      m[k].dynamic = {m[k].lower, anyCheck};
+  // A Dropout that passes its data through (inference).
+  m["Dropout"].dynamic = {m["Dropout"].lower, [](Operation *op, std::string &why) {
+                            if (isIdentityDropout(op) &&
+                                (op->getNumResults() < 2 || op->getResult(1).use_empty()))
+                              return true;
+                            why = "with run-time sizes, only a Dropout that passes its data "
+                                  "through (inference, no mask)";
+                            return false;
+                          }};
 }
 
 } // namespace kiln::cpu
