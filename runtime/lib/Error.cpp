@@ -1,5 +1,7 @@
 #include "Error.h"
 
+#include <cstring>
+
 namespace kiln::rt {
 
 // The only mutable state outside sessions; thread-local so concurrent
@@ -19,6 +21,18 @@ std::string formatShape(const int64_t *Shape, int32_t Rank) {
     S += Shape ? std::to_string(Shape[I]) : "?";
   }
   return S + "]";
+}
+
+std::string quoted(const char *S) { return std::string("\"") + (S ? S : "?") + "\""; }
+
+int32_t matchTensor(const kiln_tensor_info *Infos, int32_t NumInfos, const kiln_tensor &T,
+                    int32_t Position) {
+  if (!T.name)
+    return Position < NumInfos ? Position : -1;
+  for (int32_t J = 0; J < NumInfos; ++J)
+    if (std::strcmp(T.name, Infos[J].name) == 0)
+      return J;
+  return -1;
 }
 
 } // namespace kiln::rt

@@ -15,6 +15,14 @@ kiln_status fail(kiln_status Status, std::string Message);
 /// "[1,784]"
 std::string formatShape(const int64_t *Shape, int32_t Rank);
 
+/// "\"name\"" (for messages); "\"?\"" for NULL.
+std::string quoted(const char *S);
+
+/// Index of the model tensor a caller tensor names (its position when it
+/// has no name); -1 when the name is unknown.
+int32_t matchTensor(const kiln_tensor_info *Infos, int32_t NumInfos, const kiln_tensor &T,
+                    int32_t Position);
+
 } // namespace kiln::rt
 
 #endif // KILN_RUNTIME_ERROR_H

@@ -13,21 +13,10 @@ namespace {
 
 thread_local std::jmp_buf *RunJump = nullptr;
 
-std::string quoted(const char *S) { return std::string("\"") + (S ? S : "?") + "\""; }
-
 const char *symbolName(const kiln_model_info &M, int32_t I) {
   return I >= 0 && I < M.num_symbols && M.symbol_names && M.symbol_names[I]
              ? M.symbol_names[I]
              : "?";
-}
-
-int32_t matchInput(const kiln_model_info &M, const kiln_tensor &T, int32_t Position) {
-  if (!T.name)
-    return Position < M.num_inputs ? Position : -1;
-  for (int32_t J = 0; J < M.num_inputs; ++J)
-    if (std::strcmp(T.name, M.inputs[J].name) == 0)
-      return J;
-  return -1;
 }
 
 /// Evaluates the size program at Pos (advanced past its END); false on a
@@ -125,27 +114,28 @@ kiln_status checkRuntimeSizes(const kiln_model_info &M) {
 
 kiln_status RunSizes::bind(const kiln_model_info &M, const kiln_tensor *Given,
                            int32_t NumGiven) {
+  // (Sizes of the vectors stay from run to run: a run at sizes seen
+  // before allocates nothing here.)
   Symbols.assign(M.num_symbols, -1);
-  std::vector<int32_t> From(M.num_symbols, -1); // the input that set it
-  Inputs.assign(M.num_inputs, {});
-  Outputs.assign(M.num_outputs, {});
-  for (int32_t I = 0; I < M.num_inputs; ++I)
+  From.assign(M.num_symbols, -1);
+  Inputs.resize(M.num_inputs);
+  Outputs.resize(M.num_outputs);
+  First.assign(M.num_inputs + 1, 0);
+  for (int32_t I = 0; I < M.num_inputs; ++I) {
     Inputs[I].assign(M.inputs[I].shape, M.inputs[I].shape + M.inputs[I].rank);
+    First[I + 1] = First[I] + static_cast<size_t>(M.inputs[I].rank);
+  }
   for (int32_t I = 0; I < M.num_outputs; ++I)
     Outputs[I].assign(M.outputs[I].shape, M.outputs[I].shape + std::max(M.outputs[I].rank, 0));
   // kiln_session_run's own checks report counts, names and ranks.
   if (NumGiven != M.num_inputs || (NumGiven && !Given))
     return KILN_OK;
-  std::vector<size_t> First(M.num_inputs + 1, 0);
-  for (int32_t I = 0; I < M.num_inputs; ++I)
-    First[I + 1] = First[I] + static_cast<size_t>(M.inputs[I].rank);
   for (int32_t G = 0; G < NumGiven; ++G) {
     const kiln_tensor &T = Given[G];
-    int32_t I = matchInput(M, T, G);
+    int32_t I = matchTensor(M.inputs, M.num_inputs, T, G);
     if (I < 0)
       continue;
     const kiln_tensor_info &Info = M.inputs[I];
-    Inputs[I].assign(Info.shape, Info.shape + Info.rank);
     if (T.rank != Info.rank || (T.rank > 0 && !T.shape))
       continue;
     for (int32_t D = 0; D < Info.rank; ++D) {
@@ -182,7 +172,6 @@ kiln_status RunSizes::bind(const kiln_model_info &M, const kiln_tensor *Given,
   for (int32_t I = 0; I < M.num_outputs; ++I) {
     const kiln_tensor_info &Info = M.outputs[I];
     bool Tensor = !M.output_kinds || M.output_kinds[I] == KILN_VALUE_TENSOR;
-    Outputs[I].assign(Info.shape, Info.shape + std::max(Info.rank, 0));
     for (int32_t D = 0; Tensor && D < Info.rank; ++D) {
       if (Info.shape[D] != -1)
         continue;

@@ -41,6 +41,10 @@ struct RunSizes {
   kiln_status bind(const kiln_model_info &M, const kiln_tensor *Given, int32_t NumGiven);
   /// The dynamic dims in the arena's order (inputs', then outputs').
   void store(const kiln_model_info &M, void *Arena) const;
+
+private:
+  std::vector<int32_t> From;  // the input that set each symbol
+  std::vector<size_t> First;  // each input's first entry in input_dim_symbols
 };
 
 /// Memory for the buffers of run-time size of one session's runs: first

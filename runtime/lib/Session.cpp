@@ -24,6 +24,8 @@
 
 using kiln::rt::fail;
 using kiln::rt::formatShape;
+using kiln::rt::matchTensor;
+using kiln::rt::quoted;
 
 namespace {
 /// One compiled variant of the model with the memory it runs in.
@@ -115,7 +117,6 @@ namespace {
 
 using kiln::rt::nowNs;
 
-std::string quoted(const char *S) { return std::string("\"") + S + "\""; }
 
 /// KILN_VALUE_* of input/output I: all are tensors before ABI 6.
 int32_t kindOf(const kiln_model_info &M, bool IsOutput, int32_t I) {
@@ -242,17 +243,6 @@ int32_t batchAxisOf(const kiln_model_info &M, bool IsOutput, int32_t I) {
   return Axes ? Axes[I] : -1;
 }
 
-/// Index of the model tensor a caller tensor names (its position when it
-/// has no name); -1 when the name is unknown.
-int32_t matchTensor(const kiln_tensor_info *Infos, int32_t NumInfos,
-                    const kiln_tensor &T, int32_t Position) {
-  if (!T.name)
-    return Position < NumInfos ? Position : -1;
-  for (int32_t J = 0; J < NumInfos; ++J)
-    if (std::strcmp(T.name, Infos[J].name) == 0)
-      return J;
-  return -1;
-}
 
 /// Dimension D of tensor I at batch size Batch (-1 when symbolic).
 int64_t dimAt(const kiln_model_info &M, bool IsOutput, int32_t I, int32_t D,
