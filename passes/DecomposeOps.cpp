@@ -1020,8 +1020,9 @@ bool decomposeLoop(Operation *op) {
   SmallVector<Value> results(carried);
   for (auto &steps : scans)
     results.push_back(stack(g, steps, 0));
+  // Static, or ranked with run-time sizes (a symbolic batch).
   for (Value r : results)
-    if (!staticType(r))
+    if (!isa<RankedTensorType>(r.getType()))
       return false;
   replaceResults(op, results);
   return true;

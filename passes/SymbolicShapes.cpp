@@ -33,25 +33,6 @@ namespace {
 using MaybeSize = std::optional<SymSize>;
 using Sizes = SmallVector<MaybeSize, 4>;
 
-/// ONNX ops whose result has the shape of their first operand.
-bool keepsShape(Operation *op) {
-  return isa<onnx::SoftmaxOp, onnx::LogSoftmaxOp, onnx::LayerNormalizationOp,
-             onnx::RMSNormalizationOp, onnx::CastOp, onnx::CastLikeOp, onnx::IdentityOp,
-             onnx::ReluOp, onnx::SigmoidOp, onnx::TanhOp, onnx::ErfOp, onnx::ExpOp,
-             onnx::LogOp, onnx::SqrtOp, onnx::NegOp, onnx::AbsOp, onnx::ReciprocalOp,
-             onnx::GeluOp, onnx::LeakyReluOp, onnx::NotOp, onnx::DropoutOp,
-             onnx::HardSigmoidOp, onnx::SoftplusOp, onnx::FloorOp, onnx::CeilOp,
-             onnx::ClipOp, onnx::InstanceNormalizationOp, onnx::BatchNormalizationOp>(op);
-}
-
-/// Numpy-broadcasting ops.
-bool broadcasts(Operation *op) {
-  return isa<onnx::AddOp, onnx::SubOp, onnx::MulOp, onnx::DivOp, onnx::PowOp, onnx::WhereOp,
-             onnx::EqualOp, onnx::LessOp, onnx::GreaterOp, onnx::LessOrEqualOp,
-             onnx::GreaterOrEqualOp, onnx::AndOp, onnx::OrOp, onnx::XorOp, onnx::MaxOp,
-             onnx::MinOp, onnx::SumOp, onnx::ModOp, onnx::PReluOp>(op);
-}
-
 class Analysis {
 public:
   SmallVector<std::string> names;
@@ -100,13 +81,6 @@ public:
 
   void visit(Operation *op);
 };
-
-std::optional<int64_t> constantInt(Value v) {
-  auto c = onnx::getConstantInts(v);
-  if (!c || c->size() != 1)
-    return std::nullopt;
-  return (*c)[0];
-}
 
 /// Axes normalized to [0, rank).
 SmallVector<int64_t> normalized(ArrayRef<int64_t> axes, int64_t rank) {
@@ -196,9 +170,10 @@ void Analysis::visit(Operation *op) {
   }
 
   // Dims of the result.
-  if (keepsShape(op)) {
+  onnx::ShapeRule rule = onnx::shapeRuleOf(op);
+  if (rule == onnx::ShapeRule::SameAsFirst) {
     r = sizesOf(operand(0));
-  } else if (broadcasts(op)) {
+  } else if (rule == onnx::ShapeRule::Broadcast) {
     for (Value in : op->getOperands()) {
       Sizes s = sizesOf(in);
       int64_t offset = rank - static_cast<int64_t>(s.size());
@@ -343,7 +318,14 @@ void Analysis::visit(Operation *op) {
                          strides = onnx::getIntsAttr(op, "strides"),
                          dil = onnx::getIntsAttr(op, "dilations");
     StringRef autoPad = onnx::getStrAttr(op, "auto_pad", "NOTSET");
-    if (static_cast<int64_t>(in.size()) == rank && static_cast<int64_t>(kernel.size()) == sp &&
+    bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+    if (static_cast<int64_t>(in.size()) == rank && same) {
+      // ceil(in / stride), whatever the kernel.
+      r[0] = in[0];
+      for (int64_t i = 0; i < sp; ++i)
+        if (in[2 + i])
+          r[2 + i] = SymSize::ceilDiv(*in[2 + i], SymSize::constant(strides.empty() ? 1 : strides[i]));
+    } else if (static_cast<int64_t>(in.size()) == rank && static_cast<int64_t>(kernel.size()) == sp &&
         (autoPad == "NOTSET" || autoPad == "VALID") && !onnx::getIntAttr(op, "ceil_mode", 0)) {
       r[0] = in[0];
       for (int64_t i = 0; i < sp; ++i) {
@@ -418,11 +400,97 @@ void Analysis::visit(Operation *op) {
   } else if (isa<onnx::ConstantOfShapeOp>(op)) {
     if (auto shape = valuesOf(operand(0)); shape && static_cast<int64_t>(shape->size()) == rank)
       r = *shape;
+  } else if (isa<onnx::ArgMaxOp, onnx::ArgMinOp>(op)) {
+    Sizes in = sizesOf(operand(0));
+    int64_t axis = onnx::getIntAttr(op, "axis", 0);
+    if (axis < 0)
+      axis += in.size();
+    bool keep = onnx::getIntAttr(op, "keepdims", 1) != 0;
+    Sizes s;
+    for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i)
+      if (i != axis)
+        s.push_back(in[i]);
+      else if (keep)
+        s.push_back(SymSize::constant(1));
+    if (static_cast<int64_t>(s.size()) == rank)
+      r = s;
+  } else if (isa<onnx::TopKOp>(op)) {
+    // The k largest along the axis; both results.
+    Sizes in = sizesOf(operand(0));
+    int64_t axis = onnx::getIntAttr(op, "axis", -1);
+    if (axis < 0)
+      axis += in.size();
+    auto k = valuesOf(operand(1));
+    if (static_cast<int64_t>(in.size()) == rank && axis >= 0 && axis < rank && k &&
+        k->size() == 1) {
+      r = in;
+      r[axis] = (*k)[0];
+      for (Value res : op->getResults())
+        dims[res] = r;
+    }
+  } else if (isa<onnx::TileOp>(op)) {
+    Sizes in = sizesOf(operand(0));
+    if (auto reps = valuesOf(operand(1));
+        reps && reps->size() == in.size() && static_cast<int64_t>(in.size()) == rank)
+      for (int64_t i = 0; i < rank; ++i)
+        r[i] = in[i] && (*reps)[i] ? MaybeSize(*in[i] * *(*reps)[i]) : std::nullopt;
+  } else if (isa<onnx::PadOp>(op)) {
+    Sizes in = sizesOf(operand(0));
+    SmallVector<int64_t> low, high;
+    if (static_cast<int64_t>(in.size()) == rank && succeeded(onnx::resolvePads(op, rank, low, high)))
+      for (int64_t i = 0; i < rank; ++i)
+        r[i] = in[i] ? MaybeSize(*in[i] + SymSize::constant(low[i] + high[i])) : std::nullopt;
+  } else if (isa<onnx::DepthToSpaceOp, onnx::SpaceToDepthOp>(op)) {
+    Sizes in = sizesOf(operand(0));
+    int64_t bs = onnx::getIntAttr(op, "blocksize", 1);
+    if (in.size() == 4 && rank == 4 && bs > 0) {
+      SymSize b = SymSize::constant(bs), b2 = SymSize::constant(bs * bs);
+      bool toSpace = isa<onnx::DepthToSpaceOp>(op);
+      r[0] = in[0];
+      if (in[1])
+        r[1] = toSpace ? SymSize::floorDiv(*in[1], b2) : *in[1] * b2;
+      for (int i : {2, 3})
+        if (in[i])
+          r[i] = toSpace ? *in[i] * b : SymSize::floorDiv(*in[i], b);
+    }
+  } else if (isa<onnx::GatherElementsOp>(op)) {
+    r = sizesOf(operand(1));
+  } else if (isa<onnx::ResizeOp>(op)) {
+    // Sizes given (from Shape arithmetic), or scales that are whole
+    // numbers or their reciprocals (floor(in * scale)).
+    Sizes in = sizesOf(operand(0));
+    onnx::ResizeInputs ri = onnx::resizeInputs(op, in.size());
+    bool plainAxes = ri.axes.size() == in.size();
+    if (static_cast<int64_t>(in.size()) == rank && plainAxes && ri.sizes && !onnx::isNone(ri.sizes)) {
+      if (auto sz = valuesOf(ri.sizes); sz && static_cast<int64_t>(sz->size()) == rank &&
+                                        onnx::getStrAttr(op, "keep_aspect_ratio_policy",
+                                                         "stretch") == "stretch")
+        r = *sz;
+    } else if (static_cast<int64_t>(in.size()) == rank && plainAxes && ri.scales) {
+      if (auto sc = onnx::getConstantDoubles(ri.scales);
+          sc && static_cast<int64_t>(sc->size()) == rank)
+        for (int64_t i = 0; i < rank; ++i) {
+          double f = (*sc)[i];
+          if (!in[i] || f <= 0)
+            continue;
+          if (f == std::floor(f))
+            r[i] = *in[i] * SymSize::constant(static_cast<int64_t>(f));
+          else if (double inv = 1.0 / f; inv == std::floor(inv))
+            r[i] = SymSize::floorDiv(*in[i], SymSize::constant(static_cast<int64_t>(inv)));
+        }
+    }
   } else if (op->getName().getStringRef().starts_with("onnx.Reduce")) {
     Sizes in = sizesOf(operand(0));
     std::optional<SmallVector<int64_t>> axes;
-    if (op->getNumOperands() > 1 && !onnx::isNone(operand(1)))
+    auto axesType = op->getNumOperands() > 1 ? dyn_cast<RankedTensorType>(operand(1).getType())
+                                              : RankedTensorType();
+    bool emptyAxes = axesType && axesType.hasStaticShape() && axesType.getNumElements() == 0;
+    if (op->getNumOperands() > 1 && !onnx::isNone(operand(1)) && !emptyAxes)
       axes = onnx::getConstantInts(operand(1));
+    else if (op->hasAttr("axes"))
+      axes = onnx::getIntsAttr(op, "axes");
+    else if (!onnx::getIntAttr(op, "noop_with_empty_axes", 0))
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, in.size()));
     bool keep = onnx::getIntAttr(op, "keepdims", 1) != 0;
     if (axes) {
       SmallVector<int64_t> ax = normalized(*axes, in.size());
@@ -452,6 +520,19 @@ void Analysis::visit(Operation *op) {
       dims[res] = a;
     }
     return;
+  }
+  if (isa<onnx::LayerNormalizationOp>(op)) {
+    // Y has X's shape; Mean and InvStdDev have 1s from the axis on.
+    Sizes in = sizesOf(operand(0));
+    int64_t axis = onnx::getIntAttr(op, "axis", -1);
+    if (axis < 0)
+      axis += in.size();
+    for (auto [i, res] : llvm::enumerate(op->getResults())) {
+      Sizes s = in;
+      for (int64_t d = axis; i > 0 && d >= 0 && d < static_cast<int64_t>(s.size()); ++d)
+        s[d] = SymSize::constant(1);
+      dims[res] = s;
+    }
   }
   if (isa<onnx::SplitOp>(op)) {
     // Every part keeps the input's other dims.
@@ -490,6 +571,35 @@ void Analysis::visit(Operation *op) {
     out.setType(RankedTensorType::get(shape, outType.getElementType()));
     ++numRefined;
   }
+}
+
+/// Whether some dynamic dim of `v` has no known size.
+bool hasUnknownDim(Analysis &a, Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t)
+    return false;
+  Sizes s = a.sizesOf(v);
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    if (t.isDynamicDim(d) && !s[d])
+      return true;
+  return false;
+}
+
+/// The earliest op upstream of `op` whose result sizes are unknown though
+/// its operands' are known: where kiln stopped following the sizes.
+Operation *firstUnknown(Analysis &a, Operation *op) {
+  for (int depth = 0; op && depth < 10000; ++depth) {
+    Operation *next = nullptr;
+    for (Value in : op->getOperands())
+      if (Operation *def = in.getDefiningOp(); def && hasUnknownDim(a, in)) {
+        next = def;
+        break;
+      }
+    if (!next)
+      return op;
+    op = next;
+  }
+  return op;
 }
 
 struct SymbolicShapesPass : public impl::SymbolicShapesBase<SymbolicShapesPass> {
@@ -531,6 +641,8 @@ struct SymbolicShapesPass : public impl::SymbolicShapesBase<SymbolicShapesPass> 
         a.visit(op);
     });
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    // Types refined: the function's results follow.
+    func.setFunctionType(FunctionType::get(ctx, func.getArgumentTypes(), ret.getOperandTypes()));
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
       auto t = dyn_cast<RankedTensorType>(v.getType());
       if (!t || t.hasStaticShape())
@@ -556,6 +668,8 @@ struct SymbolicShapesPass : public impl::SymbolicShapesBase<SymbolicShapesPass> 
                                        << "\" dimension " << d;
           if (def)
             diag << " (computed by " << describeNode(def) << ")";
+          if (Operation *lost = firstUnknown(a, def); lost && lost != def)
+            diag << "; its sizes are lost at " << describeNode(lost);
           diag << ": kiln cannot express its size in terms of the input dimensions; it "
                   "depends on data or on an op kiln does not follow yet";
           return signalPassFailure();
@@ -568,8 +682,6 @@ struct SymbolicShapesPass : public impl::SymbolicShapesBase<SymbolicShapesPass> 
       func.setResultAttr(i, "kiln.dim_sizes", b.getDenseI64ArrayAttr(program));
       func.setResultAttr(i, "kiln.dim_text", b.getArrayAttr(text));
     }
-    // Types refined: the function's results follow.
-    func.setFunctionType(FunctionType::get(ctx, func.getArgumentTypes(), ret.getOperandTypes()));
     refinedDims += a.numRefined;
     SmallVector<Attribute> names;
     for (const std::string &n : a.names)

@@ -26,6 +26,51 @@ using namespace mlir;
 
 namespace kiln::onnx {
 
+// Op families by how result 0's shape follows from the operands; shape
+// inference registers its rules from these, and symbolic analyses
+// (kiln-symbolic-shapes) follow them through shapeRuleOf.
+const char *const kSameShapeOps[] = {
+    "Relu", "Sigmoid", "Tanh", "Identity", "OptionalGetElement", "Abs", "Neg", "Exp", "Log",
+    "Sqrt", "Reciprocal", "Floor", "Ceil", "Erf", "LeakyRelu", "Elu", "Selu", "HardSigmoid",
+    "HardSwish", "Softplus", "Softsign", "Gelu", "Sin", "Cos", "Round", "Sign", "Not",
+    "Softmax", "LogSoftmax", "Clip", "InstanceNormalization", "GroupNormalization", "LRN",
+    "Mish", "Celu", "ThresholdedRelu", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+    "Acosh", "Atanh", "Shrink", "Hardmax", "LpNormalization", "MeanVarianceNormalization",
+    "Swish", "SwiGLU", "RotaryEmbedding", "RMSNormalization", "CumSum", "CumProd",
+    "BitwiseNot"};
+// Result 0 has the first operand's shape, with rules of their own (other
+// results or element types).
+const char *const kSameAsDataOps[] = {"ScatterElements", "Scatter", "ScatterND", "Trilu",
+                                      "Binarizer", "TensorScatter"};
+const char *const kSameShapeOtherRules[] = {
+    "IsNaN", "IsInf", "CastLike", "Cast", "Dropout", "BatchNormalization",
+    "LayerNormalization", "QuantizeLinear", "DequantizeLinear"};
+const char *const kBroadcastOps[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
+                                     "Sum", "Mean", "PRelu", "And", "Or", "Xor", "Mod",
+                                     "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"};
+const char *const kComparisonOps[] = {"Equal", "Less", "Greater", "LessOrEqual",
+                                      "GreaterOrEqual"};
+
+ShapeRule shapeRuleOf(Operation *op) {
+  static const llvm::StringMap<ShapeRule> kinds = [] {
+    llvm::StringMap<ShapeRule> m;
+    for (const char *o : kSameShapeOps)
+      m[(Twine("onnx.") + o).str()] = ShapeRule::SameAsFirst;
+    for (const char *o : kSameAsDataOps)
+      m[(Twine("onnx.") + o).str()] = ShapeRule::SameAsFirst;
+    for (const char *o : kSameShapeOtherRules)
+      m[(Twine("onnx.") + o).str()] = ShapeRule::SameAsFirst;
+    for (const char *o : kBroadcastOps)
+      m[(Twine("onnx.") + o).str()] = ShapeRule::Broadcast;
+    for (const char *o : kComparisonOps)
+      m[(Twine("onnx.") + o).str()] = ShapeRule::Broadcast;
+    m["onnx.Where"] = ShapeRule::Broadcast;
+    return m;
+  }();
+  auto it = kinds.find(op->getName().getStringRef());
+  return it == kinds.end() ? ShapeRule::Other : it->second;
+}
+
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
 int64_t getIntAttr(Operation *op, StringRef name, int64_t dflt) {
@@ -1191,7 +1236,7 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
   m["SpaceToDepth"] = [](const Ctx &c) { return depthSpaceRule(c, false); };
   m["GatherElements"] = gatherElementsRule;
   m["GatherND"] = gatherNDRule;
-  for (const char *op : {"ScatterElements", "Scatter", "ScatterND", "Trilu"})
+  for (const char *op : kSameAsDataOps)
     m[op] = [](const Ctx &c) { return c.same(); };
   m["EyeLike"] = [](const Ctx &c) {
     auto x = c.in(0);
@@ -1284,7 +1329,6 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
       }
       return success();
     };
-  m["Binarizer"] = [](const Ctx &c) { return c.same(); };
   // Scaler and Normalizer: the input's shape, in float.
   for (const char *name : {"Scaler", "Normalizer"})
     m[name] = [](const Ctx &c) {
@@ -1348,7 +1392,6 @@ void addDataMovementRules(llvm::StringMap<Rule> &m) {
                   getIntAttr(c.op, "output_width", 1)},
                  x.getElementType());
   };
-  m["TensorScatter"] = [](const Ctx &c) { return c.same(); };
   m["Det"] = [](const Ctx &c) {
     auto x = c.in(0);
     if (!x || x.getRank() < 2)
@@ -1483,19 +1526,13 @@ void addSequenceRules(llvm::StringMap<Rule> &m) {
   };
 }
 
+LogicalResult generalizeCarried(Operation *op, unsigned nCarried);
+
 const llvm::StringMap<Rule> &rules() {
   static const llvm::StringMap<Rule> table = [] {
     llvm::StringMap<Rule> m;
     auto same = [](const Ctx &c) { return c.same(); };
-    for (const char *op :
-         {"Relu", "Sigmoid", "Tanh", "Identity", "OptionalGetElement", "Abs", "Neg", "Exp", "Log",
-          "Sqrt", "Reciprocal", "Floor", "Ceil", "Erf", "LeakyRelu", "Elu",
-          "Selu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Gelu",
-          "Sin", "Cos", "Round", "Sign", "Not", "Softmax", "LogSoftmax",
-          "Clip", "InstanceNormalization", "GroupNormalization", "LRN", "Mish", "Celu", "ThresholdedRelu",
-          "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
-          "Atanh", "Shrink", "Hardmax", "LpNormalization",
-          "MeanVarianceNormalization", "Swish", "SwiGLU", "RotaryEmbedding", "RMSNormalization"})
+    for (const char *op : kSameShapeOps)
       m[op] = same;
     for (const char *op : {"IsNaN", "IsInf"})
       m[op] = [](const Ctx &c) {
@@ -1580,12 +1617,9 @@ const llvm::StringMap<Rule> &rules() {
         return failure();
       return c.set(1, out, IntegerType::get(c.op->getContext(), 64));
     };
-    for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
-                           "Sum", "Mean", "PRelu", "And", "Or", "Xor", "Mod",
-                           "BitShift"})
+    for (const char *op : kBroadcastOps)
       m[op] = [](const Ctx &c) { return broadcastRule(c); };
-    for (const char *op : {"Equal", "Less", "Greater", "LessOrEqual",
-                           "GreaterOrEqual"})
+    for (const char *op : kComparisonOps)
       m[op] = [](const Ctx &c) {
         return broadcastRule(c, IntegerType::get(c.op->getContext(), 1));
       };
@@ -1643,6 +1677,8 @@ const llvm::StringMap<Rule> &rules() {
       unsigned nCarried = op->getNumOperands() - 2;
       if (yield->getNumOperands() < nCarried + 1 || op->getNumResults() < nCarried)
         return success();
+      if (failed(generalizeCarried(op, nCarried)))
+        return failure();
       for (unsigned k = 0; k < nCarried; ++k) {
         Type j = joinTypes(op->getOperand(2 + k).getType(), yield->getOperand(1 + k).getType());
         if (auto r = dyn_cast_or_null<RankedTensorType>(j)) {
@@ -1742,6 +1778,48 @@ std::optional<SmallVector<int64_t>> maxUnpoolDefaultShape(Operation *op) {
                   kernel[d]);
   return out;
 }
+
+namespace {
+/// A Loop body typed from the carried values' initial types (the importer
+/// gives a body input its initial value's static shape) is wrong for a
+/// value whose shape changes per iteration (a growing Concat): such a body
+/// input becomes the join of its type and the body's new value, and the
+/// body is inferred again from that, with its results' earlier types
+/// dropped, until the carried types hold in every iteration.
+LogicalResult generalizeCarried(Operation *op, unsigned nCarried) {
+  Block &body = op->getRegion(0).front();
+  Operation *yield = body.getTerminator();
+  for (int round = 0; round < 4; ++round) {
+    bool changed = false;
+    for (unsigned k = 0; k < nCarried && 2 + k < body.getNumArguments(); ++k) {
+      BlockArgument arg = body.getArgument(2 + k);
+      Type next = yield->getOperand(1 + k).getType();
+      if (!isa<TensorType>(arg.getType()) || !isa<TensorType>(next))
+        continue;
+      Type j = joinTypes(arg.getType(), next);
+      if (j && j != arg.getType()) {
+        arg.setType(j);
+        changed = true;
+      }
+    }
+    if (!changed)
+      return success();
+    body.walk([](Operation *inner) {
+      if (inner->getName().getStringRef() == "onnx.Constant")
+        return;
+      for (Value r : inner->getResults())
+        if (auto t = dyn_cast<TensorType>(r.getType()))
+          r.setType(UnrankedTensorType::get(t.getElementType()));
+    });
+    if (body.walk([](Operation *inner) {
+              return failed(inferShapesFor(inner)) ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
+            }).wasInterrupted())
+      return failure();
+  }
+  return success();
+}
+} // namespace
 
 LogicalResult inferShapesFor(Operation *op) {
   StringRef name = op->getName().getStringRef();

@@ -16,6 +16,13 @@ namespace kiln::onnx {
 mlir::LogicalResult inferShapesFor(mlir::Operation *op);
 bool hasShapeInference(llvm::StringRef opType);
 
+/// How result 0's shape follows from the operands: the first operand's
+/// shape (unary and normalization ops, Cast, Trilu, ...), numpy
+/// broadcasting of all operands (binary ops, comparisons, Where), or a
+/// rule of the op's own.
+enum class ShapeRule { Other, SameAsFirst, Broadcast };
+ShapeRule shapeRuleOf(mlir::Operation *op);
+
 // Attribute reads by ONNX name with the schema's default, shared by shape
 // inference and the providers.
 int64_t getIntAttr(mlir::Operation *op, llvm::StringRef name, int64_t dflt);

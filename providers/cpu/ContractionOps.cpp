@@ -1,5 +1,7 @@
 //===- ContractionOps.cpp - MatMul, Gemm and Einsum --------------------===//
 #include "providers/cpu/Lowering.h"
+#include "dialects/kiln/KilnDialect.h"
+#include "providers/cpu/IndexGeneric.h"
 
 #include <cmath>
 #include <limits>
@@ -177,13 +179,46 @@ Results lowerGemm(OpBuilder &b, Operation *op) {
   }
   if (!isNone(c) && beta != 0.0) {
     auto ct = typeOf(c);
-    init = mapped(b, loc, out, ValueRange{c}, {broadcastMap(ctx, out.getShape(), ct)},
-                  [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                    if (beta == 1.0)
-                      return a[0];
-                    return nb.create<arith::MulFOp>(l, a[0], cst(nb, l, elt, beta));
-                  },
-                  sizes);
+    AffineMap cMap = broadcastMap(ctx, out.getShape(), ct);
+    auto scaled = [&](OpBuilder &nb, Location l, Value v) -> Value {
+      return beta == 1.0 ? v : nb.create<arith::MulFOp>(l, v, cst(nb, l, elt, beta));
+    };
+    if (ct.hasStaticShape()) {
+      init = mapped(b, loc, out, ValueRange{c}, {cMap},
+                    [&](OpBuilder &nb, Location l, ValueRange a) { return scaled(nb, l, a[0]); },
+                    sizes);
+    } else {
+      // A C of run-time size broadcasts where it is 1 at run time, and
+      // must have the result's size elsewhere (checked).
+      int64_t offset = out.getRank() - ct.getRank();
+      SmallVector<Value> cDims, outDims;
+      for (int64_t i = 0; i < ct.getRank(); ++i) {
+        Value cd = dimSize(b, loc, c, i);
+        unsigned j = offset + i, k = 0;
+        for (unsigned p = 0; p < j; ++p)
+          k += out.isDynamicDim(p);
+        Value od = out.isDynamicDim(j) ? sizes[k]
+                                       : b.create<arith::ConstantIndexOp>(loc, out.getDimSize(j));
+        Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+        Value ok = b.create<arith::OrIOp>(
+            loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, cd, one),
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, cd, od));
+        b.create<CheckOp>(loc, ok,
+                          currentNodeLabel() + ": C's dimension " + std::to_string(i) +
+                              " is neither 1 nor the result's at run time",
+                          /*fatal=*/true);
+        cDims.push_back(cd);
+      }
+      init = indexGeneric(
+          b, loc, out,
+          [&](IB &ib, ArrayRef<Value> idx) {
+            SmallVector<Value> at;
+            for (int64_t i = 0; i < ct.getRank(); ++i)
+              at.push_back(ib.sel(ib.eq(cDims[i], ib.c(1)), ib.c(0), idx[offset + i]));
+            return scaled(ib.b, ib.l, ib.b.create<tensor::ExtractOp>(ib.l, c, at).getResult());
+          },
+          sizes);
+    }
   } else {
     init = filledTensor(b, loc, out, 0.0, sizes);
   }

@@ -556,13 +556,18 @@ Results lowerGatherElements(OpBuilder &b, Operation *op) {
   int64_t axis = getIntAttr(op, "axis", 0);
   if (axis < 0)
     axis += xt.getRank();
-  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
-                                         [&](IB &ib, ArrayRef<Value> i) {
-    SmallVector<Value> src(i.begin(), i.end());
-    Value k = ib.index(ib.b.create<tensor::ExtractOp>(ib.l, idx, i));
-    src[axis] = ib.clamp(ib.wrapNeg(k, xt.getDimSize(axis)), 0, xt.getDimSize(axis) - 1);
-    return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
-  })};
+  // The result has the indices' shape; an index is wrapped and clamped by
+  // the axis's size (read at run time where it is dynamic).
+  Value n = dimSize(b, op->getLoc(), x, axis);
+  return SmallVector<Value>{indexGeneric(
+      b, op->getLoc(), resultType(op),
+      [&](IB &ib, ArrayRef<Value> i) {
+        SmallVector<Value> src(i.begin(), i.end());
+        Value k = ib.index(ib.b.create<tensor::ExtractOp>(ib.l, idx, i));
+        src[axis] = ib.clampBelow(ib.wrapNeg(k, n), n);
+        return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
+      },
+      dynamicSizesLike(b, op->getLoc(), resultType(op), idx))};
 }
 
 Results lowerGatherND(OpBuilder &b, Operation *op) {
@@ -661,15 +666,17 @@ Results lowerTrilu(OpBuilder &b, Operation *op) {
   bool upper = getIntAttr(op, "upper", 1) != 0;
   auto xt = typeOf(x);
   int64_t r = xt.getRank();
-  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
-                                         [&](IB &ib, ArrayRef<Value> i) {
-    Value k = kV ? ib.index(ib.b.create<tensor::ExtractOp>(ib.l, kV, ValueRange{})) : ib.c(0);
-    Value diff = ib.sub(i[r - 1], i[r - 2]); // j - i
-    Value keep = upper ? ib.b.create<arith::CmpIOp>(ib.l, arith::CmpIPredicate::sge, diff, k)
-                       : ib.b.create<arith::CmpIOp>(ib.l, arith::CmpIPredicate::sle, diff, k);
-    Value v = ib.b.create<tensor::ExtractOp>(ib.l, x, i);
-    return ib.sel(keep, v, zeroOf(ib.b, ib.l, xt.getElementType()));
-  })};
+  return SmallVector<Value>{indexGeneric(
+      b, op->getLoc(), resultType(op),
+      [&](IB &ib, ArrayRef<Value> i) {
+        Value k = kV ? ib.index(ib.b.create<tensor::ExtractOp>(ib.l, kV, ValueRange{})) : ib.c(0);
+        Value diff = ib.sub(i[r - 1], i[r - 2]); // j - i
+        Value keep = upper ? ib.b.create<arith::CmpIOp>(ib.l, arith::CmpIPredicate::sge, diff, k)
+                           : ib.b.create<arith::CmpIOp>(ib.l, arith::CmpIPredicate::sle, diff, k);
+        Value v = ib.b.create<tensor::ExtractOp>(ib.l, x, i);
+        return ib.sel(keep, v, zeroOf(ib.b, ib.l, xt.getElementType()));
+      },
+      dynamicSizesLike(b, op->getLoc(), resultType(op), x))};
 }
 
 Results lowerEyeLike(OpBuilder &b, Operation *op) {

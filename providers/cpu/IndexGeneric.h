@@ -42,12 +42,23 @@ struct IB {
   }
   /// An index read from an integer tensor, negatives wrapped by `dim`.
   mlir::Value wrapNeg(mlir::Value idx, int64_t dim) { return sel(lt(idx, 0), add(idx, dim), idx); }
+  /// The same for a dim of run-time size (an index value).
+  mlir::Value wrapNeg(mlir::Value idx, mlir::Value dim) {
+    return sel(lt(idx, 0), add(idx, dim), idx);
+  }
+  /// x clamped to [0, n - 1] for a run-time n.
+  mlir::Value clampBelow(mlir::Value x, mlir::Value n) {
+    return b.create<mlir::arith::MaxSIOp>(l, b.create<mlir::arith::MinSIOp>(l, x, sub(n, c(1))),
+                                          c(0));
+  }
 };
 
 using IndexFn = std::function<mlir::Value(IB &, llvm::ArrayRef<mlir::Value>)>;
 
-inline mlir::Value indexGeneric(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType out, const IndexFn &fn) {
-  mlir::Value init = emptyTensor(b, loc, out);
+/// `dynSizes`: the result's run-time sizes (one per dynamic dim).
+inline mlir::Value indexGeneric(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType out,
+                                const IndexFn &fn, mlir::ValueRange dynSizes = {}) {
+  mlir::Value init = emptyTensor(b, loc, out, dynSizes);
   llvm::SmallVector<mlir::AffineMap> maps = {b.getMultiDimIdentityMap(out.getRank())};
   llvm::SmallVector<mlir::utils::IteratorType> iters(out.getRank(), mlir::utils::IteratorType::parallel);
   auto g = b.create<mlir::linalg::GenericOp>(

@@ -26,6 +26,15 @@ bool takeBuilderFailure() {
   return f;
 }
 
+SmallVector<Value> dynamicSizesLike(OpBuilder &b, Location loc, RankedTensorType type,
+                                    Value like) {
+  SmallVector<Value> sizes;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      sizes.push_back(dimSize(b, loc, like, i));
+  return sizes;
+}
+
 Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynSizes) {
   if (static_cast<int64_t>(dynSizes.size()) != type.getNumDynamicDims()) {
     // A caller that has no sizes for a dynamic type: the lowering fails

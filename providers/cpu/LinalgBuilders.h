@@ -24,6 +24,10 @@ mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
 
 /// The size of dim `d` of tensor `v` as an index value (a constant when
 /// static).
+/// The sizes of `like` at the dynamic dims of `type` (same rank): the
+/// run-time sizes of a result shaped like an operand.
+llvm::SmallVector<mlir::Value> dynamicSizesLike(mlir::OpBuilder &b, mlir::Location loc,
+                                                mlir::RankedTensorType type, mlir::Value like);
 mlir::Value dimSize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                     int64_t d);
 /// The sizes of `type`'s dynamic dims for a loop nest over `type` that

@@ -556,8 +556,13 @@ Value argExtreme(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
     iters.push_back(llvm::is_contained(dims, i) ? utils::IteratorType::reduction
                                                 : utils::IteratorType::parallel);
   AffineMap red = dropDimsMap(ctx, rank, dims);
-  Value vInit = fillWith(b, loc, valType, extremum(b, loc, elt, largest));
-  Value iInit = fillWith(b, loc, idxType, cst(b, loc, b.getI64Type(), 0));
+  // Run-time sizes of the kept dims.
+  SmallVector<Value> keptSizes;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!llvm::is_contained(dims, i) && xt.isDynamicDim(i))
+      keptSizes.push_back(dimSize(b, loc, x, i));
+  Value vInit = fillWith(b, loc, valType, extremum(b, loc, elt, largest), keptSizes);
+  Value iInit = fillWith(b, loc, idxType, cst(b, loc, b.getI64Type(), 0), keptSizes);
   return generic(b, loc, ValueRange{x}, ValueRange{vInit, iInit},
                  {AffineMap::getMultiDimIdentityMap(rank, ctx), red, red}, iters,
                  [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {

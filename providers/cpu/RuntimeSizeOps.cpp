@@ -15,7 +15,10 @@
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/OnnxOps.h"
 
+#include "providers/cpu/IndexGeneric.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace kiln::onnx;
@@ -256,6 +259,46 @@ Value clampIndex(OpBuilder &b, Location l, Value v, Value lo, Value hi) {
 
 /// Range with run-time start/limit/delta: max(ceil((limit - start) /
 /// delta), 0) elements.
+/// CumSum/CumProd along an axis of run-time length: each element folds
+/// its prefix (or suffix, with reverse) in a loop, O(n^2) along the axis,
+/// which suits the short scans models have (position ids from a mask).
+Results lowerScanRuntime(OpBuilder &b, Operation *op, bool product) {
+  Location l = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = typeOf(x);
+  int64_t axis = (*getConstantInts(op->getOperand(1)))[0];
+  if (axis < 0)
+    axis += xt.getRank();
+  bool exclusive = getIntAttr(op, "exclusive", 0) != 0;
+  bool reverse = getIntAttr(op, "reverse", 0) != 0;
+  Type elt = xt.getElementType();
+  Value n = dimSize(b, l, x, axis);
+  auto out = resultType(op);
+  return SmallVector<Value>{indexGeneric(
+      b, l, out,
+      [&](IB &ib, ArrayRef<Value> i) -> Value {
+        Value at = i[axis];
+        // [lo, hi) of the folded indices.
+        Value lo = reverse ? (exclusive ? ib.add(at, 1) : at) : ib.c(0);
+        Value hi = reverse ? n : (exclusive ? at : ib.add(at, 1));
+        Value init = scalarConst(ib.b, ib.l, elt, product ? 1.0 : 0.0);
+        auto loop = ib.b.create<scf::ForOp>(
+            ib.l, lo, hi, ib.c(1), ValueRange{init},
+            [&](OpBuilder &nb, Location nl, Value k, ValueRange acc) {
+              SmallVector<Value> src(i.begin(), i.end());
+              src[axis] = k;
+              Value v = nb.create<tensor::ExtractOp>(nl, x, src);
+              Value r = isFloat(elt) ? (product ? (Value)nb.create<arith::MulFOp>(nl, acc[0], v)
+                                                : (Value)nb.create<arith::AddFOp>(nl, acc[0], v))
+                                     : (product ? (Value)nb.create<arith::MulIOp>(nl, acc[0], v)
+                                                : (Value)nb.create<arith::AddIOp>(nl, acc[0], v));
+              nb.create<scf::YieldOp>(nl, r);
+            });
+        return loop.getResult(0);
+      },
+      dynamicSizesLike(b, l, out, x))};
+}
+
 Results lowerRange(OpBuilder &b, Operation *op) {
   Location l = op->getLoc();
   auto out = resultType(op);
@@ -564,6 +607,14 @@ void registerRuntimeSizeOps(LoweringTable &m) {
                                        return false;
                                      }};
   m["Split"].dynamic = {lowerSplit, staticSplitAxis};
+  m["CumSum"].dynamic = {[](OpBuilder &b, Operation *op) { return lowerScanRuntime(b, op, false); },
+                         anyCheck};
+  m["CumProd"].dynamic = {[](OpBuilder &b, Operation *op) { return lowerScanRuntime(b, op, true); },
+                          anyCheck};
+  // Results shaped like an operand, computed per index (DataMovementOps.cpp,
+  // NormalizationOps.cpp argExtreme).
+  for (const char *k : {"Trilu", "GatherElements", "ArgMax", "ArgMin"})
+    m[k].dynamic = {m[k].lower, anyCheck};
   m["Slice"].dynamic = {lowerSlice, sliceStepsPositive};
   m["Expand"].dynamic = {lowerExpand, anyCheck};
   m["ConstantOfShape"].dynamic = {lowerConstantOfShape, anyCheck};

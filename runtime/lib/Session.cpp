@@ -1180,7 +1180,9 @@ int32_t kiln_model_has_runtime_sizes(const kiln_model_info *Model) {
 
 kiln_status kiln_model_output_shape(const kiln_model_info *Model, const kiln_tensor *Inputs,
                                     int32_t NumInputs, int32_t Index, int64_t *Shape) {
-  if (!Model || !Shape || Index < 0 || Index >= Model->num_outputs)
+  // A scalar output has no dims to write: Shape may be NULL.
+  if (!Model || Index < 0 || Index >= Model->num_outputs ||
+      (!Shape && Model->outputs[Index].rank != 0))
     return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_output_shape: no model, shape "
                                              "array or output " + std::to_string(Index));
   try {

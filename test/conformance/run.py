@@ -24,6 +24,7 @@ runner itself broke (no corpus, no kiln, ...), or 77 when a
   run.py --write-passing passing.txt       full run: write today's passes
   run.py --update-docs                     full run: regenerate docs/ops.md
   run.py --profile                         also check every case's per-node trace
+  run.py --symbolic-dims                   every input dim symbolic (run-time sizes)
 """
 import argparse
 import concurrent.futures as cf
@@ -294,6 +295,39 @@ def trace_problem(path):
     return bad[0] if bad else None
 
 
+def make_dims_symbolic(src, dst):
+    """Writes the model at `src` to `dst` with every dim of its graph inputs
+    a fresh symbol (`<input>_<axis>`) and its outputs' dims unknown, so that
+    kiln compiles it with run-time sizes. 1-D integer inputs keep their
+    length: they are shapes, axes or pads, whose length decides a rank.
+    Returns the number of dims made symbolic."""
+    import onnx
+    m = onnx.load(src)
+    inits = {t.name for t in m.graph.initializer}
+    count = 0
+    for vi in m.graph.input:
+        if vi.name in inits or not vi.type.HasField("tensor_type"):
+            continue
+        tt = vi.type.tensor_type
+        if not tt.HasField("shape"):
+            continue
+        dims = tt.shape.dim
+        if len(dims) == 1 and tt.elem_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+            continue
+        for axis, d in enumerate(dims):
+            d.Clear()
+            d.dim_param = f"{vi.name}_{axis}"
+            count += 1
+    for vi in m.graph.output:
+        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+        if tt is not None and tt.HasField("shape"):
+            for d in tt.shape.dim:
+                d.Clear()
+    del m.graph.value_info[:]
+    onnx.save(m, dst)
+    return count
+
+
 def run_case(name, args):
     corpus = args.corpus
     cdir = os.path.join(corpus, name)
@@ -302,8 +336,14 @@ def run_case(name, args):
     os.makedirs(wdir)
     res = {"status": None, "reason": "", "compile_s": None, "run_s": 0.0}
     model = os.path.join(cdir, "model.onnx")
+    flags = list(args.compile_flag)
+    if args.symbolic_dims:
+        sym = os.path.join(wdir, "model.onnx")
+        res["symbolic_dims"] = make_dims_symbolic(model, sym)
+        model = sym
+        flags.append("--dynamic-shapes")
     cmd = [args.kiln, "compile", model, "-o", os.path.join(wdir, "m"), "-q",
-           "--mlir-disable-threading"] + args.compile_flag
+           "--mlir-disable-threading"] + flags
     rc, out, secs = run_cmd(cmd, args.compile_timeout)
     res["compile_s"] = round(secs, 3)
     if rc is None:
@@ -426,6 +466,9 @@ def main():
     ap.add_argument("--profile", action="store_true",
                     help="run with kiln-run --profile and fail a case whose trace breaks "
                          "ONNX Runtime's profile schema")
+    ap.add_argument("--symbolic-dims", action="store_true",
+                    help="make every input dim symbolic and compile with --dynamic-shapes "
+                         "(run-time sizes)")
     ap.add_argument("--keep", action="store_true", help="keep passing cases' libraries")
     ap.add_argument("--no-snapshot", action="store_true",
                     help="run the binaries in place instead of a copy")
@@ -510,6 +553,7 @@ def main():
         "onnx": onnx_version,
         "corpus_count": total,
         "selection": "all" if full else {"filter": args.filter, "slice": args.slice},
+        "symbolic_dims": args.symbolic_dims,
         "cases_run": n,
         "counts": counts,
         "jobs": args.jobs,

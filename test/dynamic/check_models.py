@@ -34,6 +34,12 @@ CASES = {
         {"x": (1, 3, 97, 61)},
     ],
     "across_batch": [{"x": (1, 4)}, {"x": (6, 4)}],
+    "decoder_heads": [
+        {"x": (1, 5, 8), "mask": (1, 5)},
+        {"x": (3, 17, 8), "mask": (3, 17)},
+        {"x": (2, 1, 8), "mask": (2, 1)},
+    ],
+    "loop_growing": [{"x": (1, 4), "acc0": (1, 1, 4)}, {"x": (6, 4), "acc0": (6, 1, 4)}],
     # (bool inputs are given as arrays below)
     "if_runtime_branch": [
         {"x": (1, 6), "mode": True},
@@ -102,6 +108,8 @@ def main():
     make_models.if_runtime_branch(f"{work}/if_runtime_branch.onnx")
     make_models.fcn(f"{work}/fcn.onnx")
     make_models.across_batch(f"{work}/across_batch.onnx")
+    make_models.decoder_heads(f"{work}/decoder_heads.onnx")
+    make_models.loop_growing(f"{work}/loop_growing.onnx")
     checks = Checks()
     rng = np.random.default_rng(3)
     for name, cases in CASES.items():

@@ -188,6 +188,92 @@ def across_batch(path):
     onnx.save(model, path)
 
 
+
+def decoder_heads(path):
+    """Ops a decoder's head and mask code uses over a symbolic batch and
+    sequence: position ids as a CumSum of the mask, a causal Trilu mask,
+    GatherElements by those ids, a Gemm, and ArgMax over the logits."""
+    rng = np.random.default_rng(29)
+    d, v = 8, 11
+    w = const("w", rng.standard_normal((d, v)).astype(np.float32))
+    bias = const("bias", rng.standard_normal((v,)).astype(np.float32))
+    nodes = [
+        helper.make_node("Greater", ["mask", "zero_f"], ["on"]),
+        helper.make_node("Cast", ["on"], ["on_f"], to=TensorProto.FLOAT),
+        helper.make_node("CumSum", ["on_f", "axis1"], ["pos1"]),
+        helper.make_node("Sub", ["pos1", "one"], ["pos"]),
+        helper.make_node("Relu", ["pos"], ["pos_nn"]),
+        helper.make_node("Cast", ["pos_nn"], ["pos_i"], to=TensorProto.INT64),
+        helper.make_node("GatherElements", ["x0", "pos_i"], ["picked"], axis=1),
+        # scores [b, s, s] masked to the causal lower triangle
+        helper.make_node("MatMul", ["x", "xt"], ["scores"]),
+        helper.make_node("Trilu", ["scores"], ["causal"], upper=0),
+        helper.make_node("ReduceSum", ["causal", "axis2"], ["mixed"], keepdims=1),
+        helper.make_node("Mul", ["x", "mixed"], ["feat"]),
+        helper.make_node("Flatten", ["feat"], ["rows"], axis=2),
+        helper.make_node("Shape", ["x"], ["xs"]),
+        helper.make_node("Slice", ["xs", "zero", "two"], ["bs"]),
+        helper.make_node("Concat", ["minus1", "d"], ["rows_shape"], axis=0),
+        helper.make_node("Reshape", ["feat", "rows_shape"], ["rows2"]),
+        helper.make_node("Gemm", ["rows2", "w", "bias"], ["logits2"]),
+        helper.make_node("Concat", ["bs", "vdim"], ["logits_shape"], axis=0),
+        helper.make_node("Reshape", ["logits2", "logits_shape"], ["logits"]),
+        helper.make_node("ArgMax", ["logits"], ["tokens"], axis=-1, keepdims=0),
+        helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+        helper.make_node("ReduceMean", ["x", "axis2"], ["x0"], keepdims=0),
+    ]
+    inits = [w, bias,
+             const("axis1", np.array(1, np.int64)), const("axis2", np.array([2], np.int64)),
+             const("one", np.array(1.0, np.float32)), const("zero", np.array([0], np.int64)),
+             const("zero_f", np.array(0.0, np.float32)),
+             const("two", np.array([2], np.int64)), const("minus1", np.array([-1], np.int64)),
+             const("d", np.array([d], np.int64)), const("vdim", np.array([v], np.int64))]
+    # Topological order: Transpose and ReduceMean first.
+    nodes = nodes[-2:] + nodes[:-2]
+    graph = helper.make_graph(
+        nodes, "decoder_heads",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", d]),
+         helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "seq"])],
+        [helper.make_tensor_value_info("tokens", TensorProto.INT64, ["batch", "seq"]),
+         helper.make_tensor_value_info("picked", TensorProto.FLOAT, ["batch", "seq"]),
+         helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "seq", v])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def loop_growing(path):
+    """A Loop of known trip count whose carried value grows by a row each
+    iteration (a Concat), with a scan output per iteration, over a symbolic
+    batch: each iteration has its own shapes."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x", "fi"], ["row"]),
+         helper.make_node("Unsqueeze", ["row", "ax1"], ["row3"]),
+         helper.make_node("Concat", ["acc", "row3"], ["acc_out"], axis=1),
+         helper.make_node("ReduceSum", ["acc_out", "ax1"], ["total"], keepdims=0)],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc", TensorProto.FLOAT, ["n", None, 4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, ["n", None, 4]),
+         helper.make_tensor_value_info("total", TensorProto.FLOAT, ["n", 4])],
+        [const("ax1", np.array([1], np.int64))])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "", "acc0"], ["acc", "totals"], body=body)],
+        "loop_growing",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4]),
+         helper.make_tensor_value_info("acc0", TensorProto.FLOAT, ["n", 1, 4])],
+        [helper.make_tensor_value_info("acc", TensorProto.FLOAT, ["n", None, 4]),
+         helper.make_tensor_value_info("totals", TensorProto.FLOAT, [None, "n", 4])],
+        [const("trips", np.array(5, np.int64))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
 if __name__ == "__main__":
     out = sys.argv[1]
     encoder_block(f"{out}/encoder_block.onnx")
