@@ -205,3 +205,21 @@ func.func @sequences(%a: tensor<2x3xi64>, %b: tensor<4x3xi64>, %i: tensor<i64>, 
   %6 = onnx.OptionalGetElement(%5) : (tensor<*xf32>) -> tensor<*xf32>
   return %3 : tensor<*xi64>
 }
+
+// A Loop-carried value that grows per iteration (a Concat of one row):
+// the body input, typed from the initial [0, 4], becomes the join [?, 4]
+// and the body is inferred again from it.
+// CHECK-LABEL: func.func @loop_growing
+// CHECK: ^bb0(%{{.*}}: tensor<i64>, %{{.*}}: tensor<i1>, %{{.*}}: tensor<?x4xf32>):
+// CHECK: onnx.Concat{{.*}} -> tensor<?x4xf32>
+// CHECK: -> tensor<?x4xf32>
+func.func @loop_growing(%x: tensor<1x4xf32>, %y0: tensor<0x4xf32>) -> tensor<*xf32> {
+  %n = onnx.Constant() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+  %none = onnx.NoValue
+  %r = onnx.Loop(%n, %none, %y0) {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %y: tensor<0x4xf32>):
+    %grown = onnx.Concat(%y, %x) {axis = 0 : i64} : (tensor<0x4xf32>, tensor<1x4xf32>) -> tensor<*xf32>
+    onnx.Yield %c, %grown : tensor<i1>, tensor<*xf32>
+  } : (tensor<i64>, none, tensor<0x4xf32>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}

@@ -49,3 +49,25 @@ func.func @data_dependent(%x: tensor<?xf32> {onnx.dim_params = ["n"], onnx.name 
   %r = onnx.Reshape(%x, %shape) : (tensor<?xf32>, tensor<1xi64>) -> tensor<?xf32> loc("rs")
   return %r : tensor<?xf32>
 }
+
+// -----
+
+// ArgMax drops its axis; CumSum and Trilu keep the shape (shape
+// inference's op families); a Resize by constant integer scales
+// multiplies the sizes.
+// CHECK-LABEL: func.func @families
+// CHECK-SAME: kiln.dim_text = ["b"]
+// CHECK-SAME: kiln.dim_text = ["b", "s"]
+// CHECK-SAME: kiln.dim_text = ["", "", "2*h", "2*w"]
+func.func @families(%x: tensor<?x?xf32> {onnx.dim_params = ["b", "s"], onnx.name = "x"},
+                    %img: tensor<1x3x?x?xf32> {onnx.dim_params = ["", "", "h", "w"], onnx.name = "img"})
+    -> (tensor<?xi64>, tensor<?x?xf32>, tensor<1x3x?x?xf32>) {
+  %axis = onnx.Constant() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %am = onnx.ArgMax(%x) {axis = 1 : i64, keepdims = 0 : i64} : (tensor<?x?xf32>) -> tensor<?xi64>
+  %cs = onnx.CumSum(%x, %axis) : (tensor<?x?xf32>, tensor<i64>) -> tensor<?x?xf32>
+  %none = onnx.NoValue
+  %tr = onnx.Trilu(%cs, %none) {upper = 0 : i64} : (tensor<?x?xf32>, none) -> tensor<?x?xf32>
+  %sc = onnx.Constant() {value = dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %rs = onnx.Resize(%img, %none, %sc, %none) {mode = "nearest"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>, none) -> tensor<1x3x?x?xf32>
+  return %am, %tr, %rs : tensor<?xi64>, tensor<?x?xf32>, tensor<1x3x?x?xf32>
+}
