@@ -241,6 +241,9 @@ static void printReport(ModuleOp module, StringRef model, size_t nodesIn,
   if (module->hasAttr("kiln.arena_size"))
     os << "kiln: report: arena: " << count("kiln.arena_size") << " bytes ("
        << count("kiln.arena_size_unshared") << " bytes without buffer reuse)\n";
+  if (auto fallbacks = module->getAttrOfType<ArrayAttr>("kiln.fallbacks"))
+    for (auto line : fallbacks.getAsRange<StringAttr>())
+      os << "kiln: report: fallback: " << line.getValue() << "\n";
   if (auto parts = module->getAttrOfType<ArrayAttr>("kiln.partitions"))
     for (Attribute a : parts) {
       auto d = dyn_cast<DictionaryAttr>(a);

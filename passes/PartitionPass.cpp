@@ -21,6 +21,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <map>
+
 using namespace mlir;
 
 namespace kiln {
@@ -93,6 +95,7 @@ struct PartitionPass : public impl::PartitionBase<PartitionPass> {
   }
 
   void runOnOperation() override {
+    fallbacks.clear(); // (a pass manager may run the pass on many modules)
     SmallVector<std::string> order(providers.begin(), providers.end());
     if (order.empty())
       order.push_back("cpu");
@@ -109,7 +112,22 @@ struct PartitionPass : public impl::PartitionBase<PartitionPass> {
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(partition(func, chain, *pins)))
         return signalPassFailure();
+    // "MatMul x4, Add x2 on cpu (cuda: why)" per reason, for --report.
+    if (fallbacks.empty())
+      return;
+    Builder b(&getContext());
+    SmallVector<Attribute> lines;
+    for (const auto &[where, ops] : fallbacks) {
+      std::string line;
+      for (const auto &[type, n] : ops)
+        line += (line.empty() ? "" : ", ") + type + " x" + std::to_string(n);
+      lines.push_back(b.getStringAttr(line + " on " + where));
+    }
+    getOperation()->setAttr("kiln.fallbacks", b.getArrayAttr(lines));
   }
+
+  // where ("cpu (cuda: why)") -> op type -> count
+  std::map<std::string, std::map<std::string, int64_t>> fallbacks;
 
   LogicalResult assign(Operation *op, ArrayRef<const Provider *> chain,
                        const Pins &pins, const Provider *&chosen) {
@@ -129,13 +147,20 @@ struct PartitionPass : public impl::PartitionBase<PartitionPass> {
                                  << ", which cannot run it: " << why;
       return success();
     }
-    std::string reasons;
+    std::string reasons, firstWhy;
     for (const Provider *p : chain) {
       std::string why;
       if (p->canRun(op, why)) {
         chosen = p;
+        // What ran on a later provider than the first, and why (--report).
+        if (p != chain.front() && op->getName().getStringRef() != "onnx.Constant" &&
+            op->getName().getStringRef() != "onnx.NoValue")
+          ++fallbacks[(p->getName() + " (" + chain.front()->getName() + ": " + firstWhy + ")")
+                          .str()][type.str()];
         return success();
       }
+      if (p == chain.front())
+        firstWhy = why;
       if (!reasons.empty())
         reasons += "; ";
       reasons += chain.size() > 1 ? (p->getName() + ": " + why).str() : why;

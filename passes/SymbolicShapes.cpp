@@ -319,6 +319,14 @@ void Analysis::visit(Operation *op) {
                          dil = onnx::getIntsAttr(op, "dilations");
     StringRef autoPad = onnx::getStrAttr(op, "auto_pad", "NOTSET");
     bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+    // The batch, and the channels: a pool's input's, a Conv's filters.
+    if (static_cast<int64_t>(in.size()) == rank && rank >= 2) {
+      r[0] = in[0];
+      if (!isa<onnx::ConvOp>(op))
+        r[1] = in[1];
+      else if (Sizes w = sizesOf(operand(1)); !w.empty())
+        r[1] = w[0];
+    }
     if (static_cast<int64_t>(in.size()) == rank && same) {
       // ceil(in / stride), whatever the kernel.
       r[0] = in[0];

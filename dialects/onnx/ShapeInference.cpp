@@ -1183,13 +1183,39 @@ namespace {
 
 LogicalResult resizeRule(const Ctx &c) {
   auto x = c.in(0);
-  if (!x || !x.hasStaticShape())
+  if (!x)
     return success();
   SmallVector<int64_t> out;
   SmallVector<double> scales;
-  if (failed(resolveResize(c.op, x.getShape(), out, scales)))
-    return success();
-  return c.set(0, out, x.getElementType());
+  if (x.hasStaticShape()) {
+    if (failed(resolveResize(c.op, x.getShape(), out, scales)))
+      return success();
+    return c.set(0, out, x.getElementType());
+  }
+  // Dims of run-time size: the rank is known; a dim stays static where
+  // the input's is and the scales (not the other dims) decide it, or
+  // where constant sizes give it; the others are `?` (kiln-symbolic-shapes
+  // sizes them).
+  int64_t rank = x.getRank();
+  ResizeInputs ri = resizeInputs(c.op, rank);
+  SmallVector<int64_t> probe(x.getShape());
+  for (int64_t &d : probe)
+    if (d == kDyn)
+      d = 1;
+  SmallVector<int64_t> dims(rank, kDyn);
+  bool stretch = getStrAttr(c.op, "keep_aspect_ratio_policy", "stretch") == "stretch";
+  auto sizes = ri.sizes && !isNone(ri.sizes) ? getConstantInts(ri.sizes) : std::nullopt;
+  bool bySizes = sizes && !sizes->empty();
+  if (succeeded(resolveResize(c.op, probe, out, scales))) {
+    for (int64_t d = 0; d < rank; ++d)
+      if ((bySizes && stretch) || (!x.isDynamicDim(d) && (stretch || !llvm::is_contained(ri.axes, d))))
+        dims[d] = out[d];
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(ri.axes, d))
+        dims[d] = x.getDimSize(d);
+  }
+  return c.set(0, dims, x.getElementType());
 }
 
 LogicalResult convTransposeRule(const Ctx &c) {

@@ -379,41 +379,73 @@ Results lowerPad(OpBuilder &b, Operation *op) {
     return emitNodeError(op) << "mode \"" << mode << "\" is not supported";
   Value padV = op->getNumOperands() > 2 && !isNone(op->getOperand(2)) ? op->getOperand(2) : Value();
   Type elt = xt.getElementType();
-  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
-                                         [&](IB &ib, ArrayRef<Value> i) -> Value {
-    SmallVector<Value> src;
-    Value inside;
-    for (size_t d = 0; d < i.size(); ++d) {
-      int64_t n = xt.getDimSize(d);
-      Value s = lowV.empty() ? ib.add(i[d], -low[d]) : ib.sub(i[d], lowV[d]);
-      if (low[d] == 0 && high[d] <= 0) {
-        src.push_back(s);
-        continue;
-      }
-      if (mode == "constant" || mode == "edge") {
-        if (mode == "constant") {
-          Value ok = ib.andI(ib.ge(s, 0), ib.lt(s, n));
-          inside = inside ? ib.andI(inside, ok) : ok;
-        }
-        src.push_back(ib.clamp(s, 0, n - 1));
-      } else if (mode == "wrap") {
-        src.push_back(ib.mod(s, n));
-      } else if (n == 1) {
-        src.push_back(ib.c(0));
-      } else {
-        int64_t p = 2 * (n - 1);
-        Value m = ib.mod(s, p);
-        src.push_back(ib.sel(ib.lt(m, n), m, ib.sub(ib.c(p), m)));
-      }
+  // Dims of run-time size (constant pads): their sizes, and the result's.
+  SmallVector<Value> dynIn(rank), outSizes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (xt.isDynamicDim(d)) {
+      dynIn[d] = dimSize(b, loc, x, d);
+      outSizes.push_back(b.create<arith::AddIOp>(
+          loc, dynIn[d], b.create<arith::ConstantIndexOp>(loc, low[d] + high[d])));
     }
-    Value v = ib.b.create<tensor::ExtractOp>(ib.l, x, src);
-    if (!inside)
-      return v;
-    Value pv = padV ? (Value)ib.b.create<tensor::ExtractOp>(
-                          ib.l, padV, SmallVector<Value>(typeOf(padV).getRank(), ib.c(0)))
-                    : zeroOf(ib.b, ib.l, elt);
-    return ib.sel(inside, v, pv);
-  })};
+  return SmallVector<Value>{indexGeneric(
+      b, op->getLoc(), resultType(op),
+      [&](IB &ib, ArrayRef<Value> i) -> Value {
+        SmallVector<Value> src;
+        Value inside;
+        for (size_t d = 0; d < i.size(); ++d) {
+          int64_t n = xt.getDimSize(d);
+          Value s = lowV.empty() ? ib.add(i[d], -low[d]) : ib.sub(i[d], lowV[d]);
+          if (low[d] == 0 && high[d] <= 0) {
+            src.push_back(s);
+            continue;
+          }
+          if (Value nV = dynIn[d]) {
+            // The same index maps with the size read at run time.
+            auto rem = [&](Value a, Value m) {
+              Value r = ib.b.create<arith::RemSIOp>(ib.l, a, m);
+              return ib.b.create<arith::RemSIOp>(ib.l, ib.add(r, m), m).getResult();
+            };
+            if (mode == "constant" || mode == "edge") {
+              if (mode == "constant") {
+                Value ok = ib.andI(ib.ge(s, 0), ib.lt(s, nV));
+                inside = inside ? ib.andI(inside, ok) : ok;
+              }
+              src.push_back(ib.clampBelow(s, nV));
+            } else if (mode == "wrap") {
+              src.push_back(rem(s, nV));
+            } else {
+              // reflect; a dim of size 1 reflects onto 0.
+              Value p = ib.b.create<arith::MaxSIOp>(ib.l, ib.mul(ib.sub(nV, ib.c(1)), 2), ib.c(1));
+              Value m = rem(s, p);
+              src.push_back(ib.sel(ib.lt(m, nV), m, ib.sub(p, m)));
+            }
+            continue;
+          }
+          if (mode == "constant" || mode == "edge") {
+            if (mode == "constant") {
+              Value ok = ib.andI(ib.ge(s, 0), ib.lt(s, n));
+              inside = inside ? ib.andI(inside, ok) : ok;
+            }
+            src.push_back(ib.clamp(s, 0, n - 1));
+          } else if (mode == "wrap") {
+            src.push_back(ib.mod(s, n));
+          } else if (n == 1) {
+            src.push_back(ib.c(0));
+          } else {
+            int64_t p = 2 * (n - 1);
+            Value m = ib.mod(s, p);
+            src.push_back(ib.sel(ib.lt(m, n), m, ib.sub(ib.c(p), m)));
+          }
+        }
+        Value v = ib.b.create<tensor::ExtractOp>(ib.l, x, src);
+        if (!inside)
+          return v;
+        Value pv = padV ? (Value)ib.b.create<tensor::ExtractOp>(
+                              ib.l, padV, SmallVector<Value>(typeOf(padV).getRank(), ib.c(0)))
+                        : zeroOf(ib.b, ib.l, elt);
+        return ib.sel(inside, v, pv);
+      },
+      outSizes)};
 }
 
 /// CenterCropPad from the input and result shapes (the `shape` input must

@@ -84,22 +84,24 @@ int64_t antialiasTaps(double scale, double support) {
 
 /// Source indices (-1 outside a tf_crop_and_resize roi) and weights of
 /// output position `o` on an axis of `in` -> `on` elements.
+/// (`in` and `on` are numbers of M: run-time values for dims of run-time
+/// size.)
 template <class M>
 void tapsAt(M &m, typename M::T o, typename M::T scale, typename M::T s0, typename M::T e0,
-            int64_t in, int64_t on, const ResizeParams &p, SmallVectorImpl<typename M::T> &idx,
-            SmallVectorImpl<typename M::T> &w) {
+            typename M::T in, typename M::T on, const ResizeParams &p,
+            SmallVectorImpl<typename M::T> &idx, SmallVectorImpl<typename M::T> &w) {
   using T = typename M::T;
-  T half = m.c(0.5), one = m.c(1.0), zero = m.c(0.0), inM1 = m.c(in - 1.0);
+  T half = m.c(0.5), one = m.c(1.0), zero = m.c(0.0), inM1 = m.sub(in, one);
   // ONNX measures the output extent as scale * in (not the rounded size).
-  T onf = m.mul(scale, m.c(in));
+  T onf = m.mul(scale, in);
   T centered = m.sub(m.div(m.add(o, half), scale), half);
   T xo;
   StringRef ctm = p.ctm;
   if (ctm == "half_pixel") {
     xo = centered;
   } else if (ctm == "half_pixel_symmetric") {
-    T adj = m.div(m.c(on), onf);
-    xo = m.add(m.mul(m.c(in / 2.0), m.sub(one, adj)), centered);
+    T adj = m.div(on, onf);
+    xo = m.add(m.mul(m.mul(in, half), m.sub(one, adj)), centered);
   } else if (ctm == "pytorch_half_pixel") {
     xo = m.sel(m.lt(one, onf), centered, zero);
   } else if (ctm == "align_corners") {
@@ -242,30 +244,62 @@ Results lowerResize(OpBuilder &b, Operation *op) {
     ok = ok ? b.create<arith::AndIOp>(loc, ok, cond).getResult() : cond;
   };
   IrMath ir{b, loc};
-  if (runtime(scalesV)) {
+  // Dims of run-time size: the input's as f64 (inF), the result's as an
+  // index (onV, from the scale or the sizes; the shape function agrees).
+  bool dynamic = !xt.hasStaticShape() || !out.hasStaticShape();
+  SmallVector<Value> inF(r), onV(r);
+  for (int64_t a = 0; a < r; ++a)
+    inF[a] = xt.isDynamicDim(a)
+                 ? b.create<arith::SIToFPOp>(
+                       loc, b.getF64Type(),
+                       b.create<arith::IndexCastOp>(loc, b.getI64Type(), dimSize(b, loc, x, a)))
+                 : ir.c(xt.getDimSize(a));
+  auto toIndex = [&](Value f) {
+    return b.create<arith::IndexCastOp>(loc, b.getIndexType(),
+                                        b.create<arith::FPToSIOp>(loc, b.getI64Type(), f));
+  };
+  // The result's size on axis a is `n` (f64): checked where it is static.
+  auto resultSize = [&](int64_t a, Value n) {
+    if (out.isDynamicDim(a))
+      onV[a] = toIndex(n);
+    else
+      require(ir.eq(n, ir.c(out.getDimSize(a))));
+  };
+  auto constScales = dynamic && scalesV && !isNone(scalesV) ? getConstantDoubles(scalesV)
+                                                             : std::nullopt;
+  if (constScales && !constScales->empty()) {
+    // Constant scales over run-time sizes: floor(in * scale).
+    for (auto [j, a] : llvm::enumerate(axes)) {
+      src[a].scale = (*constScales)[j];
+      if (xt.isDynamicDim(a) || out.isDynamicDim(a))
+        resultSize(a, ir.floor(ir.mul(ir.c(src[a].scale), inF[a])));
+    }
+  } else if (runtime(scalesV)) {
     for (auto [j, a] : llvm::enumerate(axes)) {
       src[a].scaleV = f64At(b, loc, scalesV, j);
-      Value n = ir.floor(ir.mul(src[a].scaleV, ir.c(xt.getDimSize(a))));
-      require(ir.eq(n, ir.c(out.getDimSize(a))));
+      resultSize(a, ir.floor(ir.mul(src[a].scaleV, inF[a])));
     }
-  } else if (runtime(sizesV) && (!scalesV || isNone(scalesV) || getConstantDoubles(scalesV)->empty())) {
+  } else if ((runtime(sizesV) || (dynamic && sizesV && !isNone(sizesV))) &&
+             (!scalesV || isNone(scalesV) || getConstantDoubles(scalesV)->empty())) {
     // keep_aspect_ratio_policy: one scale, the min (not_larger) or max
     // (not_smaller) of the size ratios; stretch: each axis its own.
     StringRef policy = getStrAttr(op, "keep_aspect_ratio_policy", "stretch");
     SmallVector<Value> ratios;
     for (auto [j, a] : llvm::enumerate(axes))
-      ratios.push_back(ir.div(f64At(b, loc, sizesV, j), ir.c(xt.getDimSize(a))));
+      ratios.push_back(ir.div(f64At(b, loc, sizesV, j), inF[a]));
     Value common = ratios.empty() ? ir.c(1.0) : ratios.front();
     for (Value q : ratios)
       common = policy == "not_smaller" ? (Value)b.create<arith::MaximumFOp>(loc, common, q)
                                        : (Value)b.create<arith::MinimumFOp>(loc, common, q);
     for (auto [j, a] : llvm::enumerate(axes)) {
       src[a].scaleV = policy == "stretch" ? ratios[j] : common;
-      Value n = policy == "stretch" ? f64At(b, loc, sizesV, j)
-                                    : (Value)b.create<math::RoundOp>(
-                                          loc, ir.mul(common, ir.c(xt.getDimSize(a))));
-      require(ir.eq(n, ir.c(out.getDimSize(a))));
+      Value n = policy == "stretch"
+                    ? f64At(b, loc, sizesV, j)
+                    : (Value)b.create<math::RoundOp>(loc, ir.mul(common, inF[a]));
+      resultSize(a, n);
     }
+  } else if (dynamic) {
+    return emitNodeError(op) << "with run-time sizes, needs constant scales or sizes";
   } else {
     SmallVector<int64_t> outShape;
     SmallVector<double> scales;
@@ -303,6 +337,16 @@ Results lowerResize(OpBuilder &b, Operation *op) {
     int64_t in = xt.getDimSize(a), on = out.getDimSize(a);
     AxisSource &s = src[a];
     Axis &A = ax[a];
+    bool runtimeAxis = xt.isDynamicDim(a) || out.isDynamicDim(a);
+    // Scale 1 maps every position onto itself in every mode but
+    // tf_crop_and_resize (an axis of run-time size keeps its size).
+    if (runtimeAxis && !s.scaleV && s.scale == 1.0 && !tfCrop) {
+      if (out.isDynamicDim(a))
+        onV[a] = dimSize(b, loc, x, a);
+      continue;
+    }
+    if (runtimeAxis && params.antialias && s.scaleV)
+      return emitNodeError(op) << "with run-time sizes, antialias needs constant scales";
     // With antialias a downsampled axis needs more taps: as many as its
     // scale asks for, or for a run-time scale, the smallest it can be.
     ResizeParams p = params;
@@ -313,14 +357,14 @@ Results lowerResize(OpBuilder &b, Operation *op) {
     A.taps = p.taps;
     auto it = RankedTensorType::get({on, p.taps}, b.getI64Type());
     auto wt = RankedTensorType::get({on, p.taps}, b.getF32Type());
-    if (!s.scaleV && !s.s0V) {
+    if (!s.scaleV && !s.s0V && !runtimeAxis) {
       // Constant tables; an axis they leave unchanged is skipped.
       ConstMath cm;
       SmallVector<int64_t> idx;
       SmallVector<float> w;
       for (int64_t o = 0; o < on; ++o) {
         SmallVector<double> ids, ws;
-        tapsAt(cm, (double)o, s.scale, s.s0, s.e0, in, on, p, ids, ws);
+        tapsAt(cm, (double)o, s.scale, s.s0, s.e0, (double)in, (double)on, p, ids, ws);
         for (int64_t t = 0; t < p.taps; ++t) {
           int64_t k = (int64_t)ids[t];
           anyOutside |= k < 0;
@@ -343,9 +387,17 @@ Results lowerResize(OpBuilder &b, Operation *op) {
     MLIRContext *ctx = b.getContext();
     AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
     auto par = utils::IteratorType::parallel;
+    SmallVector<Value> tableSizes;
+    if (out.isDynamicDim(a))
+      tableSizes.push_back(onV[a]);
+    Value onF = out.isDynamicDim(a)
+                    ? b.create<arith::SIToFPOp>(
+                          loc, b.getF64Type(),
+                          b.create<arith::IndexCastOp>(loc, b.getI64Type(), onV[a]))
+                    : ir.c(on);
     auto g = b.create<linalg::GenericOp>(
         loc, TypeRange{it, wt}, ValueRange{},
-        ValueRange{emptyTensor(b, loc, it), emptyTensor(b, loc, wt)},
+        ValueRange{emptyTensor(b, loc, it, tableSizes), emptyTensor(b, loc, wt, tableSizes)},
         ArrayRef<AffineMap>{id, id}, ArrayRef<utils::IteratorType>{par, par},
         [&](OpBuilder &nb, Location l, ValueRange) {
           IrMath m{nb, l};
@@ -357,7 +409,7 @@ Results lowerResize(OpBuilder &b, Operation *op) {
           Value t = nb.create<linalg::IndexOp>(l, 1);
           SmallVector<Value> ids, ws;
           tapsAt(m, o, s.scaleV ? s.scaleV : m.c(s.scale), s.s0V ? s.s0V : m.c(s.s0),
-                 s.e0V ? s.e0V : m.c(s.e0), in, on, p, ids, ws);
+                 s.e0V ? s.e0V : m.c(s.e0), inF[a], onF, p, ids, ws);
           Value k = ids[0], wv = ws[0];
           for (int64_t j = 1; j < p.taps; ++j) {
             Value isJ = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, t,
@@ -378,6 +430,13 @@ Results lowerResize(OpBuilder &b, Operation *op) {
     if (!ax[a].identity)
       resized.push_back(a);
   bool weighted = params.taps > 1;
+  SmallVector<Value> outSizes, inSizes(r);
+  for (int64_t a = 0; a < r; ++a) {
+    if (out.isDynamicDim(a))
+      outSizes.push_back(onV[a] ? onV[a] : dimSize(b, loc, x, a));
+    if (xt.isDynamicDim(a))
+      inSizes[a] = dimSize(b, loc, x, a);
+  }
   return SmallVector<Value>{indexGeneric(b, loc, out, [&](IB &ib, ArrayRef<Value> i) -> Value {
     OpBuilder &nb = ib.b;
     Location l = ib.l;
@@ -398,7 +457,9 @@ Results lowerResize(OpBuilder &b, Operation *op) {
           Value o = ib.lt(k, 0);
           outsideFlag = outsideFlag ? (Value)nb.create<arith::OrIOp>(l, outsideFlag, o) : o;
         }
-        from[a] = anyOutside ? ib.clamp(k, 0, xt.getDimSize(a) - 1) : k;
+        from[a] = !anyOutside    ? k
+                  : inSizes[a] ? ib.clampBelow(k, inSizes[a])
+                               : ib.clamp(k, 0, xt.getDimSize(a) - 1);
         if (weighted) {
           Value wa = nb.create<tensor::ExtractOp>(l, ax[a].wT, ValueRange{i[a], ib.c(t)});
           w = w ? (Value)nb.create<arith::MulFOp>(l, w, wa) : wa;
@@ -414,7 +475,7 @@ Results lowerResize(OpBuilder &b, Operation *op) {
     if (outsideFlag)
       acc = ib.sel(outsideFlag, scalarConst(nb, l, elt, extrap), acc);
     return acc;
-  })};
+  }, outSizes)};
 }
 
 /// What the lowering needs beyond shapes, refused up front.

@@ -594,7 +594,7 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   m["Concat"].dynamic = {lowerConcat, anyCheck};
   m["Range"].dynamic = {lowerRange, anyCheck};
   // CNNs: windows sized at run time (WindowOps.cpp windowOutputSizes).
-  for (const char *k : {"Conv", "MaxPool"})
+  for (const char *k : {"Conv", "MaxPool", "AveragePool"})
     m[k].dynamic = {m[k].lower, windowsWithRuntimeSizes};
   for (const char *k : {"GlobalAveragePool", "GlobalMaxPool"})
     m[k].dynamic = {m[k].lower, anyCheck};
@@ -615,6 +615,20 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   // NormalizationOps.cpp argExtreme).
   for (const char *k : {"Trilu", "GatherElements", "ArgMax", "ArgMin"})
     m[k].dynamic = {m[k].lower, anyCheck};
+  // Resize and Upsample: tables of run-time length from constant scales
+  // or from sizes (ResizeOps.cpp).
+  for (const char *k : {"Resize", "Upsample"})
+    m[k].dynamic = {m[k].lower, anyCheck};
+  // Pad by constant pads (any mode): index maps with the sizes read at run
+  // time (DataMovementOps.cpp).
+  m["Pad"].dynamic = {m["Pad"].lower, [](Operation *op, std::string &why) {
+                        SmallVector<int64_t> low, high;
+                        if (succeeded(resolvePads(op, typeOf(op->getOperand(0)).getRank(), low,
+                                                  high)))
+                          return true;
+                        why = "with run-time sizes, needs constant pads and axes";
+                        return false;
+                      }};
   m["Slice"].dynamic = {lowerSlice, sliceStepsPositive};
   m["Expand"].dynamic = {lowerExpand, anyCheck};
   m["ConstantOfShape"].dynamic = {lowerConstantOfShape, anyCheck};

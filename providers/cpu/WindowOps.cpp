@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "providers/cpu/Lowering.h"
+#include "providers/cpu/IndexGeneric.h"
 
 #include <cmath>
 #include <limits>
@@ -381,10 +382,43 @@ Results lowerPool(OpBuilder &b, Operation *op, bool isMax, int64_t lp = 0) {
         })};
   }
 
-  // Divisor per output position, decided at compile time: the number of
-  // window taps inside the input (or inside input+pads with
-  // count_include_pad), exactly as ONNX Runtime counts them.
+  // Divisor per output position: the number of window taps inside the
+  // input (or inside input+pads with count_include_pad), exactly as ONNX
+  // Runtime counts them; decided at compile time, or for spatial dims of
+  // run-time size counted per position (the kernel's taps unrolled).
   bool includePad = getIntAttr(op, "count_include_pad", 0) != 0;
+  if (llvm::any_of(llvm::seq<int64_t>(2, xt.getRank()),
+                   [&](int64_t i) { return xt.isDynamicDim(i); })) {
+    SmallVector<Value> inSizes;
+    for (int64_t i = 0; i < sp; ++i)
+      inSizes.push_back(dimSize(b, loc, x, 2 + i));
+    Value avg = indexGeneric(
+        b, loc, out,
+        [&](IB &ib, ArrayRef<Value> idx) -> Value {
+          Value count = ib.c(1);
+          for (int64_t i = 0; i < sp; ++i) {
+            Value lo = ib.c(includePad ? -pb[i] : 0);
+            Value hi = includePad ? ib.add(inSizes[i], pe[i]) : inSizes[i];
+            Value n = ib.c(0);
+            for (int64_t k = 0; k < kernel[i]; ++k) {
+              Value pos = ib.add(ib.mul(idx[2 + i], strides[i]), k * dil[i] - pb[i]);
+              Value inside = ib.andI(
+                  ib.b.create<arith::CmpIOp>(ib.l, arith::CmpIPredicate::sge, pos, lo),
+                  ib.lt(pos, hi));
+              n = ib.add(n, ib.index(ib.b.create<arith::ExtUIOp>(ib.l, ib.b.getI64Type(), inside)));
+            }
+            count = ib.mul(count, n);
+          }
+          Value sum = ib.b.create<tensor::ExtractOp>(ib.l, result, idx);
+          Value c = ib.b.create<arith::SIToFPOp>(
+              ib.l, elt, ib.b.create<arith::IndexCastOp>(ib.l, ib.b.getI64Type(), count));
+          Value q = ib.b.create<arith::DivFOp>(ib.l, sum, c);
+          // No tap inside: 0, as the static table gives.
+          return ib.sel(ib.eq(count, ib.c(0)), scalarConst(ib.b, ib.l, elt, 0.0), q);
+        },
+        dynamicSizesLike(b, loc, out, result));
+    return SmallVector<Value>{avg};
+  }
   SmallVector<float> inv;
   int64_t total = 1;
   for (int64_t o : outSp)

@@ -39,6 +39,11 @@ CASES = {
         {"x": (3, 17, 8), "mask": (3, 17)},
         {"x": (2, 1, 8), "mask": (2, 1)},
     ],
+    "fpn_head": [
+        {"x": (1, 3, 64, 64)},
+        {"x": (2, 3, 48, 80)},
+        {"x": (1, 3, 31, 45)},
+    ],
     "loop_growing": [{"x": (1, 4), "acc0": (1, 1, 4)}, {"x": (6, 4), "acc0": (6, 1, 4)}],
     # (bool inputs are given as arrays below)
     "if_runtime_branch": [
@@ -110,6 +115,7 @@ def main():
     make_models.across_batch(f"{work}/across_batch.onnx")
     make_models.decoder_heads(f"{work}/decoder_heads.onnx")
     make_models.loop_growing(f"{work}/loop_growing.onnx")
+    make_models.fpn_head(f"{work}/fpn_head.onnx")
     checks = Checks()
     rng = np.random.default_rng(3)
     for name, cases in CASES.items():

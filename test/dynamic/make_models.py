@@ -274,6 +274,47 @@ def loop_growing(path):
     onnx.checker.check_model(model)
     onnx.save(model, path)
 
+
+def fpn_head(path):
+    """A feature-pyramid style block over a symbolic batch, height and
+    width: a strided Conv, an AveragePool (pads not counted), a nearest
+    Resize by constant scales, a reflect Pad, and a linear Resize to the
+    input's own size (sizes from Shape, as F.interpolate(size=...) exports),
+    added to a 1x1 Conv of the input."""
+    rng = np.random.default_rng(31)
+    c = 4
+    w1 = const("w1", (rng.standard_normal((c, 3, 3, 3)) * 0.3).astype(np.float32))
+    w2 = const("w2", (rng.standard_normal((c, c, 3, 3)) * 0.3).astype(np.float32))
+    w3 = const("w3", (rng.standard_normal((c, 3, 1, 1)) * 0.3).astype(np.float32))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("AveragePool", ["c1"], ["p1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         count_include_pad=0),
+        helper.make_node("Resize", ["p1", "", "scales"], ["up"], mode="nearest"),
+        helper.make_node("Pad", ["up", "pads"], ["padded"], mode="reflect"),
+        helper.make_node("Conv", ["padded", "w2"], ["c2"]),
+        helper.make_node("Shape", ["c2"], ["s2"]),
+        helper.make_node("Shape", ["x"], ["sx"]),
+        helper.make_node("Slice", ["s2", "zero", "two"], ["nc"]),
+        helper.make_node("Slice", ["sx", "two", "four"], ["hw"]),
+        helper.make_node("Concat", ["nc", "hw"], ["sizes"], axis=0),
+        helper.make_node("Resize", ["c2", "", "", "sizes"], ["back"], mode="linear",
+                         coordinate_transformation_mode="half_pixel"),
+        helper.make_node("Conv", ["x", "w3"], ["skip"]),
+        helper.make_node("Add", ["back", "skip"], ["y"]),
+    ]
+    inits = [w1, w2, w3, const("scales", np.array([1, 1, 2, 2], np.float32)),
+             const("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)),
+             const("zero", np.array([0], np.int64)), const("two", np.array([2], np.int64)),
+             const("four", np.array([4], np.int64))]
+    graph = helper.make_graph(
+        nodes, "fpn_head",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", c, "h", "w"])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
 if __name__ == "__main__":
     out = sys.argv[1]
     encoder_block(f"{out}/encoder_block.onnx")
