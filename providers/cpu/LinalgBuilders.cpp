@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -322,32 +323,48 @@ Value reshapeTo(OpBuilder &b, Location loc, Value x, RankedTensorType outType) {
 
 Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                 ArrayRef<int64_t> high, double value) {
+  SmallVector<OpFoldResult> lo, hi;
+  for (auto [l, h] : llvm::zip(low, high)) {
+    lo.push_back(b.getIndexAttr(l));
+    hi.push_back(b.getIndexAttr(h));
+  }
+  return padTensor(b, loc, x, lo, hi, value);
+}
+
+Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<OpFoldResult> low,
+                ArrayRef<OpFoldResult> high, double value) {
   auto xt = cast<RankedTensorType>(x.getType());
-  bool any = llvm::any_of(low, [](int64_t p) { return p != 0; }) ||
-             llvm::any_of(high, [](int64_t p) { return p != 0; });
+  auto constant = [](OpFoldResult p) { return getConstantIntValue(p); };
+  bool any = llvm::any_of(llvm::concat<const OpFoldResult>(low, high),
+                          [&](OpFoldResult p) { return constant(p) != 0; });
   if (!any)
     return x;
+  auto asValue = [&](OpFoldResult p) -> Value {
+    if (auto v = dyn_cast<Value>(p))
+      return v;
+    return b.create<arith::ConstantIndexOp>(loc, *constant(p));
+  };
   SmallVector<int64_t> shape;
   SmallVector<Value> dynSizes;
   for (int64_t i = 0; i < xt.getRank(); ++i) {
-    if (xt.isDynamicDim(i)) {
+    auto l = constant(low[i]), h = constant(high[i]);
+    if (xt.isDynamicDim(i) || !l || !h) {
       shape.push_back(ShapedType::kDynamic);
       dynSizes.push_back(b.create<arith::AddIOp>(
-          loc, dimSize(b, loc, x, i), b.create<arith::ConstantIndexOp>(loc, low[i] + high[i])));
+          loc, dimSize(b, loc, x, i), b.create<arith::AddIOp>(loc, asValue(low[i]), asValue(high[i]))));
       continue;
     }
-    shape.push_back(xt.getDimSize(i) + low[i] + high[i]);
+    shape.push_back(xt.getDimSize(i) + *l + *h);
   }
   auto padded = RankedTensorType::get(shape, xt.getElementType());
   Value filled = filledTensor(b, loc, padded, value, dynSizes);
-  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<OpFoldResult> sizes, strides;
   for (int64_t i = 0; i < xt.getRank(); ++i) {
-    offsets.push_back(b.getIndexAttr(low[i]));
     sizes.push_back(xt.isDynamicDim(i) ? OpFoldResult(dimSize(b, loc, x, i))
                                        : b.getIndexAttr(xt.getDimSize(i)));
     strides.push_back(b.getIndexAttr(1));
   }
-  return b.create<tensor::InsertSliceOp>(loc, x, filled, offsets, sizes, strides);
+  return b.create<tensor::InsertSliceOp>(loc, x, filled, low, sizes, strides);
 }
 
 } // namespace kiln::cpu

@@ -97,10 +97,14 @@ mlir::AffineMap dropDimsMap(mlir::MLIRContext *ctx, int64_t rank,
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::RankedTensorType outType);
 
-/// Pads `x` (static) with `value`: `low`/`high` per dim.
+/// Pads `x` with `value`: `low`/`high` per dim.
 mlir::Value padTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high,
                       double value);
+/// The same with pads that may be run-time values (index).
+mlir::Value padTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      llvm::ArrayRef<mlir::OpFoldResult> low,
+                      llvm::ArrayRef<mlir::OpFoldResult> high, double value);
 
 } // namespace kiln::cpu
 

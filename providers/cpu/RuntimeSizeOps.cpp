@@ -552,14 +552,14 @@ bool windowsWithRuntimeSizes(Operation *op, std::string &why) {
   for (int64_t i = 2; xt && i < xt.getRank(); ++i)
     spatialStatic &= !xt.isDynamicDim(i);
   bool ok = xt && xt.getRank() >= 3 &&
-            (spatialStatic || pad == "NOTSET" || pad == "VALID") &&
+            (spatialStatic || pad == "NOTSET" || pad == "VALID" || pad == "SAME_UPPER" ||
+             pad == "SAME_LOWER") &&
             getIntAttr(op, "ceil_mode", 0) == 0 &&
             (op->getNumResults() < 2 || op->getResult(1).use_empty()) &&
             (!isa<onnx::ConvOp>(op) || typeOf(op->getOperand(1)).hasStaticShape());
   if (ok)
     return true;
-  why = "with run-time sizes, needs explicit pads (auto_pad NOTSET or VALID), ceil_mode 0, a "
-        "static weight and no MaxPool indices";
+  why = "with run-time sizes, needs ceil_mode 0, a static weight and no MaxPool indices";
   return false;
 }
 

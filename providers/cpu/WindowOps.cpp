@@ -23,6 +23,9 @@ namespace {
 /// and the input padded with `padValue` so every window lies inside it.
 struct Windows {
   SmallVector<int64_t> strides, dilations, padsBegin, padsEnd, outSpatial;
+  // auto_pad SAME over a spatial dim of run-time size: its pads, computed
+  // at run time (null elsewhere).
+  SmallVector<Value> padsBeginV, padsEndV;
   Value padded;
 };
 
@@ -40,19 +43,43 @@ FailureOr<Windows> padForWindows(OpBuilder &b, Operation *op, Value x,
     w.strides.assign(sp, 1);
   if (w.dilations.empty())
     w.dilations.assign(sp, 1);
-  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
+  StringRef autoPad = getStrAttr(op, "auto_pad", "NOTSET");
+  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  Location loc = op->getLoc();
+  w.padsBeginV.assign(sp, Value());
+  w.padsEndV.assign(sp, Value());
+  SmallVector<OpFoldResult> low = {b.getIndexAttr(0), b.getIndexAttr(0)}, high = low;
   for (int64_t i = 0; i < sp; ++i) {
-    low.push_back(w.padsBegin[i]);
-    // A run-time size: the explicit end pads (floor mode; windowsOk checks).
-    if (xt.isDynamicDim(2 + i)) {
-      high.push_back(w.padsEnd[i]);
+    int64_t eff = w.dilations[i] * (kernel[i] - 1) + 1;
+    if (xt.isDynamicDim(2 + i) && same) {
+      // out = ceil(in / stride); total = max(0, (out - 1) * stride + eff
+      // - in), the larger half at the end (SAME_UPPER) or the start.
+      auto c = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+      Value in = dimSize(b, loc, x, 2 + i);
+      Value out = ceilDivSigned(b, loc, in, c(w.strides[i]));
+      Value need = b.create<arith::AddIOp>(
+          loc, b.create<arith::MulIOp>(loc, b.create<arith::SubIOp>(loc, out, c(1)), c(w.strides[i])),
+          c(eff));
+      Value total = b.create<arith::MaxSIOp>(loc, b.create<arith::SubIOp>(loc, need, in), c(0));
+      Value begin = b.create<arith::DivSIOp>(
+          loc, autoPad == "SAME_LOWER" ? b.create<arith::AddIOp>(loc, total, c(1)) : total, c(2));
+      w.padsBeginV[i] = begin;
+      w.padsEndV[i] = b.create<arith::SubIOp>(loc, total, begin);
+      low.push_back(begin);
+      high.push_back(w.padsEndV[i]);
       continue;
     }
-    int64_t need = (w.outSpatial[i] - 1) * w.strides[i] +
-                   w.dilations[i] * (kernel[i] - 1) + 1;
-    high.push_back(std::max<int64_t>(0, need - xt.getDimSize(2 + i) - w.padsBegin[i]));
+    low.push_back(b.getIndexAttr(w.padsBegin[i]));
+    // A run-time size: the explicit end pads (floor mode; windowsOk checks).
+    if (xt.isDynamicDim(2 + i)) {
+      high.push_back(b.getIndexAttr(w.padsEnd[i]));
+      continue;
+    }
+    int64_t need = (w.outSpatial[i] - 1) * w.strides[i] + eff;
+    high.push_back(
+        b.getIndexAttr(std::max<int64_t>(0, need - xt.getDimSize(2 + i) - w.padsBegin[i])));
   }
-  w.padded = padTensor(b, op->getLoc(), x, low, high, padValue);
+  w.padded = padTensor(b, loc, x, low, high, padValue);
   return w;
 }
 
@@ -397,11 +424,14 @@ Results lowerPool(OpBuilder &b, Operation *op, bool isMax, int64_t lp = 0) {
         [&](IB &ib, ArrayRef<Value> idx) -> Value {
           Value count = ib.c(1);
           for (int64_t i = 0; i < sp; ++i) {
-            Value lo = ib.c(includePad ? -pb[i] : 0);
-            Value hi = includePad ? ib.add(inSizes[i], pe[i]) : inSizes[i];
+            Value pbV = windows->padsBeginV[i] ? windows->padsBeginV[i] : ib.c(pb[i]);
+            Value peV = windows->padsEndV[i] ? windows->padsEndV[i] : ib.c(pe[i]);
+            Value lo = includePad ? ib.sub(ib.c(0), pbV) : ib.c(0);
+            Value hi = includePad ? ib.b.create<arith::AddIOp>(ib.l, inSizes[i], peV).getResult()
+                                  : inSizes[i];
             Value n = ib.c(0);
             for (int64_t k = 0; k < kernel[i]; ++k) {
-              Value pos = ib.add(ib.mul(idx[2 + i], strides[i]), k * dil[i] - pb[i]);
+              Value pos = ib.sub(ib.add(ib.mul(idx[2 + i], strides[i]), k * dil[i]), pbV);
               Value inside = ib.andI(
                   ib.b.create<arith::CmpIOp>(ib.l, arith::CmpIPredicate::sge, pos, lo),
                   ib.lt(pos, hi));

@@ -277,7 +277,8 @@ def loop_growing(path):
 
 def fpn_head(path):
     """A feature-pyramid style block over a symbolic batch, height and
-    width: a strided Conv, an AveragePool (pads not counted), a nearest
+    width: a strided Conv, an AveragePool (pads not counted), a MaxPool
+    with auto_pad SAME_UPPER (pads computed at run time), a nearest
     Resize by constant scales, a reflect Pad, and a linear Resize to the
     input's own size (sizes from Shape, as F.interpolate(size=...) exports),
     added to a 1x1 Conv of the input."""
@@ -290,7 +291,9 @@ def fpn_head(path):
         helper.make_node("Conv", ["x", "w1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
         helper.make_node("AveragePool", ["c1"], ["p1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
                          count_include_pad=0),
-        helper.make_node("Resize", ["p1", "", "scales"], ["up"], mode="nearest"),
+        helper.make_node("MaxPool", ["p1"], ["p2"], kernel_shape=[3, 3], strides=[2, 2],
+                         auto_pad="SAME_UPPER"),
+        helper.make_node("Resize", ["p2", "", "scales"], ["up"], mode="nearest"),
         helper.make_node("Pad", ["up", "pads"], ["padded"], mode="reflect"),
         helper.make_node("Conv", ["padded", "w2"], ["c2"]),
         helper.make_node("Shape", ["c2"], ["s2"]),
