@@ -386,6 +386,14 @@ Results lowerPad(OpBuilder &b, Operation *op) {
       dynIn[d] = dimSize(b, loc, x, d);
       outSizes.push_back(b.create<arith::AddIOp>(
           loc, dynIn[d], b.create<arith::ConstantIndexOp>(loc, low[d] + high[d])));
+      // Negative pads crop: never more than the dim holds.
+      if (low[d] < 0 || high[d] < 0)
+        b.create<CheckOp>(loc,
+                          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, outSizes.back(),
+                                                  b.create<arith::ConstantIndexOp>(loc, 0)),
+                          describeNode(op) + ": negative pads remove more than dimension " +
+                              std::to_string(d) + " holds at run time",
+                          /*fatal=*/true);
     }
   return SmallVector<Value>{indexGeneric(
       b, op->getLoc(), resultType(op),
@@ -589,8 +597,20 @@ Results lowerGatherElements(OpBuilder &b, Operation *op) {
   if (axis < 0)
     axis += xt.getRank();
   // The result has the indices' shape; an index is wrapped and clamped by
-  // the axis's size (read at run time where it is dynamic).
-  Value n = dimSize(b, op->getLoc(), x, axis);
+  // the axis's size (read at run time where it is dynamic). Off the axis
+  // the indices may not be larger than the data (checked at run time for
+  // sizes the types do not give).
+  Location loc = op->getLoc();
+  auto itType = typeOf(idx);
+  for (int64_t d = 0; d < xt.getRank(); ++d)
+    if (d != axis && (xt.isDynamicDim(d) || itType.isDynamicDim(d)))
+      b.create<CheckOp>(loc,
+                        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle,
+                                                dimSize(b, loc, idx, d), dimSize(b, loc, x, d)),
+                        describeNode(op) + ": the indices are larger than the data in dimension " +
+                            std::to_string(d) + " at run time",
+                        /*fatal=*/true);
+  Value n = dimSize(b, loc, x, axis);
   return SmallVector<Value>{indexGeneric(
       b, op->getLoc(), resultType(op),
       [&](IB &ib, ArrayRef<Value> i) {

@@ -659,7 +659,8 @@ Results lowerTopK(OpBuilder &b, Operation *op) {
   iters.push_back(utils::IteratorType::reduction);
   auto rankType = RankedTensorType::get(xt.getShape(), i64);
   Value ranks = generic(
-      b, loc, ValueRange{x, x}, ValueRange{fillWith(b, loc, rankType, cst(b, loc, i64, 0))},
+      b, loc, ValueRange{x, x},
+      ValueRange{fillWith(b, loc, rankType, cst(b, loc, i64, 0), dynamicSizesLike(b, loc, rankType, x))},
       {ownMap, otherMap, ownMap}, iters, [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
         Value mine = a[0], theirs = a[1];
         Value before, same;
@@ -680,12 +681,24 @@ Results lowerTopK(OpBuilder &b, Operation *op) {
         Value one = nb.create<arith::ExtUIOp>(l, i64, before);
         return {nb.create<arith::AddIOp>(l, a[2], one)};
       })[0];
+  // (With run-time sizes k is a constant: the other dims are the input's.)
   auto valType = resultType(op, 0);
   auto idxType = RankedTensorType::get(valType.getShape(), i64);
+  SmallVector<Value> outSizes = dynamicSizesLike(b, loc, valType, x);
+  if (xt.isDynamicDim(axis)) {
+    Value k = b.create<arith::ConstantIndexOp>(loc, valType.getDimSize(axis));
+    b.create<CheckOp>(loc,
+                      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, k,
+                                              dimSize(b, loc, x, axis)),
+                      describeNode(op) + ": k = " + std::to_string(valType.getDimSize(axis)) +
+                          " is larger than the axis at run time",
+                      /*fatal=*/true);
+  }
   // Second nest: output dims (k along the axis) plus the input's axis.
   SmallVector<Value> r = generic(
       b, loc, ValueRange{x, ranks},
-      ValueRange{fillWith(b, loc, valType, cst(b, loc, elt, 0)), fillWith(b, loc, idxType, cst(b, loc, i64, 0))},
+      ValueRange{fillWith(b, loc, valType, cst(b, loc, elt, 0), outSizes),
+                 fillWith(b, loc, idxType, cst(b, loc, i64, 0), outSizes)},
       {otherMap, otherMap, ownMap, ownMap}, iters,
       [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
         Value hit = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, a[1], index64(nb, l, axis));

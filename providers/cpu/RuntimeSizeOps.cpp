@@ -615,6 +615,18 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   // NormalizationOps.cpp argExtreme).
   for (const char *k : {"Trilu", "GatherElements", "ArgMax", "ArgMin"})
     m[k].dynamic = {m[k].lower, anyCheck};
+  // TopK with a constant k (the result's other dims are the input's).
+  m["TopK"].dynamic = {m["TopK"].lower, [](Operation *op, std::string &why) {
+                         auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+                         int64_t axis = getIntAttr(op, "axis", -1);
+                         if (out && axis < 0)
+                           axis += out.getRank();
+                         if (out && getConstantInts(op->getOperand(1)) && axis >= 0 &&
+                             axis < out.getRank() && !out.isDynamicDim(axis))
+                           return true;
+                         why = "with run-time sizes, needs a constant k";
+                         return false;
+                       }};
   // Resize and Upsample: tables of run-time length from constant scales
   // or from sizes (ResizeOps.cpp).
   for (const char *k : {"Resize", "Upsample"})
