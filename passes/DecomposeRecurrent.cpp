@@ -80,10 +80,30 @@ bool hasStaticInputs(Operation *op, Kind kind) {
   return true;
 }
 
+/// With run-time sizes, X (and the initial states) may have a sequence and
+/// batch of run-time size: the weights and X's feature dim stay static.
+bool runtimeSizesOk(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!module || !module->hasAttr("kiln.runtime_sizes"))
+    return false;
+  auto x = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!x || x.getRank() != 3 || x.isDynamicDim(2))
+    return false;
+  for (unsigned i : {1u, 2u, 3u, 7u})
+    if (i < op->getNumOperands() && !isNone(op->getOperand(i)) && !isStatic(op->getOperand(i)))
+      return false;
+  for (unsigned i : {5u, 6u})
+    if (i < op->getNumOperands() && !isNone(op->getOperand(i)) &&
+        !isa<RankedTensorType>(op->getOperand(i).getType()))
+      return false;
+  return true;
+}
+
 LogicalResult decompose(Operation *op, Kind kind) {
   auto fail = [&](const Twine &why) { return emitNodeError(op) << why; };
-  if (!hasStaticInputs(op, kind))
-    return fail("needs static shapes for X, W, R and the initial states");
+  if (!hasStaticInputs(op, kind) && !runtimeSizesOk(op))
+    return fail("needs static shapes for X, W, R and the initial states (with run-time sizes: "
+                "static W, R, B and input size)");
   auto x0 = cast<RankedTensorType>(op->getOperand(0).getType());
   auto w = cast<RankedTensorType>(op->getOperand(1).getType());
   Type elt = x0.getElementType();
@@ -155,6 +175,23 @@ LogicalResult decompose(Operation *op, Kind kind) {
       c0 = g.op("Transpose", {c0}, {g.perm({1, 0, 2})});
   }
 
+  Type i64 = b.getI64Type();
+  // [batch, hidden] zeros; a batch of run-time size reads X's shape.
+  auto zerosBH = [&](GraphBuilder &gb) -> Value {
+    if (!ShapedType::isDynamic(batch))
+      return gb.zeros({batch, hidden});
+    Value shape = gb.op("Concat",
+                        {gb.op("Slice", {gb.op("Shape", {x}, {}, i64), gb.ints({1}), gb.ints({2}),
+                                         gb.ints({0}), gb.ints({1})},
+                               {}, i64),
+                         gb.ints({hidden})},
+                        {gb.attr("axis", (int64_t)0)}, i64);
+    auto zero = DenseElementsAttr::get(RankedTensorType::get({1}, elt), b.getZeroAttr(elt));
+    Value z = gb.op("ConstantOfShape", {shape}, {b.getNamedAttr("value", zero)});
+    // (Inference cannot see the constant hidden size in a computed shape.)
+    z.setType(RankedTensorType::get({batch, hidden}, elt));
+    return z;
+  };
   SmallVector<Value> ys, hs, cs;
   for (int64_t d = 0; d < dirs; ++d) {
     bool reverse = direction == "reverse" || d == 1;
@@ -167,8 +204,8 @@ LogicalResult decompose(Operation *op, Kind kind) {
       wb = g.slice(bd, 0, gates * hidden, 0);
       rb = g.slice(bd, gates * hidden, 2 * gates * hidden, 0);
     }
-    Value h = h0 ? g.pick(h0, d) : g.zeros({batch, hidden});
-    Value c = kind == Kind::LSTM ? (c0 ? g.pick(c0, d) : g.zeros({batch, hidden})) : Value();
+    Value h = h0 ? g.pick(h0, d) : zerosBH(g);
+    Value c = kind == Kind::LSTM ? (c0 ? g.pick(c0, d) : zerosBH(g)) : Value();
     Value pi, po, pf;
     if (peep) {
       Value pd = g.pick(peep, d);
@@ -179,18 +216,17 @@ LogicalResult decompose(Operation *op, Kind kind) {
     const Activation *f = &acts[d * perDir];
     const Activation *gAct = perDir > 1 ? &acts[d * perDir + 1] : nullptr;
     const Activation *hAct = perDir > 2 ? &acts[d * perDir + 2] : nullptr;
-    auto act = [&](const Activation *a, Value v, Value &out) -> LogicalResult {
+    auto act = [&](GraphBuilder &g, const Activation *a, Value v, Value &out) -> LogicalResult {
       if (hasClip)
         v = g.op("Clip", {v, g.scalar(-clip), g.scalar(clip)});
       if (failed(applyActivation(g, *a, v, out)))
         return fail("activation \"" + a->name + "\" is not supported");
       return success();
     };
-    SmallVector<Value> steps(seq);
-    for (int64_t s = 0; s < seq; ++s) {
-      int64_t t = reverse ? seq - 1 - s : s;
+    // One time step on `g`'s insertion point: h (and c) advance; `out` is
+    // the step's output row. `tScalar` is the step's index (i64 scalar).
+    auto step = [&](GraphBuilder &g, Value xt, Value tScalar, Value &out) -> LogicalResult {
       Value prevH = h, prevC = c;
-      Value xt = g.pick(x, t);
       Value xw = g.op("MatMul", {xt, wT});
       if (wb)
         xw = g.op("Add", {xw, wb});
@@ -205,17 +241,17 @@ LogicalResult decompose(Operation *op, Kind kind) {
           i = g.op("Add", {i, g.op("Mul", {pi, c})});
           fg = g.op("Add", {fg, g.op("Mul", {pf, c})});
         }
-        if (failed(act(f, i, i)) || failed(act(gAct, cc, cc)))
+        if (failed(act(g, f, i, i)) || failed(act(g, gAct, cc, cc)))
           return failure();
         if (inputForget)
           fg = g.op("Sub", {g.scalar(1.0), i});
-        else if (failed(act(f, fg, fg)))
+        else if (failed(act(g, f, fg, fg)))
           return failure();
         c = g.op("Add", {g.op("Mul", {fg, c}), g.op("Mul", {i, cc})});
         if (po)
           o = g.op("Add", {o, g.op("Mul", {po, c})});
         Value hc;
-        if (failed(act(f, o, o)) || failed(applyActivation(g, *hAct, c, hc)))
+        if (failed(act(g, f, o, o)) || failed(applyActivation(g, *hAct, c, hc)))
           return fail("activation \"" + hAct->name + "\" is not supported");
         h = g.op("Mul", {o, hc});
       } else if (kind == Kind::GRU) {
@@ -227,14 +263,14 @@ LogicalResult decompose(Operation *op, Kind kind) {
         auto addBias = [&](Value v, Value bv) { return bv ? g.op("Add", {v, bv}) : v; };
         Value z = g.op("Add", {part(xw, 0), addBias(g.op("MatMul", {h, rPart(0)}), rbPart(0))});
         Value rr = g.op("Add", {part(xw, 1), addBias(g.op("MatMul", {h, rPart(1)}), rbPart(1))});
-        if (failed(act(f, z, z)) || failed(act(f, rr, rr)))
+        if (failed(act(g, f, z, z)) || failed(act(g, f, rr, rr)))
           return failure();
         Value hh;
         if (linearBeforeReset)
           hh = g.op("Add", {part(xw, 2), g.op("Mul", {rr, addBias(g.op("MatMul", {h, rPart(2)}), rbPart(2))})});
         else
           hh = g.op("Add", {part(xw, 2), addBias(g.op("MatMul", {g.op("Mul", {rr, h}), rPart(2)}), rbPart(2))});
-        if (failed(act(gAct, hh, hh)))
+        if (failed(act(g, gAct, hh, hh)))
           return failure();
         h = g.op("Add", {g.op("Mul", {g.op("Sub", {g.scalar(1.0), z}), hh}), g.op("Mul", {z, h})});
       } else {
@@ -242,21 +278,90 @@ LogicalResult decompose(Operation *op, Kind kind) {
         if (rb)
           hr = g.op("Add", {hr, rb});
         Value sum = g.op("Add", {xw, hr});
-        if (failed(act(f, sum, h)))
+        if (failed(act(g, f, sum, h)))
           return failure();
       }
-      Value out = h;
+      out = h;
       if (lens) {
         // Rows whose sequence ended keep their state and emit zeros.
-        Value alive = g.op("Unsqueeze", {g.op("Less", {g.ints({t}, true), lens}), g.ints({1})});
+        Value alive = g.op("Unsqueeze", {g.op("Less", {tScalar, lens}), g.ints({1})});
         h = g.op("Where", {alive, h, prevH});
         if (c)
           c = g.op("Where", {alive, c, prevC});
-        out = g.op("Where", {alive, h, g.zeros({batch, hidden})});
+        out = g.op("Where", {alive, h, zerosBH(g)});
       }
-      steps[t] = g.op("Unsqueeze", {out, g.ints({0})});
+      return success();
+    };
+    if (!ShapedType::isDynamic(seq)) {
+      SmallVector<Value> steps(seq);
+      for (int64_t s = 0; s < seq; ++s) {
+        int64_t t = reverse ? seq - 1 - s : s;
+        Value out;
+        if (failed(step(g, g.pick(x, t), g.ints({t}, true), out)))
+          return failure();
+        steps[t] = g.op("Unsqueeze", {out, g.ints({0})});
+      }
+      ys.push_back(g.op("Unsqueeze", {g.op("Concat", steps, {g.attr("axis", (int64_t)0)}), g.ints({1})}));
+    } else {
+      // A sequence of run-time length: a Loop over its steps carrying h
+      // (and c) and the output [seq, batch, hidden], each step's row
+      // written by ScatterND.
+      Value shape = g.op("Shape", {x}, {}, i64);
+      Value trip = g.op("Gather", {shape, g.ints({0}, true)}, {g.attr("axis", (int64_t)0)}, i64);
+      Value yShape = g.op("Concat",
+                          {g.op("Slice", {shape, g.ints({0}), g.ints({2}), g.ints({0}), g.ints({1})},
+                                {}, i64),
+                           g.ints({hidden})},
+                          {g.attr("axis", (int64_t)0)}, i64);
+      auto zero = DenseElementsAttr::get(RankedTensorType::get({1}, elt), b.getZeroAttr(elt));
+      Value y0 = g.op("ConstantOfShape", {yShape}, {b.getNamedAttr("value", zero)});
+      y0.setType(RankedTensorType::get({seq, batch, hidden}, elt));
+      SmallVector<Value> carried = {h};
+      if (c)
+        carried.push_back(c);
+      carried.push_back(y0);
+      SmallVector<Value> operands = {trip, g.none()};
+      operands.append(carried);
+      OperationState state(op->getLoc(), "onnx.Loop");
+      state.addOperands(operands);
+      for (Value v : carried)
+        state.addTypes(v.getType());
+      state.addRegion();
+      Operation *loop = b.create(state);
+      Block *body = new Block();
+      loop->getRegion(0).push_back(body);
+      Value iter = body->addArgument(RankedTensorType::get({}, i64), op->getLoc());
+      Value cond = body->addArgument(RankedTensorType::get({}, b.getI1Type()), op->getLoc());
+      for (Value v : carried)
+        body->addArgument(v.getType(), op->getLoc());
+      OpBuilder bb = OpBuilder::atBlockBegin(body);
+      GraphBuilder gb(bb, op->getLoc(), elt);
+      h = body->getArgument(2);
+      if (c)
+        c = body->getArgument(3);
+      Value yAcc = body->getArgument(body->getNumArguments() - 1);
+      Value t = reverse ? gb.op("Sub", {gb.op("Sub", {trip, gb.ints({1}, true)}, {}, i64), iter}, {}, i64)
+                        : iter;
+      Value out;
+      if (failed(step(gb, gb.op("Gather", {x, t}, {gb.attr("axis", (int64_t)0)}), t, out)))
+        return failure();
+      Value at = gb.op("Reshape", {t, gb.ints({1, 1})}, {}, i64);
+      Value yNext = gb.op("ScatterND", {yAcc, at, gb.op("Unsqueeze", {out, gb.ints({0})})});
+      SmallVector<Value> yields = {cond, h};
+      if (c)
+        yields.push_back(c);
+      yields.push_back(yNext);
+      OperationState y(op->getLoc(), "onnx.Yield");
+      y.addOperands(yields);
+      bb.create(y);
+      if (failed(inferShapesFor(loop)))
+        return failure();
+      h = loop->getResult(0);
+      if (c)
+        c = loop->getResult(1);
+      ys.push_back(g.op("Unsqueeze", {loop->getResults().back(), g.ints({1})}));
     }
-    ys.push_back(g.op("Unsqueeze", {g.op("Concat", steps, {g.attr("axis", (int64_t)0)}), g.ints({1})}));
+
     hs.push_back(g.op("Unsqueeze", {h, g.ints({0})}));
     if (c)
       cs.push_back(g.op("Unsqueeze", {c, g.ints({0})}));

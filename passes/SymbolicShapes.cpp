@@ -512,6 +512,18 @@ void Analysis::visit(Operation *op) {
         r = s;
     }
   }
+  if (isa<onnx::LoopOp>(op)) {
+    // A value carried through a run-time Loop keeps its type, and its sizes
+    // (the lowering checks them every iteration): the initial value's.
+    unsigned nCarried = op->getNumOperands() - 2;
+    Block &body = op->getRegion(0).front();
+    for (unsigned k = 0; k < nCarried && k < op->getNumResults(); ++k)
+      if (2 + k < body.getNumArguments() &&
+          body.getArgument(2 + k).getType() == op->getResult(k).getType() &&
+          op->getOperand(2 + k).getType() == op->getResult(k).getType())
+        dims[op->getResult(k)] = sizesOf(op->getOperand(2 + k));
+    return;
+  }
   if (isa<onnx::IfOp>(op)) {
     // A result's sizes where both branches agree on them.
     Operation *elseYield = op->getRegion(0).front().getTerminator();

@@ -65,11 +65,16 @@ bool checkLoop(Operation *op, std::string &why) {
     Type in = op->getOperand(2 + i).getType(), out = yield->getOperand(1 + i).getType();
     if (isSequenceValueType(in) && isSequenceValueType(out))
       continue;
+    // With run-time sizes a carried value may have dims of run-time size
+    // that stay the same in every iteration (checked at run time).
     auto shaped = dyn_cast<ShapedType>(in); // (a handle once lowered)
-    if (in != out || (shaped && !shaped.hasStaticShape())) {
+    bool sized = shaped && (shaped.hasStaticShape() ||
+                            (compilesRuntimeSizes(op) && isa<RankedTensorType>(in)));
+    if (in != out || (shaped && !sized)) {
       llvm::raw_string_ostream(why)
           << "loop-carried value " << i << " changes type from " << in << " to " << out
-          << " (a run-time Loop needs it static and unchanged)";
+          << " (a run-time Loop needs it " << (compilesRuntimeSizes(op) ? "ranked" : "static")
+          << " and unchanged)";
       return false;
     }
   }
@@ -134,13 +139,26 @@ Results lowerLoop(OpBuilder &b, Operation *op) {
     if (arg && arg.getOwner() == after && arg.getArgNumber() != i &&
         isa<RankedTensorType>(v.getType()))
     {
-      Value fresh = b.create<tensor::EmptyOp>(l, typeOf(v).getShape(), typeOf(v).getElementType());
+      Value fresh = emptyTensor(b, l, typeOf(v), dynamicSizesLike(b, l, typeOf(v), v));
       v = b.create<linalg::CopyOp>(l, v, fresh).getResult(0);
     }
   }
   for (auto [i, v] : llvm::enumerate(next))
-    if (isa<RankedTensorType>(v.getType()) && v != after->getArgument(i))
+    if (isa<RankedTensorType>(v.getType()) && v != after->getArgument(i)) {
+      // A dim of run-time size must keep its size from one iteration to
+      // the next (the value goes back into the same buffer).
+      auto t = typeOf(v);
+      for (int64_t d = 0; d < t.getRank(); ++d)
+        if (t.isDynamicDim(d))
+          b.create<CheckOp>(l,
+                            b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, dimSize(b, l, v, d),
+                                                    dimSize(b, l, after->getArgument(i), d)),
+                            describeNode(op) + ": loop-carried value " + std::to_string(i) +
+                                " changes size in dimension " + std::to_string(d) +
+                                " at run time",
+                            /*fatal=*/true);
       v = b.create<linalg::CopyOp>(l, v, after->getArgument(i)).getResult(0);
+    }
   next.push_back(b.create<arith::AddIOp>(l, iteration, b.create<arith::ConstantIntOp>(l, 1, 64)));
   next.push_back(isNone(cond) ? condition : scalarOf(b, l, yield->getOperand(0)));
   b.create<scf::YieldOp>(l, next);

@@ -658,9 +658,35 @@ Results lowerScatter(OpBuilder &b, Operation *op, bool nd) {
   if (axis < 0)
     axis += dt.getRank();
   // Start from a copy so that data itself is never written.
-  Value acc = indexGeneric(b, loc, dt, [&](IB &ib, ArrayRef<Value> i) {
-    return ib.b.create<tensor::ExtractOp>(ib.l, data, i).getResult();
-  });
+  Value acc = indexGeneric(
+      b, loc, dt,
+      [&](IB &ib, ArrayRef<Value> i) {
+        return ib.b.create<tensor::ExtractOp>(ib.l, data, i).getResult();
+      },
+      dynamicSizesLike(b, loc, dt, data));
+  // Sizes (run-time where the types have none): the data's dims that the
+  // indices address, and the updates' loop bounds.
+  SmallVector<Value> dataDims, updDims;
+  for (int64_t d = 0; d < dt.getRank(); ++d)
+    dataDims.push_back(dimSize(b, loc, data, d));
+  for (int64_t d = 0; d < ut.getRank(); ++d)
+    updDims.push_back(dimSize(b, loc, upd, d));
+  // The updates' dims that address the data directly must fit it (the
+  // types prove it where they are static).
+  if (!dt.hasStaticShape() || !ut.hasStaticShape() || !it.hasStaticShape()) {
+    int64_t q = it.getRank() - 1, last = nd ? it.getDimSize(q) : 0;
+    for (int64_t d = 0; d < ut.getRank(); ++d) {
+      int64_t dd = nd ? (d < q ? -1 : last + d - q) : (d == axis ? -1 : d);
+      if (dd < 0 || dd >= dt.getRank())
+        continue;
+      b.create<CheckOp>(loc,
+                        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, updDims[d],
+                                                dataDims[dd]),
+                        describeNode(op) + ": the updates are larger than the data in "
+                                           "dimension " + std::to_string(dd) + " at run time",
+                        /*fatal=*/true);
+    }
+  }
   SmallVector<Value> ivs;
   std::function<Value(OpBuilder &, Value, int64_t)> nest = [&](OpBuilder &nb, Value t,
                                                                int64_t d) -> Value {
@@ -673,14 +699,14 @@ Results lowerScatter(OpBuilder &b, Operation *op, bool nd) {
           SmallVector<Value> ic(ivs.begin(), ivs.begin() + q);
           ic.push_back(ib.c(k));
           Value v = ib.index(nb.create<tensor::ExtractOp>(loc, idx, ic));
-          dst.push_back(ib.clamp(ib.wrapNeg(v, dt.getDimSize(k)), 0, dt.getDimSize(k) - 1));
+          dst.push_back(ib.clampBelow(ib.wrapNeg(v, dataDims[k]), dataDims[k]));
         }
         for (int64_t k = q; k < ut.getRank(); ++k)
           dst.push_back(ivs[k]);
       } else {
         dst.assign(ivs.begin(), ivs.end());
         Value v = ib.index(nb.create<tensor::ExtractOp>(loc, idx, ivs));
-        dst[axis] = ib.clamp(ib.wrapNeg(v, dt.getDimSize(axis)), 0, dt.getDimSize(axis) - 1);
+        dst[axis] = ib.clampBelow(ib.wrapNeg(v, dataDims[axis]), dataDims[axis]);
       }
       Value u = nb.create<tensor::ExtractOp>(loc, upd, ivs);
       if (red != "none") {
@@ -698,7 +724,7 @@ Results lowerScatter(OpBuilder &b, Operation *op, bool nd) {
       return nb.create<tensor::InsertOp>(loc, u, t, dst);
     }
     auto f = nb.create<scf::ForOp>(
-        loc, ib.c(0), ib.c(ut.getDimSize(d)), ib.c(1), ValueRange{t},
+        loc, ib.c(0), updDims[d], ib.c(1), ValueRange{t},
         [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
           ivs.push_back(iv);
           Value r = nest(fb, args[0], d + 1);

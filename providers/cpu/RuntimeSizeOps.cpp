@@ -388,7 +388,16 @@ Results lowerSlice(OpBuilder &b, Operation *op) {
     sizes[a] = len;
     strides[a] = b.getIndexAttr(steps[i]);
   }
+  // A size the result type has static (kiln-symbolic-shapes proved it) is
+  // static in the slice too, and checked against the computed one.
   auto out = resultType(op);
+  for (int64_t d = 0; d < rank; ++d)
+    if (auto v = dyn_cast<Value>(sizes[d]); v && !out.isDynamicDim(d)) {
+      check(b, l, eq(b, l, v, b.create<arith::ConstantIndexOp>(l, out.getDimSize(d))), op,
+            "dimension " + Twine(d) + " of the slice is not the compiled " +
+                Twine(out.getDimSize(d)) + " at run time");
+      sizes[d] = b.getIndexAttr(out.getDimSize(d));
+    }
   Value r = b.create<tensor::ExtractSliceOp>(l, out, x, offs, sizes, strides);
   return SmallVector<Value>{r};
 }
@@ -615,6 +624,17 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   // NormalizationOps.cpp argExtreme).
   for (const char *k : {"Trilu", "GatherElements", "ArgMax", "ArgMin"})
     m[k].dynamic = {m[k].lower, anyCheck};
+  // ScatterND/ScatterElements: loops over the updates' run-time sizes
+  // (ScatterND with a static index tuple length).
+  for (const char *k : {"ScatterND", "ScatterElements"})
+    m[k].dynamic = {m[k].lower, [](Operation *op, std::string &why) {
+                      auto it = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+                      if (!isa<onnx::ScatterNDOp>(op) ||
+                          (it && it.getRank() >= 1 && !it.isDynamicDim(it.getRank() - 1)))
+                        return true;
+                      why = "with run-time sizes, needs the index tuples' length static";
+                      return false;
+                    }};
   // TopK with a constant k (the result's other dims are the input's).
   m["TopK"].dynamic = {m["TopK"].lower, [](Operation *op, std::string &why) {
                          auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
@@ -647,6 +667,10 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   // An If's branches may compute with other sizes than each other; the
   // results join to run-time sizes (ControlFlowOps.cpp casts them).
   m["If"].dynamic = {m["If"].lower, anyCheck};
+  // A run-time Loop whose carried values keep their run-time sizes (each
+  // iteration checks them; ControlFlowOps.cpp): the time steps of an LSTM
+  // over a sequence of run-time length.
+  m["Loop"].dynamic = {m["Loop"].lower, anyCheck};
   // A Dropout that passes its data through (inference).
   m["Dropout"].dynamic = {m["Dropout"].lower, [](Operation *op, std::string &why) {
                             if (isIdentityDropout(op) &&

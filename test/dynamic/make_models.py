@@ -323,6 +323,35 @@ def fpn_head(path):
     onnx.checker.check_model(model)
     onnx.save(model, path)
 
+
+def recurrent(path):
+    """An LSTM and a bidirectional GRU over a symbolic sequence and batch
+    (as OCR and speech models run them over a run-time width or length):
+    kiln loops over the time steps at run time."""
+    rng = np.random.default_rng(37)
+    i, h = 6, 8
+    def w(*shape):
+        return (rng.standard_normal(shape) * 0.4).astype(np.float32)
+    inits = [const("W", w(1, 4 * h, i)), const("R", w(1, 4 * h, h)), const("B", w(1, 8 * h)),
+             const("Wg", w(2, 3 * h, h)), const("Rg", w(2, 3 * h, h)), const("Bg", w(2, 6 * h))]
+    nodes = [
+        helper.make_node("LSTM", ["x", "W", "R", "B"], ["y", "y_h"], hidden_size=h),
+        helper.make_node("Squeeze", ["y", "one"], ["y3"]),
+        helper.make_node("GRU", ["y3", "Wg", "Rg", "Bg"], ["g", "g_h"], hidden_size=h,
+                         direction="bidirectional", linear_before_reset=1),
+    ]
+    inits.append(const("one", np.array([1], np.int64)))
+    graph = helper.make_graph(
+        nodes, "recurrent",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["seq", "batch", i])],
+        [helper.make_tensor_value_info("g", TensorProto.FLOAT, ["seq", 2, "batch", h]),
+         helper.make_tensor_value_info("g_h", TensorProto.FLOAT, [2, "batch", h]),
+         helper.make_tensor_value_info("y_h", TensorProto.FLOAT, [1, "batch", h])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
 if __name__ == "__main__":
     out = sys.argv[1]
     encoder_block(f"{out}/encoder_block.onnx")
