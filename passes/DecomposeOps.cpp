@@ -935,6 +935,75 @@ bool decomposeSequenceMap(Operation *op) {
   return true;
 }
 
+/// With run-time sizes, a Loop whose trip count is known only at run time
+/// (a dim of an input: `for i in range(x.size(0))`) and that stops only
+/// there keeps its scan outputs of static shape as carried values: each
+/// starts as zeros [trip, ...] and each iteration writes its row by
+/// ScatterND. The run-time Loop lowering then runs it.
+bool carryScanOutputs(Operation *op, unsigned nCarried, unsigned nScan) {
+  auto module = op->getParentOfType<ModuleOp>();
+  Value m = op->getOperand(0);
+  Block &body = op->getRegion(0).front();
+  Operation *yield = body.getTerminator();
+  if (!module || !module->hasAttr("kiln.runtime_sizes") || isNone(m))
+    return false;
+  SmallVector<RankedTensorType> scanTypes;
+  for (unsigned k = 0; k < nScan; ++k) {
+    auto t = dyn_cast<RankedTensorType>(yield->getOperand(1 + nCarried + k).getType());
+    if (!t || !t.hasStaticShape())
+      return false;
+    scanTypes.push_back(t);
+  }
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  GraphBuilder g(b, loc, b.getF32Type());
+  Type i64 = b.getI64Type();
+  Value trip = g.op("Reshape", {m, g.ints({1})}, {}, i64);
+  SmallVector<Value> operands(op->getOperands());
+  SmallVector<Type> types;
+  for (unsigned k = 0; k < nCarried; ++k)
+    types.push_back(op->getResult(k).getType());
+  for (RankedTensorType t : scanTypes) {
+    Value shape = g.op("Concat", {trip, g.ints(t.getShape())}, {g.attr("axis", (int64_t)0)}, i64);
+    auto zero = DenseElementsAttr::get(RankedTensorType::get({1}, t.getElementType()),
+                                       b.getZeroAttr(t.getElementType()));
+    Value acc = g.op("ConstantOfShape", {shape}, {b.getNamedAttr("value", zero)},
+                     t.getElementType());
+    SmallVector<int64_t> dims = {ShapedType::kDynamic};
+    dims.append(t.getShape().begin(), t.getShape().end());
+    acc.setType(RankedTensorType::get(dims, t.getElementType()));
+    operands.push_back(acc);
+    types.push_back(acc.getType());
+  }
+  OperationState state(loc, "onnx.Loop");
+  state.addOperands(operands);
+  state.addTypes(types);
+  state.addAttributes(op->getAttrs());
+  state.addRegion();
+  Operation *loop = b.create(state);
+  loop->getRegion(0).takeBody(op->getRegion(0));
+  Block &nb = loop->getRegion(0).front();
+  OpBuilder yb(yield);
+  GraphBuilder gy(yb, loc, b.getF32Type());
+  Value at = gy.op("Reshape", {nb.getArgument(0), gy.ints({1, 1})}, {}, i64);
+  SmallVector<Value> yields(yield->getOperands().take_front(1 + nCarried));
+  for (unsigned k = 0; k < nScan; ++k) {
+    Value acc = nb.addArgument(types[nCarried + k], loc);
+    Value row = gy.op("Unsqueeze", {yield->getOperand(1 + nCarried + k), gy.ints({0})}, {},
+                      scanTypes[k].getElementType());
+    Value next = gy.op("ScatterND", {acc, at, row}, {}, scanTypes[k].getElementType());
+    next.setType(acc.getType());
+    yields.push_back(next);
+  }
+  OperationState y(loc, "onnx.Yield");
+  y.addOperands(yields);
+  yb.create(y);
+  yield->erase();
+  op->replaceAllUsesWith(loop->getResults());
+  op->erase();
+  return true;
+}
+
 bool decomposeLoop(Operation *op) {
   Value m = op->getOperand(0), cond = op->getOperand(1);
   unsigned nCarried = op->getNumOperands() - 2;
@@ -969,7 +1038,8 @@ bool decomposeLoop(Operation *op) {
   if (!isNone(cond) && !isConstantTrue(cond) && nScan == 0)
     return false;
   if (!whileLoop && (!trip || *trip < 1 || *trip > kMaxLoopUnroll))
-    return false;
+    return runtimeTrip && nScan > 0 && (isNone(cond) || isConstantTrue(cond)) &&
+           carryScanOutputs(op, nCarried, nScan);
   if (whileLoop && (runtimeTrip || (trip && *trip < 1) || (!isNone(cond) && !isConstantTrue(cond))))
     return false;
   OpBuilder b(op);

@@ -45,6 +45,7 @@ CASES = {
         {"x": (1, 3, 31, 45)},
     ],
     "recurrent": [{"x": (5, 1, 6)}, {"x": (17, 3, 6)}, {"x": (1, 2, 6)}],
+    "loop_rows": [{"x": (1, 4)}, {"x": (9, 4)}],
     "loop_growing": [{"x": (1, 4), "acc0": (1, 1, 4)}, {"x": (6, 4), "acc0": (6, 1, 4)}],
     # (bool inputs are given as arrays below)
     "if_runtime_branch": [
@@ -118,6 +119,7 @@ def main():
     make_models.loop_growing(f"{work}/loop_growing.onnx")
     make_models.fpn_head(f"{work}/fpn_head.onnx")
     make_models.recurrent(f"{work}/recurrent.onnx")
+    make_models.loop_rows(f"{work}/loop_rows.onnx")
     checks = Checks()
     rng = np.random.default_rng(3)
     for name, cases in CASES.items():

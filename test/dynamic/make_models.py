@@ -352,6 +352,37 @@ def recurrent(path):
     onnx.checker.check_model(model)
     onnx.save(model, path)
 
+
+def loop_rows(path):
+    """A scripted loop over the rows of a symbolic batch (`for i in
+    range(x.size(0))`, as torch.jit.script exports it): the trip count is
+    a dim of the input, known only at run time; a running sum is carried
+    and each iteration's value is a scan output."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"]),
+         helper.make_node("Gather", ["x", "i"], ["row"], axis=0),
+         helper.make_node("Add", ["acc", "row"], ["acc_out"]),
+         helper.make_node("Mul", ["acc_out", "acc_out"], ["sq"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("sq", TensorProto.FLOAT, [4])])
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["xs"]),
+         helper.make_node("Gather", ["xs", "zero"], ["n"], axis=0),
+         helper.make_node("Loop", ["n", "", "acc0"], ["total", "squares"], body=body)],
+        "loop_rows",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+        [helper.make_tensor_value_info("total", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("squares", TensorProto.FLOAT, ["n", 4])],
+        [const("zero", np.array(0, np.int64)), const("acc0", np.zeros(4, np.float32))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
 if __name__ == "__main__":
     out = sys.argv[1]
     encoder_block(f"{out}/encoder_block.onnx")
