@@ -11,6 +11,13 @@ def const(name, array):
     return numpy_helper.from_array(np.asarray(array), name)
 
 
+def save(graph, path):
+    """The graph as a checked opset-18 model at `path`."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
 def encoder_block(path):
     """MatMul/Add/Relu, LayerNorm, self-attention-like scores over a
     symbolic sequence, a Reshape whose shape comes from Shape/Gather/Concat,
@@ -53,9 +60,7 @@ def encoder_block(path):
          helper.make_tensor_value_info("ctx", TensorProto.FLOAT, ["batch", "sequence", h]),
          helper.make_tensor_value_info("mean_t", TensorProto.FLOAT, ["batch", "sequence", 1])],
         inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 
 def kv_concat(path):
@@ -81,9 +86,7 @@ def kv_concat(path):
          helper.make_tensor_value_info("present", TensorProto.FLOAT,
                                        ["batch", "past_seq + seq", d])],
         inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 
 def add_two_symbols(path):
@@ -95,9 +98,7 @@ def add_two_symbols(path):
         [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n"]),
          helper.make_tensor_value_info("b", TensorProto.FLOAT, ["m"])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 
 def if_runtime_branch(path):
@@ -128,9 +129,7 @@ def if_runtime_branch(path):
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", c]),
          helper.make_tensor_value_info("mode", TensorProto.BOOL, [])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", k])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 
 def fcn(path):
@@ -167,9 +166,7 @@ def fcn(path):
         [helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["n", 4, None, None]),
          helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", 5])],
         inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 
 def across_batch(path):
@@ -183,9 +180,7 @@ def across_batch(path):
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])],
         [const("axes", np.array([0], dtype=np.int64))])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 
 
@@ -243,9 +238,7 @@ def decoder_heads(path):
          helper.make_tensor_value_info("top_vals", TensorProto.FLOAT, ["batch", "seq", 3]),
          helper.make_tensor_value_info("top_idx", TensorProto.INT64, ["batch", "seq", 3])],
         inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 
 def loop_growing(path):
@@ -275,9 +268,7 @@ def loop_growing(path):
         [helper.make_tensor_value_info("acc", TensorProto.FLOAT, ["n", None, 4]),
          helper.make_tensor_value_info("totals", TensorProto.FLOAT, [None, "n", 4])],
         [const("trips", np.array(5, np.int64))])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 
 def fpn_head(path):
@@ -319,9 +310,7 @@ def fpn_head(path):
         nodes, "fpn_head",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", c, "h", "w"])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 
 def recurrent(path):
@@ -348,9 +337,7 @@ def recurrent(path):
          helper.make_tensor_value_info("g_h", TensorProto.FLOAT, [2, "batch", h]),
          helper.make_tensor_value_info("y_h", TensorProto.FLOAT, [1, "batch", h])],
         inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 
 def loop_rows(path):
@@ -379,9 +366,7 @@ def loop_rows(path):
         [helper.make_tensor_value_info("total", TensorProto.FLOAT, [4]),
          helper.make_tensor_value_info("squares", TensorProto.FLOAT, ["n", 4])],
         [const("zero", np.array(0, np.int64)), const("acc0", np.zeros(4, np.float32))])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    save(graph, path)
 
 if __name__ == "__main__":
     out = sys.argv[1]
