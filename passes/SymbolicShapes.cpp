@@ -334,15 +334,20 @@ void Analysis::visit(Operation *op) {
         if (in[2 + i])
           r[2 + i] = SymSize::ceilDiv(*in[2 + i], SymSize::constant(strides.empty() ? 1 : strides[i]));
     } else if (static_cast<int64_t>(in.size()) == rank && static_cast<int64_t>(kernel.size()) == sp &&
-        (autoPad == "NOTSET" || autoPad == "VALID") && !onnx::getIntAttr(op, "ceil_mode", 0)) {
-      r[0] = in[0];
+               (autoPad == "NOTSET" || autoPad == "VALID")) {
+      // floor mode, or a ceil mode whose last window never starts in the
+      // end padding (then plainly the ceiling).
+      bool ceil = onnx::getIntAttr(op, "ceil_mode", 0) != 0;
+      if (ceil && !onnx::ceilModeIsPlainCeil(op, kernel))
+        return;
       for (int64_t i = 0; i < sp; ++i) {
         if (!in[2 + i])
           continue;
         int64_t p = autoPad == "VALID" || pads.empty() ? 0 : pads[i] + pads[sp + i];
         int64_t s = strides.empty() ? 1 : strides[i], d = dil.empty() ? 1 : dil[i];
-        r[2 + i] = SymSize::floorDiv(*in[2 + i] + SymSize::constant(p - d * (kernel[i] - 1) - 1),
-                                     SymSize::constant(s)) +
+        SymSize span = *in[2 + i] + SymSize::constant(p - d * (kernel[i] - 1) - 1);
+        r[2 + i] = (ceil ? SymSize::ceilDiv(span, SymSize::constant(s))
+                         : SymSize::floorDiv(span, SymSize::constant(s))) +
                    SymSize::constant(1);
       }
     }

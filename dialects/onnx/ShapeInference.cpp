@@ -289,6 +289,21 @@ int64_t windowOut(int64_t in, int64_t k, int64_t stride, int64_t dil,
 
 } // namespace
 
+bool ceilModeIsPlainCeil(Operation *op, ArrayRef<int64_t> kernel) {
+  size_t n = kernel.size();
+  SmallVector<int64_t> strides = getIntsAttr(op, "strides"), dil = getIntsAttr(op, "dilations"),
+                       pads = getIntsAttr(op, "pads");
+  if (getStrAttr(op, "auto_pad", "NOTSET") != "NOTSET" && getStrAttr(op, "auto_pad", "NOTSET") != "VALID")
+    return false;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t s = strides.size() == n ? strides[i] : 1, d = dil.size() == n ? dil[i] : 1;
+    int64_t pe = pads.size() == 2 * n && getStrAttr(op, "auto_pad", "NOTSET") == "NOTSET" ? pads[n + i] : 0;
+    if (d * (kernel[i] - 1) + 1 < s + pe)
+      return false;
+  }
+  return true;
+}
+
 LogicalResult computeWindowPads(Operation *op, ArrayRef<int64_t> inSpatial,
                                 ArrayRef<int64_t> kernel,
                                 SmallVectorImpl<int64_t> &padsBegin,

@@ -56,6 +56,11 @@ mlir::LogicalResult computeWindowPads(mlir::Operation *op,
                                       llvm::SmallVectorImpl<int64_t> &padsEnd,
                                       llvm::SmallVectorImpl<int64_t> &outSpatial);
 
+/// Whether a pool's ceil_mode output size is ceil((in + pads - eff) /
+/// stride) + 1 for every input size: no window can start in the end
+/// padding, as the effective kernel covers a stride plus the end pad.
+bool ceilModeIsPlainCeil(mlir::Operation *op, llvm::ArrayRef<int64_t> kernel);
+
 /// Slice starts/ends/axes/steps (constant inputs) resolved against `shape`:
 /// per dim the first index, the step and the result size. Fails silently
 /// when an input is not a constant.

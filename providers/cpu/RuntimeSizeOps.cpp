@@ -563,12 +563,14 @@ bool windowsWithRuntimeSizes(Operation *op, std::string &why) {
   bool ok = xt && xt.getRank() >= 3 &&
             (spatialStatic || pad == "NOTSET" || pad == "VALID" || pad == "SAME_UPPER" ||
              pad == "SAME_LOWER") &&
-            getIntAttr(op, "ceil_mode", 0) == 0 &&
+            (spatialStatic || getIntAttr(op, "ceil_mode", 0) == 0 ||
+             ceilModeIsPlainCeil(op, getIntsAttr(op, "kernel_shape"))) &&
             (op->getNumResults() < 2 || op->getResult(1).use_empty()) &&
             (!isa<onnx::ConvOp>(op) || typeOf(op->getOperand(1)).hasStaticShape());
   if (ok)
     return true;
-  why = "with run-time sizes, needs ceil_mode 0, a static weight and no MaxPool indices";
+  why = "with run-time sizes, needs ceil_mode 0 (or a kernel that covers a stride and the end "
+        "pad), a static weight and no MaxPool indices";
   return false;
 }
 

@@ -70,9 +70,12 @@ FailureOr<Windows> padForWindows(OpBuilder &b, Operation *op, Value x,
       continue;
     }
     low.push_back(b.getIndexAttr(w.padsBegin[i]));
-    // A run-time size: the explicit end pads (floor mode; windowsOk checks).
+    // A run-time size: the explicit end pads, and in ceil mode a stride
+    // less one more, so the last partial window is in (no window starts in
+    // the padding: windowsWithRuntimeSizes checks ceilModeIsPlainCeil).
     if (xt.isDynamicDim(2 + i)) {
-      high.push_back(b.getIndexAttr(w.padsEnd[i]));
+      bool ceil = getIntAttr(op, "ceil_mode", 0) != 0;
+      high.push_back(b.getIndexAttr(w.padsEnd[i] + (ceil ? w.strides[i] - 1 : 0)));
       continue;
     }
     int64_t need = (w.outSpatial[i] - 1) * w.strides[i] + eff;

@@ -273,7 +273,8 @@ def loop_growing(path):
 
 def fpn_head(path):
     """A feature-pyramid style block over a symbolic batch, height and
-    width: a strided Conv, an AveragePool (pads not counted), a MaxPool
+    width: a strided Conv, a MaxPool in ceil mode, an AveragePool (pads not
+    counted), a MaxPool
     with auto_pad SAME_UPPER (pads computed at run time), a nearest
     Resize by constant scales, a reflect Pad, and a linear Resize to the
     input's own size (sizes from Shape, as F.interpolate(size=...) exports),
@@ -285,7 +286,9 @@ def fpn_head(path):
     w3 = const("w3", (rng.standard_normal((c, 3, 1, 1)) * 0.3).astype(np.float32))
     nodes = [
         helper.make_node("Conv", ["x", "w1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
-        helper.make_node("AveragePool", ["c1"], ["p1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+        helper.make_node("MaxPool", ["c1"], ["p0"], kernel_shape=[3, 3], strides=[2, 2],
+                         ceil_mode=1),
+        helper.make_node("AveragePool", ["p0"], ["p1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
                          count_include_pad=0),
         helper.make_node("MaxPool", ["p1"], ["p2"], kernel_shape=[3, 3], strides=[2, 2],
                          auto_pad="SAME_UPPER"),
