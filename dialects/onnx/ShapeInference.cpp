@@ -996,6 +996,9 @@ LogicalResult expandRule(const Ctx &c) {
 LogicalResult tileRule(const Ctx &c) {
   auto x = c.in(0);
   auto rep = constInts(c, 1);
+  // Repeats computed at run time: the rank is the input's.
+  if (x && !rep)
+    return c.set(0, SmallVector<int64_t>(x.getRank(), kDyn), x.getElementType());
   if (!x || !rep)
     return success();
   if ((int64_t)rep->size() != x.getRank())

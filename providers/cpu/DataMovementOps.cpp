@@ -334,14 +334,31 @@ Results lowerExpand(OpBuilder &b, Operation *op) {
 
 Results lowerTile(OpBuilder &b, Operation *op) {
   Value x = op->getOperand(0);
-  auto xt = typeOf(x);
-  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
-                                         [&](IB &ib, ArrayRef<Value> i) {
-    SmallVector<Value> src;
-    for (size_t d = 0; d < i.size(); ++d)
-      src.push_back(xt.getDimSize(d) == 1 ? ib.c(0) : ib.rem(i[d], xt.getDimSize(d)));
-    return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
-  })};
+  auto xt = typeOf(x), out = resultType(op);
+  Location loc = op->getLoc();
+  // Dims of run-time size: the input's, and the result's as input x
+  // repeats (read at run time).
+  SmallVector<Value> inDims(xt.getRank()), outSizes;
+  for (int64_t d = 0; d < xt.getRank(); ++d) {
+    if (xt.isDynamicDim(d))
+      inDims[d] = dimSize(b, loc, x, d);
+    if (out.isDynamicDim(d))
+      outSizes.push_back(b.create<arith::MulIOp>(
+          loc, dimSize(b, loc, x, d),
+          b.create<arith::IndexCastOp>(loc, b.getIndexType(),
+                                       elementI64(b, loc, op->getOperand(1), d))));
+  }
+  return SmallVector<Value>{indexGeneric(
+      b, loc, out,
+      [&](IB &ib, ArrayRef<Value> i) {
+        SmallVector<Value> src;
+        for (size_t d = 0; d < i.size(); ++d)
+          src.push_back(inDims[d]                 ? ib.b.create<arith::RemSIOp>(ib.l, i[d], inDims[d])
+                        : xt.getDimSize(d) == 1 ? ib.c(0)
+                                                : ib.rem(i[d], xt.getDimSize(d)));
+        return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
+      },
+      outSizes)};
 }
 
 Results lowerPad(OpBuilder &b, Operation *op) {

@@ -637,6 +637,22 @@ void registerRuntimeSizeOps(LoweringTable &m) {
                       why = "with run-time sizes, needs the index tuples' length static";
                       return false;
                     }};
+  // Tile: the result's run-time sizes are the input's times the repeats
+  // (a result dim the types give statically comes from the shape function).
+  m["Tile"].dynamic = {m["Tile"].lower, [](Operation *op, std::string &why) {
+                         auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+                         auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+                         for (int64_t d = 0; out && xt && d < out.getRank(); ++d)
+                           if (!out.isDynamicDim(d) && xt.isDynamicDim(d)) {
+                             why = "with run-time sizes, a static result dim needs a static "
+                                   "input dim";
+                             return false;
+                           }
+                         if (out && xt)
+                           return true;
+                         why = "with run-time sizes, needs ranked tensors";
+                         return false;
+                       }};
   // TopK with a constant k (the result's other dims are the input's).
   m["TopK"].dynamic = {m["TopK"].lower, [](Operation *op, std::string &why) {
                          auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());

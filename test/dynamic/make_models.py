@@ -187,8 +187,8 @@ def across_batch(path):
 def decoder_heads(path):
     """Ops a decoder's head and mask code uses over a symbolic batch and
     sequence: position ids as a CumSum of the mask, a causal Trilu mask,
-    GatherElements by those ids, a Gemm, and ArgMax and TopK over the
-    logits."""
+    GatherElements by those ids (tiled twice), a Gemm, and ArgMax and TopK
+    over the logits."""
     rng = np.random.default_rng(29)
     d, v = 8, 11
     w = const("w", rng.standard_normal((d, v)).astype(np.float32))
@@ -216,6 +216,7 @@ def decoder_heads(path):
         helper.make_node("Reshape", ["logits2", "logits_shape"], ["logits"]),
         helper.make_node("ArgMax", ["logits"], ["tokens"], axis=-1, keepdims=0),
         helper.make_node("TopK", ["logits", "k3"], ["top_vals", "top_idx"], axis=-1),
+        helper.make_node("Tile", ["picked", "reps"], ["tiled"]),
         helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
         helper.make_node("ReduceMean", ["x", "axis2"], ["x0"], keepdims=0),
     ]
@@ -225,7 +226,7 @@ def decoder_heads(path):
              const("zero_f", np.array(0.0, np.float32)),
              const("two", np.array([2], np.int64)), const("minus1", np.array([-1], np.int64)),
              const("d", np.array([d], np.int64)), const("vdim", np.array([v], np.int64)),
-             const("k3", np.array([3], np.int64))]
+             const("k3", np.array([3], np.int64)), const("reps", np.array([1, 2], np.int64))]
     # Topological order: Transpose and ReduceMean first.
     nodes = nodes[-2:] + nodes[:-2]
     graph = helper.make_graph(
@@ -236,7 +237,8 @@ def decoder_heads(path):
          helper.make_tensor_value_info("picked", TensorProto.FLOAT, ["batch", "seq"]),
          helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "seq", v]),
          helper.make_tensor_value_info("top_vals", TensorProto.FLOAT, ["batch", "seq", 3]),
-         helper.make_tensor_value_info("top_idx", TensorProto.INT64, ["batch", "seq", 3])],
+         helper.make_tensor_value_info("top_idx", TensorProto.INT64, ["batch", "seq", 3]),
+         helper.make_tensor_value_info("tiled", TensorProto.FLOAT, ["batch", None])],
         inits)
     save(graph, path)
 
