@@ -468,7 +468,7 @@ void Analysis::visit(Operation *op) {
     }
   } else if (isa<onnx::GatherElementsOp>(op)) {
     r = sizesOf(operand(1));
-  } else if (isa<onnx::ResizeOp>(op)) {
+  } else if (isa<onnx::ResizeOp, onnx::UpsampleOp>(op)) {
     // Sizes given (from Shape arithmetic), or scales that are whole
     // numbers or their reciprocals (floor(in * scale)).
     Sizes in = sizesOf(operand(0));
