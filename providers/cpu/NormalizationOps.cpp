@@ -599,6 +599,15 @@ Results lowerArg(OpBuilder &b, Operation *op, bool largest) {
   int64_t axis = getIntAttr(op, "axis", 0);
   if (axis < 0)
     axis += xt.getRank();
+  // An empty axis of run-time size has no extreme: the run fails there.
+  if (xt.isDynamicDim(axis)) {
+    Location loc = op->getLoc();
+    b.create<CheckOp>(loc,
+                      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
+                                              dimSize(b, loc, op->getOperand(0), axis),
+                                              b.create<arith::ConstantIndexOp>(loc, 0)),
+                      describeNode(op) + ": the axis is empty at run time", /*fatal=*/true);
+  }
   Value r = argExtreme(b, op->getLoc(), op->getOperand(0), {axis}, largest,
                        getIntAttr(op, "select_last_index", 0) != 0);
   return SmallVector<Value>{reshapeTo(b, op->getLoc(), r, resultType(op))};
