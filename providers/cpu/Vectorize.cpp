@@ -40,8 +40,9 @@
 //      by 1 and its sequence dims by 32 (n), 8 (m) and 64 (k). What is
 //      left over (fewer than 8 rows, 32 columns, 64 terms) stays naive. A
 //      contraction whose only run-time loop is n (a convolution of run-time
-//      size, lowered as weights x patches) takes blocks of 256, 32, 8, then
-//      1 columns.
+//      size, lowered as weights x patches) takes blocks of 256, 128, 64,
+//      32, 8, 4, then 1 columns, under blocks of rows that keep the weights
+//      in L2.
 // Anything else (other bodies, integer types, other dynamic shapes, device
 // ops) is left to the naive loops.
 //
@@ -365,7 +366,7 @@ bool matmulKCacheTiled(linalg::GenericOp g, const MatmulMatch &mm) {
   if (foldsBatch(g, mm))
     for (unsigned bd : mm.batch)
       m *= r[bd];
-  return kCacheTiled(m, r[mm.n], r[mm.k]);
+  return !g->hasAttr(kNoCacheTiles) && kCacheTiled(m, r[mm.n], r[mm.k]);
 }
 
 /// Returns the buffer the matmuls accumulate into.
@@ -378,6 +379,7 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
     extents.push_back(ranges[d]);
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1], c = g.getDpsInits()[0];
+  bool noCacheTiles = g->hasAttr(kNoCacheTiles);
   if (foldsBatch(g, mm)) {
     int64_t rank = cast<MemRefType>(a.getType()).getRank();
     SmallVector<ReassociationIndices> rows(1);
@@ -389,7 +391,9 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
     SmallVector<std::optional<OpFoldResult>> at;
     for (AffineExpr e : maps[1].getResults())
       at.push_back(dimOf(e) ? std::optional<OpFoldResult>() : b.getIndexAttr(0));
-    emitMatmul(b, loc, a2, subMatrix(b, loc, bm, at), c2, false, mm.transB, nextId);
+    Operation *m = emitMatmul(b, loc, a2, subMatrix(b, loc, bm, at), c2, false, mm.transB, nextId);
+    if (noCacheTiles)
+      m->setAttr(kNoCacheTiles, b.getUnitAttr());
     g.erase();
     return c2;
   }
@@ -407,8 +411,10 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
       }
       return subMatrix(nb, loc, src, at);
     };
-    emitMatmul(nb, loc, view(a, maps[0]), view(bm, maps[1]), view(c, maps[2]),
-               mm.transA, mm.transB, nextId);
+    Operation *m = emitMatmul(nb, loc, view(a, maps[0]), view(bm, maps[1]), view(c, maps[2]),
+                              mm.transA, mm.transB, nextId);
+    if (noCacheTiles)
+      m->setAttr(kNoCacheTiles, nb.getUnitAttr());
   });
   g.erase();
   return c;
@@ -497,9 +503,28 @@ void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
     return;
   if (dynamic.size() == 1 && dynamic[0] == mm.n) {
     // A convolution's output positions: wide blocks for the cache tiles,
-    // then narrower ones (layer 4 of a ResNet has 49 at batch 1).
-    auto left = blockLoop(blockLoop(g, mm.n, 256).second, mm.n, 32).second;
-    blockLoop(blockLoop(left, mm.n, 8).second, mm.n, 1);
+    // then narrower ones (layer 4 of a ResNet has 49 at batch 1). Each
+    // block reads all the weights: in blocks of rows that stay in L2 across
+    // the column blocks (16 rows of a 3x3 conv over 512 channels).
+    int64_t rows = 64;
+    while (rows > 8 && rows * ranges[mm.k] * 4 > (512 << 10))
+      rows /= 2;
+    if (!ShapedType::isDynamic(ranges[mm.m]) && !ShapedType::isDynamic(ranges[mm.k]) &&
+        ranges[mm.m] > rows && ranges[mm.m] % rows == 0) {
+      auto [inner, rest] = blockLoop(g, mm.m, rows);
+      rest.erase(); // (no rows left)
+      g = inner;
+    }
+    // Whole k loops where a block's patches stay in L2 (as the static
+    // blocks); a longer k loop keeps cache tiles.
+    if (!ShapedType::isDynamic(ranges[mm.k]) && ranges[mm.k] <= 1024)
+      g->setAttr(kNoCacheTiles, UnitAttr::get(g.getContext()));
+    // (Halving down to 32: a wide block reuses each weight tile across more
+    // register tiles.)
+    linalg::GenericOp left = g;
+    for (int64_t size : {256, 128, 64, 32, 8, 4, 1})
+      if (left)
+        left = blockLoop(left, mm.n, size).second;
     return;
   }
   if (dynamic.size() == 1 && dynamic[0] == mm.m) {

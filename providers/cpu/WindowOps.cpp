@@ -10,6 +10,8 @@
 #include "providers/cpu/Lowering.h"
 #include "providers/cpu/IndexGeneric.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include <cmath>
 #include <limits>
 
@@ -110,77 +112,167 @@ SmallVector<Value> windowOutputSizes(OpBuilder &b, Location loc, RankedTensorTyp
   return sizes;
 }
 
-/// A 2-D Conv of run-time size as one GEMM, laid out as the static im2col
-/// path does: the weights [m, c * kh * kw] times the patches of every
-/// output position ([c * kh * kw, n * oh * ow], gathered by a generic), a
-/// contraction whose run-time columns kiln-cpu-vectorize-contractions
-/// blocks into tiles of static size; then [m, n, oh, ow] to NCHW. `sizes`
-/// are the result's dynamic dims.
+/// A 2-D Conv of run-time size as GEMMs of its weights [m, c * kh * kw] by
+/// the patches of a block of output rows, per image: the patches of
+/// `rows` output rows ([c * kh * kw, rows * ow], gathered along the input's
+/// rows) are sized to stay in L2 while the GEMM reads them, and the GEMM
+/// accumulates straight into the image's [m, oh * ow] output columns,
+/// followed by the fused activation while the block is hot (null for an
+/// unknown activation).
+/// kiln-cpu-vectorize-contractions blocks each GEMM's run-time columns into
+/// tiles of static size. `sizes` are the result's dynamic dims.
 Value im2colConv(OpBuilder &b, Location loc, Value padded, Value w, Operation *op,
                  ArrayRef<Value> sizes, const Windows &win) {
   MLIRContext *ctx = b.getContext();
   auto wt = typeOf(w), out = resultType(op);
   Type elt = out.getElementType();
   int64_t m = wt.getDimSize(0), c = wt.getDimSize(1), kh = wt.getDimSize(2), kw = wt.getDimSize(3);
+  int64_t k = c * kh * kw;
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  auto idx = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
   SmallVector<Value> dims;
   size_t next = 0;
   for (int64_t i = 0; i < 4; ++i)
-    dims.push_back(out.isDynamicDim(i) ? sizes[next++]
-                                       : b.create<arith::ConstantIndexOp>(loc, out.getDimSize(i)));
+    dims.push_back(out.isDynamicDim(i) ? sizes[next++] : idx(out.getDimSize(i)));
+  Value n = dims[0], oh = dims[2], ow = dims[3];
+  Value positions = b.create<arith::MulIOp>(loc, oh, ow);
   constexpr int64_t kDyn = ShapedType::kDynamic;
-  // Patches: [c, kh, kw, n, oh, ow], loops in that order (ow innermost:
-  // rows of the input read along).
-  auto patchType = RankedTensorType::get({c, kh, kw, kDyn, kDyn, kDyn}, elt);
-  Value patchInit = emptyTensor(b, loc, patchType, ValueRange{dims[0], dims[2], dims[3]});
-  AffineMap xMap = AffineMap::get(
-      6, 0,
-      {d(3), d(0), d(4) * win.strides[0] + d(1) * win.dilations[0],
-       d(5) * win.strides[1] + d(2) * win.dilations[1]},
-      ctx);
-  auto gather = b.create<linalg::GenericOp>(
-      loc, TypeRange{patchType}, ValueRange{padded}, ValueRange{patchInit},
-      ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
-      SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-      [](OpBuilder &nb, Location l, ValueRange a) { nb.create<linalg::YieldOp>(l, a[0]); });
-  Value cols = b.create<tensor::CollapseShapeOp>(
-      loc, gather.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
-  Value weights = b.create<tensor::CollapseShapeOp>(
-      loc, w, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
-  Value numCols =
-      b.create<arith::MulIOp>(loc, b.create<arith::MulIOp>(loc, dims[0], dims[2]), dims[3]);
-  auto accType = RankedTensorType::get({m, kDyn}, elt);
+  bool known = true;
+  // The output as [n, m, oh * ow], starting from the bias (or zero).
+  auto flatType = RankedTensorType::get({out.getDimSize(0), m, kDyn}, elt);
+  SmallVector<Value> flatSizes;
+  if (out.isDynamicDim(0))
+    flatSizes.push_back(n);
+  flatSizes.push_back(positions);
   Value acc;
   if (op->getNumOperands() > 2 && !isNone(op->getOperand(2)))
-    acc = mapped(b, loc, accType, ValueRange{op->getOperand(2)}, {AffineMap::get(2, 0, {d(0)}, ctx)},
-                 [](OpBuilder &, Location, ValueRange a) { return a[0]; }, ValueRange{numCols});
+    acc = mapped(b, loc, flatType, ValueRange{op->getOperand(2)},
+                 {AffineMap::get(3, 0, {d(1)}, ctx)},
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; }, flatSizes);
   else
-    acc = filledTensor(b, loc, accType, 0.0, ValueRange{numCols});
-  // Loops (m, k, n), n innermost as the static lowering.
-  auto g = b.create<linalg::GenericOp>(
-      loc, TypeRange{accType}, ValueRange{weights, cols}, ValueRange{acc},
-      ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(1)}, ctx),
-                          AffineMap::get(3, 0, {d(1), d(2)}, ctx),
-                          AffineMap::get(3, 0, {d(0), d(2)}, ctx)},
-      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel, utils::IteratorType::reduction,
-                                    utils::IteratorType::parallel},
-      [](OpBuilder &nb, Location l, ValueRange a) {
-        Value p = nb.create<arith::MulFOp>(l, a[0], a[1]);
-        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, a[2], p)});
+    acc = filledTensor(b, loc, flatType, 0.0, flatSizes);
+  Value weights = b.create<tensor::CollapseShapeOp>(
+      loc, w, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+  // Output rows per block: the whole image where its patches take at most
+  // 1 MiB; else at least 192 columns (each block reads all the weights)
+  // and as many more as keep the patches within 768 KiB, rounded down to
+  // a multiple of 32 columns where that keeps 192 (no remainder tiles).
+  constexpr int64_t kWholeElements = (1 << 20) / 4, kBlockElements = (768 << 10) / 4;
+  constexpr int64_t kMinColumns = 192, kTile = 32;
+  auto mul = [&](Value x, Value y) { return b.create<arith::MulIOp>(loc, x, y).getResult(); };
+  auto smax = [&](Value x, Value y) { return b.create<arith::MaxSIOp>(loc, x, y).getResult(); };
+  auto smin = [&](Value x, Value y) { return b.create<arith::MinSIOp>(loc, x, y).getResult(); };
+  auto sle = [&](Value x, Value y) {
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, x, y).getResult();
+  };
+  auto select = [&](Value c, Value x, Value y) {
+    return b.create<arith::SelectOp>(loc, c, x, y).getResult();
+  };
+  Value ow1 = smax(ow, idx(1));
+  Value perRow = mul(ow1, idx(k));
+  Value rows = smax(ceilDivSigned(b, loc, idx(kMinColumns), ow1),
+                    b.create<arith::DivSIOp>(loc, idx(kBlockElements), perRow));
+  // Rows per multiple of 32 columns: 32 / (the largest power of two
+  // dividing ow, at most 32).
+  Value lowBit = smin(b.create<arith::AndIOp>(loc, ow1, b.create<arith::SubIOp>(loc, idx(0), ow1)),
+                      idx(kTile));
+  Value step = b.create<arith::DivSIOp>(loc, idx(kTile), lowBit);
+  Value rounded = mul(b.create<arith::DivSIOp>(loc, rows, step), step);
+  rows = select(sle(idx(kMinColumns), mul(rounded, ow1)), rounded, rows);
+  Value whole = sle(mul(perRow, oh), idx(kWholeElements));
+  Value rowsPerBlock = smax(idx(1), smin(oh, select(whole, oh, rows)));
+  Value stepH = idx(win.strides[0]);
+  Value spanExtra = idx(win.dilations[0] * (kh - 1) + 1 - win.strides[0]);
+  auto perImage = b.create<scf::ForOp>(
+      loc, idx(0), n, idx(1), ValueRange{acc},
+      [&](OpBuilder &ib, Location l, Value image, ValueRange imageArgs) {
+        auto perBlock = ib.create<scf::ForOp>(
+            l, idx(0), oh, rowsPerBlock, imageArgs,
+            [&](OpBuilder &bb, Location bl, Value row, ValueRange blockArgs) {
+              Value rows = bb.create<arith::MinSIOp>(
+                  bl, rowsPerBlock, bb.create<arith::SubIOp>(bl, oh, row));
+              // The input rows the block's windows read.
+              Value firstIn = bb.create<arith::MulIOp>(bl, row, stepH);
+              Value span = bb.create<arith::AddIOp>(
+                  bl, bb.create<arith::MulIOp>(bl, rows, stepH), spanExtra);
+              auto pt = typeOf(padded);
+              auto sliceType = RankedTensorType::get({c, kDyn, pt.getDimSize(3)}, elt);
+              SmallVector<OpFoldResult> xOff = {image, bb.getIndexAttr(0), firstIn,
+                                                bb.getIndexAttr(0)};
+              SmallVector<OpFoldResult> xSize = {bb.getIndexAttr(1), bb.getIndexAttr(c), span,
+                                                 tensor::getMixedSize(bb, bl, padded, 3)};
+              SmallVector<OpFoldResult> ones(4, bb.getIndexAttr(1));
+              Value xs = bb.create<tensor::ExtractSliceOp>(bl, sliceType, padded, xOff, xSize,
+                                                           ones);
+              // Patches [c, kh, kw, rows, ow], ow innermost (input rows
+              // read along).
+              auto patchType = RankedTensorType::get({c, kh, kw, kDyn, kDyn}, elt);
+              Value patchInit = emptyTensor(bb, bl, patchType, ValueRange{rows, ow});
+              AffineMap xMap = AffineMap::get(
+                  5, 0,
+                  {d(0), d(3) * win.strides[0] + d(1) * win.dilations[0],
+                   d(4) * win.strides[1] + d(2) * win.dilations[1]},
+                  ctx);
+              auto gather = bb.create<linalg::GenericOp>(
+                  bl, TypeRange{patchType}, ValueRange{xs}, ValueRange{patchInit},
+                  ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(5, ctx)},
+                  SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+                  [](OpBuilder &nb, Location gl, ValueRange a) {
+                    nb.create<linalg::YieldOp>(gl, a[0]);
+                  });
+              Value cols = bb.create<tensor::CollapseShapeOp>(
+                  bl, gather.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4}});
+              // The block's columns of this image's output.
+              Value firstCol = bb.create<arith::MulIOp>(bl, row, ow);
+              Value numCols = bb.create<arith::MulIOp>(bl, rows, ow);
+              auto blockType = RankedTensorType::get({m, kDyn}, elt);
+              SmallVector<OpFoldResult> oOff = {image, bb.getIndexAttr(0), firstCol};
+              SmallVector<OpFoldResult> oSize = {bb.getIndexAttr(1), bb.getIndexAttr(m), numCols};
+              SmallVector<OpFoldResult> oStride(3, bb.getIndexAttr(1));
+              Value block = bb.create<tensor::ExtractSliceOp>(bl, blockType, blockArgs[0], oOff,
+                                                              oSize, oStride);
+              // Loops (m, k, n), n innermost as the static lowering.
+              auto g = bb.create<linalg::GenericOp>(
+                  bl, TypeRange{blockType}, ValueRange{weights, cols}, ValueRange{block},
+                  ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(1)}, ctx),
+                                      AffineMap::get(3, 0, {d(1), d(2)}, ctx),
+                                      AffineMap::get(3, 0, {d(0), d(2)}, ctx)},
+                  ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                                utils::IteratorType::reduction,
+                                                utils::IteratorType::parallel},
+                  [](OpBuilder &nb, Location gl, ValueRange a) {
+                    Value p = nb.create<arith::MulFOp>(gl, a[0], a[1]);
+                    nb.create<linalg::YieldOp>(gl,
+                                               ValueRange{nb.create<arith::AddFOp>(gl, a[2], p)});
+                  });
+              Value result = g.getResult(0);
+              // The activation in place, while the block is hot.
+              if (op->hasAttr("kiln.activation"))
+                result = bb.create<linalg::GenericOp>(
+                               bl, TypeRange{blockType}, ValueRange{}, ValueRange{result},
+                               ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(2, ctx)},
+                               SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+                               [&](OpBuilder &nb, Location el, ValueRange a) {
+                                 Value v = applyFusedActivation(nb, el, a[0], op);
+                                 known = known && v;
+                                 nb.create<linalg::YieldOp>(el, v ? v : a[0]);
+                               })
+                             .getResult(0);
+              Value updated = bb.create<tensor::InsertSliceOp>(bl, result, blockArgs[0], oOff,
+                                                               oSize, oStride);
+              bb.create<scf::YieldOp>(bl, updated);
+            });
+        ib.create<scf::YieldOp>(l, perBlock.getResults());
       });
-  // [m, n * oh * ow] -> [m, n, oh, ow] -> NCHW.
-  // (Static where the result is: linalg.transpose wants equal dims.)
-  auto mnhwType = RankedTensorType::get(
-      {m, out.getDimSize(0), out.getDimSize(2), out.getDimSize(3)}, elt);
-  SmallVector<Value> shape = {b.create<arith::ConstantIntOp>(loc, m, 64)};
-  for (Value v : {dims[0], dims[2], dims[3]})
+  if (!known)
+    return Value();
+  // (tensor.reshape: MLIR 19 cannot bufferize a dynamic expand_shape.)
+  SmallVector<Value> shape;
+  for (Value v : {n, idx(m), oh, ow})
     shape.push_back(b.create<arith::IndexCastOp>(loc, b.getI64Type(), v));
   Value shapeTensor = b.create<tensor::FromElementsOp>(
       loc, RankedTensorType::get({4}, b.getI64Type()), shape);
-  Value mnhw = b.create<tensor::ReshapeOp>(loc, mnhwType, g.getResult(0), shapeTensor);
-  Value init = emptyTensor(b, loc, out, sizes);
-  return b.create<linalg::TransposeOp>(loc, mnhw, init, ArrayRef<int64_t>{1, 0, 2, 3})
-      ->getResult(0);
+  return b.create<tensor::ReshapeOp>(loc, out, perImage.getResult(0), shapeTensor);
 }
 
 /// A depthwise Conv (one input and one output channel per group): loops n,
@@ -232,6 +324,12 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   Value padded = window->padded;
   int64_t ocg = wt.getDimSize(0) / group, icg = wt.getDimSize(1);
   SmallVector<Value> sizes = windowOutputSizes(b, loc, out, padded, kernel, *window);
+  // (The activation is applied per block.)
+  if (!out.hasStaticShape() && group == 1 && sp == 2 && wt.hasStaticShape() && isFloat(elt)) {
+    if (Value v = im2colConv(b, loc, padded, w, op, sizes, *window))
+      return SmallVector<Value>{v};
+    return emitNodeError(op) << "unknown fused activation " << op->getAttr("kiln.activation");
+  }
   Value init;
   if (op->getNumOperands() > 2 && !isNone(op->getOperand(2))) {
     AffineMap biasMap = AffineMap::get(out.getRank(), 0, {getAffineDimExpr(1, ctx)}, ctx);
@@ -242,8 +340,6 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   }
   if (icg == 1 && ocg == 1 && group > 1)
     return withEpilogue(b, op, depthwiseConv(b, loc, padded, w, init, *window));
-  if (!out.hasStaticShape() && group == 1 && sp == 2 && wt.hasStaticShape())
-    return withEpilogue(b, op, im2colConv(b, loc, padded, w, op, sizes, *window));
   // Loops: n, m, c, k_1..k_sp, o_1..o_sp: output positions innermost, so the
   // inner loop is a contiguous (vectorizable) multiply-add over a row.
   int64_t nLoops = 2 + sp + 1 + sp;

@@ -70,3 +70,31 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
   %0 = onnx.Conv(%x, %w, %b) {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A Conv of run-time size: per image and block of output rows, the
+// patches of the block's rows gathered from a slice of the padded input,
+// then one GEMM accumulating into the block's columns of the image's
+// [m, oh * ow] output and the fused Relu in place; the rows per block are
+// computed at run time (at least 192 columns).
+// CHECK-LABEL: func.func @conv_runtime
+// CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<4xf32>) outs(%{{.*}} : tensor<?x4x?xf32>)
+// CHECK: %[[IMAGES:.*]] = scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]])
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC2:.*]] = %[[ACC]])
+// CHECK: %[[XS:.*]] = tensor.extract_slice %{{.*}}[%[[N]], 0, %{{.*}}, 0] [1, 3, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<?x3x?x?xf32> to tensor<3x?x?xf32>
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[XS]] : tensor<3x?x?xf32>) outs(%{{.*}} : tensor<3x3x3x?x?xf32>)
+// CHECK: %[[COLS:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1, 2], [3, 4]] : tensor<3x3x3x?x?xf32> into tensor<27x?xf32>
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[ACC2]][%[[N]], 0, %{{.*}}] [1, 4, %{{.*}}] [1, 1, 1] : tensor<?x4x?xf32> to tensor<4x?xf32>
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[COLS]] : tensor<4x27xf32>, tensor<27x?xf32>) outs(%[[BLOCK]] : tensor<4x?xf32>)
+// CHECK: %[[RELU:.*]] = linalg.generic {{.*}} outs(%[[G]] : tensor<4x?xf32>)
+// CHECK: arith.maximumf
+// CHECK: tensor.insert_slice %[[RELU]] into %[[ACC2]][%[[N]], 0, %{{.*}}] [1, 4, %{{.*}}] [1, 1, 1]
+// CHECK: tensor.reshape %[[IMAGES]](%{{.*}}) : (tensor<?x4x?xf32>, tensor<4xi64>) -> tensor<?x4x?x?xf32>
+// CHECK-NOT: linalg.transpose
+module attributes {kiln.runtime_sizes = {}} {
+func.func @conv_runtime(%x: tensor<?x3x?x?xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<?x4x?x?xf32> {
+  %0 = onnx.Conv(%x, %w, %b) {pads = [1, 1, 1, 1], strides = [2, 2], kiln.activation = "Relu"} : (tensor<?x3x?x?xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+}
+}
