@@ -126,8 +126,11 @@ Value im2colConv(OpBuilder &b, Location loc, Value padded, Value w, Operation *o
   MLIRContext *ctx = b.getContext();
   auto wt = typeOf(w), out = resultType(op);
   Type elt = out.getElementType();
-  int64_t m = wt.getDimSize(0), c = wt.getDimSize(1), kh = wt.getDimSize(2), kw = wt.getDimSize(3);
-  int64_t k = c * kh * kw;
+  // (icg input and ocg output channels per group.)
+  int64_t groups = getIntAttr(op, "group", 1);
+  int64_t m = wt.getDimSize(0), icg = wt.getDimSize(1), kh = wt.getDimSize(2),
+          kw = wt.getDimSize(3);
+  int64_t ocg = m / groups, k = icg * kh * kw;
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   auto idx = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
   SmallVector<Value> dims;
@@ -195,71 +198,102 @@ Value im2colConv(OpBuilder &b, Location loc, Value padded, Value w, Operation *o
               Value firstIn = bb.create<arith::MulIOp>(bl, row, stepH);
               Value span = bb.create<arith::AddIOp>(
                   bl, bb.create<arith::MulIOp>(bl, rows, stepH), spanExtra);
-              auto pt = typeOf(padded);
-              auto sliceType = RankedTensorType::get({c, kDyn, pt.getDimSize(3)}, elt);
-              SmallVector<OpFoldResult> xOff = {image, bb.getIndexAttr(0), firstIn,
-                                                bb.getIndexAttr(0)};
-              SmallVector<OpFoldResult> xSize = {bb.getIndexAttr(1), bb.getIndexAttr(c), span,
-                                                 tensor::getMixedSize(bb, bl, padded, 3)};
-              SmallVector<OpFoldResult> ones(4, bb.getIndexAttr(1));
-              Value xs = bb.create<tensor::ExtractSliceOp>(bl, sliceType, padded, xOff, xSize,
-                                                           ones);
-              // Patches [c, kh, kw, rows, ow], ow innermost (input rows
-              // read along).
-              auto patchType = RankedTensorType::get({c, kh, kw, kDyn, kDyn}, elt);
-              Value patchInit = emptyTensor(bb, bl, patchType, ValueRange{rows, ow});
-              AffineMap xMap = AffineMap::get(
-                  5, 0,
-                  {d(0), d(3) * win.strides[0] + d(1) * win.dilations[0],
-                   d(4) * win.strides[1] + d(2) * win.dilations[1]},
-                  ctx);
-              auto gather = bb.create<linalg::GenericOp>(
-                  bl, TypeRange{patchType}, ValueRange{xs}, ValueRange{patchInit},
-                  ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(5, ctx)},
-                  SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
-                  [](OpBuilder &nb, Location gl, ValueRange a) {
-                    nb.create<linalg::YieldOp>(gl, a[0]);
-                  });
-              Value cols = bb.create<tensor::CollapseShapeOp>(
-                  bl, gather.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4}});
-              // The block's columns of this image's output.
               Value firstCol = bb.create<arith::MulIOp>(bl, row, ow);
               Value numCols = bb.create<arith::MulIOp>(bl, rows, ow);
-              auto blockType = RankedTensorType::get({m, kDyn}, elt);
-              SmallVector<OpFoldResult> oOff = {image, bb.getIndexAttr(0), firstCol};
-              SmallVector<OpFoldResult> oSize = {bb.getIndexAttr(1), bb.getIndexAttr(m), numCols};
-              SmallVector<OpFoldResult> oStride(3, bb.getIndexAttr(1));
-              Value block = bb.create<tensor::ExtractSliceOp>(bl, blockType, blockArgs[0], oOff,
-                                                              oSize, oStride);
-              // Loops (m, k, n), n innermost as the static lowering.
-              auto g = bb.create<linalg::GenericOp>(
-                  bl, TypeRange{blockType}, ValueRange{weights, cols}, ValueRange{block},
-                  ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(1)}, ctx),
-                                      AffineMap::get(3, 0, {d(1), d(2)}, ctx),
-                                      AffineMap::get(3, 0, {d(0), d(2)}, ctx)},
-                  ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                                utils::IteratorType::reduction,
-                                                utils::IteratorType::parallel},
-                  [](OpBuilder &nb, Location gl, ValueRange a) {
-                    Value p = nb.create<arith::MulFOp>(gl, a[0], a[1]);
-                    nb.create<linalg::YieldOp>(gl,
-                                               ValueRange{nb.create<arith::AddFOp>(gl, a[2], p)});
-                  });
-              Value result = g.getResult(0);
-              // The activation in place, while the block is hot.
-              if (op->hasAttr("kiln.activation"))
-                result = bb.create<linalg::GenericOp>(
-                               bl, TypeRange{blockType}, ValueRange{}, ValueRange{result},
-                               ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(2, ctx)},
-                               SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
-                               [&](OpBuilder &nb, Location el, ValueRange a) {
-                                 Value v = applyFusedActivation(nb, el, a[0], op);
-                                 known = known && v;
-                                 nb.create<linalg::YieldOp>(el, v ? v : a[0]);
-                               })
-                             .getResult(0);
-              Value updated = bb.create<tensor::InsertSliceOp>(bl, result, blockArgs[0], oOff,
-                                                               oSize, oStride);
+              // One group's GEMM of this block: channels [group * icg,
+              // +icg) of the input, rows [group * ocg, +ocg) of the
+              // weights and of the block's output columns.
+              auto groupGemm = [&](OpBuilder &gb, Location gl, Value group, Value accIn) {
+                auto at = [&](int64_t stride) -> OpFoldResult {
+                  if (!group)
+                    return gb.getIndexAttr(0);
+                  return gb.create<arith::MulIOp>(gl, group, gb.create<arith::ConstantIndexOp>(
+                                                                 gl, stride))
+                      .getResult();
+                };
+                auto pt = typeOf(padded);
+                auto sliceType = RankedTensorType::get({icg, kDyn, pt.getDimSize(3)}, elt);
+                SmallVector<OpFoldResult> xOff = {image, at(icg), firstIn, gb.getIndexAttr(0)};
+                SmallVector<OpFoldResult> xSize = {gb.getIndexAttr(1), gb.getIndexAttr(icg), span,
+                                                   tensor::getMixedSize(gb, gl, padded, 3)};
+                SmallVector<OpFoldResult> ones(4, gb.getIndexAttr(1));
+                Value xs = gb.create<tensor::ExtractSliceOp>(gl, sliceType, padded, xOff, xSize,
+                                                             ones);
+                // Patches [icg, kh, kw, rows, ow], ow innermost (input rows
+                // read along).
+                auto patchType = RankedTensorType::get({icg, kh, kw, kDyn, kDyn}, elt);
+                Value patchInit = emptyTensor(gb, gl, patchType, ValueRange{rows, ow});
+                AffineMap xMap = AffineMap::get(
+                    5, 0,
+                    {d(0), d(3) * win.strides[0] + d(1) * win.dilations[0],
+                     d(4) * win.strides[1] + d(2) * win.dilations[1]},
+                    ctx);
+                auto gather = gb.create<linalg::GenericOp>(
+                    gl, TypeRange{patchType}, ValueRange{xs}, ValueRange{patchInit},
+                    ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(5, ctx)},
+                    SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+                    [](OpBuilder &nb, Location yl, ValueRange a) {
+                      nb.create<linalg::YieldOp>(yl, a[0]);
+                    });
+                Value cols = gb.create<tensor::CollapseShapeOp>(
+                    gl, gather.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4}});
+                Value wg = weights;
+                if (group)
+                  wg = gb.create<tensor::ExtractSliceOp>(
+                      gl, RankedTensorType::get({ocg, k}, elt), weights,
+                      ArrayRef<OpFoldResult>{at(ocg), gb.getIndexAttr(0)},
+                      ArrayRef<OpFoldResult>{gb.getIndexAttr(ocg), gb.getIndexAttr(k)},
+                      ArrayRef<OpFoldResult>{gb.getIndexAttr(1), gb.getIndexAttr(1)});
+                // The block's columns of this image's output.
+                auto blockType = RankedTensorType::get({ocg, kDyn}, elt);
+                SmallVector<OpFoldResult> oOff = {image, at(ocg), firstCol};
+                SmallVector<OpFoldResult> oSize = {gb.getIndexAttr(1), gb.getIndexAttr(ocg),
+                                                   numCols};
+                SmallVector<OpFoldResult> oStride(3, gb.getIndexAttr(1));
+                Value block = gb.create<tensor::ExtractSliceOp>(gl, blockType, accIn, oOff, oSize,
+                                                                oStride);
+                // Loops (m, k, n), n innermost as the static lowering.
+                auto g = gb.create<linalg::GenericOp>(
+                    gl, TypeRange{blockType}, ValueRange{wg, cols}, ValueRange{block},
+                    ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(1)}, ctx),
+                                        AffineMap::get(3, 0, {d(1), d(2)}, ctx),
+                                        AffineMap::get(3, 0, {d(0), d(2)}, ctx)},
+                    ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                                  utils::IteratorType::reduction,
+                                                  utils::IteratorType::parallel},
+                    [](OpBuilder &nb, Location yl, ValueRange a) {
+                      Value p = nb.create<arith::MulFOp>(yl, a[0], a[1]);
+                      nb.create<linalg::YieldOp>(
+                          yl, ValueRange{nb.create<arith::AddFOp>(yl, a[2], p)});
+                    });
+                Value result = g.getResult(0);
+                // The activation in place, while the block is hot.
+                if (op->hasAttr("kiln.activation"))
+                  result = gb.create<linalg::GenericOp>(
+                                 gl, TypeRange{blockType}, ValueRange{}, ValueRange{result},
+                                 ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(2, ctx)},
+                                 SmallVector<utils::IteratorType>(2,
+                                                                  utils::IteratorType::parallel),
+                                 [&](OpBuilder &nb, Location el, ValueRange a) {
+                                   Value v = applyFusedActivation(nb, el, a[0], op);
+                                   known = known && v;
+                                   nb.create<linalg::YieldOp>(el, v ? v : a[0]);
+                                 })
+                               .getResult(0);
+                return gb.create<tensor::InsertSliceOp>(gl, result, accIn, oOff, oSize, oStride)
+                    .getResult();
+              };
+              Value updated;
+              if (groups == 1) {
+                updated = groupGemm(bb, bl, Value(), blockArgs[0]);
+              } else {
+                updated = bb.create<scf::ForOp>(
+                                bl, idx(0), idx(groups), idx(1), ValueRange{blockArgs[0]},
+                                [&](OpBuilder &gb, Location gl, Value group, ValueRange args) {
+                                  gb.create<scf::YieldOp>(gl, groupGemm(gb, gl, group, args[0]));
+                                })
+                              .getResult(0);
+              }
               bb.create<scf::YieldOp>(bl, updated);
             });
         ib.create<scf::YieldOp>(l, perBlock.getResults());
@@ -325,7 +359,8 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   int64_t ocg = wt.getDimSize(0) / group, icg = wt.getDimSize(1);
   SmallVector<Value> sizes = windowOutputSizes(b, loc, out, padded, kernel, *window);
   // (The activation is applied per block.)
-  if (!out.hasStaticShape() && group == 1 && sp == 2 && wt.hasStaticShape() && isFloat(elt)) {
+  if (!out.hasStaticShape() && !(icg == 1 && ocg == 1 && group > 1) && sp == 2 &&
+      wt.hasStaticShape() && isFloat(elt)) {
     if (Value v = im2colConv(b, loc, padded, w, op, sizes, *window))
       return SmallVector<Value>{v};
     return emitNodeError(op) << "unknown fused activation " << op->getAttr("kiln.activation");

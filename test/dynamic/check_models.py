@@ -44,6 +44,11 @@ CASES = {
         {"x": (2, 3, 48, 80)},
         {"x": (1, 3, 31, 45)},
     ],
+    "mobile_block": [
+        {"x": (1, 3, 200, 160)},
+        {"x": (2, 3, 61, 47)},
+        {"x": (1, 3, 5, 3)},
+    ],
     "recurrent": [{"x": (5, 1, 6)}, {"x": (17, 3, 6)}, {"x": (1, 2, 6)}],
     "loop_rows": [{"x": (1, 4)}, {"x": (9, 4)}],
     "loop_growing": [{"x": (1, 4), "acc0": (1, 1, 4)}, {"x": (6, 4), "acc0": (6, 1, 4)}],
@@ -118,6 +123,7 @@ def main():
     make_models.decoder_heads(f"{work}/decoder_heads.onnx")
     make_models.loop_growing(f"{work}/loop_growing.onnx")
     make_models.fpn_head(f"{work}/fpn_head.onnx")
+    make_models.mobile_block(f"{work}/mobile_block.onnx")
     make_models.recurrent(f"{work}/recurrent.onnx")
     make_models.loop_rows(f"{work}/loop_rows.onnx")
     checks = Checks()

@@ -318,6 +318,34 @@ def fpn_head(path):
     save(graph, path)
 
 
+def mobile_block(path):
+    """A MobileNet/ResNeXt-style block over a symbolic batch, height and
+    width: a strided Conv + Relu, a wider 3x3 Conv (row blocks of the
+    patches at the larger sizes), a grouped Conv (group 4) + Relu, a
+    depthwise Conv, a 1x1 Conv and a residual Add."""
+    rng = np.random.default_rng(37)
+    c = 8
+    w = lambda name, shape: const(name, (rng.standard_normal(shape) * 0.3).astype(np.float32))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["c2", "wg", "bg"], ["g"], pads=[1, 1, 1, 1], group=4),
+        helper.make_node("Relu", ["g"], ["rg"]),
+        helper.make_node("Conv", ["rg", "wd"], ["dw"], pads=[1, 1, 1, 1], group=2 * c),
+        helper.make_node("Conv", ["dw", "wp"], ["pw"]),
+        helper.make_node("Add", ["pw", "r1"], ["y"]),
+    ]
+    inits = [w("w1", (c, 3, 3, 3)), w("b1", (c,)), w("w2", (2 * c, c, 3, 3)),
+             w("wg", (2 * c, c // 2, 3, 3)), w("bg", (2 * c,)), w("wd", (2 * c, 1, 3, 3)),
+             w("wp", (c, 2 * c, 1, 1))]
+    graph = helper.make_graph(
+        nodes, "mobile_block",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", c, "oh", "ow"])], inits)
+    save(graph, path)
+
+
 def recurrent(path):
     """An LSTM and a bidirectional GRU over a symbolic sequence and batch
     (as OCR and speech models run them over a run-time width or length):
