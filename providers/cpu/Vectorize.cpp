@@ -15,7 +15,9 @@
 //      block of output rows whose im2col stays in L2 (copied, then
 //      multiplied while hot, with no cache tiles: the k loop stays whole);
 //   2b. turns 2-D depthwise convolutions (loops n, m, oh, kh, kw, ow) into
-//      vector loops: output-row chunks in registers across the taps;
+//      vector loops: output-row chunks in registers across the taps; with
+//      a run-time batch, height or width too (the rows x chunks kept in
+//      registers picked at run time from the width, masked last chunks);
 //   3. tiles, peels, vectorizes and lowers those matmuls with a transform
 //      dialect script built from their static shapes (TOOLCHAIN.md §4/§6):
 //      optional cache tiles that divide the shape, register tiles
@@ -627,6 +629,24 @@ std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
   return dm;
 }
 
+/// A depthwise conv with run-time batch, output rows or columns (the
+/// channels and taps static), on f32 buffers of identity layout.
+bool isRuntimeDepthwise(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
+      g.getNumDpsInits() != 1 || !isMulAddBody(g))
+    return false;
+  for (Value v : g->getOperands()) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    if (!t || !t.getElementType().isF32())
+      return false;
+  }
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
+  if (r.size() != 6 || llvm::all_of(r, [](int64_t e) { return !ShapedType::isDynamic(e); }) ||
+      ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[3]) || ShapedType::isDynamic(r[4]))
+    return false;
+  return matchDepthwise(g).has_value();
+}
+
 /// Output rows in 16-wide chunks, up to 8 chunks (of one wide row, or of
 /// several short rows: independent FMA chains) kept in registers across the
 /// taps: per tap one broadcast weight and, per chunk, a contiguous load of
@@ -658,26 +678,35 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm) {
                   function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> body) {
     return loop(nb, idx(nb, 0), idx(nb, n), 1, inits, body);
   };
-  int64_t perRow = (r[5] + kLanes - 1) / kLanes;
-  int64_t rows = std::max<int64_t>(1, std::min(r[2], kChunks / perRow));
-  // One block: `nRows` rows from `oh0`, columns [start, start + width).
-  auto block = [&](OpBuilder &nb, Value n, Value m, Value oh0, int64_t nRows, int64_t start,
-                   int64_t width) {
-    SmallVector<std::pair<int64_t, int64_t>> chunks; // (row offset, column)
+  // Run-time extents (batch, output rows and columns) from the output.
+  auto extent = [&](OpBuilder &nb, unsigned loop, unsigned dim) -> Value {
+    return ShapedType::isDynamic(r[loop]) ? (Value)nb.create<memref::DimOp>(loc, out, dim)
+                                          : idx(nb, r[loop]);
+  };
+  // One block: `nRows` rows from `oh0`, `numChunks` chunks of each from
+  // column `col0`.
+  auto block = [&](OpBuilder &nb, Value n, Value m, Value oh0, int64_t nRows, Value col0,
+                   int64_t numChunks) {
+    SmallVector<std::pair<int64_t, int64_t>> chunks; // (row offset, column offset)
     for (int64_t row = 0; row < nRows; ++row)
-      for (int64_t col = start; col < start + width; col += kLanes)
-        chunks.push_back({row, col});
+      for (int64_t j = 0; j < numChunks; ++j)
+        chunks.push_back({row, j * kLanes});
     SmallVector<Value> ohs;
     for (int64_t row = 0; row < nRows; ++row)
       ohs.push_back(row ? (Value)nb.create<arith::AddIOp>(loc, oh0, idx(nb, row)) : oh0);
+    auto colAt = [&](OpBuilder &cb, int64_t offset) -> Value {
+      return offset ? (Value)cb.create<arith::AddIOp>(loc, col0, idx(cb, offset)) : col0;
+    };
     SmallVector<Value> accs;
     for (auto [row, col] : chunks)
-      accs.push_back(
-          nb.create<vector::TransferReadOp>(loc, vec, out, ValueRange{n, m, ohs[row], idx(nb, col)}, zero));
+      accs.push_back(nb.create<vector::TransferReadOp>(
+          loc, vec, out, ValueRange{n, m, ohs[row], colAt(nb, col)}, zero));
+    Value xCol0 = nb.create<arith::MulIOp>(loc, col0, idx(nb, dm.sw));
     SmallVector<Value> sums = upTo(nb, r[3], accs, [&](OpBuilder &b3, Value kh, ValueRange a3) {
       return upTo(b3, r[4], a3, [&](OpBuilder &b4, Value kw, ValueRange a4) {
         Value khOff = b4.create<arith::MulIOp>(loc, kh, idx(b4, dm.dh));
-        Value kwOff = b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw));
+        Value kwOff = b4.create<arith::AddIOp>(
+            loc, b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw)), xCol0);
         Value wv = b4.create<memref::LoadOp>(loc, w, ValueRange{m, idx(b4, 0), kh, kw});
         Value wb = b4.create<vector::BroadcastOp>(loc, vec, wv);
         SmallVector<Value> next;
@@ -700,21 +729,75 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm) {
     });
     for (auto [c, chunk] : llvm::enumerate(chunks))
       nb.create<vector::TransferWriteOp>(loc, sums[c], out,
-                                         ValueRange{n, m, ohs[chunk.first], idx(nb, chunk.second)});
+                                         ValueRange{n, m, ohs[chunk.first], colAt(nb, chunk.second)});
   };
-  auto rowBlocks = [&](OpBuilder &nb, Value n, Value m, Value oh0, int64_t nRows) {
-    for (int64_t start = 0; start < r[5]; start += kLanes * kChunks)
-      block(nb, n, m, oh0, nRows, start, std::min(kLanes * kChunks, r[5] - start));
+  // Rows [oh0, oh0 + nRows), all columns: blocks of `numChunks` chunks.
+  auto rowBlocks = [&](OpBuilder &nb, Value n, Value m, Value oh0, int64_t nRows,
+                       int64_t numChunks) {
+    if (!ShapedType::isDynamic(r[5])) {
+      for (int64_t start = 0; start < r[5]; start += kLanes * numChunks)
+        block(nb, n, m, oh0, nRows, idx(nb, start),
+              std::min(numChunks, (r[5] - start + kLanes - 1) / kLanes));
+      return;
+    }
+    loop(nb, idx(nb, 0), extent(nb, 5, 3), kLanes * numChunks, {},
+         [&](OpBuilder &cb, Value col0, ValueRange) {
+           block(cb, n, m, oh0, nRows, col0, numChunks);
+           return SmallVector<Value>{};
+         });
   };
-  upTo(b, r[0], {}, [&](OpBuilder &b0, Value n, ValueRange) {
-    upTo(b0, r[1], {}, [&](OpBuilder &b1, Value m, ValueRange) {
-      int64_t full = r[2] - r[2] % rows;
-      loop(b1, idx(b1, 0), idx(b1, full), rows, {}, [&](OpBuilder &b2, Value oh, ValueRange) {
-        rowBlocks(b2, n, m, oh, rows);
+  // Every output row of (n, m): blocks of `rows` rows, then one at a time.
+  auto allRows = [&](OpBuilder &nb, Value n, Value m, int64_t rows, int64_t numChunks) {
+    Value oh = extent(nb, 2, 2);
+    Value full = ShapedType::isDynamic(r[2])
+                     ? (Value)nb.create<arith::SubIOp>(
+                           loc, oh, nb.create<arith::RemUIOp>(loc, oh, idx(nb, rows)))
+                     : idx(nb, r[2] - r[2] % rows);
+    loop(nb, idx(nb, 0), full, rows, {}, [&](OpBuilder &b2, Value oh0, ValueRange) {
+      rowBlocks(b2, n, m, oh0, rows, numChunks);
+      return SmallVector<Value>{};
+    });
+    if (!ShapedType::isDynamic(r[2]) && r[2] % rows)
+      rowBlocks(nb, n, m, full, r[2] % rows, numChunks);
+    else if (ShapedType::isDynamic(r[2]))
+      loop(nb, full, oh, 1, {}, [&](OpBuilder &b2, Value oh0, ValueRange) {
+        rowBlocks(b2, n, m, oh0, 1, numChunks);
         return SmallVector<Value>{};
       });
-      if (full < r[2])
-        rowBlocks(b1, n, m, idx(b1, full), r[2] - full);
+  };
+  // Rows x chunks kept in registers: several short rows or one wide row;
+  // for rows of run-time width the shape is picked at run time.
+  auto byWidth = [&](OpBuilder &nb, Value n, Value m) {
+    if (!ShapedType::isDynamic(r[5])) {
+      int64_t perRow = (r[5] + kLanes - 1) / kLanes;
+      int64_t rows = std::max<int64_t>(1, std::min(r[2], kChunks / perRow));
+      allRows(nb, n, m, rows, std::min(perRow, kChunks));
+      return;
+    }
+    Value ow = extent(nb, 5, 3);
+    std::function<void(OpBuilder &, int64_t)> pick = [&](OpBuilder &pb, int64_t perRow) {
+      if (perRow == kChunks) {
+        allRows(pb, n, m, 1, kChunks);
+        return;
+      }
+      Value fits = pb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule, ow,
+                                            idx(pb, perRow * kLanes));
+      pb.create<scf::IfOp>(
+          loc, fits,
+          [&](OpBuilder &tb, Location) {
+            allRows(tb, n, m, kChunks / perRow, perRow);
+            tb.create<scf::YieldOp>(loc);
+          },
+          [&](OpBuilder &eb, Location) {
+            pick(eb, perRow * 2);
+            eb.create<scf::YieldOp>(loc);
+          });
+    };
+    pick(nb, 1);
+  };
+  loop(b, idx(b, 0), extent(b, 0, 0), 1, {}, [&](OpBuilder &b0, Value n, ValueRange) {
+    upTo(b0, r[1], {}, [&](OpBuilder &b1, Value m, ValueRange) {
+      byWidth(b1, n, m);
       return SmallVector<Value>{};
     });
     return SmallVector<Value>{};
@@ -1345,10 +1428,12 @@ struct CpuVectorizeContractionsPass
       for (auto [g, mm] : runtime)
         blockRuntimeContraction(g, mm);
     }
-    SmallVector<linalg::GenericOp> generics;
+    SmallVector<linalg::GenericOp> generics, runtimeDepthwise;
     module.walk([&](linalg::GenericOp g) {
       if (isCandidate(g))
         generics.push_back(g);
+      else if (conv && isRuntimeDepthwise(g))
+        runtimeDepthwise.push_back(g);
     });
     // An elementwise epilogue (the fused activation) found before the
     // rewrite is applied to each C tile before it is stored.
@@ -1380,6 +1465,12 @@ struct CpuVectorizeContractionsPass
         if (e)
           epilogues.push_back({e, c, before});
       }
+    }
+    // Depthwise convs of run-time size: the same vector loops, with the
+    // rows' shape in registers picked at run time (no epilogue).
+    for (linalg::GenericOp g : runtimeDepthwise) {
+      rewriteDepthwise(g, *matchDepthwise(g));
+      ++depthwise;
     }
     if (failed(applyMarked(module, depthwise != 0)))
       return signalPassFailure();
