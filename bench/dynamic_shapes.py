@@ -6,7 +6,9 @@
 
 For each model and shape: kiln compiled once with run-time sizes (no shape
 flags), kiln compiled with the shapes pinned (--input-shape), and ONNX
-Runtime (CPU, one intra-op thread), on the same inputs. Rounds interleave
+Runtime (CPU, one intra-op thread), on the same inputs (BERT at batch 1,
+4, 8 and sequence 128, a GPT-2 decode step, resnet18 at batch 1 and 8 at
+224x224 and at the detection-style 640x640 and 480x800). Rounds interleave
 the three; each figure is the median over rounds of per-round medians, with
 the spread (min-max over rounds). Prints dynamic/pinned, ORT/dynamic (> 1:
 kiln faster), batch 8 / batch 1 cost, and the dynamic compile's time and
@@ -56,7 +58,13 @@ CASES = [
     ("gpt2_dyn", "gpt2 decode step, past 128", gpt2_feeds(1, 128, 1), ()),
     ("resnet18_dyn", "resnet18 (1, 224, 224)", image_feeds(1, 224, 224), ()),
     ("resnet18_dyn", "resnet18 (8, 224, 224)", image_feeds(8, 224, 224), ()),
+    # Detection-style input sizes (fewer iterations: each run is long).
+    ("resnet18_dyn", "resnet18 (1, 640, 640)", image_feeds(1, 640, 640), ()),
+    ("resnet18_dyn", "resnet18 (1, 480, 800)", image_feeds(1, 480, 800), ()),
 ]
+# Iterations per run where a case is long (the default elsewhere).
+ITERATIONS = {"resnet18 (8, 224, 224)": 5, "resnet18 (1, 640, 640)": 5,
+              "resnet18 (1, 480, 800)": 5}
 
 
 def kiln_ms(kiln_run, lib, case_dir, feeds, iterations):
@@ -117,12 +125,12 @@ def main():
         compile_model(kiln, model, pinned, pins)
         sess = ort_session(model)
         d, p, o = [], [], []
+        iterations = min(args.iterations, ITERATIONS.get(label, args.iterations))
         for _ in range(args.rounds):
-            d.append(kiln_ms(kiln_run, dyn_libs[(name, flags)], case_dir, feeds,
-                             args.iterations))
+            d.append(kiln_ms(kiln_run, dyn_libs[(name, flags)], case_dir, feeds, iterations))
             p.append(kiln_ms(kiln_run, f"{case_dir}/lib{name}_pinned.so", case_dir, feeds,
-                             args.iterations))
-            o.append(ort_run_ms(sess, feeds, args.iterations, 2))
+                             iterations))
+            o.append(ort_run_ms(sess, feeds, iterations, 2))
         med = statistics.median
         rows.append((label, med(d), med(p), med(o)))
         print(f"{label}: kiln dynamic {med(d):.2f} ms [{min(d):.2f}-{max(d):.2f}], pinned "

@@ -18,6 +18,7 @@
 //      vector loops: output-row chunks in registers across the taps; with
 //      a run-time batch, height or width too (the rows x chunks kept in
 //      registers picked at run time from the width, masked last chunks);
+//      f32 max pools (loops n, c, kh, kw, oh, ow) take the same loops;
 //   3. tiles, peels, vectorizes and lowers those matmuls with a transform
 //      dialect script built from their static shapes (TOOLCHAIN.md §4/§6):
 //      optional cache tiles that divide the shape, register tiles
@@ -629,6 +630,55 @@ std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
   return dm;
 }
 
+/// An f32 max pool as the CPU provider emits it (loops n, c, kh, kw, oh,
+/// ow; x read at (n, c, oh * sh + kh * dh, ow * sw + kw * dw), the second
+/// operand the window, the body max(acc, x)), on buffers of identity
+/// layout with static channels and window; its strides and dilations.
+std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
+      g.getNumDpsInits() != 1 || g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()))
+    return std::nullopt;
+  for (Value v : g->getOperands()) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    if (!t || !t.getElementType().isF32() || !t.getLayout().isIdentity())
+      return std::nullopt;
+  }
+  Block &body = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto max = yield.getOperand(0).getDefiningOp<arith::MaximumFOp>();
+  Value xArg = body.getArgument(0), acc = body.getArgument(2);
+  if (!llvm::hasNItems(body.getOperations(), 2) || !max ||
+      !((max.getLhs() == acc && max.getRhs() == xArg) ||
+        (max.getLhs() == xArg && max.getRhs() == acc)))
+    return std::nullopt;
+  auto iters = g.getIteratorTypesArray();
+  for (unsigned i = 0; i < 6; ++i)
+    if ((iters[i] == utils::IteratorType::reduction) != (i == 2 || i == 3))
+      return std::nullopt;
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  if (ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[2]) || ShapedType::isDynamic(r[3]))
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(6, 0, {d(2), d(3)}, ctx) ||
+      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx) ||
+      maps[0].getNumResults() != 4)
+    return std::nullopt;
+  auto at = [&](unsigned dim, unsigned result) {
+    SmallVector<int64_t> point(6, 0);
+    point[dim] = 1;
+    return maps[0].compose(point)[result];
+  };
+  DepthwiseMatch dm{at(4, 2), at(2, 2), at(5, 3), at(3, 3)};
+  if (maps[0] != AffineMap::get(6, 0, {d(0), d(1), d(4) * dm.sh + d(2) * dm.dh,
+                                       d(5) * dm.sw + d(3) * dm.dw},
+                                ctx) ||
+      dm.sw < 1 || dm.sw > 4)
+    return std::nullopt;
+  return dm;
+}
+
 /// A depthwise conv with run-time batch, output rows or columns (the
 /// channels and taps static), on f32 buffers of identity layout.
 bool isRuntimeDepthwise(linalg::GenericOp g) {
@@ -653,11 +703,15 @@ bool isRuntimeDepthwise(linalg::GenericOp g) {
 /// the input row (every sw-th lane of a wider load for stride sw) and an
 /// FMA; one store per chunk. A row's last chunk is masked (out-of-bounds
 /// transfers).
-void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm) {
+void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm, bool isMaxPool = false) {
   constexpr int64_t kLanes = 16, kChunks = 8;
   OpBuilder b(g);
   Location loc = g.getLoc();
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
+  // (A max pool's loops are n c kh kw oh ow; its second operand only sizes
+  // the window.)
+  if (isMaxPool)
+    r = {r[0], r[1], r[4], r[2], r[3], r[5]};
   Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1], out = g.getDpsInits()[0];
   Type f32 = b.getF32Type();
   auto vec = VectorType::get({kLanes}, f32), wide = VectorType::get({kLanes * dm.sw}, f32);
@@ -707,8 +761,10 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm) {
         Value khOff = b4.create<arith::MulIOp>(loc, kh, idx(b4, dm.dh));
         Value kwOff = b4.create<arith::AddIOp>(
             loc, b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw)), xCol0);
-        Value wv = b4.create<memref::LoadOp>(loc, w, ValueRange{m, idx(b4, 0), kh, kw});
-        Value wb = b4.create<vector::BroadcastOp>(loc, vec, wv);
+        Value wb;
+        if (!isMaxPool)
+          wb = b4.create<vector::BroadcastOp>(
+              loc, vec, b4.create<memref::LoadOp>(loc, w, ValueRange{m, idx(b4, 0), kh, kw}));
         SmallVector<Value> next;
         for (auto [c, chunk] : llvm::enumerate(chunks)) {
           auto [row, col] = chunk;
@@ -722,7 +778,8 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm) {
             Value xw = b4.create<vector::TransferReadOp>(loc, wide, x, ValueRange{n, m, ih, iw}, zero);
             xv = b4.create<vector::ShuffleOp>(loc, xw, xw, lanes);
           }
-          next.push_back(b4.create<vector::FMAOp>(loc, xv, wb, a4[c]));
+          next.push_back(isMaxPool ? (Value)b4.create<arith::MaximumFOp>(loc, a4[c], xv)
+                                   : (Value)b4.create<vector::FMAOp>(loc, xv, wb, a4[c]));
         }
         return next;
       });
@@ -1428,12 +1485,14 @@ struct CpuVectorizeContractionsPass
       for (auto [g, mm] : runtime)
         blockRuntimeContraction(g, mm);
     }
-    SmallVector<linalg::GenericOp> generics, runtimeDepthwise;
+    SmallVector<linalg::GenericOp> generics, runtimeDepthwise, maxPools;
     module.walk([&](linalg::GenericOp g) {
       if (isCandidate(g))
         generics.push_back(g);
       else if (conv && isRuntimeDepthwise(g))
         runtimeDepthwise.push_back(g);
+      else if (conv && matchMaxPool(g))
+        maxPools.push_back(g);
     });
     // An elementwise epilogue (the fused activation) found before the
     // rewrite is applied to each C tile before it is stored.
@@ -1470,6 +1529,11 @@ struct CpuVectorizeContractionsPass
     // rows' shape in registers picked at run time (no epilogue).
     for (linalg::GenericOp g : runtimeDepthwise) {
       rewriteDepthwise(g, *matchDepthwise(g));
+      ++depthwise;
+    }
+    // Max pools: the same loops, max for the multiply-add.
+    for (linalg::GenericOp g : maxPools) {
+      rewriteDepthwise(g, *matchMaxPool(g), /*isMaxPool=*/true);
       ++depthwise;
     }
     if (failed(applyMarked(module, depthwise != 0)))

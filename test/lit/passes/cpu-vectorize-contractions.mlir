@@ -413,6 +413,66 @@ func.func @depthwise_stride2_relu(%x: memref<1x4x41x41xf32>, %w: memref<4x1x3x3x
 
 // -----
 
+// A depthwise conv of run-time size: the rows x chunks in registers are
+// picked at run time from the width (16, 32, 64 or wider, in column blocks
+// of 128); the rows are blocked, then the last ones one at a time.
+// CHECK-LABEL: func.func @depthwise_runtime
+// CHECK-NOT: linalg.generic
+// CHECK: memref.dim %arg2, %c3
+// CHECK: arith.cmpi ule, %{{.*}}, %c16
+// CHECK: scf.if
+// CHECK: vector.fma
+// CHECK: arith.cmpi ule, %{{.*}}, %c32
+// CHECK: arith.cmpi ule, %{{.*}}, %c64
+// CHECK: scf.for {{.*}} step %c128
+// CHECK-NOT: linalg.
+// CHECK: return
+#dX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh + kh, ow + kw)>
+#dW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#dO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+func.func @depthwise_runtime(%x: memref<?x4x?x?xf32>, %w: memref<4x1x3x3xf32>, %o: memref<?x4x?x?xf32>) {
+  linalg.generic {indexing_maps = [#dX, #dW, #dO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<?x4x?x?xf32>, memref<4x1x3x3xf32>) outs(%o : memref<?x4x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A max pool (3x3, stride 2; loops n, c, kh, kw, oh, ow) takes the same
+// vector loops: 28-wide rows are two chunks, four rows per block, a max
+// per tap and no weight.
+// CHECK-LABEL: func.func @max_pool
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for {{.*}} to %c28 step %c4
+// CHECK-COUNT-8: vector.transfer_read %arg2
+// CHECK-NOT: memref.load
+// CHECK: vector.transfer_read %arg0{{.*}} vector<32xf32>
+// CHECK: vector.shuffle
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK-NOT: vector.fma
+// CHECK: vector.transfer_write
+// CHECK-NOT: linalg.
+// CHECK: return
+#pX = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#pK = affine_map<(n, c, kh, kw, oh, ow) -> (kh, kw)>
+#pO = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh, ow)>
+func.func @max_pool(%x: memref<1x4x57x57xf32>, %k: memref<3x3xf32>, %o: memref<1x4x28x28xf32>) {
+  linalg.generic {indexing_maps = [#pX, #pK, #pO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %k : memref<1x4x57x57xf32>, memref<3x3xf32>) outs(%o : memref<1x4x28x28xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.maximumf %acc, %a : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
 // n = 49 (a 7x7 feature map): 16-wide register tiles leave a remainder of
 // 1 where 32-wide ones would leave 17.
 // CHECK-LABEL: func.func @n49
