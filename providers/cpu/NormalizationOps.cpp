@@ -112,11 +112,42 @@ Value addF(OpBuilder &nb, Location l, ValueRange a) {
 
 /// 1/sqrt(sum / count + eps), elementwise: the normalizing factor from a
 /// sum of squares over `count` elements.
-Value inverseRootMean(OpBuilder &b, Location loc, Value sum, int64_t count, double eps) {
+/// The number of elements of `x` over `dims`: static, or a scalar of the
+/// element type computed at run time where a dim has run-time size.
+struct ElementCount {
+  int64_t count = 1;
+  Value runtime;
+  /// The count as a scalar of type `elt` inside a body being built (a
+  /// constant there when static).
+  Value at(OpBuilder &nb, Location l, Type elt) const {
+    return runtime ? runtime : cst(nb, l, elt, count);
+  }
+};
+
+ElementCount elementCount(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims, Type elt) {
+  auto xt = typeOf(x);
+  ElementCount c;
+  if (llvm::none_of(dims, [&](int64_t d) { return xt.isDynamicDim(d); })) {
+    for (int64_t d : dims)
+      c.count *= xt.getDimSize(d);
+    return c;
+  }
+  Value n = b.create<arith::ConstantIndexOp>(loc, 1);
+  for (int64_t d : dims)
+    n = b.create<arith::MulIOp>(loc, n, dimSize(b, loc, x, d));
+  Value count = b.create<arith::IndexCastOp>(loc, b.getI64Type(), n);
+  c.runtime = isFloat(elt)          ? (Value)b.create<arith::SIToFPOp>(loc, elt, count)
+              : elt.isInteger(64) ? count
+                                  : (Value)b.create<arith::TruncIOp>(loc, elt, count);
+  return c;
+}
+
+Value inverseRootMean(OpBuilder &b, Location loc, Value sum, const ElementCount &count,
+                      double eps) {
   Type elt = typeOf(sum).getElementType();
   return elementwise(b, loc, typeOf(sum), ValueRange{sum},
                      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       Value v = nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count));
+                       Value v = nb.create<arith::DivFOp>(l, a[0], count.at(nb, l, elt));
                        v = nb.create<arith::AddFOp>(l, v, cst(nb, l, elt, eps));
                        return nb.create<arith::DivFOp>(l, cst(nb, l, elt, 1.0),
                                                        nb.create<math::SqrtOp>(l, v));
@@ -146,9 +177,7 @@ Moments moments(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims, dou
   MLIRContext *ctx = b.getContext();
   auto xt = typeOf(x);
   Type elt = xt.getElementType();
-  int64_t count = 1;
-  for (int64_t d : dims)
-    count *= xt.getDimSize(d);
+  ElementCount count = elementCount(b, loc, x, dims, elt);
   AffineMap id = AffineMap::getMultiDimIdentityMap(xt.getRank(), ctx);
   AffineMap red = dropDimsMap(ctx, xt.getRank(), dims);
   Value sum;
@@ -172,7 +201,7 @@ Moments moments(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims, dou
   }
   Value mean = elementwise(b, loc, typeOf(sum), ValueRange{sum},
                            [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                             return nb.create<arith::DivFOp>(l, a[0], cst(nb, l, elt, count));
+                             return nb.create<arith::DivFOp>(l, a[0], count.at(nb, l, elt));
                            });
   SmallVector<Value> ins = {x};
   SmallVector<AffineMap> maps = {id};
@@ -262,9 +291,7 @@ Results lowerRMSNorm(OpBuilder &b, Operation *op) {
   auto xt = typeOf(x);
   int64_t rank = out.getRank();
   SmallVector<int64_t> dims = trailingDims(op, rank);
-  int64_t count = 1;
-  for (int64_t d : dims)
-    count *= xt.getDimSize(d);
+  ElementCount count = elementCount(b, loc, x, dims, xt.getElementType());
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   AffineMap red = dropDimsMap(ctx, rank, dims);
   Value sumSq = reduce(b, loc, x, dims, 0.0, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -758,15 +785,8 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
     count *= xt.getDimSize(dd);
   // Reduced dims of run-time size: the count of a Mean is a run-time value.
   Value countV;
-  if (llvm::any_of(dims, [&](int64_t dd) { return xt.isDynamicDim(dd); })) {
-    Value n = b.create<arith::ConstantIndexOp>(loc, 1);
-    for (int64_t dd : dims)
-      n = b.create<arith::MulIOp>(loc, n, dimSize(b, loc, x, dd));
-    countV = b.create<arith::IndexCastOp>(loc, b.getI64Type(), n);
-    countV = isFloat(elt) ? (Value)b.create<arith::SIToFPOp>(loc, elt, countV)
-             : elt.isInteger(64) ? countV
-                                 : (Value)b.create<arith::TruncIOp>(loc, elt, countV);
-  }
+  if (llvm::any_of(dims, [&](int64_t dd) { return xt.isDynamicDim(dd); }))
+    countV = elementCount(b, loc, x, dims, elt).runtime;
   Value input = x;
   if (kind == "SumSquare" || kind == "L2")
     input = elementwise(b, loc, xt, ValueRange{x}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {

@@ -522,26 +522,6 @@ bool staticSplitAxis(Operation *op, std::string &why) {
   return false;
 }
 
-/// The dims a normalization reduces over (`axis` to the end) must be
-/// static: the lowerings divide by their count.
-bool staticReducedDims(Operation *op, std::string &why) {
-  auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
-  if (!xt)
-    return false;
-  SmallVector<int64_t> dims;
-  int64_t axis = getIntAttr(op, "axis", -1);
-  for (int64_t i = axis < 0 ? axis + xt.getRank() : axis; i < xt.getRank(); ++i)
-    dims.push_back(i);
-  for (int64_t d : dims) {
-    int64_t i = d < 0 ? d + xt.getRank() : d;
-    if (i < 0 || i >= xt.getRank() || xt.isDynamicDim(i)) {
-      why = "with run-time sizes, the reduced dimensions must be static";
-      return false;
-    }
-  }
-  return true;
-}
-
 bool anyCheck(Operation *, std::string &) { return true; }
 
 bool constantReduceAxes(Operation *op, std::string &why) {
@@ -587,8 +567,9 @@ void registerRuntimeSizeOps(LoweringTable &m) {
                            return lowerMatMul(b, op, matmul);
                          },
                          anyCheck};
+  // (Normalizations count the normalized elements at run time.)
   for (const char *k : {"LayerNormalization", "RMSNormalization"})
-    m[k].dynamic = {m[k].lower, staticReducedDims};
+    m[k].dynamic = {m[k].lower, anyCheck};
   // Reductions count the reduced elements at run time (NormalizationOps.cpp).
   for (const char *k : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                         "ReduceSumSquare", "ReduceL1", "ReduceL2"})

@@ -192,3 +192,22 @@ func.func @rms_norm(%x: tensor<2x4xf32>, %g: tensor<4xf32>) -> tensor<2x4xf32> {
   %y = onnx.RMSNormalization(%x, %g) {axis = -1 : i64, epsilon = 1.0e-06 : f32, kiln.fused} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }
+
+// -----
+
+// LayerNormalization over a dim of run-time size: the count it divides by
+// is computed at run time from the dim.
+// CHECK-LABEL: func.func @layer_norm_runtime
+// CHECK: %[[D:.*]] = tensor.dim %arg0, %c1
+// CHECK: %[[N:.*]] = arith.muli %{{.*}}, %[[D]] : index
+// CHECK: %[[I:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK: %[[F:.*]] = arith.sitofp %[[I]] : i64 to f32
+// CHECK: linalg.generic
+// CHECK: arith.divf %{{.*}}, %[[F]] : f32
+module attributes {kiln.runtime_sizes = {}} {
+func.func @layer_norm_runtime(%x: tensor<2x?xf32>, %s: tensor<?xf32>) -> tensor<2x?xf32> {
+  %n = onnx.NoValue
+  %y, %m, %i = onnx.LayerNormalization(%x, %s, %n) {axis = -1 : i64} : (tensor<2x?xf32>, tensor<?xf32>, none) -> (tensor<2x?xf32>, none, none)
+  return %y : tensor<2x?xf32>
+}
+}
