@@ -351,6 +351,33 @@ void Analysis::visit(Operation *op) {
                    SymSize::constant(1);
       }
     }
+  } else if (isa<onnx::ConvTransposeOp>(op)) {
+    // stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1 -
+    // pads per spatial dim (explicit pads; the lowering refuses others).
+    Sizes in = sizesOf(operand(0));
+    int64_t sp = rank - 2;
+    auto wt = dyn_cast<RankedTensorType>(operand(1).getType());
+    if (static_cast<int64_t>(in.size()) != rank || rank < 3 || !wt || !wt.hasStaticShape())
+      return;
+    r[0] = in[0];
+    r[1] = SymSize::constant(wt.getDimSize(1) * onnx::getIntAttr(op, "group", 1));
+    StringRef autoPad = onnx::getStrAttr(op, "auto_pad", "NOTSET");
+    if ((autoPad != "NOTSET" && autoPad != "VALID") ||
+        !onnx::getIntsAttr(op, "output_shape").empty())
+      return;
+    SmallVector<int64_t> pads = onnx::getIntsAttr(op, "pads"),
+                         strides = onnx::getIntsAttr(op, "strides"),
+                         dil = onnx::getIntsAttr(op, "dilations"),
+                         outPad = onnx::getIntsAttr(op, "output_padding");
+    for (int64_t i = 0; i < sp; ++i) {
+      if (!in[2 + i])
+        continue;
+      int64_t p = autoPad == "VALID" || pads.empty() ? 0 : pads[i] + pads[sp + i];
+      int64_t s = strides.empty() ? 1 : strides[i], d = dil.empty() ? 1 : dil[i];
+      int64_t o = outPad.empty() ? 0 : outPad[i];
+      r[2 + i] = (*in[2 + i] - SymSize::constant(1)) * SymSize::constant(s) +
+                 SymSize::constant(o + d * (wt.getDimSize(2 + i) - 1) + 1 - p);
+    }
   } else if (isa<onnx::GlobalAveragePoolOp, onnx::GlobalMaxPoolOp>(op)) {
     Sizes in = sizesOf(operand(0));
     if (!in.empty())

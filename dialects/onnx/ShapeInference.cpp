@@ -1238,12 +1238,19 @@ LogicalResult resizeRule(const Ctx &c) {
 
 LogicalResult convTransposeRule(const Ctx &c) {
   auto x = c.in(0), w = c.in(1);
-  if (!x || !w || !x.hasStaticShape() || !w.hasStaticShape())
+  if (!x || !w || !w.hasStaticShape() || x.getRank() < 3)
     return success();
+  // Spatial dims of run-time size stay dynamic (sized by the symbolic
+  // shapes and at run time); the rest as for a static input.
+  SmallVector<int64_t> inSp;
+  for (int64_t i = 2; i < x.getRank(); ++i)
+    inSp.push_back(x.isDynamicDim(i) ? 1 : x.getDimSize(i));
   SmallVector<int64_t> pb, pe, outSp;
-  if (failed(convTransposePads(c.op, x.getShape().drop_front(2),
-                               w.getShape().drop_front(2), pb, pe, outSp)))
+  if (failed(convTransposePads(c.op, inSp, w.getShape().drop_front(2), pb, pe, outSp)))
     return failure();
+  for (int64_t i = 2; i < x.getRank(); ++i)
+    if (x.isDynamicDim(i))
+      outSp[i - 2] = kDyn;
   SmallVector<int64_t> out = {x.getDimSize(0),
                               w.getDimSize(1) * getIntAttr(c.op, "group", 1)};
   out.append(outSp);

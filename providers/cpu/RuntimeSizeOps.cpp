@@ -554,6 +554,18 @@ bool windowsWithRuntimeSizes(Operation *op, std::string &why) {
   return false;
 }
 
+/// A ConvTranspose of run-time spatial size needs pads that do not depend
+/// on it (no output_shape, auto_pad NOTSET or VALID) and a static weight.
+bool convTransposeWithRuntimeSizes(Operation *op, std::string &why) {
+  StringRef pad = getStrAttr(op, "auto_pad", "NOTSET");
+  if ((pad == "NOTSET" || pad == "VALID") && getIntsAttr(op, "output_shape").empty() &&
+      typeOf(op->getOperand(1)).hasStaticShape())
+    return true;
+  why = "with run-time sizes, needs explicit pads (no output_shape or SAME auto_pad) and a "
+        "static weight";
+  return false;
+}
+
 } // namespace
 
 void registerRuntimeSizeOps(LoweringTable &m) {
@@ -588,6 +600,7 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   // CNNs: windows sized at run time (WindowOps.cpp windowOutputSizes).
   for (const char *k : {"Conv", "MaxPool", "AveragePool"})
     m[k].dynamic = {m[k].lower, windowsWithRuntimeSizes};
+  m["ConvTranspose"].dynamic = {m["ConvTranspose"].lower, convTransposeWithRuntimeSizes};
   for (const char *k : {"GlobalAveragePool", "GlobalMaxPool"})
     m[k].dynamic = {m[k].lower, anyCheck};
   // Inference only: training statistics count the batch at compile time.

@@ -664,42 +664,82 @@ Results lowerConvTranspose(OpBuilder &b, Operation *op) {
   int64_t sp = xt.getRank() - 2;
   int64_t group = getIntAttr(op, "group", 1);
   SmallVector<int64_t> kernel(wt.getShape().begin() + 2, wt.getShape().end());
+  // (Spatial dims of run-time size: explicit pads, which do not depend on
+  // them; windowsWithRuntimeSizes checks. Their sizes come at run time.)
+  SmallVector<int64_t> inSp;
+  for (int64_t i = 0; i < sp; ++i)
+    inSp.push_back(xt.isDynamicDim(2 + i) ? 1 : xt.getDimSize(2 + i));
   SmallVector<int64_t> pb, pe, outSp;
-  if (failed(convTransposePads(op, xt.getShape().drop_front(2), kernel, pb, pe, outSp)))
+  if (failed(convTransposePads(op, inSp, kernel, pb, pe, outSp)))
     return failure();
   SmallVector<int64_t> strides = getIntsAttr(op, "strides"), dil = getIntsAttr(op, "dilations");
+  SmallVector<int64_t> outPad = getIntsAttr(op, "output_padding");
   if (strides.empty()) strides.assign(sp, 1);
   if (dil.empty()) dil.assign(sp, 1);
+  if (outPad.empty()) outPad.assign(sp, 0);
+  auto c = [&](OpBuilder &cb, Location l, int64_t v) {
+    return cb.create<arith::ConstantIndexOp>(l, v).getResult();
+  };
+  // The input's spatial sizes (constants where static) and, for dims of
+  // run-time size, the result's: stride * (in - 1) + output_padding +
+  // dilation * (kernel - 1) + 1 - pads.
+  SmallVector<Value> inV, outV;
+  for (int64_t i = 0; i < sp; ++i) {
+    if (!xt.isDynamicDim(2 + i)) {
+      inV.push_back(Value());
+      outV.push_back(c(b, loc, outSp[i]));
+      continue;
+    }
+    Value in = dimSize(b, loc, x, 2 + i);
+    inV.push_back(in);
+    Value spread = b.create<arith::MulIOp>(loc, b.create<arith::SubIOp>(loc, in, c(b, loc, 1)),
+                                           c(b, loc, strides[i]));
+    outV.push_back(b.create<arith::AddIOp>(
+        loc, spread,
+        c(b, loc, outPad[i] + dil[i] * (kernel[i] - 1) + 1 - pb[i] - pe[i])));
+  }
   // P: x spread by the strides and padded so that the transpose becomes a
   // plain correlation with the flipped kernel.
   SmallVector<int64_t> pShape = {xt.getDimSize(0), xt.getDimSize(1)}, lowP;
+  SmallVector<Value> pSizes, outSizes;
+  if (xt.isDynamicDim(0)) {
+    pSizes.push_back(dimSize(b, loc, x, 0));
+    if (out.isDynamicDim(0))
+      outSizes.push_back(pSizes.back());
+  }
   for (int64_t i = 0; i < sp; ++i) {
-    pShape.push_back(outSp[i] + dil[i] * (kernel[i] - 1));
+    bool dyn = xt.isDynamicDim(2 + i);
+    pShape.push_back(dyn ? ShapedType::kDynamic : outSp[i] + dil[i] * (kernel[i] - 1));
+    if (dyn)
+      pSizes.push_back(b.create<arith::AddIOp>(loc, outV[i], c(b, loc, dil[i] * (kernel[i] - 1))));
+    if (out.isDynamicDim(2 + i))
+      outSizes.push_back(outV[i]);
     lowP.push_back(dil[i] * (kernel[i] - 1) - pb[i]);
   }
   auto pType = RankedTensorType::get(pShape, elt);
-  Value init0 = emptyTensor(b, loc, pType);
+  Value init0 = emptyTensor(b, loc, pType, pSizes);
   auto pg = b.create<linalg::GenericOp>(
       loc, TypeRange{pType}, ValueRange{}, ValueRange{init0},
       ArrayRef<AffineMap>{b.getMultiDimIdentityMap(pType.getRank())},
       SmallVector<utils::IteratorType>(pType.getRank(), utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange) {
-        auto c = [&](int64_t v) { return nb.create<arith::ConstantIndexOp>(l, v).getResult(); };
+        auto cc = [&](int64_t v) { return c(nb, l, v); };
         SmallVector<Value> src = {nb.create<linalg::IndexOp>(l, 0), nb.create<linalg::IndexOp>(l, 1)};
         Value ok;
         for (int64_t i = 0; i < sp; ++i) {
+          Value in = inV[i] ? inV[i] : cc(xt.getDimSize(2 + i));
           Value p = nb.create<linalg::IndexOp>(l, 2 + i);
-          Value q = nb.create<arith::SubIOp>(l, p, c(lowP[i]));
-          Value qq = nb.create<arith::DivSIOp>(l, q, c(strides[i]));
-          Value r = nb.create<arith::RemSIOp>(l, q, c(strides[i]));
+          Value q = nb.create<arith::SubIOp>(l, p, cc(lowP[i]));
+          Value qq = nb.create<arith::DivSIOp>(l, q, cc(strides[i]));
+          Value r = nb.create<arith::RemSIOp>(l, q, cc(strides[i]));
           Value good = nb.create<arith::AndIOp>(
-              l, nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, q, c(0)),
+              l, nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, q, cc(0)),
               nb.create<arith::AndIOp>(
-                  l, nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, r, c(0)),
-                  nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, qq, c(xt.getDimSize(2 + i)))));
+                  l, nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, r, cc(0)),
+                  nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, qq, in)));
           ok = ok ? (Value)nb.create<arith::AndIOp>(l, ok, good) : good;
           src.push_back(nb.create<arith::MaxSIOp>(
-              l, nb.create<arith::MinSIOp>(l, qq, c(xt.getDimSize(2 + i) - 1)), c(0)));
+              l, nb.create<arith::MinSIOp>(l, qq, nb.create<arith::SubIOp>(l, in, cc(1))), cc(0)));
         }
         Value v = nb.create<tensor::ExtractOp>(l, x, src);
         nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::SelectOp>(l, ok, v, cst(nb, l, elt, 0.0))});
@@ -721,9 +761,9 @@ Results lowerConvTranspose(OpBuilder &b, Operation *op) {
   if (op->getNumOperands() > 2 && !isNone(op->getOperand(2))) {
     AffineMap biasMap = AffineMap::get(out.getRank(), 0, {d(1)}, ctx);
     init = mapped(b, loc, out, ValueRange{op->getOperand(2)}, {biasMap},
-                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; }, outSizes);
   } else {
-    init = filledTensor(b, loc, out, 0.0);
+    init = filledTensor(b, loc, out, 0.0, outSizes);
   }
   SmallVector<utils::IteratorType> iters(nLoops, utils::IteratorType::parallel);
   for (int64_t i = 2; i < oDim(0); ++i)

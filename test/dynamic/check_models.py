@@ -50,6 +50,8 @@ CASES = {
         {"x": (1, 3, 5, 3)},
         {"x": (1, 3, 40, 300)},  # rows wider than 128 (depthwise column blocks)
     ],
+    # (height and width multiples of 4: the skips add like sizes)
+    "unet_decoder": [{"x": (1, 3, 64, 48)}, {"x": (2, 3, 20, 132)}],
     "recurrent": [{"x": (5, 1, 6)}, {"x": (17, 3, 6)}, {"x": (1, 2, 6)}],
     "loop_rows": [{"x": (1, 4)}, {"x": (9, 4)}],
     "loop_growing": [{"x": (1, 4), "acc0": (1, 1, 4)}, {"x": (6, 4), "acc0": (6, 1, 4)}],
@@ -125,6 +127,7 @@ def main():
     make_models.loop_growing(f"{work}/loop_growing.onnx")
     make_models.fpn_head(f"{work}/fpn_head.onnx")
     make_models.mobile_block(f"{work}/mobile_block.onnx")
+    make_models.unet_decoder(f"{work}/unet_decoder.onnx")
     make_models.recurrent(f"{work}/recurrent.onnx")
     make_models.loop_rows(f"{work}/loop_rows.onnx")
     checks = Checks()

@@ -346,6 +346,34 @@ def mobile_block(path):
     save(graph, path)
 
 
+def unet_decoder(path):
+    """A segmentation-style encoder/decoder over a symbolic batch, height
+    and width: strided Convs down, ConvTransposes up (stride 2, kernel 2;
+    and kernel 3 with pads 1 and output_padding 1, grouped), skip Adds."""
+    rng = np.random.default_rng(41)
+    w = lambda name, shape: const(name, (rng.standard_normal(shape) * 0.3).astype(np.float32))
+    nodes = [
+        helper.make_node("Conv", ["x", "we"], ["e1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["e1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "we2"], ["e2"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("ConvTranspose", ["e2", "wt1", "bt1"], ["u1"], strides=[2, 2]),
+        helper.make_node("Add", ["u1", "r1"], ["s1"]),
+        helper.make_node("ConvTranspose", ["s1", "wt2"], ["u2"], strides=[2, 2],
+                         pads=[1, 1, 1, 1], output_padding=[1, 1], group=2),
+        helper.make_node("Add", ["u2", "xs"], ["y"]),
+        helper.make_node("Conv", ["x", "wx"], ["xs"]),
+    ]
+    # (Nodes in topological order.)
+    nodes = nodes[:-2] + [nodes[-1], nodes[-2]]
+    inits = [w("we", (4, 3, 3, 3)), w("we2", (8, 4, 3, 3)), w("wt1", (8, 4, 2, 2)),
+             w("bt1", (4,)), w("wt2", (4, 2, 3, 3)), w("wx", (4, 3, 1, 1))]
+    graph = helper.make_graph(
+        nodes, "unet_decoder",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4, "h", "w"])], inits)
+    save(graph, path)
+
+
 def recurrent(path):
     """An LSTM and a bidirectional GRU over a symbolic sequence and batch
     (as OCR and speech models run them over a run-time width or length):
