@@ -599,6 +599,28 @@ struct DepthwiseMatch {
   int64_t sh, dh, sw, dw;
 };
 
+/// The strides and dilations of a window read x[n, c, oh * sh + kh * dh,
+/// ow * sw + kw * dw] over 6 loops (the positions of oh, kh, ow, kw
+/// given): the coefficients, read off at unit points, must rebuild the map.
+std::optional<DepthwiseMatch> matchWindowMap(AffineMap xMap, unsigned oh, unsigned kh,
+                                             unsigned ow, unsigned kw) {
+  MLIRContext *ctx = xMap.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto at = [&](unsigned dim, unsigned result) {
+    SmallVector<int64_t> point(6, 0);
+    point[dim] = 1;
+    return xMap.compose(point)[result];
+  };
+  DepthwiseMatch dm{at(oh, 2), at(kh, 2), at(ow, 3), at(kw, 3)};
+  if (xMap != AffineMap::get(6, 0,
+                             {d(0), d(1), d(oh) * dm.sh + d(kh) * dm.dh,
+                              d(ow) * dm.sw + d(kw) * dm.dw},
+                             ctx) ||
+      dm.sw < 1 || dm.sw > 4)
+    return std::nullopt;
+  return dm;
+}
+
 std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
   if (g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()))
     return std::nullopt;
@@ -613,16 +635,8 @@ std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
       maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx) ||
       maps[0].getNumResults() != 4)
     return std::nullopt;
-  // The coefficients, read off at unit points, must rebuild the map.
-  auto at = [&](unsigned dim, unsigned result) {
-    SmallVector<int64_t> point(6, 0);
-    point[dim] = 1;
-    return maps[0].compose(point)[result];
-  };
-  DepthwiseMatch dm{at(2, 2), at(3, 2), at(5, 3), at(4, 3)};
-  if (maps[0] != AffineMap::get(6, 0, {d(0), d(1), d(2) * dm.sh + d(3) * dm.dh, d(5) * dm.sw + d(4) * dm.dw},
-                                ctx) ||
-      dm.sw < 1 || dm.sw > 4)
+  auto dm = matchWindowMap(maps[0], /*oh=*/2, /*kh=*/3, /*ow=*/5, /*kw=*/4);
+  if (!dm)
     return std::nullopt;
   for (Value v : g->getOperands())
     if (!hasIdentityLayout(v))
@@ -665,18 +679,7 @@ std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
       maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx) ||
       maps[0].getNumResults() != 4)
     return std::nullopt;
-  auto at = [&](unsigned dim, unsigned result) {
-    SmallVector<int64_t> point(6, 0);
-    point[dim] = 1;
-    return maps[0].compose(point)[result];
-  };
-  DepthwiseMatch dm{at(4, 2), at(2, 2), at(5, 3), at(3, 3)};
-  if (maps[0] != AffineMap::get(6, 0, {d(0), d(1), d(4) * dm.sh + d(2) * dm.dh,
-                                       d(5) * dm.sw + d(3) * dm.dw},
-                                ctx) ||
-      dm.sw < 1 || dm.sw > 4)
-    return std::nullopt;
-  return dm;
+  return matchWindowMap(maps[0], /*oh=*/4, /*kh=*/2, /*ow=*/5, /*kw=*/3);
 }
 
 /// A depthwise conv with run-time batch, output rows or columns (the

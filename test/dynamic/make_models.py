@@ -318,6 +318,11 @@ def fpn_head(path):
     save(graph, path)
 
 
+def random_const(rng, name, shape, scale=0.3):
+    """A float32 initializer of normal values times `scale`."""
+    return const(name, (rng.standard_normal(shape) * scale).astype(np.float32))
+
+
 def mobile_block(path):
     """A MobileNet/ResNeXt-style block over a symbolic batch, height and
     width: a strided Conv + Relu, a wider 3x3 Conv (row blocks of the
@@ -325,7 +330,7 @@ def mobile_block(path):
     depthwise Conv, a 1x1 Conv and a residual Add."""
     rng = np.random.default_rng(37)
     c = 8
-    w = lambda name, shape: const(name, (rng.standard_normal(shape) * 0.3).astype(np.float32))
+    w = lambda name, shape: random_const(rng, name, shape)
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1"], ["r1"]),
@@ -351,7 +356,7 @@ def unet_decoder(path):
     and width: strided Convs down, ConvTransposes up (stride 2, kernel 2;
     and kernel 3 with pads 1 and output_padding 1, grouped), skip Adds."""
     rng = np.random.default_rng(41)
-    w = lambda name, shape: const(name, (rng.standard_normal(shape) * 0.3).astype(np.float32))
+    w = lambda name, shape: random_const(rng, name, shape)
     nodes = [
         helper.make_node("Conv", ["x", "we"], ["e1"], strides=[2, 2], pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["e1"], ["r1"]),
