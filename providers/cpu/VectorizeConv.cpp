@@ -1,0 +1,304 @@
+//===- VectorizeConv.cpp - 2-D convolutions as im2col and matmuls ---------===//
+//
+// Part of kiln-cpu-vectorize-contractions: 2-D convolutions (group 1 or
+// grouped, static shapes) as an im2col copy (vector row loads where x is
+// read along its rows) and one matmul per image, or per block of output
+// rows whose im2col stays in L2; a 1x1 stride-1 conv reads x as it lies.
+//
+//===----------------------------------------------------------------------===//
+#include "providers/cpu/Vectorize.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/AffineExpr.h"
+
+using namespace mlir;
+
+namespace kiln::vectorize {
+
+/// The number of groups of a 2-D convolution as the CPU provider emits it,
+/// 0 when `g` is not one: loops (n, m, c, kh, kw, oh, ow), maps
+/// x: (d0, c', f(d5, d3), g(d6, d4)), w: (d1, d2, d3, d4), out: (d0, d1, d5, d6),
+/// with x's channel c' = d2, or (d1 floordiv ocg) * icg + d2 when grouped.
+int64_t convGroups(linalg::GenericOp g) {
+  if (g.getNumLoops() != 7 || !isa<func::FuncOp>(g->getParentOp()))
+    return 0;
+  auto iters = g.getIteratorTypesArray();
+  for (unsigned i = 0; i < 7; ++i)
+    if ((iters[i] == utils::IteratorType::reduction) != (i >= 2 && i <= 4))
+      return 0;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(7, 0, {d(1), d(2), d(3), d(4)}, ctx) ||
+      maps[2] != AffineMap::get(7, 0, {d(0), d(1), d(5), d(6)}, ctx))
+    return 0;
+  AffineMap x = maps[0];
+  if (x.getNumResults() != 4 || x.getResult(0) != d(0))
+    return 0;
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  int64_t groups = 0;
+  if (x.getResult(1) == d(2)) {
+    groups = 1;
+  } else {
+    // (m floordiv ocg) * icg + c
+    for (int64_t ocg = 1; ocg < r[1] && !groups; ++ocg)
+      if (r[1] % ocg == 0 && x.getResult(1) == d(1).floorDiv(ocg) * r[2] + d(2))
+        groups = r[1] / ocg;
+    if (!groups)
+      return 0;
+  }
+  // The spatial indices must not depend on n, m or c.
+  for (unsigned i = 2; i < 4; ++i)
+    for (unsigned dim : {0u, 1u, 2u})
+      if (x.getResult(i).isFunctionOfDim(dim))
+        return 0;
+  Value w = g.getDpsInputs()[1], out = g.getDpsInits()[0], xin = g.getDpsInputs()[0];
+  if (!hasIdentityLayout(w) || !hasIdentityLayout(out) || !hasIdentityLayout(xin))
+    return 0;
+  return groups;
+}
+
+/// The coefficient of dim `d` in the linear expression `e`; nullopt when
+/// `e` is not linear in it.
+static std::optional<int64_t> coefficientOf(AffineExpr e, unsigned d, unsigned numDims) {
+  MLIRContext *ctx = e.getContext();
+  auto at = [&](int64_t v) -> std::optional<int64_t> {
+    SmallVector<AffineExpr> dims(numDims, getAffineConstantExpr(0, ctx));
+    dims[d] = getAffineConstantExpr(v, ctx);
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e.replaceDimsAndSymbols(dims, {}), numDims, 0));
+    return c ? std::optional<int64_t>(c.getValue()) : std::nullopt;
+  };
+  auto a = at(0), b1 = at(1), b2 = at(2);
+  if (!a || !b1 || !b2 || *b2 - *b1 != *b1 - *a)
+    return std::nullopt;
+  return *b1 - *a;
+}
+
+/// The stride along ow at which a conv reads x's rows, if im2col can copy
+/// them with vector loads (x contiguous along its last dim, read there by
+/// a plain stride of 1 to 4 that no other index of x depends on).
+static std::optional<int64_t> im2colRowStride(Value x, AffineMap xMap) {
+  SmallVector<int64_t> xStrides;
+  int64_t xOffset;
+  if (xMap.getNumResults() != 4 ||
+      failed(getStridesAndOffset(cast<MemRefType>(x.getType()), xStrides, xOffset)) ||
+      xStrides.back() != 1)
+    return std::nullopt;
+  for (unsigned i = 0; i < 3; ++i)
+    if (coefficientOf(xMap.getResult(i), 5, 6) != 0)
+      return std::nullopt;
+  std::optional<int64_t> sw = coefficientOf(xMap.getResult(3), 5, 6);
+  if (!sw || *sw < 1 || *sw > 4)
+    return std::nullopt;
+  return sw;
+}
+
+/// im2col one output row at a time: 16 columns of col[n, c, kh, kw, oh, :]
+/// from one vector load of x's row (a wider one and a shuffle for a
+/// strided conv), where the loop vectorizer would gather each element.
+/// `r` gives col's extents (n c kh kw oh ow after m); `xShift`, if given,
+/// is added to the (n c kh kw oh ow) position of each column when reading x
+/// (col holds a block of x's images and output rows). False (nothing
+/// emitted) when x is not read along ow by a plain stride.
+static bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, AffineMap xMap,
+                    ArrayRef<int64_t> r, ArrayRef<Value> xShift = {}) {
+  constexpr int64_t kLanes = 16;
+  std::optional<int64_t> sw = im2colRowStride(x, xMap);
+  if (!sw)
+    return false;
+  Type f32 = b.getF32Type();
+  forEachBatch(b, loc, {r[0], r[2], r[3], r[4], r[5]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+    SmallVector<Value> dims;
+    for (OpFoldResult iv : ivs)
+      dims.push_back(getValueOrCreateConstantIndexOp(nb, loc, iv));
+    dims.push_back(nb.create<arith::ConstantIndexOp>(loc, 0)); // ow = 0
+    SmallVector<Value> xDims = dims;
+    for (auto [i, shift] : llvm::enumerate(xShift))
+      if (shift)
+        xDims[i] = nb.create<arith::AddIOp>(loc, xDims[i], shift);
+    SmallVector<Value> at;
+    for (unsigned i = 0; i < 4; ++i)
+      at.push_back(nb.create<affine::AffineApplyOp>(loc, xMap.getSubMap({i}), xDims));
+    auto rowMap = [&](int64_t rank) {
+      return AffineMapAttr::get(AffineMap::getMinorIdentityMap(rank, 1, nb.getContext()));
+    };
+    auto inBounds = nb.getBoolArrayAttr({true});
+    Value zero = nb.create<arith::ConstantOp>(loc, nb.getF32FloatAttr(0.0));
+    for (int64_t ow0 = 0; ow0 < r[6]; ow0 += kLanes) {
+      int64_t len = std::min(kLanes, r[6] - ow0), width = (len - 1) * *sw + 1;
+      SmallVector<Value> from = at;
+      from[3] = nb.create<arith::AddIOp>(loc, at[3],
+                                         nb.create<arith::ConstantIndexOp>(loc, ow0 * *sw));
+      Value v = nb.create<vector::TransferReadOp>(loc, VectorType::get({width}, f32), x, from,
+                                                  rowMap(4), zero, Value(), inBounds);
+      if (*sw > 1) {
+        SmallVector<int64_t> lanes;
+        for (int64_t i = 0; i < len; ++i)
+          lanes.push_back(i * *sw);
+        v = nb.create<vector::ShuffleOp>(loc, v, v, lanes);
+      }
+      SmallVector<Value> to(dims.begin(), dims.end() - 1);
+      to.push_back(nb.create<arith::ConstantIndexOp>(loc, ow0));
+      nb.create<vector::TransferWriteOp>(loc, v, col, to, rowMap(6), Value(), inBounds);
+    }
+  });
+  return true;
+}
+
+/// A conv's x map over the im2col dims (n c kh kw oh ow): m taken as 0,
+/// which for a grouped conv is the first group's channels.
+static AffineMap im2colMap(linalg::GenericOp g) {
+  MLIRContext *ctx = g.getContext();
+  auto e = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  return simplifyAffineMap(g.getIndexingMapsArray()[0].replaceDimsAndSymbols(
+      {e(0), getAffineConstantExpr(0, ctx), e(1), e(2), e(3), e(4), e(5)}, {}, 6, 0));
+}
+
+/// A 1x1 kernel with stride 1 reads x[n, c, oh, ow] as it lies: x is the
+/// matrix already, no im2col copy.
+static bool isDirectConv(linalg::GenericOp g) {
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
+  MLIRContext *ctx = g.getContext();
+  auto e = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  Value x = g.getDpsInputs()[0];
+  auto xt = cast<MemRefType>(x.getType());
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  AffineMap atTap0 = simplifyAffineMap(
+      im2colMap(g).replaceDimsAndSymbols({e(0), e(1), zero, zero, e(4), e(5)}, {}, 6, 0));
+  return r[3] == 1 && r[4] == 1 && xt.getDimSize(2) == r[5] && xt.getDimSize(3) == r[6] &&
+         atTap0 == AffineMap::get(6, 0, {e(0), e(1), e(4), e(5)}, ctx) && hasIdentityLayout(x);
+}
+
+/// Output rows per im2col block of a large conv: the whole im2col matrix
+/// (megabytes for a 56x56 output) would be written, then read by the
+/// matmul a page per k step; a block of rows that stays in L2 is written
+/// and read while hot. 0: one matrix for the whole output.
+static int64_t im2colBlockRows(int64_t k, int64_t oh, int64_t ow) {
+  constexpr int64_t kWholeMax = 1 << 20, kBlockMax = 600 << 10;
+  if (k * oh * ow * 4 <= kWholeMax)
+    return 0;
+  // Blocks of whole 16-column register tiles where possible: a peeled
+  // remainder column runs far slower.
+  int64_t best = 0;
+  for (int64_t rows = oh - 1; rows >= 1; --rows)
+    if (oh % rows == 0 && k * rows * ow * 4 <= kBlockMax && rows * ow >= 64) {
+      if (rows * ow % 16 == 0)
+        return rows;
+      if (!best)
+        best = rows;
+    }
+  return best;
+}
+
+
+/// The output rows per im2col block that rewriteConv uses for `g` (0: no
+/// blocks).
+static int64_t convBlockRows(linalg::GenericOp g, int64_t groups) {
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
+  if (groups != 1 || isDirectConv(g) || !im2colRowStride(g.getDpsInputs()[0], im2colMap(g)))
+    return 0;
+  return im2colBlockRows(r[2] * r[3] * r[4], r[5], r[6]);
+}
+
+
+/// Whether the matmuls rewriteConv makes of `g` split their k loop into
+/// cache tiles (blocks never do).
+bool convKCacheTiled(linalg::GenericOp g, int64_t groups) {
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
+  return !convBlockRows(g, groups) && kCacheTiled(r[1] / groups, r[5] * r[6], r[2] * r[3] * r[4]);
+}
+
+/// Returns the flat buffer the matmuls accumulate into.
+Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  MLIRContext *ctx = g.getContext();
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
+  Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1], out = g.getDpsInits()[0];
+  Type f32 = b.getF32Type();
+  AffineMap xMap = im2colMap(g);
+  Value out3 = collapsedOutput(b, loc, out, {{0}, {1}, {2, 3}});
+  // B per group of channels (a grouped conv is one conv per group on
+  // channel slices): x itself for a direct conv, else
+  // col[n, c, kh, kw, oh, ow] = x[n, c, ih(oh, kh), iw(ow, kw)].
+  bool direct = groups == 1 && isDirectConv(g);
+  int64_t ocg = r[1] / groups;
+  Value col, col3;
+  if (int64_t blockRows = convBlockRows(g, groups)) {
+    // Per image and block of output rows: im2col the block, then one
+    // matmul into the block's columns of the output.
+    SmallVector<int64_t> cr = {1, r[1], r[2], r[3], r[4], blockRows, r[6]};
+    col = b.create<memref::AllocOp>(loc, MemRefType::get({1, r[2], r[3], r[4], blockRows, r[6]}, f32));
+    col3 = b.create<memref::CollapseShapeOp>(
+        loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+    Value w2 = b.create<memref::CollapseShapeOp>(loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+    int64_t cols = blockRows * r[6];
+    forEachBatch(b, loc, {r[0], r[5] / blockRows}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+      Value image = getValueOrCreateConstantIndexOp(nb, loc, ivs[0]);
+      Value block = getValueOrCreateConstantIndexOp(nb, loc, ivs[1]);
+      Value firstRow = nb.create<arith::MulIOp>(loc, block, nb.create<arith::ConstantIndexOp>(loc, blockRows));
+      emitIm2colRows(nb, loc, x, col, xMap, cr, {image, Value(), Value(), Value(), firstRow, Value()});
+      Value firstCol = nb.create<arith::MulIOp>(loc, block, nb.create<arith::ConstantIndexOp>(loc, cols));
+      Value outImage = matrixView(nb, loc, out3, ivs.take_front());
+      SmallVector<OpFoldResult> offsets = {nb.getIndexAttr(0), firstCol},
+                                sizes = {nb.getIndexAttr(r[1]), nb.getIndexAttr(cols)},
+                                strides = {nb.getIndexAttr(1), nb.getIndexAttr(1)};
+      Value outBlock = nb.create<memref::SubViewOp>(loc, outImage, offsets, sizes, strides);
+      emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, {nb.getIndexAttr(0)}), outBlock, false,
+                 false, nextId)
+          ->setAttr(kNoCacheTiles, nb.getUnitAttr());
+    });
+    g.erase();
+    return out3;
+  }
+  if (direct) {
+    col3 = b.create<memref::CollapseShapeOp>(loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  } else {
+    col = b.create<memref::AllocOp>(loc, MemRefType::get({r[0], r[2], r[3], r[4], r[5], r[6]}, f32));
+    col3 = b.create<memref::CollapseShapeOp>(
+        loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+  }
+  forEachBatch(b, loc, {groups}, [&](OpBuilder &gb, ArrayRef<OpFoldResult> group) {
+    auto slice = [&](Value v, int64_t dim, int64_t size) -> Value {
+      if (groups == 1)
+        return v;
+      auto t = cast<MemRefType>(v.getType());
+      Value start = gb.create<arith::MulIOp>(loc, getValueOrCreateConstantIndexOp(gb, loc, group[0]),
+                                             gb.create<arith::ConstantIndexOp>(loc, size));
+      SmallVector<OpFoldResult> offsets(t.getRank(), gb.getIndexAttr(0)), sizes,
+          strides(t.getRank(), gb.getIndexAttr(1));
+      for (int64_t i = 0; i < t.getRank(); ++i)
+        sizes.push_back(gb.getIndexAttr(i == dim ? size : t.getDimSize(i)));
+      offsets[dim] = start;
+      return gb.create<memref::SubViewOp>(loc, v, offsets, sizes, strides);
+    };
+    if (!direct) {
+      Value xg = slice(x, 1, r[2]);
+      if (!emitIm2colRows(gb, loc, xg, col, xMap, r))
+        gb.create<linalg::GenericOp>(
+            loc, TypeRange{}, ValueRange{xg}, ValueRange{col},
+            ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
+            SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location l, ValueRange args) {
+              nb.create<linalg::YieldOp>(l, args[0]);
+            });
+    }
+    Value w2 = gb.create<memref::CollapseShapeOp>(
+        loc, slice(w, 0, ocg), SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+    Value outg = slice(out3, 1, ocg);
+    forEachBatch(gb, loc, {r[0]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+      emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, ivs), matrixView(nb, loc, outg, ivs),
+                 false, false, nextId);
+    });
+  });
+  g.erase();
+  return out3;
+}
+
+} // namespace kiln::vectorize

@@ -1,0 +1,291 @@
+//===- VectorizeWindows.cpp - depthwise convs and max pools as vector loops -===//
+//
+// Part of kiln-cpu-vectorize-contractions: 2-D depthwise convolutions and
+// f32 max pools, static or of run-time size, as loops over output-row
+// chunks kept in registers across the window's taps.
+//
+//===----------------------------------------------------------------------===//
+#include "providers/cpu/Vectorize.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/AffineExpr.h"
+
+using namespace mlir;
+
+namespace kiln::vectorize {
+
+/// The strides and dilations of a window read x[n, c, oh * sh + kh * dh,
+/// ow * sw + kw * dw] over 6 loops (the positions of oh, kh, ow, kw
+/// given): the coefficients, read off at unit points, must rebuild the map.
+static std::optional<DepthwiseMatch> matchWindowMap(AffineMap xMap, unsigned oh, unsigned kh,
+                                             unsigned ow, unsigned kw) {
+  MLIRContext *ctx = xMap.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto at = [&](unsigned dim, unsigned result) {
+    SmallVector<int64_t> point(6, 0);
+    point[dim] = 1;
+    return xMap.compose(point)[result];
+  };
+  DepthwiseMatch dm{at(oh, 2), at(kh, 2), at(ow, 3), at(kw, 3)};
+  if (xMap != AffineMap::get(6, 0,
+                             {d(0), d(1), d(oh) * dm.sh + d(kh) * dm.dh,
+                              d(ow) * dm.sw + d(kw) * dm.dw},
+                             ctx) ||
+      dm.sw < 1 || dm.sw > 4)
+    return std::nullopt;
+  return dm;
+}
+
+/// A 2-D depthwise convolution as the CPU provider emits it: loops
+/// (n, m, oh, kh, kw, ow), maps x: (d0, d1, d2*sh + d3*dh, d5*sw + d4*dw),
+/// w: (d1, 0, d3, d4), out: (d0, d1, d2, d5).
+std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
+  if (g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()))
+    return std::nullopt;
+  auto iters = g.getIteratorTypesArray();
+  for (unsigned i = 0; i < 6; ++i)
+    if ((iters[i] == utils::IteratorType::reduction) != (i == 3 || i == 4))
+      return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(6, 0, {d(1), getAffineConstantExpr(0, ctx), d(3), d(4)}, ctx) ||
+      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx) ||
+      maps[0].getNumResults() != 4)
+    return std::nullopt;
+  auto dm = matchWindowMap(maps[0], /*oh=*/2, /*kh=*/3, /*ow=*/5, /*kw=*/4);
+  if (!dm)
+    return std::nullopt;
+  for (Value v : g->getOperands())
+    if (!hasIdentityLayout(v))
+      return std::nullopt;
+  return dm;
+}
+
+/// An f32 max pool as the CPU provider emits it (loops n, c, kh, kw, oh,
+/// ow; x read at (n, c, oh * sh + kh * dh, ow * sw + kw * dw), the second
+/// operand the window, the body max(acc, x)), on buffers of identity
+/// layout with static channels and window; its strides and dilations.
+std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
+      g.getNumDpsInits() != 1 || g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()))
+    return std::nullopt;
+  for (Value v : g->getOperands()) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    if (!t || !t.getElementType().isF32() || !t.getLayout().isIdentity())
+      return std::nullopt;
+  }
+  Block &body = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto max = yield.getOperand(0).getDefiningOp<arith::MaximumFOp>();
+  Value xArg = body.getArgument(0), acc = body.getArgument(2);
+  if (!llvm::hasNItems(body.getOperations(), 2) || !max ||
+      !((max.getLhs() == acc && max.getRhs() == xArg) ||
+        (max.getLhs() == xArg && max.getRhs() == acc)))
+    return std::nullopt;
+  auto iters = g.getIteratorTypesArray();
+  for (unsigned i = 0; i < 6; ++i)
+    if ((iters[i] == utils::IteratorType::reduction) != (i == 2 || i == 3))
+      return std::nullopt;
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  if (ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[2]) || ShapedType::isDynamic(r[3]))
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(6, 0, {d(2), d(3)}, ctx) ||
+      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx) ||
+      maps[0].getNumResults() != 4)
+    return std::nullopt;
+  return matchWindowMap(maps[0], /*oh=*/4, /*kh=*/2, /*ow=*/5, /*kw=*/3);
+}
+
+/// A depthwise conv with run-time batch, output rows or columns (the
+/// channels and taps static), on f32 buffers of identity layout.
+bool isRuntimeDepthwise(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
+      g.getNumDpsInits() != 1 || !isMulAddBody(g))
+    return false;
+  for (Value v : g->getOperands()) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    if (!t || !t.getElementType().isF32())
+      return false;
+  }
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
+  if (r.size() != 6 || llvm::all_of(r, [](int64_t e) { return !ShapedType::isDynamic(e); }) ||
+      ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[3]) || ShapedType::isDynamic(r[4]))
+    return false;
+  return matchDepthwise(g).has_value();
+}
+
+/// Output rows in 16-wide chunks, up to 8 chunks (of one wide row, or of
+/// several short rows: independent FMA chains) kept in registers across the
+/// taps: per tap one broadcast weight and, per chunk, a contiguous load of
+/// the input row (every sw-th lane of a wider load for stride sw) and an
+/// FMA; one store per chunk. A row's last chunk is masked (out-of-bounds
+/// transfers).
+void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm, bool isMaxPool) {
+  constexpr int64_t kLanes = 16, kChunks = 8;
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
+  // (A max pool's loops are n c kh kw oh ow; its second operand only sizes
+  // the window.)
+  if (isMaxPool)
+    r = {r[0], r[1], r[4], r[2], r[3], r[5]};
+  Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1], out = g.getDpsInits()[0];
+  Type f32 = b.getF32Type();
+  auto vec = VectorType::get({kLanes}, f32), wide = VectorType::get({kLanes * dm.sw}, f32);
+  auto idx = [&](OpBuilder &nb, int64_t v) -> Value { return nb.create<arith::ConstantIndexOp>(loc, v); };
+  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0));
+  SmallVector<int64_t> lanes;
+  for (int64_t i = 0; i < kLanes; ++i)
+    lanes.push_back(i * dm.sw);
+  auto loop = [&](OpBuilder &nb, Value lb, Value ub, int64_t step, ValueRange inits,
+                  function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> body) {
+    auto f = nb.create<scf::ForOp>(loc, lb, ub, idx(nb, step), inits,
+                                   [&](OpBuilder &lb, Location, Value iv, ValueRange args) {
+                                     lb.create<scf::YieldOp>(loc, body(lb, iv, args));
+                                   });
+    return SmallVector<Value>(f.getResults());
+  };
+  auto upTo = [&](OpBuilder &nb, int64_t n, ValueRange inits,
+                  function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> body) {
+    return loop(nb, idx(nb, 0), idx(nb, n), 1, inits, body);
+  };
+  // Run-time extents (batch, output rows and columns) from the output.
+  auto extent = [&](OpBuilder &nb, unsigned loop, unsigned dim) -> Value {
+    return ShapedType::isDynamic(r[loop]) ? (Value)nb.create<memref::DimOp>(loc, out, dim)
+                                          : idx(nb, r[loop]);
+  };
+  // One block: `nRows` rows from `oh0`, `numChunks` chunks of each from
+  // column `col0`.
+  auto block = [&](OpBuilder &nb, Value n, Value m, Value oh0, int64_t nRows, Value col0,
+                   int64_t numChunks) {
+    SmallVector<std::pair<int64_t, int64_t>> chunks; // (row offset, column offset)
+    for (int64_t row = 0; row < nRows; ++row)
+      for (int64_t j = 0; j < numChunks; ++j)
+        chunks.push_back({row, j * kLanes});
+    SmallVector<Value> ohs;
+    for (int64_t row = 0; row < nRows; ++row)
+      ohs.push_back(row ? (Value)nb.create<arith::AddIOp>(loc, oh0, idx(nb, row)) : oh0);
+    auto colAt = [&](OpBuilder &cb, int64_t offset) -> Value {
+      return offset ? (Value)cb.create<arith::AddIOp>(loc, col0, idx(cb, offset)) : col0;
+    };
+    SmallVector<Value> accs;
+    for (auto [row, col] : chunks)
+      accs.push_back(nb.create<vector::TransferReadOp>(
+          loc, vec, out, ValueRange{n, m, ohs[row], colAt(nb, col)}, zero));
+    Value xCol0 = nb.create<arith::MulIOp>(loc, col0, idx(nb, dm.sw));
+    SmallVector<Value> sums = upTo(nb, r[3], accs, [&](OpBuilder &b3, Value kh, ValueRange a3) {
+      return upTo(b3, r[4], a3, [&](OpBuilder &b4, Value kw, ValueRange a4) {
+        Value khOff = b4.create<arith::MulIOp>(loc, kh, idx(b4, dm.dh));
+        Value kwOff = b4.create<arith::AddIOp>(
+            loc, b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw)), xCol0);
+        Value wb;
+        if (!isMaxPool)
+          wb = b4.create<vector::BroadcastOp>(
+              loc, vec, b4.create<memref::LoadOp>(loc, w, ValueRange{m, idx(b4, 0), kh, kw}));
+        SmallVector<Value> next;
+        for (auto [c, chunk] : llvm::enumerate(chunks)) {
+          auto [row, col] = chunk;
+          Value ih = b4.create<arith::AddIOp>(loc, b4.create<arith::MulIOp>(loc, ohs[row], idx(b4, dm.sh)),
+                                              khOff);
+          Value iw = b4.create<arith::AddIOp>(loc, kwOff, idx(b4, col * dm.sw));
+          Value xv;
+          if (dm.sw == 1) {
+            xv = b4.create<vector::TransferReadOp>(loc, vec, x, ValueRange{n, m, ih, iw}, zero);
+          } else {
+            Value xw = b4.create<vector::TransferReadOp>(loc, wide, x, ValueRange{n, m, ih, iw}, zero);
+            xv = b4.create<vector::ShuffleOp>(loc, xw, xw, lanes);
+          }
+          next.push_back(isMaxPool ? (Value)b4.create<arith::MaximumFOp>(loc, a4[c], xv)
+                                   : (Value)b4.create<vector::FMAOp>(loc, xv, wb, a4[c]));
+        }
+        return next;
+      });
+    });
+    for (auto [c, chunk] : llvm::enumerate(chunks))
+      nb.create<vector::TransferWriteOp>(loc, sums[c], out,
+                                         ValueRange{n, m, ohs[chunk.first], colAt(nb, chunk.second)});
+  };
+  // Rows [oh0, oh0 + nRows), all columns: blocks of `numChunks` chunks.
+  auto rowBlocks = [&](OpBuilder &nb, Value n, Value m, Value oh0, int64_t nRows,
+                       int64_t numChunks) {
+    if (!ShapedType::isDynamic(r[5])) {
+      for (int64_t start = 0; start < r[5]; start += kLanes * numChunks)
+        block(nb, n, m, oh0, nRows, idx(nb, start),
+              std::min(numChunks, (r[5] - start + kLanes - 1) / kLanes));
+      return;
+    }
+    loop(nb, idx(nb, 0), extent(nb, 5, 3), kLanes * numChunks, {},
+         [&](OpBuilder &cb, Value col0, ValueRange) {
+           block(cb, n, m, oh0, nRows, col0, numChunks);
+           return SmallVector<Value>{};
+         });
+  };
+  // Every output row of (n, m): blocks of `rows` rows, then one at a time.
+  auto allRows = [&](OpBuilder &nb, Value n, Value m, int64_t rows, int64_t numChunks) {
+    Value oh = extent(nb, 2, 2);
+    Value full = ShapedType::isDynamic(r[2])
+                     ? (Value)nb.create<arith::SubIOp>(
+                           loc, oh, nb.create<arith::RemUIOp>(loc, oh, idx(nb, rows)))
+                     : idx(nb, r[2] - r[2] % rows);
+    loop(nb, idx(nb, 0), full, rows, {}, [&](OpBuilder &b2, Value oh0, ValueRange) {
+      rowBlocks(b2, n, m, oh0, rows, numChunks);
+      return SmallVector<Value>{};
+    });
+    if (!ShapedType::isDynamic(r[2]) && r[2] % rows)
+      rowBlocks(nb, n, m, full, r[2] % rows, numChunks);
+    else if (ShapedType::isDynamic(r[2]))
+      loop(nb, full, oh, 1, {}, [&](OpBuilder &b2, Value oh0, ValueRange) {
+        rowBlocks(b2, n, m, oh0, 1, numChunks);
+        return SmallVector<Value>{};
+      });
+  };
+  // Rows x chunks kept in registers: several short rows or one wide row;
+  // for rows of run-time width the shape is picked at run time.
+  auto byWidth = [&](OpBuilder &nb, Value n, Value m) {
+    if (!ShapedType::isDynamic(r[5])) {
+      int64_t perRow = (r[5] + kLanes - 1) / kLanes;
+      int64_t rows = std::max<int64_t>(1, std::min(r[2], kChunks / perRow));
+      allRows(nb, n, m, rows, std::min(perRow, kChunks));
+      return;
+    }
+    Value ow = extent(nb, 5, 3);
+    std::function<void(OpBuilder &, int64_t)> pick = [&](OpBuilder &pb, int64_t perRow) {
+      if (perRow == kChunks) {
+        allRows(pb, n, m, 1, kChunks);
+        return;
+      }
+      Value fits = pb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule, ow,
+                                            idx(pb, perRow * kLanes));
+      pb.create<scf::IfOp>(
+          loc, fits,
+          [&](OpBuilder &tb, Location) {
+            allRows(tb, n, m, kChunks / perRow, perRow);
+            tb.create<scf::YieldOp>(loc);
+          },
+          [&](OpBuilder &eb, Location) {
+            pick(eb, perRow * 2);
+            eb.create<scf::YieldOp>(loc);
+          });
+    };
+    pick(nb, 1);
+  };
+  loop(b, idx(b, 0), extent(b, 0, 0), 1, {}, [&](OpBuilder &b0, Value n, ValueRange) {
+    upTo(b0, r[1], {}, [&](OpBuilder &b1, Value m, ValueRange) {
+      byWidth(b1, n, m);
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+  g.erase();
+}
+
+} // namespace kiln::vectorize
