@@ -780,13 +780,8 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
     if ((axes.empty() && !noop) || llvm::is_contained(axes, i) ||
         llvm::is_contained(axes, i - xt.getRank()))
       dims.push_back(i);
-  int64_t count = 1;
-  for (int64_t dd : dims)
-    count *= xt.getDimSize(dd);
-  // Reduced dims of run-time size: the count of a Mean is a run-time value.
-  Value countV;
-  if (llvm::any_of(dims, [&](int64_t dd) { return xt.isDynamicDim(dd); }))
-    countV = elementCount(b, loc, x, dims, elt).runtime;
+  // (Reduced dims of run-time size: the count of a Mean is a run-time value.)
+  ElementCount count = elementCount(b, loc, x, dims, elt);
   Value input = x;
   if (kind == "SumSquare" || kind == "L2")
     input = elementwise(b, loc, xt, ValueRange{x}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -832,7 +827,7 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
       }
       if (kind == "LogSum" || kind == "LogSumExp")
         return nb.create<math::LogOp>(l, a[0]);
-      Value c = countV ? countV : cst(nb, l, elt, count);
+      Value c = count.at(nb, l, elt);
       return fl ? (Value)nb.create<arith::DivFOp>(l, a[0], c)
                 : (Value)nb.create<arith::DivSIOp>(l, a[0], c);
     });

@@ -554,12 +554,19 @@ bool windowsWithRuntimeSizes(Operation *op, std::string &why) {
   return false;
 }
 
-/// A ConvTranspose of run-time spatial size needs pads that do not depend
-/// on it (no output_shape, auto_pad NOTSET or VALID) and a static weight.
+/// A ConvTranspose needs a static weight and, over spatial dims of run-time
+/// size, pads that do not depend on them (no output_shape, auto_pad NOTSET
+/// or VALID).
 bool convTransposeWithRuntimeSizes(Operation *op, std::string &why) {
+  auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto wt = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+  bool spatialStatic = true;
+  for (int64_t i = 2; xt && i < xt.getRank(); ++i)
+    spatialStatic &= !xt.isDynamicDim(i);
   StringRef pad = getStrAttr(op, "auto_pad", "NOTSET");
-  if ((pad == "NOTSET" || pad == "VALID") && getIntsAttr(op, "output_shape").empty() &&
-      typeOf(op->getOperand(1)).hasStaticShape())
+  if (xt && wt && wt.hasStaticShape() &&
+      (spatialStatic ||
+       ((pad == "NOTSET" || pad == "VALID") && getIntsAttr(op, "output_shape").empty())))
     return true;
   why = "with run-time sizes, needs explicit pads (no output_shape or SAME auto_pad) and a "
         "static weight";

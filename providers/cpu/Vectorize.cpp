@@ -130,14 +130,18 @@ bool hasIdentityLayout(Value v) {
 }
 
 /// Common preconditions of the generics we rewrite.
-bool isCandidate(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
-      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1)
+bool isF32BufferGeneric(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
+      g.getNumDpsInits() != 1)
     return false;
-  for (Value v : g->getOperands())
-    if (!staticF32(v))
-      return false;
-  return isMulAddBody(g);
+  return llvm::all_of(g->getOperands(), [](Value v) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    return t && t.getElementType().isF32();
+  });
+}
+
+bool isCandidate(linalg::GenericOp g) {
+  return isF32BufferGeneric(g) && llvm::all_of(g->getOperands(), staticF32) && isMulAddBody(g);
 }
 
 struct MatmulMatch {
@@ -427,15 +431,7 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
 /// extents (rows = batch x sequence; attention's heads and sequence
 /// lengths).
 std::optional<MatmulMatch> matchRuntimeContraction(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
-      g.getNumDpsInits() != 1)
-    return std::nullopt;
-  for (Value v : g->getOperands()) {
-    auto t = dyn_cast<MemRefType>(v.getType());
-    if (!t || !t.getElementType().isF32())
-      return std::nullopt;
-  }
-  if (!isMulAddBody(g))
+  if (!isF32BufferGeneric(g) || !isMulAddBody(g))
     return std::nullopt;
   auto mm = matchMatmul(g);
   SmallVector<int64_t> ranges = g.getStaticLoopRanges();

@@ -22,6 +22,9 @@ inline constexpr llvm::StringLiteral kNoCacheTiles = "kiln.cv_no_cache_tiles";
 /// True when the body is `yield(out + a * b)` on f32 (operands of the
 /// add/mul in either order).
 bool isMulAddBody(mlir::linalg::GenericOp g);
+/// A host generic on buffers with two inputs and one init, all f32 (any
+/// shape or layout).
+bool isF32BufferGeneric(mlir::linalg::GenericOp g);
 bool hasIdentityLayout(mlir::Value v);
 
 /// A matrix view of `src` at the leading indices `lead` (its last two dims
@@ -29,14 +32,18 @@ bool hasIdentityLayout(mlir::Value v);
 mlir::Value matrixView(mlir::OpBuilder &b, mlir::Location loc, mlir::Value src,
                        llvm::ArrayRef<mlir::OpFoldResult> lead);
 /// A 2-D matmul c += a * b (a or b transposed) marked for the schedule.
-mlir::Operation *emitMatmul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
-                            mlir::Value bm, mlir::Value c, bool transA, bool transB,
-                            int64_t &nextId);
+mlir::Operation *emitMatmul(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value a, mlir::Value bm, mlir::Value c,
+                            bool transA, bool transB, int64_t &nextId);
 /// `body` at every point of `extents` (loops only where an extent is not 1).
-void forEachBatch(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> extents,
-                  llvm::function_ref<void(mlir::OpBuilder &, llvm::ArrayRef<mlir::OpFoldResult>)> body);
+void forEachBatch(mlir::OpBuilder &b, mlir::Location loc,
+                  llvm::ArrayRef<int64_t> extents,
+                  llvm::function_ref<void(mlir::OpBuilder &,
+                                          llvm::ArrayRef<mlir::OpFoldResult>)>
+                      body);
 /// `out` collapsed by `groups`.
-mlir::Value collapsedOutput(mlir::OpBuilder &b, mlir::Location loc, mlir::Value out,
+mlir::Value collapsedOutput(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value out,
                             llvm::ArrayRef<mlir::ReassociationIndices> groups);
 /// Whether an M x N x K matmul's k loop is split into cache tiles.
 bool kCacheTiled(int64_t M, int64_t N, int64_t K);
@@ -44,7 +51,8 @@ bool kCacheTiled(int64_t M, int64_t N, int64_t K);
 // Convolutions through im2col (VectorizeConv.cpp).
 int64_t convGroups(mlir::linalg::GenericOp g);
 bool convKCacheTiled(mlir::linalg::GenericOp g, int64_t groups);
-mlir::Value rewriteConv(mlir::linalg::GenericOp g, int64_t groups, int64_t &nextId);
+mlir::Value rewriteConv(mlir::linalg::GenericOp g, int64_t groups,
+                        int64_t &nextId);
 
 // Depthwise convs and max pools (VectorizeWindows.cpp).
 struct DepthwiseMatch {
@@ -53,7 +61,8 @@ struct DepthwiseMatch {
 std::optional<DepthwiseMatch> matchDepthwise(mlir::linalg::GenericOp g);
 std::optional<DepthwiseMatch> matchMaxPool(mlir::linalg::GenericOp g);
 bool isRuntimeDepthwise(mlir::linalg::GenericOp g);
-void rewriteDepthwise(mlir::linalg::GenericOp g, const DepthwiseMatch &dm, bool isMaxPool = false);
+void rewriteDepthwise(mlir::linalg::GenericOp g, const DepthwiseMatch &dm,
+                      bool isMaxPool = false);
 
 } // namespace kiln::vectorize
 

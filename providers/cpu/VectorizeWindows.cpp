@@ -23,7 +23,7 @@ namespace kiln::vectorize {
 /// ow * sw + kw * dw] over 6 loops (the positions of oh, kh, ow, kw
 /// given): the coefficients, read off at unit points, must rebuild the map.
 static std::optional<DepthwiseMatch> matchWindowMap(AffineMap xMap, unsigned oh, unsigned kh,
-                                             unsigned ow, unsigned kw) {
+                                                    unsigned ow, unsigned kw) {
   MLIRContext *ctx = xMap.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   auto at = [&](unsigned dim, unsigned result) {
@@ -72,14 +72,9 @@ std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
 /// operand the window, the body max(acc, x)), on buffers of identity
 /// layout with static channels and window; its strides and dilations.
 std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
-      g.getNumDpsInits() != 1 || g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()))
+  if (!isF32BufferGeneric(g) || g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()) ||
+      !llvm::all_of(g->getOperands(), hasIdentityLayout))
     return std::nullopt;
-  for (Value v : g->getOperands()) {
-    auto t = dyn_cast<MemRefType>(v.getType());
-    if (!t || !t.getElementType().isF32() || !t.getLayout().isIdentity())
-      return std::nullopt;
-  }
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto max = yield.getOperand(0).getDefiningOp<arith::MaximumFOp>();
@@ -108,14 +103,8 @@ std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
 /// A depthwise conv with run-time batch, output rows or columns (the
 /// channels and taps static), on f32 buffers of identity layout.
 bool isRuntimeDepthwise(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
-      g.getNumDpsInits() != 1 || !isMulAddBody(g))
+  if (!isF32BufferGeneric(g) || !isMulAddBody(g))
     return false;
-  for (Value v : g->getOperands()) {
-    auto t = dyn_cast<MemRefType>(v.getType());
-    if (!t || !t.getElementType().isF32())
-      return false;
-  }
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
   if (r.size() != 6 || llvm::all_of(r, [](int64_t e) { return !ShapedType::isDynamic(e); }) ||
       ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[3]) || ShapedType::isDynamic(r[4]))

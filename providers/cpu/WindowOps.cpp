@@ -665,7 +665,8 @@ Results lowerConvTranspose(OpBuilder &b, Operation *op) {
   int64_t group = getIntAttr(op, "group", 1);
   SmallVector<int64_t> kernel(wt.getShape().begin() + 2, wt.getShape().end());
   // (Spatial dims of run-time size: explicit pads, which do not depend on
-  // them; windowsWithRuntimeSizes checks. Their sizes come at run time.)
+  // them; convTransposeWithRuntimeSizes checks. Their sizes come at run
+  // time.)
   SmallVector<int64_t> inSp;
   for (int64_t i = 0; i < sp; ++i)
     inSp.push_back(xt.isDynamicDim(2 + i) ? 1 : xt.getDimSize(2 + i));
