@@ -172,15 +172,13 @@ std::string sizeExpr(const std::vector<int64_t> &program, const std::vector<std:
 
 /// A shape-variant tensor's dimensions as C++ expressions of the sizes
 /// run() takes; "" for one kiln cannot express.
-std::vector<std::string> dimExprs(const TensorSignature &t, bool dynamic,
+std::vector<std::string> dimExprs(const TensorSignature &t,
                                   const std::vector<std::string> &sizes) {
   std::vector<std::string> out;
   for (size_t d = 0; d < t.shape.size(); ++d) {
     std::string e;
     if (t.shape[d] >= 0) {
       e = std::to_string(t.shape[d]);
-      if (dynamic && (int)d == t.batchAxis)
-        e += " * batch";
     } else if (d < t.sizePrograms.size() && !t.sizePrograms[d].empty()) {
       e = sizeExpr(t.sizePrograms[d], sizes);
     } else if (d < t.symbolic.size() && t.symbolic[d].symbol >= 0) {
@@ -205,7 +203,6 @@ bool hasSymbolicDim(const TensorSignature &t) {
 std::string generateHeader(const ModelSignature &sig) {
   std::vector<std::string> ids = identifiers(sig);
   std::string n = sig.name;
-  bool dynamic = !sig.batchSymbol.empty();
   // The sizes run() takes for a shape-variant model's symbolic dimensions.
   std::vector<std::string> sizes;
   for (const std::string &dim : sig.dimNames) {
@@ -214,15 +211,11 @@ std::string generateHeader(const ModelSignature &sig) {
       id += isalnum(static_cast<unsigned char>(c)) ? c : '_';
     if (id.empty() || isdigit(static_cast<unsigned char>(id[0])))
       id = "d_" + id;
-    while (llvm::is_contained(ids, id) || llvm::is_contained(sizes, id) || id == "batch" ||
-           id == "in" || id == "out")
+    while (llvm::is_contained(ids, id) || llvm::is_contained(sizes, id) ||  id == "in" || id == "out")
       id += "_size";
     sizes.push_back(id);
   }
-  std::vector<std::string> params;
-  if (dynamic)
-    params.push_back("batch");
-  params.insert(params.end(), sizes.begin(), sizes.end());
+  std::vector<std::string> params = sizes;
   std::string sizeArgs = llvm::join(params, ", ");
   std::string sizeParams = params.empty() ? "" : "int64_t " + llvm::join(params, ", int64_t ");
   std::string h;
@@ -231,7 +224,12 @@ std::string generateHeader(const ModelSignature &sig) {
      << "#pragma once\n\n#include <cstdint>\n#include <kiln/kiln_rt.h>\n\n"
      << "extern \"C\" const kiln_model_info *kiln_model_" << n << "(void);\n\n"
      << "namespace kiln_models {\nnamespace " << n << " {\n\n";
-  if (sig.runtimeSizes)
+  auto hasPrograms = [](const std::vector<TensorSignature> &ts) {
+    return llvm::any_of(ts, [](const TensorSignature &t) {
+      return llvm::any_of(t.sizePrograms, [](const auto &p) { return !p.empty(); });
+    });
+  };
+  if (hasPrograms(sig.inputs) || hasPrograms(sig.outputs))
     os << "// Integer quotients of the shape function (floor, as the runtime's).\n"
        << "inline int64_t kiln_floordiv(int64_t a, int64_t b) {\n"
        << "  return a / b - ((a % b != 0) && ((a % b < 0) != (b < 0)));\n}\n"
@@ -254,7 +252,7 @@ std::string generateHeader(const ModelSignature &sig) {
       os << "  static constexpr int64_t shape[" << t.shape.size() << "] = {"
          << shapeList(t.shape) << "};\n";
     if (hasSymbolicDim(t)) {
-      std::vector<std::string> exprs = dimExprs(t, dynamic, sizes);
+      std::vector<std::string> exprs = dimExprs(t, sizes);
       if (sig.runtimeSizes)
         os << "  /// -1 in shape: a symbolic dimension (" << llvm::join(sig.dimNames, ", ")
            << "), any size at run time.\n";
@@ -277,20 +275,12 @@ std::string generateHeader(const ModelSignature &sig) {
       os << "  /// A kiln_sequence (KILN_VALUE_*); dtype, rank and shape describe its\n"
          << "  /// elements (-1: known at run time only).\n"
          << "  static constexpr int kind = " << t.kind << ";\n";
-    if (dynamic)
-      os << "  /// The axis holding the samples (-1: the same for every sample); shape\n"
-         << "  /// and num_elements are those of one sample.\n"
-         << "  static constexpr int batch_axis = " << t.batchAxis << ";\n";
     os << "};\n\n";
   };
   for (size_t i = 0; i < sig.inputs.size(); ++i)
     describe(sig.inputs[i], ids[i]);
   for (size_t i = 0; i < sig.outputs.size(); ++i)
     describe(sig.outputs[i], ids[sig.inputs.size() + i]);
-  if (dynamic)
-    os << "/// The batch dimension (\"" << sig.batchSymbol
-       << "\") is resolved at run time: run() takes any batch size.\n"
-       << "constexpr bool dynamic_batch = true;\n";
   if (sig.runtimeSizes)
     os << "/// Compiled once for every size of " << llvm::join(sig.dimNames, ", ")
        << " (run-time sizes): run() takes the sizes;\n"
@@ -317,27 +307,19 @@ std::string generateHeader(const ModelSignature &sig) {
      << "  kiln_session *session() { return session_; }\n\n";
   auto tensors = [&](const char *var, const std::vector<TensorSignature> &ts,
                      size_t idOffset, bool isConst) {
-    // With a dynamic batch, each batched tensor's shape scales by `batch`.
-    auto batched = [&](size_t i) { return dynamic && ts[i].batchAxis >= 0; };
-    auto known = [&](size_t i) { return !llvm::is_contained(dimExprs(ts[i], dynamic, sizes), ""); };
+    auto known = [&](size_t i) { return !llvm::is_contained(dimExprs(ts[i], sizes), ""); };
     for (size_t i = 0; i < ts.size(); ++i)
       if (hasSymbolicDim(ts[i])) {
         const std::string &id = ids[idOffset + i];
         if (known(i))
           os << "    int64_t " << id << "_shape[" << ts[i].shape.size() << "];\n"
              << "    " << id << "_t::shape_at(" << sizeArgs << ", " << id << "_shape);\n";
-      } else if (batched(i)) {
-        const std::string &id = ids[idOffset + i];
-        os << "    int64_t " << id << "_shape[" << ts[i].shape.size() << "];\n"
-           << "    for (int d = 0; d < " << id << "_t::rank; ++d)\n"
-           << "      " << id << "_shape[d] = " << id << "_t::shape[d] * (d == " << id
-           << "_t::batch_axis ? batch : 1);\n";
       }
     os << "    kiln_tensor " << var << "[" << std::max<size_t>(ts.size(), 1) << "] = {";
     for (size_t i = 0; i < ts.size(); ++i) {
       const std::string &id = ids[idOffset + i];
       std::string shape = ts[i].shape.empty()                 ? "nullptr"
-                          : batched(i) || hasSymbolicDim(ts[i]) ? id + "_shape"
+                          : hasSymbolicDim(ts[i])                ? id + "_shape"
                                                                 : id + "_t::shape";
       if (ts[i].kind != KILN_VALUE_TENSOR) {
         os << (i ? ", " : "") << "\n        {" << id << "_t::name, " << id
@@ -355,7 +337,7 @@ std::string generateHeader(const ModelSignature &sig) {
       }
       std::string count = hasSymbolicDim(ts[i])
                                ? id + "_t::num_elements_at(" + sizeArgs + ")"
-                               : id + "_t::num_elements" + (batched(i) ? " * batch" : "");
+                               : id + "_t::num_elements";
       os << (i ? ", " : "") << "\n        {" << id << "_t::name, " << id << "_t::dtype, "
          << id << "_t::rank, " << shape << ", " << data << ", " << count << " * sizeof("
          << cxxType(ts[i].dtype) << ")}";
@@ -366,7 +348,7 @@ std::string generateHeader(const ModelSignature &sig) {
   // of a model built with --providers=cuda,...; else KILN_ERROR_PROVIDER).
   for (bool device : {false, true}) {
     os << "  /// Runs on " << (device ? "device pointers" : "host buffers")
-       << " (dense, row-major)" << (dynamic ? " holding `batch` samples.\n" : ".\n")
+       << " (dense, row-major).\n"
        << "  kiln_status " << (device ? "run_device(" : "run(")
        << (sizeParams.empty() ? "" : sizeParams + ", ");
     for (size_t i = 0; i < sig.inputs.size(); ++i)

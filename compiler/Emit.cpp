@@ -91,15 +91,11 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
         out.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
     return success();
   };
-  auto batchAxis = [](IntegerAttr a) { return a ? static_cast<int>(a.getInt()) : -1; };
-  if (auto symbol = module->getAttrOfType<StringAttr>("kiln.batch_symbol"))
-    sig.batchSymbol = symbol.str();
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     TensorSignature t;
     if (failed(describe(func.getArgumentTypes()[i],
                         func.getArgAttrOfType<StringAttr>(i, "onnx.name"), i, true, t)))
       return failure();
-    t.batchAxis = batchAxis(func.getArgAttrOfType<IntegerAttr>(i, "kiln.batch_axis"));
     if (sig.runtimeSizes) {
       auto bind = func.getArgAttrOfType<DenseI32ArrayAttr>(i, "kiln.dim_symbols");
       for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -115,7 +111,6 @@ LogicalResult captureSignature(ModuleOp module, StringRef name,
     if (failed(describe(func.getResultTypes()[i],
                         func.getResultAttrOfType<StringAttr>(i, "onnx.name"), i, false, t)))
       return failure();
-    t.batchAxis = batchAxis(func.getResultAttrOfType<IntegerAttr>(i, "kiln.batch_axis"));
     if (auto text = func.getResultAttrOfType<ArrayAttr>(i, "kiln.dim_text"))
       for (auto [d, a] : llvm::enumerate(text)) {
         StringRef e = cast<StringAttr>(a).getValue();
@@ -301,7 +296,6 @@ private:
     auto orNull = [&](llvm::Constant *c) { return c ? c : llvm::ConstantPointerNull::get(ptrTy); };
     llvm::Constant *inputs = tensorArray(sig.inputs, prefix + "in");
     llvm::Constant *outputs = tensorArray(sig.outputs, prefix + "out");
-    bool batch = !sig.batchSymbol.empty();
     llvm::Constant *variantArray = nullptr, *dimNames = nullptr;
     if (!variants.empty()) {
       variantArray = global(
@@ -324,11 +318,10 @@ private:
          llvm::ConstantInt::get(i32, parts.required),
          llvm::ConstantInt::get(i32, parts.fallbackCount), orNull(parts.fallback),
          llvm::ConstantInt::get(i64, parts.fallbackArena),
-         llvm::ConstantInt::get(i32, flags | (batch ? KILN_MODEL_DYNAMIC_BATCH : 0) |
-                                         (sig.runtimeSizes ? KILN_MODEL_RUNTIME_SIZES : 0)),
-         batchAxes(sig, sig.inputs, prefix + "in_batch"),
-         batchAxes(sig, sig.outputs, prefix + "out_batch"),
-         batch ? str(sig.batchSymbol, prefix + "batch") : llvm::ConstantPointerNull::get(ptrTy),
+         llvm::ConstantInt::get(i32, flags | (sig.runtimeSizes ? KILN_MODEL_RUNTIME_SIZES : 0)),
+         // (ABI 4's per-sample batch axes and name: no longer made.)
+         llvm::ConstantPointerNull::get(ptrTy), llvm::ConstantPointerNull::get(ptrTy),
+         llvm::ConstantPointerNull::get(ptrTy),
          llvm::ConstantInt::get(i32, parts.deviceIOCount), orNull(parts.deviceIO),
          llvm::ConstantInt::get(i64, parts.deviceIOArena), kinds(sig.inputs, prefix + "in_kinds"),
          kinds(sig.outputs, prefix + "out_kinds"),
@@ -367,16 +360,6 @@ private:
   }
   llvm::Constant *str(const std::string &s, const std::string &name) {
     return global(llvm::ConstantDataArray::getString(ctx, s), name);
-  }
-  /// One batch axis per tensor (-1: none); NULL for a static model.
-  llvm::Constant *batchAxes(const ModelSignature &sig, const std::vector<TensorSignature> &ts,
-                            const std::string &name) {
-    if (sig.batchSymbol.empty() || ts.empty())
-      return llvm::ConstantPointerNull::get(ptrTy);
-    std::vector<uint32_t> axes;
-    for (const TensorSignature &t : ts)
-      axes.push_back(static_cast<uint32_t>(t.batchAxis));
-    return global(llvm::ConstantDataArray::get(ctx, axes), name);
   }
   /// KILN_VALUE_* per input/output; NULL when all are tensors.
   llvm::Constant *kinds(const std::vector<TensorSignature> &ts, const std::string &name) {

@@ -13,10 +13,8 @@ namespace kiln {
 struct TensorSignature {
   std::string name;
   int dtype = 0; // ONNX TensorProto.DataType
-  /// Shape for one sample when the model resolves its batch at run time.
+  /// -1 for a symbolic dimension.
   std::vector<int64_t> shape;
-  /// The axis holding the samples (dynamic batch), -1 otherwise.
-  int batchAxis = -1;
   /// KILN_VALUE_*: for a sequence or optional, dtype and shape describe its
   /// elements (unranked: no shape; -1 for an unknown dimension).
   int kind = 0;
@@ -46,8 +44,6 @@ struct ModelSignature {
   std::string entryName; // the lowered entry function
   std::vector<TensorSignature> inputs, outputs;
   std::vector<PartitionSignature> partitions;
-  /// The batch dimension's symbol when the batch is resolved at run time.
-  std::string batchSymbol;
   /// Symbolic dimensions compiled once per listed value (--dim-values),
   /// or with run-time sizes its symbols (the sizes the header's run()
   /// takes).

@@ -88,8 +88,7 @@ private:
     return diag;
   }
 
-  Type importType(const pb::TypeProto &type, StringRef what,
-                  bool graphInput = false);
+  Type importType(const pb::TypeProto &type, StringRef what);
   FailureOr<ElementsAttr> importTensor(const pb::TensorProto &tensor,
                                        StringRef what);
   FailureOr<std::string> readExternalData(const pb::TensorProto &tensor,
@@ -124,13 +123,11 @@ private:
   SmallVector<Type> subgraphInputHints;
 };
 
-Type Importer::importType(const pb::TypeProto &type, StringRef what,
-                          bool graphInput) {
+Type Importer::importType(const pb::TypeProto &type, StringRef what) {
   if (type.has_sequence_type() || type.has_optional_type()) {
     const pb::TypeProto &elem = type.has_sequence_type()
                                     ? type.sequence_type().elem_type()
                                     : type.optional_type().elem_type();
-    // Elements are described, not resolved against the batch.
     Type e = importType(elem, what);
     if (!e)
       return {};
@@ -163,12 +160,7 @@ Type Importer::importType(const pb::TypeProto &type, StringRef what,
         dims.push_back(it->second);
         continue;
       }
-    bool isBatch = options.batchSize > 0 &&
-                   (d.has_dim_param() && !d.dim_param().empty()
-                        ? d.dim_param() == options.batchSymbol
-                        : graphInput && dims.empty() &&
-                              options.batchSymbol == kUnnamedDim);
-    dims.push_back(isBatch ? options.batchSize : ShapedType::kDynamic);
+    dims.push_back(ShapedType::kDynamic);
   }
   return RankedTensorType::get(dims, elt);
 }
@@ -788,7 +780,7 @@ LogicalResult Importer::importGraph(const pb::GraphProto &graph, Block &block,
       continue;
     Type hint = index < hints.size() ? hints[index] : Type();
     Type t = !in.type().has_tensor_type() && hint ? hint
-                                                  : importType(in.type(), in.name(), isMain);
+                                                  : importType(in.type(), in.name());
     if (!t)
       return failure();
     // A body input declared with symbolic dims ([a, b]) takes the static
@@ -911,8 +903,8 @@ OwningOpRef<ModuleOp> Importer::run(const pb::ModelProto &model) {
   for (const auto &in : model.graph().input()) {
     if (initializerNames.contains(in.name()))
       continue;
-    // Dimensions still symbolic after import keep their names, so that
-    // the driver can resolve the batch at run time.
+    // Dimensions still symbolic after import keep their names: inputs
+    // that share one must agree at run time.
     if (auto t = dyn_cast<RankedTensorType>(func.getArgumentTypes()[argIndex]);
         t && !t.hasStaticShape() && in.type().has_tensor_type()) {
       SmallVector<Attribute> names;
@@ -967,6 +959,14 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &ctx, StringRef path,
   }
   StringRef dir = llvm::sys::path::parent_path(path);
   return importOnnxBytes(ctx, (*buffer)->getBuffer(), path, dir, options);
+}
+
+bool hasSymbolicInputs(ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  return main && llvm::any_of(main.getArgumentTypes(), [](Type t) {
+           auto shaped = dyn_cast<ShapedType>(t);
+           return shaped && !shaped.hasStaticShape();
+         });
 }
 
 } // namespace kiln

@@ -16,11 +16,6 @@ struct ImportOptions {
   int64_t resourceThresholdBytes = 256;
   /// Pins the shape of graph inputs with symbolic or unknown dimensions.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
-  /// With batchSize > 0, dimensions named batchSymbol (and, when the symbol
-  /// is kUnnamedDim, the unnamed first dimensions of graph inputs) get that
-  /// size.
-  std::string batchSymbol;
-  int64_t batchSize = 0;
   /// Dimensions named by these symbols (dim_param) get the value, wherever
   /// the model declares them (one shape variant of --dim-values).
   llvm::StringMap<int64_t> dimValues;
@@ -37,7 +32,11 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,
                                                  llvm::StringRef path,
                                                  const ImportOptions &options = {});
 
-/// Same, from bytes already in memory; `baseDir` resolves external data.
+/// Whether an input of @main keeps a symbolic dimension after import (the
+/// model then compiles with run-time sizes).
+bool hasSymbolicInputs(mlir::ModuleOp module);
+
+/// Same as importOnnxFile, from bytes already in memory; `baseDir` resolves external data.
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxBytes(mlir::MLIRContext &ctx, llvm::StringRef bytes,
                 llvm::StringRef displayName, llvm::StringRef baseDir,

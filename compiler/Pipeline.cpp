@@ -1,7 +1,7 @@
 //===- Pipeline.cpp - the kiln compile pipeline ---------------------------===//
 #include "compiler/Pipeline.h"
 #include "providers/cuda/Cuda.h"
-#include "compiler/DynamicBatch.h"
+#include "compiler/Importer.h"
 #include "compiler/Emit.h"
 #include "compiler/ShapeVariants.h"
 #include "dialects/kiln/KilnDialect.h"
@@ -263,23 +263,6 @@ static void printReport(ModuleOp module, StringRef model, size_t nodesIn,
     }
 }
 
-/// The batch resolved at run time, per input and output.
-static void printBatchReport(const BatchPlan &plan, const ModelSignature &sig,
-                             llvm::raw_ostream &os) {
-  os << "kiln: report: batch dimension "
-     << (plan.symbol == kUnnamedDim ? std::string("(unnamed)") : "\"" + plan.symbol + "\"")
-     << " resolved at run time: compiled for one sample, run once per sample\n";
-  auto list = [&](StringRef kind, const std::vector<TensorSignature> &ts) {
-    for (const TensorSignature &t : ts)
-      os << "kiln: report:   " << kind << " \"" << t.name << "\": "
-         << (t.batchAxis < 0 ? std::string("same for every sample")
-                             : "samples along axis " + std::to_string(t.batchAxis))
-         << "\n";
-  };
-  list("input", sig.inputs);
-  list("output", sig.outputs);
-}
-
 /// Run-time sizes: the symbols and each output's shape in them.
 static void printRuntimeSizesReport(const ModelSignature &sig, llvm::raw_ostream &os) {
   os << "kiln: report: run-time sizes: symbols " << llvm::join(sig.symbols, ", ") << "\n";
@@ -378,13 +361,11 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     firstImport = {};
   }
 
-  // The model compiled for one combination: its batch resolved at run
-  // time when an input keeps one (two probe compiles check that it splits
-  // per sample), then lowered for the user's providers, and for a CUDA
-  // build also for the CPU alone and with device-resident I/O.
+  // The model compiled for one combination, lowered for the user's
+  // providers, and for a CUDA build also for the CPU alone and with
+  // device-resident I/O.
   struct Shape {
     std::optional<Variant> primary, fallback, deviceIO;
-    std::optional<BatchPlan> batchPlan;
   };
   // index == combinations.size(): the generic code beside the shape
   // variants, for every size not listed (run-time sizes).
@@ -403,76 +384,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
                         : "";
     if (!firstImport && !(firstImport = importModel(tag, importOptions)))
       return std::nullopt;
-    // Symbolic dims other than the batch (or any, with --dynamic-shapes)
-    // make code for every size; a batch alone is resolved per sample.
-    bool runtimeSizes = generic || (!shapeVariants && (options.dynamicShapes ||
-                                                       hasSymbolsBesidesBatch(*firstImport)));
-    auto batchSymbol = runtimeSizes ? FailureOr<std::optional<std::string>>(std::nullopt)
-                                    : findBatchSymbol(*firstImport);
-    if (failed(batchSymbol))
-      return std::nullopt;
-    if (*batchSymbol) {
-      const std::string &symbol = **batchSymbol;
-      progress.stage("checking that the batch dimension (" +
-                     (symbol == kUnnamedDim ? std::string("unnamed") : "\"" + symbol + "\"") +
-                     ") splits per sample" + tag);
-      // Where the batch cannot be split per sample, the model compiles
-      // with run-time sizes instead: the probes' errors are kept for the
-      // note (and shown as they are with shape variants, which do not
-      // combine with run-time sizes).
-      SmallVector<std::string> probeErrors;
-      std::optional<ScopedDiagnosticHandler> capture;
-      if (!shapeVariants)
-        capture.emplace(&ctx, [&](Diagnostic &d) {
-          if (d.getSeverity() == DiagnosticSeverity::Error)
-            probeErrors.push_back(d.str());
-          return success();
-        });
-      auto probe = [&](int64_t size) -> OwningOpRef<ModuleOp> {
-        ImportOptions probeOptions = importOptions;
-        probeOptions.batchSymbol = symbol;
-        probeOptions.batchSize = size;
-        OwningOpRef<ModuleOp> m = importOnnxFile(ctx, options.inputPath, probeOptions);
-        if (!m || failed(runPipeline(*m, std::string(kOptimizePipeline) + "," + kGraphPipeline,
-                                     timing, passManagers))) {
-          if (capture)
-            return {};
-          breakProgressLine();
-          llvm::errs() << "kiln: note: this error came from compiling the model with its batch "
-                          "dimension set to "
-                       << size
-                       << ", which kiln does to resolve the batch at run time; the model may "
-                          "only work at a fixed batch: pin it with --input-shape\n";
-          return {};
-        }
-        return m;
-      };
-      // Two sizes unlikely to equal a model's own dimensions.
-      constexpr int64_t kProbeA = 5, kProbeB = 7;
-      OwningOpRef<ModuleOp> a = probe(kProbeA);
-      OwningOpRef<ModuleOp> b = a ? probe(kProbeB) : nullptr;
-      FailureOr<BatchPlan> plan = failure();
-      if (a && b)
-        plan = analyzeBatch(*a, *b, kProbeA, kProbeB);
-      capture.reset();
-      if (failed(plan) && !probeErrors.empty()) {
-        progress.finish();
-        breakProgressLine();
-        StringRef why = StringRef(probeErrors.front()).split('\n').first;
-        llvm::errs() << "kiln: note: the batch cannot be run per sample (" << why
-                     << "); compiling with run-time sizes instead\n";
-        runtimeSizes = true;
-        firstImport = {};
-      } else if (failed(plan)) {
-        return std::nullopt;
-      } else {
-        plan->symbol = symbol;
-        shape.batchPlan = *plan;
-        importOptions.batchSymbol = symbol;
-        importOptions.batchSize = 1;
-        firstImport = {};
-      }
-    }
+    // Symbolic dims left after the pins (every one, for the generic code
+    // beside shape variants) make code for every size.
+    bool runtimeSizes = generic || hasSymbolicInputs(*firstImport);
     std::string variantSuffix = generic         ? std::string("_vrt")
                                 : shapeVariants ? "_v" + std::to_string(index)
                                                 : "";
@@ -490,8 +404,6 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       if (!module && !(module = importModel(label, importOptions)))
         return std::nullopt;
       progress.finish();
-      if (shape.batchPlan)
-        annotateBatch(*module, *shape.batchPlan);
       if (runtimeSizes)
         markRuntimeSizes(*module, options.dimMax);
       if (primary && first && options.showProgress && options.emit == EmitKind::Library)
@@ -572,8 +484,6 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
         if (shapeVariants)
           llvm::errs() << "kiln: report: shape variant" << tag << "\n";
         printReport(*module, options.inputPath, nodesIn, nodesOut, llvm::errs());
-        if (shape.batchPlan)
-          printBatchReport(*shape.batchPlan, v.signature, llvm::errs());
         if (v.signature.runtimeSizes)
           printRuntimeSizesReport(v.signature, llvm::errs());
       }
@@ -593,9 +503,13 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       shape.fallback = lowerVariant({"cpu"}, "_cpu", /*primary=*/false);
       if (!shape.fallback)
         return std::nullopt;
-      shape.deviceIO = lowerVariant(options.providers, "_dio", /*primary=*/false, /*deviceIO=*/true);
-      if (!shape.deviceIO)
-        return std::nullopt;
+      // (Device buffers of run-time size are not planned: no device I/O.)
+      if (!runtimeSizes) {
+        shape.deviceIO =
+            lowerVariant(options.providers, "_dio", /*primary=*/false, /*deviceIO=*/true);
+        if (!shape.deviceIO)
+          return std::nullopt;
+      }
     }
     return shape;
   };
@@ -672,13 +586,13 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     top = mergeSignatures(signatures, options.dimValues, combinations);
   }
   // With generic code, what it keeps symbolic is symbolic in the model's
-  // interface too (a dimension listed with one size), batch axes aside.
+  // interface too (a dimension listed with one size).
   if (genericVariant) {
     const ModelSignature &any = *compiled.back().signature;
     auto widen = [](std::vector<TensorSignature> &ts, const std::vector<TensorSignature> &from) {
       for (size_t i = 0; i < ts.size() && i < from.size(); ++i)
         for (size_t d = 0; d < ts[i].shape.size() && d < from[i].shape.size(); ++d)
-          if (from[i].shape[d] < 0 && static_cast<int>(d) != ts[i].batchAxis)
+          if (from[i].shape[d] < 0)
             ts[i].shape[d] = -1;
     };
     widen(top.inputs, any.inputs);

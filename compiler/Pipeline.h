@@ -34,10 +34,6 @@ struct CompileOptions {
   /// Symbolic dimensions compiled once per listed value; the runtime picks
   /// the variant for each run's input shapes.
   std::vector<DimValues> dimValues;
-  /// Code for every size of the symbolic dims (run-time sizes) even when
-  /// only the batch is symbolic; models with other symbolic dims and no
-  /// dimValues get it anyway.
-  bool dynamicShapes = false;
   /// --dim-max: bounds of symbolic dims compiled with run-time sizes.
   std::map<std::string, int64_t> dimMax;
   bool showProgress = true;

@@ -108,22 +108,13 @@ LogicalResult checkSameInterface(ArrayRef<const ModelSignature *> variants,
       for (size_t i = 0; i < ta.size(); ++i) {
         const TensorSignature &x = ta[i], &y = tb[i];
         if (x.name != y.name || x.dtype != y.dtype || x.kind != y.kind ||
-            x.ranked != y.ranked || x.shape.size() != y.shape.size() ||
-            x.batchAxis != y.batchAxis)
+            x.ranked != y.ranked || x.shape.size() != y.shape.size())
           return differ(std::string(out ? "output" : "input") + " \"" + x.name +
-                        "\" (its type, rank or batch axis)");
-        // The runtime scales the batch axis by the batch size: its extent
-        // per sample must be static.
-        if (x.batchAxis >= 0 && x.shape[x.batchAxis] != y.shape[x.batchAxis])
-          return differ(std::string(out ? "output" : "input") + " \"" + x.name +
-                            "\"'s extent per sample on its batch axis",
-                        "the batch is folded with a listed dimension (a reshape to [-1, ...]), "
-                        "so both cannot be resolved at run time: pin the batch with "
-                        "--input-shape");
+                        "\" (its type or rank)");
       }
     }
-    if (a.batchSymbol != b.batchSymbol)
-      return differ("the batch dimension");
+    if (a.symbols != b.symbols)
+      return differ("the symbolic dimensions left to run time");
   }
   return success();
 }
@@ -156,14 +147,39 @@ static TensorSignature::SymbolicDim fit(ArrayRef<int64_t> seen, ArrayRef<DimValu
 ModelSignature mergeSignatures(ArrayRef<const ModelSignature *> variants,
                                ArrayRef<DimValues> dims,
                                ArrayRef<std::vector<int64_t>> combos) {
-  ModelSignature top = *variants.front();
+  const ModelSignature &first = *variants.front();
+  ModelSignature top = first;
+  // Symbols that every variant leaves to run time (a batch not listed)
+  // are sizes of the model too, before the listed ones; the variants keep
+  // their size programs, the model itself runs none.
+  top.dimNames = first.symbols;
+  int listedBase = static_cast<int>(top.dimNames.size());
   for (const DimValues &d : dims)
     top.dimNames.push_back(d.symbol);
+  top.runtimeSizes = false;
+  top.symbols.clear();
+  top.inputDimSymbols.clear();
+  top.outputSizes.clear();
+  top.symbolMax.clear();
   auto merge = [&](std::vector<TensorSignature> &ts, bool isOutput) {
     for (size_t i = 0; i < ts.size(); ++i) {
       TensorSignature &t = ts[i];
+      std::vector<TensorSignature::SymbolicDim> kept = t.symbolic;
       t.symbolic.assign(t.shape.size(), {});
       for (size_t d = 0; d < t.shape.size(); ++d) {
+        // A run-time size: its program over the model's sizes (unknown
+        // where it depends on a listed size).
+        auto program = [&](const ModelSignature *v) {
+          const auto &p = (isOutput ? v->outputs : v->inputs)[i].sizePrograms;
+          return d < p.size() ? p[d] : std::vector<int64_t>();
+        };
+        if (d < t.sizePrograms.size() &&
+            !llvm::all_of(variants, [&](const ModelSignature *v) {
+              return program(v) == t.sizePrograms[d];
+            }))
+          t.sizePrograms[d].clear();
+        if (!isOutput && d < kept.size())
+          t.symbolic[d] = kept[d];
         SmallVector<int64_t> seen;
         for (const ModelSignature *v : variants)
           seen.push_back((isOutput ? v->outputs : v->inputs)[i].shape[d]);
@@ -171,6 +187,8 @@ ModelSignature mergeSignatures(ArrayRef<const ModelSignature *> variants,
           continue;
         t.shape[d] = -1;
         t.symbolic[d] = fit(seen, dims, combos);
+        if (t.symbolic[d].symbol >= 0)
+          t.symbolic[d].symbol += listedBase;
       }
     }
   };

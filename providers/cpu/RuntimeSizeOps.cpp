@@ -493,18 +493,21 @@ Results lowerSplit(OpBuilder &b, Operation *op) {
     return emitNodeError(op) << "cannot resolve the split sizes", failure();
   SmallVector<Value> results;
   int64_t offset = 0;
-  for (auto [i, part] : llvm::enumerate(parts)) {
+  for (auto [i, partSize] : llvm::enumerate(parts)) {
     SmallVector<OpFoldResult> offs, sizes, strides;
     for (int64_t d = 0; d < xt.getRank(); ++d) {
       offs.push_back(b.getIndexAttr(d == axis ? offset : 0));
-      sizes.push_back(d == axis ? b.getIndexAttr(part)
+      sizes.push_back(d == axis ? b.getIndexAttr(partSize)
                     : xt.isDynamicDim(d) ? OpFoldResult(dimSize(b, l, x, d))
                                          : b.getIndexAttr(xt.getDimSize(d)));
       strides.push_back(b.getIndexAttr(1));
     }
-    results.push_back(b.create<tensor::ExtractSliceOp>(l, resultType(op, i), x, offs, sizes,
-                                                       strides));
-    offset += part;
+    // The slice knows the static dims; the result type may know fewer.
+    Value part = b.create<tensor::ExtractSliceOp>(l, x, offs, sizes, strides);
+    if (part.getType() != resultType(op, i))
+      part = b.create<tensor::CastOp>(l, resultType(op, i), part);
+    results.push_back(part);
+    offset += partSize;
   }
   return results;
 }

@@ -56,9 +56,8 @@ struct kiln_session {
   std::string Provider = "cpu", ProviderNote;
   // Strings the last run made (StringConcat); outputs may point at them.
   std::deque<std::string> RunStrings;
-  // Bytes each model input/output occupies (one sample of a model with a
-  // dynamic batch), computed once at create; for a sequence or optional
-  // value, its int64 handle slot.
+  // Bytes each model input/output occupies, computed once at create; for
+  // a sequence or optional value, its int64 handle slot.
   std::vector<uint64_t> InputBytes, OutputBytes;
   // KILN_VALUE_* of each input/output, and whether any is not a tensor.
   std::vector<int32_t> InputKinds, OutputKinds;
@@ -68,9 +67,7 @@ struct kiln_session {
   std::vector<int64_t> InputSlots, OutputSlots;
   std::vector<kiln_sequence *> OutputSeqs;
   // Per-run bindings in model order; kept here so run() never allocates.
-  // A dynamic batch runs once per sample with Input/OutputPtrs advanced
-  // from the caller's buffers in BaseInputs/BaseOutputs.
-  std::vector<void *> InputPtrs, OutputPtrs, BaseInputs, BaseOutputs;
+  std::vector<void *> InputPtrs, OutputPtrs;
   // A CUDA run's bindings while Input/OutputPtrs point into pinned staging.
   std::vector<void *> CallerInputPtrs, CallerOutputPtrs;
   kiln_profile_callback Profiler = nullptr;
@@ -235,55 +232,9 @@ bool hasShapeVariants(const kiln_model_info &M) {
   return M.abi_version >= 7 && (M.flags & KILN_MODEL_SHAPE_VARIANTS);
 }
 
-int32_t batchAxisOf(const kiln_model_info &M, bool IsOutput, int32_t I) {
-  if (M.abi_version < 4 || !(M.flags & KILN_MODEL_DYNAMIC_BATCH) ||
-      kindOf(M, IsOutput, I) != KILN_VALUE_TENSOR)
-    return -1;
-  const int32_t *Axes = IsOutput ? M.output_batch_axes : M.input_batch_axes;
-  return Axes ? Axes[I] : -1;
-}
-
-
-/// Dimension D of tensor I at batch size Batch (-1 when symbolic).
-int64_t dimAt(const kiln_model_info &M, bool IsOutput, int32_t I, int32_t D,
-              int64_t Batch) {
-  const kiln_tensor_info &Info = (IsOutput ? M.outputs : M.inputs)[I];
-  if (Info.shape[D] < 0)
-    return -1;
-  return Info.shape[D] * (D == batchAxisOf(M, IsOutput, I) ? Batch : 1);
-}
-
-kiln_status resolveBatch(const kiln_model_info &M, const kiln_tensor *Given,
-                         int32_t NumGiven, int64_t &Batch) {
-  Batch = 1;
-  const char *From = nullptr;
-  for (int32_t I = 0; Given && I < NumGiven; ++I) {
-    const kiln_tensor &T = Given[I];
-    int32_t Index = matchTensor(M.inputs, M.num_inputs, T, I);
-    if (Index < 0)
-      continue;
-    int32_t Axis = batchAxisOf(M, false, Index);
-    const kiln_tensor_info &Info = M.inputs[Index];
-    // A wrong rank is reported when the inputs are bound; an unknown
-    // per-sample extent (an unchecked info) decides nothing.
-    if (Axis < 0 || T.rank != Info.rank || !T.shape || Info.shape[Axis] <= 0)
-      continue;
-    int64_t PerSample = Info.shape[Axis], Dim = T.shape[Axis];
-    if (Dim < 0 || Dim % PerSample != 0)
-      return fail(KILN_ERROR_SHAPE_MISMATCH,
-                  "input " + quoted(Info.name) + ": batch dimension (axis " +
-                      std::to_string(Axis) + ") is " + std::to_string(Dim) +
-                      ", not a multiple of " + std::to_string(PerSample));
-    int64_t N = Dim / PerSample;
-    if (From && N != Batch)
-      return fail(KILN_ERROR_SHAPE_MISMATCH,
-                  "inputs " + quoted(From) + " and " + quoted(Info.name) +
-                      " disagree on the batch size (" + std::to_string(Batch) +
-                      " vs " + std::to_string(N) + ")");
-    Batch = N;
-    From = Info.name;
-  }
-  return KILN_OK;
+/// Dimension D of tensor I (-1 when symbolic).
+int64_t dimAt(const kiln_model_info &M, bool IsOutput, int32_t I, int32_t D) {
+  return (IsOutput ? M.outputs : M.inputs)[I].shape[D];
 }
 
 kiln_status checkPartitions(const kiln_partition_info *Parts, int32_t N,
@@ -399,11 +350,10 @@ kiln_status checkShapeVariants(const kiln_model_info &M) {
                        std::to_string(M.abi_version));
     if (V->flags & KILN_MODEL_SHAPE_VARIANTS)
       return malformed(Label + " has shape variants itself");
-    // Generic code for the sizes not listed (run-time sizes) runs any
-    // batch in one run.
+    // A variant with run-time sizes (the generic code for the sizes not
+    // listed, or one that leaves the batch to run time) takes any size of
+    // its symbolic dims.
     bool Generic = kiln::rt::hasRuntimeSizes(*V);
-    if (!Generic && ((V->flags ^ M.flags) & KILN_MODEL_DYNAMIC_BATCH))
-      return malformed(Label + " and the model disagree on the dynamic batch");
     if (V->num_inputs != M.num_inputs || V->num_outputs != M.num_outputs)
       return malformed(Label + " has " + std::to_string(V->num_inputs) +
                        " inputs and " + std::to_string(V->num_outputs) +
@@ -430,11 +380,6 @@ kiln_status checkShapeVariants(const kiln_model_info &M) {
         if (kindOf(*V, Out, J) != kindOf(M, Out, J))
           return malformed(What + " is " + kindName(kindOf(*V, Out, J)) +
                            ", the model's " + kindName(kindOf(M, Out, J)));
-        if (!Generic && batchAxisOf(*V, Out, J) != batchAxisOf(M, Out, J))
-          return malformed(What + " has batch axis " +
-                           std::to_string(batchAxisOf(*V, Out, J)) +
-                           ", the model's " +
-                           std::to_string(batchAxisOf(M, Out, J)));
         if (Got.rank != Want.rank)
           return malformed(What + " has rank " + std::to_string(Got.rank) +
                            ", the model's " + std::to_string(Want.rank));
@@ -450,8 +395,7 @@ kiln_status checkShapeVariants(const kiln_model_info &M) {
 }
 
 /// Whether caller tensor T fits input Index of variant V: its rank and
-/// dims, any multiple of the per-sample extent on a batch axis. Sequence
-/// and optional inputs fit any variant.
+/// static dims. Sequence and optional inputs fit any variant.
 bool fitsVariant(const kiln_model_info &V, int32_t Index,
                  const kiln_tensor &T) {
   if (kindOf(V, false, Index) != KILN_VALUE_TENSOR)
@@ -459,37 +403,30 @@ bool fitsVariant(const kiln_model_info &V, int32_t Index,
   const kiln_tensor_info &Info = V.inputs[Index];
   if (T.rank != Info.rank || (T.rank > 0 && !T.shape))
     return false;
-  // Generic code (run-time sizes): any size of its symbolic dims.
-  if (kiln::rt::hasRuntimeSizes(V)) {
-    for (int32_t D = 0; D < T.rank; ++D)
-      if (Info.shape[D] != -1 && T.shape[D] != Info.shape[D])
-        return false;
-    return true;
-  }
-  int32_t Axis = batchAxisOf(V, false, Index);
-  for (int32_t D = 0; D < T.rank; ++D) {
-    int64_t Want = Info.shape[D], Dim = T.shape[D];
-    if (D == Axis ? Want <= 0 || Dim < 0 || Dim % Want != 0 : Dim != Want)
+  // Run-time sizes: any size of its symbolic dims.
+  bool Any = kiln::rt::hasRuntimeSizes(V);
+  for (int32_t D = 0; D < T.rank; ++D)
+    if (!(Any && Info.shape[D] == -1) && T.shape[D] != Info.shape[D])
       return false;
-  }
   return true;
 }
 
-/// Input Index's compiled shape in variant V: the batch axis (if any) as
-/// the batch's name.
+/// Input Index's compiled shape in variant V: a run-time size as its
+/// symbol's name.
 std::string variantShape(const kiln_model_info &V, int32_t Index) {
   const kiln_tensor_info &Info = V.inputs[Index];
-  int32_t Axis = batchAxisOf(V, false, Index);
+  bool Runtime = kiln::rt::hasRuntimeSizes(V) && V.input_dim_symbols;
+  int32_t First = 0;
+  for (int32_t J = 0; Runtime && J < Index; ++J)
+    First += V.inputs[J].rank;
   std::string S = "[";
   for (int32_t D = 0; D < Info.rank; ++D) {
     S += D ? "," : "";
-    if (D != Axis) {
-      S += std::to_string(Info.shape[D]);
-      continue;
-    }
-    std::string Batch = V.batch_name ? V.batch_name : "N";
-    S += Info.shape[D] == 1 ? Batch
-                            : std::to_string(Info.shape[D]) + "*" + Batch;
+    int32_t Sym = Runtime ? V.input_dim_symbols[First + D] : -1;
+    S += Info.shape[D] >= 0 ? std::to_string(Info.shape[D])
+         : Sym >= 0 && Sym < V.num_symbols && V.symbol_names[Sym]
+             ? std::string(V.symbol_names[Sym])
+             : std::string("?");
   }
   return S + "]";
 }
@@ -604,6 +541,12 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
       (M.num_partitions > 0 && !M.partitions))
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 "malformed model info: negative count or missing array");
+  if (M.abi_version >= 4 && (flagsOf(M) & KILN_MODEL_DYNAMIC_BATCH))
+    return fail(KILN_ERROR_ABI_MISMATCH,
+                "model " + quoted(M.name ? M.name : "?") +
+                    " runs its batch once per sample, which this runtime no "
+                    "longer does: recompile it (a symbolic batch now "
+                    "compiles with run-time sizes)");
   S.InputBytes.resize(M.num_inputs);
   S.OutputBytes.resize(M.num_outputs);
   S.InputKinds.resize(M.num_inputs);
@@ -625,22 +568,6 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
   for (const std::vector<int32_t> *Kinds : {&S.InputKinds, &S.OutputKinds})
     for (int32_t K : *Kinds)
       S.HasValueIO |= K != KILN_VALUE_TENSOR;
-  if (S.HasValueIO && (flagsOf(M) & KILN_MODEL_DYNAMIC_BATCH))
-    return fail(KILN_ERROR_INVALID_ARGUMENT,
-                "model " + quoted(M.name ? M.name : "?") +
-                    ": a dynamic batch is not supported with sequence, "
-                    "optional or dynamic-shape inputs/outputs");
-  for (int Out = 0; Out < 2; ++Out)
-    for (int32_t I = 0; I < (Out ? M.num_outputs : M.num_inputs); ++I) {
-      const kiln_tensor_info &Info = (Out ? M.outputs : M.inputs)[I];
-      if (kindOf(M, Out, I) != KILN_VALUE_TENSOR)
-        continue;
-      int32_t Axis = batchAxisOf(M, Out, I);
-      if (Axis >= Info.rank || (Axis >= 0 && Info.shape[Axis] <= 0))
-        return fail(KILN_ERROR_INVALID_ARGUMENT,
-                    "malformed model info: bad batch axis of " +
-                        quoted(Info.name));
-    }
   if (kiln_status St =
           checkPartitions(M.partitions, M.num_partitions, "partition"))
     return St;
@@ -735,7 +662,7 @@ kiln_status bindValue(kiln_session &S, const kiln_tensor &T, int32_t Index,
 /// Matches caller tensors to model tensors (by name, else by position),
 /// validates them and fills the session's Input/OutputPtrs in model order.
 kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
-                 bool IsOutput, int64_t Batch) {
+                 bool IsOutput) {
   const kiln_model_info &M = *S.Model;
   const std::vector<uint64_t> &Needed = IsOutput ? S.OutputBytes : S.InputBytes;
   std::vector<void *> &Ptrs = IsOutput ? S.OutputPtrs : S.InputPtrs;
@@ -775,12 +702,11 @@ kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
       continue;
     }
     // A tensor with no elements needs no storage (numpy gives it none).
-    int32_t Axis = batchAxisOf(M, IsOutput, Index);
     // This run's dims where the model has run-time sizes.
     auto DimAt = [&](int32_t D) {
       if (S.RuntimeSizes)
         return (IsOutput ? S.Sizes.Outputs : S.Sizes.Inputs)[Index][D];
-      return dimAt(M, IsOutput, Index, D, Batch);
+      return dimAt(M, IsOutput, Index, D);
     };
     int64_t Elements = 1;
     for (int32_t D = 0; D < Info.rank; ++D)
@@ -806,16 +732,12 @@ kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
           Shape.push_back(Info.shape[D] < 0 && !S.RuntimeSizes ? -1 : DimAt(D));
         return fail(KILN_ERROR_SHAPE_MISMATCH,
                     Label + ": expected shape " +
-                        formatShape(Shape.data(), Info.rank) +
-                        (Axis >= 0 ? " (batch " + std::to_string(Batch) +
-                                         " on axis " + std::to_string(Axis) + ")"
-                                   : std::string()) +
-                        ", got " + formatShape(T.shape, T.rank));
+ formatShape(Shape.data(), Info.rank) + ", got " + formatShape(T.shape, T.rank));
       }
     }
     uint64_t Bytes = S.RuntimeSizes
                          ? static_cast<uint64_t>(Elements) * kiln_dtype_size(Info.dtype)
-                         : Needed[Index] * static_cast<uint64_t>(Axis >= 0 ? Batch : 1);
+                         : Needed[Index];
     if (T.size_bytes < Bytes)
       return fail(KILN_ERROR_INVALID_ARGUMENT,
                   Label + ": buffer holds " + std::to_string(T.size_bytes) +
@@ -1096,44 +1018,19 @@ kiln_status runVariant(kiln_session &S, const kiln_tensor *Inputs,
   }
 }
 
-kiln_status runSamples(kiln_session &S, int64_t Batch);
-
-/// One run of the session: a model_run event around all of it (every
-/// sample of a dynamic batch), as ONNX Runtime reports one per run.
-kiln_status runBatch(kiln_session &S, int64_t Batch) {
+/// One run of the session: a model_run event around it, as ONNX Runtime
+/// reports one per run.
+kiln_status runProfiled(kiln_session &S) {
   if (!S.Profiler)
-    return runSamples(S, Batch);
+    return runOnce(S);
   const kiln_model_info &M = *S.Model;
   kiln_profile_event Run{
       "model_run", "kiln", M.name ? M.name : "", KILN_EVENT_RUN, nowNs(), 0, 0, nullptr};
   S.Profiler(&Run, 0, S.ProfilerUser);
-  kiln_status St = runSamples(S, Batch);
+  kiln_status St = runOnce(S);
   Run.duration_ns = nowNs() - Run.start_ns;
   S.Profiler(&Run, 1, S.ProfilerUser);
   return St;
-}
-
-/// Runs the per-sample partitions once per sample, each on its slice of the
-/// batched inputs and outputs (samples are contiguous).
-kiln_status runSamples(kiln_session &S, int64_t Batch) {
-  const kiln_model_info &M = *S.Model;
-  if (!(flagsOf(M) & KILN_MODEL_DYNAMIC_BATCH))
-    return runOnce(S);
-  S.BaseInputs = S.InputPtrs;
-  S.BaseOutputs = S.OutputPtrs;
-  for (int64_t Sample = 0; Sample < Batch; ++Sample) {
-    auto Advance = [&](std::vector<void *> &Ptrs, const std::vector<void *> &Base,
-                       const std::vector<uint64_t> &Bytes, bool IsOutput) {
-      for (size_t I = 0; I < Ptrs.size(); ++I)
-        if (batchAxisOf(M, IsOutput, static_cast<int32_t>(I)) >= 0)
-          Ptrs[I] = static_cast<char *>(Base[I]) + Sample * Bytes[I];
-    };
-    Advance(S.InputPtrs, S.BaseInputs, S.InputBytes, false);
-    Advance(S.OutputPtrs, S.BaseOutputs, S.OutputBytes, true);
-    if (kiln_status St = runOnce(S))
-      return St;
-  }
-  return KILN_OK;
 }
 
 } // namespace
@@ -1148,30 +1045,14 @@ int32_t kiln_model_value_kind(const kiln_model_info *Model, int32_t IsOutput,
   return kindOf(*Model, IsOutput != 0, Index);
 }
 
-int32_t kiln_model_batch_axis(const kiln_model_info *Model, int32_t IsOutput,
-                              int32_t Index) {
-  if (!Model || Index < 0 ||
-      Index >= (IsOutput ? Model->num_outputs : Model->num_inputs))
-    return -1;
-  return batchAxisOf(*Model, IsOutput != 0, Index);
-}
-
-kiln_status kiln_model_batch_size(const kiln_model_info *Model,
-                                  const kiln_tensor *Inputs, int32_t NumInputs,
-                                  int64_t *Batch) {
-  if (!Model || !Batch)
-    return fail(KILN_ERROR_INVALID_ARGUMENT, "model info or batch is NULL");
-  return resolveBatch(*Model, Inputs, NumInputs, *Batch);
-}
-
 void kiln_model_shape_at(const kiln_model_info *Model, int32_t IsOutput,
-                         int32_t Index, int64_t Batch, int64_t *Shape) {
+                         int32_t Index, int64_t *Shape) {
   if (!Model || !Shape || Index < 0 ||
       Index >= (IsOutput ? Model->num_outputs : Model->num_inputs))
     return;
   const kiln_tensor_info &Info = (IsOutput ? Model->outputs : Model->inputs)[Index];
   for (int32_t D = 0; D < Info.rank; ++D)
-    Shape[D] = dimAt(*Model, IsOutput != 0, Index, D, Batch);
+    Shape[D] = dimAt(*Model, IsOutput != 0, Index, D);
 }
 
 int32_t kiln_model_has_runtime_sizes(const kiln_model_info *Model) {
@@ -1187,10 +1068,7 @@ kiln_status kiln_model_output_shape(const kiln_model_info *Model, const kiln_ten
                                              "array or output " + std::to_string(Index));
   try {
     if (!kiln::rt::hasRuntimeSizes(*Model)) {
-      int64_t Batch = 1;
-      if (kiln_status St = resolveBatch(*Model, Inputs, NumInputs, Batch))
-        return St;
-      kiln_model_shape_at(Model, 1, Index, Batch, Shape);
+      kiln_model_shape_at(Model, 1, Index, Shape);
       return KILN_OK;
     }
     if (NumInputs != Model->num_inputs || (NumInputs && !Inputs))
@@ -1275,8 +1153,6 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
     S->InputSlots.resize(Model->num_inputs);
     S->OutputSlots.resize(Model->num_outputs);
     S->OutputSeqs.resize(Model->num_outputs);
-    S->BaseInputs.resize(Model->num_inputs);
-    S->BaseOutputs.resize(Model->num_outputs);
     *Out = S;
     return KILN_OK;
   } catch (const std::bad_alloc &) {
@@ -1350,20 +1226,19 @@ kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumIn
                        kiln_tensor *Outputs, int32_t NumOutputs) {
   try {
     const kiln_model_info &M = *S->Model;
-    int64_t Batch = 1;
-    kiln_status St = resolveBatch(M, Inputs, NumInputs, Batch);
-    if (St == KILN_OK && S->RuntimeSizes)
+    kiln_status St = KILN_OK;
+    if (S->RuntimeSizes)
       St = S->Sizes.bind(M, Inputs, NumInputs);
     if (St == KILN_OK)
-      St = bind(*S, Inputs, NumInputs, false, Batch);
+      St = bind(*S, Inputs, NumInputs, false);
     if (St == KILN_OK)
-      St = bind(*S, Outputs, NumOutputs, true, Batch);
+      St = bind(*S, Outputs, NumOutputs, true);
     if (St == KILN_OK) {
       // Owns the sequences the partitions make until they are delivered;
       // the strings they make stay until the next run.
       S->RunStrings.clear();
       kiln::rt::SeqRunScope Values(&S->RunStrings);
-      St = runBatch(*S, Batch);
+      St = runProfiled(*S);
       if (St == KILN_OK && S->HasValueIO)
         St = deliverValues(*S);
     }

@@ -341,7 +341,6 @@ def run_case(name, args):
         sym = os.path.join(wdir, "model.onnx")
         res["symbolic_dims"] = make_dims_symbolic(model, sym)
         model = sym
-        flags.append("--dynamic-shapes")
     cmd = [args.kiln, "compile", model, "-o", os.path.join(wdir, "m"), "-q",
            "--mlir-disable-threading"] + flags
     rc, out, secs = run_cmd(cmd, args.compile_timeout)
@@ -467,8 +466,7 @@ def main():
                     help="run with kiln-run --profile and fail a case whose trace breaks "
                          "ONNX Runtime's profile schema")
     ap.add_argument("--symbolic-dims", action="store_true",
-                    help="make every input dim symbolic and compile with --dynamic-shapes "
-                         "(run-time sizes)")
+                    help="make every input dim symbolic (compiled with run-time sizes)")
     ap.add_argument("--keep", action="store_true", help="keep passing cases' libraries")
     ap.add_argument("--no-snapshot", action="store_true",
                     help="run the binaries in place instead of a copy")

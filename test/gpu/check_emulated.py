@@ -27,6 +27,9 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--min-contractions", type=int, default=0)
     ap.add_argument("--min-reductions", type=int, default=0)
+    # A symbolic batch runs on the host (no run-time launch grids yet):
+    # its CUDA kernels come from variants for listed sizes.
+    ap.add_argument("--dim-values", action="append", default=[])
     args = ap.parse_args()
     if not os.path.exists(args.model):
         print(f"SKIPPED: {args.model} not found (../shared/models is not part of a clone)")
@@ -34,7 +37,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "model")
         r = subprocess.run([args.kiln, "compile", args.model, "--providers=cuda,cpu",
-                            "--cuda-emulate", "--report", "-q", "-o", out],
+                            "--cuda-emulate", "--report", "-q", "-o", out] +
+                           [f"--dim-values={d}" for d in args.dim_values],
                            capture_output=True, text=True)
         if r.returncode != 0:
             print(r.stderr)

@@ -3,7 +3,7 @@
 `kiln-run --profile`, and checks the trace against ONNX Runtime's schema
 (trace_schema.py) and that the model's nodes appear under their own names:
 every node left in the optimized graph that does work (all but shape-only
-nodes, which compile to views) is an event or listed in an event's
+nodes, which compile to views, and shape arithmetic on int64 vectors) is an event or listed in an event's
 fused_nodes, and an event of one node carries that node's op type. With --no-hooks, a library compiled
 with --no-profile-hooks must show partitions only.
 
@@ -106,8 +106,19 @@ def main():
     p = subprocess.run([args.kiln, "compile", args.model, "--emit=onnx-opt", "-q",
                         "--mlir-print-debuginfo"], capture_output=True, text=True)
     kept = kept_node_names(p.stdout)
+    # Shape arithmetic (int64 values of rank <= 1 computed from Shape) is
+    # no kernel either where a size is known only at run time: kiln sizes
+    # each tensor from the bound symbols instead.
+    inferred = onnx.shape_inference.infer_shapes(model)
+    int_vectors = {v.name for v in inferred.graph.value_info
+                   if v.type.tensor_type.elem_type == onnx.TensorProto.INT64 and
+                   v.type.tensor_type.HasField("shape") and
+                   len(v.type.tensor_type.shape.dim) <= 1}
+    shape_only = {n.name for n in model.graph.node
+                  if n.output and all(o in int_vectors for o in n.output)}
     working = [n.name for n in model.graph.node
-               if n.op_type not in NO_KERNEL and n.name and n.name in kept]
+               if n.op_type not in NO_KERNEL and n.name and n.name in kept and
+               n.name not in shape_only]
     named = {e["name"][:-len("_kernel_time")]: e for e in nodes}
     listed = {f for e in nodes for f in e["args"].get("fused_nodes", [])}
     covered = [n for n in working if n in named or n in listed]

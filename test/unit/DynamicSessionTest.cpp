@@ -205,16 +205,6 @@ TEST(DynamicSession, ModelChecks) {
   EXPECT_EQ(S, nullptr);
 
   M = *fake::dynamicModel();
-  const int32_t Axes[] = {0}, OutAxes[] = {-1, -1, -1};
-  M.flags = KILN_MODEL_DYNAMIC_BATCH;
-  M.input_batch_axes = Axes;
-  M.output_batch_axes = OutAxes;
-  EXPECT_EQ(kiln_session_create(&M, &S), KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(kiln_last_error(),
-               "model \"dynamic\": a dynamic batch is not supported with "
-               "sequence, optional or dynamic-shape inputs/outputs");
-
-  M = *fake::dynamicModel();
   const int32_t BadKinds[] = {5, 0, 0};
   M.output_kinds = BadKinds;
   EXPECT_EQ(kiln_session_create(&M, &S), KILN_ERROR_INVALID_ARGUMENT);

@@ -19,7 +19,7 @@ const kiln_model_info *addModel();
 /// "accumulate" (provider "fake_accel") adds b.
 const kiln_model_info *twoPartitionModel();
 
-/// "scale_batch", resolved batch (KILN_MODEL_DYNAMIC_BATCH): input x
+/// "scale_batch", made by older kilns (KILN_MODEL_DYNAMIC_BATCH, refused): x
 /// float32[1,3] per sample (axis 0), w float32[3] shared; output y = x * w
 /// per sample and wsum float32[1] = sum(w), the same for every sample.
 const kiln_model_info *batchModel();

@@ -301,27 +301,13 @@ TEST(SequenceSession, ModelChecks) {
                "model input \"seq\" has an unknown value kind 7");
 
   M = *fake::seqInsertModel();
-  const int32_t Axes[] = {0, 0, -1}, OutAxes[] = {0, -1};
-  M.flags = KILN_MODEL_DYNAMIC_BATCH;
-  M.input_batch_axes = Axes;
-  M.output_batch_axes = OutAxes;
-  EXPECT_EQ(kiln_session_create(&M, &S), KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(kiln_last_error(),
-               "model \"seq_insert\": a dynamic batch is not supported with "
-               "sequence, optional or dynamic-shape inputs/outputs");
   EXPECT_EQ(kiln_model_value_kind(&M, 0, 0), KILN_VALUE_SEQUENCE);
   EXPECT_EQ(kiln_model_value_kind(&M, 1, 1), KILN_VALUE_TENSOR);
   EXPECT_EQ(kiln_model_value_kind(&M, 1, 2), KILN_VALUE_TENSOR);
   EXPECT_EQ(kiln_model_value_kind(nullptr, 0, 0), KILN_VALUE_TENSOR);
-  // The batch helpers skip sequence values.
-  EXPECT_EQ(kiln_model_batch_axis(&M, 0, 0), -1);
-  EXPECT_EQ(kiln_model_batch_axis(&M, 0, 1), 0);
-  kiln_tensor In[] = {{"seq", KILN_DTYPE_FLOAT, 0, nullptr, nullptr, 0}};
-  int64_t Batch = 0;
-  EXPECT_EQ(kiln_model_batch_size(&M, In, 1, &Batch), KILN_OK);
-  EXPECT_EQ(Batch, 1);
+  // A sequence's shape is that of its elements, as compiled.
   int64_t Shape[2] = {-7, -7};
-  kiln_model_shape_at(&M, 0, 0, 3, Shape);
+  kiln_model_shape_at(&M, 0, 0, Shape);
   EXPECT_EQ(Shape[0], -7);
 
   // Strings cannot be sequence elements.

@@ -233,53 +233,16 @@ TEST(Session, LastErrorIsPerThread) {
   EXPECT_NE(std::string(kiln_last_error()), "");
 }
 
-// A model whose batch is resolved at run time runs its per-sample
-// partitions once per sample, each on its slice of the batched tensors.
-TEST(Session, DynamicBatchRunsEachSample) {
-  const kiln_model_info *M = fake::batchModel();
-  EXPECT_EQ(kiln_model_batch_axis(M, 0, 0), 0);
-  EXPECT_EQ(kiln_model_batch_axis(M, 0, 1), -1);
-  EXPECT_EQ(kiln_model_batch_axis(M, 1, 1), -1);
-  EXPECT_EQ(kiln_model_batch_axis(fake::addModel(), 0, 0), -1);
-  int64_t Shape[2] = {0, 0};
-  kiln_model_shape_at(M, 1, 0, 4, Shape);
-  EXPECT_EQ(Shape[0], 4);
-  EXPECT_EQ(Shape[1], 3);
-
+// Models of older kilns that ran their batch once per sample are refused
+// with the way out, not run wrong.
+TEST(Session, PerSampleBatchModelsAreRefused) {
   kiln_session *S = nullptr;
-  ASSERT_EQ(kiln_session_create(M, &S), KILN_OK);
-  std::vector<float> X{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, W{1, 10, 100},
-      Y(12, -1), Sum{-1};
-  const int64_t XShape[2] = {4, 3}, WShape[1] = {3}, SumShape[1] = {1};
-  std::vector<kiln_tensor> In{floatTensor("x", X, XShape, 2),
-                              floatTensor("w", W, WShape, 1)};
-  std::vector<kiln_tensor> Out{floatTensor("y", Y, XShape, 2),
-                               floatTensor("wsum", Sum, SumShape, 1)};
-  int64_t Batch = 0;
-  ASSERT_EQ(kiln_model_batch_size(M, In.data(), 2, &Batch), KILN_OK);
-  EXPECT_EQ(Batch, 4);
-  ASSERT_EQ(kiln_session_run(S, In.data(), 2, Out.data(), 2), KILN_OK)
-      << kiln_session_error(S);
-  for (int I = 0; I < 12; ++I)
-    EXPECT_EQ(Y[I], X[I] * W[I % 3]) << I;
-  EXPECT_EQ(Sum[0], 111);
-
-  // An output sized for another batch is refused, naming the batch.
-  const int64_t Wrong[2] = {2, 3};
-  Out[0].shape = Wrong;
-  EXPECT_EQ(kiln_session_run(S, In.data(), 2, Out.data(), 2),
-            KILN_ERROR_SHAPE_MISMATCH);
-  EXPECT_NE(std::string(kiln_session_error(S)).find("[4,3] (batch 4 on axis 0)"),
-            std::string::npos)
-      << kiln_session_error(S);
-
-  // An empty batch runs nothing.
-  const int64_t Empty[2] = {0, 3};
-  In[0].shape = Out[0].shape = Empty;
-  Y.assign(12, -1);
-  EXPECT_EQ(kiln_session_run(S, In.data(), 2, Out.data(), 2), KILN_OK);
-  EXPECT_EQ(Y[0], -1);
-  kiln_session_destroy(S);
+  EXPECT_EQ(kiln_session_create(fake::batchModel(), &S), KILN_ERROR_ABI_MISMATCH);
+  EXPECT_EQ(S, nullptr);
+  EXPECT_STREQ(kiln_last_error(),
+               "model \"scale_batch\" runs its batch once per sample, which this "
+               "runtime no longer does: recompile it (a symbolic batch now compiles "
+               "with run-time sizes)");
 }
 
 TEST(Strings, StatusAndDtypes) {

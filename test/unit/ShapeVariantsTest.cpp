@@ -32,10 +32,10 @@ void rowSums(void *const *In, void *const *Out, void *) {
 }
 
 /// "rows", compiled with --dim-values seq=2,3: input x float32[1,seq,2];
-/// outputs y float32[1,seq] and which int32[1]. With Batch, a dynamic batch
-/// on axis 0 of x and y. Holds pointers into itself: not copyable.
+/// outputs y float32[1,seq] and which int32[1]. Holds pointers into
+/// itself: not copyable.
 struct RowsModel {
-  explicit RowsModel(bool Batch = false) {
+  RowsModel() {
     for (int V = 0; V < 2; ++V) {
       VIn[V][0] = {"x", KILN_DTYPE_FLOAT, 3, VX[V]};
       VOut[V][0] = {"y", KILN_DTYPE_FLOAT, 2, VY[V]};
@@ -49,20 +49,12 @@ struct RowsModel {
     Top.shape_variants = Ptrs;
     Top.num_dim_names = 1;
     Top.dim_names = DimNames;
-    if (Batch)
-      for (kiln_model_info *M : {&Top, &Var[0], &Var[1]}) {
-        M->flags |= KILN_MODEL_DYNAMIC_BATCH;
-        M->input_batch_axes = InAxes;
-        M->output_batch_axes = OutAxes;
-        M->batch_name = "N";
-      }
   }
   RowsModel(const RowsModel &) = delete;
   RowsModel &operator=(const RowsModel &) = delete;
 
   const int64_t TopX[3] = {1, -1, 2}, TopY[2] = {1, -1}, One[1] = {1};
   const int64_t VX[2][3] = {{1, 2, 2}, {1, 3, 2}}, VY[2][2] = {{1, 2}, {1, 3}};
-  const int32_t InAxes[1] = {0}, OutAxes[2] = {0, -1};
   const char *DimNames[1] = {"seq"};
   kiln_tensor_info TopIn[1] = {{"x", KILN_DTYPE_FLOAT, 3, TopX}};
   kiln_tensor_info TopOut[2] = {{"y", KILN_DTYPE_FLOAT, 2, TopY},
@@ -158,41 +150,6 @@ TEST(ShapeVariants, AlternatingSizes) {
   }
 }
 
-TEST(ShapeVariants, WithDynamicBatch) {
-  RowsModel M(/*Batch=*/true);
-  kiln::Session S(&M.Top);
-  ASSERT_TRUE(S.valid()) << S.createStatus().message();
-  RowsRun R;
-  ASSERT_EQ(R(S.get(), 3, 3), KILN_OK) << kiln_session_error(S.get());
-  EXPECT_EQ(R.Which, 1);
-  EXPECT_EQ(R.Y, (std::vector<float>{1, 5, 9, 13, 17, 21, 25, 29, 33}));
-  ASSERT_EQ(R(S.get(), 2, 2), KILN_OK) << kiln_session_error(S.get());
-  EXPECT_EQ(R.Which, 0);
-  EXPECT_EQ(R.Y, (std::vector<float>{1, 5, 9, 13}));
-  ASSERT_EQ(R(S.get(), 0, 3), KILN_OK) << kiln_session_error(S.get());
-
-  // The selected variant sizes the outputs.
-  std::vector<float> X(3 * 3 * 2);
-  const int64_t XShape[3] = {3, 3, 2};
-  kiln_tensor In[] = {floatTensor("x", X, XShape, 3)};
-  const kiln_model_info *V = nullptr;
-  ASSERT_EQ(kiln_model_select(&M.Top, In, 1, &V), KILN_OK);
-  EXPECT_EQ(V, &M.Var[1]);
-  int64_t Batch = 0;
-  ASSERT_EQ(kiln_model_batch_size(V, In, 1, &Batch), KILN_OK);
-  EXPECT_EQ(Batch, 3);
-  int64_t Shape[2] = {0, 0};
-  kiln_model_shape_at(V, 1, 0, Batch, Shape);
-  EXPECT_EQ(Shape[0], 3);
-  EXPECT_EQ(Shape[1], 3);
-  // The model's own info knows the batch but not the symbolic dimension.
-  ASSERT_EQ(kiln_model_batch_size(&M.Top, In, 1, &Batch), KILN_OK);
-  EXPECT_EQ(Batch, 3);
-  kiln_model_shape_at(&M.Top, 1, 0, Batch, Shape);
-  EXPECT_EQ(Shape[0], 3);
-  EXPECT_EQ(Shape[1], -1);
-}
-
 TEST(ShapeVariants, NoVariantMatches) {
   RowsModel M;
   kiln::Session S(&M.Top);
@@ -213,14 +170,6 @@ TEST(ShapeVariants, NoVariantMatches) {
   EXPECT_TRUE(contains(kiln_last_error(), "input \"x\" has shape [2,3]"))
       << kiln_last_error();
 
-  RowsModel B(/*Batch=*/true);
-  kiln::Session SB(&B.Top);
-  ASSERT_TRUE(SB.valid());
-  EXPECT_EQ(R(SB.get(), 4, 7), KILN_ERROR_SHAPE_MISMATCH);
-  EXPECT_STREQ(kiln_session_error(SB.get()),
-               "input \"x\" has shape [4,7,2]; the model was compiled for "
-               "[N,2,2] or [N,3,2] (symbolic dimensions: seq; kiln compile "
-               "--dim-values)");
 }
 
 TEST(ShapeVariants, WrongInputCountIsReportedAsUsual) {

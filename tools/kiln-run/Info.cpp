@@ -25,15 +25,6 @@ int listProviders() {
 
 namespace {
 
-/// The shape variants compiled for listed sizes (the last one may be the
-/// generic code with run-time sizes).
-int32_t listedVariants(const kiln_model_info &M) {
-  int32_t N = M.num_shape_variants;
-  if (N > 0 && kiln_model_has_runtime_sizes(M.shape_variants[N - 1]))
-    --N;
-  return N;
-}
-
 /// The values one dimension takes across the listed shape variants.
 std::vector<int64_t> valuesAcross(const kiln_model_info &M, bool IsOutput, int32_t Index,
                                   int32_t Dim) {
@@ -77,7 +68,7 @@ std::string symbolName(const kiln_model_info &M, bool IsOutput, int32_t Index, i
 
 /// "float32 [batch,3,224,224]": symbolic dimensions by their names.
 std::string describe(const kiln_model_info &M, const kiln_tensor_info &T, int32_t Kind,
-                     const int32_t *BatchAxes, int32_t Index, bool IsOutput) {
+                     int32_t Index, bool IsOutput) {
   std::string S = kiln_dtype_name(T.dtype);
   if (Kind == KILN_VALUE_SEQUENCE)
     S = "sequence of " + S;
@@ -89,10 +80,7 @@ std::string describe(const kiln_model_info &M, const kiln_tensor_info &T, int32_
   bool Variants = M.abi_version >= 7 && (M.flags & KILN_MODEL_SHAPE_VARIANTS);
   for (int32_t D = 0; D < T.rank; ++D) {
     S += D ? "," : "";
-    bool Batch = BatchAxes && BatchAxes[Index] == D && M.batch_name;
-    if (Batch)
-      S += M.batch_name;
-    else if (T.shape[D] < 0)
+    if (T.shape[D] < 0)
       S += Variants ? symbolName(M, IsOutput, Index, D) : "?";
     else
       S += std::to_string(T.shape[D]);
@@ -111,6 +99,18 @@ void printPartitions(const char *What, int32_t N, const kiln_partition_info *P) 
 
 } // namespace
 
+int32_t listedVariants(const kiln_model_info &M) {
+  // The generic code binds more symbols than a listed variant: the listed
+  // dims besides any that every variant leaves to run time (a batch).
+  auto symbols = [](const kiln_model_info *V) {
+    return kiln_model_has_runtime_sizes(V) ? V->num_symbols : 0;
+  };
+  int32_t N = M.num_shape_variants;
+  if (N > 1 && symbols(M.shape_variants[N - 1]) > symbols(M.shape_variants[0]))
+    --N;
+  return N;
+}
+
 int printInfo(const Options &Opts) {
   ModelLibrary Lib;
   std::string Err;
@@ -125,21 +125,32 @@ int printInfo(const Options &Opts) {
               M.producer ? M.producer : "?", M.abi_version);
   std::printf("target cpu: %s\n",
               First.abi_version >= 8 && First.target_cpu ? First.target_cpu : "? (before ABI 8)");
-  bool Batch = M.abi_version >= 4 && (M.flags & KILN_MODEL_DYNAMIC_BATCH);
   for (int Out = 0; Out < 2; ++Out) {
     int32_t N = Out ? M.num_outputs : M.num_inputs;
     const kiln_tensor_info *T = Out ? M.outputs : M.inputs;
     const int32_t *Kinds = M.abi_version >= 6 ? (Out ? M.output_kinds : M.input_kinds) : nullptr;
-    const int32_t *Axes = Batch ? (Out ? M.output_batch_axes : M.input_batch_axes) : nullptr;
     for (int32_t I = 0; I < N; ++I)
       std::printf("%s %d: %s: %s\n", Out ? "output" : "input", I, T[I].name,
-                  describe(M, T[I], Kinds ? Kinds[I] : KILN_VALUE_TENSOR, Axes, I, Out).c_str());
+                  describe(M, T[I], Kinds ? Kinds[I] : KILN_VALUE_TENSOR, I, Out).c_str());
   }
   if (Variants) {
-    std::printf("shape variants: %d (", listedVariants(M));
-    for (int32_t I = 0; I < M.num_dim_names; ++I)
-      std::printf("%s%s", I ? ", " : "", M.dim_names[I]);
-    std::printf(" resolved per run among the compiled sizes%s)\n",
+    // Dims that every variant leaves to run time (a batch) are not listed.
+    auto runtimeInVariants = [&](const char *Name) {
+      if (!kiln_model_has_runtime_sizes(&First))
+        return false;
+      for (int32_t J = 0; J < First.num_symbols; ++J)
+        if (std::string(First.symbol_names[J]) == Name)
+          return true;
+      return false;
+    };
+    std::string Listed, Any;
+    for (int32_t I = 0; I < M.num_dim_names; ++I) {
+      std::string &To = runtimeInVariants(M.dim_names[I]) ? Any : Listed;
+      To += (To.empty() ? "" : ", ") + std::string(M.dim_names[I]);
+    }
+    std::printf("shape variants: %d (%s resolved per run among the compiled sizes%s%s)\n",
+                listedVariants(M), Listed.c_str(),
+                Any.empty() ? "" : ("; " + Any + " any size in each").c_str(),
                 listedVariants(M) < M.num_shape_variants
                     ? "; any other size runs generic code with run-time sizes"
                     : "");

@@ -5,6 +5,7 @@
 #define KILN_RUN_INFO_H
 
 #include "Options.h"
+#include "kiln/kiln_rt.h"
 
 namespace kiln::run {
 
@@ -13,6 +14,10 @@ int listProviders();
 /// Prints the library's inputs, outputs, partitions, target CPU, producer
 /// and the variant a session picks on this machine, and why.
 int printInfo(const Options &Opts);
+
+/// The shape variants of M compiled for listed sizes (--dim-values): all
+/// but the last when that is the generic code for other sizes.
+int32_t listedVariants(const kiln_model_info &M);
 
 } // namespace kiln::run
 

@@ -27,10 +27,8 @@ options:
   --atol A             absolute tolerance for --check-dir (default 1e-5)
   --iterations N       time N runs and print a JSON line with the timings
   --warmup W           untimed runs before the timed ones (default 0)
-  --batch N            batch size of generated inputs for a model whose
-                       batch is resolved at run time (default 1), and the
-                       size of every symbolic dimension of generated inputs
-                       of a model with run-time sizes without a --dim
+  --batch N            size of every symbolic dimension of generated inputs
+                       that has no --dim (default 1)
   --dim NAME=SIZE      size of symbolic dimension NAME in generated inputs
                        of a model with run-time sizes (repeatable)
   --profile FILE       write a Chrome trace (chrome://tracing, Perfetto)

@@ -17,10 +17,10 @@ struct Options {
   double RTol = 1e-3, ATol = 1e-5;
   int Iterations = 0; // 0: run once, print no timing
   int Warmup = 0;
-  /// Batch size of generated inputs (models with a dynamic batch).
+  /// The size of generated inputs' symbolic dims without a --dim.
   int Batch = 1;
   /// --dim NAME=SIZE: a symbolic dimension's size in generated inputs of a
-  /// model with run-time sizes (others take --batch).
+  /// model with run-time sizes.
   std::map<std::string, int> Dims;
   bool Print = false;
   bool ForceCpu = false; // --cpu

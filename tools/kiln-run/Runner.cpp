@@ -1,4 +1,5 @@
 #include "Runner.h"
+#include "Info.h"
 
 #include "ModelLibrary.h"
 #include "Values.h"
@@ -48,15 +49,14 @@ std::string nameList(const kiln_tensor_info *Infos, int32_t N) {
   return S;
 }
 
-/// A buffer for model input/output `Index` at batch size `Batch`.
-HostTensor tensorFor(const kiln_model_info &M, bool IsOutput, int32_t Index,
-                     int64_t Batch) {
+/// A buffer for model input/output `Index` of a model with static shapes.
+HostTensor tensorFor(const kiln_model_info &M, bool IsOutput, int32_t Index) {
   const kiln_tensor_info &Info = (IsOutput ? M.outputs : M.inputs)[Index];
   HostTensor T;
   T.Name = Info.name;
   T.DType = Info.dtype;
   T.Shape.resize(Info.rank);
-  kiln_model_shape_at(&M, IsOutput, Index, Batch, T.Shape.data());
+  kiln_model_shape_at(&M, IsOutput, Index, T.Shape.data());
   T.allocate();
   return T;
 }
@@ -276,26 +276,26 @@ std::vector<HostValue> gatherInputs(const Options &Opts,
             ? *M.shape_variants[0]
             : M;
     Inputs.emplace_back();
-    if (kiln_model_has_runtime_sizes(&M)) {
+    if (kiln_model_has_runtime_sizes(&Shapes)) {
       // Symbolic dims take their --dim size, else --batch.
       HostTensor &T = Inputs.back().Tensor;
-      T.Name = M.inputs[I].name;
-      T.DType = M.inputs[I].dtype;
+      T.Name = Shapes.inputs[I].name;
+      T.DType = Shapes.inputs[I].dtype;
       size_t First = 0;
       for (int32_t J = 0; J < I; ++J)
-        First += M.inputs[J].rank;
-      for (int32_t D = 0; D < M.inputs[I].rank; ++D) {
-        int64_t Dim = M.inputs[I].shape[D];
-        int32_t Sym = M.input_dim_symbols[First + D];
+        First += Shapes.inputs[J].rank;
+      for (int32_t D = 0; D < Shapes.inputs[I].rank; ++D) {
+        int64_t Dim = Shapes.inputs[I].shape[D];
+        int32_t Sym = Shapes.input_dim_symbols[First + D];
         if (Sym >= 0) {
-          auto It = Opts.Dims.find(M.symbol_names[Sym]);
+          auto It = Opts.Dims.find(Shapes.symbol_names[Sym]);
           Dim = It != Opts.Dims.end() ? It->second : Opts.Batch;
         }
         T.Shape.push_back(Dim);
       }
       T.allocate();
     } else {
-      Inputs.back().Tensor = tensorFor(Shapes, false, I, Opts.Batch);
+      Inputs.back().Tensor = tensorFor(Shapes, false, I);
     }
     fillPseudoRandom(Inputs.back().Tensor, static_cast<uint64_t>(I) + 1);
   }
@@ -430,8 +430,7 @@ int run(const Options &Opts) {
     InViews.push_back(InSeqs[I].tensor(V.name().c_str()));
   }
   // Outputs are sized for the compiled variant the input shapes select
-  // (the model itself unless it has shape variants) and the batch they
-  // carry (1 unless the model resolves its batch at run time).
+  // (the model itself unless it has shape variants).
   const kiln_model_info *Selected = &M;
   if (kiln_model_select(&M, InViews.data(),
                         static_cast<int32_t>(InViews.size()),
@@ -447,10 +446,8 @@ int run(const Options &Opts) {
         Shapes += (Shapes.empty() ? "" : ", ") + Inputs[I].name() + " " +
                   formatShape(Inputs[I].Tensor.Shape);
     // The last variant may be the generic code for sizes not listed.
-    int32_t Listed = M.num_shape_variants;
-    if (Listed > 0 && kiln_model_has_runtime_sizes(M.shape_variants[Listed - 1]))
-      --Listed;
-    if (kiln_model_has_runtime_sizes(Selected))
+    int32_t Listed = listedVariants(M);
+    if (K >= Listed)
       std::fprintf(stderr,
                    "kiln-run: run-time sizes (none of the %d compiled shape variants; input "
                    "shapes: %s)\n",
@@ -461,14 +458,6 @@ int run(const Options &Opts) {
                    "%s)\n",
                    K, Listed, Shapes.c_str());
   }
-  int64_t Batch = 1;
-  if (kiln_model_batch_size(Selected, InViews.data(),
-                            static_cast<int32_t>(InViews.size()),
-                            &Batch) != KILN_OK)
-    throw Failure{kiln_last_error()};
-  if (Selected->abi_version >= 4 && (Selected->flags & KILN_MODEL_DYNAMIC_BATCH))
-    std::fprintf(stderr, "kiln-run: batch %lld (resolved at run time)\n",
-                 static_cast<long long>(Batch));
   std::vector<HostValue> Outputs(M.num_outputs);
   for (int32_t I = 0; I < M.num_outputs; ++I) {
     HostValue &V = Outputs[I];
@@ -485,7 +474,7 @@ int run(const Options &Opts) {
         throw Failure{kiln_last_error()};
       V.Tensor.allocate();
     } else if (V.isTensor()) {
-      V.Tensor = tensorFor(*Selected, true, I, Batch);
+      V.Tensor = tensorFor(*Selected, true, I);
     } else {
       V.setName(M.outputs[I].name);
       NewSequence(M.outputs[I].dtype, OutSeqs[I]);

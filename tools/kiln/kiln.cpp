@@ -77,13 +77,6 @@ static cl::list<std::string> dimValues(
     cl::desc("Compile a symbolic dimension once per listed size: NAME=V1,V2,... or "
              "NAME=LO..HI (repeatable; the runtime picks the variant for each run's shapes)"),
     cl::cat(kilnCategory));
-static cl::opt<bool> dynamicShapes(
-    "dynamic-shapes",
-    cl::desc("Compile code that runs at every size of the symbolic dimensions, also for a "
-             "model whose only symbolic dimension is its batch (which kiln otherwise "
-             "compiles for one sample and runs per sample); the default for every other "
-             "model with symbolic dimensions and no --dim-values"),
-    cl::cat(kilnCategory));
 static cl::list<std::string> dimMax(
     "dim-max",
     cl::desc("Bound a symbolic dimension of code compiled with run-time sizes: NAME=MAX "
@@ -216,7 +209,6 @@ int main(int argc, char **argv) {
     options.dimValues.push_back(std::move(d));
   }
 
-  options.dynamicShapes = dynamicShapes;
   for (const std::string &spec : dimMax) {
     size_t eq = spec.find('=');
     char *end = nullptr;

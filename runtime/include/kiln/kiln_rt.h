@@ -116,9 +116,9 @@ const char *kiln_session_provider(const kiln_session *session);
 const char *kiln_session_provider_note(const kiln_session *session);
 void kiln_session_destroy(kiln_session *session);
 const kiln_model_info *kiln_session_model(const kiln_session *session);
-/* A model with a dynamic batch (KILN_MODEL_DYNAMIC_BATCH) takes any batch
- * size n >= 0 on its batched inputs and writes n samples to its batched
- * outputs (see kiln_model_batch_size). A model with shape variants runs
+/* A model with run-time sizes (kiln_model_has_runtime_sizes) takes any
+ * size of its symbolic dimensions; size its outputs with
+ * kiln_model_output_shape. A model with shape variants runs
  * the variant that kiln_model_select picks for the inputs (creating its
  * session on first use, variant 0's at create); its outputs must have that
  * variant's shapes. */
@@ -128,8 +128,7 @@ const kiln_model_info *kiln_session_model(const kiln_session *session);
  * primary context current on the calling thread. A sequence operation
  * of the model that fails (a position out of range, an element whose shape
  * differs from the compiled one) fails the run with its message, leaving
- * the sequence/optional outputs untouched. (A model with such inputs or
- * outputs cannot have a dynamic batch: create refuses it.) Strings the
+ * the sequence/optional outputs untouched. Strings the
  * run makes (StringConcat) belong to the session until its next run. */
 kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
                              int32_t num_inputs, kiln_tensor *outputs,
@@ -162,26 +161,13 @@ kiln_status kiln_device_copy(void *dst, const void *src, uint64_t size_bytes);
 int32_t kiln_model_value_kind(const kiln_model_info *model, int32_t is_output,
                               int32_t index);
 
-/* Dynamic batch (KILN_MODEL_DYNAMIC_BATCH). The axis of input/output
- * `index` that carries the samples, -1 when it has none (always -1 for a
- * model with a static batch). */
-int32_t kiln_model_batch_axis(const kiln_model_info *model, int32_t is_output,
-                              int32_t index);
-/* The batch size that `inputs` (matched like kiln_session_run's) carry:
- * 1 for a model with a static batch; KILN_ERROR_SHAPE_MISMATCH when two
- * inputs disagree or a batch dimension is not a multiple of the model's
- * per-sample extent. Size output buffers with kiln_model_shape_at. */
-kiln_status kiln_model_batch_size(const kiln_model_info *model,
-                                  const kiln_tensor *inputs,
-                                  int32_t num_inputs, int64_t *batch);
-/* The shape of input/output `index` at batch size `batch` (rank entries
- * written to `shape`). For a sequence or optional value, the model's
- * element shape as is (-1: unknown; nothing when the rank is -1), and so
- * for a dynamic-shape output the shape that the model knows. -1 for a
- * symbolic dimension of a model with shape variants (see
- * kiln_model_select). */
+/* The shape of input/output `index` as compiled (rank entries written to
+ * `shape`): -1 for a symbolic dimension (size those with
+ * kiln_model_output_shape or, with shape variants, on the variant that
+ * kiln_model_select picks). For a sequence or optional value, the model's
+ * element shape as is (-1: unknown; nothing when the rank is -1). */
 void kiln_model_shape_at(const kiln_model_info *model, int32_t is_output,
-                         int32_t index, int64_t batch, int64_t *shape);
+                         int32_t index, int64_t *shape);
 /* The shape function of a model compiled with run-time sizes
  * (KILN_MODEL_RUNTIME_SIZES, kiln_model_has_runtime_sizes): the shape of
  * output `index` (rank entries written to `shape`) for `inputs`, matched
@@ -189,7 +175,7 @@ void kiln_model_shape_at(const kiln_model_info *model, int32_t is_output,
  * buffer with it before the run. KILN_ERROR_SHAPE_MISMATCH (kiln_last_error
  * says why) when two inputs disagree on a symbolic dimension or one
  * exceeds its bound (kiln compile --dim-max). For any other model, its
- * shape at the inputs' batch size (kiln_model_batch_size). */
+ * shape as compiled (kiln_model_shape_at). */
 kiln_status kiln_model_output_shape(const kiln_model_info *model,
                                     const kiln_tensor *inputs,
                                     int32_t num_inputs, int32_t index,

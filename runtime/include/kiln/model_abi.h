@@ -94,14 +94,9 @@ typedef struct kiln_model_info {
    * input that disagrees with the compiled shapes) points it at its
    * message, which becomes the run's error. */
   uint32_t flags;
-  /* ABI 4. With KILN_MODEL_DYNAMIC_BATCH the model resolves its batch
-   * dimension (named batch_name in the ONNX file) at run time: the
-   * partitions compute one sample, and the runtime runs them once per
-   * sample of the caller's batch. input_batch_axes/output_batch_axes hold,
-   * per tensor, the axis that carries the samples, or -1 for a tensor that
-   * is the same for every sample; the shapes above are those of one sample
-   * (extent k on the batch axis: a batch of n holds n*k there). Samples are
-   * contiguous: every dimension before the batch axis is 1. */
+  /* ABI 4, no longer made: a batch resolved per sample
+   * (KILN_MODEL_DYNAMIC_BATCH, which the runtime now refuses: a symbolic
+   * batch compiles with run-time sizes). Kept NULL for the layout. */
   const int32_t *input_batch_axes;
   const int32_t *output_batch_axes;
   const char *batch_name;
@@ -169,7 +164,7 @@ typedef struct kiln_model_info {
 } kiln_model_info;
 #define KILN_MODEL_CHECKS 1u
 #define KILN_MODEL_FALLBACK_CHECKS 2u
-#define KILN_MODEL_DYNAMIC_BATCH 4u
+#define KILN_MODEL_DYNAMIC_BATCH 4u /* refused: see input_batch_axes */
 #define KILN_MODEL_DEVICE_IO_CHECKS 8u
 #define KILN_MODEL_SHAPE_VARIANTS 16u
 /* ABI 8. The partitions (resp. fallback, device-I/O partitions) call

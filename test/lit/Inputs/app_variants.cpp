@@ -14,7 +14,7 @@ int main(int argc, char **argv) {
     return 2;
   long batch = std::atol(argv[2]), t = std::atol(argv[3]);
   std::vector<float> x(x_t::num_elements_at(batch, t)), y(y_t::num_elements_at(batch, t)),
-      z(z_t::num_elements * batch);
+      z(z_t::num_elements_at(batch, t));
   FILE *f = std::fopen(argv[1], "rb");
   if (!f || std::fread(x.data(), sizeof(float), x.size(), f) != x.size())
     return 2;
