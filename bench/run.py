@@ -3,7 +3,7 @@
 
   python3 bench/run.py [--models-dir ../shared/models] [--iterations 50] [model ...]
   python3 bench/run.py --models-dir test/models/exported --data-set 1 gpt_tiny_dynbatch
-      (a model whose batch is resolved at run time, at the data set's batch)
+      (a model with a symbolic batch, at the data set's batch)
 
 Compiles each model with kiln, times it with `kiln-run --iterations`, times
 ONNX Runtime (CPU, one intra-op thread, all graph optimizations) on the

@@ -1,10 +1,10 @@
 //===- ShapeVariants.h - symbolic dimensions compiled per value -*- C++ -*-===//
 //
-// A symbolic dimension other than the batch (a sequence length, an image
-// size) cannot be split per sample: kiln compiles the model once for each
-// value the user lists (`--dim-values seq=16,32,128`) and the runtime picks,
-// per run, the variant compiled for the caller's input shapes. Weights are
-// shared by all variants.
+// Fast paths for listed sizes of a symbolic dimension (a sequence length,
+// an image size): kiln compiles the model once for each value the user
+// lists (`--dim-values seq=16,32,128`) and the runtime picks, per run, the
+// variant compiled for the caller's input shapes; dims not listed stay
+// run-time sizes in each. Weights are shared by all variants.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_COMPILER_SHAPEVARIANTS_H

@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
     mask.assign(past + seq, 1);
     logits.resize(seq * vocab);
     std::vector<float> *in = cache[cur], *out = cache[1 - cur];
-    kiln_status st = model.run(/*batch_size=*/1, seq, /*total_seq=*/past + seq, past,
+    kiln_status st = model.run(/*batch=*/1, seq, /*total_seq=*/past + seq, past,
                                ids.data(), mask.data(), in[0].data(), in[1].data(),
                                in[2].data(), in[3].data(), logits.data(), out[0].data(),
                                out[1].data(), out[2].data(), out[3].data());
