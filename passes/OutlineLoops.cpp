@@ -5,7 +5,11 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
@@ -24,6 +28,63 @@ bool passable(Value v) {
   if (auto m = dyn_cast<MemRefType>(v.getType()))
     return m.hasStaticShape() && m.getLayout().isIdentity();
   return v.getType().isIntOrIndexOrFloat();
+}
+
+/// A buffer of run-time size with the identity layout travels as a static
+/// one-element view of its pointer plus its dynamic sizes; the function
+/// rebuilds the view. (Left in the caller, nests of run-time size made one
+/// function of 150k lines and LLVM's codegen super-linear.)
+MemRefType dynamicBuffer(Value v) {
+  auto m = dyn_cast<MemRefType>(v.getType());
+  return m && !m.hasStaticShape() && m.getLayout().isIdentity() ? m : MemRefType();
+}
+
+/// The caller's side: the pointer as memref<1xT> and the dynamic sizes.
+void passDynamicBuffer(OpBuilder &b, Location loc, Value v, SmallVectorImpl<Value> &args) {
+  auto m = cast<MemRefType>(v.getType());
+  auto ptrType = MemRefType::get({1}, m.getElementType(), MemRefLayoutAttrInterface(),
+                                 m.getMemorySpace());
+  args.push_back(b.create<memref::ReinterpretCastOp>(loc, ptrType, v, b.getIndexAttr(0),
+                                                     ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
+                                                     ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
+  for (int64_t d = 0; d < m.getRank(); ++d)
+    if (m.isDynamicDim(d))
+      args.push_back(b.create<memref::DimOp>(loc, v, d));
+}
+
+/// The function's side: the row-major view of type m over the pointer
+/// argument, with sizes from the arguments that follow it.
+Value rebuildDynamicBuffer(OpBuilder &b, Location loc, MemRefType m,
+                           ArrayRef<BlockArgument> &args) {
+  Value ptr = args.front();
+  args = args.drop_front();
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < m.getRank(); ++d) {
+    if (m.isDynamicDim(d)) {
+      sizes.push_back(Value(args.front()));
+      args = args.drop_front();
+    } else {
+      sizes.push_back(b.getIndexAttr(m.getDimSize(d)));
+    }
+  }
+  // Static where every inner size is, as the identity layout's strides.
+  SmallVector<OpFoldResult> strides(m.getRank(), b.getIndexAttr(1));
+  for (int64_t d = m.getRank() - 2; d >= 0; --d) {
+    auto inner = getConstantIntValue(strides[d + 1]);
+    auto size = getConstantIntValue(sizes[d + 1]);
+    if (inner && size) {
+      strides[d] = b.getIndexAttr(*inner * *size);
+      continue;
+    }
+    if (inner == 1) {
+      strides[d] = sizes[d + 1];
+      continue;
+    }
+    strides[d] = b.create<arith::MulIOp>(loc, getValueOrCreateConstantIndexOp(b, loc, strides[d + 1]),
+                                         getValueOrCreateConstantIndexOp(b, loc, sizes[d + 1]))
+                     .getResult();
+  }
+  return b.create<memref::ReinterpretCastOp>(loc, m, ptr, b.getIndexAttr(0), sizes, strides);
 }
 
 /// Ops cloned into the function instead of passed (loop bounds stay
@@ -60,13 +121,18 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
     for (Value v : nest->getOperands())
       used.insert(v);
     getUsedValuesDefinedAbove(nest->getRegions(), used);
+    for (Value v : used)
+      if (!cloneable(v) && !passable(v) && !dynamicBuffer(v))
+        return;
     SmallVector<Value> args;
+    OpBuilder cb(nest);
     for (Value v : used) {
       if (cloneable(v))
         continue;
-      if (!passable(v))
-        return;
-      args.push_back(v);
+      if (passable(v))
+        args.push_back(v);
+      else
+        passDynamicBuffer(cb, nest->getLoc(), v, args);
     }
     OpBuilder b(func);
     b.setInsertionPointToEnd(func->getParentOfType<ModuleOp>().getBody());
@@ -84,14 +150,19 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
     Block *entry = outlined.addEntryBlock();
     OpBuilder fb = OpBuilder::atBlockBegin(entry);
     IRMapping map;
-    for (auto [v, arg] : llvm::zip(args, entry->getArguments()))
-      map.map(v, arg);
-    for (Value v : used)
-      if (cloneable(v))
+    ArrayRef<BlockArgument> rest = entry->getArguments();
+    for (Value v : used) {
+      if (cloneable(v)) {
         map.map(v, fb.clone(*v.getDefiningOp())->getResult(0));
+      } else if (passable(v)) {
+        map.map(v, rest.front());
+        rest = rest.drop_front();
+      } else {
+        map.map(v, rebuildDynamicBuffer(fb, nest->getLoc(), dynamicBuffer(v), rest));
+      }
+    }
     Operation *copy = fb.clone(*nest, map);
     fb.create<func::ReturnOp>(nest->getLoc(), copy->getResults());
-    OpBuilder cb(nest);
     auto call = cb.create<func::CallOp>(nest->getLoc(), outlined, args);
     nest->replaceAllUsesWith(call.getResults());
     nest->erase();

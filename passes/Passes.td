@@ -157,13 +157,15 @@ def OutlineLoops : Pass<"kiln-outline-loops", "::mlir::ModuleOp"> {
     LLVM. Every top-level scf.for/scf.parallel nest of a function body
     becomes a private function `<function>_loop<N>` called in its place;
     constants it uses are cloned in, buffers and scalars become arguments
-    (only buffers with static shapes and the identity layout, as the
-    bare-pointer calling convention needs; a nest capturing another buffer
-    stays). Emit marks these functions noinline. LLVM's analyses (dominator
+    (buffers with the identity layout, as the bare-pointer calling
+    convention needs: one of run-time size travels as a one-element view of
+    its pointer plus its dynamic sizes, and the function rebuilds its view;
+    a nest capturing a strided buffer stays). Emit marks these functions noinline. LLVM's analyses (dominator
     trees, SCEV) grow faster than linearly with a function's size: one
     function per model made a DenseNet's machine-code stage take minutes.
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {

@@ -46,3 +46,30 @@ func.func @strided(%a: memref<8xf32, strided<[2]>>, %b: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A buffer of run-time size travels as a one-element view of its pointer
+// and its dynamic sizes; the function rebuilds the row-major view (the
+// stride of dim 0 is the run-time size of dim 1).
+// CHECK-LABEL: func.func @runtime_sizes
+// CHECK: %[[P:.*]] = memref.reinterpret_cast %arg0 to offset: [0], sizes: [1], strides: [1] : memref<?x?xf32> to memref<1xf32>
+// CHECK: %[[D0:.*]] = memref.dim %arg0, %c0
+// CHECK: %[[D1:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[Q:.*]] = memref.reinterpret_cast %arg1 to offset: [0], sizes: [1], strides: [1] : memref<?x4xf32> to memref<1xf32>
+// CHECK: %[[E0:.*]] = memref.dim %arg1, %c0
+// CHECK: call @runtime_sizes_loop0(%{{.*}}, %[[P]], %[[D0]], %[[D1]], %[[Q]], %[[E0]]) : (index, memref<1xf32>, index, index, memref<1xf32>, index) -> ()
+// CHECK: func.func private @runtime_sizes_loop0(%{{.*}}: index, %[[A:.*]]: memref<1xf32>, %[[S0:.*]]: index, %[[S1:.*]]: index, %[[B:.*]]: memref<1xf32>, %[[T0:.*]]: index)
+// CHECK: memref.reinterpret_cast %[[A]] to offset: [0], sizes: [%[[S0]], %[[S1]]], strides: [%[[S1]], 1] : memref<1xf32> to memref<?x?xf32>
+// CHECK: memref.reinterpret_cast %[[B]] to offset: [0], sizes: [%[[T0]], 4], strides: [4, 1] : memref<1xf32> to memref<?x4xf32>
+// CHECK: scf.for
+func.func @runtime_sizes(%a: memref<?x?xf32>, %b: memref<?x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?x?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %a[%i, %c0] : memref<?x?xf32>
+    memref.store %x, %b[%i, %c1] : memref<?x4xf32>
+  }
+  return
+}
