@@ -36,17 +36,20 @@ bool passable(Value v) {
 /// function of 150k lines and LLVM's codegen super-linear.)
 MemRefType dynamicBuffer(Value v) {
   auto m = dyn_cast<MemRefType>(v.getType());
-  return m && !m.hasStaticShape() && m.getLayout().isIdentity() ? m : MemRefType();
+  return m && !m.hasStaticShape() && m.getLayout().isIdentity() ? m
+                                                                : MemRefType();
 }
 
 /// The caller's side: the pointer as memref<1xT> and the dynamic sizes.
-void passDynamicBuffer(OpBuilder &b, Location loc, Value v, SmallVectorImpl<Value> &args) {
+void passDynamicBuffer(OpBuilder &b, Location loc, Value v,
+                       SmallVectorImpl<Value> &args) {
   auto m = cast<MemRefType>(v.getType());
-  auto ptrType = MemRefType::get({1}, m.getElementType(), MemRefLayoutAttrInterface(),
-                                 m.getMemorySpace());
-  args.push_back(b.create<memref::ReinterpretCastOp>(loc, ptrType, v, b.getIndexAttr(0),
-                                                     ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
-                                                     ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
+  auto ptrType = MemRefType::get(
+      {1}, m.getElementType(), MemRefLayoutAttrInterface(), m.getMemorySpace());
+  args.push_back(b.create<memref::ReinterpretCastOp>(
+      loc, ptrType, v, b.getIndexAttr(0),
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
   for (int64_t d = 0; d < m.getRank(); ++d)
     if (m.isDynamicDim(d))
       args.push_back(b.create<memref::DimOp>(loc, v, d));
@@ -80,11 +83,14 @@ Value rebuildDynamicBuffer(OpBuilder &b, Location loc, MemRefType m,
       strides[d] = sizes[d + 1];
       continue;
     }
-    strides[d] = b.create<arith::MulIOp>(loc, getValueOrCreateConstantIndexOp(b, loc, strides[d + 1]),
-                                         getValueOrCreateConstantIndexOp(b, loc, sizes[d + 1]))
-                     .getResult();
+    strides[d] =
+        b.create<arith::MulIOp>(
+             loc, getValueOrCreateConstantIndexOp(b, loc, strides[d + 1]),
+             getValueOrCreateConstantIndexOp(b, loc, sizes[d + 1]))
+            .getResult();
   }
-  return b.create<memref::ReinterpretCastOp>(loc, m, ptr, b.getIndexAttr(0), sizes, strides);
+  return b.create<memref::ReinterpretCastOp>(loc, m, ptr, b.getIndexAttr(0),
+                                             sizes, strides);
 }
 
 /// Ops cloned into the function instead of passed (loop bounds stay
@@ -158,7 +164,8 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
         map.map(v, rest.front());
         rest = rest.drop_front();
       } else {
-        map.map(v, rebuildDynamicBuffer(fb, nest->getLoc(), dynamicBuffer(v), rest));
+        map.map(v, rebuildDynamicBuffer(fb, nest->getLoc(), dynamicBuffer(v),
+                                        rest));
       }
     }
     Operation *copy = fb.clone(*nest, map);
