@@ -156,8 +156,10 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     then reduction loops, static f32 operands read contiguously along the
     innermost loop or broadcast across it, a body of scalar arith/math that
     the vectorizer accepts) are tiled to one vector of up to 16 lanes along
-    the innermost loop, the remainder peeled, and vectorized. Other bodies and
-    element types stay on the naive loops.
+    the innermost loop, the remainder peeled, and vectorized; those whose
+    only run-time sizes are outer parallel loops (rows over a run-time
+    batch) first become loops around static blocks of one row. Other bodies
+    and element types stay on the naive loops.
   }];
   let options = [
     Option<"matmul", "matmul", "bool", "true", "Rewrite matmul-like generics">,

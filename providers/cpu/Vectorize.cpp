@@ -36,7 +36,8 @@
 //      move), tiles elementwise generics and reductions over the last dims
 //      to one vector of up to 16 lanes along the innermost loop and
 //      vectorizes them: LLVM's loop vectorizer leaves short inner loops
-//      scalar.
+//      scalar. Those whose run-time sizes are only outer parallel loops
+//      are first split into static blocks of one along them.
 //   0. first splits the run-time loops of a contraction into blocks of
 //      static size, which the steps above then schedule: rows (batch x
 //      sequence against a layer's weights) by 64, then 8; attention's heads
@@ -596,6 +597,36 @@ bool isVectorizableElementwise(linalg::GenericOp g) {
   return succeeded(linalg::vectorizeOpPrecondition(g));
 }
 
+/// The run-time loops of an elementwise op or reduction that are outer
+/// parallel loops (a batch, or batch x sequence rows) over static inner
+/// loops, in order; empty when its sizes are static or another loop is of
+/// run-time size. Each operand indexes plain loop dims (or a broadcast 0),
+/// so a block of one along such a loop is a view of every operand.
+SmallVector<unsigned> runtimeOuterLoops(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      g.hasIndexSemantics() || g.getNumDpsInits() != 1 || g.getNumLoops() < 2)
+    return {};
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
+  SmallVector<unsigned> dynamic;
+  for (unsigned d = 0; d < r.size(); ++d)
+    if (ShapedType::isDynamic(r[d]))
+      dynamic.push_back(d);
+  if (dynamic.empty() || ShapedType::isDynamic(r.back()) || r.back() < 8)
+    return {};
+  for (unsigned d : dynamic)
+    if (iters[d] != utils::IteratorType::parallel)
+      return {};
+  for (OpOperand &o : g->getOpOperands()) {
+    auto t = dyn_cast<MemRefType>(o.get().getType());
+    if (!t || !t.getElementType().isF32() ||
+        !g.getMatchingIndexingMap(&o).isProjectedPermutation(
+            /*allowZeroInResults=*/true))
+      return {};
+  }
+  return dynamic;
+}
+
 /// The elementwise generic right after contraction `g` that reads its
 /// result alone (a fused activation) and is the last reader of it; null
 /// otherwise. The caller rules out k loops split into cache tiles (partial
@@ -990,6 +1021,22 @@ struct CpuVectorizeContractionsPass
     // Then the elementwise ops that are left (the epilogues are gone), in a
     // second schedule: the first one's position anchors must not move.
     if (elementwise) {
+      // Run-time outer loops (LayerNorm or Softmax rows over a run-time
+      // batch) become loops around blocks of one, which are static and
+      // vectorize below. (Left whole, they stay scalar, and LLVM unrolls
+      // their short static inner loops into long chains: 0.35 s of machine
+      // scheduling per reduction of a tiny decoder.)
+      SmallVector<std::pair<linalg::GenericOp, SmallVector<unsigned>>>
+          runtimeRows;
+      module.walk([&](linalg::GenericOp g) {
+        if (SmallVector<unsigned> loops = runtimeOuterLoops(g); !loops.empty())
+          runtimeRows.push_back({g, loops});
+      });
+      for (auto &[g, loops] : runtimeRows) {
+        linalg::GenericOp block = g;
+        for (unsigned d : loops)
+          block = blockLoop(block, d, 1).first;
+      }
       module.walk([&](linalg::GenericOp g) {
         if (isVectorizableElementwise(g)) {
           g->setAttr(kMark, UnitAttr::get(g.getContext()));

@@ -232,11 +232,6 @@ bool hasShapeVariants(const kiln_model_info &M) {
   return M.abi_version >= 7 && (M.flags & KILN_MODEL_SHAPE_VARIANTS);
 }
 
-/// Dimension D of tensor I (-1 when symbolic).
-int64_t dimAt(const kiln_model_info &M, bool IsOutput, int32_t I, int32_t D) {
-  return (IsOutput ? M.outputs : M.inputs)[I].shape[D];
-}
-
 kiln_status checkPartitions(const kiln_partition_info *Parts, int32_t N,
                             const char *Which) {
   if (N < 0 || (N > 0 && !Parts))
@@ -415,14 +410,10 @@ bool fitsVariant(const kiln_model_info &V, int32_t Index,
 /// symbol's name.
 std::string variantShape(const kiln_model_info &V, int32_t Index) {
   const kiln_tensor_info &Info = V.inputs[Index];
-  bool Runtime = kiln::rt::hasRuntimeSizes(V) && V.input_dim_symbols;
-  int32_t First = 0;
-  for (int32_t J = 0; Runtime && J < Index; ++J)
-    First += V.inputs[J].rank;
   std::string S = "[";
   for (int32_t D = 0; D < Info.rank; ++D) {
     S += D ? "," : "";
-    int32_t Sym = Runtime ? V.input_dim_symbols[First + D] : -1;
+    int32_t Sym = kiln_model_dim_symbol(&V, Index, D);
     S += Info.shape[D] >= 0 ? std::to_string(Info.shape[D])
          : Sym >= 0 && Sym < V.num_symbols && V.symbol_names[Sym]
              ? std::string(V.symbol_names[Sym])
@@ -706,7 +697,7 @@ kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
     auto DimAt = [&](int32_t D) {
       if (S.RuntimeSizes)
         return (IsOutput ? S.Sizes.Outputs : S.Sizes.Inputs)[Index][D];
-      return dimAt(M, IsOutput, Index, D);
+      return Info.shape[D];
     };
     int64_t Elements = 1;
     for (int32_t D = 0; D < Info.rank; ++D)
@@ -1052,7 +1043,19 @@ void kiln_model_shape_at(const kiln_model_info *Model, int32_t IsOutput,
     return;
   const kiln_tensor_info &Info = (IsOutput ? Model->outputs : Model->inputs)[Index];
   for (int32_t D = 0; D < Info.rank; ++D)
-    Shape[D] = dimAt(*Model, IsOutput != 0, Index, D);
+    Shape[D] = Info.shape[D];
+}
+
+int32_t kiln_model_dim_symbol(const kiln_model_info *Model, int32_t Input,
+                              int32_t Dim) {
+  if (!Model || !kiln::rt::hasRuntimeSizes(*Model) ||
+      !Model->input_dim_symbols || Input < 0 || Input >= Model->num_inputs ||
+      Dim < 0 || Dim >= Model->inputs[Input].rank)
+    return -1;
+  size_t First = 0;
+  for (int32_t J = 0; J < Input; ++J)
+    First += static_cast<size_t>(Model->inputs[J].rank);
+  return Model->input_dim_symbols[First + Dim];
 }
 
 int32_t kiln_model_has_runtime_sizes(const kiln_model_info *Model) {

@@ -100,6 +100,18 @@ TEST(RuntimeSizes, RunsAtEverySize) {
   kiln_session_destroy(S);
 }
 
+TEST(RuntimeSizes, DimSymbolsByInputAndDim) {
+  kiln_model_info M = model();
+  EXPECT_EQ(kiln_model_dim_symbol(&M, 0, 0), 0);
+  EXPECT_EQ(kiln_model_dim_symbol(&M, 0, 1), -1); // static
+  EXPECT_EQ(kiln_model_dim_symbol(&M, 1, 0), 0);  // after x's two dims
+  EXPECT_EQ(kiln_model_dim_symbol(&M, 1, 1), -1); // out of range
+  EXPECT_EQ(kiln_model_dim_symbol(&M, 2, 0), -1);
+  EXPECT_EQ(kiln_model_dim_symbol(nullptr, 0, 0), -1);
+  M.flags &= ~KILN_MODEL_RUNTIME_SIZES;
+  EXPECT_EQ(kiln_model_dim_symbol(&M, 0, 0), -1);
+}
+
 TEST(RuntimeSizes, InputsThatDisagreeOnASymbolFailNamingBoth) {
   kiln_model_info M = model();
   kiln_session *S = nullptr;

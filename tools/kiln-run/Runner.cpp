@@ -281,12 +281,9 @@ std::vector<HostValue> gatherInputs(const Options &Opts,
       HostTensor &T = Inputs.back().Tensor;
       T.Name = Shapes.inputs[I].name;
       T.DType = Shapes.inputs[I].dtype;
-      size_t First = 0;
-      for (int32_t J = 0; J < I; ++J)
-        First += Shapes.inputs[J].rank;
       for (int32_t D = 0; D < Shapes.inputs[I].rank; ++D) {
         int64_t Dim = Shapes.inputs[I].shape[D];
-        int32_t Sym = Shapes.input_dim_symbols[First + D];
+        int32_t Sym = kiln_model_dim_symbol(&Shapes, I, D);
         if (Sym >= 0) {
           auto It = Opts.Dims.find(Shapes.symbol_names[Sym]);
           Dim = It != Opts.Dims.end() ? It->second : Opts.Batch;

@@ -181,6 +181,11 @@ kiln_status kiln_model_output_shape(const kiln_model_info *model,
                                     int32_t num_inputs, int32_t index,
                                     int64_t *shape);
 int32_t kiln_model_has_runtime_sizes(const kiln_model_info *model);
+/* For a model with run-time sizes, the symbol (an index into its
+ * symbol_names) that sizes dimension `dim` of input `input`; -1 for a
+ * static dimension, any other model, or out of range. */
+int32_t kiln_model_dim_symbol(const kiln_model_info *model, int32_t input,
+                              int32_t dim);
 /* Shape variants (KILN_MODEL_SHAPE_VARIANTS): the compiled variant of
  * `model` that runs `inputs` (matched like kiln_session_run's), whose
  * shapes are all static: size output buffers with kiln_model_shape_at

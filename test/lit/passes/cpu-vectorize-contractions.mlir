@@ -635,3 +635,47 @@ func.func @reduction(%x: memref<4x16x16xf32>, %o: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A sum over the last dim of rows whose number is known only at run time
+// (LayerNorm's mean over a run-time batch): one loop over the rows around a
+// static block of one row, vectorized as above (the row's views fold into
+// the transfers).
+// CHECK-LABEL: func.func @reduction_runtime_rows
+// CHECK: %[[N:.*]] = memref.dim %arg0, %c0
+// CHECK: scf.for %[[I:.*]] = %c0 to %[[N]] step %c1
+// CHECK: vector.transfer_read %arg1[%[[I]], {{.*}} : memref<?x16xf32>, vector<1xf32>
+// CHECK: vector.transfer_read %arg0[%[[I]], {{.*}} : memref<?x16x64xf32>, vector<16xf32>
+// CHECK: vector.reduction <add>
+// CHECK-NOT: linalg.generic
+#rin = affine_map<(n, s, d) -> (n, s, d)>
+#rout = affine_map<(n, s, d) -> (n, s)>
+func.func @reduction_runtime_rows(%x: memref<?x16x64xf32>, %o: memref<?x16xf32>) {
+  linalg.generic {indexing_maps = [#rin, #rout], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<?x16x64xf32>) outs(%o : memref<?x16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A run-time size in the innermost loop (Softmax over a run-time sequence)
+// stays on the naive loops.
+// CHECK-LABEL: func.func @reduction_runtime_inner
+// CHECK-NOT: scf.for
+// CHECK: linalg.generic
+#qin = affine_map<(n, d) -> (n, d)>
+#qout = affine_map<(n, d) -> (n)>
+func.func @reduction_runtime_inner(%x: memref<16x?xf32>, %o: memref<16xf32>) {
+  linalg.generic {indexing_maps = [#qin, #qout], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x?xf32>) outs(%o : memref<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
