@@ -184,6 +184,8 @@ Value im2colConv(OpBuilder &b, Location loc, Value padded, Value w, Operation *o
   rows = select(sle(idx(kMinColumns), mul(rounded, ow1)), rounded, rows);
   Value whole = sle(mul(perRow, oh), idx(kWholeElements));
   Value rowsPerBlock = smax(idx(1), smin(oh, select(whole, oh, rows)));
+  bool direct =
+      kh == 1 && kw == 1 && win.strides[0] == 1 && win.strides[1] == 1;
   Value stepH = idx(win.strides[0]);
   Value spanExtra = idx(win.dilations[0] * (kh - 1) + 1 - win.strides[0]);
   auto perImage = b.create<scf::ForOp>(
@@ -219,24 +221,38 @@ Value im2colConv(OpBuilder &b, Location loc, Value padded, Value w, Operation *o
                 SmallVector<OpFoldResult> ones(4, gb.getIndexAttr(1));
                 Value xs = gb.create<tensor::ExtractSliceOp>(gl, sliceType, padded, xOff, xSize,
                                                              ones);
-                // Patches [icg, kh, kw, rows, ow], ow innermost (input rows
-                // read along).
-                auto patchType = RankedTensorType::get({icg, kh, kw, kDyn, kDyn}, elt);
-                Value patchInit = emptyTensor(gb, gl, patchType, ValueRange{rows, ow});
-                AffineMap xMap = AffineMap::get(
-                    5, 0,
-                    {d(0), d(3) * win.strides[0] + d(1) * win.dilations[0],
-                     d(4) * win.strides[1] + d(2) * win.dilations[1]},
-                    ctx);
-                auto gather = gb.create<linalg::GenericOp>(
-                    gl, TypeRange{patchType}, ValueRange{xs}, ValueRange{patchInit},
-                    ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(5, ctx)},
-                    SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
-                    [](OpBuilder &nb, Location yl, ValueRange a) {
-                      nb.create<linalg::YieldOp>(yl, a[0]);
-                    });
-                Value cols = gb.create<tensor::CollapseShapeOp>(
-                    gl, gather.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4}});
+                Value cols;
+                if (direct) {
+                  // A 1x1 stride-1 window reads the block's rows as they
+                  // lie: they are the patch matrix, no gather.
+                  cols = gb.create<tensor::CollapseShapeOp>(
+                      gl, xs, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+                } else {
+                  // Patches [icg, kh, kw, rows, ow], ow innermost (input rows
+                  // read along).
+                  auto patchType =
+                      RankedTensorType::get({icg, kh, kw, kDyn, kDyn}, elt);
+                  Value patchInit =
+                      emptyTensor(gb, gl, patchType, ValueRange{rows, ow});
+                  AffineMap xMap = AffineMap::get(
+                      5, 0,
+                      {d(0), d(3) * win.strides[0] + d(1) * win.dilations[0],
+                       d(4) * win.strides[1] + d(2) * win.dilations[1]},
+                      ctx);
+                  auto gather = gb.create<linalg::GenericOp>(
+                      gl, TypeRange{patchType}, ValueRange{xs},
+                      ValueRange{patchInit},
+                      ArrayRef<AffineMap>{
+                          xMap, AffineMap::getMultiDimIdentityMap(5, ctx)},
+                      SmallVector<utils::IteratorType>(
+                          5, utils::IteratorType::parallel),
+                      [](OpBuilder &nb, Location yl, ValueRange a) {
+                        nb.create<linalg::YieldOp>(yl, a[0]);
+                      });
+                  cols = gb.create<tensor::CollapseShapeOp>(
+                      gl, gather.getResult(0),
+                      ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4}});
+                }
                 Value wg = weights;
                 if (group)
                   wg = gb.create<tensor::ExtractSliceOp>(

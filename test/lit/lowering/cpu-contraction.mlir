@@ -98,3 +98,20 @@ func.func @conv_runtime(%x: tensor<?x3x?x?xf32>, %w: tensor<4x3x3x3xf32>, %b: te
   return %0 : tensor<?x4x?x?xf32>
 }
 }
+
+// -----
+
+// A 1x1 stride-1 Conv of run-time size reads the block's input rows as
+// they lie: the slice, collapsed, is the GEMM's patch matrix (no gather).
+// CHECK-LABEL: func.func @conv1x1_runtime
+// CHECK: %[[XS:.*]] = tensor.extract_slice %arg0[%{{.*}}, 0, %{{.*}}, 0] [1, 8, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<?x8x?x?xf32> to tensor<8x?x?xf32>
+// CHECK-NEXT: %[[COLS:.*]] = tensor.collapse_shape %[[XS]] {{\[\[}}0], [1, 2]] : tensor<8x?x?xf32> into tensor<8x?xf32>
+// CHECK-NEXT: tensor.extract_slice
+// CHECK-NEXT: linalg.generic {{.*}} ins(%{{.*}}, %[[COLS]] : tensor<16x8xf32>, tensor<8x?xf32>)
+module attributes {kiln.runtime_sizes = {}} {
+func.func @conv1x1_runtime(%x: tensor<?x8x?x?xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<?x16x?x?xf32> {
+  %none = onnx.NoValue
+  %0 = onnx.Conv(%x, %w, %none) : (tensor<?x8x?x?xf32>, tensor<16x8x1x1xf32>, none) -> tensor<?x16x?x?xf32>
+  return %0 : tensor<?x16x?x?xf32>
+}
+}
