@@ -25,6 +25,8 @@ runner itself broke (no corpus, no kiln, ...), or 77 when a
   run.py --update-docs                     full run: regenerate docs/ops.md
   run.py --profile                         also check every case's per-node trace
   run.py --symbolic-dims                   every input dim symbolic (run-time sizes)
+  run.py --shard I/N                       every N-th case from the I-th (0-based) of
+                                           the corpus's sorted cases, expect-pass too
 """
 import argparse
 import concurrent.futures as cf
@@ -450,6 +452,10 @@ def main():
     ap.add_argument("--all", action="store_true", help="all cases (the default)")
     ap.add_argument("--filter", help="only cases whose name matches this regex")
     ap.add_argument("--slice", help="only the cases listed in FILE")
+    ap.add_argument("--shard", metavar="I/N",
+                    help="only every N-th case of the corpus from the I-th (0-based), "
+                         "after --slice/--filter/--expect-pass: runs that split the "
+                         "cases between them")
     ap.add_argument("--expect-pass", metavar="FILE",
                     help="exit 1 if a case listed in FILE does not pass "
                          "(the listed cases are always run)")
@@ -489,7 +495,13 @@ def main():
     if len(all_cases) != total:
         raise SystemExit(f"run.py: corpus has {len(all_cases)} cases, stamp says {total}")
 
-    full = not (args.filter or args.slice)
+    shard = None
+    if args.shard:
+        m = re.fullmatch(r"(\d+)/(\d+)", args.shard)
+        if not m or not 0 <= int(m.group(1)) < int(m.group(2)):
+            raise SystemExit(f"run.py: --shard {args.shard}: expected I/N with 0 <= I < N")
+        shard = (int(m.group(1)), int(m.group(2)))
+    full = not (args.filter or args.slice or shard)
     if (args.write_passing or args.update_docs) and not full:
         raise SystemExit("run.py: --write-passing/--update-docs need a full run "
                          "(no --filter/--slice)")
@@ -510,6 +522,11 @@ def main():
         if not expect:
             raise SystemExit(f"run.py: {args.expect_pass} lists no cases")
         selected = sorted(set(selected) | (set(expect) & set(all_cases)))
+    if shard:
+        position = {c: i for i, c in enumerate(sorted(all_cases))}
+        mine = lambda c: c not in position or position[c] % shard[1] == shard[0]
+        selected = [c for c in selected if mine(c)]
+        expect = [c for c in expect if mine(c)]
     if not selected:
         raise SystemExit("run.py: no case selected")
 
@@ -550,7 +567,8 @@ def main():
     meta = {
         "onnx": onnx_version,
         "corpus_count": total,
-        "selection": "all" if full else {"filter": args.filter, "slice": args.slice},
+        "selection": "all" if full else {"filter": args.filter, "slice": args.slice,
+                                         "shard": args.shard},
         "symbolic_dims": args.symbolic_dims,
         "cases_run": n,
         "counts": counts,
