@@ -547,6 +547,13 @@ void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
 }
 
 
+/// A host generic on buffers with one output and no linalg.index: what
+/// the elementwise schedule and the blocks of run-time rows take.
+bool isHostBufferGeneric(linalg::GenericOp g) {
+  return g.hasPureBufferSemantics() && !g->hasAttr("kiln.device") &&
+         !g.hasIndexSemantics() && g.getNumDpsInits() == 1;
+}
+
 /// Whether `g` is an elementwise op or reduction worth vectorizing here:
 /// parallel loops, then possibly reduction loops (a sum over the last
 /// dims), static f32 operands each read along the innermost loop
@@ -555,8 +562,7 @@ void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
 /// count is short, and a reduction into a buffer that might alias its
 /// input stays a load-add-store chain.)
 bool isVectorizableElementwise(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.hasIndexSemantics() ||
-      g.getNumDpsInits() != 1 || g.getNumLoops() < 1)
+  if (!isHostBufferGeneric(g) || g.getNumLoops() < 1)
     return false;
   // Parallel loops first, then reductions.
   SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
@@ -603,8 +609,7 @@ bool isVectorizableElementwise(linalg::GenericOp g) {
 /// run-time size. Each operand indexes plain loop dims (or a broadcast 0),
 /// so a block of one along such a loop is a view of every operand.
 SmallVector<unsigned> runtimeOuterLoops(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
-      g.hasIndexSemantics() || g.getNumDpsInits() != 1 || g.getNumLoops() < 2)
+  if (!isHostBufferGeneric(g) || g.getNumLoops() < 2)
     return {};
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();

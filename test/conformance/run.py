@@ -504,7 +504,7 @@ def main():
     full = not (args.filter or args.slice or shard)
     if (args.write_passing or args.update_docs) and not full:
         raise SystemExit("run.py: --write-passing/--update-docs need a full run "
-                         "(no --filter/--slice)")
+                         "(no --filter/--slice/--shard)")
     selected = list(all_cases)
     if args.slice:
         wanted = read_list(args.slice)
