@@ -210,9 +210,14 @@ struct PartitionPass : public impl::PartitionBase<PartitionPass> {
       bool cpuCan = true, pinned = false;
       for (size_t k = i; k < j; ++k) {
         Operation *op = assigned[k].first;
+        // A size known only at run time counts as large: the session
+        // serves whatever batch or sequence comes, and a run-time size
+        // is rarely tiny.
         for (Type t : op->getResultTypes())
-          if (auto st = dyn_cast<RankedTensorType>(t); st && st.hasStaticShape())
-            largest = std::max(largest, st.getNumElements());
+          if (auto st = dyn_cast<RankedTensorType>(t))
+            largest =
+                std::max(largest, st.hasStaticShape() ? st.getNumElements()
+                                                      : minDeviceElements);
         std::string why;
         cpuCan &= cpu->canRun(op, why);
         pinned |= pins.nodes.count(nodeNameOf(op->getLoc())) ||

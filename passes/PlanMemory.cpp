@@ -274,10 +274,24 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       mb.create<func::FuncOp>(loc, kDynFreeFn, FunctionType::get(ctx, {i64, pointer}, {}))
           .setPrivate();
     }
+    // Device buffers of run-time size come from the running session's
+    // device allocator (the same first fit, in device memory).
+    if (llvm::any_of(allocs,
+                     [](Operation *a) { return isa<gpu::AllocOp>(a); }) &&
+        !module.lookupSymbol<func::FuncOp>(kDeviceDynAllocFn)) {
+      OpBuilder mb(module.getBodyRegion());
+      mb.create<func::FuncOp>(loc, kDeviceDynAllocFn,
+                              FunctionType::get(ctx, {i64}, {pointer}))
+          .setPrivate();
+      mb.create<func::FuncOp>(loc, kDeviceDynFreeFn,
+                              FunctionType::get(ctx, {pointer}, {}))
+          .setPrivate();
+    }
     Block &entry = func.getBody().front();
     OpBuilder eb(&entry, entry.begin());
     Value allocator = loadSlot(eb, loc, arena, KILN_ARENA_ALLOCATOR);
     for (Operation *alloc : allocs) {
+      bool device = isa<gpu::AllocOp>(alloc);
       auto t = cast<MemRefType>(alloc->getResult(0).getType());
       OpBuilder b(alloc);
       Location l = alloc->getLoc();
@@ -291,10 +305,17 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       }
       Value bytes64 = b.create<arith::IndexCastOp>(l, i64, bytes);
       Value base =
-          b.create<func::CallOp>(l, kDynAllocFn, pointer, ValueRange{allocator, bytes64})
-              .getResult(0);
-      Value view = b.create<memref::ViewOp>(l, t, base, b.create<arith::ConstantIndexOp>(l, 0),
-                                            alloc->getOperands());
+          device
+              ? b.create<func::CallOp>(l, kDeviceDynAllocFn, pointer, bytes64)
+                    .getResult(0)
+              : b.create<func::CallOp>(l, kDynAllocFn, pointer,
+                                       ValueRange{allocator, bytes64})
+                    .getResult(0);
+      ValueRange sizes = device
+                             ? cast<gpu::AllocOp>(alloc).getDynamicSizes()
+                             : cast<memref::AllocOp>(alloc).getDynamicSizes();
+      Value view = b.create<memref::ViewOp>(
+          l, t, base, b.create<arith::ConstantIndexOp>(l, 0), sizes);
       Value result = alloc->getResult(0);
       // The last use in the allocation's block, unless an alias leaves it.
       Block *block = alloc->getBlock();
@@ -302,7 +323,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       bool escapes = false;
       forEachAliasUse(result, [&](OpOperand &use) {
         Operation *user = use.getOwner();
-        if (isa<memref::DeallocOp>(user))
+        if (isa<memref::DeallocOp, gpu::DeallocOp>(user))
           return;
         Operation *anc = block->findAncestorOpInBlock(*user);
         if (!anc) {
@@ -313,14 +334,18 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
           last = anc;
       });
       for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
-        if (isa<memref::DeallocOp>(user))
+        if (isa<memref::DeallocOp, gpu::DeallocOp>(user))
           user->erase();
       result.replaceAllUsesWith(view);
       alloc->erase();
       if (escapes || !last || last->hasTrait<OpTrait::IsTerminator>())
         continue;
       OpBuilder fb(last->getBlock(), std::next(last->getIterator()));
-      fb.create<func::CallOp>(l, kDynFreeFn, TypeRange{}, ValueRange{allocator, base});
+      if (device)
+        fb.create<func::CallOp>(l, kDeviceDynFreeFn, TypeRange{}, base);
+      else
+        fb.create<func::CallOp>(l, kDynFreeFn, TypeRange{},
+                                ValueRange{allocator, base});
     }
   }
 
@@ -525,7 +550,8 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       // Allocations in branches (scf.if) and loop bodies get their own
       // bytes for the whole span of the top-level op. A loop's next
       // iteration reuses them, so none may be carried into it.
-      if (!t.hasStaticShape() && !device && runtimeSized && t.getLayout().isIdentity()) {
+      if (!t.hasStaticShape() && runtimeSized && t.getLayout().isIdentity() &&
+          !(device && device.getAsyncToken())) {
         dynamicAllocs.push_back(alloc);
         return WalkResult::advance();
       }

@@ -18,6 +18,10 @@ inline constexpr const char *kDeviceIOAttr = "kiln.device_io";
 /// Runtime entry points (libkiln_rt) that generated host code calls.
 inline constexpr const char *kDeviceArenaFn = "kilnDeviceArena";
 inline constexpr const char *kDeviceUploadOnceFn = "kilnDeviceUploadOnce";
+/// A device buffer of run-time size from the running session's device
+/// allocator, and its release (kiln-plan-memory).
+inline constexpr const char *kDeviceDynAllocFn = "kilnDeviceDynAlloc";
+inline constexpr const char *kDeviceDynFreeFn = "kilnDeviceDynFree";
 
 void registerCudaProvider();
 

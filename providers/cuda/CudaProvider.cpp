@@ -6,19 +6,62 @@
 // on the device, inserts the transfers and maps them to GPU kernels.
 //
 //===----------------------------------------------------------------------===//
-#include "providers/Provider.h"
 #include "dialects/onnx/OnnxDialect.h"
+#include "dialects/onnx/OnnxOps.h"
+#include "providers/Provider.h"
 #include "providers/cpu/OnnxToLinalg.h"
 #include "providers/cuda/Cuda.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 
 namespace kiln {
 namespace {
+
+/// A small integer tensor of static shape: what shape arithmetic yields.
+bool isShapeSized(Type t) {
+  auto st = dyn_cast<RankedTensorType>(t);
+  return st && st.hasStaticShape() && st.getNumElements() <= 64 &&
+         isa<IntegerType>(st.getElementType());
+}
+
+/// Whether `op` computes on shapes only: its results are small integer
+/// tensors derived from Shape or Size (through constants and other such
+/// ops). With run-time sizes these subgraphs feed Reshape, Expand or Slice
+/// on the host; on the device each would cost a copy back and a sync.
+bool computesShapes(Operation *op) {
+  if (op->getNumResults() == 0 ||
+      !llvm::all_of(op->getResultTypes(), isShapeSized))
+    return false;
+  bool fromShape = false;
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  SmallVector<Operation *> work{op};
+  while (!work.empty()) {
+    Operation *cur = work.pop_back_val();
+    if (!seen.insert(cur).second)
+      continue;
+    if (seen.size() > 64)
+      return false;
+    if (isa<onnx::ShapeOp, onnx::SizeOp>(cur)) {
+      fromShape = true;
+      continue;
+    }
+    if (isa<onnx::ConstantOp, onnx::NoValueOp>(cur))
+      continue;
+    if (!llvm::all_of(cur->getResultTypes(), isShapeSized))
+      return false;
+    for (Value v : cur->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        return false;
+      work.push_back(def);
+    }
+  }
+  return fromShape;
+}
 
 class CudaProvider final : public Provider {
 public:
@@ -27,24 +70,16 @@ public:
   bool runsOnHostThread() const override { return false; }
 
   bool canRun(Operation *op, std::string &why) const override {
-    StringRef name = op->getName().getStringRef();
     // Constants and shape-only ops stay with the host: their data is tiny
     // and a transfer would cost more than the work.
-    static const llvm::StringSet<> hostOnly = {
-        "onnx.Constant", "onnx.NoValue", "onnx.Shape", "onnx.Size",
-        "onnx.ConstantOfShape", "onnx.Range", "onnx.If", "onnx.Loop"};
-    if (hostOnly.contains(name)) {
+    if (isa<onnx::ConstantOp, onnx::NoValueOp, onnx::ShapeOp, onnx::SizeOp,
+            onnx::ConstantOfShapeOp, onnx::RangeOp, onnx::IfOp, onnx::LoopOp>(
+            op)) {
       why = "kept on the host (shape or control op)";
       return false;
     }
-    // Kernels and device buffers are laid out at compile time.
-    auto dynamic = [](Type t) {
-      auto shaped = dyn_cast<ShapedType>(t);
-      return shaped && !shaped.hasStaticShape();
-    };
-    if (llvm::any_of(op->getOperandTypes(), dynamic) ||
-        llvm::any_of(op->getResultTypes(), dynamic)) {
-      why = "kept on the host (dynamic shape)";
+    if (computesShapes(op)) {
+      why = "kept on the host (shape computation)";
       return false;
     }
     // A string is a host pointer, compared with the C library's strcmp;

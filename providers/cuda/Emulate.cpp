@@ -277,7 +277,8 @@ struct CudaEmulatePass : public impl::CudaEmulateBase<CudaEmulatePass> {
     for (Operation *op : ops) {
       OpBuilder b(op);
       if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
-        Value host = b.create<memref::AllocOp>(op->getLoc(), alloc.getType());
+        Value host = b.create<memref::AllocOp>(op->getLoc(), alloc.getType(),
+                                               alloc.getDynamicSizes());
         alloc.getMemref().replaceAllUsesWith(host);
         op->erase();
       } else if (isa<gpu::DeallocOp>(op)) {

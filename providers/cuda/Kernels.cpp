@@ -20,6 +20,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
@@ -59,16 +60,23 @@ struct KernelBuilder {
     return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, idx(y));
   }
   Value both(Value x, Value y) { return b.create<arith::AndIOp>(loc, x, y); }
+  /// A size: a constant made here, or the value the host computed.
+  Value get(OpFoldResult v) {
+    return getValueOrCreateConstantIndexOp(b, loc, v);
+  }
+  Value lt(Value x, OpFoldResult y) {
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, get(y));
+  }
 
   /// Splits `lin` row-major over `dims` (increasing loop dims) into `iv`.
-  void delinearize(Value lin, ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges,
-                   SmallVectorImpl<Value> &iv) {
+  void delinearize(Value lin, ArrayRef<unsigned> dims,
+                   ArrayRef<OpFoldResult> sizes, SmallVectorImpl<Value> &iv) {
     for (unsigned i = dims.size(); i-- > 0;) {
       if (i == 0) {
         iv[dims[i]] = lin;
         break;
       }
-      Value r = idx(ranges[dims[i]]);
+      Value r = get(sizes[dims[i]]);
       iv[dims[i]] = b.create<arith::RemUIOp>(loc, lin, r);
       lin = b.create<arith::DivUIOp>(loc, lin, r);
     }
@@ -113,16 +121,76 @@ bool suitsKernel(linalg::GenericOp op) {
          llvm::all_of(op->getOperandTypes(),
                       [](Type t) { return isa<MemRefType>(t); }) &&
          op.getBody()->getOps<linalg::IndexOp>().empty() &&
-         !ShapedType::isDynamicShape(op.getStaticLoopRanges()) &&
          op.getIndexingMapsArray().back().isProjectedPermutation();
 }
 
+/// The product of `dims`' static sizes; kDynamic if one is known only at
+/// run time (then the kernel takes it as an argument).
 int64_t product(ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges) {
   int64_t p = 1;
-  for (unsigned d : dims)
+  for (unsigned d : dims) {
+    if (ShapedType::isDynamic(ranges[d]))
+      return ShapedType::kDynamic;
     p *= ranges[d];
+  }
   return p;
 }
+
+/// Whether a static size is below `bound`; a run-time size is taken to be
+/// large (the kernel guards its edges either way).
+bool staticBelow(int64_t size, int64_t bound) {
+  return !ShapedType::isDynamic(size) && size < bound;
+}
+bool staticAbove(int64_t size, int64_t bound) {
+  return !ShapedType::isDynamic(size) && size > bound;
+}
+
+/// (x + y - 1) / y; arith.ceildivui would need arith-expand, which the
+/// host pipeline does not run.
+Value ceilDivUI(OpBuilder &b, Location loc, Value x, int64_t y) {
+  Value sum = b.create<arith::AddIOp>(
+      loc, x, b.create<arith::ConstantIndexOp>(loc, y - 1));
+  return b.create<arith::DivUIOp>(loc, sum,
+                                  b.create<arith::ConstantIndexOp>(loc, y));
+}
+
+/// Sizes computed on the host before a launch, folded where static.
+struct HostSizes {
+  OpBuilder &b;
+  Location loc;
+  SmallVector<OpFoldResult> loops;
+
+  HostSizes(OpBuilder &b, linalg::GenericOp op) : b(b), loc(op.getLoc()) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<Range> dynamic;
+    if (ShapedType::isDynamicShape(ranges))
+      dynamic =
+          cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc);
+    for (auto [d, r] : llvm::enumerate(ranges))
+      loops.push_back(ShapedType::isDynamic(r) ? dynamic[d].size
+                                               : b.getIndexAttr(r));
+  }
+  OpFoldResult mul(OpFoldResult x, OpFoldResult y) {
+    auto cx = getConstantIntValue(x), cy = getConstantIntValue(y);
+    if (cx && cy)
+      return b.getIndexAttr(*cx * *cy);
+    return b
+        .create<arith::MulIOp>(loc, getValueOrCreateConstantIndexOp(b, loc, x),
+                               getValueOrCreateConstantIndexOp(b, loc, y))
+        .getResult();
+  }
+  OpFoldResult product(ArrayRef<unsigned> dims) {
+    OpFoldResult p = b.getIndexAttr(1);
+    for (unsigned d : dims)
+      p = mul(p, loops[d]);
+    return p;
+  }
+  OpFoldResult ceilDiv(OpFoldResult x, int64_t y) {
+    if (auto cx = getConstantIntValue(x))
+      return b.getIndexAttr(llvm::divideCeil(*cx, y));
+    return ceilDivUI(b, loc, getValueOrCreateConstantIndexOp(b, loc, x), y);
+  }
+};
 
 MemRefType sharedType(ArrayRef<int64_t> shape, Type element,
                       gpu::AddressSpace space) {
@@ -160,9 +228,10 @@ std::optional<Contraction> analyzeContraction(linalg::GenericOp op) {
   c.numM = product(c.m, ranges);
   c.numN = product(c.n, ranges);
   c.numK = product(c.k, ranges);
-  if (c.k.empty() || c.numM < kMinContractionDim ||
-      c.numN < kMinContractionDim || c.numBatch > kMaxGridYZ ||
-      llvm::divideCeil(c.numM, kTile) > kMaxGridYZ)
+  if (c.k.empty() || staticBelow(c.numM, kMinContractionDim) ||
+      staticBelow(c.numN, kMinContractionDim) ||
+      staticAbove(c.numBatch, kMaxGridYZ) ||
+      staticAbove(c.numM, kMaxGridYZ * kTile))
     return std::nullopt;
   return c;
 }
@@ -186,7 +255,13 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op,
   Location loc = op.getLoc();
   KernelBuilder kb{rw, loc};
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // Sizes known only at run time are computed here, before the launch.
+  HostSizes host(rw, op);
+  ArrayRef<OpFoldResult> sizes = host.loops;
+  OpFoldResult numM = host.product(c.m), numN = host.product(c.n),
+               numK = host.product(c.k), numBatch = host.product(c.batch);
+  OpFoldResult gridX = host.ceilDiv(numN, kTile),
+               gridY = host.ceilDiv(numM, kTile);
   Value operands[2] = {op.getDpsInputs()[0], op.getDpsInputs()[1]};
   Value out = op.getDpsInits()[0];
   auto elementOf = [](Value v) {
@@ -195,10 +270,8 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op,
   Type accType = elementOf(out);
 
   auto launch = rw.create<gpu::LaunchOp>(
-      loc, kb.idx(llvm::divideCeil(c.numN, kTile)),
-      kb.idx(llvm::divideCeil(c.numM, kTile)), kb.idx(c.numBatch),
-      kb.idx(kThreads), kb.idx(kThreads), kb.idx(1), Value(), Type(),
-      ValueRange(),
+      loc, kb.get(gridX), kb.get(gridY), kb.get(numBatch), kb.idx(kThreads),
+      kb.idx(kThreads), kb.idx(1), Value(), Type(), ValueRange(),
       TypeRange{sharedType({kTileK, kTile + kPad}, elementOf(operands[0]),
                            gpu::AddressSpace::Workgroup),
                 sharedType({kTileK, kTile + kPad}, elementOf(operands[1]),
@@ -215,15 +288,15 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op,
                     launch.getWorkgroupAttributions()[1]};
   Value acc = launch.getPrivateAttributions()[0];
   Value zero = kb.idx(0);
-  SmallVector<Value> base(ranges.size(), zero);
+  SmallVector<Value> base(sizes.size(), zero);
   if (!c.batch.empty())
-    kb.delinearize(launch.getBlockIds().z, c.batch, ranges, base);
+    kb.delinearize(launch.getBlockIds().z, c.batch, sizes, base);
   // Tile origins: rows (m) along block y, columns (n) along block x.
   Value origin[2] = {kb.mul(launch.getBlockIds().y, kTile),
                      kb.mul(launch.getBlockIds().x, kTile)};
   Value tid = kb.add(kb.mul(ty, kThreads), tx);
   ArrayRef<unsigned> rowDims[2] = {c.m, c.n};
-  int64_t rows[2] = {c.numM, c.numN};
+  OpFoldResult rows[2] = {numM, numN};
 
   // Output (i, j) of this thread, and whether it exists.
   auto row = [&](int64_t i) {
@@ -237,10 +310,10 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op,
         for (int64_t i = 0; i < kMicro; ++i)
           for (int64_t j = 0; j < kMicro; ++j) {
             Value m = row(i), n = col(j);
-            kb.ifThen(kb.both(kb.lt(m, c.numM), kb.lt(n, c.numN)), [&] {
+            kb.ifThen(kb.both(kb.lt(m, numM), kb.lt(n, numN)), [&] {
               SmallVector<Value> iv = base;
-              kb.delinearize(m, c.m, ranges, iv);
-              kb.delinearize(n, c.n, ranges, iv);
+              kb.delinearize(m, c.m, sizes, iv);
+              kb.delinearize(n, c.n, sizes, iv);
               SmallVector<Value> at = kb.indices(maps[2], iv);
               fn(i, j, at);
             });
@@ -261,8 +334,10 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op,
   });
 
   // The reduction, one staged tile of 16 steps at a time.
-  auto ktLoop = rw.create<scf::ForOp>(
-      loc, zero, kb.idx(llvm::divideCeil(c.numK, kTileK)), kb.idx(1));
+  Value kTiles = ShapedType::isDynamic(c.numK)
+                     ? ceilDivUI(rw, loc, kb.get(numK), kTileK)
+                     : kb.idx(llvm::divideCeil(c.numK, kTileK));
+  auto ktLoop = rw.create<scf::ForOp>(loc, zero, kTiles, kb.idx(1));
   rw.setInsertionPoint(ktLoop.getBody()->getTerminator());
   Value k0 = kb.mul(ktLoop.getInductionVar(), kTileK);
   for (int operand = 0; operand < 2; ++operand) {
@@ -276,12 +351,12 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op,
       Value kk = kFast ? minor : major, rr = kFast ? major : minor;
       Value rowIdx = kb.add(origin[operand], rr), k = kb.add(k0, kk);
       auto load = rw.create<scf::IfOp>(
-          loc, kb.both(kb.lt(rowIdx, rows[operand]), kb.lt(k, c.numK)),
+          loc, kb.both(kb.lt(rowIdx, rows[operand]), kb.lt(k, numK)),
           [&](OpBuilder &b, Location l) {
             KernelBuilder inner{b, l};
             SmallVector<Value> iv = base;
-            inner.delinearize(rowIdx, rowDims[operand], ranges, iv);
-            inner.delinearize(k, c.k, ranges, iv);
+            inner.delinearize(rowIdx, rowDims[operand], sizes, iv);
+            inner.delinearize(k, c.k, sizes, iv);
             Value v = b.create<memref::LoadOp>(
                 l, operands[operand], inner.indices(maps[operand], iv));
             b.create<scf::YieldOp>(l, v);
@@ -296,9 +371,9 @@ void buildContraction(RewriterBase &rw, linalg::GenericOp op,
   }
   rw.create<gpu::BarrierOp>(loc);
   Value steps = kb.idx(kTileK);
-  if (c.numK % kTileK)
+  if (ShapedType::isDynamic(c.numK) || c.numK % kTileK)
     steps = rw.create<arith::MinSIOp>(
-        loc, steps, rw.create<arith::SubIOp>(loc, kb.idx(c.numK), k0));
+        loc, steps, rw.create<arith::SubIOp>(loc, kb.get(numK), k0));
   SmallVector<Value> accs;
   for (int64_t i = 0; i < kMicro; ++i)
     for (int64_t j = 0; j < kMicro; ++j)
@@ -387,8 +462,8 @@ std::optional<Reduction> analyzeReduction(linalg::GenericOp op) {
         .push_back(d);
   r.numOutputs = product(r.parallel, ranges);
   r.numReduced = product(r.reduced, ranges);
-  if (r.reduced.empty() || r.numReduced < kMinReduction ||
-      r.numOutputs > std::numeric_limits<int32_t>::max())
+  if (r.reduced.empty() || staticBelow(r.numReduced, kMinReduction) ||
+      staticAbove(r.numOutputs, std::numeric_limits<int32_t>::max()))
     return std::nullopt;
   // A warp's reads must be adjacent in memory: its threads take consecutive
   // reduction steps when each input that varies along the reduction has a
@@ -420,7 +495,12 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op,
   Location loc = op.getLoc();
   KernelBuilder kb{rw, loc};
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  HostSizes host(rw, op);
+  ArrayRef<OpFoldResult> sizes = host.loops;
+  // With a run-time reduction length, lanes past its end hold no partial
+  // result: they load nothing and the tree skips them.
+  bool runtimeSteps = ShapedType::isDynamic(r.numReduced);
+  OpFoldResult numReduced = host.product(r.reduced);
   Value out = op.getDpsInits()[0];
   Type accType = cast<MemRefType>(out.getType()).getElementType();
   // Per block: `cols` adjacent outputs along the fast dim (1 when the
@@ -428,18 +508,20 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op,
   int64_t cols = r.fast ? kColumns : 1;
   int64_t lanes =
       r.fast ? kColumnLanes
-             : std::min<int64_t>(kReduceThreads,
-                                 llvm::bit_floor(uint64_t(r.numReduced)));
+      : runtimeSteps
+          ? kReduceThreads
+          : std::min<int64_t>(kReduceThreads,
+                              llvm::bit_floor(uint64_t(r.numReduced)));
   SmallVector<unsigned> others;
   for (unsigned d : r.parallel)
     if (!r.fast || d != *r.fast)
       others.push_back(d);
-  int64_t fastSize = r.fast ? ranges[*r.fast] : 1;
-  int64_t chunks = llvm::divideCeil(fastSize, cols);
-  int64_t blocks = product(others, ranges) * chunks;
+  OpFoldResult fastSize = r.fast ? sizes[*r.fast] : rw.getIndexAttr(1);
+  OpFoldResult chunks = host.ceilDiv(fastSize, cols);
+  OpFoldResult blocks = host.mul(host.product(others), chunks);
 
   auto launch = rw.create<gpu::LaunchOp>(
-      loc, kb.idx(blocks), kb.idx(1), kb.idx(1), kb.idx(r.fast ? cols : lanes),
+      loc, kb.get(blocks), kb.idx(1), kb.idx(1), kb.idx(r.fast ? cols : lanes),
       kb.idx(r.fast ? lanes : 1), kb.idx(1), Value(), Type(), ValueRange(),
       TypeRange{
           sharedType({lanes, cols}, accType, gpu::AddressSpace::Workgroup)},
@@ -451,20 +533,21 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op,
   Value lane = r.fast ? launch.getThreadIds().y : launch.getThreadIds().x;
   Value col = r.fast ? launch.getThreadIds().x : kb.idx(0);
   Value partials = launch.getWorkgroupAttributions()[0];
-  SmallVector<Value> base(ranges.size(), kb.idx(0));
+  SmallVector<Value> base(sizes.size(), kb.idx(0));
   Value bid = launch.getBlockIds().x;
   // This thread's output; past the fast dim's end, a thread reads the last
   // output's data (so it can join the barriers) and stores nothing.
   Value valid;
   if (r.fast) {
-    Value chunk = rw.create<arith::RemUIOp>(loc, bid, kb.idx(chunks));
-    kb.delinearize(rw.create<arith::DivUIOp>(loc, bid, kb.idx(chunks)), others,
-                   ranges, base);
+    Value chunk = rw.create<arith::RemUIOp>(loc, bid, kb.get(chunks));
+    kb.delinearize(rw.create<arith::DivUIOp>(loc, bid, kb.get(chunks)), others,
+                   sizes, base);
     Value f = kb.add(kb.mul(chunk, cols), col);
     valid = kb.lt(f, fastSize);
-    base[*r.fast] = rw.create<arith::MinUIOp>(loc, f, kb.idx(fastSize - 1));
+    Value last = rw.create<arith::SubIOp>(loc, kb.get(fastSize), kb.idx(1));
+    base[*r.fast] = rw.create<arith::MinUIOp>(loc, f, last);
   } else {
-    kb.delinearize(bid, r.parallel, ranges, base);
+    kb.delinearize(bid, r.parallel, sizes, base);
   }
 
   Block &generic = *op.getBody();
@@ -478,18 +561,33 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op,
   auto xAt = [&](OpBuilder &b, Location l, Value k) {
     KernelBuilder inner{b, l};
     SmallVector<Value> iv = base;
-    inner.delinearize(k, r.reduced, ranges, iv);
+    inner.delinearize(k, r.reduced, sizes, iv);
     SmallVector<Value> args;
     for (OpOperand *in : op.getDpsInputOperands())
       args.push_back(b.create<memref::LoadOp>(
           l, in->get(), inner.indices(maps[in->getOperandNumber()], iv)));
     return cloneBody(b, generic, args, r.combine).lookupOrDefault(r.x);
   };
-  // Each lane combines steps lane, lane + lanes, ... (lanes <= steps, so
-  // every lane has a first one).
-  Value first = xAt(rw, loc, lane);
+  // Each lane combines steps lane, lane + lanes, ... (with static sizes
+  // lanes <= steps, so every lane has a first one).
+  Value first;
+  if (runtimeSteps) {
+    first = rw.create<scf::IfOp>(
+                  loc, kb.lt(lane, numReduced),
+                  [&](OpBuilder &b, Location l) {
+                    b.create<scf::YieldOp>(l, xAt(b, l, lane));
+                  },
+                  [&](OpBuilder &b, Location l) {
+                    b.create<scf::YieldOp>(
+                        l, ValueRange{b.create<arith::ConstantOp>(
+                               l, b.getZeroAttr(accType))});
+                  })
+                .getResult(0);
+  } else {
+    first = xAt(rw, loc, lane);
+  }
   auto strided = rw.create<scf::ForOp>(
-      loc, kb.add(lane, kb.idx(lanes)), kb.idx(r.numReduced), kb.idx(lanes),
+      loc, kb.add(lane, kb.idx(lanes)), kb.get(numReduced), kb.idx(lanes),
       ValueRange{first},
       [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
         b.create<scf::YieldOp>(l, combine(b, acc[0], xAt(b, l, k)));
@@ -498,7 +596,10 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op,
                              ValueRange{lane, col});
   rw.create<gpu::BarrierOp>(loc);
   for (int64_t s = lanes / 2; s >= 1; s /= 2) {
-    kb.ifThen(kb.lt(lane, s), [&] {
+    Value pair = kb.lt(lane, s);
+    if (runtimeSteps)
+      pair = kb.both(pair, kb.lt(kb.add(lane, kb.idx(s)), numReduced));
+    kb.ifThen(pair, [&] {
       Value mine =
           rw.create<memref::LoadOp>(loc, partials, ValueRange{lane, col});
       Value other = rw.create<memref::LoadOp>(
@@ -508,7 +609,10 @@ void buildReduction(RewriterBase &rw, linalg::GenericOp op,
     });
     rw.create<gpu::BarrierOp>(loc);
   }
+  // Over no steps at all, the output keeps its initial value.
   Value first0 = kb.lt(lane, 1);
+  if (runtimeSteps)
+    first0 = kb.both(first0, kb.lt(kb.idx(0), numReduced));
   kb.ifThen(valid ? kb.both(first0, valid) : first0, [&] {
     SmallVector<Value> at = kb.indices(maps.back(), base);
     Value init = rw.create<memref::LoadOp>(loc, out, at);

@@ -167,7 +167,7 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       bool planned = op->getBlock() == &entry &&
                      llvm::all_of(rootsUsedBy(op), [](const RootUse &u) {
                        auto t = cast<MemRefType>(u.root.getType());
-                       return t.hasStaticShape() && t.getLayout().isIdentity();
+                       return t.getLayout().isIdentity();
                      });
       if (!planned)
         op->removeAttr(kCudaDeviceAttr);
@@ -182,7 +182,11 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
         auto type = dyn_cast<MemRefType>(arg.getType());
         if (!type)
           continue;
-        Value host = b.create<memref::AllocOp>(func.getLoc(), type);
+        SmallVector<Value> sizes;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            sizes.push_back(b.create<memref::DimOp>(func.getLoc(), arg, d));
+        Value host = b.create<memref::AllocOp>(func.getLoc(), type, sizes);
         arg.replaceAllUsesWith(host);
         BufferState s;
         s.device = arg;
@@ -238,8 +242,9 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       if (alloc && !hostRoots.contains(root)) {
         // Only device ops touch it: the buffer lives on the device alone.
         b.setInsertionPoint(alloc);
-        auto dev = b.create<gpu::AllocOp>(alloc.getLoc(), type, Type(), ValueRange(),
-                                          ValueRange(), ValueRange(), false);
+        auto dev = b.create<gpu::AllocOp>(alloc.getLoc(), type, Type(),
+                                          ValueRange(), alloc.getDynamicSizes(),
+                                          ValueRange(), false);
         alloc.getResult().replaceAllUsesWith(dev.getMemref());
         alloc.erase();
         s.device = dev.getMemref();
@@ -250,9 +255,22 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
         toFree.push_back(s.device);
         return state[s.device];
       }
-      b.setInsertionPointToStart(&entry);
-      auto dev = b.create<gpu::AllocOp>(func.getLoc(), type, Type(), ValueRange(),
-                                        ValueRange(), ValueRange(), false);
+      // A twin of run-time size follows its root, whose sizes it takes.
+      SmallVector<Value> sizes;
+      if (type.hasStaticShape()) {
+        b.setInsertionPointToStart(&entry);
+      } else {
+        if (Operation *def = root.getDefiningOp())
+          b.setInsertionPointAfter(def);
+        else
+          b.setInsertionPointToStart(&entry);
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            sizes.push_back(b.create<memref::DimOp>(func.getLoc(), root, d));
+      }
+      auto dev =
+          b.create<gpu::AllocOp>(func.getLoc(), type, Type(), ValueRange(),
+                                 sizes, ValueRange(), false);
       s.device = dev.getMemref();
       if (isConstantGlobal(root)) {
         // Lives for the whole session: no dealloc. Uploaded before any
@@ -429,9 +447,11 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
       // Up to 256 threads along the contiguous dim (now loop 0): all of a
       // short dim, else 256 with a guarded last block.
       SmallVector<int64_t> tiles(numParallel, 1);
-      tiles.front() = std::min<int64_t>(256, ranges[0]);
+      bool runtimeSize = ShapedType::isDynamic(ranges[0]);
+      tiles.front() = runtimeSize ? 256 : std::min<int64_t>(256, ranges[0]);
       auto [outer, inner] =
-          scf::tileParallelLoop(par, tiles, /*noMinMaxBounds=*/ranges[0] % tiles.front() == 0);
+          scf::tileParallelLoop(par, tiles, /*noMinMaxBounds=*/!runtimeSize &&
+                                                ranges[0] % tiles.front() == 0);
       outer->setAttr(kDeviceLoopAttr, rewriter.getUnitAttr());
     }
     foldTileBounds(func);

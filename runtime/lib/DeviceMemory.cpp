@@ -34,6 +34,22 @@ DeviceMemory *current(const char *Fn) {
   return Current;
 }
 
+// The device allocator's memory (see DynAllocator::Backing).
+void *deviceAllocate(uint64_t Bytes) {
+  const DriverApi *D = driver();
+  CUdeviceptr P = 0;
+  if (!D ||
+      failed(D->cuMemAlloc(&P, static_cast<size_t>(Bytes)),
+             "kilnDeviceDynAlloc",
+             ("cuMemAlloc of " + std::to_string(Bytes) + " bytes").c_str()))
+    return nullptr;
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(P));
+}
+void deviceRelease(void *Ptr) {
+  if (const DriverApi *D = driver())
+    D->cuMemFree(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(Ptr)));
+}
+
 } // namespace
 
 namespace kiln::rt::cuda {
@@ -97,12 +113,17 @@ void endTimedWork(void *Token, CUstream Stream, const char *Name, int32_t Kind,
 }
 
 void endDeviceRun() {
+  DeviceMemory *M = Current;
   Current = nullptr;
   const DriverApi *D = driver();
   if (!D)
     return;
   if (CUresult R = D->cuCtxSynchronize())
     recordError("device work of the run failed: " + errorString(R));
+  // The run's device work is done: its buffers of run-time size are free,
+  // and memory a run needed beyond the block can go.
+  if (M && M->Dyn)
+    M->Dyn->reset();
   if (!Profile.Profiler)
     return;
   for (TimedWork &W : Profile.Work) {
@@ -144,7 +165,7 @@ void *stagingBuffer(DeviceMemory &M, uint64_t Bytes) {
 }
 
 void releaseDeviceMemory(DeviceMemory &M) {
-  if (!M.Arena && !M.Stream && !M.PinnedHost && !M.Staging)
+  if (!M.Arena && !M.Stream && !M.PinnedHost && !M.Staging && !M.Dyn)
     return;
   std::string Why;
   if (const DriverApi *D = driver(&Why); D && makeContextCurrent()) {
@@ -156,6 +177,7 @@ void releaseDeviceMemory(DeviceMemory &M) {
       D->cuMemHostUnregister(M.PinnedHost);
     if (M.Staging)
       D->cuMemFreeHost(M.Staging);
+    M.Dyn.reset();
   }
   M = DeviceMemory{};
 }
@@ -197,6 +219,24 @@ KILN_RT_EXPORT void *kilnDeviceArena(int64_t Bytes) {
     M->ArenaBytes = static_cast<uint64_t>(Bytes);
   }
   return reinterpret_cast<void *>(static_cast<uintptr_t>(M->Arena));
+}
+
+// A device buffer of `Bytes` for the running session (64-byte aligned),
+// from memory it keeps from run to run; ends the run if there is none.
+KILN_RT_EXPORT void *kilnDeviceDynAlloc(int64_t Bytes) {
+  DeviceMemory *M = current("kilnDeviceDynAlloc");
+  if (!M || Bytes < 0 || !ready("kilnDeviceDynAlloc"))
+    kilnRunFailed();
+  if (!M->Dyn)
+    M->Dyn = std::make_unique<kiln::rt::DynAllocator>(
+        kiln::rt::DynAllocator::Backing{deviceAllocate, deviceRelease});
+  return M->Dyn->allocate(static_cast<uint64_t>(Bytes));
+}
+
+// Gives a buffer back; later work on the session's one stream may reuse it.
+KILN_RT_EXPORT void kilnDeviceDynFree(void *Ptr) {
+  if (Current && Current->Dyn)
+    Current->Dyn->release(Ptr);
 }
 
 // Copies a constant to its place in the device arena, unless the session's

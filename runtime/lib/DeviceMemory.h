@@ -8,10 +8,12 @@
 #define KILN_RUNTIME_DEVICEMEMORY_H
 
 #include "CudaDriver.h"
+#include "RuntimeSizes.h"
 
 #include "kiln/kiln_rt.h"
 
 #include <cstdint>
+#include <memory>
 
 namespace kiln::rt::cuda {
 
@@ -31,6 +33,9 @@ struct DeviceMemory {
   // grown on demand): their copies are then asynchronous DMA too.
   void *Staging = nullptr;
   uint64_t StagingBytes = 0;
+  // Device buffers of run-time size (kilnDeviceDynAlloc): made on first
+  // use, grown between runs to the most a run needed.
+  std::unique_ptr<DynAllocator> Dyn;
 };
 
 /// Pinned host memory of at least `Bytes` for staging a run's inputs and

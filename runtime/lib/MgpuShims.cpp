@@ -275,6 +275,20 @@ KILN_MGPU_EXPORT void mgpuLaunchKernel(CUfunction Function, intptr_t GridX,
     recordError("mgpuLaunchKernel: launch dimensions out of range");
     return;
   }
+  // A grid computed from a run-time size of zero: nothing to do (CUDA
+  // would refuse the launch).
+  if (!G[0] || !G[1] || !G[2])
+    return;
+  // Grids sized at run time can pass the device's limit on y and z.
+  if (G[1] > 65535 || G[2] > 65535) {
+    recordError(
+        "mgpuLaunchKernel: kernel " + std::string(kernelName(Function)) +
+        " needs a grid of " + std::to_string(G[0]) + "x" +
+        std::to_string(G[1]) + "x" + std::to_string(G[2]) +
+        " blocks, beyond CUDA's 65535 along y and z (sizes this large are "
+        "not supported on the device yet)");
+    return;
+  }
   void *Timed = beginTimedWork(Stream);
   failed(D->cuLaunchKernel(Function, G[0], G[1], G[2], B[0], B[1], B[2],
                            static_cast<unsigned>(Smem), Stream, Params, Extra),

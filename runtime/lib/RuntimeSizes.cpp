@@ -204,9 +204,17 @@ void RunSizes::store(const kiln_model_info &M, void *Arena) const {
       put(M.outputs[I], Outputs[I]);
 }
 
+namespace {
+void *hostAllocate(uint64_t Bytes) { return std::aligned_alloc(64, Bytes); }
+void hostRelease(void *Ptr) { std::free(Ptr); }
+} // namespace
+
+DynAllocator::DynAllocator() : Memory{hostAllocate, hostRelease} {}
+
 DynAllocator::~DynAllocator() {
   reset();
-  std::free(Block);
+  if (Block)
+    Memory.Release(Block);
 }
 
 void *DynAllocator::allocate(uint64_t Bytes) {
@@ -226,7 +234,7 @@ void *DynAllocator::allocate(uint64_t Bytes) {
     return Block + Offset;
   }
   // Beyond the block: memory of its own this run; the block grows after.
-  void *P = std::aligned_alloc(64, Size);
+  void *P = Memory.Allocate(Size);
   if (!P)
     kilnRunFailed();
   Overflow.push_back(P);
@@ -251,13 +259,14 @@ void DynAllocator::release(void *Ptr) {
 void DynAllocator::reset() {
   bool Grow = !Overflow.empty();
   for (void *P : Overflow)
-    std::free(P);
+    Memory.Release(P);
   Overflow.clear();
   Used.clear();
   InUse = 0;
   if (Grow && Peak > Capacity) {
-    std::free(Block);
-    Block = static_cast<char *>(std::aligned_alloc(64, Peak));
+    if (Block)
+      Memory.Release(Block);
+    Block = static_cast<char *>(Memory.Allocate(Peak));
     Capacity = Block ? Peak : 0;
   }
   Peak = 0;

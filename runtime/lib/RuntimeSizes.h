@@ -49,10 +49,18 @@ private:
 
 /// Memory for the buffers of run-time size of one session's runs: first
 /// fit in one block, which grows (between runs) to the most a run needed,
-/// so that runs at sizes seen before do not allocate.
+/// so that runs at sizes seen before do not allocate. Host memory by
+/// default; a session's CUDA partitions get one over device memory (the
+/// addresses are only computed with, never dereferenced here).
 class DynAllocator {
 public:
-  DynAllocator() = default;
+  struct Backing {
+    /// 64-byte aligned memory, or null.
+    void *(*Allocate)(uint64_t Bytes);
+    void (*Release)(void *Ptr);
+  };
+  DynAllocator();
+  explicit DynAllocator(Backing B) : Memory(B) {}
   DynAllocator(const DynAllocator &) = delete;
   DynAllocator &operator=(const DynAllocator &) = delete;
   ~DynAllocator();
@@ -67,6 +75,7 @@ private:
   struct Range {
     uint64_t Offset, Size;
   };
+  Backing Memory;
   char *Block = nullptr;
   uint64_t Capacity = 0, InUse = 0, Peak = 0;
   std::vector<Range> Used; // sorted by offset

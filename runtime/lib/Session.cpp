@@ -59,6 +59,9 @@ struct kiln_session {
   // Bytes each model input/output occupies, computed once at create; for
   // a sequence or optional value, its int64 handle slot.
   std::vector<uint64_t> InputBytes, OutputBytes;
+  // What this run's bound tensors occupy (with run-time sizes, their
+  // sizes; else the above): what a CUDA run stages.
+  std::vector<uint64_t> InputRunBytes, OutputRunBytes;
   // KILN_VALUE_* of each input/output, and whether any is not a tensor.
   std::vector<int32_t> InputKinds, OutputKinds;
   bool HasValueIO = false;
@@ -540,6 +543,8 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
                     "compiles with run-time sizes)");
   S.InputBytes.resize(M.num_inputs);
   S.OutputBytes.resize(M.num_outputs);
+  S.InputRunBytes.resize(M.num_inputs);
+  S.OutputRunBytes.resize(M.num_outputs);
   S.InputKinds.resize(M.num_inputs);
   S.OutputKinds.resize(M.num_outputs);
   S.RuntimeSizes = kiln::rt::hasRuntimeSizes(M);
@@ -656,6 +661,8 @@ kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
                  bool IsOutput) {
   const kiln_model_info &M = *S.Model;
   const std::vector<uint64_t> &Needed = IsOutput ? S.OutputBytes : S.InputBytes;
+  std::vector<uint64_t> &RunBytes =
+      IsOutput ? S.OutputRunBytes : S.InputRunBytes;
   std::vector<void *> &Ptrs = IsOutput ? S.OutputPtrs : S.InputPtrs;
   const char *Kind = IsOutput ? "output" : "input";
   const kiln_tensor_info *Infos = IsOutput ? M.outputs : M.inputs;
@@ -690,6 +697,7 @@ kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
     if ((IsOutput ? S.OutputKinds : S.InputKinds)[Index] != KILN_VALUE_TENSOR) {
       if (kiln_status St = bindValue(S, T, Index, IsOutput, Label))
         return St;
+      RunBytes[Index] = Needed[Index];
       continue;
     }
     // A tensor with no elements needs no storage (numpy gives it none).
@@ -733,6 +741,7 @@ kiln_status bind(kiln_session &S, const kiln_tensor *Given, int32_t NumGiven,
       return fail(KILN_ERROR_INVALID_ARGUMENT,
                   Label + ": buffer holds " + std::to_string(T.size_bytes) +
                       " bytes, needs " + std::to_string(Bytes));
+    RunBytes[Index] = Bytes;
     // Empty tensors still get a non-null slot (the model never reads it).
     static char EmptyTensor;
     Ptrs[Index] = T.data ? T.data : &EmptyTensor;
@@ -897,25 +906,25 @@ kiln_status runCudaPartitions(kiln_session &S) {
   if (S.Active == &S.Main) {
     auto Aligned = [](uint64_t B) { return (B + 63) & ~uint64_t(63); };
     uint64_t Total = 0;
-    for (uint64_t B : S.InputBytes)
+    for (uint64_t B : S.InputRunBytes)
       Total += Aligned(B);
-    for (uint64_t B : S.OutputBytes)
+    for (uint64_t B : S.OutputRunBytes)
       Total += Aligned(B);
     if (char *Staging = static_cast<char *>(cuda::stagingBuffer(S.Active->Device, Total))) {
       Staged = true;
       S.CallerInputPtrs = S.InputPtrs;
       S.CallerOutputPtrs = S.OutputPtrs;
       for (size_t I = 0; I < S.InputPtrs.size(); ++I) {
-        std::memcpy(Staging, S.InputPtrs[I], S.InputBytes[I]);
+        std::memcpy(Staging, S.InputPtrs[I], S.InputRunBytes[I]);
         S.InputPtrs[I] = Staging;
-        Staging += Aligned(S.InputBytes[I]);
+        Staging += Aligned(S.InputRunBytes[I]);
       }
       for (size_t I = 0; I < S.OutputPtrs.size(); ++I) {
         // A sequence output's handle slot starts 0, staged or not.
         if (S.OutputKinds[I] != KILN_VALUE_TENSOR)
           std::memset(Staging, 0, sizeof(int64_t));
         S.OutputPtrs[I] = Staging;
-        Staging += Aligned(S.OutputBytes[I]);
+        Staging += Aligned(S.OutputRunBytes[I]);
       }
     }
   }
@@ -936,7 +945,7 @@ kiln_status runCudaPartitions(kiln_session &S) {
   if (Staged) {
     // A failed run leaves the caller's outputs untouched.
     for (size_t I = 0; I < S.OutputPtrs.size() && St == KILN_OK; ++I)
-      std::memcpy(S.CallerOutputPtrs[I], S.OutputPtrs[I], S.OutputBytes[I]);
+      std::memcpy(S.CallerOutputPtrs[I], S.OutputPtrs[I], S.OutputRunBytes[I]);
     S.InputPtrs.swap(S.CallerInputPtrs);
     S.OutputPtrs.swap(S.CallerOutputPtrs);
   }

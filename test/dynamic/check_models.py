@@ -1,7 +1,10 @@
 """Compiles each model of make_models.py once (no shape flags) and runs it
 at several shapes with kiln-run against ONNX Runtime.
 
-usage: check_models.py KILN KILN_RUN WORKDIR
+usage: check_models.py KILN KILN_RUN WORKDIR [COMPILE_FLAG...]
+
+COMPILE_FLAGs go to every compile (--providers=cuda,cpu --cuda-emulate runs
+the CUDA kernels with their run-time launch grids as host code).
 """
 import os
 import subprocess
@@ -77,7 +80,7 @@ def run_model(kiln_run, lib, case, feeds, extra=()):
     return run([kiln_run, lib, *args, "--output-dir", case, *extra])
 
 
-def bad_inputs(kiln, kiln_run, work, checks):
+def bad_inputs(kiln, kiln_run, work, checks, flags):
     """Inputs that disagree on a symbol, sizes beyond --dim-max and sizes
     kiln cannot prove equal fail the run with one clear line."""
     rng = np.random.default_rng(5)
@@ -89,7 +92,7 @@ def bad_inputs(kiln, kiln_run, work, checks):
                   "inputs that disagree on a shared symbol fail naming both and the symbol",
                   r.stderr)
     r = run([kiln, "compile", f"{work}/kv_concat.onnx", "-o", f"{work}/kv_max", "-q",
-             "--dim-max", "past_seq=64"])
+             "--dim-max", "past_seq=64", *flags])
     checks.expect(r.returncode == 0, "--dim-max compiles", r.stderr)
     lib = f"{work}/libkv_max.so"
     r = run_model(kiln_run, lib, f"{work}/bad_1", {"x": f(1, 1, 8), "past": f(1, 64, 8)})
@@ -101,7 +104,8 @@ def bad_inputs(kiln, kiln_run, work, checks):
              "--dim-max", "nope=3"])
     checks.expect(r.returncode != 0 and "--dim-max nope" in r.stderr,
                   "--dim-max of an unknown symbol is an error", r.stderr)
-    r = run([kiln, "compile", f"{work}/add_two_symbols.onnx", "-o", f"{work}/add2", "-q"])
+    r = run([kiln, "compile", f"{work}/add_two_symbols.onnx", "-o", f"{work}/add2", "-q",
+             *flags])
     checks.expect(r.returncode == 0, "add_two_symbols compiles", r.stderr)
     lib = f"{work}/libadd2.so"
     a, b = f(5), f(5)
@@ -116,6 +120,7 @@ def bad_inputs(kiln, kiln_run, work, checks):
 
 def main():
     kiln, kiln_run, work = sys.argv[1:4]
+    flags = sys.argv[4:]
     os.makedirs(work, exist_ok=True)
     make_models.encoder_block(f"{work}/encoder_block.onnx")
     make_models.kv_concat(f"{work}/kv_concat.onnx")
@@ -134,7 +139,7 @@ def main():
     rng = np.random.default_rng(3)
     for name, cases in CASES.items():
         model = f"{work}/{name}.onnx"
-        r = run([kiln, "compile", model, "-o", f"{work}/{name}", "-q"])
+        r = run([kiln, "compile", model, "-o", f"{work}/{name}", "-q", *flags])
         checks.expect(r.returncode == 0, f"{name}: compiles once with no shape flags",
                       r.stderr[-2000:])
         if r.returncode != 0:
@@ -158,7 +163,7 @@ def main():
                           else f"max abs err {np.max(np.abs(got - ref)) if got.size else 0}")
                 checks.expect(ok, f"{label}: output {out.name} {list(ref.shape)} matches "
                               "ONNX Runtime (rtol 1e-4, atol 1e-5)", detail)
-    bad_inputs(kiln, kiln_run, work, checks)
+    bad_inputs(kiln, kiln_run, work, checks, flags)
     return checks.result()
 
 
