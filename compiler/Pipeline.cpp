@@ -503,13 +503,10 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       shape.fallback = lowerVariant({"cpu"}, "_cpu", /*primary=*/false);
       if (!shape.fallback)
         return std::nullopt;
-      // (Device buffers of run-time size are not planned: no device I/O.)
-      if (!runtimeSizes) {
-        shape.deviceIO =
-            lowerVariant(options.providers, "_dio", /*primary=*/false, /*deviceIO=*/true);
-        if (!shape.deviceIO)
-          return std::nullopt;
-      }
+      shape.deviceIO =
+          lowerVariant(options.providers, "_dio", /*primary=*/false, /*deviceIO=*/true);
+      if (!shape.deviceIO)
+        return std::nullopt;
     }
     return shape;
   };

@@ -21,15 +21,16 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// A small integer tensor of static shape: what shape arithmetic yields.
+/// A small tensor of static shape: what shape arithmetic yields (exporters
+/// also cast sizes to float and back, for a division).
 bool isShapeSized(Type t) {
   auto st = dyn_cast<RankedTensorType>(t);
   return st && st.hasStaticShape() && st.getNumElements() <= 64 &&
-         isa<IntegerType>(st.getElementType());
+         st.getElementType().isIntOrFloat();
 }
 
-/// Whether `op` computes on shapes only: its results are small integer
-/// tensors derived from Shape or Size (through constants and other such
+/// Whether `op` computes on shapes only: its results are small tensors
+/// derived from Shape or Size (through constants and other such
 /// ops). With run-time sizes these subgraphs feed Reshape, Expand or Slice
 /// on the host; on the device each would cost a copy back and a sync.
 bool computesShapes(Operation *op) {

@@ -60,7 +60,9 @@ SmallVector<RootUse> rootsUsedBy(Operation *op) {
     uses[r] = uses.lookup(r) || write;
   };
   op->walk([&](Operation *o) {
-    if (isa<ViewLikeOpInterface>(o))
+    // A size read (run-time sizes) needs the buffer's descriptor, which
+    // the host has either way, not its data.
+    if (isa<ViewLikeOpInterface, memref::DimOp>(o))
       return;
     auto mem = dyn_cast<MemoryEffectOpInterface>(o);
     for (Value v : o->getOperands()) {
@@ -182,12 +184,16 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
         auto type = dyn_cast<MemRefType>(arg.getType());
         if (!type)
           continue;
+        // (Its run-time sizes are the argument's.)
         SmallVector<Value> sizes;
+        llvm::SmallPtrSet<Operation *, 4> sizeReads;
         for (int64_t d = 0; d < type.getRank(); ++d)
-          if (type.isDynamicDim(d))
+          if (type.isDynamicDim(d)) {
             sizes.push_back(b.create<memref::DimOp>(func.getLoc(), arg, d));
+            sizeReads.insert(sizes.back().getDefiningOp());
+          }
         Value host = b.create<memref::AllocOp>(func.getLoc(), type, sizes);
-        arg.replaceAllUsesWith(host);
+        arg.replaceAllUsesExcept(host, sizeReads);
         BufferState s;
         s.device = arg;
         s.hostValid = false;

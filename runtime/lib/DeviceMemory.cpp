@@ -3,6 +3,7 @@
 #include "Error.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,36 @@ void *deviceAllocate(uint64_t Bytes) {
 void deviceRelease(void *Ptr) {
   if (const DriverApi *D = driver())
     D->cuMemFree(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(Ptr)));
+}
+
+// Pinned host memory, falling back to pageable (copies then still work,
+// staged by the driver); each block remembers which it is in a header.
+constexpr uint64_t kPinnedHeader = 64;
+void *pinnedAllocate(uint64_t Bytes) {
+  char *P = nullptr;
+  bool Pinned = false;
+  if (const DriverApi *D = driver()) {
+    void *Host = nullptr;
+    if (makeContextCurrent() &&
+        D->cuMemHostAlloc(&Host, static_cast<size_t>(Bytes + kPinnedHeader),
+                          CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS) {
+      P = static_cast<char *>(Host);
+      Pinned = true;
+    }
+  }
+  if (!P)
+    P = static_cast<char *>(std::aligned_alloc(64, Bytes + kPinnedHeader));
+  if (!P)
+    return nullptr;
+  *reinterpret_cast<bool *>(P) = Pinned;
+  return P + kPinnedHeader;
+}
+void pinnedRelease(void *Ptr) {
+  char *P = static_cast<char *>(Ptr) - kPinnedHeader;
+  if (!*reinterpret_cast<bool *>(P))
+    std::free(P);
+  else if (const DriverApi *D = driver())
+    D->cuMemFreeHost(P);
 }
 
 } // namespace
@@ -144,6 +175,8 @@ void endDeviceRun() {
   D->cuEventDestroy(Profile.Base);
   Profile = RunProfile{};
 }
+
+DynAllocator::Backing pinnedHostBacking() { return {pinnedAllocate, pinnedRelease}; }
 
 void *stagingBuffer(DeviceMemory &M, uint64_t Bytes) {
   if (M.Staging && M.StagingBytes >= Bytes)

@@ -42,6 +42,10 @@ struct DeviceMemory {
 /// outputs, or null (copies then use the caller's pageable buffers).
 void *stagingBuffer(DeviceMemory &M, uint64_t Bytes);
 
+/// Page-locked host memory (cuMemHostAlloc) for a DynAllocator; plain
+/// aligned memory where the driver cannot give it.
+DynAllocator::Backing pinnedHostBacking();
+
 /// Frees the arena and the stream and unpins the host arena (with device
 /// 0's context made current).
 void releaseDeviceMemory(DeviceMemory &M);

@@ -61,6 +61,11 @@ public:
   };
   DynAllocator();
   explicit DynAllocator(Backing B) : Memory(B) {}
+  /// Before the first allocation only.
+  void setBacking(Backing B) {
+    if (!Block && Overflow.empty())
+      Memory = B;
+  }
   DynAllocator(const DynAllocator &) = delete;
   DynAllocator &operator=(const DynAllocator &) = delete;
   ~DynAllocator();

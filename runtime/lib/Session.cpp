@@ -297,6 +297,9 @@ kiln_status selectProvider(const kiln_model_info &M,
   if (Why.empty()) {
     S.UsesCuda = true;
     S.Provider = "cuda";
+    // Host buffers of run-time size cross to and from the device: page-
+    // locked, like the arena, so that their copies are DMA.
+    S.Dyn.setBacking(kiln::rt::cuda::pinnedHostBacking());
     if (M.abi_version >= 5 && M.num_device_io_partitions > 0) {
       S.HasDeviceIO = true;
       setVariant(S.DeviceIO, M.num_device_io_partitions, M.device_io_partitions,

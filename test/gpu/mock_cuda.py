@@ -60,6 +60,9 @@ def main():
     ap.add_argument("--kiln-run", required=True)
     ap.add_argument("--mock", required=True, help="libkiln_mock_cuda.so")
     ap.add_argument("--model", required=True)
+    # A model with run-time sizes runs at these (kiln-run --dim NAME=V):
+    # its launch grids and device buffers are sized per run.
+    ap.add_argument("--dim", action="append", default=[])
     args = ap.parse_args()
     if not os.path.exists(args.model):
         print(f"SKIPPED: {args.model} not found (../shared/models is not part of a clone)")
@@ -76,9 +79,10 @@ def main():
             return 1
         lib = os.path.join(work, "libm.so")
         runs = {}
+        dims = [a for d in args.dim for a in ("--dim", d)]
         for io, extra in (("host", []), ("device", ["--device-io"])):
             for n in (1, 4):
-                runs[io, n] = run(args, lib, work, f"{io}{n}", n, extra)
+                runs[io, n] = run(args, lib, work, f"{io}{n}", n, extra + dims)
         per_run = {}
         for io in ("host", "device"):
             (s1, _), (s4, _) = runs[io, 1], runs[io, 4]

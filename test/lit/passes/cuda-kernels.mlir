@@ -131,3 +131,47 @@ func.func @padded_conv(%x: tensor<1x4x30x30xf32>, %w: tensor<8x4x3x3xf32>) -> te
   %1 = onnx.Conv(%0, %w, %none) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} : (tensor<1x4x30x30xf32>, tensor<8x4x3x3xf32>, none) -> tensor<1x8x30x30xf32>
   return %1 : tensor<1x8x30x30xf32>
 }
+
+// -----
+
+// Rows known only at run time: the grid's y (64-row tiles) is computed on
+// the host before the launch, and the kernel bounds its rows by the same
+// size.
+// CHECK-LABEL: func.func @matmul_runtime_rows
+// CHECK: %[[M:.*]] = memref.dim %memref_{{[0-9]+}}, %{{.*}} : memref<?x96xf32>
+// CHECK: %[[UP:.*]] = arith.addi %[[M]], %c63
+// CHECK: %[[GY:.*]] = arith.divui %[[UP]], %c64
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c2, %{{.*}} = %[[GY]], %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c16{{.*}}, %{{.*}} = %c1{{.*}})
+// CHECK: arith.cmpi ult, %{{.*}}, %[[M]] : index
+// CHECK: gpu.terminator
+module attributes {kiln.runtime_sizes = {}} {
+func.func @matmul_runtime_rows(%a: tensor<?x96xf32>, %b: tensor<96x80xf32>) -> tensor<?x80xf32> {
+  %0 = onnx.MatMul(%a, %b) : (tensor<?x96xf32>, tensor<96x80xf32>) -> tensor<?x80xf32>
+  return %0 : tensor<?x80xf32>
+}
+}
+
+// -----
+
+// A reduction whose length is known only at run time gets 256 lanes; a lane
+// past the end loads nothing, the tree combines only lanes that hold a
+// partial, and over no steps the output keeps its initial value.
+// CHECK-LABEL: func.func @sum_runtime_steps
+// CHECK: %[[N:.*]] = memref.dim %memref, %{{.*}} : memref<4x?xf32>
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[LANE:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<256x1xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[HAS:.*]] = arith.cmpi ult, %[[LANE]], %[[N]]
+// CHECK: scf.if %[[HAS]] -> (f32)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[N]] step %c256
+// CHECK: gpu.barrier
+// CHECK: arith.cmpi ult, %[[LANE]], %c128
+// CHECK: %[[OTHER:.*]] = arith.addi %[[LANE]], %c128
+// CHECK: arith.cmpi ult, %[[OTHER]], %[[N]]
+// CHECK: arith.cmpi ult, %c0{{.*}}, %[[N]]
+// CHECK: gpu.terminator
+module attributes {kiln.runtime_sizes = {}} {
+func.func @sum_runtime_steps(%x: tensor<4x?xf32>) -> tensor<4x1xf32> {
+  %axes = onnx.Constant() {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0 = onnx.ReduceSum(%x, %axes) : (tensor<4x?xf32>, tensor<1xi64>) -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+}

@@ -1,0 +1,42 @@
+// RUN: kiln-opt %s --kiln-plan-memory | FileCheck %s
+
+// Buffers of run-time size: host ones come from the run's allocator (its
+// handle in the arena), device ones from the running session's device
+// allocator; each is given back after its last use, and a result's buffer
+// is the caller's.
+// CHECK-DAG: func.func private @kilnDeviceDynAlloc(i64) -> memref<0xi8>
+// CHECK-DAG: func.func private @kilnDeviceDynFree(memref<0xi8>)
+// CHECK-DAG: func.func private @kilnDynAlloc(i64, i64) -> memref<0xi8>
+// CHECK-LABEL: func.func @device_rows
+// CHECK-SAME: (%[[IN:.*]]: memref<0xi8>, %[[OUT:.*]]: memref<0xi8>, %[[ARENA:.*]]: memref<64xi8>)
+// CHECK: %[[X:.*]] = memref.view %[[IN]]
+// CHECK: %[[SLOT:.*]] = memref.view %[[ARENA]][%c16][]
+// CHECK-NEXT: %[[ALLOCATOR:.*]] = memref.load %[[SLOT]]
+// CHECK: %[[N:.*]] = memref.dim %[[X]]
+// CHECK: %[[B1:.*]] = arith.muli %c4{{.*}}, %[[N]]
+// CHECK: %[[B2:.*]] = arith.muli %[[B1]], %c300
+// CHECK: %[[BYTES:.*]] = arith.index_cast %[[B2]] : index to i64
+// CHECK: %[[DP:.*]] = call @kilnDeviceDynAlloc(%[[BYTES]])
+// CHECK: %[[D:.*]] = memref.view %[[DP]][%{{.*}}][%[[N]]] : memref<0xi8> to memref<?x300xf32>
+// CHECK: gpu.memcpy %[[D]], %[[X]]
+// CHECK: %[[HP:.*]] = call @kilnDynAlloc(%[[ALLOCATOR]], %{{.*}})
+// CHECK: %[[H:.*]] = memref.view %[[HP]]
+// CHECK: gpu.memcpy %[[H]], %[[D]]
+// CHECK-NEXT: call @kilnDeviceDynFree(%[[DP]])
+// CHECK-NOT: gpu.dealloc
+// CHECK: memref.copy %[[H]], %{{.*}}
+// CHECK-NEXT: call @kilnDynFree(%[[ALLOCATOR]], %[[HP]])
+module attributes {kiln.runtime_sizes = {}} {
+func.func @device_rows(%x: memref<?x300xf32>) -> memref<?x300xf32> {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x300xf32>
+  %d = gpu.alloc (%n) : memref<?x300xf32>
+  gpu.memcpy %d, %x : memref<?x300xf32>, memref<?x300xf32>
+  %h = memref.alloc(%n) : memref<?x300xf32>
+  gpu.memcpy %h, %d : memref<?x300xf32>, memref<?x300xf32>
+  %h2 = memref.alloc(%n) : memref<?x300xf32>
+  memref.copy %h, %h2 : memref<?x300xf32> to memref<?x300xf32>
+  gpu.dealloc %d : memref<?x300xf32>
+  return %h2 : memref<?x300xf32>
+}
+}
