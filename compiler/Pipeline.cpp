@@ -238,6 +238,12 @@ static void printReport(ModuleOp module, StringRef model, size_t nodesIn,
     os << "kiln: report: cuda kernels: " << contractions
        << " shared-memory tiled contractions, " << reductions << " parallel reductions, "
        << perElement << " one thread per element\n";
+  if (int64_t onHost = count("kiln.report.cuda_ops_on_host"))
+    os << "kiln: report: cuda: " << onHost
+       << " structured ops of cuda partitions run on the host (inside host "
+          "loops, "
+          "such as a recurrent op's steps, or on buffers laid out at run "
+          "time)\n";
   if (module->hasAttr("kiln.arena_size"))
     os << "kiln: report: arena: " << count("kiln.arena_size") << " bytes ("
        << count("kiln.arena_size_unshared") << " bytes without buffer reuse)\n";

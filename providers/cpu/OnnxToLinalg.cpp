@@ -230,6 +230,13 @@ Results lowerOneOp(OpBuilder &b, Operation *op) {
   return entry.lower(b, op);
 }
 
+bool structuredOnly(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (p->hasAttr(kStructuredOnlyAttr))
+      return true;
+  return false;
+}
+
 LogicalResult lowerOnnxToLinalg(Operation *root) {
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {

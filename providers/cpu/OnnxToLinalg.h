@@ -20,6 +20,13 @@ void makeSignless(mlir::Operation *root);
 /// Rewrites every onnx op under `root` into linalg/tensor/arith/math.
 mlir::LogicalResult lowerOnnxToLinalg(mlir::Operation *root);
 
+/// Set on a partition by a provider that maps structured ops to kernels of
+/// its own: ops of run-time size stay whole structured ops there, not the
+/// CPU's host loops over cache-sized blocks (a Conv's im2col per image).
+inline constexpr const char *kStructuredOnlyAttr = "kiln.structured_only";
+/// Whether `op` lies in such a partition.
+bool structuredOnly(mlir::Operation *op);
+
 } // namespace kiln::cpu
 
 #endif

@@ -375,8 +375,8 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   int64_t ocg = wt.getDimSize(0) / group, icg = wt.getDimSize(1);
   SmallVector<Value> sizes = windowOutputSizes(b, loc, out, padded, kernel, *window);
   // (The activation is applied per block.)
-  if (!out.hasStaticShape() && !(icg == 1 && ocg == 1 && group > 1) && sp == 2 &&
-      wt.hasStaticShape() && isFloat(elt)) {
+  if (!out.hasStaticShape() && !(icg == 1 && ocg == 1 && group > 1) &&
+      sp == 2 && wt.hasStaticShape() && isFloat(elt) && !structuredOnly(op)) {
     if (Value v = im2colConv(b, loc, padded, w, op, sizes, *window))
       return SmallVector<Value>{v};
     return emitNodeError(op) << "unknown fused activation " << op->getAttr("kiln.activation");

@@ -99,6 +99,9 @@ public:
   }
 
   LogicalResult lowerPartition(Operation *partition) const override {
+    // Ops of run-time size become whole kernels, not host loops over blocks.
+    partition->setAttr(cpu::kStructuredOnlyAttr,
+                       UnitAttr::get(partition->getContext()));
     if (failed(cpu::lowerOnnxToLinalg(partition)))
       return failure();
     Builder b(partition->getContext());

@@ -129,14 +129,17 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
         return signalPassFailure();
     // For `kiln compile --report`.
     Builder b(&getContext());
-    for (auto [key, n] : {std::pair("kiln.report.cuda_tiled_contractions", numContractions),
-                          {"kiln.report.cuda_parallel_reductions", numReductions},
-                          {"kiln.report.cuda_per_element_kernels", numPerElement}})
+    for (auto [key, n] :
+         {std::pair("kiln.report.cuda_tiled_contractions", numContractions),
+          {"kiln.report.cuda_parallel_reductions", numReductions},
+          {"kiln.report.cuda_per_element_kernels", numPerElement},
+          {"kiln.report.cuda_ops_on_host", numOnHost}})
       if (n)
         getOperation()->setAttr(key, b.getI64IntegerAttr(n));
   }
 
-  int64_t numContractions = 0, numReductions = 0, numPerElement = 0;
+  int64_t numContractions = 0, numReductions = 0, numPerElement = 0,
+          numOnHost = 0;
 
   /// The device value for `v` (a view of a host root): the same views
   /// applied to the root's device twin, rebuilt before `before`.
@@ -171,8 +174,10 @@ struct CudaOffloadPass : public impl::CudaOffloadBase<CudaOffloadPass> {
                        auto t = cast<MemRefType>(u.root.getType());
                        return t.getLayout().isIdentity();
                      });
-      if (!planned)
+      if (!planned) {
         op->removeAttr(kCudaDeviceAttr);
+        ++numOnHost;
+      }
     });
     OpBuilder b(func.getContext());
     llvm::DenseMap<Value, BufferState> state;

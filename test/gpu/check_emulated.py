@@ -27,8 +27,8 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--min-contractions", type=int, default=0)
     ap.add_argument("--min-reductions", type=int, default=0)
-    # A symbolic batch runs on the host (no run-time launch grids yet):
-    # its CUDA kernels come from variants for listed sizes.
+    # Optional shape variants (a symbolic dim otherwise gets run-time
+    # launch grids and device buffers).
     ap.add_argument("--dim-values", action="append", default=[])
     args = ap.parse_args()
     if not os.path.exists(args.model):
