@@ -293,17 +293,27 @@ std::string generateHeader(const ModelSignature &sig) {
        << "constexpr bool shape_variants = true;\n";
   os << "constexpr int num_inputs = " << sig.inputs.size() << ";\n"
      << "constexpr int num_outputs = " << sig.outputs.size() << ";\n\n"
-     << "inline const kiln_model_info *info() { return kiln_model_" << n << "(); }\n\n"
+     << "inline const kiln_model_info *info() { return kiln_model_" << n
+     << "(); }\n\n"
      << "/// One session of the model: owns its arena; use one per thread.\n"
      << "class Model {\npublic:\n"
-     << "  Model() { status_ = kiln_session_create(info(), &session_); }\n"
+     << "  /// num_threads: threads for the model's parallel loops (0: the\n"
+     << "  /// runtime's default, the machine's physical cores or\n"
+     << "  /// $KILN_NUM_THREADS; 1: the calling thread alone).\n"
+     << "  explicit Model(int num_threads = 0) {\n"
+     << "    kiln_session_options options{};\n"
+     << "    options.num_threads = num_threads;\n"
+     << "    status_ = kiln_session_create_with_options(info(), &options, "
+        "&session_);\n"
+     << "  }\n"
      << "  ~Model() { kiln_session_destroy(session_); }\n"
      << "  Model(const Model &) = delete;\n"
      << "  Model &operator=(const Model &) = delete;\n\n"
      << "  bool ok() const { return status_ == KILN_OK; }\n"
      << "  kiln_status status() const { return status_; }\n"
      << "  const char *error() const {\n"
-     << "    return session_ ? kiln_session_error(session_) : kiln_last_error();\n  }\n"
+     << "    return session_ ? kiln_session_error(session_) : "
+        "kiln_last_error();\n  }\n"
      << "  kiln_session *session() { return session_; }\n\n";
   auto tensors = [&](const char *var, const std::vector<TensorSignature> &ts,
                      size_t idOffset, bool isConst) {

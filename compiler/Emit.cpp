@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Emit.h"
+#include "compiler/ParallelTasks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -508,6 +509,7 @@ std::optional<std::string> emitObject(ArrayRef<CompiledShape> shapes,
     infos.push_back(info);
   }
   descriptor.getter(shapes.size() > 1 ? descriptor.variantsInfo(top, infos, 0) : infos.front());
+  lowerParallelTaskCalls(*llmod);
   if (llvm::verifyModule(*llmod, &llvm::errs())) {
     llvm::errs() << "kiln: internal error: invalid LLVM IR\n";
     return std::nullopt;

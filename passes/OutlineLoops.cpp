@@ -100,19 +100,51 @@ bool cloneable(Value v) {
   return def && def->hasTrait<OpTrait::ConstantLike>();
 }
 
+/// Views a function rebuilds from the values it gets, instead of taking
+/// them (a strided subview cannot travel as a bare pointer).
+bool isRebuiltView(Operation *op) {
+  return isa<memref::SubViewOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
+             memref::ReinterpretCastOp, memref::CastOp>(op);
+}
+
 struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    llvm::DenseMap<Operation *, int64_t> next;
     for (func::FuncOp func : funcs) {
       if (func.isDeclaration() || func->hasAttr("kiln.outlined"))
         continue;
-      int64_t next = 0;
       for (Operation &op : llvm::make_early_inc_range(func.getBody().front()))
         if (isa<scf::ForOp, scf::ParallelOp>(op))
-          outline(func, &op, next);
+          outline(func, &op, next[func]);
     }
+    // Parallel loops inside host loops (a matmul's row tiles in a
+    // convolution's loop over images) become task functions where they
+    // are; one inside another parallel loop runs in its task as it is.
+    SmallVector<scf::ForOp> nested;
+    module.walk([&](scf::ForOp loop) {
+      if (!loop->hasAttr(kParallelAttr))
+        return;
+      for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
+        if (p->hasAttr(kParallelAttr)) {
+          loop->removeAttr(kParallelAttr);
+          return;
+        }
+      nested.push_back(loop);
+    });
+    for (scf::ForOp loop : nested) {
+      auto func = loop->getParentOfType<func::FuncOp>();
+      outline(func, loop, next[func]);
+    }
+    // One left (a view the function cannot rebuild) runs as a plain loop.
+    module.walk([](scf::ForOp loop) { loop->removeAttr(kParallelAttr); });
+    // For `kiln compile --report`.
+    if (numTasks)
+      module->setAttr("kiln.report.parallel_loops",
+                      Builder(&getContext()).getI64IntegerAttr(numTasks));
   }
+  int64_t numTasks = 0;
 
   void outline(func::FuncOp func, Operation *nest, int64_t &next) {
     // Device code stays where gpu-to-llvm expects it.
@@ -127,12 +159,53 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
     for (Value v : nest->getOperands())
       used.insert(v);
     getUsedValuesDefinedAbove(nest->getRegions(), used);
+    // What the function takes or clones (leaves), and the views it
+    // rebuilds from them, operands first.
+    llvm::SetVector<Value> leaves;
+    SmallVector<Operation *> views;
+    llvm::DenseSet<Operation *> seen;
+    std::function<bool(Value)> collect = [&](Value v) {
+      if (cloneable(v) || passable(v) || dynamicBuffer(v)) {
+        leaves.insert(v);
+        return true;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!def || !isRebuiltView(def))
+        return false;
+      if (seen.contains(def))
+        return true;
+      for (Value operand : def->getOperands())
+        if (!collect(operand))
+          return false;
+      seen.insert(def);
+      views.push_back(def);
+      return true;
+    };
     for (Value v : used)
-      if (!cloneable(v) && !passable(v) && !dynamicBuffer(v))
+      if (!collect(v))
         return;
+    // A loop whose iterations are independent (kiln.parallel) becomes a
+    // task function over a range of its iterations, [lo, hi) of 0..n; the
+    // runtime's kilnParallelFor runs it on the session's threads.
+    auto parallel = dyn_cast<scf::ForOp>(nest);
+    if (parallel &&
+        (!parallel->hasAttr(kParallelAttr) || parallel.getNumResults()))
+      parallel = nullptr;
     SmallVector<Value> args;
     OpBuilder cb(nest);
-    for (Value v : used) {
+    if (parallel) {
+      Location loc = nest->getLoc();
+      Value lb = parallel.getLowerBound(), ub = parallel.getUpperBound(),
+            step = parallel.getStep();
+      Value span = cb.create<arith::SubIOp>(loc, ub, lb);
+      Value up = cb.create<arith::AddIOp>(
+          loc, span,
+          cb.create<arith::SubIOp>(loc, step,
+                                   cb.create<arith::ConstantIndexOp>(loc, 1)));
+      args.push_back(cb.create<arith::ConstantIndexOp>(loc, 0));
+      args.push_back(cb.create<arith::DivUIOp>(loc, up, step));
+    }
+    for (Value v : leaves) {
       if (cloneable(v))
         continue;
       if (passable(v))
@@ -151,13 +224,21 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
     outlined.setPrivate();
     outlined->setAttr("kiln.outlined", b.getUnitAttr());
     // Carried to the llvm.func by convert-func-to-llvm: LLVM would inline
-    // the one call back.
-    outlined->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+    // the one call back. A task function is called through
+    // kilnParallelFor once Emit has lowered its call (ParallelTasks.h).
+    SmallVector<Attribute> passthrough{b.getStringAttr("noinline")};
+    if (parallel) {
+      passthrough.push_back(b.getStringAttr(kParallelTaskFnAttr));
+      ++numTasks;
+    }
+    outlined->setAttr("passthrough", b.getArrayAttr(passthrough));
     Block *entry = outlined.addEntryBlock();
     OpBuilder fb = OpBuilder::atBlockBegin(entry);
     IRMapping map;
     ArrayRef<BlockArgument> rest = entry->getArguments();
-    for (Value v : used) {
+    if (parallel)
+      rest = rest.drop_front(2);
+    for (Value v : leaves) {
       if (cloneable(v)) {
         map.map(v, fb.clone(*v.getDefiningOp())->getResult(0));
       } else if (passable(v)) {
@@ -168,8 +249,28 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
                                         rest));
       }
     }
-    Operation *copy = fb.clone(*nest, map);
-    fb.create<func::ReturnOp>(nest->getLoc(), copy->getResults());
+    for (Operation *view : views)
+      fb.clone(*view, map);
+    if (parallel) {
+      // for t in [lo, hi): the body at iv = lb + t * step.
+      Location loc = nest->getLoc();
+      Value one = fb.create<arith::ConstantIndexOp>(loc, 1);
+      auto tasks = fb.create<scf::ForOp>(loc, entry->getArgument(0),
+                                         entry->getArgument(1), one);
+      OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
+      Value lb = map.lookupOrDefault(parallel.getLowerBound());
+      Value step = map.lookupOrDefault(parallel.getStep());
+      Value iv = tb.create<arith::AddIOp>(
+          loc, lb,
+          tb.create<arith::MulIOp>(loc, tasks.getInductionVar(), step));
+      map.map(parallel.getInductionVar(), iv);
+      for (Operation &op : parallel.getBody()->without_terminator())
+        tb.clone(op, map);
+      fb.create<func::ReturnOp>(loc);
+    } else {
+      Operation *copy = fb.clone(*nest, map);
+      fb.create<func::ReturnOp>(nest->getLoc(), copy->getResults());
+    }
     auto call = cb.create<func::CallOp>(nest->getLoc(), outlined, args);
     nest->replaceAllUsesWith(call.getResults());
     nest->erase();

@@ -14,6 +14,16 @@
 
 namespace kiln {
 
+/// Marks an scf.for whose iterations are independent and write disjoint
+/// data (the tile loops of a parallel dim that kiln-cpu-vectorize-contractions
+/// schedules): kiln-outline-loops makes it a task function that the
+/// runtime's kilnParallelFor splits across threads, and kiln-plan-memory
+/// gives buffers allocated in its body per-thread memory.
+inline constexpr const char *kParallelAttr = "kiln.parallel";
+/// The LLVM function attribute of such a task function; Emit turns each
+/// call of it into a call of kilnParallelFor (compiler/ParallelTasks.h).
+inline constexpr const char *kParallelTaskFnAttr = "kiln-parallel-task";
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

@@ -38,6 +38,8 @@ constexpr llvm::StringLiteral kProfileBeginFn = "kilnProfileBegin";
 constexpr llvm::StringLiteral kProfileEndFn = "kilnProfileEnd";
 constexpr llvm::StringLiteral kDynAllocFn = "kilnDynAlloc";
 constexpr llvm::StringLiteral kDynFreeFn = "kilnDynFree";
+// A thread's own buffer for a slot (allocations inside parallel loops).
+constexpr llvm::StringLiteral kThreadScratchFn = "kilnThreadScratch";
 // Ends the run at once (a fatal check failed; its message is stored).
 constexpr llvm::StringLiteral kRunFailedFn = "kilnRunFailed";
 
@@ -349,6 +351,50 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     }
   }
 
+  static bool inParallelLoop(Operation *op) {
+    for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+      if (p->hasAttr(kParallelAttr))
+        return true;
+    return false;
+  }
+
+  /// Buffers allocated in a parallel loop's body: `kilnThreadScratch(slot,
+  /// bytes)`, the running thread's buffer for the slot (kept and grown by
+  /// the runtime, never freed by the run).
+  void placeThreadScratch(ArrayRef<Operation *> allocs) {
+    if (allocs.empty())
+      return;
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    Type i64 = IntegerType::get(ctx, 64);
+    auto pointer = MemRefType::get({0}, IntegerType::get(ctx, 8));
+    if (!module.lookupSymbol<func::FuncOp>(kThreadScratchFn)) {
+      OpBuilder mb(module.getBodyRegion());
+      mb.create<func::FuncOp>(module.getLoc(), kThreadScratchFn,
+                              FunctionType::get(ctx, {i64, i64}, {pointer}))
+          .setPrivate();
+    }
+    for (Operation *alloc : allocs) {
+      auto t = cast<MemRefType>(alloc->getResult(0).getType());
+      OpBuilder b(alloc);
+      Location l = alloc->getLoc();
+      Value slot = b.create<arith::ConstantIntOp>(l, nextScratchSlot++, 64);
+      Value bytes = b.create<arith::ConstantIntOp>(l, byteSize(t), 64);
+      Value base = b.create<func::CallOp>(l, kThreadScratchFn, pointer,
+                                          ValueRange{slot, bytes})
+                       .getResult(0);
+      Value view = b.create<memref::ViewOp>(
+          l, t, base, b.create<arith::ConstantIndexOp>(l, 0), ValueRange{});
+      Value result = alloc->getResult(0);
+      for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          user->erase();
+      result.replaceAllUsesWith(view);
+      alloc->erase();
+    }
+  }
+  int64_t nextScratchSlot = 0;
+
   /// Each check stores its message's address into the status slot when
   /// its condition is false.
   LogicalResult lowerChecks(func::FuncOp func, ArrayRef<CheckOp> checks, Value arena) {
@@ -540,13 +586,20 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     };
 
     SmallVector<Buffer> buffers, deviceBuffers;
-    SmallVector<Operation *> dynamicAllocs;
+    SmallVector<Operation *> dynamicAllocs, threadAllocs;
     bool runtimeSized = isRuntimeSized(func);
     WalkResult walk = func.walk([&](Operation *alloc) {
       auto device = dyn_cast<gpu::AllocOp>(alloc);
       if (!device && !isa<memref::AllocOp>(alloc))
         return WalkResult::advance();
       auto t = cast<MemRefType>(alloc->getResult(0).getType());
+      // Threads run a parallel loop's iterations at once: what its body
+      // allocates is each thread's own.
+      if (!device && t.hasStaticShape() && t.getLayout().isIdentity() &&
+          inParallelLoop(alloc)) {
+        threadAllocs.push_back(alloc);
+        return WalkResult::advance();
+      }
       // Allocations in branches (scf.if) and loop bodies get their own
       // bytes for the whole span of the top-level op. A loop's next
       // iteration reuses them, so none may be carried into it.
@@ -609,6 +662,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     func.insertArgument(func.getNumArguments(), arenaType, {}, func.getLoc());
     Value arena = entry.getArgument(entry.getNumArguments() - 1);
     replaceByViews(buffers, arena);
+    placeThreadScratch(threadAllocs);
     if (runtimeSized) {
       placeRuntimeSized(func, dynamicAllocs, arena);
       bindRuntimeSizes(func, arena);

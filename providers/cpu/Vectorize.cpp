@@ -52,8 +52,9 @@
 // and VectorizeWindows.cpp (shared declarations: Vectorize.h).
 //
 //===----------------------------------------------------------------------===//
-#include "providers/Passes.h"
 #include "providers/cpu/Vectorize.h"
+#include "passes/Passes.h"
+#include "providers/Passes.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -774,11 +775,24 @@ void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
   e.erase();
 }
 
-/// The transform script for one marked matmul (handles named by `id`).
+// Work below which an op stays on one thread: a parallel loop's dispatch
+// costs a few microseconds, about what a million multiply-adds or a
+// quarter million elementwise iterations take.
+constexpr int64_t kParallelMultiplyAdds = 1 << 20;
+constexpr int64_t kParallelElements = 1 << 18;
+
+/// Marks the loop of a transform handle kiln.parallel (kParallelAttr):
+/// its iterations run on the session's threads (kiln-outline-loops).
+std::string annotateParallel(const std::string &handle) {
+  return "  transform.annotate " + handle + " \"" + std::string(kParallelAttr) +
+         "\" : !transform.any_op\n";
+}
+
 /// The transform script for one marked elementwise generic: one vector of
 /// up to 16 lanes along the innermost loop, the remainder peeled.
 std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
+  auto iters = op.getIteratorTypesArray();
   std::string i = std::to_string(id), any = "!transform.any_op";
   int64_t lanes = std::min<int64_t>(16, r.back());
   std::string tiles, results = any;
@@ -791,6 +805,19 @@ std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
   s += "  %t" + i + ", %l" + i + ":" + std::to_string(r.size()) +
        " = transform.structured.tile_using_for %m" + i + " tile_sizes [" + tiles + "] : (" + any +
        ") -> (" + results + ")\n";
+  // Threads split the outermost loop that has more than one iteration, if
+  // it is a parallel one and the op has enough work.
+  int64_t work = 1;
+  for (int64_t n : r)
+    work *= n;
+  for (size_t d = 0; d < r.size(); ++d) {
+    int64_t trips = d + 1 == r.size() ? r[d] / lanes : r[d];
+    if (trips < 2)
+      continue;
+    if (iters[d] == utils::IteratorType::parallel && work >= kParallelElements)
+      s += annotateParallel("%l" + i + "#" + std::to_string(d));
+    break;
+  }
   if (r.back() % lanes) {
     std::string h = "%pe" + i;
     s += "  " + h + " = transform.cast %l" + i + "#" + std::to_string(r.size() - 1) + " : " + any +
@@ -817,6 +844,10 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
   int64_t cm = 0, cn = 0, ck = 0;
   if (!op->hasAttr(kNoCacheTiles))
     cacheTiles(M, N, K, cm, cn, ck);
+  // Threads split the outermost tile loop over rows or columns that has
+  // more than one iteration (never one over the reduction: it would run
+  // the partial sums at once).
+  bool parallel = M * N * K >= kParallelMultiplyAdds;
   if (cm || cn || ck) {
     int nl = (cm != 0) + (cn != 0) + (ck != 0);
     s += "  %c" + i + ", %cl" + i + ":" + std::to_string(nl) +
@@ -827,6 +858,12 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
       s += ", " + any;
     s += ")\n";
     target = "%c" + i;
+    // (The cache loops are m, n, k in order, those with a tile.)
+    if (cm && M / cm >= 2)
+      s += annotateParallel("%cl" + i + "#0");
+    else if (cn && N / cn >= 2)
+      s += annotateParallel("%cl" + i + "#" + std::to_string(cm ? 1 : 0));
+    parallel = false;
   }
   int64_t em = cm ? cm : M, en = cn ? cn : N;
   int64_t tm = std::min<int64_t>(8, em), tn = std::min<int64_t>(32, en);
@@ -841,6 +878,10 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
   s += "  %t" + i + ", %l" + i + ":3 = transform.structured.tile_using_for " + target +
        " tile_sizes [" + std::to_string(tm) + ", " + std::to_string(tn) + ", 1] : (" +
        any + ") -> (" + any + ", " + any + ", " + any + ", " + any + ")\n";
+  if (parallel && em / tm >= 2)
+    s += annotateParallel("%l" + i + "#0");
+  else if (parallel && en / tn >= 2)
+    s += annotateParallel("%l" + i + "#1");
   // Peel the inner (n) loop first: peeling consumes the loop handle and
   // everything nested in it.
   auto peel = [&](int which, const char *tag) {

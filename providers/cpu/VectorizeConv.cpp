@@ -6,6 +6,7 @@
 // rows whose im2col stays in L2; a 1x1 stride-1 conv reads x as it lies.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
 #include "providers/cpu/Vectorize.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -233,27 +234,49 @@ Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
   if (int64_t blockRows = convBlockRows(g, groups)) {
     // Per image and block of output rows: im2col the block, then one
     // matmul into the block's columns of the output.
+    // The blocks are independent: threads take them in parallel
+    // (kiln.parallel on the outer loop), each im2col-ing into its own
+    // buffer (kiln-plan-memory gives an allocation in a parallel loop
+    // per-thread memory).
     SmallVector<int64_t> cr = {1, r[1], r[2], r[3], r[4], blockRows, r[6]};
-    col = b.create<memref::AllocOp>(loc, MemRefType::get({1, r[2], r[3], r[4], blockRows, r[6]}, f32));
-    col3 = b.create<memref::CollapseShapeOp>(
-        loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
     Value w2 = b.create<memref::CollapseShapeOp>(loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
     int64_t cols = blockRows * r[6];
-    forEachBatch(b, loc, {r[0], r[5] / blockRows}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
-      Value image = getValueOrCreateConstantIndexOp(nb, loc, ivs[0]);
-      Value block = getValueOrCreateConstantIndexOp(nb, loc, ivs[1]);
-      Value firstRow = nb.create<arith::MulIOp>(loc, block, nb.create<arith::ConstantIndexOp>(loc, blockRows));
-      emitIm2colRows(nb, loc, x, col, xMap, cr, {image, Value(), Value(), Value(), firstRow, Value()});
-      Value firstCol = nb.create<arith::MulIOp>(loc, block, nb.create<arith::ConstantIndexOp>(loc, cols));
-      Value outImage = matrixView(nb, loc, out3, ivs.take_front());
-      SmallVector<OpFoldResult> offsets = {nb.getIndexAttr(0), firstCol},
-                                sizes = {nb.getIndexAttr(r[1]), nb.getIndexAttr(cols)},
-                                strides = {nb.getIndexAttr(1), nb.getIndexAttr(1)};
-      Value outBlock = nb.create<memref::SubViewOp>(loc, outImage, offsets, sizes, strides);
-      emitMatmul(nb, loc, w2, matrixView(nb, loc, col3, {nb.getIndexAttr(0)}), outBlock, false,
-                 false, nextId)
-          ->setAttr(kNoCacheTiles, nb.getUnitAttr());
-    });
+    Operation *outer = nullptr;
+    forEachBatch(
+        b, loc, {r[0], r[5] / blockRows},
+        [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+          for (Operation *p = nb.getInsertionBlock()->getParentOp();
+               p && p != g->getParentOp(); p = p->getParentOp())
+            outer = p;
+          col = nb.create<memref::AllocOp>(
+              loc,
+              MemRefType::get({1, r[2], r[3], r[4], blockRows, r[6]}, f32));
+          col3 = nb.create<memref::CollapseShapeOp>(
+              loc, col,
+              SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+          Value image = getValueOrCreateConstantIndexOp(nb, loc, ivs[0]);
+          Value block = getValueOrCreateConstantIndexOp(nb, loc, ivs[1]);
+          Value firstRow = nb.create<arith::MulIOp>(
+              loc, block, nb.create<arith::ConstantIndexOp>(loc, blockRows));
+          emitIm2colRows(nb, loc, x, col, xMap, cr,
+                         {image, Value(), Value(), Value(), firstRow, Value()});
+          Value firstCol = nb.create<arith::MulIOp>(
+              loc, block, nb.create<arith::ConstantIndexOp>(loc, cols));
+          Value outImage = matrixView(nb, loc, out3, ivs.take_front());
+          SmallVector<OpFoldResult> offsets = {nb.getIndexAttr(0), firstCol},
+                                    sizes = {nb.getIndexAttr(r[1]),
+                                             nb.getIndexAttr(cols)},
+                                    strides = {nb.getIndexAttr(1),
+                                               nb.getIndexAttr(1)};
+          Value outBlock = nb.create<memref::SubViewOp>(loc, outImage, offsets,
+                                                        sizes, strides);
+          emitMatmul(nb, loc, w2,
+                     matrixView(nb, loc, col3, {nb.getIndexAttr(0)}), outBlock,
+                     false, false, nextId)
+              ->setAttr(kNoCacheTiles, nb.getUnitAttr());
+        });
+    if (outer)
+      outer->setAttr(kParallelAttr, b.getUnitAttr());
     g.erase();
     return out3;
   }

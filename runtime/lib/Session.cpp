@@ -9,6 +9,7 @@
 #include "Sequence.h"
 #include "SequenceOps.h"
 #include "TextOps.h"
+#include "ThreadPool.h"
 
 #include <algorithm>
 #include <chrono>
@@ -88,6 +89,8 @@ struct kiln_session {
   bool RuntimeSizes = false;
   kiln::rt::RunSizes Sizes;
   kiln::rt::DynAllocator Dyn;
+  // Threads for the parallel loops of a run (kiln_session_options).
+  int32_t Threads = 1;
 };
 
 // Keeps MgpuShims.o (the mgpu* symbols compiled models call) in every
@@ -104,6 +107,9 @@ __attribute__((used)) static int64_t (*const KeepDynamicOps)(
 // And ProfileHooks.o (kilnProfileBegin/End).
 __attribute__((used)) static void (*const KeepProfileHooks)(int64_t, int64_t) =
     &kilnProfileBegin;
+// And ThreadPool.o (kilnParallelFor, kilnThreadScratch).
+__attribute__((used)) static void (*const KeepThreadPool)(
+    kiln_task_fn, void *, int64_t) = &kilnParallelFor;
 // And RuntimeSizes.o (kilnDynAlloc, kilnDynFree, kilnRunFailed).
 __attribute__((used)) static void *(*const KeepRuntimeSizes)(int64_t, int64_t) =
     &kilnDynAlloc;
@@ -956,7 +962,10 @@ kiln_status runCudaPartitions(kiln_session &S) {
 }
 
 kiln_status runOnce(kiln_session &S) {
-  return S.UsesCuda ? runCudaPartitions(S) : runPartitions(S);
+  int32_t Previous = kiln::rt::setRunThreads(S.Threads);
+  kiln_status St = S.UsesCuda ? runCudaPartitions(S) : runPartitions(S);
+  kiln::rt::setRunThreads(Previous);
+  return St;
 }
 
 kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumInputs,
@@ -1143,6 +1152,15 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
     auto *S = new kiln_session;
     S->Model = Model;
     kiln_session_options Defaults{};
+    if (Opts && Opts->num_threads < 0) {
+      kiln_session_destroy(S);
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  "num_threads is " + std::to_string(Opts->num_threads) +
+                      " (0 for the default, or a positive count)");
+    }
+    S->Threads = Opts && Opts->num_threads > 0
+                     ? std::min<int32_t>(Opts->num_threads, 256)
+                     : kiln::rt::defaultThreadCount();
     kiln_status St = checkModel(*Model, *S);
     if (St == KILN_OK && hasShapeVariants(*Model)) {
       St = createVariants(*S, Opts ? *Opts : Defaults);
@@ -1268,6 +1286,10 @@ kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumIn
 } // namespace
 
 extern "C" {
+
+int32_t kiln_session_num_threads(const kiln_session *S) {
+  return S ? S->Threads : 0;
+}
 
 const char *kiln_session_provider(const kiln_session *S) {
   return S ? S->Provider.c_str() : "";

@@ -179,6 +179,7 @@ int printInfo(const Options &Opts) {
   // What a session picks here, and why.
   kiln_session_options SessionOpts{};
   SessionOpts.force_cpu = Opts.ForceCpu;
+  SessionOpts.num_threads = Opts.Threads;
   Session S(&M, SessionOpts);
   if (!S.valid()) {
     std::printf("on this machine: cannot run: %s\n", S.createStatus().message().c_str());

@@ -31,6 +31,9 @@ options:
                        that has no --dim (default 1)
   --dim NAME=SIZE      size of symbolic dimension NAME in generated inputs
                        of a model with run-time sizes (repeatable)
+  --threads N          threads for the model's parallel loops (default: the
+                       machine's physical cores, or $KILN_NUM_THREADS; 1
+                       runs on the calling thread alone)
   --profile FILE       write a Chrome trace (chrome://tracing, Perfetto)
   --print              print output shapes and first values
   --cpu                run a model compiled for CUDA on its CPU fallback
@@ -123,10 +126,9 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
       Value = Flag.substr(Eq + 1);
       Flag.resize(Eq);
     }
-    static const char *const Valued[] = {"inputs-dir", "input",  "output-dir",
-                                         "check-dir",  "rtol",   "atol",
-                                         "iterations", "warmup", "profile",
-                                         "batch", "dim"};
+    static const char *const Valued[] = {
+        "inputs-dir", "input",  "output-dir", "check-dir", "rtol", "atol",
+        "iterations", "warmup", "profile",    "batch",     "dim",  "threads"};
     bool Known = false;
     for (const char *K : Valued)
       Known |= Flag == K;
@@ -160,6 +162,8 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
     else if (Flag == "warmup" && !parseCount(Name, Value, Opts.Warmup, Err))
       return false;
     else if (Flag == "batch" && !parseCount(Name, Value, Opts.Batch, Err))
+      return false;
+    else if (Flag == "threads" && !parseCount(Name, Value, Opts.Threads, Err))
       return false;
     else if (Flag == "dim") {
       size_t At = Value.find('=');

@@ -19,6 +19,8 @@ struct Options {
   int Warmup = 0;
   /// The size of generated inputs' symbolic dims without a --dim.
   int Batch = 1;
+  /// --threads N: the session's thread count (0: the runtime's default).
+  int Threads = 0;
   /// --dim NAME=SIZE: a symbolic dimension's size in generated inputs of a
   /// model with run-time sizes.
   std::map<std::string, int> Dims;

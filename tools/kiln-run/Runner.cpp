@@ -320,17 +320,17 @@ std::string jsonString(const std::string &S) {
 }
 
 void printTimings(const kiln_model_info &M, const std::string &Provider,
-                  std::vector<double> Ms) {
+                  int Threads, std::vector<double> Ms) {
   std::sort(Ms.begin(), Ms.end());
   size_t N = Ms.size();
   double Median = N % 2 ? Ms[N / 2] : (Ms[N / 2 - 1] + Ms[N / 2]) / 2;
   double Sum = 0;
   for (double V : Ms)
     Sum += V;
-  std::printf("{\"model\":%s,\"provider\":%s,\"iterations\":%zu,"
+  std::printf("{\"model\":%s,\"provider\":%s,\"threads\":%d,\"iterations\":%zu,"
               "\"median_ms\":%.6f,\"min_ms\":%.6f,\"mean_ms\":%.6f}\n",
               jsonString(M.name ? M.name : "").c_str(),
-              jsonString(Provider).c_str(), N, Median, Ms[0],
+              jsonString(Provider).c_str(), Threads, N, Median, Ms[0],
               Sum / static_cast<double>(N));
 }
 
@@ -377,6 +377,7 @@ int run(const Options &Opts) {
 
   kiln_session_options SessionOpts{};
   SessionOpts.force_cpu = Opts.ForceCpu;
+  SessionOpts.num_threads = Opts.Threads;
   kiln::Session S(&M, SessionOpts);
   if (!S.valid())
     throw Failure{S.createStatus().message()};
@@ -529,7 +530,7 @@ int run(const Options &Opts) {
           std::chrono::steady_clock::now() - Start;
       Ms.push_back(D.count());
     }
-    printTimings(M, Provider, std::move(Ms));
+    printTimings(M, Provider, kiln_session_num_threads(S.get()), std::move(Ms));
   } else if (Opts.Warmup == 0) {
     RunOnce();
   }

@@ -103,12 +103,21 @@ kiln_status kiln_session_create(const kiln_model_info *model,
  * session. */
 typedef struct kiln_session_options {
   int32_t force_cpu; /* nonzero: run the CPU fallback even if CUDA works */
+  /* Threads for the model's parallel loops (ONNX Runtime's
+   * intra_op_num_threads): 0 picks $KILN_NUM_THREADS if set, else the
+   * machine's physical cores; 1 runs on the caller's thread alone. The
+   * threads come from one pool shared by every session of the process;
+   * the caller's thread is one of them. Results are the same at any
+   * count. */
+  int32_t num_threads;
 } kiln_session_options;
 
 /* options may be NULL (defaults: all zero). */
 kiln_status kiln_session_create_with_options(const kiln_model_info *model,
                                              const kiln_session_options *options,
                                              kiln_session **out);
+/* The threads a run of the session uses (its num_threads, resolved). */
+int32_t kiln_session_num_threads(const kiln_session *session);
 /* "cuda" when the session runs the model's CUDA partitions, else "cpu". */
 const char *kiln_session_provider(const kiln_session *session);
 /* Why a model that wants CUDA runs on the CPU ("CPU requested", "CUDA

@@ -547,13 +547,16 @@ func.func @gemv(%a: memref<1x64xf32>, %b: memref<64x256xf32>, %c: memref<1x256xf
 // A conv whose im2col matrix would be megabytes (3x3, 64 channels, 56x56
 // output: 576 x 3136) works on blocks of 4 output rows: im2col of the block
 // (L2-sized), then its matmul over the whole k (no cache tiles), so the Relu
-// epilogue stays in registers.
+// epilogue stays in registers. Threads take the blocks (kiln.parallel),
+// each im2col-ing into a buffer allocated in the loop (per thread, by
+// kiln-plan-memory).
 // CHECK-LABEL: func.func @conv_blocks
-// CHECK: %[[COL:.*]] = memref.alloc() : memref<1x64x3x3x4x56xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c14 step %c1 {
+// CHECK: %[[COL:.*]] = memref.alloc() : memref<1x64x3x3x4x56xf32>
 // CHECK: vector.store %{{.*}}, %[[COL]]
 // CHECK: scf.for %{{.*}} = %c0 to %c576 step %c1 iter_args(%{{.*}}) -> (vector<8x32xf32>)
 // CHECK: arith.maximumf %{{.*}} : vector<32xf32>
+// CHECK: } {kiln.parallel}
 // CHECK-NOT: linalg.
 // CHECK: return
 #mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>

@@ -73,3 +73,29 @@ func.func @runtime_sizes(%a: memref<?x?xf32>, %b: memref<?x4xf32>) {
   }
   return
 }
+
+// -----
+
+// A parallel loop (kiln.parallel) becomes a task function over a range of
+// its iterations: called once over all of them, (0, trip count), it runs
+// iterations lo..hi at lb + t * step; Emit turns the call into
+// kilnParallelFor (the function's "kiln-parallel-task" attribute).
+// CHECK-LABEL: func.func @parallel
+// CHECK: %[[N:.*]] = arith.divui
+// CHECK: call @parallel_loop0(%c0{{.*}}, %[[N]], %arg0, %arg1) : (index, index, memref<64xf32>, memref<64xf32>) -> ()
+// CHECK: func.func private @parallel_loop0(%[[LO:.*]]: index, %[[HI:.*]]: index, %[[A:.*]]: memref<64xf32>, %[[B:.*]]: memref<64xf32>) attributes {kiln.outlined, passthrough = ["noinline", "kiln-parallel-task"]}
+// CHECK: scf.for %[[T:.*]] = %[[LO]] to %[[HI]] step %c1
+// CHECK: %[[OFF:.*]] = arith.muli %[[T]], %c16
+// CHECK: %[[IV:.*]] = arith.addi %c0{{.*}}, %[[OFF]]
+// CHECK: memref.subview %[[A]][%[[IV]]] [16] [1]
+func.func @parallel(%a: memref<64xf32>, %b: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  scf.for %i = %c0 to %c64 step %c16 {
+    %sa = memref.subview %a[%i] [16] [1] : memref<64xf32> to memref<16xf32, strided<[1], offset: ?>>
+    %sb = memref.subview %b[%i] [16] [1] : memref<64xf32> to memref<16xf32, strided<[1], offset: ?>>
+    memref.copy %sa, %sb : memref<16xf32, strided<[1], offset: ?>> to memref<16xf32, strided<[1], offset: ?>>
+  } {kiln.parallel}
+  return
+}

@@ -155,3 +155,29 @@ func.func @if_result_alive(%c: i1, %x: memref<16xf32>) -> memref<16xf32> {
   linalg.add ins(%r, %b : memref<16xf32>, memref<16xf32>) outs(%out : memref<16xf32>)
   return %out : memref<16xf32>
 }
+
+// -----
+
+// A buffer allocated in a parallel loop's body is the running thread's own
+// (threads run the iterations at once): a slot of kilnThreadScratch, not
+// arena bytes.
+// CHECK-LABEL: func.func @parallel_scratch
+// CHECK: scf.for
+// CHECK: %[[P:.*]] = func.call @kilnThreadScratch(%c0_i64, %c256_i64) : (i64, i64) -> memref<0xi8>
+// CHECK: %[[T:.*]] = memref.view %[[P]][%{{.*}}][] : memref<0xi8> to memref<64xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[T]]
+// CHECK-NOT: memref.dealloc
+// CHECK: } {kiln.parallel}
+func.func @parallel_scratch(%a: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  scf.for %i = %c0 to %c256 step %c64 {
+    %t = memref.alloc() : memref<64xf32>
+    %sa = memref.subview %a[%i] [64] [1] : memref<256xf32> to memref<64xf32, strided<[1], offset: ?>>
+    memref.copy %sa, %t : memref<64xf32, strided<[1], offset: ?>> to memref<64xf32>
+    memref.copy %t, %sa : memref<64xf32> to memref<64xf32, strided<[1], offset: ?>>
+    memref.dealloc %t : memref<64xf32>
+  } {kiln.parallel}
+  return
+}

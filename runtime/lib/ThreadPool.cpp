@@ -1,0 +1,247 @@
+#include "ThreadPool.h"
+#include "RuntimeSizes.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <sched.h>
+
+namespace {
+
+/// One parallel loop: Parts contiguous ranges of [0, N), claimed in order.
+struct Job {
+  kiln_task_fn Fn;
+  void *Context;
+  int64_t N;
+  int32_t Parts;
+  int32_t Next = 0; // guarded by the pool's mutex
+  std::atomic<int32_t> Done{0};
+};
+
+thread_local int32_t RunThreads = 1;
+thread_local bool InParallel = false;
+
+void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// How long an idle worker, or a caller waiting for the last range, spins
+// before it sleeps: the gap between a model's consecutive parallel loops is
+// shorter, so workers stay awake through a run and sleep between runs.
+constexpr std::chrono::microseconds kSpin(100);
+
+void runPart(Job &J, int32_t Part) {
+  int64_t Lo = J.N * Part / J.Parts, Hi = J.N * (Part + 1) / J.Parts;
+  bool Was = InParallel;
+  InParallel = true;
+  if (Lo < Hi)
+    J.Fn(J.Context, Lo, Hi);
+  InParallel = Was;
+}
+
+class Pool {
+public:
+  void run(Job &J) {
+    ensureWorkers(J.Parts - 1);
+    {
+      std::lock_guard<std::mutex> L(M);
+      Queue.push_back(&J);
+      Queued.fetch_add(1, std::memory_order_release);
+    }
+    WorkCv.notify_all();
+    // The caller takes ranges too, then waits for the others.
+    for (;;) {
+      int32_t Part;
+      {
+        std::lock_guard<std::mutex> L(M);
+        if (J.Next >= J.Parts)
+          break;
+        Part = claim(J);
+      }
+      runPart(J, Part);
+      J.Done.fetch_add(1, std::memory_order_acq_rel);
+    }
+    auto Until = std::chrono::steady_clock::now() + kSpin;
+    for (int I = 0; J.Done.load(std::memory_order_acquire) < J.Parts; ++I) {
+      pause();
+      if ((I & 63) == 0 && std::chrono::steady_clock::now() > Until) {
+        std::unique_lock<std::mutex> L(M);
+        DoneCv.wait(L, [&] {
+          return J.Done.load(std::memory_order_acquire) == J.Parts;
+        });
+        break;
+      }
+    }
+  }
+
+  int32_t workers() {
+    std::lock_guard<std::mutex> L(StartMutex);
+    return static_cast<int32_t>(Workers.size());
+  }
+
+private:
+  std::mutex M, StartMutex;
+  std::condition_variable WorkCv, DoneCv;
+  std::deque<Job *> Queue;
+  std::atomic<int32_t> Queued{0};
+  std::vector<std::thread> Workers;
+
+  /// The next range of J (M held); the job leaves the queue with its last.
+  int32_t claim(Job &J) {
+    int32_t Part = J.Next++;
+    if (J.Next == J.Parts) {
+      Queue.erase(std::find(Queue.begin(), Queue.end(), &J));
+      Queued.fetch_sub(1, std::memory_order_release);
+    }
+    return Part;
+  }
+
+  void ensureWorkers(int32_t N) {
+    std::lock_guard<std::mutex> L(StartMutex);
+    N = std::min<int32_t>(N, 255);
+    while (static_cast<int32_t>(Workers.size()) < N)
+      Workers.emplace_back([this] { work(); });
+  }
+
+  void work() {
+    for (;;) {
+      auto Until = std::chrono::steady_clock::now() + kSpin;
+      for (int I = 0; Queued.load(std::memory_order_acquire) == 0; ++I) {
+        pause();
+        if ((I & 63) == 0 && std::chrono::steady_clock::now() > Until)
+          break;
+      }
+      Job *J;
+      int32_t Part;
+      {
+        std::unique_lock<std::mutex> L(M);
+        WorkCv.wait(L, [&] { return !Queue.empty(); });
+        J = Queue.front();
+        Part = claim(*J);
+      }
+      // (J may end as soon as Done reaches Parts: read nothing after.)
+      int32_t Parts = J->Parts;
+      runPart(*J, Part);
+      if (J->Done.fetch_add(1, std::memory_order_acq_rel) + 1 == Parts) {
+        std::lock_guard<std::mutex> L(M);
+        DoneCv.notify_all();
+      }
+    }
+  }
+};
+
+// Never destroyed: workers sleep in it until the process exits.
+Pool &pool() {
+  static Pool *P = new Pool;
+  return *P;
+}
+
+struct ScratchBuffers {
+  std::vector<std::pair<void *, uint64_t>> Slots;
+  ~ScratchBuffers() {
+    for (auto &S : Slots)
+      std::free(S.first);
+  }
+};
+thread_local ScratchBuffers Scratch;
+
+} // namespace
+
+extern "C" {
+
+void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N) {
+  if (N <= 0)
+    return;
+  int32_t T = RunThreads;
+  if (T <= 1 || N == 1 || InParallel) {
+    Fn(Context, 0, N);
+    return;
+  }
+  Job J{Fn, Context, N, static_cast<int32_t>(std::min<int64_t>(T, N))};
+  pool().run(J);
+}
+
+void *kilnThreadScratch(int64_t Slot, int64_t Bytes) {
+  if (Slot < 0 || Bytes < 0)
+    kilnRunFailed();
+  if (static_cast<size_t>(Slot) >= Scratch.Slots.size())
+    Scratch.Slots.resize(Slot + 1, {nullptr, 0});
+  auto &[Ptr, Size] = Scratch.Slots[Slot];
+  if (Size < static_cast<uint64_t>(Bytes) || !Ptr) {
+    std::free(Ptr);
+    uint64_t Rounded = (std::max<uint64_t>(Bytes, 1) + 63) & ~uint64_t(63);
+    Ptr = std::aligned_alloc(64, Rounded);
+    Size = Ptr ? Rounded : 0;
+    if (!Ptr)
+      kilnRunFailed();
+  }
+  return Ptr;
+}
+
+} // extern "C"
+
+namespace kiln::rt {
+
+int32_t physicalCores() {
+  cpu_set_t Set;
+  if (sched_getaffinity(0, sizeof(Set), &Set) != 0)
+    return std::max(1u, std::thread::hardware_concurrency());
+  std::set<std::pair<long, long>> Cores;
+  int32_t Logical = 0;
+  for (int Cpu = 0; Cpu < CPU_SETSIZE; ++Cpu) {
+    if (!CPU_ISSET(Cpu, &Set))
+      continue;
+    ++Logical;
+    auto Read = [&](const char *What) {
+      char Path[128];
+      std::snprintf(Path, sizeof(Path),
+                    "/sys/devices/system/cpu/cpu%d/topology/%s", Cpu, What);
+      long V = -1;
+      if (FILE *F = std::fopen(Path, "r")) {
+        if (std::fscanf(F, "%ld", &V) != 1)
+          V = -1;
+        std::fclose(F);
+      }
+      return V;
+    };
+    long Package = Read("physical_package_id"), Core = Read("core_id");
+    // Without the topology, each CPU counts as a core.
+    Cores.insert(Core < 0 ? std::pair<long, long>{-1, Cpu}
+                          : std::pair{Package, Core});
+  }
+  return std::max<int32_t>(
+      1, Cores.empty() ? Logical : static_cast<int32_t>(Cores.size()));
+}
+
+int32_t defaultThreadCount() {
+  if (const char *Env = std::getenv("KILN_NUM_THREADS")) {
+    char *End = nullptr;
+    long V = std::strtol(Env, &End, 10);
+    if (End != Env && *End == '\0' && V > 0)
+      return static_cast<int32_t>(std::min<long>(V, 256));
+  }
+  static const int32_t Cores = physicalCores();
+  return Cores;
+}
+
+int32_t setRunThreads(int32_t Threads) {
+  return std::exchange(RunThreads, std::max<int32_t>(1, Threads));
+}
+
+int32_t poolWorkers() { return pool().workers(); }
+
+} // namespace kiln::rt

@@ -1,0 +1,44 @@
+// The runtime's threads: one pool per process, shared by every session, and
+// the parallel-for entry that compiled code calls (kilnParallelFor) for a
+// loop whose iterations are independent. A run sets its session's thread
+// count on the calling thread; the loop's iterations are split into that
+// many contiguous ranges, the caller running one. Iterations never change
+// order within a range, and compiled code only splits loops without a
+// reduction across iterations, so results do not depend on the count.
+#ifndef KILN_RUNTIME_THREADPOOL_H
+#define KILN_RUNTIME_THREADPOOL_H
+
+#include <cstdint>
+
+extern "C" {
+/// A parallel loop's body: iterations [Lo, Hi) with its captured values.
+typedef void (*kiln_task_fn)(void *Context, int64_t Lo, int64_t Hi);
+/// Called by compiled code: runs Fn over [0, N) on the running session's
+/// threads (on the caller's alone outside a run, with one thread, or from
+/// inside another parallel loop).
+void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N);
+/// A per-thread scratch buffer of at least Bytes (64-byte aligned) for
+/// slot Slot: a buffer a parallel loop's body writes before it reads,
+/// private to the thread running it. Kept and grown per thread.
+void *kilnThreadScratch(int64_t Slot, int64_t Bytes);
+}
+
+namespace kiln::rt {
+
+/// The thread count a session gets when it asks for 0: $KILN_NUM_THREADS if
+/// set (a positive integer), else the machine's physical cores available
+/// to this process.
+int32_t defaultThreadCount();
+/// The machine's physical cores in this process's CPU affinity mask.
+int32_t physicalCores();
+
+/// Makes Threads the count for parallel loops on this thread until the
+/// returned previous value is restored.
+int32_t setRunThreads(int32_t Threads);
+
+/// Workers the shared pool has started (for tests).
+int32_t poolWorkers();
+
+} // namespace kiln::rt
+
+#endif

@@ -1,0 +1,150 @@
+// The runtime's thread pool: kilnParallelFor splits a loop's iterations into
+// contiguous ranges, one per thread, each iteration run exactly once; one
+// thread (or a call from inside a parallel loop) runs on the caller alone.
+#include "../../runtime/lib/ThreadPool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Record {
+  std::mutex M;
+  std::vector<int> Hits;
+  std::set<std::thread::id> Threads;
+  std::vector<std::pair<int64_t, int64_t>> Ranges;
+};
+
+void record(void *Ctx, int64_t Lo, int64_t Hi) {
+  auto *R = static_cast<Record *>(Ctx);
+  std::lock_guard<std::mutex> L(R->M);
+  R->Ranges.push_back({Lo, Hi});
+  R->Threads.insert(std::this_thread::get_id());
+  for (int64_t I = Lo; I < Hi; ++I)
+    ++R->Hits[I];
+  // Long enough that the other threads take their ranges.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+struct ThreadsScope {
+  int32_t Previous;
+  explicit ThreadsScope(int32_t N) : Previous(kiln::rt::setRunThreads(N)) {}
+  ~ThreadsScope() { kiln::rt::setRunThreads(Previous); }
+};
+
+} // namespace
+
+TEST(ThreadPool, EveryIterationOnceInContiguousRanges) {
+  for (int32_t Threads : {1, 2, 3, 8}) {
+    for (int64_t N : {1, 2, 5, 16, 1000}) {
+      ThreadsScope Scope(Threads);
+      Record R;
+      R.Hits.assign(N, 0);
+      kilnParallelFor(record, &R, N);
+      for (int64_t I = 0; I < N; ++I)
+        EXPECT_EQ(R.Hits[I], 1) << "iteration " << I << " of " << N << " at " << Threads;
+      // One range per thread at most, never more ranges than iterations.
+      EXPECT_EQ(R.Ranges.size(), static_cast<size_t>(std::min<int64_t>(Threads, N)));
+      EXPECT_LE(R.Threads.size(), R.Ranges.size());
+    }
+  }
+}
+
+TEST(ThreadPool, OneThreadRunsOnTheCaller) {
+  ThreadsScope Scope(1);
+  Record R;
+  R.Hits.assign(10, 0);
+  kilnParallelFor(record, &R, 10);
+  ASSERT_EQ(R.Threads.size(), 1u);
+  EXPECT_EQ(*R.Threads.begin(), std::this_thread::get_id());
+  EXPECT_EQ(R.Ranges.front(), (std::pair<int64_t, int64_t>{0, 10}));
+}
+
+TEST(ThreadPool, UsesOtherThreads) {
+  ThreadsScope Scope(2);
+  Record R;
+  R.Hits.assign(2, 0);
+  kilnParallelFor(record, &R, 2);
+  EXPECT_EQ(R.Threads.size(), 2u) << "two ranges ran on one thread";
+  EXPECT_GE(kiln::rt::poolWorkers(), 1);
+}
+
+namespace {
+void nested(void *Ctx, int64_t Lo, int64_t Hi) {
+  auto *R = static_cast<Record *>(Ctx);
+  // A parallel loop inside a task runs on that thread alone.
+  Record Inner;
+  Inner.Hits.assign(4, 0);
+  kilnParallelFor(record, &Inner, 4);
+  std::lock_guard<std::mutex> L(R->M);
+  R->Ranges.push_back({Lo, Hi});
+  R->Hits[0] += Inner.Ranges.size() == 1 && Inner.Threads.size() == 1;
+}
+} // namespace
+
+TEST(ThreadPool, NestedLoopsRunInline) {
+  ThreadsScope Scope(2);
+  Record R;
+  R.Hits.assign(1, 0);
+  kilnParallelFor(nested, &R, 2);
+  EXPECT_EQ(R.Hits[0], 2);
+}
+
+TEST(ThreadPool, ManyCallersShareThePool) {
+  // Four callers at two threads each, 200 loops each: every iteration once.
+  std::atomic<int> Wrong{0};
+  std::vector<std::thread> Callers;
+  for (int C = 0; C < 4; ++C)
+    Callers.emplace_back([&] {
+      ThreadsScope Scope(2);
+      for (int It = 0; It < 200; ++It) {
+        Record R;
+        R.Hits.assign(7, 0);
+        kilnParallelFor(
+            [](void *Ctx, int64_t Lo, int64_t Hi) {
+              auto *Rec = static_cast<Record *>(Ctx);
+              std::lock_guard<std::mutex> L(Rec->M);
+              for (int64_t I = Lo; I < Hi; ++I)
+                ++Rec->Hits[I];
+            },
+            &R, 7);
+        for (int H : R.Hits)
+          Wrong += H != 1;
+      }
+    });
+  for (std::thread &T : Callers)
+    T.join();
+  EXPECT_EQ(Wrong.load(), 0);
+}
+
+TEST(ThreadPool, ScratchIsPerThreadAndKept) {
+  void *A = kilnThreadScratch(0, 100);
+  void *B = kilnThreadScratch(1, 100);
+  EXPECT_NE(A, B);
+  EXPECT_EQ(kilnThreadScratch(0, 64), A) << "a smaller request reuses the buffer";
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(A) % 64, 0u);
+  void *Other = nullptr;
+  std::thread([&] { Other = kilnThreadScratch(0, 100); }).join();
+  EXPECT_NE(Other, A);
+}
+
+TEST(ThreadPool, DefaultCountFromEnvironment) {
+  const char *Saved = std::getenv("KILN_NUM_THREADS");
+  std::string Keep = Saved ? Saved : "";
+  setenv("KILN_NUM_THREADS", "3", 1);
+  EXPECT_EQ(kiln::rt::defaultThreadCount(), 3);
+  setenv("KILN_NUM_THREADS", "zero", 1);
+  EXPECT_EQ(kiln::rt::defaultThreadCount(), kiln::rt::physicalCores());
+  if (Saved)
+    setenv("KILN_NUM_THREADS", Keep.c_str(), 1);
+  else
+    unsetenv("KILN_NUM_THREADS");
+  EXPECT_GE(kiln::rt::physicalCores(), 1);
+}
