@@ -4,11 +4,17 @@
   python3 bench/run.py [--models-dir ../shared/models] [--iterations 50] [model ...]
   python3 bench/run.py --models-dir test/models/exported --data-set 1 gpt_tiny_dynbatch
       (a model with a symbolic batch, at the data set's batch)
+  python3 bench/run.py --threads 1,2 --rounds 3 resnet18
+      (kiln at kiln-run --threads N beside ONNX Runtime at
+      intra_op_num_threads N, the thread counts and the two runtimes
+      interleaved in each round; medians over the rounds, and the spread)
 
 Compiles each model with kiln, times it with `kiln-run --iterations`, times
 ONNX Runtime (CPU, one intra-op thread, all graph optimizations) on the
 same input tensors, and prints medians and the ratio ORT/kiln (> 1 means
 kiln is faster). Absolute times drift on shared machines; read the ratios.
+With several thread counts it also prints kiln's speed-up over its own
+1-thread time and ORT's over its own.
 """
 import argparse
 import json
@@ -26,10 +32,11 @@ from onnx import numpy_helper
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def ort_session(model):
-    """ONNX Runtime on the CPU, one intra-op thread, all graph optimizations."""
+def ort_session(model, threads=1):
+    """ONNX Runtime on the CPU, `threads` intra-op threads, all graph
+    optimizations."""
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
+    opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
@@ -58,8 +65,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--data-set", type=int, default=0,
                     help="time on test_data_set_N (e.g. another batch size)")
+    ap.add_argument("--threads", default="1",
+                    help="comma-separated thread counts for both runtimes (e.g. 1,2)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="interleaved rounds per model (medians over rounds)")
     ap.add_argument("models", nargs="*")
     args = ap.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
     names = args.models or sorted(
         d for d in os.listdir(args.models_dir)
         if os.path.exists(os.path.join(args.models_dir, d, "model.onnx")))
@@ -68,6 +80,8 @@ def main():
     kiln = os.path.join(args.build, "bin", "kiln")
     runner = os.path.join(args.build, "bin", "kiln-run")
     width = max([12] + [len(n) for n in names])
+    if threads != [1]:
+        return run_threads(args, names, threads, out, kiln, runner, width)
     print(f"{'model':<{width}} {'kiln ms':>10} {'ORT ms':>10} {'ORT/kiln':>9}")
     for name in names:
         mdir = os.path.join(args.models_dir, name)
@@ -90,6 +104,50 @@ def main():
         kiln_ms = json.loads(res.stdout.strip().splitlines()[-1])["median_ms"]
         ort_ms = ort_median_ms(model, feeds, args.iterations, args.warmup)
         print(f"{name:<{width}} {kiln_ms:>10.3f} {ort_ms:>10.3f} {ort_ms / kiln_ms:>9.2f}")
+
+
+def load_feeds(model, data):
+    feeds = {}
+    g = onnx.load(model, load_external_data=False).graph
+    inits = {i.name for i in g.initializer}
+    inputs = [i.name for i in g.input if i.name not in inits]
+    for i, inp in enumerate(inputs):
+        t = onnx.TensorProto()
+        with open(os.path.join(data, f"input_{i}.pb"), "rb") as f:
+            t.ParseFromString(f.read())
+        feeds[inp] = numpy_helper.to_array(t)
+    return feeds
+
+
+def run_threads(args, names, threads, out, kiln, runner, width):
+    head = f"{'model':<{width}} {'threads':>7} {'kiln ms':>10} {'ORT ms':>10} {'ORT/kiln':>9}"
+    head += f" {'kiln xN':>8} {'ORT xN':>7}  kiln spread"
+    print(head)
+    for name in names:
+        mdir = os.path.join(args.models_dir, name)
+        model = os.path.join(mdir, "model.onnx")
+        data = os.path.join(mdir, f"test_data_set_{args.data_set}")
+        subprocess.run([kiln, "compile", model, "-o", os.path.join(out, name), "-q"],
+                       check=True)
+        feeds = load_feeds(model, data)
+        sessions = {t: ort_session(model, t) for t in threads}
+        kiln_ms = {t: [] for t in threads}
+        ort_ms = {t: [] for t in threads}
+        for _ in range(args.rounds):
+            for t in threads:
+                res = subprocess.run([runner, os.path.join(out, f"lib{name}.so"), "--inputs-dir",
+                                      data, "--threads", str(t), "--iterations",
+                                      str(args.iterations), "--warmup", str(args.warmup)],
+                                     check=True, capture_output=True, text=True)
+                kiln_ms[t].append(json.loads(res.stdout.strip().splitlines()[-1])["median_ms"])
+                ort_ms[t].append(ort_run_ms(sessions[t], feeds, args.iterations, args.warmup))
+        k1, o1 = statistics.median(kiln_ms[threads[0]]), statistics.median(ort_ms[threads[0]])
+        for t in threads:
+            k, o = statistics.median(kiln_ms[t]), statistics.median(ort_ms[t])
+            spread = f"{min(kiln_ms[t]):.3f}-{max(kiln_ms[t]):.3f}"
+            print(f"{name:<{width}} {t:>7} {k:>10.3f} {o:>10.3f} {o / k:>9.2f} "
+                  f"{k1 / k:>8.2f} {o1 / o:>7.2f}  {spread}")
+    return 0
 
 
 if __name__ == "__main__":
