@@ -775,12 +775,6 @@ void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
   e.erase();
 }
 
-// Work below which an op stays on one thread: a parallel loop's dispatch
-// costs a few microseconds, about what a million multiply-adds or a
-// quarter million elementwise iterations take.
-constexpr int64_t kParallelMultiplyAdds = 1 << 20;
-constexpr int64_t kParallelElements = 1 << 18;
-
 /// Marks the loop of a transform handle kiln.parallel (kParallelAttr):
 /// its iterations run on the session's threads (kiln-outline-loops).
 std::string annotateParallel(const std::string &handle) {

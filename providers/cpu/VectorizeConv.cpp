@@ -114,41 +114,59 @@ static bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, Affin
   if (!sw)
     return false;
   Type f32 = b.getF32Type();
-  forEachBatch(b, loc, {r[0], r[2], r[3], r[4], r[5]}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
-    SmallVector<Value> dims;
-    for (OpFoldResult iv : ivs)
-      dims.push_back(getValueOrCreateConstantIndexOp(nb, loc, iv));
-    dims.push_back(nb.create<arith::ConstantIndexOp>(loc, 0)); // ow = 0
-    SmallVector<Value> xDims = dims;
-    for (auto [i, shift] : llvm::enumerate(xShift))
-      if (shift)
-        xDims[i] = nb.create<arith::AddIOp>(loc, xDims[i], shift);
-    SmallVector<Value> at;
-    for (unsigned i = 0; i < 4; ++i)
-      at.push_back(nb.create<affine::AffineApplyOp>(loc, xMap.getSubMap({i}), xDims));
-    auto rowMap = [&](int64_t rank) {
-      return AffineMapAttr::get(AffineMap::getMinorIdentityMap(rank, 1, nb.getContext()));
-    };
-    auto inBounds = nb.getBoolArrayAttr({true});
-    Value zero = nb.create<arith::ConstantOp>(loc, nb.getF32FloatAttr(0.0));
-    for (int64_t ow0 = 0; ow0 < r[6]; ow0 += kLanes) {
-      int64_t len = std::min(kLanes, r[6] - ow0), width = (len - 1) * *sw + 1;
-      SmallVector<Value> from = at;
-      from[3] = nb.create<arith::AddIOp>(loc, at[3],
-                                         nb.create<arith::ConstantIndexOp>(loc, ow0 * *sw));
-      Value v = nb.create<vector::TransferReadOp>(loc, VectorType::get({width}, f32), x, from,
-                                                  rowMap(4), zero, Value(), inBounds);
-      if (*sw > 1) {
-        SmallVector<int64_t> lanes;
-        for (int64_t i = 0; i < len; ++i)
-          lanes.push_back(i * *sw);
-        v = nb.create<vector::ShuffleOp>(loc, v, v, lanes);
-      }
-      SmallVector<Value> to(dims.begin(), dims.end() - 1);
-      to.push_back(nb.create<arith::ConstantIndexOp>(loc, ow0));
-      nb.create<vector::TransferWriteOp>(loc, v, col, to, rowMap(6), Value(), inBounds);
-    }
-  });
+  // Threads take the rows of col (each writes its own) when there are
+  // enough: the outermost loop below, marked kiln.parallel.
+  int64_t work = 1;
+  for (int64_t e : r)
+    work *= e;
+  Operation *stop = b.getInsertionBlock()->getParentOp(), *outer = nullptr;
+  forEachBatch(
+      b, loc, {r[0], r[2], r[3], r[4], r[5]},
+      [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+        for (Operation *p = nb.getInsertionBlock()->getParentOp();
+             p && p != stop; p = p->getParentOp())
+          outer = p;
+        SmallVector<Value> dims;
+        for (OpFoldResult iv : ivs)
+          dims.push_back(getValueOrCreateConstantIndexOp(nb, loc, iv));
+        dims.push_back(nb.create<arith::ConstantIndexOp>(loc, 0)); // ow = 0
+        SmallVector<Value> xDims = dims;
+        for (auto [i, shift] : llvm::enumerate(xShift))
+          if (shift)
+            xDims[i] = nb.create<arith::AddIOp>(loc, xDims[i], shift);
+        SmallVector<Value> at;
+        for (unsigned i = 0; i < 4; ++i)
+          at.push_back(nb.create<affine::AffineApplyOp>(
+              loc, xMap.getSubMap({i}), xDims));
+        auto rowMap = [&](int64_t rank) {
+          return AffineMapAttr::get(
+              AffineMap::getMinorIdentityMap(rank, 1, nb.getContext()));
+        };
+        auto inBounds = nb.getBoolArrayAttr({true});
+        Value zero = nb.create<arith::ConstantOp>(loc, nb.getF32FloatAttr(0.0));
+        for (int64_t ow0 = 0; ow0 < r[6]; ow0 += kLanes) {
+          int64_t len = std::min(kLanes, r[6] - ow0),
+                  width = (len - 1) * *sw + 1;
+          SmallVector<Value> from = at;
+          from[3] = nb.create<arith::AddIOp>(
+              loc, at[3], nb.create<arith::ConstantIndexOp>(loc, ow0 * *sw));
+          Value v = nb.create<vector::TransferReadOp>(
+              loc, VectorType::get({width}, f32), x, from, rowMap(4), zero,
+              Value(), inBounds);
+          if (*sw > 1) {
+            SmallVector<int64_t> lanes;
+            for (int64_t i = 0; i < len; ++i)
+              lanes.push_back(i * *sw);
+            v = nb.create<vector::ShuffleOp>(loc, v, v, lanes);
+          }
+          SmallVector<Value> to(dims.begin(), dims.end() - 1);
+          to.push_back(nb.create<arith::ConstantIndexOp>(loc, ow0));
+          nb.create<vector::TransferWriteOp>(loc, v, col, to, rowMap(6),
+                                             Value(), inBounds);
+        }
+      });
+  if (outer && work >= kParallelElements)
+    outer->setAttr(kParallelAttr, b.getUnitAttr());
   return true;
 }
 

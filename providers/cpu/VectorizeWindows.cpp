@@ -5,6 +5,7 @@
 // chunks kept in registers across the window's taps.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
 #include "providers/cpu/Vectorize.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -267,11 +268,18 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm, bool isMaxP
     };
     pick(nb, 1);
   };
+  // Threads take the channels (each writes its own output planes) when
+  // there is enough work (sizes known only at run time counted as 1).
+  int64_t work = 1;
+  for (int64_t e : r)
+    work *= ShapedType::isDynamic(e) ? 1 : e;
   loop(b, idx(b, 0), extent(b, 0, 0), 1, {}, [&](OpBuilder &b0, Value n, ValueRange) {
     upTo(b0, r[1], {}, [&](OpBuilder &b1, Value m, ValueRange) {
       byWidth(b1, n, m);
       return SmallVector<Value>{};
     });
+    if (work >= kParallelElements && r[1] >= 2)
+      b0.getInsertionBlock()->back().setAttr(kParallelAttr, b0.getUnitAttr());
     return SmallVector<Value>{};
   });
   g.erase();
