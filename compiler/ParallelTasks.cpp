@@ -24,7 +24,7 @@ void lowerParallelTaskCalls(llvm::Module &module) {
     return;
   llvm::FunctionCallee parallelFor = module.getOrInsertFunction(
       "kilnParallelFor",
-      llvm::FunctionType::get(voidTy, {ptr, ptr, i64}, false));
+      llvm::FunctionType::get(voidTy, {ptr, ptr, i64, i64}, false));
   for (llvm::CallInst *call : calls) {
     llvm::Function *f = call->getCalledFunction();
     llvm::SmallVector<llvm::Type *> captured(
@@ -52,7 +52,12 @@ void lowerParallelTaskCalls(llvm::Module &module) {
     for (unsigned i = 0; i < captured.size(); ++i)
       b.CreateStore(call->getArgOperand(i + 2),
                     b.CreateStructGEP(context, slot, i));
-    b.CreateCall(parallelFor, {task, slot, call->getArgOperand(1)});
+    int64_t grain = 1;
+    if (f->getFnAttribute(kParallelTaskFnAttr).getValueAsString().getAsInteger(10, grain) ||
+        grain < 1)
+      grain = 1;
+    b.CreateCall(parallelFor,
+                 {task, slot, call->getArgOperand(1), llvm::ConstantInt::get(i64, grain)});
     call->eraseFromParent();
   }
 }

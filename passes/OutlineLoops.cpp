@@ -228,7 +228,11 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
     // kilnParallelFor once Emit has lowered its call (ParallelTasks.h).
     SmallVector<Attribute> passthrough{b.getStringAttr("noinline")};
     if (parallel) {
-      passthrough.push_back(b.getStringAttr(kParallelTaskFnAttr));
+      // "kiln-parallel-task"="<grain>".
+      auto grain = parallel->getAttrOfType<IntegerAttr>(kParallelAttr);
+      passthrough.push_back(b.getArrayAttr(
+          {b.getStringAttr(kParallelTaskFnAttr),
+           b.getStringAttr(std::to_string(grain ? grain.getInt() : 1))}));
       ++numTasks;
     }
     outlined->setAttr("passthrough", b.getArrayAttr(passthrough));

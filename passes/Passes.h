@@ -18,7 +18,8 @@ namespace kiln {
 /// data (the tile loops of a parallel dim that kiln-cpu-vectorize-contractions
 /// schedules): kiln-outline-loops makes it a task function that the
 /// runtime's kilnParallelFor splits across threads, and kiln-plan-memory
-/// gives buffers allocated in its body per-thread memory.
+/// gives buffers allocated in its body per-thread memory. Its value, if an
+/// integer, is the grain: the fewest iterations worth a thread of their own.
 inline constexpr const char *kParallelAttr = "kiln.parallel";
 /// The LLVM function attribute of such a task function; Emit turns each
 /// call of it into a call of kilnParallelFor (compiler/ParallelTasks.h).

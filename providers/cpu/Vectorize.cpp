@@ -406,7 +406,13 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
     g.erase();
     return c2;
   }
+  // The batch elements are independent (attention's heads): threads take
+  // them when the whole has enough work, `grain` at least each.
+  Operation *stop = g->getParentOp(), *outer = nullptr;
   forEachBatch(b, loc, extents, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+    for (Operation *p = nb.getInsertionBlock()->getParentOp(); p && p != stop;
+         p = p->getParentOp())
+      outer = p;
     // Each operand at the current batch element, its matrix dims whole.
     auto view = [&](Value src, AffineMap map) {
       SmallVector<std::optional<OpFoldResult>> at;
@@ -425,6 +431,13 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
     if (noCacheTiles)
       m->setAttr(kNoCacheTiles, nb.getUnitAttr());
   });
+  int64_t perBatch = ranges[mm.m] * ranges[mm.n] * ranges[mm.k], batches = 1;
+  for (int64_t e : extents)
+    batches *= e;
+  if (outer && perBatch * batches >= kParallelMultiplyAdds)
+    outer->setAttr(kParallelAttr,
+                   b.getI64IntegerAttr(std::max<int64_t>(
+                       1, llvm::divideCeil(kParallelMultiplyAdds, perBatch))));
   g.erase();
   return c;
 }
@@ -480,6 +493,22 @@ std::pair<linalg::GenericOp, linalg::GenericOp> blockLoop(linalg::GenericOp g, u
     return cast<linalg::GenericOp>(copy);
   };
   auto loop = b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0), full, step);
+  // Blocks along a parallel loop are independent: threads take them, at
+  // least `grain` blocks each so that a thread's share pays for its
+  // dispatch (sizes known only at run time counted as 1).
+  if (g.getIteratorTypesArray()[d] == utils::IteratorType::parallel) {
+    int64_t perBlock = size;
+    SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+    for (auto [i, r] : llvm::enumerate(ranges))
+      if (i != d && !ShapedType::isDynamic(r))
+        perBlock *= r;
+    bool contraction = g.getNumReductionLoops() > 0;
+    int64_t threshold = contraction ? kParallelMultiplyAdds : kParallelElements;
+    loop->setAttr(
+        kParallelAttr,
+        b.getI64IntegerAttr(std::max<int64_t>(
+            1, llvm::divideCeil(threshold, std::max<int64_t>(1, perBlock)))));
+  }
   OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
   linalg::GenericOp inner = copyAt(lb, loop.getInductionVar(), lb.getIndexAttr(size));
   linalg::GenericOp rest;

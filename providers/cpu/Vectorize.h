@@ -20,7 +20,7 @@ namespace kiln::vectorize {
 // parallel loop's dispatch costs a few microseconds, about what a million
 // multiply-adds or a quarter million elementwise iterations take.
 constexpr int64_t kParallelMultiplyAdds = 1 << 20;
-constexpr int64_t kParallelElements = 1 << 18;
+constexpr int64_t kParallelElements = 1 << 16;
 
 // A matmul sized to stay in L2 (a conv's im2col block): no cache tiles.
 inline constexpr llvm::StringLiteral kNoCacheTiles = "kiln.cv_no_cache_tiles";

@@ -109,7 +109,7 @@ __attribute__((used)) static void (*const KeepProfileHooks)(int64_t, int64_t) =
     &kilnProfileBegin;
 // And ThreadPool.o (kilnParallelFor, kilnThreadScratch).
 __attribute__((used)) static void (*const KeepThreadPool)(
-    kiln_task_fn, void *, int64_t) = &kilnParallelFor;
+    kiln_task_fn, void *, int64_t, int64_t) = &kilnParallelFor;
 // And RuntimeSizes.o (kilnDynAlloc, kilnDynFree, kilnRunFailed).
 __attribute__((used)) static void *(*const KeepRuntimeSizes)(int64_t, int64_t) =
     &kilnDynAlloc;

@@ -163,15 +163,15 @@ thread_local ScratchBuffers Scratch;
 
 extern "C" {
 
-void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N) {
+void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N, int64_t Grain) {
   if (N <= 0)
     return;
-  int32_t T = RunThreads;
-  if (T <= 1 || N == 1 || InParallel) {
+  int64_t Parts = std::min<int64_t>(RunThreads, N / std::max<int64_t>(Grain, 1));
+  if (Parts <= 1 || InParallel) {
     Fn(Context, 0, N);
     return;
   }
-  Job J{Fn, Context, N, static_cast<int32_t>(std::min<int64_t>(T, N))};
+  Job J{Fn, Context, N, static_cast<int32_t>(Parts)};
   pool().run(J);
 }
 

@@ -14,9 +14,10 @@ extern "C" {
 /// A parallel loop's body: iterations [Lo, Hi) with its captured values.
 typedef void (*kiln_task_fn)(void *Context, int64_t Lo, int64_t Hi);
 /// Called by compiled code: runs Fn over [0, N) on the running session's
-/// threads (on the caller's alone outside a run, with one thread, or from
+/// threads, each range at least Grain iterations long (on the caller's
+/// alone outside a run, with one thread, when N < 2 * Grain, or from
 /// inside another parallel loop).
-void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N);
+void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N, int64_t Grain);
 /// A per-thread scratch buffer of at least Bytes (64-byte aligned) for
 /// slot Slot: a buffer a parallel loop's body writes before it reads,
 /// private to the thread running it. Kept and grown per thread.

@@ -47,7 +47,7 @@ TEST(ThreadPool, EveryIterationOnceInContiguousRanges) {
       ThreadsScope Scope(Threads);
       Record R;
       R.Hits.assign(N, 0);
-      kilnParallelFor(record, &R, N);
+      kilnParallelFor(record, &R, N, 1);
       for (int64_t I = 0; I < N; ++I)
         EXPECT_EQ(R.Hits[I], 1) << "iteration " << I << " of " << N << " at " << Threads;
       // One range per thread at most, never more ranges than iterations.
@@ -61,7 +61,7 @@ TEST(ThreadPool, OneThreadRunsOnTheCaller) {
   ThreadsScope Scope(1);
   Record R;
   R.Hits.assign(10, 0);
-  kilnParallelFor(record, &R, 10);
+  kilnParallelFor(record, &R, 10, 1);
   ASSERT_EQ(R.Threads.size(), 1u);
   EXPECT_EQ(*R.Threads.begin(), std::this_thread::get_id());
   EXPECT_EQ(R.Ranges.front(), (std::pair<int64_t, int64_t>{0, 10}));
@@ -71,7 +71,7 @@ TEST(ThreadPool, UsesOtherThreads) {
   ThreadsScope Scope(2);
   Record R;
   R.Hits.assign(2, 0);
-  kilnParallelFor(record, &R, 2);
+  kilnParallelFor(record, &R, 2, 1);
   EXPECT_EQ(R.Threads.size(), 2u) << "two ranges ran on one thread";
   EXPECT_GE(kiln::rt::poolWorkers(), 1);
 }
@@ -82,18 +82,31 @@ void nested(void *Ctx, int64_t Lo, int64_t Hi) {
   // A parallel loop inside a task runs on that thread alone.
   Record Inner;
   Inner.Hits.assign(4, 0);
-  kilnParallelFor(record, &Inner, 4);
+  kilnParallelFor(record, &Inner, 4, 1);
   std::lock_guard<std::mutex> L(R->M);
   R->Ranges.push_back({Lo, Hi});
   R->Hits[0] += Inner.Ranges.size() == 1 && Inner.Threads.size() == 1;
 }
 } // namespace
 
+TEST(ThreadPool, GrainBoundsTheRanges) {
+  ThreadsScope Scope(4);
+  Record R;
+  R.Hits.assign(10, 0);
+  kilnParallelFor(record, &R, 10, 4); // 2 ranges of at least 4
+  EXPECT_EQ(R.Ranges.size(), 2u);
+  Record S;
+  S.Hits.assign(7, 0);
+  kilnParallelFor(record, &S, 7, 4); // fewer than 2 x 4: on the caller
+  ASSERT_EQ(S.Ranges.size(), 1u);
+  EXPECT_EQ(*S.Threads.begin(), std::this_thread::get_id());
+}
+
 TEST(ThreadPool, NestedLoopsRunInline) {
   ThreadsScope Scope(2);
   Record R;
   R.Hits.assign(1, 0);
-  kilnParallelFor(nested, &R, 2);
+  kilnParallelFor(nested, &R, 2, 1);
   EXPECT_EQ(R.Hits[0], 2);
 }
 
@@ -114,7 +127,7 @@ TEST(ThreadPool, ManyCallersShareThePool) {
               for (int64_t I = Lo; I < Hi; ++I)
                 ++Rec->Hits[I];
             },
-            &R, 7);
+            &R, 7, 1);
         for (int H : R.Hits)
           Wrong += H != 1;
       }

@@ -83,7 +83,7 @@ func.func @runtime_sizes(%a: memref<?x?xf32>, %b: memref<?x4xf32>) {
 // CHECK-LABEL: func.func @parallel
 // CHECK: %[[N:.*]] = arith.divui
 // CHECK: call @parallel_loop0(%c0{{.*}}, %[[N]], %arg0, %arg1) : (index, index, memref<64xf32>, memref<64xf32>) -> ()
-// CHECK: func.func private @parallel_loop0(%[[LO:.*]]: index, %[[HI:.*]]: index, %[[A:.*]]: memref<64xf32>, %[[B:.*]]: memref<64xf32>) attributes {kiln.outlined, passthrough = ["noinline", "kiln-parallel-task"]}
+// CHECK: func.func private @parallel_loop0(%[[LO:.*]]: index, %[[HI:.*]]: index, %[[A:.*]]: memref<64xf32>, %[[B:.*]]: memref<64xf32>) attributes {kiln.outlined, passthrough = ["noinline", ["kiln-parallel-task", "1"]]}
 // CHECK: scf.for %[[T:.*]] = %[[LO]] to %[[HI]] step %c1
 // CHECK: %[[OFF:.*]] = arith.muli %[[T]], %c16
 // CHECK: %[[IV:.*]] = arith.addi %c0{{.*}}, %[[OFF]]
