@@ -116,8 +116,8 @@ static bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, Affin
   Type f32 = b.getF32Type();
   // Threads take the rows of col (each writes its own) when there are
   // enough: the outermost loop below, marked kiln.parallel.
-  int64_t work = 1;
-  for (int64_t e : r)
+  int64_t work = r[0];
+  for (int64_t e : r.drop_front(2))
     work *= e;
   Operation *stop = b.getInsertionBlock()->getParentOp(), *outer = nullptr;
   forEachBatch(
