@@ -121,17 +121,13 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
     }
     // Parallel loops inside host loops (a matmul's row tiles in a
     // convolution's loop over images) become task functions where they
-    // are; one inside another parallel loop runs in its task as it is.
+    // are, inner ones first (the walk is post-order). One inside another
+    // parallel loop runs on its own threads when the outer one has too few
+    // iterations to split (a decode step's one row: its columns split).
     SmallVector<scf::ForOp> nested;
     module.walk([&](scf::ForOp loop) {
-      if (!loop->hasAttr(kParallelAttr))
-        return;
-      for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
-        if (p->hasAttr(kParallelAttr)) {
-          loop->removeAttr(kParallelAttr);
-          return;
-        }
-      nested.push_back(loop);
+      if (loop->hasAttr(kParallelAttr))
+        nested.push_back(loop);
     });
     for (scf::ForOp loop : nested) {
       auto func = loop->getParentOfType<func::FuncOp>();

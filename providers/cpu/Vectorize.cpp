@@ -870,7 +870,9 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
   // Threads split the outermost tile loop over rows or columns that has
   // more than one iteration (never one over the reduction: it would run
   // the partial sums at once).
-  bool parallel = M * N * K >= kParallelMultiplyAdds;
+  // (A matrix-vector product is bound by reading its weights: split, each
+  // core streams half of them, from its own L2 where they fit.)
+  bool parallel = M * N * K >= kParallelMultiplyAdds || N * K >= kParallelWeights;
   if (cm || cn || ck) {
     int nl = (cm != 0) + (cn != 0) + (ck != 0);
     s += "  %c" + i + ", %cl" + i + ":" + std::to_string(nl) +

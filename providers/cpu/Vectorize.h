@@ -21,6 +21,9 @@ namespace kiln::vectorize {
 // multiply-adds or a quarter million elementwise iterations take.
 constexpr int64_t kParallelMultiplyAdds = 1 << 20;
 constexpr int64_t kParallelElements = 1 << 16;
+// ... or a contraction whose weights (N x K) pass 256 KiB: reading them is
+// the cost.
+constexpr int64_t kParallelWeights = 1 << 16;
 
 // A matmul sized to stay in L2 (a conv's im2col block): no cache tiles.
 inline constexpr llvm::StringLiteral kNoCacheTiles = "kiln.cv_no_cache_tiles";

@@ -16,7 +16,8 @@ typedef void (*kiln_task_fn)(void *Context, int64_t Lo, int64_t Hi);
 /// Called by compiled code: runs Fn over [0, N) on the running session's
 /// threads, each range at least Grain iterations long (on the caller's
 /// alone outside a run, with one thread, when N < 2 * Grain, or from
-/// inside another parallel loop).
+/// inside a range of another loop that runs split; a loop inside one that
+/// runs whole on the caller may split).
 void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N, int64_t Grain);
 /// A per-thread scratch buffer of at least Bytes (64-byte aligned) for
 /// slot Slot: a buffer a parallel loop's body writes before it reads,
