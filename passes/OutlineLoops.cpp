@@ -136,11 +136,16 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
     // One left (a view the function cannot rebuild) runs as a plain loop.
     module.walk([](scf::ForOp loop) { loop->removeAttr(kParallelAttr); });
     // For `kiln compile --report`.
-    if (numTasks)
-      module->setAttr("kiln.report.parallel_loops",
-                      Builder(&getContext()).getI64IntegerAttr(numTasks));
+    // How far the split scales: loops with fewer iterations than 8 or 32
+    // threads leave some of them idle.
+    Builder b(&getContext());
+    for (auto [key, n] : {std::pair("kiln.report.parallel_loops", numTasks),
+                          {"kiln.report.parallel_loops_under_8_iterations", numUnder8},
+                          {"kiln.report.parallel_loops_under_32_iterations", numUnder32}})
+      if (n)
+        module->setAttr(key, b.getI64IntegerAttr(n));
   }
-  int64_t numTasks = 0;
+  int64_t numTasks = 0, numUnder8 = 0, numUnder32 = 0;
 
   void outline(func::FuncOp func, Operation *nest, int64_t &next) {
     // Device code stays where gpu-to-llvm expects it.
@@ -230,6 +235,10 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
           {b.getStringAttr(kParallelTaskFnAttr),
            b.getStringAttr(std::to_string(grain ? grain.getInt() : 1))}));
       ++numTasks;
+      std::optional<int64_t> trips = constantTripCount(parallel.getLowerBound(),
+                                                       parallel.getUpperBound(), parallel.getStep());
+      numUnder8 += trips && *trips < 8;
+      numUnder32 += trips && *trips < 32;
     }
     outlined->setAttr("passthrough", b.getArrayAttr(passthrough));
     Block *entry = outlined.addEntryBlock();
