@@ -84,26 +84,23 @@ def main():
         return run_threads(args, names, threads, out, kiln, runner, width)
     print(f"{'model':<{width}} {'kiln ms':>10} {'ORT ms':>10} {'ORT/kiln':>9}")
     for name in names:
-        mdir = os.path.join(args.models_dir, name)
-        model = os.path.join(mdir, "model.onnx")
-        data = os.path.join(mdir, f"test_data_set_{args.data_set}")
-        subprocess.run([kiln, "compile", model, "-o", os.path.join(out, name), "-q"],
-                       check=True)
-        feeds = {}
-        g = onnx.load(model, load_external_data=False).graph
-        inits = {i.name for i in g.initializer}
-        inputs = [i.name for i in g.input if i.name not in inits]
-        for i, inp in enumerate(inputs):
-            t = onnx.TensorProto()
-            with open(os.path.join(data, f"input_{i}.pb"), "rb") as f:
-                t.ParseFromString(f.read())
-            feeds[inp] = numpy_helper.to_array(t)
+        model, data, feeds = prepare(args, name, out, kiln)
         res = subprocess.run([runner, os.path.join(out, f"lib{name}.so"), "--inputs-dir", data,
                               "--iterations", str(args.iterations), "--warmup", str(args.warmup)],
                              check=True, capture_output=True, text=True)
         kiln_ms = json.loads(res.stdout.strip().splitlines()[-1])["median_ms"]
         ort_ms = ort_median_ms(model, feeds, args.iterations, args.warmup)
         print(f"{name:<{width}} {kiln_ms:>10.3f} {ort_ms:>10.3f} {ort_ms / kiln_ms:>9.2f}")
+
+
+def prepare(args, name, out, kiln):
+    """Compiles the model; returns its path, its data set's directory and
+    the data set's inputs by name."""
+    mdir = os.path.join(args.models_dir, name)
+    model = os.path.join(mdir, "model.onnx")
+    data = os.path.join(mdir, f"test_data_set_{args.data_set}")
+    subprocess.run([kiln, "compile", model, "-o", os.path.join(out, name), "-q"], check=True)
+    return model, data, load_feeds(model, data)
 
 
 def load_feeds(model, data):
@@ -124,12 +121,7 @@ def run_threads(args, names, threads, out, kiln, runner, width):
     head += f" {'kiln xN':>8} {'ORT xN':>7}  kiln spread"
     print(head)
     for name in names:
-        mdir = os.path.join(args.models_dir, name)
-        model = os.path.join(mdir, "model.onnx")
-        data = os.path.join(mdir, f"test_data_set_{args.data_set}")
-        subprocess.run([kiln, "compile", model, "-o", os.path.join(out, name), "-q"],
-                       check=True)
-        feeds = load_feeds(model, data)
+        model, data, feeds = prepare(args, name, out, kiln)
         sessions = {t: ort_session(model, t) for t in threads}
         kiln_ms = {t: [] for t in threads}
         ort_ms = {t: [] for t in threads}

@@ -269,25 +269,14 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     Type i64 = IntegerType::get(ctx, 64);
     auto pointer = MemRefType::get({0}, IntegerType::get(ctx, 8));
     Location loc = func.getLoc();
-    if (!module.lookupSymbol<func::FuncOp>(kDynAllocFn)) {
-      OpBuilder mb(module.getBodyRegion());
-      mb.create<func::FuncOp>(loc, kDynAllocFn, FunctionType::get(ctx, {i64, i64}, {pointer}))
-          .setPrivate();
-      mb.create<func::FuncOp>(loc, kDynFreeFn, FunctionType::get(ctx, {i64, pointer}, {}))
-          .setPrivate();
-    }
+    declareRuntimeFn(kDynAllocFn, {i64, i64}, {pointer});
+    declareRuntimeFn(kDynFreeFn, {i64, pointer}, {});
     // Device buffers of run-time size come from the running session's
     // device allocator (the same first fit, in device memory).
     if (llvm::any_of(allocs,
-                     [](Operation *a) { return isa<gpu::AllocOp>(a); }) &&
-        !module.lookupSymbol<func::FuncOp>(kDeviceDynAllocFn)) {
-      OpBuilder mb(module.getBodyRegion());
-      mb.create<func::FuncOp>(loc, kDeviceDynAllocFn,
-                              FunctionType::get(ctx, {i64}, {pointer}))
-          .setPrivate();
-      mb.create<func::FuncOp>(loc, kDeviceDynFreeFn,
-                              FunctionType::get(ctx, {pointer}, {}))
-          .setPrivate();
+                     [](Operation *a) { return isa<gpu::AllocOp>(a); })) {
+      declareRuntimeFn(kDeviceDynAllocFn, {i64}, {pointer});
+      declareRuntimeFn(kDeviceDynFreeFn, {pointer}, {});
     }
     Block &entry = func.getBody().front();
     OpBuilder eb(&entry, entry.begin());
@@ -358,22 +347,28 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     return false;
   }
 
+  /// `name(inputs) -> results`, a libkiln_rt function, declared on first use.
+  void declareRuntimeFn(StringRef name, TypeRange inputs, TypeRange results) {
+    ModuleOp module = getOperation();
+    if (module.lookupSymbol<func::FuncOp>(name))
+      return;
+    OpBuilder mb(module.getBodyRegion());
+    mb.create<func::FuncOp>(
+          module.getLoc(), name,
+          FunctionType::get(module.getContext(), inputs, results))
+        .setPrivate();
+  }
+
   /// Buffers allocated in a parallel loop's body: `kilnThreadScratch(slot,
   /// bytes)`, the running thread's buffer for the slot (kept and grown by
   /// the runtime, never freed by the run).
   void placeThreadScratch(ArrayRef<Operation *> allocs) {
     if (allocs.empty())
       return;
-    ModuleOp module = getOperation();
-    MLIRContext *ctx = module.getContext();
-    Type i64 = IntegerType::get(ctx, 64);
-    auto pointer = MemRefType::get({0}, IntegerType::get(ctx, 8));
-    if (!module.lookupSymbol<func::FuncOp>(kThreadScratchFn)) {
-      OpBuilder mb(module.getBodyRegion());
-      mb.create<func::FuncOp>(module.getLoc(), kThreadScratchFn,
-                              FunctionType::get(ctx, {i64, i64}, {pointer}))
-          .setPrivate();
-    }
+    Builder tb(getOperation().getContext());
+    auto pointer = MemRefType::get({0}, tb.getI8Type());
+    declareRuntimeFn(kThreadScratchFn, {tb.getI64Type(), tb.getI64Type()},
+                     {pointer});
     for (Operation *alloc : allocs) {
       auto t = cast<MemRefType>(alloc->getResult(0).getType());
       OpBuilder b(alloc);
