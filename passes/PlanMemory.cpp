@@ -583,6 +583,16 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     SmallVector<Buffer> buffers, deviceBuffers;
     SmallVector<Operation *> dynamicAllocs, threadAllocs;
     bool runtimeSized = isRuntimeSized(func);
+    // The run's allocator and a failed check's abort belong to the calling
+    // thread: a parallel loop that allocates at run-time size or checks
+    // runs whole on it.
+    func.walk([&](Operation *op) {
+      auto alloc = dyn_cast<memref::AllocOp>(op);
+      if (!isa<CheckOp>(op) && !(alloc && !alloc.getType().hasStaticShape()))
+        return;
+      for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+        p->removeAttr(kParallelAttr);
+    });
     WalkResult walk = func.walk([&](Operation *alloc) {
       auto device = dyn_cast<gpu::AllocOp>(alloc);
       if (!device && !isa<memref::AllocOp>(alloc))

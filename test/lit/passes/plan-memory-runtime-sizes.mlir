@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-plan-memory | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-plan-memory | FileCheck %s
 
 // Buffers of run-time size: host ones come from the run's allocator (its
 // handle in the arena), device ones from the running session's device
@@ -38,5 +38,30 @@ func.func @device_rows(%x: memref<?x300xf32>) -> memref<?x300xf32> {
   memref.copy %h, %h2 : memref<?x300xf32> to memref<?x300xf32>
   gpu.dealloc %d : memref<?x300xf32>
   return %h2 : memref<?x300xf32>
+}
+}
+
+// -----
+
+// A parallel loop whose body allocates at run-time size runs whole on the
+// calling thread (the run's allocator is not shared between threads): its
+// kiln.parallel mark goes.
+// CHECK-LABEL: func.func @parallel_with_runtime_alloc
+// CHECK: scf.for
+// CHECK: call @kilnDynAlloc
+// CHECK-NOT: kiln.parallel
+// CHECK: return
+module attributes {kiln.runtime_sizes = {}} {
+func.func @parallel_with_runtime_alloc(%x: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %t = memref.alloc(%n) : memref<?xf32>
+    memref.copy %x, %t : memref<?xf32> to memref<?xf32>
+    memref.dealloc %t : memref<?xf32>
+  } {kiln.parallel}
+  return
 }
 }
