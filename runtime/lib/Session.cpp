@@ -1158,6 +1158,12 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
                   "num_threads is " + std::to_string(Opts->num_threads) +
                       " (0 for the default, or a positive count)");
     }
+    if (!(Opts && Opts->num_threads > 0)) {
+      if (std::string Bad = kiln::rt::badThreadCountEnv(); !Bad.empty()) {
+        kiln_session_destroy(S);
+        return fail(KILN_ERROR_INVALID_ARGUMENT, Bad);
+      }
+    }
     S->Threads = Opts && Opts->num_threads > 0
                      ? std::min<int32_t>(Opts->num_threads, 256)
                      : kiln::rt::defaultThreadCount();

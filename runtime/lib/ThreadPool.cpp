@@ -238,6 +238,19 @@ int32_t defaultThreadCount() {
   return Cores;
 }
 
+std::string badThreadCountEnv() {
+  const char *Env = std::getenv("KILN_NUM_THREADS");
+  if (!Env)
+    return "";
+  char *End = nullptr;
+  long V = std::strtol(Env, &End, 10);
+  if (End != Env && *End == '\0' && V > 0)
+    return "";
+  return std::string("KILN_NUM_THREADS is \"") + Env +
+         "\": expected a positive number of threads (unset it for the physical "
+         "cores)";
+}
+
 int32_t setRunThreads(int32_t Threads) {
   return std::exchange(RunThreads, std::max<int32_t>(1, Threads));
 }

@@ -9,6 +9,7 @@
 #define KILN_RUNTIME_THREADPOOL_H
 
 #include <cstdint>
+#include <string>
 
 extern "C" {
 /// A parallel loop's body: iterations [Lo, Hi) with its captured values.
@@ -31,6 +32,9 @@ namespace kiln::rt {
 /// set (a positive integer), else the machine's physical cores available
 /// to this process.
 int32_t defaultThreadCount();
+/// $KILN_NUM_THREADS when it is set but not a positive integer: a line
+/// saying so, for the session that would take its default from it; else "".
+std::string badThreadCountEnv();
 /// The machine's physical cores in this process's CPU affinity mask.
 int32_t physicalCores();
 

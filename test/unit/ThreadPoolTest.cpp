@@ -153,8 +153,12 @@ TEST(ThreadPool, DefaultCountFromEnvironment) {
   std::string Keep = Saved ? Saved : "";
   setenv("KILN_NUM_THREADS", "3", 1);
   EXPECT_EQ(kiln::rt::defaultThreadCount(), 3);
+  EXPECT_EQ(kiln::rt::badThreadCountEnv(), "");
   setenv("KILN_NUM_THREADS", "zero", 1);
   EXPECT_EQ(kiln::rt::defaultThreadCount(), kiln::rt::physicalCores());
+  // A session that would take its count from it says why it cannot.
+  EXPECT_NE(kiln::rt::badThreadCountEnv().find("KILN_NUM_THREADS is \"zero\""),
+            std::string::npos);
   if (Saved)
     setenv("KILN_NUM_THREADS", Keep.c_str(), 1);
   else
