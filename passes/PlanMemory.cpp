@@ -584,11 +584,14 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     SmallVector<Operation *> dynamicAllocs, threadAllocs;
     bool runtimeSized = isRuntimeSized(func);
     // The run's allocator and a failed check's abort belong to the calling
-    // thread: a parallel loop that allocates at run-time size or checks
-    // runs whole on it.
+    // thread, and the arena's bytes to all: a parallel loop that checks or
+    // allocates other than per-thread scratch (static, identity) runs
+    // whole on the calling thread.
     func.walk([&](Operation *op) {
       auto alloc = dyn_cast<memref::AllocOp>(op);
-      if (!isa<CheckOp>(op) && !(alloc && !alloc.getType().hasStaticShape()))
+      if (!isa<CheckOp>(op) &&
+          !(alloc && !(alloc.getType().hasStaticShape() &&
+                       alloc.getType().getLayout().isIdentity())))
         return;
       for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
         p->removeAttr(kParallelAttr);

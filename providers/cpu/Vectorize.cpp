@@ -269,10 +269,12 @@ Operation *emitMatmul(OpBuilder &b, Location loc, Value a, Value bm, Value c, bo
 
 /// Opens an scf.for per batch extent > 1; `body` gets the induction
 /// variables (constant 0 for unit extents) in the order of `extents`.
-void forEachBatch(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
-                  llvm::function_ref<void(OpBuilder &, ArrayRef<OpFoldResult>)> body) {
+Operation *forEachBatch(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
+    llvm::function_ref<void(OpBuilder &, ArrayRef<OpFoldResult>)> body) {
   SmallVector<OpFoldResult> ivs;
   OpBuilder::InsertionGuard guard(b);
+  Operation *outer = nullptr;
   for (int64_t e : extents) {
     if (e == 1) {
       ivs.push_back(b.getIndexAttr(0));
@@ -282,10 +284,23 @@ void forEachBatch(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
     Value ub = b.create<arith::ConstantIndexOp>(loc, e);
     Value st = b.create<arith::ConstantIndexOp>(loc, 1);
     auto loop = b.create<scf::ForOp>(loc, lb, ub, st);
+    if (!outer)
+      outer = loop;
     b.setInsertionPoint(loop.getBody()->getTerminator());
     ivs.push_back(loop.getInductionVar());
   }
   body(b, ivs);
+  return outer;
+}
+
+void markParallel(Operation *loop, int64_t threshold, int64_t perIteration) {
+  if (!loop)
+    return;
+  int64_t grain = std::max<int64_t>(
+      1, llvm::divideCeil(threshold, std::max<int64_t>(1, perIteration)));
+  loop->setAttr(
+      kParallelAttr,
+      IntegerAttr::get(IntegerType::get(loop->getContext(), 64), grain));
 }
 
 /// `out` collapsed by `groups`, for a matmul's C. C must not be a view:
@@ -408,36 +423,32 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
   }
   // The batch elements are independent (attention's heads): threads take
   // them when the whole has enough work, `grain` at least each.
-  Operation *stop = g->getParentOp(), *outer = nullptr;
-  forEachBatch(b, loc, extents, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
-    for (Operation *p = nb.getInsertionBlock()->getParentOp(); p && p != stop;
-         p = p->getParentOp())
-      outer = p;
-    // Each operand at the current batch element, its matrix dims whole.
-    auto view = [&](Value src, AffineMap map) {
-      SmallVector<std::optional<OpFoldResult>> at;
-      for (AffineExpr e : map.getResults()) {
-        auto d = dimOf(e);
-        if (d && (*d == mm.m || *d == mm.n || *d == mm.k))
-          at.push_back(std::nullopt);
-        else
-          at.push_back(d ? ivs[llvm::find(mm.batch, *d) - mm.batch.begin()]
-                         : nb.getIndexAttr(0));
-      }
-      return subMatrix(nb, loc, src, at);
-    };
-    Operation *m = emitMatmul(nb, loc, view(a, maps[0]), view(bm, maps[1]), view(c, maps[2]),
-                              mm.transA, mm.transB, nextId);
-    if (noCacheTiles)
-      m->setAttr(kNoCacheTiles, nb.getUnitAttr());
-  });
+  Operation *outer = forEachBatch(
+      b, loc, extents, [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
+        // Each operand at the current batch element, its matrix dims whole.
+        auto view = [&](Value src, AffineMap map) {
+          SmallVector<std::optional<OpFoldResult>> at;
+          for (AffineExpr e : map.getResults()) {
+            auto d = dimOf(e);
+            if (d && (*d == mm.m || *d == mm.n || *d == mm.k))
+              at.push_back(std::nullopt);
+            else
+              at.push_back(d ? ivs[llvm::find(mm.batch, *d) - mm.batch.begin()]
+                             : nb.getIndexAttr(0));
+          }
+          return subMatrix(nb, loc, src, at);
+        };
+        Operation *m =
+            emitMatmul(nb, loc, view(a, maps[0]), view(bm, maps[1]),
+                       view(c, maps[2]), mm.transA, mm.transB, nextId);
+        if (noCacheTiles)
+          m->setAttr(kNoCacheTiles, nb.getUnitAttr());
+      });
   int64_t perBatch = ranges[mm.m] * ranges[mm.n] * ranges[mm.k], batches = 1;
   for (int64_t e : extents)
     batches *= e;
-  if (outer && perBatch * batches >= kParallelMultiplyAdds)
-    outer->setAttr(kParallelAttr,
-                   b.getI64IntegerAttr(std::max<int64_t>(
-                       1, llvm::divideCeil(kParallelMultiplyAdds, perBatch))));
+  if (perBatch * batches >= kParallelMultiplyAdds)
+    markParallel(outer, kParallelMultiplyAdds, perBatch);
   g.erase();
   return c;
 }
@@ -503,11 +514,8 @@ std::pair<linalg::GenericOp, linalg::GenericOp> blockLoop(linalg::GenericOp g, u
       if (i != d && !ShapedType::isDynamic(r))
         perBlock *= r;
     bool contraction = g.getNumReductionLoops() > 0;
-    int64_t threshold = contraction ? kParallelMultiplyAdds : kParallelElements;
-    loop->setAttr(
-        kParallelAttr,
-        b.getI64IntegerAttr(std::max<int64_t>(
-            1, llvm::divideCeil(threshold, std::max<int64_t>(1, perBlock)))));
+    markParallel(loop, contraction ? kParallelMultiplyAdds : kParallelElements,
+                 perBlock);
   }
   OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
   linalg::GenericOp inner = copyAt(lb, loop.getInductionVar(), lb.getIndexAttr(size));

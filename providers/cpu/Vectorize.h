@@ -44,12 +44,18 @@ mlir::Value matrixView(mlir::OpBuilder &b, mlir::Location loc, mlir::Value src,
 mlir::Operation *emitMatmul(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value a, mlir::Value bm, mlir::Value c,
                             bool transA, bool transB, int64_t &nextId);
-/// `body` at every point of `extents` (loops only where an extent is not 1).
-void forEachBatch(mlir::OpBuilder &b, mlir::Location loc,
-                  llvm::ArrayRef<int64_t> extents,
-                  llvm::function_ref<void(mlir::OpBuilder &,
-                                          llvm::ArrayRef<mlir::OpFoldResult>)>
-                      body);
+/// `body` at every point of `extents` (loops only where an extent is not 1);
+/// returns the outermost loop, or null when there is none.
+mlir::Operation *
+forEachBatch(mlir::OpBuilder &b, mlir::Location loc,
+             llvm::ArrayRef<int64_t> extents,
+             llvm::function_ref<void(mlir::OpBuilder &,
+                                     llvm::ArrayRef<mlir::OpFoldResult>)>
+                 body);
+/// Marks `loop` (if any) kiln.parallel, with the grain that gives each
+/// thread at least `threshold` work at `perIteration` per iteration.
+void markParallel(mlir::Operation *loop, int64_t threshold,
+                  int64_t perIteration);
 /// `out` collapsed by `groups`.
 mlir::Value collapsedOutput(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value out,

@@ -119,13 +119,9 @@ static bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, Affin
   int64_t work = r[0];
   for (int64_t e : r.drop_front(2))
     work *= e;
-  Operation *stop = b.getInsertionBlock()->getParentOp(), *outer = nullptr;
-  forEachBatch(
+  Operation *outer = forEachBatch(
       b, loc, {r[0], r[2], r[3], r[4], r[5]},
       [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
-        for (Operation *p = nb.getInsertionBlock()->getParentOp();
-             p && p != stop; p = p->getParentOp())
-          outer = p;
         SmallVector<Value> dims;
         for (OpFoldResult iv : ivs)
           dims.push_back(getValueOrCreateConstantIndexOp(nb, loc, iv));
@@ -165,8 +161,8 @@ static bool emitIm2colRows(OpBuilder &b, Location loc, Value x, Value col, Affin
                                              Value(), inBounds);
         }
       });
-  if (outer && work >= kParallelElements)
-    outer->setAttr(kParallelAttr, b.getUnitAttr());
+  if (work >= kParallelElements)
+    markParallel(outer, 1, 1);
   return true;
 }
 
@@ -259,13 +255,9 @@ Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
     SmallVector<int64_t> cr = {1, r[1], r[2], r[3], r[4], blockRows, r[6]};
     Value w2 = b.create<memref::CollapseShapeOp>(loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
     int64_t cols = blockRows * r[6];
-    Operation *outer = nullptr;
-    forEachBatch(
+    Operation *outer = forEachBatch(
         b, loc, {r[0], r[5] / blockRows},
         [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
-          for (Operation *p = nb.getInsertionBlock()->getParentOp();
-               p && p != g->getParentOp(); p = p->getParentOp())
-            outer = p;
           col = nb.create<memref::AllocOp>(
               loc,
               MemRefType::get({1, r[2], r[3], r[4], blockRows, r[6]}, f32));
@@ -293,8 +285,8 @@ Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
                      false, false, nextId)
               ->setAttr(kNoCacheTiles, nb.getUnitAttr());
         });
-    if (outer)
-      outer->setAttr(kParallelAttr, b.getUnitAttr());
+    // (A block is an L2-sized GEMM: one is worth a thread.)
+    markParallel(outer, 1, 1);
     g.erase();
     return out3;
   }

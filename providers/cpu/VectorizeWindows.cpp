@@ -279,7 +279,7 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm, bool isMaxP
       return SmallVector<Value>{};
     });
     if (work >= kParallelElements && r[1] >= 2)
-      b0.getInsertionBlock()->back().setAttr(kParallelAttr, b0.getUnitAttr());
+      markParallel(&b0.getInsertionBlock()->back(), 1, 1);
     return SmallVector<Value>{};
   });
   g.erase();

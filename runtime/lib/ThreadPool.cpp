@@ -88,10 +88,7 @@ public:
     }
   }
 
-  int32_t workers() {
-    std::lock_guard<std::mutex> L(StartMutex);
-    return static_cast<int32_t>(Workers.size());
-  }
+  int32_t workers() { return Started.load(std::memory_order_acquire); }
 
 private:
   std::mutex M, StartMutex;
@@ -111,11 +108,17 @@ private:
   }
 
   void ensureWorkers(int32_t N) {
-    std::lock_guard<std::mutex> L(StartMutex);
     N = std::min<int32_t>(N, 255);
+    // (Each loop asks: the lock only when the pool must grow.)
+    if (Started.load(std::memory_order_acquire) >= N)
+      return;
+    std::lock_guard<std::mutex> L(StartMutex);
     while (static_cast<int32_t>(Workers.size()) < N)
       Workers.emplace_back([this] { work(); });
+    Started.store(static_cast<int32_t>(Workers.size()),
+                  std::memory_order_release);
   }
+  std::atomic<int32_t> Started{0};
 
   void work() {
     for (;;) {
@@ -227,24 +230,27 @@ int32_t physicalCores() {
       1, Cores.empty() ? Logical : static_cast<int32_t>(Cores.size()));
 }
 
+namespace {
+/// $KILN_NUM_THREADS as a positive count, or 0 (unset or invalid).
+long envThreadCount(const char *Env) {
+  if (!Env)
+    return 0;
+  char *End = nullptr;
+  long V = std::strtol(Env, &End, 10);
+  return End != Env && *End == '\0' && V > 0 ? V : 0;
+}
+} // namespace
+
 int32_t defaultThreadCount() {
-  if (const char *Env = std::getenv("KILN_NUM_THREADS")) {
-    char *End = nullptr;
-    long V = std::strtol(Env, &End, 10);
-    if (End != Env && *End == '\0' && V > 0)
-      return static_cast<int32_t>(std::min<long>(V, 256));
-  }
+  if (long V = envThreadCount(std::getenv("KILN_NUM_THREADS")))
+    return static_cast<int32_t>(std::min<long>(V, 256));
   static const int32_t Cores = physicalCores();
   return Cores;
 }
 
 std::string badThreadCountEnv() {
   const char *Env = std::getenv("KILN_NUM_THREADS");
-  if (!Env)
-    return "";
-  char *End = nullptr;
-  long V = std::strtol(Env, &End, 10);
-  if (End != Env && *End == '\0' && V > 0)
+  if (!Env || envThreadCount(Env))
     return "";
   return std::string("KILN_NUM_THREADS is \"") + Env +
          "\": expected a positive number of threads (unset it for the physical "
