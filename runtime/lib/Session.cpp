@@ -89,8 +89,10 @@ struct kiln_session {
   bool RuntimeSizes = false;
   kiln::rt::RunSizes Sizes;
   kiln::rt::DynAllocator Dyn;
-  // Threads for the parallel loops of a run (kiln_session_options).
+  // Threads for the parallel loops of a run (kiln_session_options), and
+  // the pool of the session's thread hooks (null: the shared pool).
   int32_t Threads = 1;
+  std::shared_ptr<kiln::rt::Pool> Pool;
 };
 
 // Keeps MgpuShims.o (the mgpu* symbols compiled models call) in every
@@ -962,7 +964,7 @@ kiln_status runCudaPartitions(kiln_session &S) {
 }
 
 kiln_status runOnce(kiln_session &S) {
-  int32_t Previous = kiln::rt::setRunThreads(S.Threads);
+  auto Previous = kiln::rt::setRunThreads({S.Threads, S.Pool.get()});
   kiln_status St = S.UsesCuda ? runCudaPartitions(S) : runPartitions(S);
   kiln::rt::setRunThreads(Previous);
   return St;
@@ -975,10 +977,16 @@ kiln_status runSession(kiln_session *S, const kiln_tensor *Inputs, int32_t NumIn
 kiln_status variantSession(kiln_session &S, int32_t I, kiln_session *&Out) {
   if (!S.Variants[I]) {
     kiln_session *V = nullptr;
+    // Variants run on the model's threads: its count, its pool.
+    kiln_session_options Options = S.Options;
+    Options.num_threads = S.Threads;
+    Options.create_thread = nullptr;
+    Options.join_thread = nullptr;
     if (kiln_status St = kiln_session_create_with_options(
-            S.Model->shape_variants[I], &S.Options, &V))
+            S.Model->shape_variants[I], &Options, &V))
       return fail(St, "shape variant " + std::to_string(I) + ": " +
                           kiln_last_error());
+    V->Pool = S.Pool;
     S.Variants[I] = V;
   }
   Out = S.Variants[I];
@@ -1167,6 +1175,22 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
     S->Threads = Opts && Opts->num_threads > 0
                      ? std::min<int32_t>(Opts->num_threads, 256)
                      : kiln::rt::defaultThreadCount();
+    if (Opts && (!Opts->create_thread != !Opts->join_thread)) {
+      kiln_session_destroy(S);
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  "create_thread and join_thread are set together or not at "
+                  "all");
+    }
+    if (Opts && Opts->create_thread && S->Threads > 1) {
+      std::string Error;
+      S->Pool = kiln::rt::createPool(
+          S->Threads - 1,
+          {Opts->create_thread, Opts->join_thread, Opts->thread_user}, Error);
+      if (!S->Pool) {
+        kiln_session_destroy(S);
+        return fail(KILN_ERROR_INVALID_ARGUMENT, Error);
+      }
+    }
     kiln_status St = checkModel(*Model, *S);
     if (St == KILN_OK && hasShapeVariants(*Model)) {
       St = createVariants(*S, Opts ? *Opts : Defaults);

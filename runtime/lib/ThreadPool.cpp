@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -29,6 +30,7 @@ struct Job {
 };
 
 thread_local int32_t RunThreads = 1;
+thread_local kiln::rt::Pool *RunPool = nullptr; // null: the shared pool
 thread_local bool InParallel = false;
 
 void pause() {
@@ -53,10 +55,37 @@ void runPart(Job &J, int32_t Part) {
   InParallel = Was;
 }
 
+} // namespace
+
+namespace kiln::rt {
+
+/// Workers that take the ranges of queued jobs. The shared pool starts
+/// std::threads as loops ask for them and never stops; a session with
+/// thread hooks gets its own, started and joined through the hooks.
 class Pool {
 public:
+  Pool() = default;
+  explicit Pool(const ThreadHooks &Hooks) : Hooks(Hooks), Private(true) {}
+  ~Pool() { stop(); }
+
+  /// Starts N workers through the hooks; false (with Error) if one fails.
+  bool startPrivate(int32_t N, std::string &Error) {
+    for (int32_t I = 0; I < N; ++I) {
+      void *Handle = Hooks.Create(Hooks.User, &Pool::workerEntry, this);
+      if (!Handle) {
+        Error = "create_thread returned NULL for worker " +
+                std::to_string(I + 1) + " of " + std::to_string(N);
+        return false;
+      }
+      Handles.push_back(Handle);
+    }
+    Started.store(N, std::memory_order_release);
+    return true;
+  }
+
   void run(Job &J) {
-    ensureWorkers(J.Parts - 1);
+    if (!Private)
+      ensureWorkers(J.Parts - 1);
     {
       std::lock_guard<std::mutex> L(M);
       Queue.push_back(&J);
@@ -91,6 +120,10 @@ public:
   int32_t workers() { return Started.load(std::memory_order_acquire); }
 
 private:
+  ThreadHooks Hooks{};
+  bool Private = false;
+  std::vector<void *> Handles; // a private pool's workers
+  std::atomic<bool> Stopping{false};
   std::mutex M, StartMutex;
   std::condition_variable WorkCv, DoneCv;
   std::deque<Job *> Queue;
@@ -120,10 +153,28 @@ private:
   }
   std::atomic<int32_t> Started{0};
 
+  static void workerEntry(void *P) { static_cast<Pool *>(P)->work(); }
+
+  /// Ends a private pool's workers (between runs: no job is queued).
+  void stop() {
+    if (!Private)
+      return;
+    {
+      std::lock_guard<std::mutex> L(M);
+      Stopping.store(true, std::memory_order_release);
+    }
+    WorkCv.notify_all();
+    for (void *Handle : Handles)
+      Hooks.Join(Hooks.User, Handle);
+    Handles.clear();
+  }
+
   void work() {
     for (;;) {
       auto Until = std::chrono::steady_clock::now() + kSpin;
-      for (int I = 0; Queued.load(std::memory_order_acquire) == 0; ++I) {
+      for (int I = 0; Queued.load(std::memory_order_acquire) == 0 &&
+                      !Stopping.load(std::memory_order_acquire);
+           ++I) {
         pause();
         if ((I & 63) == 0 && std::chrono::steady_clock::now() > Until)
           break;
@@ -132,7 +183,11 @@ private:
       int32_t Part;
       {
         std::unique_lock<std::mutex> L(M);
-        WorkCv.wait(L, [&] { return !Queue.empty(); });
+        WorkCv.wait(L, [&] {
+          return !Queue.empty() || Stopping.load(std::memory_order_relaxed);
+        });
+        if (Queue.empty())
+          return;
         J = Queue.front();
         Part = claim(*J);
       }
@@ -147,8 +202,14 @@ private:
   }
 };
 
+} // namespace kiln::rt
+
+namespace {
+
+using kiln::rt::Pool;
+
 // Never destroyed: workers sleep in it until the process exits.
-Pool &pool() {
+Pool &sharedPool() {
   static Pool *P = new Pool;
   return *P;
 }
@@ -175,7 +236,7 @@ void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N, int64_t Grain) {
     return;
   }
   Job J{Fn, Context, N, static_cast<int32_t>(Parts)};
-  pool().run(J);
+  (RunPool ? *RunPool : sharedPool()).run(J);
 }
 
 void *kilnThreadScratch(int64_t Slot, int64_t Bytes) {
@@ -257,10 +318,21 @@ std::string badThreadCountEnv() {
          "cores)";
 }
 
-int32_t setRunThreads(int32_t Threads) {
-  return std::exchange(RunThreads, std::max<int32_t>(1, Threads));
+RunThreadsState setRunThreads(RunThreadsState State) {
+  RunThreadsState Previous{RunThreads, RunPool};
+  RunThreads = std::max<int32_t>(1, State.Threads);
+  RunPool = State.P;
+  return Previous;
 }
 
-int32_t poolWorkers() { return pool().workers(); }
+int32_t poolWorkers() { return sharedPool().workers(); }
+
+std::shared_ptr<Pool> createPool(int32_t Workers, const ThreadHooks &Hooks,
+                                 std::string &Error) {
+  auto P = std::make_shared<Pool>(Hooks);
+  if (!P->startPrivate(Workers, Error))
+    return nullptr; // (joins the workers it started)
+  return P;
+}
 
 } // namespace kiln::rt

@@ -9,6 +9,7 @@
 #define KILN_RUNTIME_THREADPOOL_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 extern "C" {
@@ -38,9 +39,29 @@ std::string badThreadCountEnv();
 /// The machine's physical cores in this process's CPU affinity mask.
 int32_t physicalCores();
 
-/// Makes Threads the count for parallel loops on this thread until the
-/// returned previous value is restored.
-int32_t setRunThreads(int32_t Threads);
+class Pool;
+
+/// An app's own thread creation (kiln_session_options' hooks).
+struct ThreadHooks {
+  void *(*Create)(void *User, void (*Worker)(void *), void *Arg);
+  void (*Join)(void *User, void *Thread);
+  void *User;
+};
+
+/// A pool of its own for one session: Workers threads started through
+/// Hooks now and joined through them when the pool is destroyed. Null,
+/// with Error set, if a thread could not be created.
+std::shared_ptr<Pool> createPool(int32_t Workers, const ThreadHooks &Hooks,
+                                 std::string &Error);
+
+/// The thread count and pool (null: the shared one) of parallel loops run
+/// on this thread.
+struct RunThreadsState {
+  int32_t Threads;
+  Pool *P;
+};
+/// Sets them until the returned previous state is restored.
+RunThreadsState setRunThreads(RunThreadsState State);
 
 /// Workers the shared pool has started (for tests).
 int32_t poolWorkers();

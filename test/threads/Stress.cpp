@@ -1,7 +1,9 @@
 // Stress of the shared thread pool (ctest threads.stress): four sessions of
 // one model at two threads each, on four caller threads, 1000 runs each,
-// while a fifth thread creates, runs and destroys sessions; every output
-// must equal, bit for bit, a run of a one-thread session.
+// while a fifth thread creates, runs and destroys sessions (every other one
+// on threads of its own made through the app's thread hooks); every output
+// must equal, bit for bit, a run of a one-thread session, and every thread
+// the hooks made must be joined.
 //
 // usage: kiln_threads_stress LIB.so [RUNS]   (static input shapes only)
 #include "kiln/kiln_rt.h"
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,9 +60,27 @@ bool run(kiln_session *S, Buffers &B) {
                           static_cast<int32_t>(B.OutT.size())) == KILN_OK;
 }
 
-kiln_session *create(const kiln_model_info *M, int32_t Threads) {
+/// The app's own threads for sessions with thread hooks.
+std::atomic<int> HookCreated{0}, HookJoined{0};
+void *createThread(void *, void (*Worker)(void *), void *Arg) {
+  ++HookCreated;
+  return new std::thread(Worker, Arg);
+}
+void joinThread(void *, void *Handle) {
+  auto *T = static_cast<std::thread *>(Handle);
+  T->join();
+  delete T;
+  ++HookJoined;
+}
+
+kiln_session *create(const kiln_model_info *M, int32_t Threads,
+                     bool Hooks = false) {
   kiln_session_options O{};
   O.num_threads = Threads;
+  if (Hooks) {
+    O.create_thread = createThread;
+    O.join_thread = joinThread;
+  }
   kiln_session *S = nullptr;
   if (kiln_session_create_with_options(M, &O, &S) != KILN_OK) {
     std::fprintf(stderr, "kiln_threads_stress: %s\n", kiln_last_error());
@@ -117,7 +138,7 @@ int main(int Argc, char **Argv) {
   // Sessions created and destroyed while the others run.
   std::thread Churn([&] {
     while (!Done) {
-      kiln_session *S = create(M, 2);
+      kiln_session *S = create(M, 2, Churned % 2 == 1);
       Buffers B = buffers(*M);
       if (!run(S, B))
         ++Failed;
@@ -131,8 +152,12 @@ int main(int Argc, char **Argv) {
     T.join();
   Done = true;
   Churn.join();
-  std::printf("4 sessions x 2 threads x %d runs, %d sessions created and destroyed meanwhile: "
+  std::printf("4 sessions x 2 threads x %d runs, %d sessions created and "
+              "destroyed meanwhile "
+              "(%d app threads made and %d joined through the hooks): "
               "%d failed, %d differ from the 1-thread run\n",
-              Runs, Churned.load(), Failed.load(), Wrong.load());
-  return Failed || Wrong || !Churned ? 1 : 0;
+              Runs, Churned.load(), HookCreated.load(), HookJoined.load(),
+              Failed.load(), Wrong.load());
+  bool Hooked = Churned < 2 || (HookCreated > 0 && HookCreated == HookJoined);
+  return Failed || Wrong || !Churned || !Hooked ? 1 : 0;
 }

@@ -34,8 +34,9 @@ void record(void *Ctx, int64_t Lo, int64_t Hi) {
 }
 
 struct ThreadsScope {
-  int32_t Previous;
-  explicit ThreadsScope(int32_t N) : Previous(kiln::rt::setRunThreads(N)) {}
+  kiln::rt::RunThreadsState Previous;
+  explicit ThreadsScope(int32_t N, kiln::rt::Pool *P = nullptr)
+      : Previous(kiln::rt::setRunThreads({N, P})) {}
   ~ThreadsScope() { kiln::rt::setRunThreads(Previous); }
 };
 
@@ -164,4 +165,68 @@ TEST(ThreadPool, DefaultCountFromEnvironment) {
   else
     unsetenv("KILN_NUM_THREADS");
   EXPECT_GE(kiln::rt::physicalCores(), 1);
+}
+
+namespace {
+/// An app's thread hooks: std::threads it owns, recorded by id.
+struct AppThreads {
+  std::mutex M;
+  std::vector<std::thread *> Live;
+  std::set<std::thread::id> Ids;
+  int Created = 0, Joined = 0, FailAfter = 1 << 30;
+
+  static void *create(void *User, void (*Worker)(void *), void *Arg) {
+    auto *A = static_cast<AppThreads *>(User);
+    std::lock_guard<std::mutex> L(A->M);
+    if (A->Created == A->FailAfter)
+      return nullptr;
+    ++A->Created;
+    auto *T = new std::thread(Worker, Arg);
+    A->Ids.insert(T->get_id());
+    return T;
+  }
+  static void join(void *User, void *Handle) {
+    auto *A = static_cast<AppThreads *>(User);
+    auto *T = static_cast<std::thread *>(Handle);
+    T->join();
+    delete T;
+    std::lock_guard<std::mutex> L(A->M);
+    ++A->Joined;
+  }
+};
+} // namespace
+
+TEST(ThreadPool, AppThreadHooksRunTheRangesAndAreJoined) {
+  AppThreads App;
+  {
+    std::string Error;
+    auto P = kiln::rt::createPool(
+        2, {AppThreads::create, AppThreads::join, &App}, Error);
+    ASSERT_TRUE(P) << Error;
+    EXPECT_EQ(App.Created, 2);
+    ThreadsScope Scope(3, P.get());
+    Record R;
+    R.Hits.assign(3, 0);
+    kilnParallelFor(record, &R, 3, 1);
+    for (int H : R.Hits)
+      EXPECT_EQ(H, 1);
+    // The ranges ran on the caller and the app's threads only.
+    for (std::thread::id Id : R.Threads)
+      EXPECT_TRUE(Id == std::this_thread::get_id() || App.Ids.count(Id));
+    EXPECT_EQ(R.Threads.size(), 3u);
+  }
+  EXPECT_EQ(App.Joined, 2) << "destroying the pool joins its threads";
+}
+
+TEST(ThreadPool, AppThreadHookFailureJoinsTheStarted) {
+  AppThreads App;
+  App.FailAfter = 1;
+  std::string Error;
+  auto P = kiln::rt::createPool(3, {AppThreads::create, AppThreads::join, &App},
+                                Error);
+  EXPECT_FALSE(P);
+  EXPECT_NE(Error.find("create_thread returned NULL for worker 2 of 3"),
+            std::string::npos)
+      << Error;
+  EXPECT_EQ(App.Joined, 1);
 }

@@ -110,6 +110,17 @@ typedef struct kiln_session_options {
    * the caller's thread is one of them. Results are the same at any
    * count. */
   int32_t num_threads;
+  /* An app that makes its own threads (ONNX Runtime's custom thread
+   * hooks): with both set, the session gets a pool of its own whose
+   * num_threads - 1 workers are started at create by
+   * create_thread(thread_user, worker, arg), a thread that must call
+   * worker(arg) and return the handle it is joined by, and joined at
+   * destroy by join_thread(thread_user, handle). A NULL handle fails the
+   * create. Both NULL: the shared pool. */
+  void *(*create_thread)(void *thread_user, void (*worker)(void *arg),
+                         void *arg);
+  void (*join_thread)(void *thread_user, void *handle);
+  void *thread_user;
 } kiln_session_options;
 
 /* options may be NULL (defaults: all zero). */
