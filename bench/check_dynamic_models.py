@@ -113,13 +113,25 @@ def check_resnet(path, rng):
         print("  resnet18_dyn batch 4 of test_data_set_0 matches its output_0: ok")
 
 
+def check_mobilenet(path, rng):
+    sess = session(path)
+    for b in (1, 2):
+        x = rng.standard_normal((b, 3, 224, 224)).astype(np.float32)
+        (y,) = sess.run(["output"], {"input": x})
+        assert y.shape == (b, 1000) and y.dtype == np.float32, (y.shape, y.dtype)
+        assert np.isfinite(y).all() and y.std() > 0
+        (y0,) = sess.run(None, {"input": x[-1:]})
+        np.testing.assert_allclose(y0[0], y[-1], rtol=1e-4, atol=1e-5)
+        print(f"  mobilenet_v2 batch {b}: ok")
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "bench_models")
     rng = np.random.default_rng(0)
     print(f"onnxruntime {ort.__version__}")
     failed = []
     for name, fn in [("bert_dyn", check_bert), ("gpt2_dyn", check_gpt2),
-                     ("resnet18_dyn", check_resnet)]:
+                     ("resnet18_dyn", check_resnet), ("mobilenet_v2", check_mobilenet)]:
         path = os.path.join(outdir, name, "model.onnx")
         if not os.path.exists(path):
             print(f"{name}: skipped, {path} not found")

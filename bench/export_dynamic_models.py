@@ -6,12 +6,14 @@ step re-runs itself under the interpreter that has what it needs):
 
   python3 bench/export_dynamic_models.py [OUTDIR]
 
-which amounts to these three commands:
+which amounts to these four commands:
 
   /tmp/hfvenv/bin/python bench/export_dynamic_models.py --step torch [OUTDIR]
-      bert_dyn and gpt2_dyn (needs torch 1.13 and transformers==4.30.2)
+      bert_dyn, gpt2_dyn and mobilenet_v2 (needs torch 1.13 and transformers==4.30.2)
   python3 bench/export_dynamic_models.py --step resnet [OUTDIR]
       resnet18_dyn from ../shared/models/resnet18/model.onnx (needs onnx)
+  python3 bench/export_dynamic_models.py --step data [OUTDIR]
+      each model's test_data_set_0 (needs numpy, onnx and onnxruntime)
   python3 bench/check_dynamic_models.py [OUTDIR]
       runs each model in ONNX Runtime at several shapes (needs onnxruntime)
 
@@ -19,18 +21,29 @@ OUTDIR defaults to build/bench_models under the repo root. Interpreters:
 --torch-python (default $KILN_TORCH_PYTHON or /tmp/hfvenv/bin/python) and
 --onnx-python (default $KILN_ONNX_PYTHON or python3). No network access:
 the Hugging Face models are built from configs with random weights
-(torch.manual_seed(0)), never from_pretrained.
+(torch.manual_seed(0)), never from_pretrained. The torch venv:
+  /usr/bin/python3 -m venv --system-site-packages /tmp/hfvenv   (apt python3-torch)
+  /tmp/hfvenv/bin/pip install transformers==4.30.2
 
-Writes:
+Writes (each model with test_data_set_0/{input,output}_N.pb for bench/run.py:
+seeded random inputs at the shape below, outputs from ONNX Runtime):
   OUTDIR/bert_dyn/model.onnx      BertModel (shape of google/bert_uncased_L-2_H-128_A-2)
       in:  input_ids, attention_mask  int64 [batch, sequence]
       out: last_hidden_state          float [batch, sequence, 128]
+      data: batch 1, sequence 128, mask all ones
   OUTDIR/gpt2_dyn/model.onnx      GPT2LMHeadModel (n_embd 128, 2 layers, 2 heads), one
                                   decoder step with the KV cache (as test/models/hf/export_hf.py)
       in:  input_ids [batch, seq], attention_mask [batch, total_seq],
            past_key_values.{0,1}.{key,value} [batch, 2, past_seq, 64]
       out: logits [batch, seq, 50257], present.{0,1}.{key,value} [batch, 2, total_seq, 64]
+      data: batch 1, past_seq 128, seq 1
   OUTDIR/resnet18_dyn/model.onnx  resnet18 with input [N, 3, H, W], output [N, 1000]
+      data: 1x3x224x224
+  OUTDIR/mobilenet_v2/model.onnx  MobileNetV2 (torchvision's architecture, width 1.0,
+                                  random weights and BatchNorm statistics)
+      in:  input  float [N, 3, 224, 224]
+      out: output float [N, 1000]
+      data: 1x3x224x224
 """
 import argparse
 import importlib.util
@@ -101,12 +114,73 @@ def export_gpt2(outdir):
     print(f"wrote {os.path.join(d, 'model.onnx')}")
 
 
+def mobilenet_v2():
+    """torchvision.models.mobilenet_v2() (width 1.0, 1000 classes) without torchvision."""
+    from torch import nn
+
+    def cbr(inp, out, k=1, stride=1, groups=1, act=True):
+        layers = [nn.Conv2d(inp, out, k, stride, (k - 1) // 2, groups=groups, bias=False),
+                  nn.BatchNorm2d(out)]
+        return layers + [nn.ReLU6(inplace=True)] if act else layers
+
+    class InvertedResidual(nn.Module):
+        def __init__(self, inp, out, stride, t):
+            super().__init__()
+            hidden = inp * t
+            self.res = stride == 1 and inp == out
+            self.conv = nn.Sequential(*(cbr(inp, hidden) if t != 1 else []),
+                                      *cbr(hidden, hidden, 3, stride, hidden),
+                                      *cbr(hidden, out, act=False))
+
+        def forward(self, x):
+            return x + self.conv(x) if self.res else self.conv(x)
+
+    layers, inp = cbr(3, 32, 3, 2), 32
+    for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                       (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]:
+        for i in range(n):
+            layers.append(InvertedResidual(inp, c, s if i == 0 else 1, t))
+            inp = c
+    layers += cbr(inp, 1280)
+    model = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(1),
+                          nn.Dropout(0.2), nn.Linear(1280, 1000))
+    for m in model.modules():  # torchvision's init, then BatchNorm that is not identity
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+        elif isinstance(m, nn.BatchNorm2d):
+            nn.init.uniform_(m.weight, 0.5, 1.5)
+            nn.init.normal_(m.bias, 0, 0.1)
+            nn.init.normal_(m.running_mean, 0, 0.1)
+            nn.init.uniform_(m.running_var, 0.5, 1.5)
+        elif isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, 0, 0.01)
+            nn.init.zeros_(m.bias)
+    return model
+
+
+def export_mobilenet(outdir):
+    import torch
+
+    torch.manual_seed(0)
+    model = mobilenet_v2().eval()
+    d = os.path.join(outdir, "mobilenet_v2")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    with torch.no_grad():
+        torch.onnx.export(model, torch.randn(1, 3, 224, 224), path,
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "N"}, "output": {0: "N"}},
+                          opset_version=OPSET, do_constant_folding=True)
+    print(f"wrote {path}")
+
+
 def step_torch(outdir):
     import torch
     import transformers
     print(f"torch {torch.__version__}, transformers {transformers.__version__}")
     export_bert(outdir)
     export_gpt2(outdir)
+    export_mobilenet(outdir)
 
 
 # --------------------------------------------------------------------------- resnet step
@@ -174,12 +248,61 @@ def step_resnet(outdir, src):
     print(f"wrote {path}")
 
 
+# --------------------------------------------------------------------------- data step
+
+def data_feeds(name, rng):
+    """test_data_set_0's inputs by name, or None for a model without data."""
+    import numpy as np
+
+    if name == "bert_dyn":
+        return {"input_ids": rng.integers(0, 30522, (1, 128), dtype=np.int64),
+                "attention_mask": np.ones((1, 128), dtype=np.int64)}
+    if name == "gpt2_dyn":
+        feeds = {"input_ids": rng.integers(0, 50257, (1, 1), dtype=np.int64),
+                 "attention_mask": np.ones((1, 129), dtype=np.int64)}
+        for i in range(2):
+            for kv in ("key", "value"):
+                feeds[f"past_key_values.{i}.{kv}"] = rng.standard_normal(
+                    (1, 2, 128, 64)).astype(np.float32)
+        return feeds
+    if name in ("resnet18_dyn", "mobilenet_v2"):
+        return {"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
+    return None
+
+
+def step_data(outdir):
+    """Writes NAME/test_data_set_0/{input,output}_N.pb (inputs in graph order,
+    as bench/run.py reads them; outputs from ONNX Runtime)."""
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    def write(path, value, name):
+        with open(path, "wb") as f:
+            f.write(numpy_helper.from_array(value, name).SerializeToString())
+
+    for name in ["bert_dyn", "gpt2_dyn", "resnet18_dyn", "mobilenet_v2"]:
+        model = os.path.join(outdir, name, "model.onnx")
+        if not os.path.exists(model):
+            print(f"{name}: no test data, {model} not found")
+            continue
+        feeds = data_feeds(name, np.random.default_rng(0))
+        sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+        d = os.path.join(outdir, name, "test_data_set_0")
+        os.makedirs(d, exist_ok=True)
+        for i, inp in enumerate(sess.get_inputs()):
+            write(os.path.join(d, f"input_{i}.pb"), feeds[inp.name], inp.name)
+        for i, (out, value) in enumerate(zip(sess.get_outputs(), sess.run(None, feeds))):
+            write(os.path.join(d, f"output_{i}.pb"), value, out.name)
+        print(f"wrote {d}")
+
+
 # --------------------------------------------------------------------------- driver
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outdir", nargs="?", default=os.path.join(ROOT, "build", "bench_models"))
-    ap.add_argument("--step", choices=["all", "torch", "resnet", "check"], default="all")
+    ap.add_argument("--step", choices=["all", "torch", "resnet", "data", "check"], default="all")
     ap.add_argument("--torch-python",
                     default=os.environ.get("KILN_TORCH_PYTHON", "/tmp/hfvenv/bin/python"))
     ap.add_argument("--onnx-python", default=os.environ.get("KILN_ONNX_PYTHON", "python3"))
@@ -208,6 +331,13 @@ def main():
             delegate(args.onnx_python, "resnet")
         else:
             sys.exit("--step resnet needs onnx")
+    if args.step in ("all", "data"):
+        if have("numpy", "onnx", "onnxruntime"):
+            step_data(outdir)
+        elif args.step == "all":
+            delegate(args.onnx_python, "data")
+        else:
+            sys.exit("--step data needs numpy, onnx and onnxruntime")
     if args.step == "check" or (args.step == "all" and not args.no_check):
         check = os.path.join(os.path.dirname(HERE), "check_dynamic_models.py")
         python = sys.executable if have("onnx", "onnxruntime") else args.onnx_python
