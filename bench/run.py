@@ -4,6 +4,9 @@
   python3 bench/run.py [--models-dir ../shared/models] [--iterations 50] [model ...]
   python3 bench/run.py --models-dir test/models/exported --data-set 1 gpt_tiny_dynbatch
       (a model with a symbolic batch, at the data set's batch)
+  python3 bench/run.py --models-dir build/bench_models --pin-shapes mobilenet_v2
+      (models with symbolic dims compiled for the data set's shapes; without
+      --pin-shapes kiln compiles them once for any size)
   python3 bench/run.py --threads 1,2 --rounds 3 resnet18
       (kiln at kiln-run --threads N beside ONNX Runtime at
       intra_op_num_threads N, the thread counts and the two runtimes
@@ -69,6 +72,9 @@ def main():
                     help="comma-separated thread counts for both runtimes (e.g. 1,2)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="interleaved rounds per model (medians over rounds)")
+    ap.add_argument("--pin-shapes", action="store_true",
+                    help="compile each model for its data set's input shapes (symbolic "
+                         "dims pinned) instead of for any size")
     ap.add_argument("models", nargs="*")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
@@ -86,7 +92,8 @@ def main():
     for name in names:
         model, data, feeds = prepare(args, name, out, kiln)
         res = subprocess.run([runner, os.path.join(out, f"lib{name}.so"), "--inputs-dir", data,
-                              "--iterations", str(args.iterations), "--warmup", str(args.warmup)],
+                              "--threads", "1", "--iterations", str(args.iterations),
+                              "--warmup", str(args.warmup)],
                              check=True, capture_output=True, text=True)
         kiln_ms = json.loads(res.stdout.strip().splitlines()[-1])["median_ms"]
         ort_ms = ort_median_ms(model, feeds, args.iterations, args.warmup)
@@ -99,8 +106,13 @@ def prepare(args, name, out, kiln):
     mdir = os.path.join(args.models_dir, name)
     model = os.path.join(mdir, "model.onnx")
     data = os.path.join(mdir, f"test_data_set_{args.data_set}")
-    subprocess.run([kiln, "compile", model, "-o", os.path.join(out, name), "-q"], check=True)
-    return model, data, load_feeds(model, data)
+    feeds = load_feeds(model, data)
+    pins = []
+    for inp, value in feeds.items() if args.pin_shapes else []:
+        pins.append(f"--input-shape={inp}=" + ",".join(str(d) for d in value.shape))
+    subprocess.run([kiln, "compile", model, "-o", os.path.join(out, name), "-q"] + pins,
+                   check=True)
+    return model, data, feeds
 
 
 def load_feeds(model, data):

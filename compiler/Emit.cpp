@@ -454,6 +454,12 @@ void optimize(llvm::Module &m, llvm::TargetMachine *tm) {
 
 } // namespace
 
+int64_t targetVectorBits(StringRef cpuName) {
+  std::string triple;
+  auto tm = createTargetMachine(cpuName, triple);
+  return tm && tm->getMCSubtargetInfo()->checkFeatures("+avx512f") ? 512 : 256;
+}
+
 std::optional<std::string> emitObject(ArrayRef<CompiledShape> shapes,
                                       const ModelSignature &top,
                                       const EmitOptions &options,

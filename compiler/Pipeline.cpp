@@ -367,6 +367,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
     firstImport = {};
   }
 
+  // Register tiles are sized for the target's vector registers.
+  int64_t vectorBits = targetVectorBits(options.targetCpu);
+
   // The model compiled for one combination, lowered for the user's
   // providers, and for a CUDA build also for the CPU alone and with
   // device-resident I/O.
@@ -457,9 +460,15 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       progress.stage("bufferizing and planning memory" + label);
       bool cuda = llvm::is_contained(providerList, "cuda");
       if (failed(run(std::string(kBufferizePipeline) +
-                     (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}" : ",kiln-cuda-offload" : "") +
-                     (cuda && options.cudaEmulate ? ",kiln-cuda-emulate,func.func(canonicalize,cse)" : "") +
-                     ",kiln-cpu-vectorize-contractions,kiln-plan-memory,kiln-lower-runtime-calls")))
+                     (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}"
+                                      : ",kiln-cuda-offload"
+                           : "") +
+                     (cuda && options.cudaEmulate
+                          ? ",kiln-cuda-emulate,func.func(canonicalize,cse)"
+                          : "") +
+                     ",kiln-cpu-vectorize-contractions{vector-bits=" +
+                     std::to_string(vectorBits) +
+                     "},kiln-plan-memory,kiln-lower-runtime-calls")))
         return std::nullopt;
       if (cuda && !options.cudaEmulate) {
         progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")" + label);

@@ -143,7 +143,8 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     shapes then tiles them (cache tiles that divide the shape for large
     problems, register tiles [8, 32, 1], or [8, 16, 1] where that leaves a
     smaller n remainder, as for 7x7 maps, or [1, 128, 1] for one or two
-    rows), peels loops that have a
+    rows; with 256-bit vectors [4, 16, 1] and [1, 64, 1], so that the
+    accumulators fit AVX2's 16 registers), peels loops that have a
     remainder, vectorizes, hoists the accumulator tile out of the k loop and
     lowers the contractions to FMAs. 2-D depthwise convolutions (loops n, m,
     oh, kh, kw, ow) become vector loops instead: up to eight 16-lane chunks
@@ -164,7 +165,10 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
   let options = [
     Option<"matmul", "matmul", "bool", "true", "Rewrite matmul-like generics">,
     Option<"conv", "conv", "bool", "true", "Rewrite convolutions (im2col + matmul; depthwise as vector loops)">,
-    Option<"elementwise", "elementwise", "bool", "true", "Vectorize elementwise generics along their innermost loop">
+    Option<"elementwise", "elementwise", "bool", "true", "Vectorize elementwise generics along their innermost loop">,
+    Option<"vectorBits", "vector-bits", "int64_t", "512",
+           "The target's vector register width: 512 (AVX-512, 32 registers) "
+           "or 256 (AVX2, 16 registers) sizes the matmul register tiles">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -23,7 +23,8 @@
 //      dialect script built from their static shapes (TOOLCHAIN.md §4/§6):
 //      optional cache tiles that divide the shape, register tiles
 //      [8, 32, 1] ([8, 16, 1] where that leaves a smaller remainder,
-//      [1, 128, 1] for one or two rows), transform.loop.peel for loops
+//      [1, 128, 1] for one or two rows; [4, 16, 1] and [1, 64, 1] with
+//      256-bit vectors), transform.loop.peel for loops
 //      with a remainder only,
 //      vector.contract lowered to outer products (FMAs), the C tile hoisted
 //      out of the k loop.
@@ -859,7 +860,7 @@ std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
   return s;
 }
 
-std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
+std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
   if (auto g = dyn_cast<linalg::GenericOp>(op.getOperation()); g && isVectorizableElementwise(g))
     return elementwiseScheduleFor(op, id);
   SmallVector<int64_t> r = op.getStaticLoopRanges(); // m, n, k
@@ -899,15 +900,20 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
     parallel = false;
   }
   int64_t em = cm ? cm : M, en = cn ? cn : N;
-  int64_t tm = std::min<int64_t>(8, em), tn = std::min<int64_t>(32, en);
+  // The accumulator tile takes half the vector registers: 8 x 2 of
+  // AVX-512's 32, 4 x 2 of AVX2's 16 (8 x 4 there would spill every step).
+  bool wide = vectorBits >= 512;
+  int64_t tm = std::min<int64_t>(wide ? 8 : 4, em),
+          tn = std::min<int64_t>(wide ? 32 : 16, en);
   // A 16-wide tile when it leaves a smaller remainder (49 = 3 x 16 + 1):
   // the peeled remainder runs far slower than full tiles.
-  if (en > 32 && en % 32 > en % 16)
+  if (wide && en > 32 && en % 32 > en % 16)
     tn = 16;
   // One or two rows (a classifier's GEMV): a 32-wide tile is one FMA chain
-  // per row, bound by its latency; 128 wide keeps eight in flight.
-  if (em <= 2 && en >= 128)
-    tn = 128;
+  // per row, bound by its latency; eight vectors wide keep eight in flight.
+  int64_t gemv = wide ? 128 : 64;
+  if (em <= 2 && en >= gemv)
+    tn = gemv;
   s += "  %t" + i + ", %l" + i + ":3 = transform.structured.tile_using_for " + target +
        " tile_sizes [" + std::to_string(tm) + ", " + std::to_string(tn) + ", 1] : (" +
        any + ") -> (" + any + ", " + any + ", " + any + ", " + any + ")\n";
@@ -931,13 +937,14 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id) {
   return s;
 }
 
-std::string buildScript(ArrayRef<std::pair<linalg::LinalgOp, int64_t>> ops) {
+std::string buildScript(ArrayRef<std::pair<linalg::LinalgOp, int64_t>> ops,
+                        int64_t vectorBits) {
   std::string s =
       "module attributes {transform.with_named_sequence} {\n"
       "transform.named_sequence @__transform_main(%root: !transform.any_op "
       "{transform.readonly}) {\n";
   for (auto [op, id] : ops)
-    s += scheduleFor(op, id);
+    s += scheduleFor(op, id, vectorBits);
   // Canonicalization between peeling and vectorization makes the peeled
   // subviews static. The last pattern set runs without canonicalization:
   // together with the lowering patterns it rewrites forever on some shapes.
@@ -1003,7 +1010,7 @@ struct CpuVectorizeContractionsPass
     if (marked.empty() && !lowerAnyway)
       return success();
     if (!marked.empty()) {
-      std::string script = buildScript(marked);
+      std::string script = buildScript(marked, vectorBits);
       ParserConfig config(&getContext());
       OwningOpRef<ModuleOp> lib = parseSourceString<ModuleOp>(script, config);
       if (!lib)

@@ -1,8 +1,16 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-vectorize-contractions | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vectorize-contractions=vector-bits=256 | FileCheck %s --check-prefix=AVX2
 
 // MatMul as the CPU provider emits it, loops (m, k, n); shapes divide the
 // register tile: no peeling, the C tile stays in registers across k.
 // CHECK-LABEL: func.func @divisible
+// With AVX2's 16 registers the C tile is 4 x 16 (8 of them), not 8 x 32.
+// AVX2-LABEL: func.func @divisible
+// AVX2: scf.for %{{.*}} = %c0 to %c16 step %c4
+// AVX2: scf.for {{.*}} iter_args({{.*}}) -> (vector<4x16xf32>)
+// AVX2: vector.fma {{.*}} : vector<16xf32>
+// AVX2-NOT: vector<32xf32>
+// AVX2: return
 // CHECK-NOT: linalg.generic
 // CHECK: scf.for
 // CHECK: scf.for
@@ -525,6 +533,8 @@ func.func @conv1x1(%x: memref<1x16x8x8xf32>, %w: memref<32x16x1x1xf32>, %o: memr
 // One row (a classifier's GEMV): 128-wide register tiles, so that several
 // FMA chains are in flight.
 // CHECK-LABEL: func.func @gemv
+// AVX2-LABEL: func.func @gemv
+// AVX2: vector.fma {{.*}} : vector<64xf32>
 // CHECK: vector.fma {{.*}} : vector<128xf32>
 // CHECK-NOT: vector<32xf32>
 // CHECK: return
