@@ -468,7 +468,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
                           : "") +
                      ",kiln-cpu-vectorize-contractions{vector-bits=" +
                      std::to_string(vectorBits) +
-                     "},kiln-plan-memory,kiln-lower-runtime-calls")))
+                     "},func.func(kiln-cpu-parallel-loops),kiln-plan-memory,"
+                     "kiln-lower-runtime-calls")))
         return std::nullopt;
       if (cuda && !options.cudaEmulate) {
         progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")" + label);

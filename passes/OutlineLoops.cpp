@@ -139,13 +139,18 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
     // How far the split scales: loops with fewer iterations than 8 or 32
     // threads leave some of them idle.
     Builder b(&getContext());
-    for (auto [key, n] : {std::pair("kiln.report.parallel_loops", numTasks),
-                          {"kiln.report.parallel_loops_under_8_iterations", numUnder8},
-                          {"kiln.report.parallel_loops_under_32_iterations", numUnder32}})
+    for (auto [key, n] :
+         {std::pair("kiln.report.parallel_loops", numTasks),
+          {"kiln.report.parallel_loops_under_8_tasks", numUnder8},
+          {"kiln.report.parallel_loops_under_32_tasks", numUnder32},
+          {"kiln.report.parallel_loops_runtime_trips", numRuntime}})
       if (n)
         module->setAttr(key, b.getI64IntegerAttr(n));
   }
-  int64_t numTasks = 0, numUnder8 = 0, numUnder32 = 0;
+  // Parallel loops, those whose iterations make fewer than 8 or 32
+  // ranges of at least their grain (they cannot use 8 or 32 threads), and
+  // those whose trip count is known only at run time.
+  int64_t numTasks = 0, numUnder8 = 0, numUnder32 = 0, numRuntime = 0;
 
   void outline(func::FuncOp func, Operation *nest, int64_t &next) {
     // Device code stays where gpu-to-llvm expects it.
@@ -237,8 +242,11 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
       ++numTasks;
       std::optional<int64_t> trips = constantTripCount(parallel.getLowerBound(),
                                                        parallel.getUpperBound(), parallel.getStep());
-      numUnder8 += trips && *trips < 8;
-      numUnder32 += trips && *trips < 32;
+      int64_t ranges =
+          trips ? *trips / std::max<int64_t>(1, grain ? grain.getInt() : 1) : 0;
+      numUnder8 += trips && ranges < 8;
+      numUnder32 += trips && ranges < 32;
+      numRuntime += !trips;
     }
     outlined->setAttr("passthrough", b.getArrayAttr(passthrough));
     Block *entry = outlined.addEntryBlock();

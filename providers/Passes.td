@@ -176,6 +176,29 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
   ];
 }
 
+def CpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Split the outer parallel loop of host linalg ops left on naive loops across threads";
+  let description = [{
+    Runs after kiln-cpu-vectorize-contractions (which splits the loops of
+    what it vectorizes) and before kiln-plan-memory. A host linalg op on
+    buffers that is still there (a transpose, a gather, a reduction over
+    outer dims, an integer or otherwise unvectorized body) with at least
+    65536 iterations, or run-time sizes, and a body that only computes and
+    reads is tiled along its outermost parallel loop of more than one
+    iteration: one iteration per tile, or runs of at least 16 when that
+    loop is the innermost or comes after a reduction (so that reads stay
+    contiguous). The tile loop is marked kiln.parallel with a grain of
+    65536 iterations per thread. Reductions keep their order (only a
+    parallel loop is split), so results are the same at any thread count.
+    Ops in device code or already inside a parallel loop are left alone.
+  }];
+  let statistics = [
+    Statistic<"numSplit", "split", "Linalg ops split across threads">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
   let summary = "Polynomial erf, tanh and exp for host code, so that they vectorize";
   let description = [{

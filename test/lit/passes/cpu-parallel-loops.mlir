@@ -1,0 +1,88 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-cpu-parallel-loops))' | FileCheck %s
+
+// A large transpose: one iteration of its outer loop per tile, threads
+// take at least 65536 / 256 = 256 rows each.
+// CHECK-LABEL: func.func @transpose
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c512 step %c1{{.*}} {
+// CHECK: linalg.transpose ins(%{{.*}} : memref<256x1xf32, strided<[512, 1], offset: ?>>)
+// CHECK: } {kiln.parallel = 256 : i64}
+func.func @transpose(%a: memref<256x512xf32>, %b: memref<512x256xf32>) {
+  linalg.transpose ins(%a : memref<256x512xf32>) outs(%b : memref<512x256xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// A reduction over the outer dim: the parallel loop after it is split in
+// runs of 16 columns; each column still sums its rows in order.
+// CHECK-LABEL: func.func @outer_reduction
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c1024 step %c16{{.*}} {
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+// CHECK-SAME: memref<256x16xf32
+// CHECK: } {kiln.parallel = 16 : i64}
+#in = affine_map<(r, p) -> (r, p)>
+#out = affine_map<(r, p) -> (p)>
+func.func @outer_reduction(%a: memref<256x1024xf32>, %s: memref<1024xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<256x1024xf32>) outs(%s : memref<1024xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %t = arith.addf %acc, %x : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// Small ops stay whole; so do bodies that write.
+// CHECK-LABEL: func.func @small_or_writing
+// CHECK-NOT: scf.for
+// CHECK-NOT: kiln.parallel
+#id = affine_map<(i, j) -> (i, j)>
+func.func @small_or_writing(%a: memref<64x64xi64>, %b: memref<64x64xi64>,
+                            %c: memref<512x512xf32>, %d: memref<512x512xf32>, %log: memref<1xf32>) {
+  linalg.transpose ins(%a : memref<64x64xi64>) outs(%b : memref<64x64xi64>) permutation = [1, 0]
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<512x512xf32>) outs(%d : memref<512x512xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %c0 = arith.constant 0 : index
+    memref.store %x, %log[%c0] : memref<1xf32>
+    linalg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+// Run-time sizes: split, the task count decided at run time from the grain
+// (sizes unknown here count as 1).
+// CHECK-LABEL: func.func @runtime_rows
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %dim step %c1{{.*}} {
+// CHECK: } {kiln.parallel = 64 : i64}
+#id = affine_map<(i, j) -> (i, j)>
+func.func @runtime_rows(%a: memref<?x1024xi64>, %b: memref<?x1024xi64>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<?x1024xi64>) outs(%b : memref<?x1024xi64>) {
+  ^bb0(%x: i64, %y: i64):
+    %t = arith.addi %x, %x : i64
+    linalg.yield %t : i64
+  }
+  return
+}
+
+// -----
+
+// Already inside a parallel loop, or in device code: left alone.
+// CHECK-LABEL: func.func @nested
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: linalg.transpose ins(%{{.*}} : memref<256x512xf32>)
+func.func @nested(%a: memref<256x512xf32>, %b: memref<512x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    linalg.transpose ins(%a : memref<256x512xf32>) outs(%b : memref<512x256xf32>) permutation = [1, 0]
+  } {kiln.parallel = 1 : i64}
+  return
+}
