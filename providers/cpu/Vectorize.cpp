@@ -1075,7 +1075,7 @@ struct CpuVectorizeContractionsPass
         linalg::GenericOp e = findEpilogue(g);
         Operation *before = stableOpBefore(g);
         Value c = g.getDpsInits()[0];
-        rewriteDepthwise(g, *dm);
+        rewriteDepthwise(g, *dm, vectorBits);
         ++depthwise;
         // Now, while its stores are still transfer_writes.
         if (e)
@@ -1091,12 +1091,12 @@ struct CpuVectorizeContractionsPass
     // Depthwise convs of run-time size: the same vector loops, with the
     // rows' shape in registers picked at run time (no epilogue).
     for (linalg::GenericOp g : runtimeDepthwise) {
-      rewriteDepthwise(g, *matchDepthwise(g));
+      rewriteDepthwise(g, *matchDepthwise(g), vectorBits);
       ++depthwise;
     }
     // Max pools: the same loops, max for the multiply-add.
     for (linalg::GenericOp g : maxPools) {
-      rewriteDepthwise(g, *matchMaxPool(g), /*isMaxPool=*/true);
+      rewriteDepthwise(g, *matchMaxPool(g), vectorBits, /*isMaxPool=*/true);
       ++depthwise;
     }
     if (failed(applyMarked(module, depthwise != 0)))

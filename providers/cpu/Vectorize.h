@@ -76,8 +76,9 @@ struct DepthwiseMatch {
 std::optional<DepthwiseMatch> matchDepthwise(mlir::linalg::GenericOp g);
 std::optional<DepthwiseMatch> matchMaxPool(mlir::linalg::GenericOp g);
 bool isRuntimeDepthwise(mlir::linalg::GenericOp g);
+/// `vectorBits`: the target's vector registers (chunks kept in them).
 void rewriteDepthwise(mlir::linalg::GenericOp g, const DepthwiseMatch &dm,
-                      bool isMaxPool = false);
+                      int64_t vectorBits, bool isMaxPool = false);
 
 } // namespace kiln::vectorize
 

@@ -113,14 +113,17 @@ bool isRuntimeDepthwise(linalg::GenericOp g) {
   return matchDepthwise(g).has_value();
 }
 
-/// Output rows in 16-wide chunks, up to 8 chunks (of one wide row, or of
-/// several short rows: independent FMA chains) kept in registers across the
+/// Output rows in 16-wide chunks, up to 8 chunks (4 with AVX2's 16
+/// registers: a chunk is two there) (of one wide row, or of several short
+/// rows: independent FMA chains) kept in registers across the
 /// taps: per tap one broadcast weight and, per chunk, a contiguous load of
 /// the input row (every sw-th lane of a wider load for stride sw) and an
 /// FMA; one store per chunk. A row's last chunk is masked (out-of-bounds
 /// transfers).
-void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm, bool isMaxPool) {
-  constexpr int64_t kLanes = 16, kChunks = 8;
+void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
+                      int64_t vectorBits, bool isMaxPool) {
+  constexpr int64_t kLanes = 16;
+  const int64_t kChunks = vectorBits >= 512 ? 8 : 4;
   OpBuilder b(g);
   Location loc = g.getLoc();
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
