@@ -12,6 +12,7 @@
 #include "passes/NodeName.h"
 #include "passes/Passes.h"
 #include "providers/cpu/Pipelines.h"
+#include "providers/cpu/Vectorize.h"
 #include "providers/cuda/Cuda.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -700,7 +701,9 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     if (failed(lowerChecks(func, checks, arena)) || failed(lowerProfileHooks(func, arena)))
       return failure();
     hideEmptyArguments(func);
-    cpu::stridedCopiesToLoops(func, /*vectorRows=*/true);
+    // (Large copies split across threads, as elementwise ops do.)
+    cpu::stridedCopiesToLoops(func, /*vectorRows=*/true, kParallelAttr,
+                              vectorize::kParallelElements);
     Builder b(ctx);
     auto module = getOperation();
     module->setAttr("kiln.arena_size", b.getI64IntegerAttr(arenaSize));

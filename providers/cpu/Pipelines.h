@@ -36,8 +36,13 @@ inline constexpr const char *kToLlvmPipeline =
 /// freestanding and the constant-folding JIT needs no runtime library: with
 /// `vectorRows` (code that lowers vector ops) each contiguous innermost row
 /// is one vector transfer, else linalg.copy's scalar loops (LLVM keeps
-/// those scalar when source and target come from one arena).
-inline void stridedCopiesToLoops(mlir::Operation *root, bool vectorRows) {
+/// those scalar when source and target come from one arena). With
+/// `parallelAttr`, the outermost row loop of more than one iteration of a
+/// copy of at least `parallelElements` is marked with it (threads split
+/// it, each taking at least that many elements).
+inline void stridedCopiesToLoops(mlir::Operation *root, bool vectorRows,
+                                 llvm::StringRef parallelAttr = {},
+                                 int64_t parallelElements = 0) {
   using namespace mlir;
   root->walk([&](memref::CopyOp copy) {
     auto src = cast<MemRefType>(copy.getSource().getType());
@@ -58,10 +63,18 @@ inline void stridedCopiesToLoops(mlir::Operation *root, bool vectorRows) {
       return;
     }
     SmallVector<Value> ivs;
+    int64_t elements = src.getNumElements();
+    bool split = !parallelAttr.empty() && elements >= parallelElements;
     for (int64_t d : src.getShape().drop_back()) {
       auto loop = b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0),
                                        b.create<arith::ConstantIndexOp>(loc, d),
                                        b.create<arith::ConstantIndexOp>(loc, 1));
+      elements /= d;
+      if (split && d > 1) {
+        int64_t grain = std::max<int64_t>(1, (parallelElements + elements - 1) / elements);
+        loop->setAttr(parallelAttr, b.getI64IntegerAttr(grain));
+        split = false;
+      }
       b.setInsertionPoint(loop.getBody()->getTerminator());
       ivs.push_back(loop.getInductionVar());
     }

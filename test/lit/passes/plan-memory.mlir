@@ -181,3 +181,27 @@ func.func @parallel_scratch(%a: memref<256xf32>) {
   } {kiln.parallel}
   return
 }
+
+// -----
+
+// A large strided copy (a pad's interior) becomes row loops whose outermost
+// loop of more than one iteration threads split, each at least 65536
+// elements (here 64 x 32 x 32: the channel loop, grain 64); a small one
+// stays on one thread.
+// CHECK-LABEL: func.func @copy_split
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64 step %c1{{.*}} {
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c32 step %c1{{.*}} {
+// CHECK: vector.transfer_read {{.*}} vector<32xf32>
+// CHECK: } {kiln.parallel = 64 : i64}
+// CHECK-NOT: kiln.parallel
+// CHECK: return
+func.func @copy_split(%a: memref<1x64x32x32xf32>, %b: memref<1x64x34x34xf32>,
+                      %c: memref<1x4x8x8xf32>, %d: memref<1x4x10x10xf32>) {
+  %bv = memref.subview %b[0, 0, 1, 1] [1, 64, 32, 32] [1, 1, 1, 1]
+      : memref<1x64x34x34xf32> to memref<1x64x32x32xf32, strided<[73984, 1156, 34, 1], offset: 35>>
+  memref.copy %a, %bv : memref<1x64x32x32xf32> to memref<1x64x32x32xf32, strided<[73984, 1156, 34, 1], offset: 35>>
+  %dv = memref.subview %d[0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 1, 1]
+      : memref<1x4x10x10xf32> to memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
+  memref.copy %c, %dv : memref<1x4x8x8xf32> to memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
+  return
+}
