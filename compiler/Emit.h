@@ -81,15 +81,15 @@ struct CompiledShape {
   const ModelSignature *deviceIOSignature = nullptr;
 };
 
+/// The vector register width of --target-cpu: 512 with AVX-512, else 256
+/// (what kiln-cpu-vectorize-contractions sizes its register tiles for).
+int64_t targetVectorBits(llvm::StringRef cpuName);
+
 /// Translates the LLVM-dialect modules, adds the C-ABI descriptor and
 /// partition entry points, optimizes and returns one object file. With
 /// `printLlvm`, prints the optimized LLVM IR there instead. With more than
 /// one shape, `top` (see mergeSignatures) describes the model and each
 /// shape becomes one of its KILN_MODEL_SHAPE_VARIANTS.
-/// The vector register width of --target-cpu: 512 with AVX-512, else 256
-/// (what kiln-cpu-vectorize-contractions sizes its register tiles for).
-int64_t targetVectorBits(llvm::StringRef cpuName);
-
 std::optional<std::string> emitObject(llvm::ArrayRef<CompiledShape> shapes,
                                       const ModelSignature &top,
                                       const EmitOptions &options,
