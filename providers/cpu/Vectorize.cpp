@@ -310,6 +310,12 @@ void markParallel(Operation *loop, int64_t threshold, int64_t perIteration) {
 /// So an allocated output becomes a collapsed allocation that everything
 /// else reads through an expand_shape.
 Value collapsedOutput(OpBuilder &b, Location loc, Value out, ArrayRef<ReassociationIndices> groups) {
+  // An allocation an earlier contraction collapsed the same way (a buffer
+  // reused by several convs): that allocation, not a view of it.
+  if (auto ex = out.getDefiningOp<memref::ExpandShapeOp>();
+      ex && ex.getSrc().getDefiningOp<memref::AllocOp>() &&
+      ArrayRef(ex.getReassociationIndices()) == groups)
+    return ex.getSrc();
   auto alloc = out.getDefiningOp<memref::AllocOp>();
   if (!alloc || !hasIdentityLayout(out))
     return b.create<memref::CollapseShapeOp>(loc, out, groups);
@@ -876,9 +882,6 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
   int64_t cm = 0, cn = 0, ck = 0;
   if (!op->hasAttr(kNoCacheTiles))
     cacheTiles(M, N, K, cm, cn, ck);
-  // Threads split the outermost tile loop over rows or columns that has
-  // more than one iteration (never one over the reduction: it would run
-  // the partial sums at once).
   // (A matrix-vector product is bound by reading its weights: split, each
   // core streams half of them, from its own L2 where they fit.)
   bool parallel = M * N * K >= kParallelMultiplyAdds || N * K >= kParallelWeights;
@@ -893,11 +896,6 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
     s += ")\n";
     target = "%c" + i;
     // (The cache loops are m, n, k in order, those with a tile.)
-    if (cm && M / cm >= 2)
-      s += annotateParallel("%cl" + i + "#0");
-    else if (cn && N / cn >= 2)
-      s += annotateParallel("%cl" + i + "#" + std::to_string(cm ? 1 : 0));
-    parallel = false;
   }
   int64_t em = cm ? cm : M, en = cn ? cn : N;
   // The accumulator tile takes half the vector registers: 8 x 2 of
@@ -917,10 +915,40 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
   s += "  %t" + i + ", %l" + i + ":3 = transform.structured.tile_using_for " + target +
        " tile_sizes [" + std::to_string(tm) + ", " + std::to_string(tn) + ", 1] : (" +
        any + ") -> (" + any + ", " + any + ", " + any + ", " + any + ")\n";
-  if (parallel && em / tm >= 2)
-    s += annotateParallel("%l" + i + "#0");
-  else if (parallel && en / tn >= 2)
-    s += annotateParallel("%l" + i + "#1");
+  if (parallel) {
+    // The loops threads may split, outermost first (never k: it would run
+    // the partial sums at once), with their trips and the multiply-adds
+    // each dispatch covers (an inner loop is dispatched once per
+    // iteration of those around it).
+    int64_t ek = ck ? ck : K;
+    struct Candidate {
+      std::string handle;
+      int64_t trips, work;
+    };
+    SmallVector<Candidate> loops;
+    if (cm)
+      loops.push_back({"%cl" + i + "#0", M / cm, M * N * K});
+    if (cn)
+      loops.push_back(
+          {"%cl" + i + "#" + std::to_string(cm ? 1 : 0), N / cn, em * N * K});
+    loops.push_back({"%l" + i + "#0", em / tm, em * en * ek});
+    loops.push_back({"%l" + i + "#1", en / tn, tm * en * ek});
+    // The first with enough ranges that 2 to 8 threads get even shares and
+    // enough work per dispatch, else the first with two ranges at least:
+    // three blocks on two threads would leave one idle a third of the time.
+    const Candidate *pick = nullptr;
+    for (const Candidate &c : loops)
+      if (c.trips >= kParallelEvenTrips &&
+          c.work >= kParallelMultiplyAdds / 2) {
+        pick = &c;
+        break;
+      }
+    for (const Candidate &c : loops)
+      if (!pick && c.trips >= 2)
+        pick = &c;
+    if (pick)
+      s += annotateParallel(pick->handle);
+  }
   // Peel the inner (n) loop first: peeling consumes the loop handle and
   // everything nested in it.
   auto peel = [&](int which, const char *tag) {

@@ -24,6 +24,9 @@ constexpr int64_t kParallelElements = 1 << 16;
 // ... or a contraction whose weights (N x K) pass 256 KiB: reading them is
 // the cost.
 constexpr int64_t kParallelWeights = 1 << 16;
+// Ranges a split loop should have so that 2 to 8 threads get about even
+// shares of it.
+constexpr int64_t kParallelEvenTrips = 8;
 
 // A matmul sized to stay in L2 (a conv's im2col block): no cache tiles.
 inline constexpr llvm::StringLiteral kNoCacheTiles = "kiln.cv_no_cache_tiles";

@@ -692,3 +692,98 @@ func.func @reduction_runtime_inner(%x: memref<16x?xf32>, %o: memref<16xf32>) {
   }
   return
 }
+
+// -----
+
+// Only k is split into cache blocks (384 = 2 x 192): threads split the
+// register tile rows inside each k block, never the k blocks.
+// AVX2-LABEL: func.func @k_blocks_only
+// AVX2: scf.for {{.*}} to %c384 step %c192 {
+// AVX2: } {kiln.parallel}
+// AVX2-NEXT: }
+// AVX2-NEXT: return
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @k_blocks_only(%a: memref<64x384xf32>, %b: memref<384x196xf32>, %c: memref<64x196xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<64x384xf32>, memref<384x196xf32>) outs(%c : memref<64x196xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Three cache blocks of 64 rows would leave one of two threads idle a third
+// of the time: the 16 register tile rows inside each block are split.
+// AVX2-LABEL: func.func @three_row_blocks
+// AVX2: scf.for {{.*}} to %c192 step %c64 {
+// AVX2: } {kiln.parallel}
+// AVX2-NEXT: }
+// AVX2-NEXT: return
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @three_row_blocks(%a: memref<192x32xf32>, %b: memref<32x784xf32>, %c: memref<192x784xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<192x32xf32>, memref<32x784xf32>) outs(%c : memref<192x784xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Two 1x1 convs into one reused buffer (as bufferization shares it): the
+// second finds it already collapsed and gets its Relu in registers too.
+// CHECK-LABEL: func.func @epilogue_reused_buffer
+// CHECK: arith.maximumf {{.*}} : vector<32xf32>
+// CHECK: memref.copy
+// CHECK: arith.maximumf {{.*}} : vector<32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#cx = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#cw = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#co = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+#e4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @epilogue_reused_buffer(%x: memref<1x8x4x8xf32>, %x2: memref<1x8x4x8xf32>, %w: memref<16x8x1x1xf32>, %keep: memref<1x16x4x8xf32>) -> memref<1x16x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %o = memref.alloc() {alignment = 64 : i64} : memref<1x16x4x8xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x16x4x8xf32>)
+  linalg.generic {indexing_maps = [#cx, #cw, #co], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x8x4x8xf32>, memref<16x8x1x1xf32>) outs(%o : memref<1x16x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#e4, #e4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%o : memref<1x16x4x8xf32>) outs(%o : memref<1x16x4x8xf32>) {
+  ^bb0(%v: f32, %u: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %o, %keep : memref<1x16x4x8xf32> to memref<1x16x4x8xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x16x4x8xf32>)
+  linalg.generic {indexing_maps = [#cx, #cw, #co], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x2, %w : memref<1x8x4x8xf32>, memref<16x8x1x1xf32>) outs(%o : memref<1x16x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#e4, #e4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%o : memref<1x16x4x8xf32>) outs(%o : memref<1x16x4x8xf32>) {
+  ^bb0(%v: f32, %u: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<1x16x4x8xf32>
+}
