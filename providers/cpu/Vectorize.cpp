@@ -895,7 +895,6 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
       s += ", " + any;
     s += ")\n";
     target = "%c" + i;
-    // (The cache loops are m, n, k in order, those with a tile.)
   }
   int64_t em = cm ? cm : M, en = cn ? cn : N;
   // The accumulator tile takes half the vector registers: 8 x 2 of
@@ -919,7 +918,8 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
     // The loops threads may split, outermost first (never k: it would run
     // the partial sums at once), with their trips and the multiply-adds
     // each dispatch covers (an inner loop is dispatched once per
-    // iteration of those around it).
+    // iteration of those around it). (The cache loops are m, n, k in
+    // order, those with a tile.)
     int64_t ek = ck ? ck : K;
     struct Candidate {
       std::string handle;
@@ -936,17 +936,14 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
     // The first with enough ranges that 2 to 8 threads get even shares and
     // enough work per dispatch, else the first with two ranges at least:
     // three blocks on two threads would leave one idle a third of the time.
-    const Candidate *pick = nullptr;
-    for (const Candidate &c : loops)
-      if (c.trips >= kParallelEvenTrips &&
-          c.work >= kParallelMultiplyAdds / 2) {
-        pick = &c;
-        break;
-      }
-    for (const Candidate &c : loops)
-      if (!pick && c.trips >= 2)
-        pick = &c;
-    if (pick)
+    const Candidate *pick = llvm::find_if(loops, [](const Candidate &c) {
+      return c.trips >= kParallelEvenTrips &&
+             c.work >= kParallelMultiplyAdds / 2;
+    });
+    if (pick == loops.end())
+      pick =
+          llvm::find_if(loops, [](const Candidate &c) { return c.trips >= 2; });
+    if (pick != loops.end())
       s += annotateParallel(pick->handle);
   }
   // Peel the inner (n) loop first: peeling consumes the loop handle and
