@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Importer.h"
+#include "compiler/GraphRules.h"
 #include "dialects/onnx/DataTypes.h"
-#include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/OnnxOpVersions.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/ShapeInference.h"
@@ -89,6 +89,8 @@ private:
   }
 
   Type importType(const pb::TypeProto &type, StringRef what);
+  /// A negative dimension anywhere in `type` is an error.
+  LogicalResult checkDims(const pb::TypeProto &type, StringRef what);
   FailureOr<ElementsAttr> importTensor(const pb::TensorProto &tensor,
                                        StringRef what);
   FailureOr<std::string> readExternalData(const pb::TensorProto &tensor,
@@ -122,6 +124,27 @@ private:
   /// its states' and scanned slices').
   SmallVector<Type> subgraphInputHints;
 };
+
+LogicalResult Importer::checkDims(const pb::TypeProto &type, StringRef what) {
+  if (type.has_sequence_type())
+    return checkDims(type.sequence_type().elem_type(), what);
+  if (type.has_optional_type())
+    return checkDims(type.optional_type().elem_type(), what);
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+    return success();
+  SmallVector<int64_t> dims;
+  for (auto [i, d] : llvm::enumerate(type.tensor_type().shape().dim())) {
+    if (d.has_dim_value() && d.dim_value() < 0)
+      return error() << "value \"" << what << "\": dimension " << i << " is "
+                     << d.dim_value() << " (a dimension is 0 or more)";
+    dims.push_back(d.has_dim_value() ? d.dim_value() : 1);
+  }
+  Type elt = elementTypeFor(&ctx, type.tensor_type().elem_type());
+  if (std::string why = onnx::badShape(dims, elt ? elt : b.getI8Type());
+      !why.empty())
+    return error() << "value \"" << what << "\": " << why;
+  return success();
+}
 
 Type Importer::importType(const pb::TypeProto &type, StringRef what) {
   if (type.has_sequence_type() || type.has_optional_type()) {
@@ -243,6 +266,10 @@ FailureOr<ElementsAttr> Importer::importTensor(const pb::TensorProto &tensor,
     return failure();
   }
   SmallVector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+  if (std::string why = onnx::badShape(dims, elt); !why.empty()) {
+    error() << "tensor \"" << what << "\": " << why;
+    return failure();
+  }
   auto type = RankedTensorType::get(dims, elt);
   int64_t count = type.getNumElements();
   unsigned bits = elt.getIntOrFloatBitWidth();
@@ -496,9 +523,7 @@ static bool isHarmlessLegacyAttr(StringRef op, StringRef attr) {
 }
 
 LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
-  std::string nodeName =
-      node.name().empty() ? node.op_type() + "_" + std::to_string(index)
-                          : node.name();
+  std::string nodeName = kiln::nodeName(node, index);
   // The op type rides along (as the metadata of a fused location) so that
   // the profiler can name a node's kernel by the node's own op type after
   // a decomposition rewrote it (kiln-profile-kernels).
@@ -757,16 +782,18 @@ LogicalResult Importer::importGraph(const pb::GraphProto &graph, Block &block,
   auto popScope = llvm::make_scope_exit([&] { scopes.pop(); });
   // Declared graph outputs are value_info too (their shapes let ops whose
   // shape depends on a runtime input compile against the declared shape).
-  for (const auto &vi : graph.output())
-    if (vi.has_type())
+  // (Types kiln cannot represent, a classifier's map outputs, stay
+  // undeclared; a negative dimension is an error anywhere.)
+  for (const auto *infos :
+       {&graph.input(), &graph.output(), &graph.value_info()})
+    for (const auto &vi : *infos) {
+      if (failed(checkDims(vi.type(), vi.name())))
+        return failure();
+      if (infos == &graph.input() || !vi.has_type())
+        continue;
       if (Type t = importType(vi.type(), vi.name()); t && isDeclaredType(t))
         valueInfoTypes[vi.name()] = t;
-  for (const auto &vi : graph.value_info()) {
-    if (!vi.has_type())
-      continue;
-    if (Type t = importType(vi.type(), vi.name()); t && isDeclaredType(t))
-      valueInfoTypes[vi.name()] = t;
-  }
+    }
 
   llvm::StringSet<> initializerNames;
   for (const auto &init : graph.initializer())
@@ -823,9 +850,19 @@ LogicalResult Importer::importGraph(const pb::GraphProto &graph, Block &block,
     scopes.define(init.name(), makeConstant(loc, *value));
   }
 
-  int index = 0;
-  for (const auto &node : graph.node())
-    if (failed(importNode(node, index++)))
+  std::optional<GraphRuleError> broken;
+  std::vector<int> order = orderNodes(graph, broken);
+  if (broken) {
+    if (broken->node < 0)
+      error() << broken->message;
+    else
+      error() << "node \"" << nodeName(graph.node(broken->node), broken->node)
+              << "\" (" << graph.node(broken->node).op_type()
+              << "): " << broken->message;
+    return failure();
+  }
+  for (int index : order)
+    if (failed(importNode(graph.node(index), index)))
       return failure();
 
   SmallVector<Value> results;

@@ -424,7 +424,14 @@ int compileModel(MLIRContext &ctx, const CompileOptions &options,
       size_t nodesIn = countGraphOps(*module);
       if (options.optLevel > 0) {
         progress.stage("optimizing the graph" + label);
-        if (failed(run(kOptimizePipeline)))
+        std::string optimize = kOptimizePipeline;
+        std::string fold = "kiln-fold-constants{max-bytes=" +
+                           std::to_string(options.foldLimitBytes) + "}";
+        for (size_t at = optimize.find("kiln-fold-constants");
+             at != std::string::npos;
+             at = optimize.find("kiln-fold-constants", at + fold.size()))
+          optimize.replace(at, strlen("kiln-fold-constants"), fold);
+        if (failed(run(optimize)))
           return std::nullopt;
       }
       size_t nodesOut = countGraphOps(*module);

@@ -40,6 +40,9 @@ struct CompileOptions {
   bool buildSharedLibrary = true;
   /// 0: no graph optimizer; 1 and up: constant folding, cleanups, fusions.
   unsigned optLevel = 2;
+  /// Constant folding never makes a constant larger than this (bytes); a
+  /// larger result stays a run-time op.
+  int64_t foldLimitBytes = int64_t(64) << 20;
   /// Print what the optimizer did, the partitions and the arena to stderr.
   bool report = false;
   /// Per-node profiling hooks in host code (one branch each without a

@@ -43,6 +43,8 @@ constexpr llvm::StringLiteral kDynFreeFn = "kilnDynFree";
 constexpr llvm::StringLiteral kThreadScratchFn = "kilnThreadScratch";
 // Ends the run at once (a fatal check failed; its message is stored).
 constexpr llvm::StringLiteral kRunFailedFn = "kilnRunFailed";
+// A check's message with its values in place of "{}" (a runtime buffer).
+constexpr llvm::StringLiteral kCheckMessageFn = "kilnCheckMessage";
 
 /// A profile descriptor ("node\x1fop\x1fprovider\x1fargs") whose args'
 /// fused_nodes also lists `names` (in order, once each).
@@ -392,7 +394,8 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
   int64_t nextScratchSlot = 0;
 
   /// Each check stores its message's address into the status slot when
-  /// its condition is false.
+  /// its condition is false; a check with values stores the message
+  /// kilnCheckMessage formats.
   LogicalResult lowerChecks(func::FuncOp func, ArrayRef<CheckOp> checks, Value arena) {
     if (checks.empty())
       return success();
@@ -407,6 +410,16 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       auto ifOp = b.create<scf::IfOp>(loc, failed, /*withElse=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
       Value addr = globalStringAddress(b, loc, module, check.getMessage());
+      if (!check.getValues().empty()) {
+        declareRuntimeFn(kCheckMessageFn, {i64, i64, i64, i64}, {i64});
+        SmallVector<Value> args = {addr};
+        args.append(check.getValues().begin(), check.getValues().end());
+        while (args.size() < 4)
+          args.push_back(b.create<arith::ConstantIntOp>(loc, 0, 64));
+        addr =
+            b.create<func::CallOp>(loc, kCheckMessageFn, TypeRange{i64}, args)
+                .getResult(0);
+      }
       Value c0 = b.create<arith::ConstantIndexOp>(loc, 0);
       Value slot = b.create<memref::ViewOp>(loc, MemRefType::get({1}, i64), arena, c0,
                                             ValueRange{});

@@ -9,12 +9,14 @@
 // lowering; passes/ only knows the provider registry.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Report.h"
 #include "dialects/onnx/ShapeInference.h"
 #include "providers/Passes.h"
 #include "providers/cpu/OnnxToLinalg.h"
 #include "providers/cpu/Pipelines.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -25,6 +27,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstring>
@@ -88,6 +91,40 @@ Attribute toAttr(RankedTensorType type, ArrayRef<char> data) {
       HeapAsmResourceBlob::allocateAndCopyInferAlign(data));
 }
 
+/// Set by folded code when one of its kiln.checks fails (an index out of
+/// range): that job's results are not used, its ops stay for run time.
+thread_local bool foldCheckFailed = false;
+extern "C" void kilnFoldCheckFailed() { foldCheckFailed = true; }
+constexpr llvm::StringLiteral kFoldCheckFn = "kilnFoldCheckFailed";
+constexpr llvm::StringLiteral kNoFoldAttr = "kiln.no_fold";
+
+/// Each kiln.check of the lowered fold module calls kilnFoldCheckFailed
+/// when its condition is false.
+void lowerFoldChecks(ModuleOp module) {
+  SmallVector<CheckOp> checks;
+  module.walk([&](CheckOp c) { checks.push_back(c); });
+  if (checks.empty())
+    return;
+  MLIRContext *ctx = module.getContext();
+  OpBuilder mb(module.getBodyRegion());
+  mb.create<func::FuncOp>(module.getLoc(), kFoldCheckFn,
+                          FunctionType::get(ctx, {}, {}))
+      .setPrivate();
+  for (CheckOp check : checks) {
+    OpBuilder b(check);
+    Location l = check.getLoc();
+    Value ok = check.getCondition();
+    if (isa<TensorType>(ok.getType()))
+      ok = b.create<tensor::ExtractOp>(l, ok, ValueRange{});
+    Value failed =
+        b.create<arith::XOrIOp>(l, ok, b.create<arith::ConstantIntOp>(l, 1, 1));
+    auto ifOp = b.create<scf::IfOp>(l, failed, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    b.create<func::CallOp>(l, kFoldCheckFn, TypeRange{}, ValueRange{});
+    check.erase();
+  }
+}
+
 struct Stats {
   int64_t ops = 0, constants = 0, bytes = 0, shapeOps = 0, rounds = 0, skipped = 0;
 };
@@ -112,6 +149,7 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
     }
     if (changed)
       reinferShapes(module);
+    module.walk([](Operation *op) { op->removeAttr(kNoFoldAttr); });
     addReportCount(module, "fold-constants.ops", stats.ops + stats.shapeOps);
     addReportCount(module, "fold-constants.constants", stats.constants);
     addReportCount(module, "fold-constants.bytes", stats.bytes);
@@ -185,7 +223,8 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
       if (!isOnnx(op) || op->getNumRegions() != 0 || op->getNumOperands() == 0)
         continue;
       StringRef n = op->getName().getStringRef();
-      if (n == "onnx.Constant" || n == "onnx.NoValue" || !isPure(op))
+      if (n == "onnx.Constant" || n == "onnx.NoValue" || !isPure(op) ||
+          op->hasAttr(kNoFoldAttr))
         continue;
       bool ok = llvm::all_of(op->getOperands(), [&](Value v) {
         return isConstantLike(v) || in.contains(v.getDefiningOp());
@@ -262,6 +301,7 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
         ++stats.skipped;
         return false;
       }
+      lowerFoldChecks(*tmp);
       auto run = [&](const std::string &pipeline) {
         PassManager pm(ctx, ModuleOp::getOperationName());
         return succeeded(parsePassPipeline(pipeline, pm, llvm::nulls())) &&
@@ -286,6 +326,13 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
         ++stats.skipped;
         return false;
       }
+      (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+        llvm::orc::SymbolMap symbols;
+        symbols[interner(kFoldCheckFn)] = {
+            llvm::orc::ExecutorAddr::fromPtr(&kilnFoldCheckFailed),
+            llvm::JITSymbolFlags::Exported};
+        return symbols;
+      });
       ++stats.rounds;
       for (auto [i, job] : llvm::enumerate(jobs)) {
         std::vector<std::unique_ptr<uint64_t[]>> bufs;
@@ -297,18 +344,30 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
         }
         for (void *&p : ptrs)
           args.push_back(&p);
+        foldCheckFailed = false;
         if (llvm::Error err =
                 (*engine)->invokePacked("fold_" + std::to_string(i), args)) {
           llvm::consumeError(std::move(err));
           ++stats.skipped;
           return false;
         }
+        // A failed check (a bad index): the ops run, and fail, at run time.
+        if (foldCheckFailed) {
+          for (Operation *op : job.ops)
+            op->setAttr(kNoFoldAttr, UnitAttr::get(ctx));
+          bufs.clear();
+          ++stats.skipped;
+        }
         buffers.push_back(std::move(bufs));
       }
     }
 
     // Replace the needed values, then drop the folded ops.
+    bool folded = false;
     for (auto [job, bufs] : llvm::zip(jobs, buffers)) {
+      if (bufs.empty() && !job.outs.empty())
+        continue;
+      folded = true;
       for (auto [v, buf] : llvm::zip(job.outs, bufs)) {
         auto type = cast<RankedTensorType>(v.getType());
         int64_t bytes = *storageBytes(type);
@@ -335,7 +394,7 @@ struct FoldConstantsPass : public impl::FoldConstantsBase<FoldConstantsPass> {
         if (seen.insert(op).second && op->use_empty())
           op->erase();
     }
-    return true;
+    return folded;
   }
 };
 

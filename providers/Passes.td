@@ -110,8 +110,8 @@ def FoldConstants : Pass<"kiln-fold-constants", "::mlir::ModuleOp"> {
     (passes/ must not depend on providers/).
   }];
   let options = [
-    Option<"maxBytes", "max-bytes", "int64_t", "16 << 20",
-           "Largest folded result in bytes">,
+    Option<"maxBytes", "max-bytes", "int64_t", "64 << 20",
+           "Largest folded result in bytes (kiln compile --fold-limit)">,
     Option<"maxRounds", "max-rounds", "unsigned", "32",
            "Fold rounds (one JIT each) at most; shape chains through many blocks (ShuffleNet) need one per block">
   ];
@@ -121,7 +121,8 @@ def FoldConstants : Pass<"kiln-fold-constants", "::mlir::ModuleOp"> {
     "::mlir::tensor::TensorDialect", "::mlir::memref::MemRefDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::cf::ControlFlowDialect", "::mlir::LLVM::LLVMDialect",
-    "::mlir::affine::AffineDialect", "::mlir::index::IndexDialect"
+    "::mlir::affine::AffineDialect", "::mlir::index::IndexDialect",
+    "::kiln::KilnDialect"
   ];
 }
 

@@ -31,6 +31,20 @@ int64_t PartitionOp::getNumBodyOps() {
   return static_cast<int64_t>(getBody().front().getOperations().size()) - 1;
 }
 
+LogicalResult CheckOp::verify() {
+  size_t holes = 0;
+  for (size_t at = getMessage().find("{}"); at != StringRef::npos;
+       at = getMessage().find("{}", at + 2))
+    ++holes;
+  // kilnCheckMessage takes three values; a message without values is
+  // printed as it is.
+  if (getValues().size() > 3 ||
+      (!getValues().empty() && holes != getValues().size()))
+    return emitOpError(
+        "needs one `{}` in the message per value, at most three");
+  return success();
+}
+
 ResultRange RuntimeCallOp::getWritten() {
   bool onTensors = !getOuts().empty() && isa<TensorType>(getOuts()[0].getType());
   return getResults().take_front(onTensors ? getOuts().size() : 0);

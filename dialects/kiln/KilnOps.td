@@ -82,15 +82,33 @@ def Kiln_CheckOp : Kiln_Op<"check", [MemoryEffects<[MemWrite]>]> {
     kiln-plan-memory lowers it to a store of the message's address into
     the first 8 bytes of the arena. A `fatal` check guards run-time sizes
     (code after it would read or write out of bounds): its failure ends the
-    run at once, through `kilnRunFailed` of libkiln_rt.
+    run at once, through `kilnRunFailed` of libkiln_rt. Up to three i64
+    `values` (an offending index, its bound) replace the `{}`s of the
+    message in order; `kilnCheckMessage` of libkiln_rt formats them when
+    the check fails.
     ```mlir
     kiln.check %ok, "node \"r\" (ReduceSum): the axes input disagrees with ..."
     kiln.check %same, "node \"a\" (Add): inputs differ in size at run time" fatal
+    kiln.check %in, "node \"g\" (Gather): index {} is outside [-{}, {})"(%i, %n, %n : i64, i64, i64) : i1
     ```
   }];
   let arguments = (ins AnyTypeOf<[I1, 0DTensorOf<[I1]>]>:$condition, StrAttr:$message,
-                       UnitAttr:$fatal);
-  let assemblyFormat = "$condition `,` $message (`fatal` $fatal^)? attr-dict `:` type($condition)";
+                       UnitAttr:$fatal, Variadic<I64>:$values);
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$condition, "::llvm::StringRef":$message,
+                                 CArg<"bool", "false">:$fatal,
+                                 CArg<"::mlir::ValueRange", "{}">:$values), [{
+    $_state.addOperands(condition);
+    $_state.addOperands(values);
+    $_state.addAttribute(getMessageAttrName($_state.name), $_builder.getStringAttr(message));
+    if (fatal)
+      $_state.addAttribute(getFatalAttrName($_state.name), $_builder.getUnitAttr());
+  }]>];
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $condition `,` $message (`(` $values^ `:` type($values) `)`)? (`fatal` $fatal^)? attr-dict
+    `:` type($condition)
+  }];
 }
 
 def Kiln_ProfileBeginOp : Kiln_Op<"profile_begin", [MemoryEffects<[MemWrite]>]> {

@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <functional>
 #include <numeric>
@@ -113,6 +114,34 @@ static Attribute constantValue(Value v) {
   return def->getAttr("value");
 }
 
+std::optional<int64_t> tensorBytes(ArrayRef<int64_t> shape, Type elt) {
+  int64_t bits = elt.isIntOrIndexOrFloat() ? elt.getIntOrFloatBitWidth() : 64;
+  int64_t n = std::max<int64_t>(1, (bits + 7) / 8);
+  for (int64_t d : shape)
+    if (d < 0 || llvm::MulOverflow(n, d, n))
+      return std::nullopt;
+  return n;
+}
+
+std::string badShape(ArrayRef<int64_t> shape, Type elt) {
+  SmallVector<int64_t> dims;
+  for (int64_t d : shape) {
+    if (d < 0 && !ShapedType::isDynamic(d))
+      return "a dimension is " + std::to_string(d);
+    dims.push_back(ShapedType::isDynamic(d) ? 1 : d);
+  }
+  if (!tensorBytes(dims, elt)) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "a tensor of shape [";
+    llvm::interleave(
+        shape, os, [&](int64_t d) { os << d; }, ",");
+    os << "] and " << elt << " would hold more than 2^63 bytes";
+    return s;
+  }
+  return "";
+}
+
 std::optional<SmallVector<int64_t>> getConstantInts(Value v) {
   auto dense = dyn_cast_or_null<DenseIntElementsAttr>(constantValue(v));
   if (!dense)
@@ -205,6 +234,8 @@ struct Ctx {
     return cast<ShapedType>(op->getOperand(i).getType()).getElementType();
   }
   LogicalResult set(unsigned i, ArrayRef<int64_t> shape, Type elt) const {
+    if (std::string why = badShape(shape, elt); !why.empty())
+      return emitNodeError(op) << "result " << i << ": " << why;
     Value r = op->getResult(i);
     auto newType = RankedTensorType::get(shape, elt);
     if (auto old = dyn_cast<RankedTensorType>(r.getType())) {

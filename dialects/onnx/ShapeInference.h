@@ -7,6 +7,7 @@
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/SmallVector.h"
 #include <optional>
+#include <string>
 
 namespace kiln::onnx {
 
@@ -33,6 +34,13 @@ llvm::StringRef getStrAttr(mlir::Operation *op, llvm::StringRef name,
 
 /// Whether `v` is an absent optional input (`none`).
 bool isNone(mlir::Value v);
+/// Bytes of a tensor of `shape` (static dims, 0 or more) and `elt` (a bool
+/// takes a byte); nullopt when the count or the size overflows int64.
+std::optional<int64_t> tensorBytes(llvm::ArrayRef<int64_t> shape,
+                                   mlir::Type elt);
+/// Why `shape` cannot be a tensor's ("" if it can): a negative dimension, or
+/// a size that overflows int64. Dynamic dims count as 1.
+std::string badShape(llvm::ArrayRef<int64_t> shape, mlir::Type elt);
 /// The integers of a constant tensor (onnx.Constant or arith.constant).
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value v);
 /// The values of a constant tensor as doubles (float or integer data).

@@ -57,57 +57,27 @@ Results lowerConcat(OpBuilder &b, Operation *op) {
   return SmallVector<Value>{acc};
 }
 
-/// Gather along `axis`; with run-time sizes (hidden[:, 0], a row of a
-/// table of run-time size) the result's dims are data's around the
-/// indices'.
-Results lowerGather(OpBuilder &b, Operation *op) {
-  Location l = op->getLoc();
-  MLIRContext *ctx = b.getContext();
-  Value data = op->getOperand(0), indices = op->getOperand(1);
-  auto dt = typeOf(data), it = typeOf(indices), out = resultType(op);
-  int64_t axis = getIntAttr(op, "axis", 0);
-  if (axis < 0)
-    axis += dt.getRank();
-  int64_t ir = it.getRank();
-  SmallVector<Value> sizes;
-  for (int64_t j = 0; j < out.getRank(); ++j) {
-    if (!out.isDynamicDim(j))
-      continue;
-    sizes.push_back(j < axis        ? dimSize(b, l, data, j)
-                    : j < axis + ir ? dimSize(b, l, indices, j - axis)
-                                    : dimSize(b, l, data, j - ir + 1));
-  }
-  Value axisSize = dimSize(b, l, data, axis);
-  SmallVector<AffineExpr> idxE;
-  for (int64_t i = 0; i < ir; ++i)
-    idxE.push_back(getAffineDimExpr(axis + i, ctx));
-  AffineMap idxMap = AffineMap::get(out.getRank(), 0, idxE, ctx);
-  Value r = mapped(
-      b, l, out, ValueRange{indices}, {idxMap},
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        Value idx = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
-        Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
-        Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, idx, zero);
-        idx = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, idx, axisSize), idx);
-        // Out-of-range indices are clamped, as the static lowering does.
-        Value maxIdx = nb.create<arith::SubIOp>(nl, axisSize,
-                                                nb.create<arith::ConstantIndexOp>(nl, 1));
-        idx = nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, idx, maxIdx), zero);
-        SmallVector<Value> coords;
-        for (int64_t i = 0; i < axis; ++i)
-          coords.push_back(nb.create<linalg::IndexOp>(nl, i));
-        coords.push_back(idx);
-        for (int64_t i = axis + 1; i < dt.getRank(); ++i)
-          coords.push_back(nb.create<linalg::IndexOp>(nl, i - 1 + ir));
-        return nb.create<tensor::ExtractOp>(nl, data, coords);
-      },
-      sizes);
-  return SmallVector<Value>{r};
+/// Splats above this many bytes are filled at run time: a constant would
+/// put every byte in the binary (and 4 TB of zeros would not fit).
+constexpr int64_t kMaxSplatConstantBytes = 64 << 10;
+
+/// `value` as a constant, or a large splat as a linalg.fill.
+Value constantTensor(OpBuilder &b, Location l, TypedAttr value) {
+  auto splat = dyn_cast<SplatElementsAttr>(value);
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  std::optional<int64_t> bytes =
+      type ? tensorBytes(type.getShape(), type.getElementType()) : std::nullopt;
+  if (!splat || !bytes || *bytes <= kMaxSplatConstantBytes)
+    return b.create<arith::ConstantOp>(l, value);
+  Value scalar =
+      b.create<arith::ConstantOp>(l, splat.getSplatValue<TypedAttr>());
+  return b.create<linalg::FillOp>(l, scalar, emptyTensor(b, l, type))
+      .getResult(0);
 }
 
 Results lowerConstant(OpBuilder &b, Operation *op) {
-  auto value = cast<TypedAttr>(op->getAttr("value"));
-  return SmallVector<Value>{b.create<arith::ConstantOp>(op->getLoc(), value)};
+  return SmallVector<Value>{
+      constantTensor(b, op->getLoc(), cast<TypedAttr>(op->getAttr("value")))};
 }
 
 Results lowerShape(OpBuilder &b, Operation *op) {
@@ -607,154 +577,6 @@ Results lowerDepthSpace(OpBuilder &b, Operation *op, bool toSpace) {
   })};
 }
 
-Results lowerGatherElements(OpBuilder &b, Operation *op) {
-  Value x = op->getOperand(0), idx = op->getOperand(1);
-  auto xt = typeOf(x);
-  int64_t axis = getIntAttr(op, "axis", 0);
-  if (axis < 0)
-    axis += xt.getRank();
-  // The result has the indices' shape; an index is wrapped and clamped by
-  // the axis's size (read at run time where it is dynamic). Off the axis
-  // the indices may not be larger than the data (checked at run time for
-  // sizes the types do not give).
-  Location loc = op->getLoc();
-  auto itType = typeOf(idx);
-  for (int64_t d = 0; d < xt.getRank(); ++d)
-    if (d != axis && (xt.isDynamicDim(d) || itType.isDynamicDim(d)))
-      b.create<CheckOp>(loc,
-                        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle,
-                                                dimSize(b, loc, idx, d), dimSize(b, loc, x, d)),
-                        describeNode(op) + ": the indices are larger than the data in dimension " +
-                            std::to_string(d) + " at run time",
-                        /*fatal=*/true);
-  Value n = dimSize(b, loc, x, axis);
-  return SmallVector<Value>{indexGeneric(
-      b, op->getLoc(), resultType(op),
-      [&](IB &ib, ArrayRef<Value> i) {
-        SmallVector<Value> src(i.begin(), i.end());
-        Value k = ib.index(ib.b.create<tensor::ExtractOp>(ib.l, idx, i));
-        src[axis] = ib.clampBelow(ib.wrapNeg(k, n), n);
-        return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
-      },
-      dynamicSizesLike(b, op->getLoc(), resultType(op), idx))};
-}
-
-Results lowerGatherND(OpBuilder &b, Operation *op) {
-  Value x = op->getOperand(0), idx = op->getOperand(1);
-  auto xt = typeOf(x), it = typeOf(idx);
-  int64_t bd = getIntAttr(op, "batch_dims", 0);
-  int64_t last = it.getDimSize(it.getRank() - 1);
-  int64_t q = it.getRank() - 1; // index tuple dims in the output
-  return SmallVector<Value>{indexGeneric(b, op->getLoc(), resultType(op),
-                                         [&](IB &ib, ArrayRef<Value> i) {
-    SmallVector<Value> src;
-    for (int64_t d = 0; d < bd; ++d)
-      src.push_back(i[d]);
-    for (int64_t k = 0; k < last; ++k) {
-      SmallVector<Value> ic(i.begin(), i.begin() + q);
-      ic.push_back(ib.c(k));
-      Value v = ib.index(ib.b.create<tensor::ExtractOp>(ib.l, idx, ic));
-      int64_t n = xt.getDimSize(bd + k);
-      src.push_back(ib.clamp(ib.wrapNeg(v, n), 0, n - 1));
-    }
-    for (int64_t d = q; d < (int64_t)i.size(); ++d)
-      src.push_back(i[d]);
-    return ib.b.create<tensor::ExtractOp>(ib.l, x, src).getResult();
-  })};
-}
-
-/// ScatterElements / ScatterND: a loop nest over the updates writing into a
-/// copy of data (scf.for with the tensor as iter_arg; bufferizes in place).
-Results lowerScatter(OpBuilder &b, Operation *op, bool nd) {
-  Location loc = op->getLoc();
-  Value data = op->getOperand(0), idx = op->getOperand(1), upd = op->getOperand(2);
-  auto dt = typeOf(data), it = typeOf(idx), ut = typeOf(upd);
-  Type elt = dt.getElementType();
-  StringRef red = getStrAttr(op, "reduction", "none");
-  int64_t axis = getIntAttr(op, "axis", 0);
-  if (axis < 0)
-    axis += dt.getRank();
-  // Start from a copy so that data itself is never written.
-  Value acc = indexGeneric(
-      b, loc, dt,
-      [&](IB &ib, ArrayRef<Value> i) {
-        return ib.b.create<tensor::ExtractOp>(ib.l, data, i).getResult();
-      },
-      dynamicSizesLike(b, loc, dt, data));
-  // Sizes (run-time where the types have none): the data's dims that the
-  // indices address, and the updates' loop bounds.
-  SmallVector<Value> dataDims, updDims;
-  for (int64_t d = 0; d < dt.getRank(); ++d)
-    dataDims.push_back(dimSize(b, loc, data, d));
-  for (int64_t d = 0; d < ut.getRank(); ++d)
-    updDims.push_back(dimSize(b, loc, upd, d));
-  // The updates' dims that address the data directly must fit it (the
-  // types prove it where they are static).
-  if (!dt.hasStaticShape() || !ut.hasStaticShape() || !it.hasStaticShape()) {
-    int64_t q = it.getRank() - 1, last = nd ? it.getDimSize(q) : 0;
-    for (int64_t d = 0; d < ut.getRank(); ++d) {
-      int64_t dd = nd ? (d < q ? -1 : last + d - q) : (d == axis ? -1 : d);
-      if (dd < 0 || dd >= dt.getRank())
-        continue;
-      b.create<CheckOp>(loc,
-                        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, updDims[d],
-                                                dataDims[dd]),
-                        describeNode(op) + ": the updates are larger than the data in "
-                                           "dimension " + std::to_string(dd) + " at run time",
-                        /*fatal=*/true);
-    }
-  }
-  SmallVector<Value> ivs;
-  std::function<Value(OpBuilder &, Value, int64_t)> nest = [&](OpBuilder &nb, Value t,
-                                                               int64_t d) -> Value {
-    IB ib{nb, loc};
-    if (d == ut.getRank()) {
-      SmallVector<Value> dst;
-      if (nd) {
-        int64_t q = it.getRank() - 1, last = it.getDimSize(q);
-        for (int64_t k = 0; k < last; ++k) {
-          SmallVector<Value> ic(ivs.begin(), ivs.begin() + q);
-          ic.push_back(ib.c(k));
-          Value v = ib.index(nb.create<tensor::ExtractOp>(loc, idx, ic));
-          dst.push_back(ib.clampBelow(ib.wrapNeg(v, dataDims[k]), dataDims[k]));
-        }
-        for (int64_t k = q; k < ut.getRank(); ++k)
-          dst.push_back(ivs[k]);
-      } else {
-        dst.assign(ivs.begin(), ivs.end());
-        Value v = ib.index(nb.create<tensor::ExtractOp>(loc, idx, ivs));
-        dst[axis] = ib.clampBelow(ib.wrapNeg(v, dataDims[axis]), dataDims[axis]);
-      }
-      Value u = nb.create<tensor::ExtractOp>(loc, upd, ivs);
-      if (red != "none") {
-        Value old = nb.create<tensor::ExtractOp>(loc, t, dst);
-        bool fl = isFloat(elt);
-        if (red == "add")
-          u = fl ? (Value)nb.create<arith::AddFOp>(loc, old, u) : nb.create<arith::AddIOp>(loc, old, u);
-        else if (red == "mul")
-          u = fl ? (Value)nb.create<arith::MulFOp>(loc, old, u) : nb.create<arith::MulIOp>(loc, old, u);
-        else if (red == "max")
-          u = fl ? (Value)nb.create<arith::MaximumFOp>(loc, old, u) : nb.create<arith::MaxSIOp>(loc, old, u);
-        else
-          u = fl ? (Value)nb.create<arith::MinimumFOp>(loc, old, u) : nb.create<arith::MinSIOp>(loc, old, u);
-      }
-      return nb.create<tensor::InsertOp>(loc, u, t, dst);
-    }
-    auto f = nb.create<scf::ForOp>(
-        loc, ib.c(0), updDims[d], ib.c(1), ValueRange{t},
-        [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
-          ivs.push_back(iv);
-          Value r = nest(fb, args[0], d + 1);
-          ivs.pop_back();
-          fb.create<scf::YieldOp>(loc, r);
-        });
-    return f.getResult(0);
-  };
-  if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
-    return emitNodeError(op) << "reduction \"" << red << "\" is not supported";
-  return SmallVector<Value>{nest(b, acc, 0)};
-}
-
 Results lowerTrilu(OpBuilder &b, Operation *op) {
   Value x = op->getOperand(0);
   Value kV = op->getNumOperands() > 1 && !isNone(op->getOperand(1)) ? op->getOperand(1) : Value();
@@ -781,31 +603,6 @@ Results lowerEyeLike(OpBuilder &b, Operation *op) {
                                          [&](IB &ib, ArrayRef<Value> i) {
     Value on = ib.eq(ib.sub(i[1], i[0]), ib.c(k));
     return ib.sel(on, scalarConst(ib.b, ib.l, elt, 1.0), zeroOf(ib.b, ib.l, elt));
-  })};
-}
-
-Results lowerOneHot(OpBuilder &b, Operation *op) {
-  Value idx = op->getOperand(0), vals = op->getOperand(2);
-  auto out = resultType(op);
-  int64_t r = out.getRank();
-  int64_t axis = getIntAttr(op, "axis", -1);
-  if (axis < 0)
-    axis += r;
-  int64_t depth = out.getDimSize(axis);
-  Type it = typeOf(idx).getElementType();
-  return SmallVector<Value>{indexGeneric(b, op->getLoc(), out,
-                                         [&](IB &ib, ArrayRef<Value> i) {
-    SmallVector<Value> ic;
-    for (int64_t d = 0; d < r; ++d)
-      if (d != axis)
-        ic.push_back(i[d]);
-    Value raw = ib.b.create<tensor::ExtractOp>(ib.l, idx, ic);
-    if (isFloat(it))
-      raw = ib.b.create<arith::FPToSIOp>(ib.l, ib.b.getI64Type(), raw);
-    Value k = ib.wrapNeg(ib.index(raw), depth);
-    Value off = ib.b.create<tensor::ExtractOp>(ib.l, vals, ValueRange{ib.c(0)});
-    Value on = ib.b.create<tensor::ExtractOp>(ib.l, vals, ValueRange{ib.c(1)});
-    return ib.sel(ib.eq(k, i[axis]), on, off);
   })};
 }
 
@@ -855,7 +652,8 @@ Results lowerConstantOfShape(OpBuilder &b, Operation *op) {
     v = a.getSplatValue<Attribute>();
   else
     v = b.getFloatAttr(out.getElementType(), 0.0);
-  return SmallVector<Value>{b.create<arith::ConstantOp>(op->getLoc(), DenseElementsAttr::get(out, v))};
+  return SmallVector<Value>{
+      constantTensor(b, op->getLoc(), DenseElementsAttr::get(out, v))};
 }
 
 Results lowerSize(OpBuilder &b, Operation *op) {
@@ -871,7 +669,8 @@ void registerDataMovementOps(LoweringTable &m) {
     m[k] = {lowerReshapeLike, false};
   m["Transpose"] = {lowerTranspose, false};
   m["Concat"] = {lowerConcat, false};
-  m["Gather"] = {lowerGather, false};
+  // Gather, GatherElements, GatherND, Scatter* and OneHot lower in
+  // GatherScatterOps.cpp (index checks).
   m["Constant"] = {lowerConstant, false};
   m["Shape"] = {lowerShape, false};
   m["Identity"] = {forward, false};
@@ -887,15 +686,11 @@ void registerDataMovementOps(LoweringTable &m) {
   // (position_ids are int64.)
   m["RotaryEmbedding"] = {lowerRotaryEmbedding, false, requireFloatInput};
   m["DepthToSpace"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, true); }, false};
-  m["SpaceToDepth"] = {[](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, false); }, false};
-  m["GatherElements"] = {lowerGatherElements, false};
-  m["GatherND"] = {lowerGatherND, false};
-  m["ScatterElements"] = {[](OpBuilder &b, Operation *op) { return lowerScatter(b, op, false); }, false};
-  m["Scatter"] = m["ScatterElements"];
-  m["ScatterND"] = {[](OpBuilder &b, Operation *op) { return lowerScatter(b, op, true); }, false};
+  m["SpaceToDepth"] = {
+      [](OpBuilder &b, Operation *op) { return lowerDepthSpace(b, op, false); },
+      false};
   m["Trilu"] = {lowerTrilu, false};
   m["EyeLike"] = {lowerEyeLike, false};
-  m["OneHot"] = {lowerOneHot, false};
   m["Range"] = {lowerRange, false};
   m["ConstantOfShape"] = {lowerConstantOfShape, false};
   m["Size"] = {lowerSize, false};

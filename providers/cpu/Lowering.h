@@ -49,11 +49,21 @@ struct OpLowering {
 };
 using LoweringTable = llvm::StringMap<OpLowering>;
 
+/// Fails the run when an element of the integer tensor `indices` lies
+/// outside [-n, n) (`n` an index value), naming `op`, the first such index
+/// by magnitude and n; the access after it must stay clamped. Constant
+/// indices with a constant `n` are checked now instead (an error, no code).
+mlir::LogicalResult checkIndexRange(mlir::OpBuilder &b, mlir::Location l,
+                                    mlir::Operation *op, mlir::Value indices,
+                                    mlir::Value n,
+                                    llvm::StringRef what = "index");
+
 void registerElementwiseOps(LoweringTable &table);
 void registerContractionOps(LoweringTable &table);
 void registerWindowOps(LoweringTable &table);
 void registerNormalizationOps(LoweringTable &table);
 void registerDataMovementOps(LoweringTable &table);
+void registerGatherScatterOps(LoweringTable &table);
 void registerControlFlowOps(LoweringTable &table);
 void registerCastOps(LoweringTable &table);
 void registerGridOps(LoweringTable &table);

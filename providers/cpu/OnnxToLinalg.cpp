@@ -26,6 +26,7 @@ const LoweringTable &table() {
     registerWindowOps(m);
     registerNormalizationOps(m);
     registerDataMovementOps(m);
+    registerGatherScatterOps(m);
     registerControlFlowOps(m);
     registerCastOps(m);
     registerGridOps(m);

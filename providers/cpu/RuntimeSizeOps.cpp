@@ -627,7 +627,7 @@ void registerRuntimeSizeOps(LoweringTable &m) {
   m["CumProd"].dynamic = {[](OpBuilder &b, Operation *op) { return lowerScanRuntime(b, op, true); },
                           anyCheck};
   // Results shaped like an operand, computed per index (DataMovementOps.cpp,
-  // NormalizationOps.cpp argExtreme).
+  // GatherScatterOps.cpp, NormalizationOps.cpp argExtreme).
   for (const char *k : {"Trilu", "GatherElements", "ArgMax", "ArgMin"})
     m[k].dynamic = {m[k].lower, anyCheck};
   // ScatterND/ScatterElements: loops over the updates' run-time sizes

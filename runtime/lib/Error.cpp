@@ -1,5 +1,7 @@
 #include "Error.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace kiln::rt {
@@ -39,4 +41,30 @@ int32_t matchTensor(const kiln_tensor_info *Infos, int32_t NumInfos, const kiln_
 
 extern "C" const char *kiln_last_error(void) {
   return kiln::rt::LastError.c_str();
+}
+
+extern "C" int64_t kilnCheckMessage(int64_t Format, int64_t A, int64_t B,
+                                    int64_t C) {
+  // Fixed buffers: formatting a failure must not allocate or throw, and a
+  // few checks may fail in one run before it reads the last message.
+  static thread_local char Buffers[4][512];
+  static thread_local unsigned Next = 0;
+  char *Out = Buffers[Next++ % 4];
+  const char *F =
+      reinterpret_cast<const char *>(static_cast<uintptr_t>(Format));
+  const int64_t Values[] = {A, B, C};
+  size_t Used = 0, Taken = 0;
+  const size_t Cap = sizeof(Buffers[0]) - 1;
+  for (; F && *F && Used < Cap; ++F) {
+    if (F[0] == '{' && F[1] == '}' && Taken < 3) {
+      int N = std::snprintf(Out + Used, Cap + 1 - Used, "%lld",
+                            static_cast<long long>(Values[Taken++]));
+      Used = N > 0 ? std::min(Cap, Used + static_cast<size_t>(N)) : Used;
+      ++F;
+      continue;
+    }
+    Out[Used++] = *F;
+  }
+  Out[Used] = '\0';
+  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(Out));
 }

@@ -4,6 +4,7 @@
 
 #include "kiln/kiln_rt.h"
 
+#include <cstdint>
 #include <string>
 
 namespace kiln::rt {
@@ -24,5 +25,13 @@ int32_t matchTensor(const kiln_tensor_info *Infos, int32_t NumInfos, const kiln_
                     int32_t Position);
 
 } // namespace kiln::rt
+
+extern "C" {
+/// Called by compiled code when a kiln.check with values fails: `format`
+/// (a NUL-terminated message) with its `{}`s replaced by A, B and C in
+/// order. The result is the address of a buffer of the calling thread that
+/// stays valid until its fourth next call (the run reads it when it ends).
+int64_t kilnCheckMessage(int64_t format, int64_t a, int64_t b, int64_t c);
+}
 
 #endif // KILN_RUNTIME_ERROR_H

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 using kiln::rt::fail;
 using kiln::rt::formatShape;
 using kiln::rt::matchTensor;
@@ -609,6 +611,17 @@ kiln_status allocateArena(const kiln_model_info &M, Variant &S) {
     return fail(KILN_ERROR_OUT_OF_MEMORY, "arena size is too large");
   // aligned_alloc wants the size to be a multiple of the alignment.
   uint64_t Size = (S.ArenaSize + Align - 1) / Align * Align;
+  // More than the machine's memory cannot work; with overcommit the
+  // allocation would succeed and the run be killed later.
+  long Pages = sysconf(_SC_PHYS_PAGES), PageSize = sysconf(_SC_PAGESIZE);
+  if (Pages > 0 && PageSize > 0 &&
+      Size / static_cast<uint64_t>(PageSize) > static_cast<uint64_t>(Pages))
+    return fail(KILN_ERROR_OUT_OF_MEMORY,
+                "cannot allocate a " + std::to_string(Size) +
+                    "-byte arena for model " + quoted(M.name ? M.name : "?") +
+                    ": the machine has " +
+                    std::to_string(static_cast<uint64_t>(Pages) * PageSize) +
+                    " bytes of memory");
   S.Arena = std::aligned_alloc(Align, Size);
   if (!S.Arena)
     return fail(KILN_ERROR_OUT_OF_MEMORY,

@@ -47,8 +47,9 @@ options:
                        and why not for the others (no library needed)
   --help               show this text
 
-Without any inputs, inputs are filled with deterministic pseudo-random data
-(sequence and optional inputs need files).
+Without any inputs, inputs are filled with deterministic pseudo-random data:
+floats in [-1, 1), integers 0 or 1 (valid indices into any axis of two or
+more), booleans (sequence and optional inputs need files).
 The provider the model runs on ("cuda" or "cpu", and why the CPU) is
 printed on stderr and in the --iterations JSON line.
 Exit status: 0 success, 1 output mismatch, 2 error.

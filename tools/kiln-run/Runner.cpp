@@ -176,7 +176,9 @@ void fillPseudoRandom(HostTensor &T, uint64_t Seed) {
       *P = R & 1;
       break;
     default: { // integers, little-endian
-      uint64_t V = R % 10;
+      // 0 or 1: a valid index into any axis of 2 or more (token types,
+      // embeddings, Gather), a mask value, a small count.
+      uint64_t V = R & 1;
       std::memcpy(P, &V, Size < 8 ? Size : 8);
       break;
     }

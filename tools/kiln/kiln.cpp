@@ -87,6 +87,12 @@ static cl::opt<unsigned>
              cl::desc("Graph optimization level: -O0 none, -O1/-O2 (default 2) fold "
                       "constants, remove no-op nodes and fuse"),
              cl::init(2), cl::cat(kilnCategory));
+static cl::opt<int64_t> foldLimit(
+    "fold-limit",
+    cl::desc(
+        "Largest constant that constant folding may create, in MiB (default "
+        "64); larger results are computed at run time"),
+    cl::value_desc("MiB"), cl::init(64), cl::cat(kilnCategory));
 static cl::opt<bool> report("report",
                             cl::desc("Print what the optimizer did, the partitions and "
                                      "the arena size to stderr"),
@@ -168,6 +174,12 @@ int main(int argc, char **argv) {
   options.showProgress = !quiet;
   options.buildSharedLibrary = !noShared;
   options.optLevel = optLevel;
+  if (foldLimit < 0 || foldLimit > (int64_t(1) << 40)) {
+    errs() << "kiln: error: --fold-limit=" << foldLimit
+           << " is not 0 to 2^40 (MiB)\n";
+    return 2;
+  }
+  options.foldLimitBytes = foldLimit << 20;
   options.report = report;
   options.profileHooks = !noProfileHooks;
   if (options.emit == kiln::EmitKind::Library && options.outputPrefix.empty()) {

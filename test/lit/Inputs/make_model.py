@@ -302,7 +302,56 @@ def build(kind):
         return single("ReduceSum", "sum_rt",
                       [("x", F, [3, 2, 2]), ("axes", TensorProto.INT64, [1])],
                       [("y", F, [3, 2])], opset=18, keepdims=0)
+    if kind == "gather-const-index":
+        # A constant index past the end of axis 0 (4 rows).
+        node = helper.make_node("Gather", ["x", "idx"], ["y"], name="g_const", axis=0)
+        graph = helper.make_graph(
+            [node], "gather_graph", [helper.make_tensor_value_info("x", F, [4, 3])],
+            [helper.make_tensor_value_info("y", F, [2, 3])],
+            [helper.make_tensor("idx", TensorProto.INT64, [2], [1, 5])])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
+    if kind in ("neg-dim", "dup-name", "cycle", "unsorted", "self-loop", "huge-constant",
+                "overflow-constant", "overflow-input"):
+        return graph_rules(kind)
     raise SystemExit("unknown kind " + kind)
+
+
+def graph_rules(kind):
+    """Models the ONNX checker refuses (or, unsorted, accepts)."""
+    vi = helper.make_tensor_value_info
+    x = vi("x", F, [2, 3])
+    y = vi("y", F, [2, 3])
+    relu = lambda i, o, n: helper.make_node("Relu", [i], [o], name=n)
+    add = lambda a, b, o, n: helper.make_node("Add", [a, b], [o], name=n)
+    inits = []
+    if kind == "neg-dim":
+        nodes, x = [relu("x", "y", "r")], vi("x", F, [2, -3])
+    elif kind == "dup-name":
+        nodes = [relu("x", "t", "first"), relu("x", "t", "second"), relu("t", "y", "last")]
+    elif kind == "cycle":
+        # a -> b -> c -> a, reachable from x.
+        nodes = [add("x", "c", "a", "n_a"), relu("a", "b", "n_b"), relu("b", "c", "n_c"),
+                 relu("b", "y", "n_y")]
+    elif kind == "self-loop":
+        nodes = [add("x", "a", "a", "n_a"), relu("a", "y", "n_y")]
+    elif kind == "unsorted":
+        # Listed consumer first: y = relu(relu(x) + x).
+        nodes = [relu("s", "y", "last"), add("r", "x", "s", "mid"), relu("x", "r", "first")]
+    elif kind in ("huge-constant", "overflow-constant"):
+        # 100000 x 100000 x 100 floats (4e12 bytes), or 2^62 x 4 elements.
+        dims = [100000, 100000, 100] if kind == "huge-constant" else [1 << 62, 4]
+        inits = [helper.make_tensor("shape", TensorProto.INT64, [len(dims)], dims)]
+        nodes = [helper.make_node("ConstantOfShape", ["shape"], ["big"], name="fill"),
+                 helper.make_node("ReduceSum", ["big"], ["y"], name="sum", keepdims=0)]
+        y = vi("y", F, [])
+    elif kind == "overflow-input":
+        nodes, x = [relu("x", "y", "r")], vi("x", F, [1 << 40, 1 << 40])
+    graph = helper.make_graph(nodes, "rules", [x], [y], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
 
 
 def external(out, location):

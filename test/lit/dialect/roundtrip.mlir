@@ -65,3 +65,14 @@ func.func @sequence_types(%s: !onnx.seq<tensor<*xf32>>, %o: !onnx.opt<!onnx.seq<
   %t = kiln.runtime_call @kilnSeqGet(%n) outs(%x : tensor<3xf32>) : (i64) -> tensor<3xf32>
   return %has, %t : tensor<i1>, tensor<3xf32>
 }
+
+// A run-time check; values replace the `{}`s of its message in order.
+// CHECK-LABEL: func.func @checks
+// CHECK-SAME: (%[[OK:.*]]: i1, %[[I:.*]]: i64, %[[N:.*]]: i64)
+func.func @checks(%ok: i1, %i: i64, %n: i64) {
+  // CHECK: kiln.check %[[OK]], "sizes differ" fatal : i1
+  kiln.check %ok, "sizes differ" fatal : i1
+  // CHECK: kiln.check %[[OK]], "index {} is outside [-{}, {})"(%[[I]], %[[N]], %[[N]] : i64, i64, i64) : i1
+  kiln.check %ok, "index {} is outside [-{}, {})"(%i, %n, %n : i64, i64, i64) : i1
+  return
+}

@@ -94,3 +94,12 @@ func.func @yield_outside(%a: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{'kiln.yield' op expects parent op 'kiln.partition'}}
   kiln.yield %a : tensor<2xf32>
 }
+
+// -----
+
+// kilnCheckMessage formats one value per `{}`.
+func.func @check_values(%ok: i1, %i: i64) {
+  // expected-error @+1 {{'kiln.check' op needs one `{}` in the message per value, at most three}}
+  kiln.check %ok, "index {} is outside [-{}, {})"(%i : i64) : i1
+  return
+}

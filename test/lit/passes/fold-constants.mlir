@@ -187,3 +187,32 @@ func.func @runtime_op_not_folded() -> (tensor<3xf32>, tensor<2xf32>) {
   %1 = onnx.Neg(%c) : (tensor<2xf32>) -> tensor<2xf32>
   return %0, %1 : tensor<3xf32>, tensor<2xf32>
 }
+
+// -----
+
+// Indices computed in the same fold job are checked by the folded code: a
+// valid one folds; an index out of range leaves the ops to run (and fail
+// the run with the node's name) instead of folding a clamped row.
+// CHECK-LABEL: func.func @computed_index
+// CHECK: %[[C:.*]] = onnx.Constant() {value = dense<3.000000e+00> : tensor<1xf32>}
+// CHECK: return %[[C]]
+func.func @computed_index() -> tensor<1xf32> {
+  %d = onnx.Constant() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %a = onnx.Constant() {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %i = onnx.Add(%a, %a) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %0 = onnx.Gather(%d, %i) {axis = 0 : i64} : (tensor<4xf32>, tensor<1xi64>) -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// CHECK-LABEL: func.func @computed_bad_index
+// CHECK: %[[I:.*]] = onnx.Add
+// CHECK: %[[G:.*]] = onnx.Gather(%{{.*}}, %[[I]])
+// CHECK-NOT: kiln.no_fold
+// CHECK: return %[[G]]
+func.func @computed_bad_index() -> tensor<1xf32> {
+  %d = onnx.Constant() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %a = onnx.Constant() {value = dense<[3]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %i = onnx.Add(%a, %a) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %0 = onnx.Gather(%d, %i) {axis = 0 : i64} : (tensor<4xf32>, tensor<1xi64>) -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}

@@ -205,3 +205,28 @@ func.func @copy_split(%a: memref<1x64x32x32xf32>, %b: memref<1x64x34x34xf32>,
   memref.copy %c, %dv : memref<1x4x8x8xf32> to memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
   return
 }
+
+// -----
+
+// A failed check stores its message's address in the arena's first 8
+// bytes; a check with values stores the message kilnCheckMessage formats
+// (unused value slots are 0); a fatal one then ends the run.
+// CHECK: module attributes {kiln.arena_size = 64 : i64, kiln.arena_size_unshared = 64 : i64, kiln.checks}
+// CHECK-LABEL: func.func @checks
+// CHECK-SAME: %[[ARENA:[^ ]*]]: memref<64xi8>)
+// CHECK: %[[FAILED:.*]] = arith.xori %arg0, %true
+// CHECK: scf.if %[[FAILED]] {
+// CHECK: %[[FMT:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[MSG:.*]] = func.call @kilnCheckMessage(%[[FMT]], %arg1, %arg2, %c0_i64) : (i64, i64, i64, i64) -> i64
+// CHECK: %[[SLOT:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<64xi8> to memref<1xi64>
+// CHECK: memref.store %[[MSG]], %[[SLOT]]
+// CHECK-NOT: kilnRunFailed
+// CHECK: scf.if
+// CHECK-NOT: kilnCheckMessage
+// CHECK: memref.store
+// CHECK-NEXT: func.call @kilnRunFailed() : () -> ()
+func.func @checks(%ok: i1, %i: i64, %n: i64) {
+  kiln.check %ok, "index {} is outside [0, {})"(%i, %n : i64, i64) : i1
+  kiln.check %ok, "sizes differ" fatal : i1
+  return
+}
