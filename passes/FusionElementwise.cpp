@@ -22,6 +22,14 @@ namespace kiln {
 namespace {
 
 constexpr const char *kDeviceAttr = "kiln.device";
+/// A fused body holds at most this many ops: each fusion copies both
+/// bodies, so an unbounded chain of n ops would cost n^2 (a 20,000-node
+/// chain took minutes). Real chains are far shorter.
+constexpr size_t kMaxFusedBodyOps = 256;
+
+size_t bodySize(Operation *op) {
+  return op->getNumRegions() ? op->getRegion(0).front().getOperations().size() : 0;
+}
 
 /// The fused op is built right before the consumer it replaces: it
 /// inherits the consumer's provider, and the locations of both (the
@@ -64,6 +72,8 @@ struct FuseElementwisePass
         return false;
       // A broadcast map would recompute the producer per broadcast element.
       if (!consumer.getMatchingIndexingMap(fused).isPermutation())
+        return false;
+      if (bodySize(producer) + bodySize(consumer) > kMaxFusedBodyOps)
         return false;
       keepDevice.consumer = consumer;
       keepDevice.locs = {consumer->getLoc(), producer->getLoc()};

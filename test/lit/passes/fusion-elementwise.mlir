@@ -1,4 +1,10 @@
 // RUN: kiln-opt %s -split-input-file --kiln-lower-partitions --kiln-fuse-elementwise | FileCheck %s
+// A chain of 600 Relus fuses into three generics of at most 256 body ops
+// (unbounded, each fusion would copy a body of up to 600: quadratic).
+// RUN: %python %inputs/make_chain_mlir.py 600 | kiln-opt --kiln-lower-partitions --kiln-fuse-elementwise | FileCheck %s --check-prefix=LONG
+// LONG: kiln.report.fuse_elementwise = 597
+// LONG-COUNT-3: linalg.generic
+// LONG-NOT: linalg.generic
 
 // A chain of elementwise ops becomes one generic; the MatMul's epilogue
 // (its Relu) merges with the Add and Sigmoid after it, while the
