@@ -5,6 +5,7 @@ set -euo pipefail
 
 APT_PACKAGES=(cmake ninja-build ccache clang-19 lld-19 llvm-19-dev llvm-19-tools
   libmlir-19-dev mlir-19-tools libprotobuf-dev protobuf-compiler libgtest-dev
+  libclang-rt-19-dev
   python3 python3-pip)
 
 missing=()

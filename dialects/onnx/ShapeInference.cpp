@@ -230,10 +230,19 @@ struct Ctx {
       return {};
     return dyn_cast<RankedTensorType>(op->getOperand(i).getType());
   }
+  /// Null where input i is missing or not a tensor.
   Type elt(unsigned i) const {
-    return cast<ShapedType>(op->getOperand(i).getType()).getElementType();
+    auto t = i < op->getNumOperands()
+                 ? dyn_cast<ShapedType>(op->getOperand(i).getType())
+                 : ShapedType();
+    return t ? t.getElementType() : Type();
   }
   LogicalResult set(unsigned i, ArrayRef<int64_t> shape, Type elt) const {
+    if (!elt)
+      return emitNodeError(op) << "a required input is missing or not a tensor";
+    if (i >= op->getNumResults())
+      return emitNodeError(op)
+             << "has " << op->getNumResults() << " outputs, needs " << i + 1;
     if (std::string why = badShape(shape, elt); !why.empty())
       return emitNodeError(op) << "result " << i << ": " << why;
     Value r = op->getResult(i);
@@ -355,6 +364,12 @@ LogicalResult computeWindowPads(Operation *op, ArrayRef<int64_t> inSpatial,
     return emitNodeError(op) << "kernel_shape, strides, dilations and pads "
                                 "disagree with the input's spatial rank "
                              << inSpatial.size();
+  for (size_t i = 0; i < n; ++i)
+    if (kernel[i] < 1 || strides[i] < 1 || dil[i] < 1 || pads[i] < 0 ||
+        pads[i + n] < 0)
+      return emitNodeError(op)
+             << "kernel, strides and dilations must be positive and pads "
+                "not negative";
   bool ceilMode = getIntAttr(op, "ceil_mode", 0) != 0;
   StringRef autoPad = getStrAttr(op, "auto_pad", "NOTSET");
   padsBegin.clear();
@@ -1107,15 +1122,27 @@ LogicalResult gatherElementsRule(const Ctx &c) {
   auto x = c.in(0), idx = c.in(1);
   if (!x || !idx)
     return success();
+  if (x.getRank() != idx.getRank())
+    return c.fail() << "data has rank " << x.getRank() << ", indices rank "
+                    << idx.getRank() << " (they must agree)";
   return c.set(0, idx.getShape(), x.getElementType());
 }
 
 LogicalResult gatherNDRule(const Ctx &c) {
   auto x = c.in(0), idx = c.in(1);
-  if (!x || !idx || idx.isDynamicDim(idx.getRank() - 1))
+  if (!x || !idx)
     return success();
   int64_t b = getIntAttr(c.op, "batch_dims", 0);
+  if (idx.getRank() < 1 || b < 0 || b >= std::min(x.getRank(), idx.getRank()))
+    return c.fail() << "batch_dims " << b << " does not fit data of rank "
+                    << x.getRank() << " and indices of rank " << idx.getRank();
+  if (idx.isDynamicDim(idx.getRank() - 1))
+    return success();
   int64_t last = idx.getDimSize(idx.getRank() - 1);
+  if (last < 1 || b + last > x.getRank())
+    return c.fail() << "index tuples of " << last
+                    << " entries do not fit data of rank " << x.getRank()
+                    << " after " << b << " batch dims";
   SmallVector<int64_t> out(idx.getShape().drop_back());
   out.append(x.getShape().begin() + b + last, x.getShape().end());
   return c.set(0, out, x.getElementType());
@@ -1298,6 +1325,10 @@ LogicalResult einsumRule(const Ctx &c) {
     auto t = c.in(i);
     if (!t)
       return success();
+    if (t.getRank() != static_cast<int64_t>(labels.size()))
+      return c.fail() << "input " << i << " has rank " << t.getRank()
+                      << ", the equation gives it " << labels.size()
+                      << " labels";
     for (auto [j, l] : llvm::enumerate(labels))
       if (!t.isDynamicDim(j))
         dims[l] = std::max<int64_t>(dims.lookup(l), t.getDimSize(j));
@@ -1903,6 +1934,25 @@ LogicalResult generalizeCarried(Operation *op, unsigned nCarried) {
 }
 } // namespace
 
+/// Shape inputs that ONNX defines as 1-D lists of dims: the rules read a
+/// run-time shape's rank from their dim 0.
+LogicalResult checkListInputs(Operation *op, StringRef name) {
+  static const llvm::StringMap<SmallVector<unsigned, 1>> lists = {
+      {"Reshape", {1}}, {"Expand", {1}}, {"ConstantOfShape", {0}}};
+  auto it = lists.find(name);
+  if (it == lists.end())
+    return success();
+  for (unsigned i : it->second) {
+    if (i >= op->getNumOperands() || isNone(op->getOperand(i)))
+      continue;
+    auto t = dyn_cast<RankedTensorType>(op->getOperand(i).getType());
+    if (t && t.getRank() != 1)
+      return emitNodeError(op)
+             << "input " << i << " is " << t << ", not a 1-D tensor";
+  }
+  return success();
+}
+
 LogicalResult inferShapesFor(Operation *op) {
   StringRef name = op->getName().getStringRef();
   if (!name.consume_front("onnx."))
@@ -1910,6 +1960,16 @@ LogicalResult inferShapesFor(Operation *op) {
   auto it = rules().find(name);
   if (it == rules().end())
     return success();
+  if (failed(checkListInputs(op, name)))
+    return failure();
+  // Control flow: each subgraph attribute given, as a body ending in its
+  // onnx.Yield.
+  for (Region &r : op->getRegions())
+    if (!r.hasOneBlock() || !r.front().mightHaveTerminator())
+      return emitNodeError(op) << "a subgraph attribute is missing or empty";
+  if (name == "Loop" && op->getNumOperands() < 2)
+    return emitNodeError(op)
+           << "needs the inputs M and cond (either may be empty)";
   return it->second(Ctx{op});
 }
 

@@ -8,8 +8,19 @@ namespace kiln::tensorio {
 int64_t HostTensor::numElements() const {
   int64_t N = 1;
   for (int64_t D : Shape)
-    N *= D;
+    if (D < 0 || __builtin_mul_overflow(N, D, &N))
+      return -1;
   return N;
+}
+
+std::optional<uint64_t> HostTensor::byteSize() const {
+  int64_t N = numElements();
+  uint64_t Bytes;
+  if (N < 0 || __builtin_mul_overflow(
+                   static_cast<uint64_t>(N),
+                   static_cast<uint64_t>(kiln_dtype_size(DType)), &Bytes))
+    return std::nullopt;
+  return Bytes;
 }
 
 void HostTensor::allocate() {

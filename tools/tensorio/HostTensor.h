@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,10 @@ struct HostTensor {
   /// Bytes point into (shared, so that moving the tensor keeps them valid).
   std::shared_ptr<std::string> StringData;
 
+  /// -1 when a dim is negative or the count overflows int64.
   int64_t numElements() const;
+  /// The data's size; nullopt when numElements() is -1 or it overflows.
+  std::optional<uint64_t> byteSize() const;
   /// Allocates zeroed Bytes for Shape and DType.
   void allocate();
   /// A kiln_tensor aliasing this tensor; valid while it is alive and

@@ -103,8 +103,15 @@ bool parseHeader(const std::string &Header, const std::string &Source,
       return false;
     }
     int64_t D = 0;
-    while (I < Dims.size() && std::isdigit(static_cast<unsigned char>(Dims[I])))
-      D = D * 10 + (Dims[I++] - '0');
+    while (I < Dims.size() &&
+           std::isdigit(static_cast<unsigned char>(Dims[I]))) {
+      if (__builtin_mul_overflow(D, 10, &D) ||
+          __builtin_add_overflow(D, Dims[I++] - '0', &D)) {
+        Err =
+            Source + ": a dimension in the .npy header does not fit in 64 bits";
+        return false;
+      }
+    }
     Out.Shape.push_back(D);
   }
   return true;
@@ -151,8 +158,13 @@ bool parseNpy(const std::string &Data, const std::string &Source,
   }
   if (!parseHeader(Data.substr(HeaderStart, HeaderLen), Source, Out, Err))
     return false;
-  size_t Need =
-      static_cast<size_t>(Out.numElements()) * kiln_dtype_size(Out.DType);
+  std::optional<uint64_t> Bytes = Out.byteSize();
+  if (!Bytes) {
+    Err = Source + ": shape " + formatShape(Out.Shape) +
+          " has a negative dim or more than 2^63 elements or bytes";
+    return false;
+  }
+  size_t Need = *Bytes;
   size_t DataStart = HeaderStart + HeaderLen;
   if (Data.size() - DataStart < Need) {
     Err = Source + ": .npy data is truncated: expected " +

@@ -64,12 +64,13 @@ bool fromTensorProto(const kiln_onnx::TensorProto &P, const std::string &Source,
     Err = Label + ": unsupported dtype " + std::to_string(Out.DType);
     return false;
   }
-  for (int64_t D : Out.Shape)
-    if (D < 0) {
-      Err = Label + ": negative dim in shape " + formatShape(Out.Shape);
-      return false;
-    }
-  size_t Need = static_cast<size_t>(Out.numElements()) * ElemSize;
+  std::optional<uint64_t> Bytes = Out.byteSize();
+  if (!Bytes) {
+    Err = Label + ": shape " + formatShape(Out.Shape) +
+          " has a negative dim or more than 2^63 elements or bytes";
+    return false;
+  }
+  size_t Need = *Bytes;
 
   if (P.has_raw_data()) {
     const std::string &Raw = P.raw_data();
