@@ -8,6 +8,7 @@
 // memory beyond them.
 //
 //===----------------------------------------------------------------------===//
+#include "../runtime/lib/Error.h"
 #include "FakeModels.h"
 #include "kiln/kiln_rt.h"
 #include "kiln/model_abi.h"
@@ -40,18 +41,6 @@ struct Tensor {
   kiln_sequence *Seq = nullptr;
   ~Tensor() { kiln_sequence_destroy(Seq); }
 };
-
-/// The model value a caller tensor binds to, as the runtime matches it:
-/// by name, else by position; -1 for none.
-int32_t boundIndex(const kiln_tensor_info *Infos, int32_t N,
-                   const kiln_tensor &K, int32_t Position) {
-  if (!K.name)
-    return Position < N ? Position : -1;
-  for (int32_t J = 0; J < N; ++J)
-    if (std::strcmp(K.name, Infos[J].name) == 0)
-      return J;
-  return -1;
-}
 
 void fill(Bytes &B, const kiln_model_info *M, bool IsOutput,
           std::vector<Tensor> &Store, std::vector<kiln_tensor> &Out) {
@@ -87,7 +76,8 @@ void fill(Bytes &B, const kiln_model_info *M, bool IsOutput,
     T.Buffer.resize(B.take<uint16_t>() % 257);
     K.data = T.Buffer.empty() && (Choice & 1) ? nullptr : T.Buffer.data();
     K.size_bytes = T.Buffer.size();
-    int32_t Bound = boundIndex(Infos, N, K, I);
+    // The model value it binds to, as the runtime matches it.
+    int32_t Bound = kiln::rt::matchTensor(Infos, N, K, I);
     if (Bound >= 0 &&
         kiln_model_value_kind(M, IsOutput, Bound) != KILN_VALUE_TENSOR) {
       if (kiln_sequence_create(B.take<uint8_t>() % 20, &T.Seq) != KILN_OK)

@@ -13,14 +13,18 @@ int64_t HostTensor::numElements() const {
   return N;
 }
 
-std::optional<uint64_t> HostTensor::byteSize() const {
+bool HostTensor::byteSize(const std::string &Label, uint64_t &Bytes,
+                          std::string &Err) const {
   int64_t N = numElements();
-  uint64_t Bytes;
-  if (N < 0 || __builtin_mul_overflow(
-                   static_cast<uint64_t>(N),
-                   static_cast<uint64_t>(kiln_dtype_size(DType)), &Bytes))
-    return std::nullopt;
-  return Bytes;
+  if (N >= 0 &&
+      !__builtin_mul_overflow(static_cast<uint64_t>(N),
+                              static_cast<uint64_t>(kiln_dtype_size(DType)),
+                              &Bytes) &&
+      Bytes <= static_cast<uint64_t>(INT64_MAX))
+    return true;
+  Err = Label + ": shape " + formatShape(Shape) +
+        " has a negative dim or more than 2^63 elements or bytes";
+  return false;
 }
 
 void HostTensor::allocate() {

@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +23,10 @@ struct HostTensor {
 
   /// -1 when a dim is negative or the count overflows int64.
   int64_t numElements() const;
-  /// The data's size; nullopt when numElements() is -1 or it overflows.
-  std::optional<uint64_t> byteSize() const;
+  /// The data's size in Bytes; false, with Err naming Label, when a dim is
+  /// negative or the count or the size overflows.
+  bool byteSize(const std::string &Label, uint64_t &Bytes,
+                std::string &Err) const;
   /// Allocates zeroed Bytes for Shape and DType.
   void allocate();
   /// A kiln_tensor aliasing this tensor; valid while it is alive and

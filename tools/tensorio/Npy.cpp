@@ -158,13 +158,9 @@ bool parseNpy(const std::string &Data, const std::string &Source,
   }
   if (!parseHeader(Data.substr(HeaderStart, HeaderLen), Source, Out, Err))
     return false;
-  std::optional<uint64_t> Bytes = Out.byteSize();
-  if (!Bytes) {
-    Err = Source + ": shape " + formatShape(Out.Shape) +
-          " has a negative dim or more than 2^63 elements or bytes";
+  uint64_t Need;
+  if (!Out.byteSize(Source, Need, Err))
     return false;
-  }
-  size_t Need = *Bytes;
   size_t DataStart = HeaderStart + HeaderLen;
   if (Data.size() - DataStart < Need) {
     Err = Source + ": .npy data is truncated: expected " +

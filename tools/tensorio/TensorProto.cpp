@@ -64,13 +64,9 @@ bool fromTensorProto(const kiln_onnx::TensorProto &P, const std::string &Source,
     Err = Label + ": unsupported dtype " + std::to_string(Out.DType);
     return false;
   }
-  std::optional<uint64_t> Bytes = Out.byteSize();
-  if (!Bytes) {
-    Err = Label + ": shape " + formatShape(Out.Shape) +
-          " has a negative dim or more than 2^63 elements or bytes";
+  uint64_t Need;
+  if (!Out.byteSize(Label, Need, Err))
     return false;
-  }
-  size_t Need = *Bytes;
 
   if (P.has_raw_data()) {
     const std::string &Raw = P.raw_data();
