@@ -1861,12 +1861,14 @@ const llvm::StringMap<Rule> &rules() {
       return c.set(0, {std::max<int64_t>(0, end - start)},
                    IntegerType::get(c.op->getContext(), 64));
     };
-    m["Cast"] = [](const Ctx &c) {
+    m["Cast"] = [](const Ctx &c) -> LogicalResult {
       // The importer already set the element type from `to`.
       auto x = c.in(0);
-      return x ? c.set(0, x.getShape(),
-                       cast<ShapedType>(c.op->getResult(0).getType()).getElementType())
-               : success();
+      auto y = dyn_cast<ShapedType>(c.op->getResult(0).getType());
+      if (!y)
+        return c.fail() << "the output is declared as "
+                        << c.op->getResult(0).getType() << ", not a tensor";
+      return x ? c.set(0, x.getShape(), y.getElementType()) : success();
     };
     addSequenceRules(m);
     return m;
