@@ -313,7 +313,7 @@ def build(kind):
         m.ir_version = 8
         return m
     if kind in ("neg-dim", "dup-name", "cycle", "unsorted", "self-loop", "huge-constant",
-                "overflow-constant", "overflow-input"):
+                "overflow-constant", "overflow-input", "short-initializer", "undefined-input"):
         return graph_rules(kind)
     raise SystemExit("unknown kind " + kind)
 
@@ -346,6 +346,13 @@ def graph_rules(kind):
         nodes = [helper.make_node("ConstantOfShape", ["shape"], ["big"], name="fill"),
                  helper.make_node("ReduceSum", ["big"], ["y"], name="sum", keepdims=0)]
         y = vi("y", F, [])
+    elif kind == "short-initializer":
+        # A 2x3 float initializer with the bytes of 5 floats.
+        w = helper.make_tensor("w", F, [2, 3], b"\0" * 24, raw=True)
+        w.raw_data = b"\0" * 20
+        nodes, inits = [add("x", "w", "y", "add_w")], [w]
+    elif kind == "undefined-input":
+        nodes = [add("x", "nowhere", "y", "add_u")]
     elif kind == "overflow-input":
         nodes, x = [relu("x", "y", "r")], vi("x", F, [1 << 40, 1 << 40])
     graph = helper.make_graph(nodes, "rules", [x], [y], inits)
