@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Pipeline.h"
+#include "passes/NodeName.h"
 #include "tools/kiln/Profile.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -246,6 +247,13 @@ int main(int argc, char **argv) {
       if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning)
         errs() << "kiln: warning: " << msg << "\n";
       return mlir::success();
+    }
+    // An op's own verifier knows the op, not the node: name it here.
+    std::string node = kiln::nodeNameOf(diag.getLocation());
+    if (!node.empty() && StringRef(msg).find("node \"") == StringRef::npos) {
+      StringRef type = kiln::importedOpTypeOf(diag.getLocation(), node);
+      msg = "node \"" + node + "\"" +
+            (type.empty() ? "" : " (" + type.str() + ")") + ": " + msg;
     }
     if (!StringRef(msg).starts_with(options.inputPath))
       msg = options.inputPath + ": " + msg;
