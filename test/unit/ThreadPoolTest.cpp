@@ -68,11 +68,25 @@ TEST(ThreadPool, OneThreadRunsOnTheCaller) {
   EXPECT_EQ(R.Ranges.front(), (std::pair<int64_t, int64_t>{0, 10}));
 }
 
+/// Each range waits (10 s at most) until both have started: the caller
+/// cannot take the second range while it runs the first, so a working pool
+/// runs them on two threads however loaded the machine is.
+void meet(void *Ctx, int64_t Lo, int64_t Hi) {
+  auto *R = static_cast<std::pair<Record, std::atomic<int>> *>(Ctx);
+  R->second.fetch_add(1);
+  auto Until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (R->second.load() < 2 && std::chrono::steady_clock::now() < Until)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  record(&R->first, Lo, Hi);
+}
+
 TEST(ThreadPool, UsesOtherThreads) {
   ThreadsScope Scope(2);
-  Record R;
+  std::pair<Record, std::atomic<int>> Both;
+  Record &R = Both.first;
+  Both.second = 0;
   R.Hits.assign(2, 0);
-  kilnParallelFor(record, &R, 2, 1);
+  kilnParallelFor(meet, &Both, 2, 1);
   EXPECT_EQ(R.Threads.size(), 2u) << "two ranges ran on one thread";
   EXPECT_GE(kiln::rt::poolWorkers(), 1);
 }
