@@ -15,24 +15,43 @@ namespace pb = kiln_onnx;
 namespace kiln {
 namespace {
 
-/// Every name a node's subgraphs read (their nodes' inputs, at any depth).
-void subgraphReads(const pb::NodeProto &node, llvm::StringSet<> &names) {
-  auto visit = [&](const pb::GraphProto &g) {
-    for (const pb::NodeProto &inner : g.node()) {
-      for (const std::string &in : inner.input())
-        if (!in.empty())
-          names.insert(in);
-      subgraphReads(inner, names);
-    }
-    // A body may return an outer value directly.
-    for (const auto &out : g.output())
-      names.insert(out.name());
+/// The names `g` reads from outside itself (its implicit inputs): what its
+/// nodes and outputs use that neither it nor an enclosing subgraph defines.
+void outerReads(const pb::GraphProto &g, llvm::StringSet<> locals,
+                llvm::StringSet<> &names) {
+  for (const auto &in : g.input())
+    locals.insert(in.name());
+  for (const auto &init : g.initializer())
+    locals.insert(init.name());
+  for (const pb::NodeProto &inner : g.node())
+    for (const std::string &out : inner.output())
+      locals.insert(out);
+  auto use = [&](const std::string &name) {
+    if (!name.empty() && !locals.contains(name))
+      names.insert(name);
   };
+  for (const pb::NodeProto &inner : g.node()) {
+    for (const std::string &in : inner.input())
+      use(in);
+    for (const pb::AttributeProto &attr : inner.attribute()) {
+      if (attr.has_g())
+        outerReads(attr.g(), locals, names);
+      for (const pb::GraphProto &sub : attr.graphs())
+        outerReads(sub, locals, names);
+    }
+  }
+  // A body may return an outer value directly.
+  for (const auto &out : g.output())
+    use(out.name());
+}
+
+/// Every name a node's subgraphs read from the graph around the node.
+void subgraphReads(const pb::NodeProto &node, llvm::StringSet<> &names) {
   for (const pb::AttributeProto &attr : node.attribute()) {
     if (attr.has_g())
-      visit(attr.g());
+      outerReads(attr.g(), {}, names);
     for (const pb::GraphProto &g : attr.graphs())
-      visit(g);
+      outerReads(g, {}, names);
   }
 }
 

@@ -1,15 +1,16 @@
 // RUN: kiln-opt %s -split-input-file --kiln-partition --kiln-lower-partitions | FileCheck %s
 // Ops that index data by a tensor's values check every index against
-// [-n, n) before the (clamped) access: one min/max pass over the indices
-// and a kiln.check that names the index and the bound when it fails.
+// [-n, n) before the (clamped) access: a min and a max reduction over the
+// indices and a kiln.check that names the index and the bound when it fails.
 // Constant indices are checked at compile time and cost nothing.
 
 // CHECK-LABEL: func.func @gather_runtime
-// CHECK: %[[R:.*]]:2 = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%arg1 : tensor<2xi64>)
+// CHECK: %[[MIN:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%arg1 : tensor<2xi64>)
 // CHECK: arith.minsi
+// CHECK: %[[LO:.*]] = tensor.extract %[[MIN]][]
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%arg1 : tensor<2xi64>)
 // CHECK: arith.maxsi
-// CHECK-DAG: %[[LO:.*]] = tensor.extract %[[R]]#0[]
-// CHECK-DAG: %[[HI:.*]] = tensor.extract %[[R]]#1[]
+// CHECK: %[[HI:.*]] = tensor.extract %[[MAX]][]
 // CHECK: %[[N:.*]] = arith.index_cast %c4 : index to i64
 // CHECK: %[[ABOVE:.*]] = arith.cmpi sge, %[[HI]], %[[N]]
 // CHECK: %[[BAD:.*]] = arith.select %[[ABOVE]], %[[HI]], %[[LO]]
