@@ -1098,9 +1098,9 @@ struct CpuVectorizeContractionsPass
       } else if (auto dm = conv ? matchDepthwise(g) : std::nullopt) {
         // (No k loop to split: the taps stay in registers.)
         linalg::GenericOp e = findEpilogue(g);
-        Operation *before = stableOpBefore(g);
         Value c = g.getDpsInits()[0];
-        rewriteDepthwise(g, *dm, vectorBits);
+        // (The ops before g that it replaces go: the position comes after.)
+        Operation *before = rewriteDepthwise(g, *dm, vectorBits);
         ++depthwise;
         // Now, while its stores are still transfer_writes.
         if (e)

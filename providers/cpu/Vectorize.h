@@ -80,8 +80,10 @@ std::optional<DepthwiseMatch> matchDepthwise(mlir::linalg::GenericOp g);
 std::optional<DepthwiseMatch> matchMaxPool(mlir::linalg::GenericOp g);
 bool isRuntimeDepthwise(mlir::linalg::GenericOp g);
 /// `vectorBits`: the target's vector registers (chunks kept in them).
-void rewriteDepthwise(mlir::linalg::GenericOp g, const DepthwiseMatch &dm,
-                      int64_t vectorBits, bool isMaxPool = false);
+/// Returns the op before the new loops (null: none).
+mlir::Operation *rewriteDepthwise(mlir::linalg::GenericOp g,
+                                  const DepthwiseMatch &dm, int64_t vectorBits,
+                                  bool isMaxPool = false);
 
 } // namespace kiln::vectorize
 

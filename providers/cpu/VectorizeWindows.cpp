@@ -113,15 +113,136 @@ bool isRuntimeDepthwise(linalg::GenericOp g) {
   return matchDepthwise(g).has_value();
 }
 
+namespace {
+/// How a window op's output starts before it accumulates: a fill with a
+/// scalar (a max pool's -inf, a conv without bias) or a conv's bias
+/// broadcast over its channels. The accumulators start from it in
+/// registers and the op that wrote it goes.
+struct OutputInit {
+  Value scalar, bias;
+  Operation *op;
+};
+
+/// A window op's input that is a padded copy of another buffer: an
+/// allocation filled with the pad value, the source copied into its
+/// interior (the last two dims), read by `g` alone. Each thread then pads
+/// its own channel planes in a small scratch buffer instead.
+struct PaddedSource {
+  Value src, pad;
+  int64_t top = 0, left = 0;
+  SmallVector<Operation *> ops; // to erase, in order
+};
+} // namespace
+
+/// The op right before `g` that writes its whole output, if it is a fill or
+/// a per-channel broadcast (loops n, c, h, w; the input indexed by c).
+static std::optional<OutputInit> matchOutputInit(linalg::GenericOp g) {
+  Value out = g.getDpsInits()[0];
+  Operation *prev = g->getPrevNode();
+  while (prev && isa<memref::AllocOp>(prev))
+    prev = prev->getPrevNode();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+      fill && fill.getDpsInits()[0] == out)
+    return OutputInit{fill.getInputs()[0], Value(), fill};
+  auto bias = dyn_cast_or_null<linalg::GenericOp>(prev);
+  if (!bias || bias.getNumDpsInputs() != 1 || bias.getNumDpsInits() != 1 ||
+      bias.getDpsInits()[0] != out || bias.getNumLoops() != 4 ||
+      !llvm::hasSingleElement(bias.getRegion().front()))
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto yield = cast<linalg::YieldOp>(bias.getRegion().front().getTerminator());
+  auto bt = dyn_cast<MemRefType>(bias.getDpsInputs()[0].getType());
+  SmallVector<AffineMap> maps = bias.getIndexingMapsArray();
+  if (!bt || bt.getRank() != 1 || !bt.getLayout().isIdentity() ||
+      yield.getOperand(0) != bias.getRegion().front().getArgument(0) ||
+      maps[0] != AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx) ||
+      !maps[1].isIdentity())
+    return std::nullopt;
+  return OutputInit{Value(), bias.getDpsInputs()[0], bias};
+}
+
+/// x of `g` as a padded copy (see PaddedSource), if it is one.
+static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
+  Value x = g.getDpsInputs()[0];
+  auto alloc = x.getDefiningOp<memref::AllocOp>();
+  // (A run-time batch is fine: the planes are per image.)
+  auto planeStatic = [](MemRefType t) {
+    return t.getRank() == 4 &&
+           llvm::none_of(t.getShape().drop_front(), ShapedType::isDynamic);
+  };
+  if (!alloc || alloc->getBlock() != g->getBlock() ||
+      !planeStatic(alloc.getType()))
+    return std::nullopt;
+  PaddedSource ps;
+  linalg::FillOp fill;
+  memref::CopyOp copy;
+  for (Operation *user : x.getUsers()) {
+    if (user == g || isa<memref::DeallocOp>(user))
+      continue;
+    if (auto f = dyn_cast<linalg::FillOp>(user);
+        f && !fill && f.getDpsInits()[0] == x) {
+      fill = f;
+      continue;
+    }
+    auto sv = dyn_cast<memref::SubViewOp>(user);
+    if (!sv || copy || !sv->hasOneUse())
+      return std::nullopt;
+    copy = dyn_cast<memref::CopyOp>(*sv->getUsers().begin());
+    if (!copy || copy.getTarget() != sv.getResult() || !sv.hasUnitStride())
+      return std::nullopt;
+    ArrayRef<int64_t> offsets = sv.getStaticOffsets();
+    if (offsets.size() != 4 || offsets[0] != 0 || offsets[1] != 0 ||
+        ShapedType::isDynamic(offsets[2]) || ShapedType::isDynamic(offsets[3]))
+      return std::nullopt;
+    ps.top = offsets[2];
+    ps.left = offsets[3];
+  }
+  if (!fill || !copy || fill->getBlock() != g->getBlock() ||
+      copy->getBlock() != g->getBlock() || !fill->isBeforeInBlock(copy) ||
+      !copy->isBeforeInBlock(g))
+    return std::nullopt;
+  ps.src = copy.getSource();
+  auto st = dyn_cast<MemRefType>(ps.src.getType());
+  if (!st || !planeStatic(st) || !st.getLayout().isIdentity() ||
+      st.getDimSize(0) != alloc.getType().getDimSize(0) ||
+      st.getDimSize(1) != alloc.getType().getDimSize(1))
+    return std::nullopt;
+  // g now reads the source where the copy did: nothing in between may
+  // write it (linalg ops writing other buffers only).
+  auto root = [](Value v) {
+    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+      v = view.getViewSource();
+    return v;
+  };
+  for (Operation *op = copy->getNextNode(); op != g; op = op->getNextNode()) {
+    if (isa<memref::AllocOp, memref::SubViewOp, memref::ExpandShapeOp,
+            memref::CollapseShapeOp, arith::ConstantOp>(op))
+      continue;
+    auto l = dyn_cast<linalg::LinalgOp>(op);
+    if (!l || !llvm::all_of(l.getDpsInits(),
+                            [&](Value v) { return root(v) != root(ps.src); }))
+      return std::nullopt;
+  }
+  ps.pad = fill.getInputs()[0];
+  ps.ops = {copy, copy.getTarget().getDefiningOp(), fill};
+  return ps;
+}
+
 /// Output rows in 16-wide chunks, up to 8 chunks (4 with AVX2's 16
 /// registers: a chunk is two there) (of one wide row, or of several short
 /// rows: independent FMA chains) kept in registers across the
 /// taps: per tap one broadcast weight and, per chunk, a contiguous load of
 /// the input row (every sw-th lane of a wider load for stride sw) and an
 /// FMA; one store per chunk. A row's last chunk is masked (out-of-bounds
-/// transfers).
-void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
-                      int64_t vectorBits, bool isMaxPool) {
+/// transfers). With static sizes, a padded input or a stride, each thread
+/// first copies its channel plane into a scratch buffer, padded and split
+/// into `sw` phases (columns c with c % sw == p in phase p): every tap then
+/// reads contiguous vectors, and no padded copy of the whole input is
+/// written (one pass over memory less, and a plane's copy stays in the
+/// cache of the thread that reads it). The accumulators start from the
+/// output's fill or bias in registers. Returns the op before the new code.
+Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
+                            int64_t vectorBits, bool isMaxPool) {
   constexpr int64_t kLanes = 16;
   const int64_t kChunks = vectorBits >= 512 ? 8 : 4;
   OpBuilder b(g);
@@ -135,7 +256,35 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   Type f32 = b.getF32Type();
   auto vec = VectorType::get({kLanes}, f32), wide = VectorType::get({kLanes * dm.sw}, f32);
   auto idx = [&](OpBuilder &nb, int64_t v) -> Value { return nb.create<arith::ConstantIndexOp>(loc, v); };
+  // Static but for the batch: the planes are per image.
+  bool planeStatic =
+      llvm::none_of(ArrayRef(r).drop_front(), ShapedType::isDynamic);
+  std::optional<OutputInit> init =
+      planeStatic ? matchOutputInit(g) : std::nullopt;
+  std::optional<PaddedSource> padded =
+      planeStatic ? matchPaddedSource(g) : std::nullopt;
   Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0));
+  Operation *first = zero.getDefiningOp();
+  bool planes = planeStatic && (padded || dm.sw > 1) &&
+                !cast<MemRefType>(x.getType()).isDynamicDim(2) &&
+                !cast<MemRefType>(x.getType()).isDynamicDim(3);
+  // The plane: `s` phases of ph rows by pw columns, wide enough for every
+  // full-width read of the last chunk; the padded row it is built from.
+  const int64_t sp = dm.sw;
+  Value src = padded ? padded->src : x;
+  Value pad = padded ? padded->pad : zero;
+  int64_t top = padded ? padded->top : 0, left = padded ? padded->left : 0;
+  auto srcType = cast<MemRefType>(src.getType());
+  int64_t ph = cast<MemRefType>(x.getType()).getDimSize(2);
+  int64_t srcH = srcType.getDimSize(2), srcW = srcType.getDimSize(3);
+  auto roundUp = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
+  int64_t pw =
+      planes ? roundUp(std::max(roundUp(r[5], kLanes) + (r[4] - 1) * dm.dw / sp,
+                                (left + roundUp(srcW, kLanes) + sp - 1) / sp),
+                       kLanes)
+             : 0;
+  Value plane;   // per (n, m): the phases, read by the taps
+  Value accInit; // per (n, m): the accumulators' first value
   SmallVector<int64_t> lanes;
   for (int64_t i = 0; i < kLanes; ++i)
     lanes.push_back(i * dm.sw);
@@ -172,8 +321,11 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
     };
     SmallVector<Value> accs;
     for (auto [row, col] : chunks)
-      accs.push_back(nb.create<vector::TransferReadOp>(
-          loc, vec, out, ValueRange{n, m, ohs[row], colAt(nb, col)}, zero));
+      accs.push_back(accInit ? accInit
+                             : nb.create<vector::TransferReadOp>(
+                                   loc, vec, out,
+                                   ValueRange{n, m, ohs[row], colAt(nb, col)},
+                                   zero));
     Value xCol0 = nb.create<arith::MulIOp>(loc, col0, idx(nb, dm.sw));
     SmallVector<Value> sums = upTo(nb, r[3], accs, [&](OpBuilder &b3, Value kh, ValueRange a3) {
       return upTo(b3, r[4], a3, [&](OpBuilder &b4, Value kw, ValueRange a4) {
@@ -184,6 +336,15 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
         if (!isMaxPool)
           wb = b4.create<vector::BroadcastOp>(
               loc, vec, b4.create<memref::LoadOp>(loc, w, ValueRange{m, idx(b4, 0), kh, kw}));
+        // In the plane, tap kw's column c = ow * sw + kw * dw lies in
+        // phase c % sw at ow + (kw * dw) / sw.
+        Value phase, phaseCol;
+        if (planes) {
+          Value tap = b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw));
+          phase = b4.create<arith::RemUIOp>(loc, tap, idx(b4, sp));
+          phaseCol = b4.create<arith::AddIOp>(
+              loc, col0, b4.create<arith::DivUIOp>(loc, tap, idx(b4, sp)));
+        }
         SmallVector<Value> next;
         for (auto [c, chunk] : llvm::enumerate(chunks)) {
           auto [row, col] = chunk;
@@ -191,7 +352,14 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                                               khOff);
           Value iw = b4.create<arith::AddIOp>(loc, kwOff, idx(b4, col * dm.sw));
           Value xv;
-          if (dm.sw == 1) {
+          if (planes) {
+            Value at = col ? (Value)b4.create<arith::AddIOp>(loc, phaseCol,
+                                                             idx(b4, col))
+                           : phaseCol;
+            xv = b4.create<vector::TransferReadOp>(loc, vec, plane,
+                                                   ValueRange{phase, ih, at},
+                                                   zero, ArrayRef<bool>{true});
+          } else if (dm.sw == 1) {
             xv = b4.create<vector::TransferReadOp>(loc, vec, x, ValueRange{n, m, ih, iw}, zero);
           } else {
             Value xw = b4.create<vector::TransferReadOp>(loc, wide, x, ValueRange{n, m, ih, iw}, zero);
@@ -271,21 +439,102 @@ void rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
     };
     pick(nb, 1);
   };
+  // Channel plane (n, m) of the source, padded and split into phases:
+  // per row, the padded row (pad columns written once per plane), then
+  // each 16-column chunk of every phase (a shuffle of a wider load).
+  auto buildPlane = [&](OpBuilder &nb, Value n, Value m) -> Value {
+    Value pl =
+        nb.create<memref::AllocOp>(loc, MemRefType::get({sp, ph, pw}, f32));
+    Value rowBuf =
+        nb.create<memref::AllocOp>(loc, MemRefType::get({sp * pw}, f32));
+    Value padVec = nb.create<vector::BroadcastOp>(loc, vec, pad);
+    const bool inBounds[] = {true};
+    for (int64_t c = 0; c < sp * pw; c += kLanes)
+      nb.create<vector::TransferWriteOp>(loc, padVec, rowBuf,
+                                         ValueRange{idx(nb, c)}, inBounds);
+    auto phases = [&](OpBuilder &rb, Value row, bool border) {
+      for (int64_t j = 0; j < pw; j += kLanes) {
+        Value v;
+        if (!border)
+          v = rb.create<vector::TransferReadOp>(
+              loc, wide, rowBuf, ValueRange{idx(rb, j * sp)}, pad, inBounds);
+        for (int64_t p = 0; p < sp; ++p) {
+          Value pv = border ? padVec : v;
+          if (!border && sp > 1) {
+            SmallVector<int64_t> pick;
+            for (int64_t i = 0; i < kLanes; ++i)
+              pick.push_back(p + i * sp);
+            pv = rb.create<vector::ShuffleOp>(loc, v, v, pick);
+          }
+          rb.create<vector::TransferWriteOp>(
+              loc, pv, pl, ValueRange{idx(rb, p), row, idx(rb, j)}, inBounds);
+        }
+      }
+    };
+    auto borderRows = [&](int64_t from, int64_t to) {
+      if (from < to)
+        loop(nb, idx(nb, from), idx(nb, to), 1, {},
+             [&](OpBuilder &rb, Value row, ValueRange) {
+               phases(rb, row, /*border=*/true);
+               return SmallVector<Value>{};
+             });
+    };
+    borderRows(0, top);
+    loop(nb, idx(nb, 0), idx(nb, srcH), 1, {},
+         [&](OpBuilder &rb, Value i, ValueRange) {
+           for (int64_t c = 0; c < srcW; c += kLanes) {
+             Value v = rb.create<vector::TransferReadOp>(
+                 loc, vec, src, ValueRange{n, m, i, idx(rb, c)}, pad,
+                 ArrayRef<bool>{c + kLanes <= srcW});
+             rb.create<vector::TransferWriteOp>(
+                 loc, v, rowBuf, ValueRange{idx(rb, left + c)}, inBounds);
+           }
+           phases(rb, rb.create<arith::AddIOp>(loc, i, idx(rb, top)),
+                  /*border=*/false);
+           return SmallVector<Value>{};
+         });
+    borderRows(top + srcH, ph);
+    return pl;
+  };
   // Threads take the channels (each writes its own output planes) when
   // there is enough work (sizes known only at run time counted as 1).
   int64_t work = 1;
   for (int64_t e : r)
     work *= ShapedType::isDynamic(e) ? 1 : e;
-  loop(b, idx(b, 0), extent(b, 0, 0), 1, {}, [&](OpBuilder &b0, Value n, ValueRange) {
-    upTo(b0, r[1], {}, [&](OpBuilder &b1, Value m, ValueRange) {
-      byWidth(b1, n, m);
-      return SmallVector<Value>{};
-    });
-    if (work >= kParallelElements && r[1] >= 2)
-      markParallel(&b0.getInsertionBlock()->back(), 1, 1);
-    return SmallVector<Value>{};
-  });
+  loop(b, idx(b, 0), extent(b, 0, 0), 1, {},
+       [&](OpBuilder &b0, Value n, ValueRange) {
+         upTo(b0, r[1], {}, [&](OpBuilder &b1, Value m, ValueRange) {
+           if (init)
+             accInit = b1.create<vector::BroadcastOp>(
+                 loc, vec,
+                 init->bias ? (Value)b1.create<memref::LoadOp>(loc, init->bias,
+                                                               ValueRange{m})
+                            : init->scalar);
+           if (planes)
+             plane = buildPlane(b1, n, m);
+           byWidth(b1, n, m);
+           return SmallVector<Value>{};
+         });
+         if (work >= kParallelElements && r[1] >= 2)
+           markParallel(&b0.getInsertionBlock()->back(), 1, 1);
+         return SmallVector<Value>{};
+       });
   g.erase();
+  // What wrote the output's first values and the padded input (unless
+  // something else reads it) are no longer needed.
+  if (init)
+    init->op->erase();
+  if (planes && padded) {
+    for (Operation *op : padded->ops)
+      op->erase();
+    if (llvm::all_of(x.getUsers(),
+                     [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
+      for (Operation *u : llvm::make_early_inc_range(x.getUsers()))
+        u->erase();
+      x.getDefiningOp()->erase();
+    }
+  }
+  return first->getPrevNode();
 }
 
 } // namespace kiln::vectorize

@@ -376,19 +376,32 @@ func.func @epilogue_own_buffer(%a: memref<8x16xf32>, %b: memref<16x32xf32>) -> m
 // -----
 
 // Depthwise conv (stride 2) as the CPU provider emits it, loops
-// (n, m, oh, kh, kw, ow), then a Relu into its own buffer: 20-wide rows are
-// two 16-lane chunks (the second masked), four rows per block, eight
-// accumulators across the taps; each tap loads 32 lanes and keeps the even
-// ones; the Relu is applied to every chunk before its store.
+// (n, m, oh, kh, kw, ow), then a Relu into its own buffer. Per channel, the
+// input plane is first split into two phases (even and odd columns) in a
+// scratch buffer, a row at a time through a row buffer; then 20-wide rows
+// are two 16-lane chunks (the second masked), four rows per block, eight
+// accumulators across the taps, each tap a contiguous load from the phase
+// of its column; the Relu is applied to every chunk before its store.
 // CHECK-LABEL: func.func @depthwise_stride2_relu
 // CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[M:[a-z0-9_]+]] = %c0 to %c4
+// CHECK: %[[PLANE:[a-z0-9_]+]] = memref.alloc() : memref<2x41x48xf32>
+// CHECK: %[[ROW:[a-z0-9_]+]] = memref.alloc() : memref<96xf32>
+// CHECK: scf.for %[[I:[a-z0-9_]+]] = %c0 to %c41
+// CHECK: vector.transfer_read %arg0[%c0, %[[M]], %[[I]], %c0]
+// CHECK: vector.transfer_read %[[ROW]][%c0]{{.*}} vector<32xf32>
+// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK: vector.transfer_write {{.*}}, %[[PLANE]][%c0, %[[I]], %c0]
+// CHECK: vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31]
+// CHECK: vector.transfer_write {{.*}}, %[[PLANE]][%c1, %[[I]], %c0]
 // CHECK: scf.for {{.*}} to %c20 step %c4
 // CHECK-COUNT-8: vector.transfer_read %arg2
 // CHECK: scf.for {{.*}} iter_args
-// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for %[[KW:[a-z0-9_]+]] = {{.*}} iter_args
 // CHECK: memref.load %arg1
-// CHECK: vector.transfer_read %arg0{{.*}} vector<32xf32>
-// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK: %[[PH:[a-z0-9_]+]] = arith.remui %[[KW]], %c2
+// CHECK: vector.transfer_read %[[PLANE]][%[[PH]], {{.*}}]{{.*}} vector<16xf32>
+// CHECK-NOT: vector.shuffle
 // CHECK: vector.fma
 // CHECK: arith.maximumf
 // CHECK: vector.transfer_write {{.*}}, %arg3[%c0, %arg4, %arg5, %c0] {in_bounds = [true]}
@@ -452,15 +465,16 @@ func.func @depthwise_runtime(%x: memref<?x4x?x?xf32>, %w: memref<4x1x3x3xf32>, %
 // -----
 
 // A max pool (3x3, stride 2; loops n, c, kh, kw, oh, ow) takes the same
-// vector loops: 28-wide rows are two chunks, four rows per block, a max
-// per tap and no weight.
+// vector loops: phases of each plane, 28-wide rows are two chunks, four
+// rows per block, a max per tap and no weight.
 // CHECK-LABEL: func.func @max_pool
 // CHECK-NOT: linalg.generic
+// CHECK: memref.alloc() : memref<2x57x48xf32>
+// CHECK: vector.shuffle
 // CHECK: scf.for {{.*}} to %c28 step %c4
 // CHECK-COUNT-8: vector.transfer_read %arg2
 // CHECK-NOT: memref.load
-// CHECK: vector.transfer_read %arg0{{.*}} vector<32xf32>
-// CHECK: vector.shuffle
+// CHECK-NOT: vector.shuffle
 // CHECK: arith.maximumf {{.*}} : vector<16xf32>
 // CHECK-NOT: vector.fma
 // CHECK: vector.transfer_write
@@ -657,7 +671,7 @@ func.func @reduction(%x: memref<4x16x16xf32>, %o: memref<4xf32>) {
 // the transfers).
 // CHECK-LABEL: func.func @reduction_runtime_rows
 // CHECK: %[[N:.*]] = memref.dim %arg0, %c0
-// CHECK: scf.for %[[I:.*]] = %c0 to %[[N]] step %c1
+// CHECK: scf.for %[[I:[a-z0-9_]+]] = %c0 to %[[N]] step %c1
 // CHECK: vector.transfer_read %arg1[%[[I]], {{.*}} : memref<?x16xf32>, vector<1xf32>
 // CHECK: vector.transfer_read %arg0[%[[I]], {{.*}} : memref<?x16x64xf32>, vector<16xf32>
 // CHECK: vector.reduction <add>
@@ -786,4 +800,59 @@ func.func @epilogue_reused_buffer(%x: memref<1x8x4x8xf32>, %x2: memref<1x8x4x8xf
     linalg.yield %r : f32
   }
   return %o : memref<1x16x4x8xf32>
+}
+
+// -----
+
+// A depthwise conv with padding 1 and a bias, as bufferization leaves it:
+// the input copied into a zero-filled padded buffer, the output filled
+// with the bias per channel. Each channel's plane is padded in a scratch
+// buffer instead (the padded copy and its fill are gone), and the
+// accumulators start from the channel's bias in registers (no pass over
+// the output before the conv).
+// CHECK-LABEL: func.func @depthwise_padded_bias
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref<1x4x34x34xf32>
+// CHECK: scf.for %[[M:[a-z0-9_]+]] = %c0 to %c4
+// CHECK: %[[BIAS:[a-z0-9_]+]] = memref.load %arg2[%[[M]]]
+// CHECK: %[[INIT:[a-z0-9_]+]] = vector.broadcast %[[BIAS]] : f32 to vector<16xf32>
+// CHECK: %[[PLANE:[a-z0-9_]+]] = memref.alloc() : memref<1x34x48xf32>
+// CHECK: vector.transfer_write %cst, %[[PLANE]][%c0, %c0, %c0]
+// CHECK: scf.for %[[I:[a-z0-9_]+]] = %c0 to %c32
+// CHECK: vector.transfer_read %arg0[%c0, %[[M]], %[[I]], %c16]
+// CHECK: vector.transfer_write {{.*}}[%c17]
+// CHECK: %[[R:[a-z0-9_]+]] = arith.addi %[[I]], %c1
+// CHECK: vector.transfer_write {{.*}}, %[[PLANE]][%c0, %[[R]], %c0]
+// CHECK: vector.transfer_write %cst, %[[PLANE]][%c0, %c33, %c0]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]], %{{.*}} = %[[INIT]]
+// CHECK: vector.transfer_read %[[PLANE]]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.
+// CHECK: return
+#qX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh + kh, ow + kw)>
+#qW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#qO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+#qB = affine_map<(n, c, h, w) -> (c)>
+#qI = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @depthwise_padded_bias(%x: memref<1x4x32x32xf32>, %w: memref<4x1x3x3xf32>, %b: memref<4xf32>, %o: memref<1x4x32x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x4x34x34xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x4x34x34xf32>)
+  %in = memref.subview %p[0, 0, 1, 1] [1, 4, 32, 32] [1, 1, 1, 1] : memref<1x4x34x34xf32> to memref<1x4x32x32xf32, strided<[4624, 1156, 34, 1], offset: 35>>
+  memref.copy %x, %in : memref<1x4x32x32xf32> to memref<1x4x32x32xf32, strided<[4624, 1156, 34, 1], offset: 35>>
+  linalg.generic {indexing_maps = [#qB, #qI], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : memref<4xf32>) outs(%o : memref<1x4x32x32xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#qX, #qW, #qO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%p, %w : memref<1x4x34x34xf32>, memref<4x1x3x3xf32>) outs(%o : memref<1x4x32x32xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %p : memref<1x4x34x34xf32>
+  return
 }
