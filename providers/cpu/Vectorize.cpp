@@ -18,7 +18,11 @@
 //      vector loops: output-row chunks in registers across the taps; with
 //      a run-time batch, height or width too (the rows x chunks kept in
 //      registers picked at run time from the width, masked last chunks);
-//      f32 max pools (loops n, c, kh, kw, oh, ow) take the same loops;
+//      with static planes, each channel's plane padded and split into
+//      stride phases in per-thread scratch first (no padded copy of the
+//      whole input), accumulators started from the bias or fill in
+//      registers; f32 max pools (loops n, c, kh, kw, oh, ow) take the same
+//      loops;
 //   3. tiles, peels, vectorizes and lowers those matmuls with a transform
 //      dialect script built from their static shapes (TOOLCHAIN.md §4/§6):
 //      optional cache tiles that divide the shape, register tiles
