@@ -277,12 +277,14 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   auto srcType = cast<MemRefType>(src.getType());
   int64_t ph = cast<MemRefType>(x.getType()).getDimSize(2);
   int64_t srcH = srcType.getDimSize(2), srcW = srcType.getDimSize(3);
-  auto roundUp = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
   int64_t pw =
-      planes ? roundUp(std::max(roundUp(r[5], kLanes) + (r[4] - 1) * dm.dw / sp,
-                                (left + roundUp(srcW, kLanes) + sp - 1) / sp),
-                       kLanes)
-             : 0;
+      planes
+          ? llvm::alignTo(
+                std::max<int64_t>(
+                    llvm::alignTo(r[5], kLanes) + (r[4] - 1) * dm.dw / sp,
+                    llvm::divideCeil(left + llvm::alignTo(srcW, kLanes), sp)),
+                kLanes)
+          : 0;
   Value plane;   // per (n, m): the phases, read by the taps
   Value accInit; // per (n, m): the accumulators' first value
   SmallVector<int64_t> lanes;
@@ -520,19 +522,16 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
          return SmallVector<Value>{};
        });
   g.erase();
-  // What wrote the output's first values and the padded input (unless
-  // something else reads it) are no longer needed.
+  // What wrote the output's first values, and the padded input (which g
+  // alone read: matchPaddedSource), are no longer needed.
   if (init)
     init->op->erase();
   if (planes && padded) {
     for (Operation *op : padded->ops)
       op->erase();
-    if (llvm::all_of(x.getUsers(),
-                     [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
-      for (Operation *u : llvm::make_early_inc_range(x.getUsers()))
-        u->erase();
-      x.getDefiningOp()->erase();
-    }
+    for (Operation *u : llvm::make_early_inc_range(x.getUsers()))
+      u->erase(); // deallocs
+    x.getDefiningOp()->erase();
   }
   return first->getPrevNode();
 }
