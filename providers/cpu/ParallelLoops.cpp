@@ -69,13 +69,15 @@ struct CpuParallelLoopsPass
     }
     if (!d)
       return;
-    int64_t work = 1;
+    // (Scalar iterations: each costs several vector lanes'.)
+    int64_t work =
+        vectorize::iterationCost(op) * vectorize::kScalarIterationCost;
     bool dynamic = false;
     for (int64_t r : ranges) {
       dynamic |= ShapedType::isDynamic(r);
       work *= ShapedType::isDynamic(r) ? 1 : r;
     }
-    if (!dynamic && work < vectorize::kParallelElements)
+    if (!dynamic && work < vectorize::kParallelWork)
       return;
     // One iteration of an outer loop per tile; a loop that is innermost
     // (or inside a reduction) keeps runs of contiguous iterations.
@@ -96,8 +98,8 @@ struct CpuParallelLoopsPass
     rewriter.eraseOp(op);
     int64_t perTile =
         ShapedType::isDynamic(extent) ? work * tile : work / extent * tile;
-    vectorize::markParallel(tiled->loops.front(),
-                            vectorize::kParallelElements, perTile);
+    vectorize::markParallel(tiled->loops.front(), vectorize::kParallelWork,
+                            perTile);
     ++numSplit;
   }
 };

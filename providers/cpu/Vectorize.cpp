@@ -298,6 +298,22 @@ Operation *forEachBatch(
   return outer;
 }
 
+int64_t iterationCost(linalg::LinalgOp op) {
+  int64_t cost = 0;
+  for (Operation &o : op.getBlock()->without_terminator())
+    cost +=
+        isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::ErfOp, math::TanhOp,
+            math::LogOp, math::Log1pOp, math::Log2Op, math::PowFOp, math::SinOp,
+            math::CosOp, math::TanOp, math::AtanOp, math::Atan2Op>(o)
+            ? 16
+            : 1;
+  // (A vector reduction along the lanes chains a horizontal reduction per
+  // vector: latency, not throughput.)
+  if (op.getNumReductionLoops() > 0)
+    cost += 4;
+  return std::max<int64_t>(cost, 1);
+}
+
 void markParallel(Operation *loop, int64_t threshold, int64_t perIteration) {
   if (!loop)
     return;
@@ -525,8 +541,10 @@ std::pair<linalg::GenericOp, linalg::GenericOp> blockLoop(linalg::GenericOp g, u
       if (i != d && !ShapedType::isDynamic(r))
         perBlock *= r;
     bool contraction = g.getNumReductionLoops() > 0;
-    markParallel(loop, contraction ? kParallelMultiplyAdds : kParallelElements,
-                 perBlock);
+    if (contraction)
+      markParallel(loop, kParallelMultiplyAdds, perBlock);
+    else
+      markParallel(loop, kParallelWork, perBlock * iterationCost(g));
   }
   OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
   linalg::GenericOp inner = copyAt(lb, loop.getInductionVar(), lb.getIndexAttr(size));
@@ -849,14 +867,14 @@ std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
        ") -> (" + results + ")\n";
   // Threads split the outermost loop that has more than one iteration, if
   // it is a parallel one and the op has enough work.
-  int64_t work = 1;
+  int64_t work = iterationCost(op);
   for (int64_t n : r)
     work *= n;
   for (size_t d = 0; d < r.size(); ++d) {
     int64_t trips = d + 1 == r.size() ? r[d] / lanes : r[d];
     if (trips < 2)
       continue;
-    if (iters[d] == utils::IteratorType::parallel && work >= kParallelElements)
+    if (iters[d] == utils::IteratorType::parallel && work >= kParallelWork)
       s += annotateParallel("%l" + i + "#" + std::to_string(d));
     break;
   }

@@ -21,6 +21,12 @@ namespace kiln::vectorize {
 // multiply-adds or a quarter million elementwise iterations take.
 constexpr int64_t kParallelMultiplyAdds = 1 << 20;
 constexpr int64_t kParallelElements = 1 << 16;
+// ... or, for other ops, this many iterations times their body's cost
+// (iterationCost): one op on each of 65536 elements, an exp on each of
+// 4096; a scalar loop's iteration counts kScalarIterationCost times a
+// vector lane's.
+constexpr int64_t kParallelWork = 1 << 16;
+constexpr int64_t kScalarIterationCost = 8;
 // ... or a contraction whose weights (N x K) pass 256 KiB: reading them is
 // the cost.
 constexpr int64_t kParallelWeights = 1 << 16;
@@ -55,6 +61,10 @@ forEachBatch(mlir::OpBuilder &b, mlir::Location loc,
              llvm::function_ref<void(mlir::OpBuilder &,
                                      llvm::ArrayRef<mlir::OpFoldResult>)>
                  body);
+/// The cost of one iteration of `op`'s body, in simple ops: each op 1, an
+/// exp, erf, tanh, log, pow or trigonometric op 16 (a polynomial of a dozen
+/// ops or more), 4 more for a reduction; at least 1.
+int64_t iterationCost(mlir::linalg::LinalgOp op);
 /// Marks `loop` (if any) kiln.parallel, with the grain that gives each
 /// thread at least `threshold` work at `perIteration` per iteration.
 void markParallel(mlir::Operation *loop, int64_t threshold,

@@ -254,39 +254,67 @@ Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
     // per-thread memory).
     SmallVector<int64_t> cr = {1, r[1], r[2], r[3], r[4], blockRows, r[6]};
     Value w2 = b.create<memref::CollapseShapeOp>(loc, w, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-    int64_t cols = blockRows * r[6];
-    Operation *outer = forEachBatch(
-        b, loc, {r[0], r[5] / blockRows},
-        [&](OpBuilder &nb, ArrayRef<OpFoldResult> ivs) {
-          col = nb.create<memref::AllocOp>(
-              loc,
-              MemRefType::get({1, r[2], r[3], r[4], blockRows, r[6]}, f32));
-          col3 = nb.create<memref::CollapseShapeOp>(
-              loc, col,
-              SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
-          Value image = getValueOrCreateConstantIndexOp(nb, loc, ivs[0]);
-          Value block = getValueOrCreateConstantIndexOp(nb, loc, ivs[1]);
-          Value firstRow = nb.create<arith::MulIOp>(
-              loc, block, nb.create<arith::ConstantIndexOp>(loc, blockRows));
-          emitIm2colRows(nb, loc, x, col, xMap, cr,
-                         {image, Value(), Value(), Value(), firstRow, Value()});
-          Value firstCol = nb.create<arith::MulIOp>(
-              loc, block, nb.create<arith::ConstantIndexOp>(loc, cols));
-          Value outImage = matrixView(nb, loc, out3, ivs.take_front());
-          SmallVector<OpFoldResult> offsets = {nb.getIndexAttr(0), firstCol},
-                                    sizes = {nb.getIndexAttr(r[1]),
-                                             nb.getIndexAttr(cols)},
-                                    strides = {nb.getIndexAttr(1),
-                                               nb.getIndexAttr(1)};
-          Value outBlock = nb.create<memref::SubViewOp>(loc, outImage, offsets,
-                                                        sizes, strides);
-          emitMatmul(nb, loc, w2,
-                     matrixView(nb, loc, col3, {nb.getIndexAttr(0)}), outBlock,
-                     false, false, nextId)
-              ->setAttr(kNoCacheTiles, nb.getUnitAttr());
-        });
+    int64_t cols = blockRows * r[6], perImage = r[5] / blockRows,
+            blocks = r[0] * perImage;
+    // An odd count of blocks would leave a thread idle for a block's time:
+    // the last block's matmul then runs as two tasks on halves of the
+    // output channels, each im2col-ing the block (a few % of its time).
+    bool splitLast = blocks % 2 && r[1] % 8 == 0;
+    auto idx = [&](OpBuilder &nb, int64_t v) -> Value {
+      return nb.create<arith::ConstantIndexOp>(loc, v);
+    };
+    auto loop = b.create<scf::ForOp>(loc, idx(b, 0), idx(b, blocks + splitLast),
+                                     idx(b, 1));
+    OpBuilder nb = OpBuilder::atBlockBegin(loop.getBody());
+    Value task = loop.getInductionVar();
+    Value flat = splitLast
+                     ? nb.create<arith::MinUIOp>(loc, task, idx(nb, blocks - 1))
+                     : task;
+    Value image = nb.create<arith::DivUIOp>(loc, flat, idx(nb, perImage));
+    Value block = nb.create<arith::RemUIOp>(loc, flat, idx(nb, perImage));
+    col = nb.create<memref::AllocOp>(
+        loc, MemRefType::get({1, r[2], r[3], r[4], blockRows, r[6]}, f32));
+    col3 = nb.create<memref::CollapseShapeOp>(
+        loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+    Value firstRow = nb.create<arith::MulIOp>(loc, block, idx(nb, blockRows));
+    emitIm2colRows(nb, loc, x, col, xMap, cr,
+                   {image, Value(), Value(), Value(), firstRow, Value()});
+    Value firstCol = nb.create<arith::MulIOp>(loc, block, idx(nb, cols));
+    Value outImage = matrixView(nb, loc, out3, {OpFoldResult(image)});
+    Value colMatrix = matrixView(nb, loc, col3, {nb.getIndexAttr(0)});
+    // The matmul into rows [m0, m0 + rows) of the block's output columns.
+    auto matmul = [&](OpBuilder &mb, OpFoldResult m0, int64_t rows) {
+      auto view = [&](Value v, OpFoldResult c0, int64_t width) -> Value {
+        SmallVector<OpFoldResult> offsets = {m0, c0},
+                                  sizes = {mb.getIndexAttr(rows),
+                                           mb.getIndexAttr(width)},
+                                  strides = {mb.getIndexAttr(1),
+                                             mb.getIndexAttr(1)};
+        return mb.create<memref::SubViewOp>(loc, v, offsets, sizes, strides);
+      };
+      Value a =
+          rows == r[1] ? w2 : view(w2, mb.getIndexAttr(0), r[2] * r[3] * r[4]);
+      emitMatmul(mb, loc, a, colMatrix, view(outImage, firstCol, cols), false,
+                 false, nextId)
+          ->setAttr(kNoCacheTiles, mb.getUnitAttr());
+    };
+    if (!splitLast) {
+      matmul(nb, nb.getIndexAttr(0), r[1]);
+    } else {
+      Value whole = nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
+                                             task, idx(nb, blocks - 1));
+      auto branch = nb.create<scf::IfOp>(loc, whole, /*withElseRegion=*/true);
+      OpBuilder tb = branch.getThenBodyBuilder();
+      matmul(tb, tb.getIndexAttr(0), r[1]);
+      OpBuilder eb = branch.getElseBodyBuilder();
+      Value half = eb.create<arith::SubIOp>(loc, task, idx(eb, blocks - 1));
+      matmul(
+          eb,
+          OpFoldResult(eb.create<arith::MulIOp>(loc, half, idx(eb, r[1] / 2))),
+          r[1] / 2);
+    }
     // (A block is an L2-sized GEMM: one is worth a thread.)
-    markParallel(outer, 1, 1);
+    markParallel(loop, 1, 1);
     g.erase();
     return out3;
   }

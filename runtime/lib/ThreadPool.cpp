@@ -19,14 +19,60 @@
 
 namespace {
 
-/// One parallel loop: Parts contiguous ranges of [0, N), claimed in order.
+/// One parallel loop: Parts contiguous ranges of [0, N), run by at most
+/// Threads threads (its caller and Threads - 1 workers). Each of the first
+/// Slots threads to join owns an even share of the ranges and takes them
+/// in order, so consecutive loops give a thread the same rows (still in
+/// its cache); a thread out of its own takes the last range of the thread
+/// with the most left. Ranges are taken without the pool's lock.
 struct Job {
+  static constexpr int32_t kMaxSlots = 64;
   kiln_task_fn Fn;
   void *Context;
   int64_t N;
   int32_t Parts;
-  int32_t Next = 0; // guarded by the pool's mutex
-  std::atomic<int32_t> Done{0};
+  int32_t Threads;
+  int32_t Slots;
+  int32_t Joined = 1; // guarded by the pool's mutex; the caller has slot 0
+  std::atomic<int32_t> Claimed{0}, Done{0};
+  // Each slot's unclaimed ranges [lo, hi), as hi << 32 | lo.
+  std::atomic<uint64_t> Left[kMaxSlots];
+
+  Job(kiln_task_fn Fn, void *Context, int64_t N, int32_t Parts, int32_t Threads)
+      : Fn(Fn), Context(Context), N(N), Parts(Parts), Threads(Threads),
+        Slots(std::min({Threads, Parts, kMaxSlots})) {
+    for (int32_t S = 0; S < Slots; ++S)
+      Left[S].store(uint64_t(int64_t(Parts) * (S + 1) / Slots) << 32 |
+                        uint64_t(int64_t(Parts) * S / Slots),
+                    std::memory_order_relaxed);
+  }
+
+  /// The next range for the thread in Slot, or -1 when none is left.
+  int32_t take(int32_t Slot) {
+    auto Lo = [](uint64_t V) { return int32_t(V & 0xffffffffu); };
+    auto Hi = [](uint64_t V) { return int32_t(V >> 32); };
+    if (Slot < Slots) {
+      uint64_t V = Left[Slot].load(std::memory_order_relaxed);
+      while (Lo(V) < Hi(V))
+        if (Left[Slot].compare_exchange_weak(V, V + 1,
+                                             std::memory_order_relaxed))
+          return Lo(V);
+    }
+    for (;;) {
+      int32_t Most = -1, MostLeft = 0;
+      uint64_t MostV = 0;
+      for (int32_t S = 0; S < Slots; ++S) {
+        uint64_t V = Left[S].load(std::memory_order_relaxed);
+        if (Hi(V) - Lo(V) > MostLeft)
+          Most = S, MostLeft = Hi(V) - Lo(V), MostV = V;
+      }
+      if (Most < 0)
+        return -1;
+      if (Left[Most].compare_exchange_weak(MostV, MostV - (uint64_t(1) << 32),
+                                           std::memory_order_relaxed))
+        return Hi(MostV) - 1;
+    }
+  }
 };
 
 thread_local int32_t RunThreads = 1;
@@ -45,6 +91,11 @@ void pause() {
 // before it sleeps: the gap between a model's consecutive parallel loops is
 // shorter, so workers stay awake through a run and sleep between runs.
 constexpr std::chrono::microseconds kSpin(100);
+
+// Ranges per thread of a split loop, claimed in turn: a thread the VM
+// holds back for a while leaves its later ranges to the others instead
+// of keeping the whole loop waiting on its one share.
+constexpr int64_t kRangesPerThread = 4;
 
 void runPart(Job &J, int32_t Part) {
   int64_t Lo = J.N * Part / J.Parts, Hi = J.N * (Part + 1) / J.Parts;
@@ -85,7 +136,7 @@ public:
 
   void run(Job &J) {
     if (!Private)
-      ensureWorkers(J.Parts - 1);
+      ensureWorkers(std::min(J.Parts, J.Threads) - 1);
     {
       std::lock_guard<std::mutex> L(M);
       Queue.push_back(&J);
@@ -93,14 +144,7 @@ public:
     }
     WorkCv.notify_all();
     // The caller takes ranges too, then waits for the others.
-    for (;;) {
-      int32_t Part;
-      {
-        std::lock_guard<std::mutex> L(M);
-        if (J.Next >= J.Parts)
-          break;
-        Part = claim(J);
-      }
+    for (int32_t Part; (Part = claim(J, 0)) >= 0;) {
       runPart(J, Part);
       J.Done.fetch_add(1, std::memory_order_acq_rel);
     }
@@ -130,10 +174,13 @@ private:
   std::atomic<int32_t> Queued{0};
   std::vector<std::thread> Workers;
 
-  /// The next range of J (M held); the job leaves the queue with its last.
-  int32_t claim(Job &J) {
-    int32_t Part = J.Next++;
-    if (J.Next == J.Parts) {
+  /// The next range of J for Slot, or -1; the job leaves the queue with
+  /// its last. (J lives while a range taken from it has not run.)
+  int32_t claim(Job &J, int32_t Slot) {
+    int32_t Part = J.take(Slot);
+    if (Part >= 0 &&
+        J.Claimed.fetch_add(1, std::memory_order_relaxed) + 1 == J.Parts) {
+      std::lock_guard<std::mutex> L(M);
       Queue.erase(std::find(Queue.begin(), Queue.end(), &J));
       Queued.fetch_sub(1, std::memory_order_release);
     }
@@ -179,26 +226,51 @@ private:
         if ((I & 63) == 0 && std::chrono::steady_clock::now() > Until)
           break;
       }
-      Job *J;
-      int32_t Part;
+      Job *J = nullptr;
+      int32_t Part, Slot;
       {
         std::unique_lock<std::mutex> L(M);
         WorkCv.wait(L, [&] {
-          return !Queue.empty() || Stopping.load(std::memory_order_relaxed);
+          J = joinable();
+          return J || Stopping.load(std::memory_order_relaxed);
         });
-        if (Queue.empty())
+        if (!J)
           return;
-        J = Queue.front();
-        Part = claim(*J);
+        // (Queued, so not done: the first range is taken under the lock.)
+        Slot = J->Joined++;
+        Part = J->take(Slot);
+        if (Part < 0)
+          continue;
+        if (J->Claimed.fetch_add(1, std::memory_order_relaxed) + 1 ==
+            J->Parts) {
+          Queue.erase(std::find(Queue.begin(), Queue.end(), J));
+          Queued.fetch_sub(1, std::memory_order_release);
+        }
       }
-      // (J may end as soon as Done reaches Parts: read nothing after.)
-      int32_t Parts = J->Parts;
-      runPart(*J, Part);
-      if (J->Done.fetch_add(1, std::memory_order_acq_rel) + 1 == Parts) {
-        std::lock_guard<std::mutex> L(M);
-        DoneCv.notify_all();
+      // Ranges of J until none is left. (J may end as soon as Done reaches
+      // Parts: the next range is taken before this one counts as done, and
+      // nothing of J is read after the last.)
+      for (;;) {
+        runPart(*J, Part);
+        int32_t Parts = J->Parts;
+        int32_t Next = claim(*J, Slot);
+        if (J->Done.fetch_add(1, std::memory_order_acq_rel) + 1 == Parts) {
+          std::lock_guard<std::mutex> L(M);
+          DoneCv.notify_all();
+        }
+        if (Next < 0)
+          break;
+        Part = Next;
       }
     }
+  }
+
+  /// The first queued job with room for another thread (M held).
+  Job *joinable() {
+    for (Job *J : Queue)
+      if (J->Joined < J->Threads)
+        return J;
+    return nullptr;
   }
 };
 
@@ -230,12 +302,13 @@ extern "C" {
 void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N, int64_t Grain) {
   if (N <= 0)
     return;
-  int64_t Parts = std::min<int64_t>(RunThreads, N / std::max<int64_t>(Grain, 1));
-  if (Parts <= 1 || InParallel) {
+  int64_t Ranges = N / std::max<int64_t>(Grain, 1);
+  if (RunThreads <= 1 || Ranges <= 1 || InParallel) {
     Fn(Context, 0, N);
     return;
   }
-  Job J{Fn, Context, N, static_cast<int32_t>(Parts)};
+  int64_t Parts = std::min<int64_t>(RunThreads * kRangesPerThread, Ranges);
+  Job J{Fn, Context, N, static_cast<int32_t>(Parts), RunThreads};
   (RunPool ? *RunPool : sharedPool()).run(J);
 }
 

@@ -1,6 +1,7 @@
 // The runtime's thread pool: kilnParallelFor splits a loop's iterations into
-// contiguous ranges, one per thread, each iteration run exactly once; one
-// thread (or a call from inside a parallel loop) runs on the caller alone.
+// contiguous ranges, a few per thread, claimed in turn by at most the run's
+// thread count, each iteration run exactly once; one thread (or a call from
+// inside a parallel loop) runs on the caller alone.
 #include "../../runtime/lib/ThreadPool.h"
 
 #include <gtest/gtest.h>
@@ -43,7 +44,8 @@ struct ThreadsScope {
 } // namespace
 
 TEST(ThreadPool, EveryIterationOnceInContiguousRanges) {
-  for (int32_t Threads : {1, 2, 3, 8}) {
+  // (2 again after 8: the pool has more workers than the loop may use.)
+  for (int32_t Threads : {1, 2, 3, 8, 2}) {
     for (int64_t N : {1, 2, 5, 16, 1000}) {
       ThreadsScope Scope(Threads);
       Record R;
@@ -51,9 +53,13 @@ TEST(ThreadPool, EveryIterationOnceInContiguousRanges) {
       kilnParallelFor(record, &R, N, 1);
       for (int64_t I = 0; I < N; ++I)
         EXPECT_EQ(R.Hits[I], 1) << "iteration " << I << " of " << N << " at " << Threads;
-      // One range per thread at most, never more ranges than iterations.
-      EXPECT_EQ(R.Ranges.size(), static_cast<size_t>(std::min<int64_t>(Threads, N)));
+      // Four ranges per thread, never more ranges than iterations, and
+      // never more threads than the run has.
+      EXPECT_EQ(R.Ranges.size(),
+                static_cast<size_t>(
+                    Threads == 1 ? 1 : std::min<int64_t>(4 * Threads, N)));
       EXPECT_LE(R.Threads.size(), R.Ranges.size());
+      EXPECT_LE(R.Threads.size(), static_cast<size_t>(Threads));
     }
   }
 }
@@ -89,6 +95,42 @@ TEST(ThreadPool, UsesOtherThreads) {
   kilnParallelFor(meet, &Both, 2, 1);
   EXPECT_EQ(R.Threads.size(), 2u) << "two ranges ran on one thread";
   EXPECT_GE(kiln::rt::poolWorkers(), 1);
+}
+
+namespace {
+struct HeldBack {
+  std::thread::id Caller = std::this_thread::get_id();
+  std::atomic<int> CallerRanges{0}, Waited{0};
+  Record R;
+};
+
+/// A range on a worker waits (10 s at most) until the caller has run all
+/// the others: as when the VM holds that worker back.
+void holdBackWorker(void *Ctx, int64_t Lo, int64_t Hi) {
+  auto *H = static_cast<HeldBack *>(Ctx);
+  if (std::this_thread::get_id() == H->Caller) {
+    ++H->CallerRanges;
+  } else {
+    auto Until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (H->CallerRanges.load() < 7 &&
+           std::chrono::steady_clock::now() < Until)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    H->Waited += H->CallerRanges.load() == 7;
+  }
+  record(&H->R, Lo, Hi);
+}
+} // namespace
+
+TEST(ThreadPool, HeldBackThreadLeavesItsRangesToTheOthers) {
+  ThreadsScope Scope(2);
+  HeldBack H;
+  H.R.Hits.assign(8, 0);
+  kilnParallelFor(holdBackWorker, &H, 8, 1); // 8 ranges
+  for (int I = 0; I < 8; ++I)
+    EXPECT_EQ(H.R.Hits[I], 1);
+  // The worker ran one range at most, and only after the caller ran 7.
+  EXPECT_GE(H.CallerRanges.load(), 7);
+  EXPECT_EQ(H.Waited.load() + H.CallerRanges.load(), 8);
 }
 
 namespace {

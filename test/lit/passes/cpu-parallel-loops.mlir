@@ -5,7 +5,7 @@
 // CHECK-LABEL: func.func @transpose
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c512 step %c1{{.*}} {
 // CHECK: linalg.transpose ins(%{{.*}} : memref<256x1xf32, strided<[512, 1], offset: ?>>)
-// CHECK: } {kiln.parallel = 256 : i64}
+// CHECK: } {kiln.parallel = 32 : i64}
 func.func @transpose(%a: memref<256x512xf32>, %b: memref<512x256xf32>) {
   linalg.transpose ins(%a : memref<256x512xf32>) outs(%b : memref<512x256xf32>) permutation = [1, 0]
   return
@@ -19,7 +19,7 @@ func.func @transpose(%a: memref<256x512xf32>, %b: memref<512x256xf32>) {
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c1024 step %c16{{.*}} {
 // CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
 // CHECK-SAME: memref<256x16xf32
-// CHECK: } {kiln.parallel = 16 : i64}
+// CHECK: } {kiln.parallel = 1 : i64}
 #in = affine_map<(r, p) -> (r, p)>
 #out = affine_map<(r, p) -> (p)>
 func.func @outer_reduction(%a: memref<256x1024xf32>, %s: memref<1024xf32>) {
@@ -58,7 +58,7 @@ func.func @small_or_writing(%a: memref<64x64xi64>, %b: memref<64x64xi64>,
 // (sizes unknown here count as 1).
 // CHECK-LABEL: func.func @runtime_rows
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %dim step %c1{{.*}} {
-// CHECK: } {kiln.parallel = 64 : i64}
+// CHECK: } {kiln.parallel = 8 : i64}
 #id = affine_map<(i, j) -> (i, j)>
 func.func @runtime_rows(%a: memref<?x1024xi64>, %b: memref<?x1024xi64>) {
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
@@ -84,5 +84,35 @@ func.func @nested(%a: memref<256x512xf32>, %b: memref<512x256xf32>) {
   scf.for %i = %c0 to %c4 step %c1 {
     linalg.transpose ins(%a : memref<256x512xf32>) outs(%b : memref<512x256xf32>) permutation = [1, 0]
   } {kiln.parallel = 1 : i64}
+  return
+}
+
+// -----
+
+// The work counts the body's cost: 2048 scalar iterations of one op stay on
+// one thread, of an exp (16 ops) are split.
+// CHECK-LABEL: func.func @costly_body
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : memref<32x64xf32>)
+// CHECK-NOT: kiln.parallel
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64 step %c1{{.*}} {
+// CHECK: math.exp
+// CHECK: } {kiln.parallel = 16 : i64}
+#id = affine_map<(i, j) -> (i, j)>
+#tr = affine_map<(i, j) -> (j, i)>
+func.func @costly_body(%a: memref<32x64xf32>, %b: memref<64x32xf32>,
+                       %c: memref<32x64xf32>) {
+  linalg.generic {indexing_maps = [#id, #tr], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<32x64xf32>) outs(%b : memref<64x32xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#id, #tr], iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<64x32xf32>) outs(%c : memref<32x64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
   return
 }

@@ -856,3 +856,36 @@ func.func @depthwise_padded_bias(%x: memref<1x4x32x32xf32>, %w: memref<4x1x3x3xf
   memref.dealloc %p : memref<1x4x34x34xf32>
   return
 }
+
+// -----
+
+// Seven blocks of 4 output rows (128 channels, 28x28) would leave one of
+// two threads idle for a block: the last block's matmul runs as two tasks,
+// on 64 output channels each, both im2col-ing that block.
+// CHECK-LABEL: func.func @conv_odd_blocks
+// CHECK: scf.for %[[T:.*]] = %c0 to %c8 step %c1 {
+// CHECK: %[[B:.*]] = arith.minui %[[T]], %c6
+// CHECK: memref.alloc() : memref<1x128x3x3x4x28xf32>
+// CHECK: %[[WHOLE:.*]] = arith.cmpi ult, %[[T]], %c6
+// CHECK: scf.if %[[WHOLE]] {
+// CHECK: scf.for %{{.*}} = %c0 to %c128 step %c{{4|8}}
+// CHECK: } else {
+// CHECK: %[[H:.*]] = arith.subi %[[T]], %c6
+// CHECK: arith.muli %[[H]], %c64
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c{{4|8}}
+// CHECK: } {kiln.parallel = 1 : i64}
+// CHECK-NEXT: return
+#mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#mO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_odd_blocks(%x: memref<1x128x30x30xf32>, %w: memref<128x128x3x3xf32>, %o: memref<1x128x28x28xf32>) {
+  linalg.generic {indexing_maps = [#mX, #mW, #mO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x128x30x30xf32>, memref<128x128x3x3xf32>) outs(%o : memref<1x128x28x28xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
