@@ -1591,11 +1591,13 @@ struct DecomposeOpsPass : public impl::DecomposeOpsBase<DecomposeOpsPass> {
     bool changed = false;
     llvm::DenseSet<Operation *> erased;
     for (Operation *op : all) {
-      StringRef n = op->getName().getStringRef();
-      auto found = rewrites().find(n);
-      bool (*rewrite)(Operation *) = found == rewrites().end() ? nullptr : found->second;
+      // (Before anything reads the op: an erased one is freed.)
       if (erased.contains(op))
         continue;
+      StringRef n = op->getName().getStringRef();
+      auto found = rewrites().find(n);
+      bool (*rewrite)(Operation *) =
+          found == rewrites().end() ? nullptr : found->second;
       if (!rewrite) {
         if (changed && failed(inferShapesFor(op)))
           return signalPassFailure();

@@ -23,7 +23,8 @@ llvm_config.add_tool_substitutions(
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%kiln_src", config.kiln_src_root))
-config.substitutions.append(("%cxx", config.cxx_compiler))
+config.substitutions.append(
+    ("%cxx", (config.cxx_compiler + " " + getattr(config, "cxx_flags", "")).strip()))
 config.substitutions.append(("%kiln_rt_include", os.path.join(config.kiln_src_root, "runtime", "include")))
 config.substitutions.append(("%kiln_lib", os.path.join(config.kiln_obj_root, "lib")))
 

@@ -54,7 +54,8 @@ HostTensor floats(std::vector<int64_t> Shape, std::vector<float> V) {
   T.DType = KILN_DTYPE_FLOAT;
   T.Shape = std::move(Shape);
   T.Bytes.resize(V.size() * 4);
-  std::memcpy(T.Bytes.data(), V.data(), T.Bytes.size());
+  if (!V.empty()) // (memcpy from an empty vector's null data is UB)
+    std::memcpy(T.Bytes.data(), V.data(), T.Bytes.size());
   return T;
 }
 
