@@ -399,6 +399,11 @@ void cacheTiles(int64_t M, int64_t N, int64_t K, int64_t &cm, int64_t &cn, int64
   if (cm == M) cm = 0;
   if (cn == N) cn = 0;
   if (ck == K) ck = 0;
+  // Rows in blocks keep nothing in cache unless columns or k are blocked
+  // inside them; alone they only cut the row loop threads split into one
+  // dispatch per block.
+  if (!cn && !ck)
+    cm = 0;
 }
 
 /// Whether an M x N x K matmul's k loop is split into cache tiles (its
