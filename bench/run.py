@@ -10,7 +10,8 @@
   python3 bench/run.py --threads 1,2 --rounds 3 resnet18
       (kiln at kiln-run --threads N beside ONNX Runtime at
       intra_op_num_threads N, the thread counts and the two runtimes
-      interleaved in each round; medians over the rounds, and the spread)
+      interleaved in each round; medians over the rounds, and the spread;
+      the speed-ups xN are medians of each round's own ratio)
 
 Compiles each model with kiln, times it with `kiln-run --iterations`, times
 ONNX Runtime (CPU, one intra-op thread, all graph optimizations) on the
@@ -130,7 +131,7 @@ def load_feeds(model, data):
 
 def run_threads(args, names, threads, out, kiln, runner, width):
     head = f"{'model':<{width}} {'threads':>7} {'kiln ms':>10} {'ORT ms':>10} {'ORT/kiln':>9}"
-    head += f" {'kiln xN':>8} {'ORT xN':>7}  kiln spread"
+    head += f" {'kiln xN':>8} {'ORT xN':>7}  kiln spread  kiln xN per round"
     print(head)
     for name in names:
         model, data, feeds = prepare(args, name, out, kiln)
@@ -145,12 +146,18 @@ def run_threads(args, names, threads, out, kiln, runner, width):
                                      check=True, capture_output=True, text=True)
                 kiln_ms[t].append(json.loads(res.stdout.strip().splitlines()[-1])["median_ms"])
                 ort_ms[t].append(ort_run_ms(sessions[t], feeds, args.iterations, args.warmup))
-        k1, o1 = statistics.median(kiln_ms[threads[0]]), statistics.median(ort_ms[threads[0]])
+        base = threads[0]
         for t in threads:
             k, o = statistics.median(kiln_ms[t]), statistics.median(ort_ms[t])
             spread = f"{min(kiln_ms[t]):.3f}-{max(kiln_ms[t]):.3f}"
+            # Speed-ups pair the runs of one round (adjacent in time), so a
+            # slow spell of the machine cancels instead of landing on one
+            # thread count's median.
+            kx = [a / b for a, b in zip(kiln_ms[base], kiln_ms[t])]
+            ox = [a / b for a, b in zip(ort_ms[base], ort_ms[t])]
             print(f"{name:<{width}} {t:>7} {k:>10.3f} {o:>10.3f} {o / k:>9.2f} "
-                  f"{k1 / k:>8.2f} {o1 / o:>7.2f}  {spread}")
+                  f"{statistics.median(kx):>8.2f} {statistics.median(ox):>7.2f}  {spread}"
+                  f"  {min(kx):.2f}-{max(kx):.2f}")
     return 0
 
 

@@ -47,6 +47,24 @@ struct Job {
                     std::memory_order_relaxed);
   }
 
+  /// Iterations [lo, hi) of range Part. Each slot's share of [0, N) is cut
+  /// into ranges of linearly decreasing size (4, 3, 2, 1 tenths of it for
+  /// four): as few claims as equal ranges, but the range a thread finishes
+  /// last, its own or a stolen one, is short, and so is the others' wait.
+  std::pair<int64_t, int64_t> bounds(int32_t Part) const {
+    int64_t S = int64_t(Part) * Slots / Parts;
+    while (int64_t(Parts) * (S + 1) / Slots <= Part)
+      ++S;
+    int64_t P0 = int64_t(Parts) * S / Slots;
+    int64_t P = int64_t(Parts) * (S + 1) / Slots - P0;
+    int64_t I0 = N * P0 / Parts, Share = N * (P0 + P) / Parts - I0;
+    // The weights of the ranges before the j-th: P + (P - 1) + ...
+    auto Start = [&](int64_t J) {
+      return I0 + Share * (J * P - J * (J - 1) / 2) / (P * (P + 1) / 2);
+    };
+    return {Start(Part - P0), Start(Part - P0 + 1)};
+  }
+
   /// The next range for the thread in Slot, or -1 when none is left.
   int32_t take(int32_t Slot) {
     auto Lo = [](uint64_t V) { return int32_t(V & 0xffffffffu); };
@@ -98,7 +116,7 @@ constexpr std::chrono::microseconds kSpin(100);
 constexpr int64_t kRangesPerThread = 4;
 
 void runPart(Job &J, int32_t Part) {
-  int64_t Lo = J.N * Part / J.Parts, Hi = J.N * (Part + 1) / J.Parts;
+  auto [Lo, Hi] = J.bounds(Part);
   bool Was = InParallel;
   InParallel = true;
   if (Lo < Hi)

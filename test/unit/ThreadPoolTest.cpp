@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -145,6 +146,20 @@ void nested(void *Ctx, int64_t Lo, int64_t Hi) {
   R->Hits[0] += Inner.Ranges.size() == 1 && Inner.Threads.size() == 1;
 }
 } // namespace
+
+TEST(ThreadPool, EachThreadsShareEndsInShortRanges) {
+  // Whoever runs them, each thread's share is cut 4:3:2:1, so the range a
+  // thread finishes last is a tenth of its share, not a quarter.
+  ThreadsScope Scope(2);
+  Record R;
+  R.Hits.assign(1000, 0);
+  kilnParallelFor(record, &R, 1000, 1);
+  std::sort(R.Ranges.begin(), R.Ranges.end());
+  std::vector<std::pair<int64_t, int64_t>> Expected = {
+      {0, 200},   {200, 350}, {350, 450}, {450, 500},
+      {500, 700}, {700, 850}, {850, 950}, {950, 1000}};
+  EXPECT_EQ(R.Ranges, Expected);
+}
 
 TEST(ThreadPool, GrainBoundsTheRanges) {
   ThreadsScope Scope(4);
