@@ -193,9 +193,12 @@ static bool isDirectConv(linalg::GenericOp g) {
 /// Output rows per im2col block of a large conv: the whole im2col matrix
 /// (megabytes for a 56x56 output) would be written, then read by the
 /// matmul a page per k step; a block of rows that stays in L2 is written
-/// and read while hot. 0: one matrix for the whole output.
+/// and read while hot. 0: one matrix for the whole output. (A block is
+/// read once per 4 or 8 rows of weights: at up to half of a 512 KiB L2 it
+/// stays there beside them; at 600 KiB it was streamed from L3, which two
+/// cores share: resnet18 at 2 threads 4% slower.)
 static int64_t im2colBlockRows(int64_t k, int64_t oh, int64_t ow) {
-  constexpr int64_t kWholeMax = 1 << 20, kBlockMax = 600 << 10;
+  constexpr int64_t kWholeMax = 1 << 20, kBlockMax = 300 << 10;
   if (k * oh * ow * 4 <= kWholeMax)
     return 0;
   // Blocks of whole 16-column register tiles where possible: a peeled

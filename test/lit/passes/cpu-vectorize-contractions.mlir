@@ -569,17 +569,17 @@ func.func @gemv(%a: memref<1x64xf32>, %b: memref<64x256xf32>, %c: memref<1x256xf
 // -----
 
 // A conv whose im2col matrix would be megabytes (3x3, 64 channels, 56x56
-// output: 576 x 3136) works on blocks of 4 output rows: im2col of the block
-// (L2-sized), then its matmul over the whole k (no cache tiles), so the Relu
+// output: 576 x 3136) works on blocks of 2 output rows: im2col of the block
+// (half of L2), then its matmul over the whole k (no cache tiles), so the Relu
 // epilogue stays in registers. Threads take the blocks (kiln.parallel),
 // each im2col-ing into a buffer allocated in the loop (per thread, by
 // kiln-plan-memory).
 // CHECK-LABEL: func.func @conv_blocks
-// CHECK: scf.for %{{.*}} = %c0 to %c14 step %c1 {
-// CHECK: %[[COL:.*]] = memref.alloc() : memref<1x64x3x3x4x56xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c28 step %c1 {
+// CHECK: %[[COL:.*]] = memref.alloc() : memref<1x64x3x3x2x56xf32>
 // CHECK: vector.store %{{.*}}, %[[COL]]
-// CHECK: scf.for %{{.*}} = %c0 to %c576 step %c1 iter_args(%{{.*}}) -> (vector<8x32xf32>)
-// CHECK: arith.maximumf %{{.*}} : vector<32xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c576 step %c1 iter_args(%{{.*}}) -> (vector<8x16xf32>)
+// CHECK: arith.maximumf %{{.*}} : vector<16xf32>
 // CHECK: } {kiln.parallel}
 // CHECK-NOT: linalg.
 // CHECK: return
@@ -860,13 +860,13 @@ func.func @depthwise_padded_bias(%x: memref<1x4x32x32xf32>, %w: memref<4x1x3x3xf
 
 // -----
 
-// Seven blocks of 4 output rows (128 channels, 28x28) would leave one of
-// two threads idle for a block: the last block's matmul runs as two tasks,
-// on 64 output channels each, both im2col-ing that block.
+// Seven blocks of 4 output rows (64 to 128 channels, 28x28) would leave one
+// of two threads idle for a block: the last block's matmul runs as two
+// tasks, on 64 output channels each, both im2col-ing that block.
 // CHECK-LABEL: func.func @conv_odd_blocks
 // CHECK: scf.for %[[T:.*]] = %c0 to %c8 step %c1 {
 // CHECK: %[[B:.*]] = arith.minui %[[T]], %c6
-// CHECK: memref.alloc() : memref<1x128x3x3x4x28xf32>
+// CHECK: memref.alloc() : memref<1x64x3x3x4x28xf32>
 // CHECK: %[[WHOLE:.*]] = arith.cmpi ult, %[[T]], %c6
 // CHECK: scf.if %[[WHOLE]] {
 // CHECK: scf.for %{{.*}} = %c0 to %c128 step %c{{4|8}}
@@ -879,10 +879,10 @@ func.func @depthwise_padded_bias(%x: memref<1x4x32x32xf32>, %w: memref<4x1x3x3xf
 #mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
 #mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
 #mO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
-func.func @conv_odd_blocks(%x: memref<1x128x30x30xf32>, %w: memref<128x128x3x3xf32>, %o: memref<1x128x28x28xf32>) {
+func.func @conv_odd_blocks(%x: memref<1x64x30x30xf32>, %w: memref<128x64x3x3xf32>, %o: memref<1x128x28x28xf32>) {
   linalg.generic {indexing_maps = [#mX, #mW, #mO],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
-      ins(%x, %w : memref<1x128x30x30xf32>, memref<128x128x3x3xf32>) outs(%o : memref<1x128x28x28xf32>) {
+      ins(%x, %w : memref<1x64x30x30xf32>, memref<128x64x3x3xf32>) outs(%o : memref<1x128x28x28xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %p : f32
