@@ -153,7 +153,9 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     tap with the broadcast weight (every sw-th lane of a wider load for
     stride sw), row ends masked. A fused activation right after (an
     elementwise epilogue) is applied to the accumulators before they are
-    stored, where the k loop is not cache-tiled. Then, in a second schedule,
+    stored, where the k loop is not cache-tiled; likewise, a conv's
+    accumulators start from its bias (or fill) in registers instead of from
+    a pass that wrote it over the whole output first. Then, in a second schedule,
     elementwise generics and reductions over the last dims (parallel loops
     then reduction loops, static f32 operands read contiguously along the
     innermost loop or broadcast across it, a body of scalar arith/math that
@@ -170,6 +172,10 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     Option<"vectorBits", "vector-bits", "int64_t", "512",
            "The target's vector register width: 512 (AVX-512, 32 registers) "
            "or 256 (AVX2, 16 registers) sizes the matmul register tiles">
+  ];
+  let statistics = [
+    Statistic<"numAccumulatorsFromInit", "accumulators-from-init",
+              "Convs whose accumulators start from the bias in registers">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

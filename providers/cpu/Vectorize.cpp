@@ -1112,6 +1112,8 @@ struct CpuVectorizeContractionsPass
     // An elementwise epilogue (the fused activation) found before the
     // rewrite is applied to each C tile before it is stored.
     SmallVector<std::tuple<linalg::GenericOp, Value, Operation *>> epilogues;
+    // Convs whose accumulators start from their output's bias or fill.
+    SmallVector<AccumulatorInit> accumulatorInits;
     int64_t depthwise = 0;
     for (linalg::GenericOp g : generics) {
       if (auto mm = matchMatmul(g)) {
@@ -1135,9 +1137,14 @@ struct CpuVectorizeContractionsPass
       } else if (int64_t groups = conv ? convGroups(g) : 0) {
         linalg::GenericOp e = convKCacheTiled(g, groups) ? linalg::GenericOp() : findEpilogue(g);
         Operation *before = stableOpBefore(g);
+        std::optional<AccumulatorInit> acc = markAccumulatorInit(g, groups);
         Value c = rewriteConv(g, groups, nextId);
         if (e)
           epilogues.push_back({e, c, before});
+        if (acc) {
+          acc->c = c;
+          accumulatorInits.push_back(*acc);
+        }
       }
     }
     // Depthwise convs of run-time size: the same vector loops, with the
@@ -1153,9 +1160,18 @@ struct CpuVectorizeContractionsPass
     }
     if (failed(applyMarked(module, depthwise != 0)))
       return signalPassFailure();
+    // (The inits go after the epilogues: one may be an epilogue's anchor.)
+    SmallVector<Operation *> unusedInits;
+    for (const AccumulatorInit &a : accumulatorInits)
+      if (startAccumulatorsFromInit(a)) {
+        unusedInits.push_back(a.init.op);
+        ++numAccumulatorsFromInit;
+      }
     // Last first: an earlier epilogue may be a later one's position anchor.
     for (auto [e, c, before] : llvm::reverse(epilogues))
       applyEpilogue(e, c, before);
+    for (Operation *op : unusedInits)
+      op->erase();
     // Then the elementwise ops that are left (the epilogues are gone), in a
     // second schedule: the first one's position anchors must not move.
     if (elementwise) {

@@ -77,10 +77,39 @@ mlir::Value collapsedOutput(mlir::OpBuilder &b, mlir::Location loc,
 bool kCacheTiled(int64_t M, int64_t N, int64_t K);
 
 // Convolutions through im2col (VectorizeConv.cpp).
+/// How a conv's, depthwise conv's or pool's output starts before it
+/// accumulates: a fill with a scalar (a max pool's -inf, a conv without
+/// bias) or the bias broadcast over the channels (`op` writes it).
+struct OutputInit {
+  mlir::Value scalar, bias;
+  mlir::Operation *op;
+};
+/// The op right before `g` that writes its whole output, if it is a fill or
+/// a per-channel broadcast (loops n, c, h, w; the input indexed by c).
+std::optional<OutputInit> matchOutputInit(mlir::linalg::GenericOp g);
+
 int64_t convGroups(mlir::linalg::GenericOp g);
 bool convKCacheTiled(mlir::linalg::GenericOp g, int64_t groups);
 mlir::Value rewriteConv(mlir::linalg::GenericOp g, int64_t groups,
                         int64_t &nextId);
+
+/// A conv (through im2col) whose matmuls start their accumulators from its
+/// output's init (OutputInit) in registers rather than from the buffer the
+/// init wrote: `c` is the buffer the matmuls accumulate into, `end` a
+/// marker after the conv's code.
+struct AccumulatorInit {
+  OutputInit init;
+  mlir::Value c;
+  mlir::Operation *end;
+};
+/// Before rewriteConv: the conv's init and an end marker, where its
+/// matmuls can start from the init.
+std::optional<AccumulatorInit> markAccumulatorInit(mlir::linalg::GenericOp g,
+                                                   int64_t groups);
+/// After the schedule: replaces the matmuls' reads of C's first value by
+/// the bias or fill, and removes the marker. True if done: the init op may
+/// then go (once nothing anchors on it).
+bool startAccumulatorsFromInit(const AccumulatorInit &a);
 
 // Depthwise convs and max pools (VectorizeWindows.cpp).
 struct DepthwiseMatch {

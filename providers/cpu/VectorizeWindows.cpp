@@ -114,15 +114,6 @@ bool isRuntimeDepthwise(linalg::GenericOp g) {
 }
 
 namespace {
-/// How a window op's output starts before it accumulates: a fill with a
-/// scalar (a max pool's -inf, a conv without bias) or a conv's bias
-/// broadcast over its channels. The accumulators start from it in
-/// registers and the op that wrote it goes.
-struct OutputInit {
-  Value scalar, bias;
-  Operation *op;
-};
-
 /// A window op's input that is a padded copy of another buffer: an
 /// allocation filled with the pad value, the source copied into its
 /// interior (the last two dims), read by `g` alone. Each thread then pads
@@ -134,9 +125,7 @@ struct PaddedSource {
 };
 } // namespace
 
-/// The op right before `g` that writes its whole output, if it is a fill or
-/// a per-channel broadcast (loops n, c, h, w; the input indexed by c).
-static std::optional<OutputInit> matchOutputInit(linalg::GenericOp g) {
+std::optional<OutputInit> matchOutputInit(linalg::GenericOp g) {
   Value out = g.getDpsInits()[0];
   Operation *prev = g->getPrevNode();
   while (prev && isa<memref::AllocOp>(prev))

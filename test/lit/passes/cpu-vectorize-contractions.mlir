@@ -890,3 +890,41 @@ func.func @conv_odd_blocks(%x: memref<1x64x30x30xf32>, %w: memref<128x64x3x3xf32
   }
   return
 }
+
+// -----
+
+// A 1x1 conv whose output is first filled with its bias per channel: the
+// accumulator rows start from the bias in registers (C read as a view of the
+// bias with zero strides off the channel dim), and the pass that wrote the
+// bias over the whole output goes.
+// CHECK-LABEL: func.func @conv_bias_in_registers
+// CHECK: %[[B:.*]] = memref.reinterpret_cast %arg2 to offset: [0], sizes: [1, 16, 32], strides: [0, 1, 0]
+// CHECK-NOT: vector.transfer_write
+// CHECK: scf.for %[[M:.*]] = %c0 to %c16 step %c8 {
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[B]][%c0, %[[M]], %c0]
+// CHECK-NEXT: vector.broadcast %[[V]] : f32 to vector<32xf32>
+// CHECK-NOT: vector.transfer_read %alloc
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#cx = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#cw = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#co = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+#bc = affine_map<(n, c, h, w) -> (c)>
+#e4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @conv_bias_in_registers(%x: memref<1x8x4x8xf32>, %w: memref<16x8x1x1xf32>, %bias: memref<16xf32>) -> memref<1x16x4x8xf32> {
+  %o = memref.alloc() {alignment = 64 : i64} : memref<1x16x4x8xf32>
+  linalg.generic {indexing_maps = [#bc, #e4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : memref<16xf32>) outs(%o : memref<1x16x4x8xf32>) {
+  ^bb0(%b: f32, %u: f32):
+    linalg.yield %b : f32
+  }
+  linalg.generic {indexing_maps = [#cx, #cw, #co], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x8x4x8xf32>, memref<16x8x1x1xf32>) outs(%o : memref<1x16x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return %o : memref<1x16x4x8xf32>
+}
