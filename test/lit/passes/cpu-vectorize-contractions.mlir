@@ -928,3 +928,102 @@ func.func @conv_bias_in_registers(%x: memref<1x8x4x8xf32>, %w: memref<16x8x1x1xf
   }
   return %o : memref<1x16x4x8xf32>
 }
+
+// -----
+
+// Two depthwise convs as bufferization leaves mobilenet_v2's: one
+// zero-filled padded buffer shared by both, copied whole for the first, the
+// second padding into it in place; each conv's output (and bias) written
+// over its own input. On a 48x48 plane each thread pads the channel's plane
+// in scratch instead: no copy is left, nor the shared fill.
+// CHECK-LABEL: func.func @depthwise_shared_pad_in_place
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref<1x2x50x50xf32>
+// CHECK: memref.alloc() : memref<1x50x64xf32>
+// CHECK: vector.fma
+// CHECK: memref.alloc() : memref<1x50x64xf32>
+// CHECK: vector.fma
+// CHECK-NOT: memref.copy
+// CHECK: return
+#sX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh + kh, ow + kw)>
+#sW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#sO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+#sB = affine_map<(n, c, h, w) -> (c)>
+#sI = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @depthwise_shared_pad_in_place(%x: memref<1x2x48x48xf32>, %y: memref<1x2x48x48xf32>, %w: memref<2x1x3x3xf32>, %b: memref<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x2x50x50xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x2x50x50xf32>)
+  %q = memref.alloc() {alignment = 64 : i64} : memref<1x2x50x50xf32>
+  memref.copy %p, %q : memref<1x2x50x50xf32> to memref<1x2x50x50xf32>
+  %in = memref.subview %q[0, 0, 1, 1] [1, 2, 48, 48] [1, 1, 1, 1] : memref<1x2x50x50xf32> to memref<1x2x48x48xf32, strided<[5000, 2500, 50, 1], offset: 51>>
+  memref.copy %x, %in : memref<1x2x48x48xf32> to memref<1x2x48x48xf32, strided<[5000, 2500, 50, 1], offset: 51>>
+  linalg.generic {indexing_maps = [#sB, #sI], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : memref<2xf32>) outs(%x : memref<1x2x48x48xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#sX, #sW, #sO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%q, %w : memref<1x2x50x50xf32>, memref<2x1x3x3xf32>) outs(%x : memref<1x2x48x48xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  %in2 = memref.subview %p[0, 0, 1, 1] [1, 2, 48, 48] [1, 1, 1, 1] : memref<1x2x50x50xf32> to memref<1x2x48x48xf32, strided<[5000, 2500, 50, 1], offset: 51>>
+  memref.copy %y, %in2 : memref<1x2x48x48xf32> to memref<1x2x48x48xf32, strided<[5000, 2500, 50, 1], offset: 51>>
+  linalg.generic {indexing_maps = [#sB, #sI], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : memref<2xf32>) outs(%y : memref<1x2x48x48xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#sX, #sW, #sO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%p, %w : memref<1x2x50x50xf32>, memref<2x1x3x3xf32>) outs(%y : memref<1x2x48x48xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %q : memref<1x2x50x50xf32>
+  memref.dealloc %p : memref<1x2x50x50xf32>
+  return
+}
+
+// -----
+
+// The same on a 28x28 plane (all in L2): the shared padded copy stays, as
+// copying each plane would cost more.
+// CHECK-LABEL: func.func @depthwise_shared_pad_small
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<1x2x30x30xf32> to memref<1x2x30x30xf32>
+// CHECK: vector.fma
+// CHECK: return
+#sX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh + kh, ow + kw)>
+#sW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#sO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+#sB = affine_map<(n, c, h, w) -> (c)>
+#sI = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @depthwise_shared_pad_small(%x: memref<1x2x28x28xf32>, %w: memref<2x1x3x3xf32>, %b: memref<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x2x30x30xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x2x30x30xf32>)
+  %q = memref.alloc() {alignment = 64 : i64} : memref<1x2x30x30xf32>
+  memref.copy %p, %q : memref<1x2x30x30xf32> to memref<1x2x30x30xf32>
+  %in = memref.subview %q[0, 0, 1, 1] [1, 2, 28, 28] [1, 1, 1, 1] : memref<1x2x30x30xf32> to memref<1x2x28x28xf32, strided<[1800, 900, 30, 1], offset: 31>>
+  memref.copy %x, %in : memref<1x2x28x28xf32> to memref<1x2x28x28xf32, strided<[1800, 900, 30, 1], offset: 31>>
+  linalg.generic {indexing_maps = [#sB, #sI], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : memref<2xf32>) outs(%x : memref<1x2x28x28xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#sX, #sW, #sO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%q, %w : memref<1x2x30x30xf32>, memref<2x1x3x3xf32>) outs(%x : memref<1x2x28x28xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %q : memref<1x2x30x30xf32>
+  memref.dealloc %p : memref<1x2x30x30xf32>
+  return
+}
