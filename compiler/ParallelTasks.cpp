@@ -52,9 +52,12 @@ void lowerParallelTaskCalls(llvm::Module &module) {
     for (unsigned i = 0; i < captured.size(); ++i)
       b.CreateStore(call->getArgOperand(i + 2),
                     b.CreateStructGEP(context, slot, i));
+    // (A negative grain, kParallelEvenGrain, passes as it is.)
     int64_t grain = 1;
-    if (f->getFnAttribute(kParallelTaskFnAttr).getValueAsString().getAsInteger(10, grain) ||
-        grain < 1)
+    if (f->getFnAttribute(kParallelTaskFnAttr)
+            .getValueAsString()
+            .getAsInteger(10, grain) ||
+        grain == 0)
       grain = 1;
     b.CreateCall(parallelFor,
                  {task, slot, call->getArgOperand(1), llvm::ConstantInt::get(i64, grain)});

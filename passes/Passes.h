@@ -21,6 +21,12 @@ namespace kiln {
 /// gives buffers allocated in its body per-thread memory. Its value, if an
 /// integer, is the grain: the fewest iterations worth a thread of their own.
 inline constexpr const char *kParallelAttr = "kiln.parallel";
+/// The grain of a loop that splits only into equal shares for the run's
+/// thread count: otherwise it runs whole on the caller and the parallel
+/// loops inside it split (a matmul's few cache blocks around its split
+/// register tile rows: one dispatch rather than one per block when the
+/// blocks divide among the threads).
+inline constexpr int64_t kParallelEvenGrain = -1;
 /// The LLVM function attribute of such a task function; Emit turns each
 /// call of it into a call of kilnParallelFor (compiler/ParallelTasks.h).
 inline constexpr const char *kParallelTaskFnAttr = "kiln-parallel-task";

@@ -320,8 +320,10 @@ extern "C" {
 void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N, int64_t Grain) {
   if (N <= 0)
     return;
-  int64_t Ranges = N / std::max<int64_t>(Grain, 1);
-  if (RunThreads <= 1 || Ranges <= 1 || InParallel) {
+  bool Even = Grain < 0;
+  int64_t Ranges = Even ? N : N / std::max<int64_t>(Grain, 1);
+  if (RunThreads <= 1 || Ranges <= 1 || InParallel ||
+      (Even && N % RunThreads != 0)) {
     Fn(Context, 0, N);
     return;
   }

@@ -19,7 +19,9 @@ typedef void (*kiln_task_fn)(void *Context, int64_t Lo, int64_t Hi);
 /// threads, each range at least Grain iterations long (on the caller's
 /// alone outside a run, with one thread, when N < 2 * Grain, or from
 /// inside a range of another loop that runs split; a loop inside one that
-/// runs whole on the caller may split).
+/// runs whole on the caller may split). A negative Grain (kParallelEvenGrain)
+/// splits the loop only if its iterations divide evenly among the threads;
+/// otherwise it runs whole on the caller, and loops inside it split.
 void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N, int64_t Grain);
 /// A per-thread scratch buffer of at least Bytes (64-byte aligned) for
 /// slot Slot: a buffer a parallel loop's body writes before it reads,

@@ -174,6 +174,41 @@ TEST(ThreadPool, GrainBoundsTheRanges) {
   EXPECT_EQ(*S.Threads.begin(), std::this_thread::get_id());
 }
 
+/// An outer loop whose every range runs an inner loop of 8 iterations,
+/// counting the inner loops that split (more than one range).
+struct Outer {
+  std::mutex M;
+  std::vector<std::pair<int64_t, int64_t>> Ranges;
+  int InnerSplit = 0;
+};
+
+void outerBody(void *Ctx, int64_t Lo, int64_t Hi) {
+  auto *O = static_cast<Outer *>(Ctx);
+  Record Inner;
+  Inner.Hits.assign(8, 0);
+  kilnParallelFor(record, &Inner, 8, 1);
+  std::lock_guard<std::mutex> L(O->M);
+  O->Ranges.push_back({Lo, Hi});
+  O->InnerSplit += Inner.Ranges.size() > 1;
+}
+
+TEST(ThreadPool, EvenGrainSplitsOnlyEqualShares) {
+  ThreadsScope Scope(2);
+  // 4 blocks on 2 threads: the outer loop splits, its inner loops run
+  // inline.
+  Outer Four;
+  kilnParallelFor(outerBody, &Four, 4, -1);
+  EXPECT_EQ(Four.Ranges.size(), 4u);
+  EXPECT_EQ(Four.InnerSplit, 0);
+  // 3 blocks would leave a thread idle a third of the time: the outer loop
+  // runs whole on the caller and its inner loop splits.
+  Outer Three;
+  kilnParallelFor(outerBody, &Three, 3, -1);
+  ASSERT_EQ(Three.Ranges.size(), 1u);
+  EXPECT_EQ(Three.Ranges.front(), (std::pair<int64_t, int64_t>{0, 3}));
+  EXPECT_EQ(Three.InnerSplit, 1);
+}
+
 TEST(ThreadPool, NestedLoopsRunInline) {
   ThreadsScope Scope(2);
   Record R;

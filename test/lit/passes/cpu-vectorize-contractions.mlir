@@ -1027,3 +1027,32 @@ func.func @depthwise_shared_pad_small(%x: memref<1x2x28x28xf32>, %w: memref<2x1x
   memref.dealloc %p : memref<1x2x30x30xf32>
   return
 }
+
+// -----
+
+// Rows in 2 cache blocks of 64 around 3 k blocks (a BERT-base projection's
+// shape): the register tile rows inside split as before, and the row
+// blocks carry the even-shares grain (-1): with 2 (or 1) threads the
+// runtime splits them instead, one dispatch in all; with 3 or 4 the rows.
+// The k blocks never split.
+// AVX2-LABEL: func.func @row_blocks_even
+// AVX2: scf.for {{.*}} = %c0 to %c128 step %c64 {
+// AVX2: scf.for {{.*}} = %c0 to %c768 step %c{{[0-9]+}} {
+// AVX2: scf.for {{.*}} = %c0 to %c64 step %c4 {
+// AVX2: } {kiln.parallel}
+// AVX2-NEXT: }
+// AVX2-NEXT: } {kiln.parallel = -1 : i64}
+// AVX2-NEXT: return
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @row_blocks_even(%a: memref<128x768xf32>, %b: memref<768x96xf32>, %c: memref<128x96xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<128x768xf32>, memref<768x96xf32>) outs(%c : memref<128x96xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
