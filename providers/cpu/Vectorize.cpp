@@ -425,6 +425,12 @@ bool matmulKCacheTiled(linalg::GenericOp g, const MatmulMatch &mm) {
   return !g->hasAttr(kNoCacheTiles) && kCacheTiled(m, r[mm.n], r[mm.k]);
 }
 
+bool besideMultiplyAdds(Operation *op) {
+  return llvm::any_of(*op->getBlock(), [](Operation &o) {
+    return isa<vector::FMAOp, vector::OuterProductOp, vector::ContractionOp>(o);
+  });
+}
+
 /// Returns the buffer the matmuls accumulate into.
 Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId) {
   OpBuilder b(g);
@@ -789,11 +795,10 @@ void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
   });
   // Only stores hoisted out of the k loop hold finished sums: a store next
   // to the FMAs (not hoisted) would see the epilogue at every k step.
-  bool hoisted = !writes.empty() && llvm::all_of(writes, [](vector::TransferWriteOp w) {
-    return llvm::none_of(*w->getBlock(), [](Operation &op) {
-      return isa<vector::FMAOp, vector::OuterProductOp, vector::ContractionOp>(op);
-    });
-  });
+  bool hoisted =
+      !writes.empty() && llvm::all_of(writes, [](vector::TransferWriteOp w) {
+        return !besideMultiplyAdds(w);
+      });
   if (!hoisted)
     return;
   // e's output viewed as C: the same buffer, or collapsed like C was.

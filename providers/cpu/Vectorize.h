@@ -75,8 +75,11 @@ mlir::Value collapsedOutput(mlir::OpBuilder &b, mlir::Location loc,
                             llvm::ArrayRef<mlir::ReassociationIndices> groups);
 /// Whether an M x N x K matmul's k loop is split into cache tiles.
 bool kCacheTiled(int64_t M, int64_t N, int64_t K);
+/// Whether `op` sits in a k loop's body, beside its multiply-adds: a C tile
+/// read or written there is a partial sum, not hoisted out of the k loop.
+bool besideMultiplyAdds(mlir::Operation *op);
 
-// Convolutions through im2col (VectorizeConv.cpp).
+// How a conv's output starts (VectorizeWindows.cpp; used by both kinds).
 /// How a conv's, depthwise conv's or pool's output starts before it
 /// accumulates: a fill with a scalar (a max pool's -inf, a conv without
 /// bias) or the bias broadcast over the channels (`op` writes it).
@@ -88,6 +91,7 @@ struct OutputInit {
 /// a per-channel broadcast (loops n, c, h, w; the input indexed by c).
 std::optional<OutputInit> matchOutputInit(mlir::linalg::GenericOp g);
 
+// Convolutions through im2col (VectorizeConv.cpp).
 int64_t convGroups(mlir::linalg::GenericOp g);
 bool convKCacheTiled(mlir::linalg::GenericOp g, int64_t groups);
 mlir::Value rewriteConv(mlir::linalg::GenericOp g, int64_t groups,

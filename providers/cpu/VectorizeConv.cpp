@@ -430,10 +430,7 @@ bool startAccumulatorsFromInit(const AccumulatorInit &a) {
             r.getVectorType().getRank() == 1 && !r.getMask() &&
             r.getPermutationMap().isMinorIdentity() &&
             llvm::all_of(r.getInBoundsValues(), [](bool v) { return v; }) &&
-            llvm::none_of(*r->getBlock(), [](Operation &o) {
-              return isa<vector::FMAOp, vector::OuterProductOp,
-                         vector::ContractionOp>(o);
-            });
+            !besideMultiplyAdds(r);
       reads.push_back(std::move(read));
     });
   if (!ok || reads.empty())
