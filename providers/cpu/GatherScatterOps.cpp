@@ -33,7 +33,7 @@ LogicalResult checkIndexRange(OpBuilder &b, Location l, Operation *op,
                                    << *bound << ", " << *bound << ")";
       return success();
     }
-  // The least and the greatest index, one reduction each.
+  // The least and the greatest index, in one pass over the indices.
   auto it = typeOf(indices);
   MLIRContext *ctx = b.getContext();
   Type i64 = b.getI64Type();
@@ -47,26 +47,26 @@ LogicalResult checkIndexRange(OpBuilder &b, Location l, Operation *op,
         .getResult(0);
   };
   int64_t rank = it.getRank();
-  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
-                                 AffineMap::get(rank, 0, {}, ctx)};
+  AffineMap all = AffineMap::getMultiDimIdentityMap(rank, ctx),
+            none = AffineMap::get(rank, 0, {}, ctx);
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::reduction);
-  auto extreme = [&](bool greatest) -> Value {
-    int64_t start = greatest ? std::numeric_limits<int64_t>::min()
-                             : std::numeric_limits<int64_t>::max();
-    auto r = b.create<linalg::GenericOp>(
-        l, TypeRange{scalar}, ValueRange{indices}, ValueRange{init(start)},
-        maps, iters, [&](OpBuilder &nb, Location nl, ValueRange a) {
-          Value v = a[0].getType() == i64
-                        ? a[0]
-                        : nb.create<arith::ExtSIOp>(nl, i64, a[0]);
-          Value m = greatest
-                        ? nb.create<arith::MaxSIOp>(nl, a[1], v).getResult()
-                        : nb.create<arith::MinSIOp>(nl, a[1], v).getResult();
-          nb.create<linalg::YieldOp>(nl, m);
-        });
-    return b.create<tensor::ExtractOp>(l, r.getResult(0), ValueRange{});
-  };
-  Value lo = extreme(false), hi = extreme(true);
+  auto extremes = b.create<linalg::GenericOp>(
+      l, TypeRange{scalar, scalar}, ValueRange{indices},
+      ValueRange{init(std::numeric_limits<int64_t>::max()),
+                 init(std::numeric_limits<int64_t>::min())},
+      ArrayRef<AffineMap>{all, none, none}, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value v = a[0].getType() == i64
+                      ? a[0]
+                      : nb.create<arith::ExtSIOp>(nl, i64, a[0]);
+        nb.create<linalg::YieldOp>(
+            nl, ValueRange{nb.create<arith::MinSIOp>(nl, a[1], v),
+                           nb.create<arith::MaxSIOp>(nl, a[2], v)});
+      });
+  Value lo =
+            b.create<tensor::ExtractOp>(l, extremes.getResult(0), ValueRange{}),
+        hi =
+            b.create<tensor::ExtractOp>(l, extremes.getResult(1), ValueRange{});
   Value nI = b.create<arith::IndexCastOp>(l, i64, n);
   Value minusN =
       b.create<arith::SubIOp>(l, b.create<arith::ConstantIntOp>(l, 0, 64), nI);

@@ -5,12 +5,12 @@
 // Constant indices are checked at compile time and cost nothing.
 
 // CHECK-LABEL: func.func @gather_runtime
-// CHECK: %[[MIN:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%arg1 : tensor<2xi64>)
+// CHECK: %[[EXT:.*]]:2 = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%arg1 : tensor<2xi64>)
 // CHECK: arith.minsi
-// CHECK: %[[LO:.*]] = tensor.extract %[[MIN]][]
-// CHECK: %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%arg1 : tensor<2xi64>)
 // CHECK: arith.maxsi
-// CHECK: %[[HI:.*]] = tensor.extract %[[MAX]][]
+// CHECK-NOT: linalg.generic
+// CHECK: %[[LO:.*]] = tensor.extract %[[EXT]]#0[]
+// CHECK: %[[HI:.*]] = tensor.extract %[[EXT]]#1[]
 // CHECK: %[[N:.*]] = arith.index_cast %c4 : index to i64
 // CHECK: %[[ABOVE:.*]] = arith.cmpi sge, %[[HI]], %[[N]]
 // CHECK: %[[BAD:.*]] = arith.select %[[ABOVE]], %[[HI]], %[[LO]]
