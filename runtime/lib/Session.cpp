@@ -1112,6 +1112,13 @@ kiln_status kiln_model_output_shape(const kiln_model_info *Model, const kiln_ten
     return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_output_shape: no model, shape "
                                              "array or output " + std::to_string(Index));
   try {
+    if (hasShapeVariants(*Model)) {
+      // Sized by the variant that runs these inputs.
+      const kiln_model_info *Variant = nullptr;
+      if (kiln_status St = kiln_model_select(Model, Inputs, NumInputs, &Variant))
+        return St;
+      return kiln_model_output_shape(Variant, Inputs, NumInputs, Index, Shape);
+    }
     if (!kiln::rt::hasRuntimeSizes(*Model)) {
       kiln_model_shape_at(Model, 1, Index, Shape);
       return KILN_OK;

@@ -253,6 +253,21 @@ TEST(ShapeVariants, CombinationNotCompiled) {
   EXPECT_EQ(Which, 0);
 }
 
+TEST(ShapeVariants, OutputShapeFollowsTheSelectedVariant) {
+  RowsModel M;
+  std::vector<float> X(6);
+  const int64_t XShape[3] = {1, 3, 2}, Bad[3] = {1, 4, 2};
+  kiln_tensor In[] = {floatTensor("x", X, XShape, 3)};
+  int64_t Y[2] = {0, 0};
+  ASSERT_EQ(kiln_model_output_shape(&M.Top, In, 1, 0, Y), KILN_OK);
+  EXPECT_EQ(Y[0], 1);
+  EXPECT_EQ(Y[1], 3);
+  // No variant for a sequence of 4: the selection's error.
+  In[0].shape = Bad;
+  EXPECT_EQ(kiln_model_output_shape(&M.Top, In, 1, 0, Y),
+            KILN_ERROR_SHAPE_MISMATCH);
+}
+
 TEST(ShapeVariants, ModelSelect) {
   RowsModel M;
   std::vector<float> X(4);

@@ -462,19 +462,18 @@ int run(const Options &Opts) {
   for (int32_t I = 0; I < M.num_outputs; ++I) {
     HostValue &V = Outputs[I];
     V.Kind = kiln_model_value_kind(&M, true, I);
-    if (V.isTensor() && kiln_model_has_runtime_sizes(Selected)) {
-      // The shape function sizes the outputs for these inputs.
+    if (V.isTensor()) {
+      // Sized for these inputs: by the selected variant, or by the shape
+      // function of a model with run-time sizes.
       const kiln_tensor_info &Info = M.outputs[I];
       V.Tensor.Name = Info.name;
       V.Tensor.DType = Info.dtype;
       V.Tensor.Shape.resize(Info.rank);
-      if (kiln_model_output_shape(Selected, InViews.data(),
+      if (kiln_model_output_shape(&M, InViews.data(),
                                   static_cast<int32_t>(InViews.size()), I,
                                   V.Tensor.Shape.data()) != KILN_OK)
         throw Failure{kiln_last_error()};
       V.Tensor.allocate();
-    } else if (V.isTensor()) {
-      V.Tensor = tensorFor(*Selected, true, I);
     } else {
       V.setName(M.outputs[I].name);
       NewSequence(M.outputs[I].dtype, OutSeqs[I]);

@@ -194,8 +194,10 @@ void kiln_model_shape_at(const kiln_model_info *model, int32_t is_output,
  * like kiln_session_run's; only their shapes are read. Size each output
  * buffer with it before the run. KILN_ERROR_SHAPE_MISMATCH (kiln_last_error
  * says why) when two inputs disagree on a symbolic dimension or one
- * exceeds its bound (kiln compile --dim-max). For any other model, its
- * shape as compiled (kiln_model_shape_at). */
+ * exceeds its bound (kiln compile --dim-max). For a model with shape
+ * variants, the shape on the variant kiln_model_select picks for `inputs`
+ * (failing as it does). For any other model, its shape as compiled
+ * (kiln_model_shape_at). */
 kiln_status kiln_model_output_shape(const kiln_model_info *model,
                                     const kiln_tensor *inputs,
                                     int32_t num_inputs, int32_t index,
