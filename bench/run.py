@@ -12,6 +12,10 @@
       intra_op_num_threads N, the thread counts and the two runtimes
       interleaved in each round; medians over the rounds, and the spread;
       the speed-ups xN are medians of each round's own ratio)
+  python3 bench/run.py --python mlp lenet
+      (both through Python: kiln's InferenceSession (build/python) beside
+      onnxruntime's, and kiln-run's C API time beside them; the difference
+      is what kiln's Python layer costs per run)
 
 Compiles each model with kiln, times it with `kiln-run --iterations`, times
 ONNX Runtime (CPU, one intra-op thread, all graph optimizations) on the
@@ -76,6 +80,8 @@ def main():
     ap.add_argument("--pin-shapes", action="store_true",
                     help="compile each model for its data set's input shapes (symbolic "
                          "dims pinned) instead of for any size")
+    ap.add_argument("--python", action="store_true",
+                    help="time kiln through its Python InferenceSession too")
     ap.add_argument("models", nargs="*")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
@@ -87,16 +93,14 @@ def main():
     kiln = os.path.join(args.build, "bin", "kiln")
     runner = os.path.join(args.build, "bin", "kiln-run")
     width = max([12] + [len(n) for n in names])
+    if args.python:
+        return run_python(args, names, out, kiln, runner, width)
     if threads != [1]:
         return run_threads(args, names, threads, out, kiln, runner, width)
     print(f"{'model':<{width}} {'kiln ms':>10} {'ORT ms':>10} {'ORT/kiln':>9}")
     for name in names:
         model, data, feeds = prepare(args, name, out, kiln)
-        res = subprocess.run([runner, os.path.join(out, f"lib{name}.so"), "--inputs-dir", data,
-                              "--threads", "1", "--iterations", str(args.iterations),
-                              "--warmup", str(args.warmup)],
-                             check=True, capture_output=True, text=True)
-        kiln_ms = json.loads(res.stdout.strip().splitlines()[-1])["median_ms"]
+        kiln_ms = kiln_run_ms(args, runner, out, name, data, 1)
         ort_ms = ort_median_ms(model, feeds, args.iterations, args.warmup)
         print(f"{name:<{width}} {kiln_ms:>10.3f} {ort_ms:>10.3f} {ort_ms / kiln_ms:>9.2f}")
 
@@ -129,6 +133,38 @@ def load_feeds(model, data):
     return feeds
 
 
+def kiln_run_ms(args, runner, out, name, data, threads):
+    """kiln-run's median over --iterations runs (the C API's time)."""
+    res = subprocess.run([runner, os.path.join(out, f"lib{name}.so"), "--inputs-dir", data,
+                          "--threads", str(threads), "--iterations", str(args.iterations),
+                          "--warmup", str(args.warmup)],
+                         check=True, capture_output=True, text=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])["median_ms"]
+
+
+def run_python(args, names, out, kiln, runner, width):
+    """Both runtimes through Python's InferenceSession.run, one thread."""
+    sys.path.insert(0, os.path.join(args.build, "python"))
+    import kiln as kiln_py
+    print(f"{'model':<{width}} {'kiln py ms':>10} {'kiln C ms':>10} {'ORT py ms':>10} "
+          f"{'ORT/kiln':>9} {'py cost us':>10}")
+    for name in names:
+        model, data, feeds = prepare(args, name, out, kiln)
+        opts = kiln_py.SessionOptions()
+        opts.intra_op_num_threads = 1
+        ks = kiln_py.InferenceSession(os.path.join(out, f"lib{name}.so"), opts)
+        os_ = ort_session(model, 1)
+        kp, kc, op = [], [], []
+        for _ in range(args.rounds):
+            kp.append(ort_run_ms(ks, feeds, args.iterations, args.warmup))
+            kc.append(kiln_run_ms(args, runner, out, name, data, 1))
+            op.append(ort_run_ms(os_, feeds, args.iterations, args.warmup))
+        k, c, o = (statistics.median(v) for v in (kp, kc, op))
+        print(f"{name:<{width}} {k:>10.4f} {c:>10.4f} {o:>10.4f} {o / k:>9.2f} "
+              f"{(k - c) * 1e3:>10.1f}")
+    return 0
+
+
 def run_threads(args, names, threads, out, kiln, runner, width):
     head = f"{'model':<{width}} {'threads':>7} {'kiln ms':>10} {'ORT ms':>10} {'ORT/kiln':>9}"
     head += f" {'kiln xN':>8} {'ORT xN':>7}  kiln spread  kiln xN per round"
@@ -140,11 +176,7 @@ def run_threads(args, names, threads, out, kiln, runner, width):
         ort_ms = {t: [] for t in threads}
         for _ in range(args.rounds):
             for t in threads:
-                res = subprocess.run([runner, os.path.join(out, f"lib{name}.so"), "--inputs-dir",
-                                      data, "--threads", str(t), "--iterations",
-                                      str(args.iterations), "--warmup", str(args.warmup)],
-                                     check=True, capture_output=True, text=True)
-                kiln_ms[t].append(json.loads(res.stdout.strip().splitlines()[-1])["median_ms"])
+                kiln_ms[t].append(kiln_run_ms(args, runner, out, name, data, t))
                 ort_ms[t].append(ort_run_ms(sessions[t], feeds, args.iterations, args.warmup))
         base = threads[0]
         for t in threads:

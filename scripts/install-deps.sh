@@ -6,7 +6,7 @@ set -euo pipefail
 APT_PACKAGES=(cmake ninja-build ccache clang-19 lld-19 llvm-19-dev llvm-19-tools
   libmlir-19-dev mlir-19-tools libprotobuf-dev protobuf-compiler libgtest-dev
   libclang-rt-19-dev
-  python3 python3-pip)
+  python3 python3-pip python3-dev python3-venv)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

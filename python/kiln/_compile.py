@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 from . import _errors
@@ -33,7 +34,8 @@ def tool(name):
     if os.access(path, os.X_OK):
         return path
     found = shutil.which(name)
-    if found and os.path.realpath(found) != os.path.realpath(os.sys.argv[0] or ""):
+    # Not the console script that is running (it would exec itself).
+    if found and os.path.realpath(found) != os.path.realpath(sys.argv[0] or ""):
         return found
     raise _errors.NoSuchFile("kiln: the %s binary is not installed with the package "
                              "(looked in %s/bin and on PATH)" % (name, _PKG))
@@ -150,7 +152,7 @@ def _run_compiler(model_path, out_prefix, flags):
         cmd.remove("-q")
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if os.environ.get("KILN_VERBOSE"):
-        print(r.stderr, end="", file=os.sys.stderr)
+        print(r.stderr, end="", file=sys.stderr)
     if r.returncode != 0:
         lines = [l for l in r.stderr.splitlines() if l.strip()]
         raise _errors.InvalidGraph("\n".join(lines[-20:]) or

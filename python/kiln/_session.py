@@ -201,6 +201,13 @@ class InferenceSession:
             self._in_index[name] = (i, kind, code, _types.NUMPY.get(code),
                                     _types.RAW.get(code))
         self._out_index = {name: i for i, (name, _, _, _) in enumerate(self._lib.outputs)}
+        # Outputs of one shape for every run, made here as numpy arrays:
+        # (shape, dtype) or None.
+        self._static_out = [
+            (tuple(shape), _types.NUMPY[code]) if kind == 0 and shape is not None and
+            all(isinstance(d, int) for d in shape) and code in _types.NUMPY and
+            code != _types.STRING and code not in _types.RAW else None
+            for _, code, shape, kind in self._lib.outputs]
         self._profiling = False
         if options.enable_profiling:
             _call(self._sess.enable_profiling)
@@ -292,7 +299,8 @@ class InferenceSession:
         """Outputs named (None: all), as numpy arrays, for the inputs in
         input_feed ({name: array}); a sequence output is a list of arrays,
         a none optional None."""
-        outs = _call(self._sess.run, self._specs(input_feed))
+        preset = [np.empty(*o) if o else None for o in self._static_out]
+        outs = _call(self._sess.run, self._specs(input_feed), preset)
         if output_names:
             try:
                 idx = [self._out_index[n] for n in output_names]

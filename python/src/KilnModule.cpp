@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace nb = nanobind;
@@ -262,20 +263,22 @@ public:
     if (!Trace)
       Trace = std::make_unique<kiln::Trace>();
     for (auto &S : Idle)
-      Trace->attach(*S);
+      attach(*S);
     Profiling = true;
   }
 
-  /// Writes the trace collected so far to Path and stops profiling.
+  /// Writes the trace collected so far to Path and stops profiling. A run
+  /// in flight still records into the trace, so it is kept (retired) until
+  /// the pool goes; its session is detached when it comes back.
   void endProfiling(const std::string &Path) {
     std::lock_guard<std::mutex> Lock(Mutex);
     if (!Trace)
       fail(KILN_ERROR_INVALID_ARGUMENT, "profiling is not enabled");
     kiln::Status St = Trace->write(Path.c_str());
     for (auto &S : Idle)
-      S->setProfiler(nullptr, nullptr);
+      detach(*S);
     Profiling = false;
-    Trace.reset();
+    Retired.push_back(std::move(Trace));
     if (!St)
       fail(St.code(), St.message());
   }
@@ -284,7 +287,10 @@ public:
   /// a list of triples for a sequence, None for a none optional. Returns
   /// one object per model output: an array, a (shape, list of bytes) pair
   /// for strings, a list for a sequence, None for a none optional.
-  nb::list run(nb::list Inputs) {
+  /// Preset: per output, None or an array the Python side made for a
+  /// static output (cheaper than wrapping a buffer from here), written in
+  /// place and returned.
+  nb::list run(nb::list Inputs, nb::list Preset) {
     const kiln_model_info &M = Lib->model();
     std::vector<HostInput> In(nb::len(Inputs));
     std::vector<kiln_tensor> InViews(In.size());
@@ -329,6 +335,14 @@ public:
         OutViews[I] = Seqs[I].tensor(Info.name);
         continue;
       }
+      nb::handle Given = Preset[I];
+      if (!Given.is_none()) {
+        auto A = nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(Given);
+        Shapes[I].assign(Info.shape, Info.shape + Info.rank);
+        OutViews[I] = {Info.name,        Info.dtype, Info.rank,
+                       Shapes[I].data(), A.data(),   A.nbytes()};
+        continue;
+      }
       Shapes[I].resize(Info.rank);
       check(kiln_model_output_shape(&M, InViews.data(),
                                     static_cast<int32_t>(InViews.size()), I,
@@ -357,7 +371,9 @@ public:
     for (int32_t I = 0; I < NumOut; ++I) {
       int32_t Kind = kiln_model_value_kind(&M, true, I);
       if (Kind == KILN_VALUE_TENSOR) {
-        if (M.outputs[I].dtype == KILN_DTYPE_STRING)
+        if (!Preset[I].is_none())
+          Out.append(Preset[I]);
+        else if (M.outputs[I].dtype == KILN_DTYPE_STRING)
           Out.append(tensorObject(OutViews[I]));
         else
           Out.append(toNumpy(M.outputs[I].dtype, Shapes[I], std::move(Buffers[I])));
@@ -461,20 +477,33 @@ private:
       DeviceIO = S->hasDeviceIO();
     }
     if (Profiling)
-      Trace->attach(*S);
+      attach(*S);
     return S.release();
   }
 
   void release(kiln::Session *S) {
     std::lock_guard<std::mutex> Lock(Mutex);
+    if (!Profiling && !Attached.empty())
+      detach(*S);
     Idle.emplace_back(S);
+  }
+
+  void attach(kiln::Session &S) {
+    Trace->attach(S);
+    Attached.insert(&S);
+  }
+  void detach(kiln::Session &S) {
+    if (Attached.erase(&S))
+      S.setProfiler(nullptr, nullptr);
   }
 
   Library *Lib; // kept alive by the Python object (keep_alive)
   kiln_session_options Options{};
   std::mutex Mutex;
-  // Declared before the sessions, which point at it, so it outlives them.
+  // Declared before the sessions, which point at them, to outlive them.
   std::unique_ptr<kiln::Trace> Trace;
+  std::vector<std::unique_ptr<kiln::Trace>> Retired;
+  std::unordered_set<kiln::Session *> Attached;
   std::vector<std::unique_ptr<kiln::Session>> Idle;
   bool Profiling = false;
   std::string Provider, ProviderNote;
