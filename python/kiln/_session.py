@@ -67,30 +67,40 @@ class ExecutionMode(enum.IntEnum):
     ORT_PARALLEL = 1
 
 
-class SessionOptions:
-    """ONNX Runtime's SessionOptions: the fields kiln uses, and the others
-    ONNX Runtime code commonly sets (accepted, without effect)."""
-    __slots__ = ("intra_op_num_threads", "inter_op_num_threads", "execution_mode",
-                 "graph_optimization_level", "enable_profiling", "profile_file_prefix",
-                 "log_severity_level", "log_verbosity_level", "logid",
-                 "optimized_model_filepath", "enable_cpu_mem_arena", "enable_mem_pattern",
-                 "enable_mem_reuse", "use_deterministic_compute", "_config")
+class _Fields:
+    """Options as plain attributes with defaults (_DEFAULTS); a misspelled
+    one is an AttributeError, as on ONNX Runtime's objects."""
+    __slots__ = ()
+    _DEFAULTS = {}
 
     def __init__(self):
-        self.intra_op_num_threads = 0  # 0: KILN_NUM_THREADS, else the physical cores
-        self.inter_op_num_threads = 0
-        self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
-        self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.enable_profiling = False
-        self.profile_file_prefix = "kiln_profile"
-        self.log_severity_level = 2
-        self.log_verbosity_level = 0
-        self.logid = ""
-        self.optimized_model_filepath = ""
-        self.enable_cpu_mem_arena = True
-        self.enable_mem_pattern = True
-        self.enable_mem_reuse = True
-        self.use_deterministic_compute = False  # kiln always is
+        for k, v in self._DEFAULTS.items():
+            setattr(self, k, v)
+
+
+class SessionOptions(_Fields):
+    """ONNX Runtime's SessionOptions: the fields kiln uses, and the others
+    ONNX Runtime code commonly sets (accepted, without effect)."""
+    _DEFAULTS = {
+        "intra_op_num_threads": 0,  # 0: KILN_NUM_THREADS, else the physical cores
+        "inter_op_num_threads": 0,
+        "execution_mode": ExecutionMode.ORT_SEQUENTIAL,
+        "graph_optimization_level": GraphOptimizationLevel.ORT_ENABLE_ALL,
+        "enable_profiling": False,
+        "profile_file_prefix": "kiln_profile",
+        "log_severity_level": 2,
+        "log_verbosity_level": 0,
+        "logid": "",
+        "optimized_model_filepath": "",
+        "enable_cpu_mem_arena": True,
+        "enable_mem_pattern": True,
+        "enable_mem_reuse": True,
+        "use_deterministic_compute": False,  # kiln always is
+    }
+    __slots__ = tuple(_DEFAULTS) + ("_config",)
+
+    def __init__(self):
+        super().__init__()
         self._config = {}
 
     def add_session_config_entry(self, key, value):
@@ -102,17 +112,10 @@ class SessionOptions:
         return self._config[key]
 
 
-class RunOptions:
-    __slots__ = ("log_severity_level", "log_verbosity_level", "logid", "run_tag",
-                 "terminate", "only_execute_path_to_fetches")
-
-    def __init__(self):
-        self.log_severity_level = 2
-        self.log_verbosity_level = 0
-        self.logid = ""
-        self.run_tag = ""
-        self.terminate = False
-        self.only_execute_path_to_fetches = False
+class RunOptions(_Fields):
+    _DEFAULTS = {"log_severity_level": 2, "log_verbosity_level": 0, "logid": "",
+                 "run_tag": "", "terminate": False, "only_execute_path_to_fetches": False}
+    __slots__ = tuple(_DEFAULTS)
 
 
 class NodeArg:

@@ -9,23 +9,14 @@ except ImportError:  # pragma: no cover - without it those types travel raw
 
 STRING = 8
 
-# code: (ONNX Runtime's name, numpy dtype or None, raw dtype to pass numpy
-# buffers of types the buffer protocol does not know)
-_TABLE = {
-    1: ("float", np.float32),
-    2: ("uint8", np.uint8),
-    3: ("int8", np.int8),
-    4: ("uint16", np.uint16),
-    5: ("int16", np.int16),
-    6: ("int32", np.int32),
-    7: ("int64", np.int64),
-    8: ("string", np.object_),
-    9: ("bool", np.bool_),
-    10: ("float16", np.float16),
-    11: ("double", np.float64),
-    12: ("uint32", np.uint32),
-    13: ("uint64", np.uint64),
-}
+# code: (ONNX Runtime's name, numpy's)
+_TABLE = {1: ("float", "float32"), 2: ("uint8", "uint8"), 3: ("int8", "int8"),
+          4: ("uint16", "uint16"), 5: ("int16", "int16"), 6: ("int32", "int32"),
+          7: ("int64", "int64"), 8: ("string", "object"), 9: ("bool", "bool"),
+          10: ("float16", "float16"), 11: ("double", "float64"), 12: ("uint32", "uint32"),
+          13: ("uint64", "uint64")}
+# code: (ONNX Runtime's name, ml_dtypes', the raw dtype its bytes travel as
+# when the buffer protocol cannot describe it)
 _ML = {
     16: ("bfloat16", "bfloat16", np.uint16),
     17: ("float8e4m3fn", "float8_e4m3fn", np.uint8),
