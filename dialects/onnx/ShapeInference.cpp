@@ -953,6 +953,8 @@ LogicalResult resolveSplit(Operation *op, int64_t dim,
   if (dim == ShapedType::kDynamic)
     return failure();
   int64_t parts = getIntAttr(op, "num_outputs", n);
+  if (parts <= 0) // splitRule reports it; nothing to divide by
+    return failure();
   int64_t chunk = (dim + parts - 1) / parts;
   if (!op->hasAttr("num_outputs"))
     chunk = dim / parts;
@@ -992,6 +994,14 @@ LogicalResult splitRule(const Ctx &c) {
   int64_t axis = normAxis(getIntAttr(c.op, "axis", 0), x.getRank());
   if (axis < 0 || axis >= x.getRank())
     return c.fail() << "axis out of range";
+  if (c.op->hasAttr("num_outputs")) {
+    int64_t parts = getIntAttr(c.op, "num_outputs", 0);
+    if (parts != static_cast<int64_t>(c.op->getNumResults()))
+      return c.fail() << "num_outputs is " << parts << " but the node has "
+                      << c.op->getNumResults() << " outputs";
+  }
+  if (c.op->getNumResults() == 0)
+    return c.fail() << "has no outputs";
   SmallVector<int64_t> sizes;
   if (failed(resolveSplit(c.op, x.getDimSize(axis), sizes)))
     return success();

@@ -312,6 +312,10 @@ def build(kind):
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         m.ir_version = 8
         return m
+    if kind == "split-num-outputs":
+        # num_outputs says 3, the node has 2 outputs (opset 18).
+        return single("Split", "split3", [("x", F, [6])], [("a", F, [3]), ("b", F, [3])],
+                      opset=18, axis=0, num_outputs=3)
     if kind in ("neg-dim", "dup-name", "cycle", "unsorted", "self-loop", "huge-constant",
                 "overflow-constant", "overflow-input", "short-initializer", "undefined-input"):
         return graph_rules(kind)
