@@ -14,6 +14,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -121,6 +122,14 @@ def _external_files(data, path):
     return out
 
 
+def _has_onnx():
+    try:
+        import onnx  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
 def _metadata(data):
     """What get_modelmeta and NodeArg need from the ONNX model (needs onnx)."""
     try:
@@ -209,12 +218,20 @@ def compile_model(model, output, providers=None, **options):
             _run_compiler(path, output, flags)
     else:
         _run_compiler(path, output, flags)
-    name = os.path.basename(output)
-    result = {"object": os.path.join(out_dir, name + ".o"),
+    base = os.path.basename(output)
+    # The model's C name (compiler/Pipeline.cpp, modelNameFor) names the
+    # header and libraries; the object keeps the prefix as given.
+    name = re.sub("[^A-Za-z0-9]", "_", base)
+    if not name or name[0].isdigit():
+        name = "m_" + name
+    result = {"object": os.path.join(out_dir, base + ".o"),
               "header": os.path.join(out_dir, name + ".h"),
               "static": os.path.join(out_dir, "lib%s.a" % name),
               "shared": os.path.join(out_dir, "lib%s.so" % name)}
-    return {k: v for k, v in result.items() if os.path.exists(v)}
+    missing = [p for p in result.values() if not os.path.exists(p)]
+    if missing:
+        raise _errors.Fail("kiln compile did not write %s" % ", ".join(missing))
+    return result
 
 
 def cached_library(model, flags):
@@ -224,7 +241,7 @@ def cached_library(model, flags):
     compiler = tool("kiln")
     st = os.stat(compiler)
     h = hashlib.sha256()
-    for part in ("kiln-cache 1", _kiln.version(), "%s %d %d" % (os.path.realpath(compiler),
+    for part in ("kiln-cache 1", _kiln.version(), "onnx" if _has_onnx() else "", "%s %d %d" % (os.path.realpath(compiler),
                  st.st_size, st.st_mtime_ns), _cpu_id(), "\0".join(flags),
                  repr(_external_files(data, path))):
         h.update(part.encode())
@@ -252,6 +269,9 @@ def cached_library(model, flags):
                     for n in os.listdir(tmp):  # keep the library and metadata
                         if n not in ("libmodel.so", "meta.json"):
                             os.remove(os.path.join(tmp, n))
+                    os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide it from others
+                    if os.path.isdir(entry):  # left without its library
+                        shutil.rmtree(entry, ignore_errors=True)
                     try:
                         os.rename(tmp, entry)
                     except OSError:

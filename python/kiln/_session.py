@@ -3,7 +3,8 @@ NodeArg, IOBinding."""
 import datetime
 import enum
 import os
-import threading
+import re
+import warnings
 
 import numpy as np
 
@@ -41,14 +42,20 @@ def get_device():
 
 def _kiln_providers(providers):
     """kiln's names, in order, for ONNX Runtime's or kiln's names (a name or
-    a (name, options) pair each); unknown names are an error."""
+    a (name, options) pair each). As ONNX Runtime, a provider kiln does not
+    have is skipped with a warning; so are provider options."""
     out = []
     for p in providers:
         name = p[0] if isinstance(p, (tuple, list)) else p
         k = _KILN_NAMES.get(name, name.lower() if isinstance(name, str) else name)
         if k not in _ORT_NAMES:
-            raise _errors.InvalidArgument(
-                "Unknown provider %r: kiln has %s" % (name, ", ".join(get_all_providers())))
+            warnings.warn("kiln has no provider %r (it has %s): skipped"
+                          % (name, ", ".join(get_all_providers())), stacklevel=3)
+            continue
+        opts = dict(p[1]) if isinstance(p, (tuple, list)) and len(p) > 1 and p[1] else {}
+        if {k: v for k, v in opts.items() if (k, str(v)) != ("device_id", "0")}:
+            warnings.warn("kiln ignores the options %s of %s (it runs on device 0)"
+                          % (sorted(opts), name), stacklevel=3)
         if k not in out:
             out.append(k)
     return out
@@ -144,6 +151,26 @@ class ModelMetadata:
         self.custom_metadata_map = dict(meta.get("custom_metadata_map", {}))
 
 
+_LOADED = {}
+
+
+def _fresh_path(path):
+    """dlopen returns the library already loaded from a path even when the
+    file has been rewritten since (a recompile to the same -o): then load a
+    copy under a new name instead."""
+    st = os.stat(path)
+    stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    seen = _LOADED.setdefault(path, stamp)
+    if seen == stamp:
+        return path
+    import shutil
+    import tempfile
+    fd, copy = tempfile.mkstemp(prefix="kiln-", suffix=".so")
+    os.close(fd)
+    shutil.copyfile(path, copy)
+    return copy
+
+
 def _call(fn, *args):
     try:
         return fn(*args)
@@ -179,15 +206,23 @@ class InferenceSession:
                      "-O%d" % (0 if level == 0 else 1 if level == 1 else 2)]
             flags += options._config.get("kiln.compile_flags", "").split()
             lib_path, meta = _compile.cached_library(path_or_bytes, flags)
-        self._lib = _call(_kiln.Library, lib_path)
+        self._lib = _call(_kiln.Library, _fresh_path(lib_path))
         self._meta = meta
         self._sess = _call(_kiln.Session, self._lib, int(options.intra_op_num_threads),
                            "cuda" not in use)
         dims = meta.get("dims", {})
 
+        # kiln names an unnamed symbolic dimension "<input>:<axis>"; ONNX
+        # Runtime shows it as None.
+        unnamed = re.compile("(%s):[0-9]+" % "|".join(
+            re.escape(n) for n, _, _, _ in self._lib.inputs)) if self._lib.inputs else None
+
         def args(values):
             out = []
             for name, code, shape, kind in values:
+                if shape is not None and unnamed is not None:
+                    shape = [None if isinstance(d, str) and unnamed.fullmatch(d) else d
+                             for d in shape]
                 onnx_dims = dims.get(name)
                 if shape is not None and onnx_dims and len(onnx_dims) == len(shape):
                     # The model's own dim_param where kiln compiled a symbol.
@@ -249,9 +284,19 @@ class InferenceSession:
 
     # --- running -------------------------------------------------------------
     def _tensor(self, name, value, code, dtype, raw):
+        if isinstance(value, OrtValue):
+            value = value.numpy()
         if code == _types.STRING:
             a = np.asarray(value, dtype=object)
-            items = [x.encode() if isinstance(x, str) else bytes(x) for x in a.ravel()]
+            items = []
+            for x in a.ravel():
+                if isinstance(x, str):
+                    x = x.encode()
+                if not isinstance(x, bytes) or b"\0" in x:
+                    raise _errors.InvalidArgument(
+                        "input %r: a string tensor holds str or bytes without NUL, not %r"
+                        % (name, x))
+                items.append(x)
             return (items, code, a.shape)
         if type(value) is not np.ndarray:
             value = np.asarray(value, dtype=dtype)
@@ -334,6 +379,8 @@ class InferenceSession:
         return IOBinding(self)
 
     def run_with_iobinding(self, iobinding, run_options=None):
+        """Runs on the bound values; sequence, optional and string values
+        cannot be bound (use run)."""
         iobinding._run()
 
 
@@ -415,6 +462,12 @@ class IOBinding:
     def _value_of(self, name, table, what):
         if name not in table:
             raise _errors.InvalidArgument("Invalid %s name: %s" % (what, name))
+        values = self._s._lib.inputs if what == "input" else self._s._lib.outputs
+        _, code, _, kind = next(v for v in values if v[0] == name)
+        if kind != 0 or code == _types.STRING:
+            raise _errors.InvalidArgument(
+                "%s '%s' is not a numeric tensor: IOBinding binds numeric tensors only "
+                "(use run())" % (what, name))
         return table[name]
 
     def bind_cpu_input(self, name, arr_on_cpu):
@@ -479,9 +532,11 @@ class IOBinding:
             raise _errors.InvalidArgument("Required inputs (%s) are not bound." % missing)
         ins = [self._inputs[n] for n in names]
         on_device = s._sess.provider == "cuda"
-        if not on_device and any(v._device != "cpu" for v in ins):
+        devices = [v._device for v in ins] + [
+            v if isinstance(v, str) else v._device for v in self._outputs.values()]
+        if not on_device and any(d != "cpu" for d in devices):
             raise _errors.InvalidArgument(
-                "an input is bound in CUDA memory but the session runs on the CPU")
+                "a value is bound in CUDA memory but the session runs on the CPU")
         temps = []
         if on_device:
             if not s._sess.has_device_io:
@@ -518,7 +573,9 @@ class IOBinding:
                 outs[k] = host
             else:
                 outs[k] = OrtValue(arr)
-        self._results = outs
+        # As ONNX Runtime: the bound outputs, in the order they were bound.
+        index = {n: i for i, (n, _, _, _) in enumerate(lib.outputs)}
+        self._results = [outs[index[n]] for n in self._outputs]
 
     def get_outputs(self):
         return list(self._results or [])

@@ -35,13 +35,17 @@ _ML = {
 # bytes travel as when the buffer protocol cannot describe it.
 NUMPY = {code: np.dtype(t) for code, (_, t) in _TABLE.items()}
 NAMES = {code: name for code, (name, _) in _TABLE.items()}
+# FROM_NUMPY: numpy dtype -> code; a raw stand-in never maps back (uint8
+# stays uint8 without ml_dtypes).
+FROM_NUMPY = {dt: code for code, dt in NUMPY.items()}
 RAW = {}
 for _code, (_name, _ml, _raw) in _ML.items():
     NAMES[_code] = _name
     _t = getattr(ml_dtypes, _ml, None) if ml_dtypes else None
     NUMPY[_code] = np.dtype(_t) if _t is not None else np.dtype(_raw)
     RAW[_code] = np.dtype(_raw)
-FROM_NUMPY = {dt: code for code, dt in NUMPY.items()}
+    if _t is not None:
+        FROM_NUMPY[np.dtype(_t)] = _code
 
 KINDS = {0: "tensor", 1: "seq", 2: "optional", 3: "optional_seq", 4: "tensor"}
 

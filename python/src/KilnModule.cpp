@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -134,6 +135,8 @@ private:
     int64_t Pos = 0;
     for (int32_t O = 0; O < M->num_outputs; ++O)
       for (int32_t K = 0; K < M->outputs[O].rank; ++K) {
+        if (kiln_model_value_kind(M, 1, O) != KILN_VALUE_TENSOR)
+          break; // only tensor outputs have size programs
         if (M->outputs[O].shape[K] >= 0)
           continue;
         int64_t Start = Pos;
@@ -221,7 +224,9 @@ void readTensor(nb::handle Spec, std::vector<int64_t> &Shape,
     T.size_bytes = Strings.size() * sizeof(const char *);
     return;
   }
-  auto A = nb::cast<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>(Tup[0]);
+  // No conversion here: a converted temporary would not outlive the run.
+  auto A = nb::cast<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>(Tup[0],
+                                                                        false);
   T.data = const_cast<void *>(A.data());
   T.size_bytes = A.nbytes();
 }
@@ -337,7 +342,8 @@ public:
       }
       nb::handle Given = Preset[I];
       if (!Given.is_none()) {
-        auto A = nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(Given);
+        auto A =
+            nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(Given, false);
         Shapes[I].assign(Info.shape, Info.shape + Info.rank);
         OutViews[I] = {Info.name,        Info.dtype, Info.rank,
                        Shapes[I].data(), A.data(),   A.nbytes()};
@@ -350,20 +356,25 @@ public:
             kiln_last_error());
       size_t Elem = Info.dtype == KILN_DTYPE_STRING ? sizeof(const char *)
                                                     : kiln_dtype_size(Info.dtype);
-      uint64_t Bytes = elements(Shapes[I]) * Elem;
+      // A dimension below 0 means an input of the wrong rank: the run
+      // reports it, so nothing is allocated for it.
+      bool Known = std::all_of(Shapes[I].begin(), Shapes[I].end(),
+                               [](int64_t D) { return D >= 0; });
+      uint64_t Bytes = Known ? elements(Shapes[I]) * Elem : 0;
       Buffers[I].reset(new char[Bytes ? Bytes : 1]);
       OutViews[I] = {Info.name, Info.dtype, Info.rank, Shapes[I].data(),
                      Buffers[I].get(), Bytes};
     }
 
-    kiln::Session *S = acquire();
+    // Strings the run makes belong to its session until its next run: the
+    // session stays leased until they are copied out.
+    Lease L(*this);
     kiln::Status St;
     {
       nb::gil_scoped_release NoGil;
-      St = S->run(InViews.data(), static_cast<int>(InViews.size()),
-                  OutViews.data(), NumOut);
+      St = L.S->run(InViews.data(), static_cast<int>(InViews.size()),
+                    OutViews.data(), NumOut);
     }
-    release(S);
     if (!St)
       fail(St.code(), St.message());
 
@@ -389,9 +400,9 @@ public:
         check(Seqs[I].at(E, View).code(), kiln_last_error());
         Elems.append(tensorObject(View));
       }
-      // A dynamic-shape tensor is the sequence's one element.
-      Out.append(Kind == KILN_VALUE_DYNAMIC && nb::len(Elems) == 1 ? Elems[0]
-                                                                  : nb::object(Elems));
+      // A dynamic-shape tensor and an optional tensor are the one element.
+      bool One = Kind == KILN_VALUE_DYNAMIC || Kind == KILN_VALUE_OPTIONAL;
+      Out.append(One && nb::len(Elems) == 1 ? Elems[0] : nb::object(Elems));
     }
     return Out;
   }
@@ -415,19 +426,19 @@ public:
       }
       return Views;
     };
+    checkPlainTensors();
     std::vector<std::vector<int64_t>> InShapes, OutShapes;
     std::vector<kiln_tensor> In = Read(Inputs, M.inputs, InShapes),
                              Out = Read(Outputs, M.outputs, OutShapes);
-    kiln::Session *S = acquire();
+    Lease L(*this);
     kiln::Status St;
     {
       nb::gil_scoped_release NoGil;
-      St = Device ? S->runDevice(In.data(), static_cast<int>(In.size()), Out.data(),
-                                 static_cast<int>(Out.size()))
-                  : S->run(In.data(), static_cast<int>(In.size()), Out.data(),
-                           static_cast<int>(Out.size()));
+      St = Device ? L.S->runDevice(In.data(), static_cast<int>(In.size()),
+                                   Out.data(), static_cast<int>(Out.size()))
+                  : L.S->run(In.data(), static_cast<int>(In.size()), Out.data(),
+                             static_cast<int>(Out.size()));
     }
-    release(S);
     if (!St)
       fail(St.code(), St.message());
   }
@@ -436,6 +447,7 @@ public:
   /// model without run-time sizes).
   nb::list outputShapes(nb::list Inputs) {
     const kiln_model_info &M = Lib->model();
+    checkPlainTensors();
     std::vector<std::vector<int64_t>> Shapes(nb::len(Inputs));
     std::vector<kiln_tensor> In(Shapes.size());
     for (size_t I = 0; I < In.size(); ++I) {
@@ -456,6 +468,35 @@ public:
   }
 
 private:
+  /// A session taken from the pool for one run, given back on every path.
+  struct Lease {
+    explicit Lease(Runner &R) : R(R), S(R.acquire()) {}
+    ~Lease() { R.release(S); }
+    Lease(const Lease &) = delete;
+    Lease &operator=(const Lease &) = delete;
+    Runner &R;
+    kiln::Session *S;
+  };
+
+  /// Bound buffers are raw memory: sequences, optionals, dynamic-shape
+  /// values and strings (runtime-owned objects or pointers) cannot be bound.
+  void checkPlainTensors() const {
+    const kiln_model_info &M = Lib->model();
+    for (int IsOut = 0; IsOut < 2; ++IsOut) {
+      int32_t N = IsOut ? M.num_outputs : M.num_inputs;
+      for (int32_t I = 0; I < N; ++I) {
+        const kiln_tensor_info &T = (IsOut ? M.outputs : M.inputs)[I];
+        if (kiln_model_value_kind(&M, IsOut, I) != KILN_VALUE_TENSOR ||
+            T.dtype == KILN_DTYPE_STRING)
+          fail(KILN_ERROR_INVALID_ARGUMENT,
+               std::string(IsOut ? "output '" : "input '") + T.name +
+                   "' is not a numeric tensor: IOBinding binds numeric tensors "
+                   "only "
+                   "(use run())");
+      }
+    }
+  }
+
   kiln::Session *acquire() {
     {
       std::lock_guard<std::mutex> Lock(Mutex);
@@ -515,14 +556,17 @@ private:
 
 NB_MODULE(_kiln, m) {
   m.doc() = "libkiln_rt for Python: use the kiln package, not this module";
-  static nb::object Error = nb::steal(PyErr_NewException("kiln._kiln.Error", nullptr, nullptr));
-  m.attr("Error") = Error;
+  // Leaked on purpose: a static nb::object would be released after the
+  // interpreter has finalized.
+  static PyObject *Error =
+      PyErr_NewException("kiln._kiln.Error", nullptr, nullptr);
+  m.attr("Error") = nb::borrow(Error);
   nb::register_exception_translator([](const std::exception_ptr &P, void *) {
     try {
       std::rethrow_exception(P);
     } catch (const KilnFailure &F) {
-      nb::object E = Error(static_cast<int>(F.Code), F.Message);
-      PyErr_SetObject(Error.ptr(), E.ptr());
+      nb::object E = nb::borrow(Error)(static_cast<int>(F.Code), F.Message);
+      PyErr_SetObject(Error, E.ptr());
     }
   });
 

@@ -55,6 +55,52 @@ def test_profiling(mlp, tmp_path):
     assert any("gemm" in n for n in nodes), nodes
 
 
+def test_unnamed_dims_and_dtypes_as_onnxruntime(tmp_path):
+    import onnxruntime
+    from conftest import mlp_model, save
+    from kiln import _types
+    path = save(mlp_model(batch=None), tmp_path / "unnamed.onnx")
+    k = kiln.InferenceSession(path).get_inputs()[0]
+    o = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).get_inputs()[0]
+    assert (k.name, k.shape, k.type) == (o.name, o.shape, o.type)
+    assert _types.FROM_NUMPY[np.dtype(np.uint8)] == 2
+    assert _types.FROM_NUMPY[np.dtype(np.uint16)] == 4
+
+
+def test_run_takes_ort_values(mlp):
+    s = kiln.InferenceSession(mlp)
+    x = np.ones((2, 4), np.float32)
+    v = kiln.OrtValue.ortvalue_from_numpy(x)
+    np.testing.assert_array_equal(s.run(None, {"x": v})[0], s.run(None, {"x": x})[0])
+
+
+def test_iobinding_outputs_in_bind_order(mlp):
+    s = kiln.InferenceSession(mlp)
+    x = np.ones((2, 4), np.float32)
+    want = s.run(None, {"x": x})
+    io = s.io_binding()
+    io.bind_cpu_input("x", x)
+    io.bind_output("count")
+    io.bind_output("y")
+    s.run_with_iobinding(io)
+    count, y = io.copy_outputs_to_cpu()
+    np.testing.assert_array_equal(count, want[1])
+    np.testing.assert_array_equal(y, want[0])
+    io.clear_binding_outputs()
+    io.bind_output("y")
+    s.run_with_iobinding(io)
+    assert [v.shape() for v in io.get_outputs()] == [[2, 3]]
+
+
+def test_iobinding_cuda_output_on_cpu_session(mlp):
+    s = kiln.InferenceSession(mlp, providers=["CPUExecutionProvider"])
+    io = s.io_binding()
+    io.bind_cpu_input("x", np.ones((2, 4), np.float32))
+    io.bind_output("y", "cuda")
+    with pytest.raises(kiln.InvalidArgument, match="CUDA memory"):
+        s.run_with_iobinding(io)
+
+
 def test_iobinding_cpu_outputs_in_place(mlp):
     s = kiln.InferenceSession(mlp)
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
@@ -92,8 +138,18 @@ def test_compile_artifacts_and_library_session(mlp, tmp_path):
     assert s.get_inputs()[0].shape == [3, 4]
     y = s.run(["y"], {"x": np.ones((3, 4), np.float32)})[0]
     assert y.shape == (3, 3)
+    dashed = kiln.compile(mlp, str(tmp_path / "out" / "my-mlp"))
+    assert os.path.basename(dashed["shared"]) == "libmy_mlp.so"
+    assert os.path.basename(dashed["object"]) == "my-mlp.o"
     with pytest.raises(kiln.InvalidGraph, match="unknown|Unknown|unrecognized|no-such-flag"):
         kiln.compile(mlp, str(tmp_path / "bad" / "m"), no_such_flag=True)
+
+
+def test_recompiled_library_at_the_same_path(mlp, tmp_path):
+    out = kiln.compile(mlp, str(tmp_path / "m"), input_shapes={"x": [3, 4]})["shared"]
+    assert kiln.InferenceSession(out).get_inputs()[0].shape == [3, 4]
+    kiln.compile(mlp, str(tmp_path / "m"), input_shapes={"x": [5, 4]})
+    assert kiln.InferenceSession(out).get_inputs()[0].shape == [5, 4]
 
 
 def test_module_cli():

@@ -74,6 +74,28 @@ def test_missing_file(tmp_path):
         kiln.InferenceSession(str(tmp_path / "libnothing.so"))
 
 
-def test_unknown_provider(mlp):
-    with pytest.raises(kiln.InvalidArgument, match="Unknown provider"):
-        kiln.InferenceSession(mlp, providers=["TensorrtExecutionProvider"])
+def test_unknown_provider_is_skipped_with_a_warning(mlp):
+    with pytest.warns(UserWarning, match="no provider 'TensorrtExecutionProvider'"):
+        s = kiln.InferenceSession(mlp, providers=["TensorrtExecutionProvider",
+                                                  "CPUExecutionProvider"])
+    assert s.get_providers() == ["CPUExecutionProvider"]
+
+
+def test_strings_must_be_text(tmp_path):
+    from onnx import TensorProto, helper
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["s"], ["t"], name="id")], "strings",
+        [helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
+        [helper.make_tensor_value_info("t", TensorProto.STRING, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    s = kiln.InferenceSession(save(m, tmp_path / "s.onnx"))
+    out = s.run(None, {"s": np.array(["ab", "c"], dtype=object)})[0]
+    assert out.tolist() == ["ab", "c"]
+    with pytest.raises(kiln.InvalidArgument, match="str or bytes"):
+        s.run(None, {"s": np.array([1, 2], dtype=object)})
+    with pytest.raises(kiln.InvalidArgument, match="IOBinding binds numeric tensors"):
+        io = s.io_binding()
+        io.bind_cpu_input("s", np.array(["a", "b"], dtype=object))
+        io.bind_output("t")
+        s.run_with_iobinding(io)
