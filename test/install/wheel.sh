@@ -3,24 +3,30 @@
 # fresh venv, as a user would: then ONNX Runtime's snippet with
 # `import kiln as ort` beside onnxruntime on a model kiln compiles there,
 # the console scripts, and find_package(kiln) from the installed package
-# building examples/standalone. The wheel builds in build-wheel/ beside
+# building examples/standalone. Every Python package is the lock's
+# (scripts/python-requirements.lock): the wheel builds without isolation
+# from the suite's environment (scikit-build-core, nanobind, onnx), and the
+# venv gets the lock with --no-deps. The wheel builds in build-wheel/ beside
 # build/, so ccache serves it from build/'s objects. Exit 77 (skip) when
-# PyPI cannot be reached (pip fetches the build requirements).
+# PyPI cannot be reached (the venv's packages come from there).
 set -euo pipefail
 src_dir=$(cd "$(dirname "$0")/../.." && pwd)
 py=${PYTHON:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if ! "$py" -m pip download -q --no-deps -d "$work/probe" scikit-build-core > /dev/null 2>&1; then
-  echo "wheel: SKIP: PyPI cannot be reached (pip needs scikit-build-core and nanobind)"
+lock="$src_dir/scripts/python-requirements.lock"
+if ! "$py" -m pip download -q --no-deps -d "$work/probe" "$(grep '^numpy==' "$lock")" > /dev/null 2>&1; then
+  echo "wheel: SKIP: PyPI cannot be reached (the venv installs the lock's packages from it)"
   exit 77
 fi
 cd "$src_dir"
-"$py" -m pip wheel -q --no-deps . -w "$work/dist" 2>&1 | grep -v "Running pip as" || true
+"$py" -m pip wheel -q --no-deps --no-build-isolation . -w "$work/dist" 2>&1 |
+  grep -v "Running pip as" || true
 wheel=$(ls "$work"/dist/kiln-*.whl)
 "$py" -m venv "$work/venv"
-"$work/venv/bin/pip" install -q "$wheel" onnxruntime==1.30.0 numpy==2.2.6 2>&1 |
+"$work/venv/bin/pip" install -q --no-deps -r "$lock" "$wheel" 2>&1 |
   grep -v -e "Running pip as" -e "^\[notice\]" || true
+"$work/venv/bin/python" "$src_dir/scripts/check-python-env.py" --lock "$lock"
 export PATH="$work/venv/bin:$PATH" KILN_CACHE_DIR="$work/cache"
 cd "$work"
 python - "$src_dir/test/models/exported/transformer_enc_dynseq/model.onnx" <<'PY'
