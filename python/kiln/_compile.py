@@ -155,7 +155,20 @@ def _metadata(data):
     }
 
 
-def _run_compiler(model_path, out_prefix, flags):
+def _run_compiler(data, model_path, out_prefix, flags):
+    """kiln compile of the model at model_path, or of its bytes (written to
+    a temporary file) when it has no path."""
+    if model_path is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            model_path = os.path.join(tmp, "model.onnx")
+            with open(model_path, "wb") as f:
+                f.write(data)
+            _compile_file(model_path, out_prefix, flags)
+    else:
+        _compile_file(model_path, out_prefix, flags)
+
+
+def _compile_file(model_path, out_prefix, flags):
     cmd = [tool("kiln"), "compile", model_path, "-o", out_prefix, "-q"] + list(flags)
     if os.environ.get("KILN_VERBOSE"):
         cmd.remove("-q")
@@ -210,14 +223,7 @@ def compile_model(model, output, providers=None, **options):
     flags = compile_flags(_kiln_providers(providers) if providers else None, options)
     out_dir = os.path.dirname(os.path.abspath(output))
     os.makedirs(out_dir, exist_ok=True)
-    if path is None:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "model.onnx")
-            with open(path, "wb") as f:
-                f.write(data)
-            _run_compiler(path, output, flags)
-    else:
-        _run_compiler(path, output, flags)
+    _run_compiler(data, path, output, flags)
     base = os.path.basename(output)
     # The model's C name (compiler/Pipeline.cpp, modelNameFor) names the
     # header and libraries; the object keeps the prefix as given.
@@ -258,12 +264,7 @@ def cached_library(model, flags):
             if not os.path.exists(lib):
                 tmp = tempfile.mkdtemp(prefix=key + ".tmp", dir=root)
                 try:
-                    src = path
-                    if src is None:
-                        src = os.path.join(tmp, "model.onnx")
-                        with open(src, "wb") as f:
-                            f.write(data)
-                    _run_compiler(src, os.path.join(tmp, "model"), flags)
+                    _run_compiler(data, path, os.path.join(tmp, "model"), flags)
                     with open(os.path.join(tmp, "meta.json"), "w") as f:
                         json.dump(_metadata(data), f)
                     for n in os.listdir(tmp):  # keep the library and metadata

@@ -47,8 +47,6 @@ for _code, (_name, _ml, _raw) in _ML.items():
     if _t is not None:
         FROM_NUMPY[np.dtype(_t)] = _code
 
-KINDS = {0: "tensor", 1: "seq", 2: "optional", 3: "optional_seq", 4: "tensor"}
-
 
 def type_string(code, kind=0):
     """ONNX Runtime's NodeArg.type: 'tensor(float)', 'seq(tensor(int64))'."""

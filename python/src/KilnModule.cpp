@@ -85,10 +85,9 @@ public:
   }
   Library(const Library &) = delete;
   Library &operator=(const Library &) = delete;
-  ~Library() {
-    // Model code may still be referenced by sessions the interpreter has not
-    // collected in order at exit; a loaded library costs nothing to keep.
-  }
+  // Never dlclose()d: sessions the interpreter collects out of order at
+  // exit may still reference model code, and a loaded library costs
+  // nothing to keep.
 
   const kiln_model_info &model() const { return *Model; }
 
@@ -571,7 +570,6 @@ NB_MODULE(_kiln, m) {
   });
 
   m.def("version", [] { return std::string(KILN_VERSION); });
-  m.def("abi_version", [] { return KILN_ABI_VERSION; });
   m.def("providers", [] {
     nb::list L;
     for (const kiln::ProviderStatus &P : kiln::availableProviders())
