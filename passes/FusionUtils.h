@@ -72,9 +72,9 @@ inline mlir::ElementsAttr constantAttr(mlir::Value v) {
   return mlir::dyn_cast_or_null<mlir::ElementsAttr>(def->getAttr("value"));
 }
 
-/// The elements of an f32 constant, from a dense or dense_resource value.
-inline std::optional<llvm::SmallVector<float>> constantFloats(mlir::Value v) {
-  mlir::ElementsAttr attr = constantAttr(v);
+/// The elements of an f32 dense or dense_resource value.
+inline std::optional<llvm::SmallVector<float>>
+elementsFloats(mlir::ElementsAttr attr) {
   if (!attr || !attr.getElementType().isF32())
     return std::nullopt;
   int64_t n = attr.getNumElements();
@@ -94,6 +94,11 @@ inline std::optional<llvm::SmallVector<float>> constantFloats(mlir::Value v) {
     return out;
   }
   return std::nullopt;
+}
+
+/// The elements of an f32 constant, from a dense or dense_resource value.
+inline std::optional<llvm::SmallVector<float>> constantFloats(mlir::Value v) {
+  return elementsFloats(constantAttr(v));
 }
 
 /// A constant whose elements are all (about) one value.

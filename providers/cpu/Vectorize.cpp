@@ -395,7 +395,11 @@ void cacheTiles(int64_t M, int64_t N, int64_t K, int64_t &cm, int64_t &cn, int64
     return;
   cm = dividingTile(M, 64, 8);
   cn = dividingTile(N, 128, 32);
-  ck = dividingTile(K, 256, 64);
+  // k blocks of 128 at most: the register tiles of a row of tiles read the
+  // B block ck x n in turn, and it should stay near (a 7x7 conv's 128 x 49
+  // block is 25 KiB). With 256 the 960->160 and 3x3 512->512 convs of 7x7
+  // maps ran 10-20% slower; the partial sums' round trips cost less.
+  ck = dividingTile(K, 128, 64);
   if (cm == M) cm = 0;
   if (cn == N) cn = 0;
   if (ck == K) ck = 0;
@@ -414,15 +418,46 @@ bool kCacheTiled(int64_t M, int64_t N, int64_t K) {
   return ck != 0;
 }
 
-/// Whether the matmuls rewriteMatmul makes of `g` split their k loop into
-/// cache tiles: a folded batch multiplies m.
-bool matmulKCacheTiled(linalg::GenericOp g, const MatmulMatch &mm) {
+/// The rows of the matmul rewriteMatmul makes of `g`: a folded batch
+/// multiplies m.
+int64_t matmulRows(linalg::GenericOp g, const MatmulMatch &mm) {
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   int64_t m = r[mm.m];
   if (foldsBatch(g, mm))
     for (unsigned bd : mm.batch)
       m *= r[bd];
-  return !g->hasAttr(kNoCacheTiles) && kCacheTiled(m, r[mm.n], r[mm.k]);
+  return m;
+}
+
+/// The panel width rewriteMatmul packs `g`'s B into (packedPanels), or 0
+/// when B is read as it lies: for a constant 2-D B shared by every row,
+/// as wide as the register tile (its rows then run one after another), and
+/// only with whole panels and more than the GEMV's one or two rows (whose
+/// wide tiles stream B's rows as they lie).
+int64_t packedPanel(linalg::GenericOp g, const MatmulMatch &mm,
+                    int64_t vectorBits) {
+  if (mm.transA || (!mm.batch.empty() && !foldsBatch(g, mm)))
+    return 0;
+  Value bm = g.getDpsInputs()[1];
+  auto bType = cast<MemRefType>(bm.getType());
+  if (bType.getRank() != 2 ||
+      g.getIndexingMapsArray()[1].getNumResults() != 2 || !constantGlobal(bm))
+    return 0;
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  int64_t panel = registerTile(8, 1024, vectorBits).second;
+  if (matmulRows(g, mm) <= 2 || r[mm.n] % panel || r[mm.n] < 4 * panel)
+    return 0;
+  return panel;
+}
+
+/// Whether the matmuls rewriteMatmul makes of `g` split their k loop into
+/// cache tiles.
+bool matmulKCacheTiled(linalg::GenericOp g, const MatmulMatch &mm,
+                       int64_t vectorBits) {
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  int64_t panel = packedPanel(g, mm, vectorBits);
+  return !g->hasAttr(kNoCacheTiles) &&
+         kCacheTiled(matmulRows(g, mm), panel ? panel : r[mm.n], r[mm.k]);
 }
 
 bool besideMultiplyAdds(Operation *op) {
@@ -432,7 +467,8 @@ bool besideMultiplyAdds(Operation *op) {
 }
 
 /// Returns the buffer the matmuls accumulate into.
-Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId) {
+Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
+                    int64_t vectorBits, int64_t &nextId) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   SmallVector<int64_t> ranges = g.getStaticLoopRanges();
@@ -442,6 +478,43 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm, int64_t &nextId)
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1], c = g.getDpsInits()[0];
   bool noCacheTiles = g->hasAttr(kNoCacheTiles);
+  if (int64_t panel = packedPanel(g, mm, vectorBits)) {
+    if (Value packed = packedPanels(b, loc, bm, mm.transB, panel)) {
+      // One matmul per panel of B (and C's columns); threads take panels.
+      Value a2 = a, c2 = c;
+      if (foldsBatch(g, mm)) {
+        int64_t rank = cast<MemRefType>(a.getType()).getRank();
+        SmallVector<ReassociationIndices> rows(1);
+        for (int64_t i = 0; i + 1 < rank; ++i)
+          rows[0].push_back(i);
+        rows.push_back({rank - 1});
+        a2 = b.create<memref::CollapseShapeOp>(loc, a, rows);
+        c2 = collapsedOutput(b, loc, c, rows);
+      }
+      int64_t m = matmulRows(g, mm), n = ranges[mm.n], k = ranges[mm.k];
+      Operation *loop = forEachBatch(
+          b, loc, {n / panel}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> p) {
+            Value col = nb.create<arith::MulIOp>(
+                loc, getValueOrCreateConstantIndexOp(nb, loc, p[0]),
+                nb.create<arith::ConstantIndexOp>(loc, panel));
+            Value cp = nb.create<memref::SubViewOp>(
+                loc, c2, ArrayRef<OpFoldResult>{nb.getIndexAttr(0), col},
+                ArrayRef<OpFoldResult>{nb.getIndexAttr(m),
+                                       nb.getIndexAttr(panel)},
+                ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1)});
+            Operation *op = emitMatmul(
+                nb, loc, a2,
+                subMatrix(nb, loc, packed, {p[0], std::nullopt, std::nullopt}),
+                cp, false, false, nextId);
+            if (noCacheTiles)
+              op->setAttr(kNoCacheTiles, nb.getUnitAttr());
+          });
+      if (m * n * k >= kParallelMultiplyAdds)
+        markParallel(loop, kParallelMultiplyAdds, m * panel * k);
+      g.erase();
+      return c2;
+    }
+  }
   if (foldsBatch(g, mm)) {
     int64_t rank = cast<MemRefType>(a.getType()).getRank();
     SmallVector<ReassociationIndices> rows(1);
@@ -910,6 +983,25 @@ std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
   return s;
 }
 
+std::pair<int64_t, int64_t> registerTile(int64_t M, int64_t N,
+                                         int64_t vectorBits) {
+  // The accumulator tile takes half the vector registers: 8 x 2 of
+  // AVX-512's 32, 4 x 2 of AVX2's 16 (8 x 4 there would spill every step).
+  bool wide = vectorBits >= 512;
+  int64_t tm = std::min<int64_t>(wide ? 8 : 4, M),
+          tn = std::min<int64_t>(wide ? 32 : 16, N);
+  // A 16-wide tile when it leaves a smaller remainder (49 = 3 x 16 + 1):
+  // the peeled remainder runs far slower than full tiles.
+  if (wide && N > 32 && N % 32 > N % 16)
+    tn = 16;
+  // One or two rows (a classifier's GEMV): a 32-wide tile is one FMA chain
+  // per row, bound by its latency; eight vectors wide keep eight in flight.
+  int64_t gemv = wide ? 128 : 64;
+  if (M <= 2 && N >= gemv)
+    tn = gemv;
+  return {tm, tn};
+}
+
 std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
   if (auto g = dyn_cast<linalg::GenericOp>(op.getOperation()); g && isVectorizableElementwise(g))
     return elementwiseScheduleFor(op, id);
@@ -941,20 +1033,7 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
     target = "%c" + i;
   }
   int64_t em = cm ? cm : M, en = cn ? cn : N;
-  // The accumulator tile takes half the vector registers: 8 x 2 of
-  // AVX-512's 32, 4 x 2 of AVX2's 16 (8 x 4 there would spill every step).
-  bool wide = vectorBits >= 512;
-  int64_t tm = std::min<int64_t>(wide ? 8 : 4, em),
-          tn = std::min<int64_t>(wide ? 32 : 16, en);
-  // A 16-wide tile when it leaves a smaller remainder (49 = 3 x 16 + 1):
-  // the peeled remainder runs far slower than full tiles.
-  if (wide && en > 32 && en % 32 > en % 16)
-    tn = 16;
-  // One or two rows (a classifier's GEMV): a 32-wide tile is one FMA chain
-  // per row, bound by its latency; eight vectors wide keep eight in flight.
-  int64_t gemv = wide ? 128 : 64;
-  if (em <= 2 && en >= gemv)
-    tn = gemv;
+  auto [tm, tn] = registerTile(em, en, vectorBits);
   s += "  %t" + i + ", %l" + i + ":3 = transform.structured.tile_using_for " + target +
        " tile_sizes [" + std::to_string(tm) + ", " + std::to_string(tn) + ", 1] : (" +
        any + ") -> (" + any + ", " + any + ", " + any + ", " + any + ")\n";
@@ -1145,9 +1224,11 @@ struct CpuVectorizeContractionsPass
       if (auto mm = matchMatmul(g)) {
         if (!matmul)
           continue;
-        linalg::GenericOp e = matmulKCacheTiled(g, *mm) ? linalg::GenericOp() : findEpilogue(g);
+        linalg::GenericOp e = matmulKCacheTiled(g, *mm, vectorBits)
+                                  ? linalg::GenericOp()
+                                  : findEpilogue(g);
         Operation *before = stableOpBefore(g);
-        Value c = rewriteMatmul(g, *mm, nextId);
+        Value c = rewriteMatmul(g, *mm, vectorBits, nextId);
         if (e)
           epilogues.push_back({e, c, before});
       } else if (auto dm = conv ? matchDepthwise(g) : std::nullopt) {

@@ -10,6 +10,7 @@
 #define KILN_PROVIDERS_CPU_VECTORIZE_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
 #include <optional>
@@ -73,6 +74,10 @@ void markParallel(mlir::Operation *loop, int64_t threshold,
 mlir::Value collapsedOutput(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value out,
                             llvm::ArrayRef<mlir::ReassociationIndices> groups);
+/// The register tile (rows, columns) of an M x N matmul's schedule for
+/// vector registers of `vectorBits`.
+std::pair<int64_t, int64_t> registerTile(int64_t M, int64_t N,
+                                         int64_t vectorBits);
 /// Whether an M x N x K matmul's k loop is split into cache tiles.
 bool kCacheTiled(int64_t M, int64_t N, int64_t K);
 /// Whether `op` sits in a k loop's body, beside its multiply-adds: a C tile
@@ -90,6 +95,16 @@ struct OutputInit {
 /// The op right before `g` that writes its whole output, if it is a fill or
 /// a per-channel broadcast (loops n, c, h, w; the input indexed by c).
 std::optional<OutputInit> matchOutputInit(mlir::linalg::GenericOp g);
+
+// Constant operands packed at compile time (VectorizePack.cpp).
+/// The constant f32 global `v` reads (memref.get_global of a static,
+/// identity-layout constant with a dense or dense_resource value), if any.
+mlir::memref::GlobalOp constantGlobal(mlir::Value v);
+/// The constant 2-D `bm` ([K, N], or [N, K] when `transB`) as panels of
+/// `panel` columns, [N / panel][K][panel] (one global per weights and
+/// width); null if its value cannot be read.
+mlir::Value packedPanels(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bm,
+                         bool transB, int64_t panel);
 
 // Convolutions through im2col (VectorizeConv.cpp).
 int64_t convGroups(mlir::linalg::GenericOp g);

@@ -709,10 +709,10 @@ func.func @reduction_runtime_inner(%x: memref<16x?xf32>, %o: memref<16xf32>) {
 
 // -----
 
-// Only k is split into cache blocks (384 = 2 x 192): threads split the
+// Only k is split into cache blocks (384 = 3 x 128): threads split the
 // register tile rows inside each k block, never the k blocks.
 // AVX2-LABEL: func.func @k_blocks_only
-// AVX2: scf.for {{.*}} to %c384 step %c192 {
+// AVX2: scf.for {{.*}} to %c384 step %c128 {
 // AVX2: } {kiln.parallel}
 // AVX2-NEXT: }
 // AVX2-NEXT: return
@@ -1049,6 +1049,38 @@ func.func @depthwise_shared_pad_small(%x: memref<1x2x28x28xf32>, %w: memref<2x1x
 func.func @row_blocks_even(%a: memref<128x768xf32>, %b: memref<768x96xf32>, %c: memref<128x96xf32>) {
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
       ins(%a, %b : memref<128x768xf32>, memref<768x96xf32>) outs(%c : memref<128x96xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Constant weights (a MatMul's B) are packed at compile time into panels
+// as wide as the register tile, [N / 16][K][16] for AVX2; each panel's rows
+// follow one another, and one matmul per panel reads it (threads take the
+// panels). Element (k, n) = 100 k + n: panel 0 holds columns 0-15 of row 0
+// (0.0 = 00000000, 1.0 = 0000803F, ..., 15.0 = 00007041), then of row 1
+// (100.0 = 0000C842). With AVX-512 (32-wide panels) 64 columns are too few.
+// AVX2-LABEL: memref.global "private" constant @w_panels16 : memref<4x2x16xf32> = dense<"0x000000000000803F{{[0-9A-F]*}}000070410000C842
+// AVX2-LABEL: func.func @packed_b
+// AVX2: memref.get_global @w_panels16 : memref<4x2x16xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// AVX2: vector.fma {{.*}} : vector<16xf32>
+// CHECK-LABEL: func.func @packed_b
+// CHECK-NOT: _panels
+// CHECK: return
+memref.global "private" constant @w : memref<2x64xf32> = dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0], [100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0, 110.0, 111.0, 112.0, 113.0, 114.0, 115.0, 116.0, 117.0, 118.0, 119.0, 120.0, 121.0, 122.0, 123.0, 124.0, 125.0, 126.0, 127.0, 128.0, 129.0, 130.0, 131.0, 132.0, 133.0, 134.0, 135.0, 136.0, 137.0, 138.0, 139.0, 140.0, 141.0, 142.0, 143.0, 144.0, 145.0, 146.0, 147.0, 148.0, 149.0, 150.0, 151.0, 152.0, 153.0, 154.0, 155.0, 156.0, 157.0, 158.0, 159.0, 160.0, 161.0, 162.0, 163.0]]>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @packed_b(%a: memref<8x2xf32>, %c: memref<8x64xf32>) {
+  %b = memref.get_global @w : memref<2x64xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<8x2xf32>, memref<2x64xf32>) outs(%c : memref<8x64xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32

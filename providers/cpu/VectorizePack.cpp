@@ -1,0 +1,72 @@
+//===- VectorizePack.cpp - constant matmul operands in panel order --------===//
+//
+// Part of kiln-cpu-vectorize-contractions: a constant B (MatMul or Gemm
+// weights) copied at compile time into panels of the register tile's
+// width, [N / P][K][P], so that each register tile reads its B panel
+// sequentially. Read in place, a row-major B of a wide layer is one row a
+// k step apart (12 KiB for a 768 x 3072 FFN weight): every k step a new
+// page, the TLB and the prefetchers lose, and the multiply-adds wait.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/FusionUtils.h"
+#include "providers/cpu/Vectorize.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+
+namespace kiln::vectorize {
+
+memref::GlobalOp constantGlobal(Value v) {
+  auto get = v.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return {};
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
+  if (!global || !global.getConstant() || !global.getInitialValue() ||
+      !global.getType().getElementType().isF32() ||
+      !global.getType().hasStaticShape() ||
+      !global.getType().getLayout().isIdentity() ||
+      !isa<ElementsAttr>(*global.getInitialValue()))
+    return {};
+  return global;
+}
+
+Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
+                   int64_t panel) {
+  memref::GlobalOp global = constantGlobal(bm);
+  auto type = cast<MemRefType>(bm.getType());
+  int64_t k = type.getDimSize(transB ? 1 : 0),
+          n = type.getDimSize(transB ? 0 : 1);
+  auto packedType =
+      MemRefType::get({n / panel, k, panel}, type.getElementType());
+  std::string name =
+      (global.getSymName() + "_panels" + std::to_string(panel)).str();
+  auto module = global->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
+    std::optional<SmallVector<float>> v = fusion::elementsFloats(
+        cast<ElementsAttr>(*global.getInitialValue()));
+    if (!v)
+      return {};
+    SmallVector<float> packed(v->size());
+    for (int64_t p = 0; p < n / panel; ++p)
+      for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t j = 0; j < panel; ++j) {
+          int64_t col = p * panel + j;
+          packed[(p * k + kk) * panel + j] =
+              (*v)[transB ? col * k + kk : kk * n + col];
+        }
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    mb.create<memref::GlobalOp>(
+        global.getLoc(), name, mb.getStringAttr("private"), packedType,
+        DenseElementsAttr::get(
+            RankedTensorType::get(packedType.getShape(),
+                                  type.getElementType()),
+            ArrayRef<float>(packed)),
+        /*constant=*/true, global.getAlignmentAttr());
+  }
+  return b.create<memref::GetGlobalOp>(loc, packedType, name);
+}
+
+} // namespace kiln::vectorize
