@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where kiln and ONNX Runtime spend their time on one model, per op type:
 profiles both on the same inputs in one run (kiln-run --profile; ONNX
-Runtime's enable_profiling with one intra-op thread and all graph
+Runtime's enable_profiling with the same intra-op threads, one by default, and all graph
 optimizations, as bench/run.py times it) and prints
 `kiln profile --compare kiln.json ort.json`.
 
@@ -27,6 +27,8 @@ def main():
     ap.add_argument("model")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="intra-op threads of both runtimes (default 1)")
     ap.add_argument("--work", help="keep the profiles here (default: a temporary folder)")
     ap.add_argument("--html", help="also write kiln profile's page comparing the two")
     args = ap.parse_args()
@@ -59,11 +61,12 @@ def main():
     subprocess.run([kiln, "compile", model, "-o", prefix, "-q"], check=True)
     kiln_trace = os.path.join(work, f"{name}.kiln.json")
     subprocess.run([kiln_run, os.path.join(work, f"lib{name}.so"), *flags, "--warmup", "3",
-                    "--iterations", str(args.iterations), "--profile", kiln_trace],
+                    "--iterations", str(args.iterations), "--threads", str(args.threads),
+                    "--profile", kiln_trace],
                    check=True, capture_output=True)
 
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
+    opts.intra_op_num_threads = args.threads
     opts.inter_op_num_threads = 1
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     opts.enable_profiling = True
