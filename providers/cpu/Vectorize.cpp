@@ -478,51 +478,49 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1], c = g.getDpsInits()[0];
   bool noCacheTiles = g->hasAttr(kNoCacheTiles);
-  if (int64_t panel = packedPanel(g, mm, vectorBits)) {
-    if (Value packed = packedPanels(b, loc, bm, mm.transB, panel)) {
-      // One matmul per panel of B (and C's columns); threads take panels.
-      Value a2 = a, c2 = c;
-      if (foldsBatch(g, mm)) {
-        int64_t rank = cast<MemRefType>(a.getType()).getRank();
-        SmallVector<ReassociationIndices> rows(1);
-        for (int64_t i = 0; i + 1 < rank; ++i)
-          rows[0].push_back(i);
-        rows.push_back({rank - 1});
-        a2 = b.create<memref::CollapseShapeOp>(loc, a, rows);
-        c2 = collapsedOutput(b, loc, c, rows);
-      }
-      int64_t m = matmulRows(g, mm), n = ranges[mm.n], k = ranges[mm.k];
-      Operation *loop = forEachBatch(
-          b, loc, {n / panel}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> p) {
-            Value col = nb.create<arith::MulIOp>(
-                loc, getValueOrCreateConstantIndexOp(nb, loc, p[0]),
-                nb.create<arith::ConstantIndexOp>(loc, panel));
-            Value cp = nb.create<memref::SubViewOp>(
-                loc, c2, ArrayRef<OpFoldResult>{nb.getIndexAttr(0), col},
-                ArrayRef<OpFoldResult>{nb.getIndexAttr(m),
-                                       nb.getIndexAttr(panel)},
-                ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1)});
-            Operation *op = emitMatmul(
-                nb, loc, a2,
-                subMatrix(nb, loc, packed, {p[0], std::nullopt, std::nullopt}),
-                cp, false, false, nextId);
-            if (noCacheTiles)
-              op->setAttr(kNoCacheTiles, nb.getUnitAttr());
-          });
-      if (m * n * k >= kParallelMultiplyAdds)
-        markParallel(loop, kParallelMultiplyAdds, m * panel * k);
-      g.erase();
-      return c2;
-    }
-  }
-  if (foldsBatch(g, mm)) {
+  // A and C with the batch folded into their rows.
+  auto foldBatch = [&]() -> std::pair<Value, Value> {
     int64_t rank = cast<MemRefType>(a.getType()).getRank();
     SmallVector<ReassociationIndices> rows(1);
     for (int64_t i = 0; i + 1 < rank; ++i)
       rows[0].push_back(i);
     rows.push_back({rank - 1});
-    Value a2 = b.create<memref::CollapseShapeOp>(loc, a, rows);
-    Value c2 = collapsedOutput(b, loc, c, rows);
+    return {b.create<memref::CollapseShapeOp>(loc, a, rows),
+            collapsedOutput(b, loc, c, rows)};
+  };
+  // (packedPanel decided with matmulKCacheTiled whether the epilogue may
+  // go into the tiles: the split must follow it.)
+  if (int64_t panel = packedPanel(g, mm, vectorBits)) {
+    // One matmul per panel of B (and C's columns); threads take panels.
+    Value packed = packedPanels(b, loc, bm, mm.transB, panel);
+    Value a2 = a, c2 = c;
+    if (foldsBatch(g, mm))
+      std::tie(a2, c2) = foldBatch();
+    int64_t m = matmulRows(g, mm), n = ranges[mm.n], k = ranges[mm.k];
+    Operation *loop = forEachBatch(
+        b, loc, {n / panel}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> p) {
+          Value col = nb.create<arith::MulIOp>(
+              loc, getValueOrCreateConstantIndexOp(nb, loc, p[0]),
+              nb.create<arith::ConstantIndexOp>(loc, panel));
+          Value cp = nb.create<memref::SubViewOp>(
+              loc, c2, ArrayRef<OpFoldResult>{nb.getIndexAttr(0), col},
+              ArrayRef<OpFoldResult>{nb.getIndexAttr(m),
+                                     nb.getIndexAttr(panel)},
+              ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1)});
+          Operation *op = emitMatmul(
+              nb, loc, a2,
+              subMatrix(nb, loc, packed, {p[0], std::nullopt, std::nullopt}),
+              cp, false, false, nextId);
+          if (noCacheTiles)
+            op->setAttr(kNoCacheTiles, nb.getUnitAttr());
+        });
+    if (m * n * k >= kParallelMultiplyAdds)
+      markParallel(loop, kParallelMultiplyAdds, m * panel * k);
+    g.erase();
+    return c2;
+  }
+  if (foldsBatch(g, mm)) {
+    auto [a2, c2] = foldBatch();
     SmallVector<std::optional<OpFoldResult>> at;
     for (AffineExpr e : maps[1].getResults())
       at.push_back(dimOf(e) ? std::optional<OpFoldResult>() : b.getIndexAttr(0));

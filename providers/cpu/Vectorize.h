@@ -98,11 +98,12 @@ std::optional<OutputInit> matchOutputInit(mlir::linalg::GenericOp g);
 
 // Constant operands packed at compile time (VectorizePack.cpp).
 /// The constant f32 global `v` reads (memref.get_global of a static,
-/// identity-layout constant with a dense or dense_resource value), if any.
+/// identity-layout constant with a dense value or a dense_resource value
+/// whose blob is present), if any.
 mlir::memref::GlobalOp constantGlobal(mlir::Value v);
 /// The constant 2-D `bm` ([K, N], or [N, K] when `transB`) as panels of
 /// `panel` columns, [N / panel][K][panel] (one global per weights and
-/// width); null if its value cannot be read.
+/// width). `bm` must read a constantGlobal.
 mlir::Value packedPanels(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bm,
                          bool transB, int64_t panel);
 

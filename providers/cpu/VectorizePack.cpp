@@ -27,8 +27,18 @@ memref::GlobalOp constantGlobal(Value v) {
   if (!global || !global.getConstant() || !global.getInitialValue() ||
       !global.getType().getElementType().isF32() ||
       !global.getType().hasStaticShape() ||
-      !global.getType().getLayout().isIdentity() ||
-      !isa<ElementsAttr>(*global.getInitialValue()))
+      !global.getType().getLayout().isIdentity())
+    return {};
+  // A value whose elements can be read (a dense_resource's blob present
+  // and as large as the type says).
+  Attribute value = *global.getInitialValue();
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense.getElementType().isF32() ? global : memref::GlobalOp();
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob || blob->getData().size() !=
+                   size_t(global.getType().getNumElements()) * sizeof(float))
     return {};
   return global;
 }
@@ -45,10 +55,9 @@ Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
       (global.getSymName() + "_panels" + std::to_string(panel)).str();
   auto module = global->getParentOfType<ModuleOp>();
   if (!module.lookupSymbol<memref::GlobalOp>(name)) {
-    std::optional<SmallVector<float>> v = fusion::elementsFloats(
-        cast<ElementsAttr>(*global.getInitialValue()));
-    if (!v)
-      return {};
+    // (Readable: constantGlobal checked.)
+    std::optional<SmallVector<float>> v =
+        fusion::elementsFloats(cast<ElementsAttr>(*global.getInitialValue()));
     SmallVector<float> packed(v->size());
     for (int64_t p = 0; p < n / panel; ++p)
       for (int64_t kk = 0; kk < k; ++kk)

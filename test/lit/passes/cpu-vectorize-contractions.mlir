@@ -1088,3 +1088,92 @@ func.func @packed_b(%a: memref<8x2xf32>, %c: memref<8x64xf32>) {
   }
   return
 }
+
+// -----
+
+// The same with B transposed (Gemm's transB = 1: B is [N, K], element
+// (n, k) = 100 k + n): the panels hold the same values in the same order.
+// AVX2-LABEL: memref.global "private" constant @wt_panels16 : memref<4x2x16xf32> = dense<"0x000000000000803F{{[0-9A-F]*}}000070410000C842
+// AVX2-LABEL: func.func @packed_transposed_b
+// AVX2: memref.get_global @wt_panels16 : memref<4x2x16xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// AVX2: vector.fma {{.*}} : vector<16xf32>
+memref.global "private" constant @wt : memref<64x2xf32> = dense<[
+    [0.0, 100.0],
+    [1.0, 101.0],
+    [2.0, 102.0],
+    [3.0, 103.0],
+    [4.0, 104.0],
+    [5.0, 105.0],
+    [6.0, 106.0],
+    [7.0, 107.0],
+    [8.0, 108.0],
+    [9.0, 109.0],
+    [10.0, 110.0],
+    [11.0, 111.0],
+    [12.0, 112.0],
+    [13.0, 113.0],
+    [14.0, 114.0],
+    [15.0, 115.0],
+    [16.0, 116.0],
+    [17.0, 117.0],
+    [18.0, 118.0],
+    [19.0, 119.0],
+    [20.0, 120.0],
+    [21.0, 121.0],
+    [22.0, 122.0],
+    [23.0, 123.0],
+    [24.0, 124.0],
+    [25.0, 125.0],
+    [26.0, 126.0],
+    [27.0, 127.0],
+    [28.0, 128.0],
+    [29.0, 129.0],
+    [30.0, 130.0],
+    [31.0, 131.0],
+    [32.0, 132.0],
+    [33.0, 133.0],
+    [34.0, 134.0],
+    [35.0, 135.0],
+    [36.0, 136.0],
+    [37.0, 137.0],
+    [38.0, 138.0],
+    [39.0, 139.0],
+    [40.0, 140.0],
+    [41.0, 141.0],
+    [42.0, 142.0],
+    [43.0, 143.0],
+    [44.0, 144.0],
+    [45.0, 145.0],
+    [46.0, 146.0],
+    [47.0, 147.0],
+    [48.0, 148.0],
+    [49.0, 149.0],
+    [50.0, 150.0],
+    [51.0, 151.0],
+    [52.0, 152.0],
+    [53.0, 153.0],
+    [54.0, 154.0],
+    [55.0, 155.0],
+    [56.0, 156.0],
+    [57.0, 157.0],
+    [58.0, 158.0],
+    [59.0, 159.0],
+    [60.0, 160.0],
+    [61.0, 161.0],
+    [62.0, 162.0],
+    [63.0, 163.0]]>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (n, k)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @packed_transposed_b(%a: memref<8x2xf32>, %c: memref<8x64xf32>) {
+  %b = memref.get_global @wt : memref<64x2xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<8x2xf32>, memref<64x2xf32>) outs(%c : memref<8x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
