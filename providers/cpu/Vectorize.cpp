@@ -434,8 +434,8 @@ int64_t matmulRows(linalg::GenericOp g, const MatmulMatch &mm) {
 /// as wide as the register tile (its rows then run one after another), and
 /// only with whole panels and more than the GEMV's one or two rows (whose
 /// wide tiles stream B's rows as they lie).
-int64_t packedPanel(linalg::GenericOp g, const MatmulMatch &mm,
-                    int64_t vectorBits) {
+static int64_t packedPanelOf(linalg::GenericOp g, const MatmulMatch &mm,
+                             int64_t vectorBits) {
   if (mm.transA || (!mm.batch.empty() && !foldsBatch(g, mm)))
     return 0;
   Value bm = g.getDpsInputs()[1];
@@ -448,6 +448,42 @@ int64_t packedPanel(linalg::GenericOp g, const MatmulMatch &mm,
   if (matmulRows(g, mm) <= 2 || r[mm.n] % panel || r[mm.n] < 4 * panel)
     return 0;
   return panel;
+}
+
+int64_t packedPanel(linalg::GenericOp g, const MatmulMatch &mm,
+                    int64_t vectorBits) {
+  int64_t panel = packedPanelOf(g, mm, vectorBits);
+  if (!panel)
+    return 0;
+  // Only when every op reading the weights reads the panels: the panels
+  // would otherwise be a second copy of them in the library (a run-time
+  // row count's last rows, one at a time, keep the GEMV on B as it lies).
+  memref::GlobalOp global = constantGlobal(g.getDpsInputs()[1]);
+  auto module = global->getParentOfType<ModuleOp>();
+  bool shared = false;
+  module.walk([&](memref::GetGlobalOp get) {
+    if (get.getName() != global.getSymName())
+      return;
+    SmallVector<Value> reads = {get.getResult()};
+    while (!reads.empty() && !shared) {
+      Value v = reads.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (isa<memref::SubViewOp>(user) &&
+            constantGlobal(user->getResult(0))) {
+          reads.push_back(user->getResult(0));
+          continue;
+        }
+        auto other = dyn_cast<linalg::GenericOp>(user);
+        std::optional<MatmulMatch> om =
+            other && isCandidate(other) && other.getDpsInputs()[1] == v
+                ? matchMatmul(other)
+                : std::nullopt;
+        if (!om || packedPanelOf(other, *om, vectorBits) != panel)
+          shared = true;
+      }
+    }
+  });
+  return shared ? 0 : panel;
 }
 
 /// Whether the matmuls rewriteMatmul makes of `g` split their k loop into

@@ -97,7 +97,8 @@ struct OutputInit {
 std::optional<OutputInit> matchOutputInit(mlir::linalg::GenericOp g);
 
 // Constant operands packed at compile time (VectorizePack.cpp).
-/// The constant f32 global `v` reads (memref.get_global of a static,
+/// The constant f32 global `v` reads (memref.get_global, or a whole view of
+/// one, of a static,
 /// identity-layout constant with a dense value or a dense_resource value
 /// whose blob is present), if any.
 mlir::memref::GlobalOp constantGlobal(mlir::Value v);

@@ -18,8 +18,25 @@ using namespace mlir;
 
 namespace kiln::vectorize {
 
+/// `v`, or the source of the whole view `v` is (blocks of run-time rows
+/// view every operand, B whole).
+static Value throughWholeView(Value v) {
+  auto sv = v.getDefiningOp<memref::SubViewOp>();
+  if (!sv)
+    return v;
+  auto src = cast<MemRefType>(sv.getSource().getType());
+  if (sv.getType().getRank() != src.getRank() || !src.hasStaticShape())
+    return v;
+  for (int64_t i = 0; i < src.getRank(); ++i)
+    if (sv.getStaticOffsets()[i] != 0 ||
+        sv.getStaticSizes()[i] != src.getDimSize(i) ||
+        sv.getStaticStrides()[i] != 1)
+      return v;
+  return sv.getSource();
+}
+
 memref::GlobalOp constantGlobal(Value v) {
-  auto get = v.getDefiningOp<memref::GetGlobalOp>();
+  auto get = throughWholeView(v).getDefiningOp<memref::GetGlobalOp>();
   if (!get)
     return {};
   auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
@@ -46,7 +63,7 @@ memref::GlobalOp constantGlobal(Value v) {
 Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
                    int64_t panel) {
   memref::GlobalOp global = constantGlobal(bm);
-  auto type = cast<MemRefType>(bm.getType());
+  MemRefType type = global.getType();
   int64_t k = type.getDimSize(transB ? 1 : 0),
           n = type.getDimSize(transB ? 0 : 1);
   auto packedType =

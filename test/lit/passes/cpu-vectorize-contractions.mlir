@@ -1177,3 +1177,33 @@ func.func @packed_transposed_b(%a: memref<8x2xf32>, %c: memref<8x64xf32>) {
   }
   return
 }
+
+// -----
+
+// Weights that a one-row matmul also reads (the last rows of a run-time
+// row count) stay as they lie for both: panels would be a second copy.
+// AVX2-LABEL: func.func @shared_weights_not_packed
+// AVX2-NOT: _panels
+// AVX2: return
+memref.global "private" constant @ws : memref<2x64xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @shared_weights_not_packed(%a: memref<8x2xf32>, %c: memref<8x64xf32>, %a1: memref<1x2xf32>, %c1: memref<1x64xf32>) {
+  %b = memref.get_global @ws : memref<2x64xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<8x2xf32>, memref<2x64xf32>) outs(%c : memref<8x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a1, %b : memref<1x2xf32>, memref<2x64xf32>) outs(%c1 : memref<1x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
