@@ -98,9 +98,8 @@ std::optional<OutputInit> matchOutputInit(mlir::linalg::GenericOp g);
 
 // Constant operands packed at compile time (VectorizePack.cpp).
 /// The constant f32 global `v` reads (memref.get_global, or a whole view of
-/// one, of a static,
-/// identity-layout constant with a dense value or a dense_resource value
-/// whose blob is present), if any.
+/// one, of a static, identity-layout constant with a dense value or a
+/// dense_resource value whose blob is present), if any.
 mlir::memref::GlobalOp constantGlobal(mlir::Value v);
 /// The constant 2-D `bm` ([K, N], or [N, K] when `transB`) as panels of
 /// `panel` columns, [N / panel][K][panel] (one global per weights and

@@ -292,6 +292,30 @@ struct AppThreads {
 };
 } // namespace
 
+// Records like `record`, then waits (up to 10 s) until three threads have
+// arrived: a thread waiting here cannot take a second range, so under load
+// (ctest -j on 2 cores, a worker slow to wake) the caller does not take a
+// late worker's range, as it may in `record`.
+static void recordThree(void *Ctx, int64_t Lo, int64_t Hi) {
+  auto *R = static_cast<Record *>(Ctx);
+  {
+    std::lock_guard<std::mutex> L(R->M);
+    R->Ranges.push_back({Lo, Hi});
+    R->Threads.insert(std::this_thread::get_id());
+    for (int64_t I = Lo; I < Hi; ++I)
+      ++R->Hits[I];
+  }
+  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < Deadline) {
+    {
+      std::lock_guard<std::mutex> L(R->M);
+      if (R->Threads.size() >= 3)
+        return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 TEST(ThreadPool, AppThreadHooksRunTheRangesAndAreJoined) {
   AppThreads App;
   {
@@ -303,7 +327,7 @@ TEST(ThreadPool, AppThreadHooksRunTheRangesAndAreJoined) {
     ThreadsScope Scope(3, P.get());
     Record R;
     R.Hits.assign(3, 0);
-    kilnParallelFor(record, &R, 3, 1);
+    kilnParallelFor(recordThree, &R, 3, 1);
     for (int H : R.Hits)
       EXPECT_EQ(H, 1);
     // The ranges ran on the caller and the app's threads only.
