@@ -24,13 +24,18 @@ struct Record {
   std::vector<std::pair<int64_t, int64_t>> Ranges;
 };
 
+// Notes the range and its thread; the caller holds R.M.
+void noteRange(Record &R, int64_t Lo, int64_t Hi) {
+  R.Ranges.push_back({Lo, Hi});
+  R.Threads.insert(std::this_thread::get_id());
+  for (int64_t I = Lo; I < Hi; ++I)
+    ++R.Hits[I];
+}
+
 void record(void *Ctx, int64_t Lo, int64_t Hi) {
   auto *R = static_cast<Record *>(Ctx);
   std::lock_guard<std::mutex> L(R->M);
-  R->Ranges.push_back({Lo, Hi});
-  R->Threads.insert(std::this_thread::get_id());
-  for (int64_t I = Lo; I < Hi; ++I)
-    ++R->Hits[I];
+  noteRange(*R, Lo, Hi);
   // Long enough that the other threads take their ranges.
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
@@ -300,10 +305,7 @@ static void recordThree(void *Ctx, int64_t Lo, int64_t Hi) {
   auto *R = static_cast<Record *>(Ctx);
   {
     std::lock_guard<std::mutex> L(R->M);
-    R->Ranges.push_back({Lo, Hi});
-    R->Threads.insert(std::this_thread::get_id());
-    for (int64_t I = Lo; I < Hi; ++I)
-      ++R->Hits[I];
+    noteRange(*R, Lo, Hi);
   }
   auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < Deadline) {
