@@ -547,6 +547,7 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
               nb, loc, a2,
               subMatrix(nb, loc, packed, {p[0], std::nullopt, std::nullopt}),
               cp, false, false, nextId);
+          op->setAttr(kPanelB, nb.getUnitAttr());
           if (noCacheTiles)
             op->setAttr(kNoCacheTiles, nb.getUnitAttr());
         });
@@ -1018,11 +1019,17 @@ std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
 }
 
 std::pair<int64_t, int64_t> registerTile(int64_t M, int64_t N,
-                                         int64_t vectorBits) {
-  // The accumulator tile takes half the vector registers: 8 x 2 of
-  // AVX-512's 32, 4 x 2 of AVX2's 16 (8 x 4 there would spill every step).
+                                         int64_t vectorBits, bool panelB) {
+  // The accumulator tile: 8 x 2 of AVX-512's 32 vector registers; 6 x 2
+  // of AVX2's 16, with two for B and one for A's broadcast (8 x 2 would
+  // spill every step). 6 rows load 8 vectors per 12 multiply-adds, where
+  // 4 rows loaded 6 per 8 and kept just the 8 chains that two FMA units of
+  // latency 4 need: a conv's matmul of 128 x 784 x 1152 ran 18% faster,
+  // 960 -> 160 and 192 -> 32 1x1 convs 11% and 6%. But on packed panels
+  // (A is then the activations, streamed once per panel) 4 rows stayed
+  // faster: 6 were 2-10% slower on a BERT-base FFN and on 784 x 1152 x 128.
   bool wide = vectorBits >= 512;
-  int64_t tm = std::min<int64_t>(wide ? 8 : 4, M),
+  int64_t tm = std::min<int64_t>(wide ? 8 : (panelB ? 4 : 6), M),
           tn = std::min<int64_t>(wide ? 32 : 16, N);
   // A 16-wide tile when it leaves a smaller remainder (49 = 3 x 16 + 1):
   // the peeled remainder runs far slower than full tiles.
@@ -1067,32 +1074,34 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
     target = "%c" + i;
   }
   int64_t em = cm ? cm : M, en = cn ? cn : N;
-  auto [tm, tn] = registerTile(em, en, vectorBits);
-  s += "  %t" + i + ", %l" + i + ":3 = transform.structured.tile_using_for " + target +
-       " tile_sizes [" + std::to_string(tm) + ", " + std::to_string(tn) + ", 1] : (" +
-       any + ") -> (" + any + ", " + any + ", " + any + ", " + any + ")\n";
-  if (parallel) {
-    // The loops threads may split, outermost first (never k: it would run
-    // the partial sums at once), with their trips and the multiply-adds
-    // each dispatch covers (an inner loop is dispatched once per
-    // iteration of those around it). (The cache loops are m, n, k in
-    // order, those with a tile.)
-    int64_t ek = ck ? ck : K;
-    struct Candidate {
-      std::string handle;
-      int64_t trips, work;
-    };
+  std::pair<int64_t, int64_t> tile =
+      registerTile(em, en, vectorBits, op->hasAttr(kPanelB));
+  int64_t tm = tile.first, tn = tile.second;
+  // The loops threads may split, outermost first (never k: it would run
+  // the partial sums at once), with their trips and the multiply-adds each
+  // dispatch covers (an inner loop is dispatched once per iteration of
+  // those around it). (The cache loops are m, n, k in order, those with a
+  // tile.)
+  int64_t ek = ck ? ck : K;
+  struct Candidate {
+    std::string handle;
+    int64_t trips, work;
+  };
+  auto candidates = [&](int64_t rows) {
     SmallVector<Candidate> loops;
     if (cm)
       loops.push_back({"%cl" + i + "#0", M / cm, M * N * K});
     if (cn)
       loops.push_back(
           {"%cl" + i + "#" + std::to_string(cm ? 1 : 0), N / cn, em * N * K});
-    loops.push_back({"%l" + i + "#0", em / tm, em * en * ek});
-    loops.push_back({"%l" + i + "#1", en / tn, tm * en * ek});
-    // The first with enough ranges that 2 to 8 threads get even shares and
-    // enough work per dispatch, else the first with two ranges at least:
-    // three blocks on two threads would leave one idle a third of the time.
+    loops.push_back({"%l" + i + "#0", em / rows, em * en * ek});
+    loops.push_back({"%l" + i + "#1", en / tn, rows * en * ek});
+    return loops;
+  };
+  // The first with enough ranges that 2 to 8 threads get even shares and
+  // enough work per dispatch, else the first with two ranges at least:
+  // three blocks on two threads would leave one idle a third of the time.
+  auto pickOf = [](ArrayRef<Candidate> loops) -> int64_t {
     const Candidate *pick = llvm::find_if(loops, [](const Candidate &c) {
       return c.trips >= kParallelEvenTrips &&
              c.work >= kParallelMultiplyAdds / 2;
@@ -1100,17 +1109,47 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
     if (pick == loops.end())
       pick =
           llvm::find_if(loops, [](const Candidate &c) { return c.trips >= 2; });
-    if (pick != loops.end()) {
-      s += annotateParallel(pick->handle);
-      // Cache block loops around it with a few trips split instead when
-      // those divide among the run's threads (two blocks of rows on two
-      // threads): one dispatch, not one per block around the split loop
-      // (a BERT-base FFN's second matmul: 144 dispatches; at 2 threads
-      // 7-15% faster). The register tile loops stay in their own function.
-      for (const Candidate *c = loops.begin(); c != pick; ++c)
-        if (c->trips >= 2 && StringRef(c->handle).starts_with("%cl"))
-          s += annotateParallelEven(c->handle);
+    return pick == loops.end() ? -1 : pick - loops.begin();
+  };
+  SmallVector<Candidate> loops;
+  int64_t pick = -1;
+  if (parallel) {
+    loops = candidates(tm);
+    pick = pickOf(loops);
+    // Rows left over from the split row tiles are peeled and run after
+    // them on one thread (32 rows in tiles of 6: 3 and 2 tiles, then 2
+    // rows); where 4-row tiles divide the rows, those split evenly. (Not
+    // under blocks of rows that two threads split instead: each then runs
+    // its own block's leftover rows, nor inside a loop threads already
+    // split, as a conv's im2col blocks.)
+    bool leftoverStaysLocal = false;
+    for (Operation *p = op->getParentOp(); p && !leftoverStaysLocal;
+         p = p->getParentOp())
+      leftoverStaysLocal = p->hasAttr(kParallelAttr);
+    for (int64_t c = 0; c < pick; ++c)
+      leftoverStaysLocal |=
+          loops[c].trips >= 2 && StringRef(loops[c].handle).starts_with("%cl");
+    if (pick >= 0 && loops[pick].handle == "%l" + i + "#0" && em % tm &&
+        tm > 4 && em % 4 == 0 && !leftoverStaysLocal) {
+      tm = 4;
+      loops = candidates(tm);
+      pick = pickOf(loops);
     }
+  }
+  s += "  %t" + i + ", %l" + i + ":3 = transform.structured.tile_using_for " +
+       target + " tile_sizes [" + std::to_string(tm) + ", " +
+       std::to_string(tn) + ", 1] : (" + any + ") -> (" + any + ", " + any +
+       ", " + any + ", " + any + ")\n";
+  if (pick >= 0) {
+    s += annotateParallel(loops[pick].handle);
+    // Cache block loops around it with a few trips split instead when
+    // those divide among the run's threads (two blocks of rows on two
+    // threads): one dispatch, not one per block around the split loop
+    // (a BERT-base FFN's second matmul: 144 dispatches; at 2 threads
+    // 7-15% faster). The register tile loops stay in their own function.
+    for (int64_t c = 0; c < pick; ++c)
+      if (loops[c].trips >= 2 && StringRef(loops[c].handle).starts_with("%cl"))
+        s += annotateParallelEven(loops[c].handle);
   }
   // Peel the inner (n) loop first: peeling consumes the loop handle and
   // everything nested in it.

@@ -37,6 +37,8 @@ constexpr int64_t kParallelEvenTrips = 8;
 
 // A matmul sized to stay in L2 (a conv's im2col block): no cache tiles.
 inline constexpr llvm::StringLiteral kNoCacheTiles = "kiln.cv_no_cache_tiles";
+// A matmul reading B as packed panels (packedPanels): its own row tile.
+inline constexpr llvm::StringLiteral kPanelB = "kiln.cv_panel_b";
 
 /// True when the body is `yield(out + a * b)` on f32 (operands of the
 /// add/mul in either order).
@@ -75,9 +77,9 @@ mlir::Value collapsedOutput(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value out,
                             llvm::ArrayRef<mlir::ReassociationIndices> groups);
 /// The register tile (rows, columns) of an M x N matmul's schedule for
-/// vector registers of `vectorBits`.
-std::pair<int64_t, int64_t> registerTile(int64_t M, int64_t N,
-                                         int64_t vectorBits);
+/// vector registers of `vectorBits`, B read as packed panels or as it lies.
+std::pair<int64_t, int64_t>
+registerTile(int64_t M, int64_t N, int64_t vectorBits, bool panelB = false);
 /// Whether an M x N x K matmul's k loop is split into cache tiles.
 bool kCacheTiled(int64_t M, int64_t N, int64_t K);
 /// Whether `op` sits in a k loop's body, beside its multiply-adds: a C tile

@@ -217,6 +217,18 @@ def build(kind):
     if kind == "batch-reduce0":
         return single("ReduceMean", "mean_over_n", [("x", F, ["N", 4])],
                       [("y", F, [1, 4])], opset=13, axes=[0])
+    if kind == "matmul-tile":
+        # One register-tiled matmul: 12 x 64 times 64 x 32 (B too narrow for
+        # packed panels).
+        w = numpy_helper.from_array(
+            np.arange(64 * 32, dtype=np.float32).reshape(64, 32) / 1000, "w")
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "matmul_tile",
+            [helper.make_tensor_value_info("x", F, [12, 64])],
+            [helper.make_tensor_value_info("y", F, [12, 32])], [w])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
     if kind == "batch-seq-first":
         # As torch's MultiheadAttention: [N, 3, 4] -> [3, N, 4] -> [3*N, 4],
         # a row-wise MatMul, and back; the reshape interleaves the samples.

@@ -4,10 +4,10 @@
 // MatMul as the CPU provider emits it, loops (m, k, n); shapes divide the
 // register tile: no peeling, the C tile stays in registers across k.
 // CHECK-LABEL: func.func @divisible
-// With AVX2's 16 registers the C tile is 4 x 16 (8 of them), not 8 x 32.
+// With AVX2's 16 registers the C tile is 6 x 16 (12 of them), not 8 x 32.
 // AVX2-LABEL: func.func @divisible
-// AVX2: scf.for %{{.*}} = %c0 to %c16 step %c4
-// AVX2: scf.for {{.*}} iter_args({{.*}}) -> (vector<4x16xf32>)
+// AVX2: scf.for %{{.*}} = %c0 to %c24 step %c6
+// AVX2: scf.for {{.*}} iter_args({{.*}}) -> (vector<6x16xf32>)
 // AVX2: vector.fma {{.*}} : vector<16xf32>
 // AVX2-NOT: vector<32xf32>
 // AVX2: return
@@ -25,9 +25,9 @@
 #mA = affine_map<(m, k, n) -> (m, k)>
 #mB = affine_map<(m, k, n) -> (k, n)>
 #mC = affine_map<(m, k, n) -> (m, n)>
-func.func @divisible(%a: memref<16x64xf32>, %b: memref<64x64xf32>, %c: memref<16x64xf32>) {
+func.func @divisible(%a: memref<24x64xf32>, %b: memref<64x64xf32>, %c: memref<24x64xf32>) {
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
-      ins(%a, %b : memref<16x64xf32>, memref<64x64xf32>) outs(%c : memref<16x64xf32>) {
+      ins(%a, %b : memref<24x64xf32>, memref<64x64xf32>) outs(%c : memref<24x64xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
@@ -719,9 +719,9 @@ func.func @reduction_runtime_inner(%x: memref<16x?xf32>, %o: memref<16xf32>) {
 #mA = affine_map<(m, k, n) -> (m, k)>
 #mB = affine_map<(m, k, n) -> (k, n)>
 #mC = affine_map<(m, k, n) -> (m, n)>
-func.func @k_blocks_only(%a: memref<64x384xf32>, %b: memref<384x196xf32>, %c: memref<64x196xf32>) {
+func.func @k_blocks_only(%a: memref<48x384xf32>, %b: memref<384x196xf32>, %c: memref<48x196xf32>) {
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
-      ins(%a, %b : memref<64x384xf32>, memref<384x196xf32>) outs(%c : memref<64x196xf32>) {
+      ins(%a, %b : memref<48x384xf32>, memref<384x196xf32>) outs(%c : memref<48x196xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
@@ -737,7 +737,7 @@ func.func @k_blocks_only(%a: memref<64x384xf32>, %b: memref<384x196xf32>, %c: me
 // threads split once.
 // AVX2-LABEL: func.func @three_row_blocks
 // AVX2-NOT: step %c64
-// AVX2: scf.for {{.*}} = %c0 to %c192 step %c4 {
+// AVX2: scf.for {{.*}} = %c0 to %c192 step %c6 {
 // AVX2: } {kiln.parallel}
 // AVX2-NEXT: return
 #mA = affine_map<(m, k, n) -> (m, k)>
@@ -746,6 +746,30 @@ func.func @k_blocks_only(%a: memref<64x384xf32>, %b: memref<384x196xf32>, %c: me
 func.func @three_row_blocks(%a: memref<192x32xf32>, %b: memref<32x784xf32>, %c: memref<192x784xf32>) {
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
       ins(%a, %b : memref<192x32xf32>, memref<32x784xf32>) outs(%c : memref<192x784xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Threads split the register tile rows, and 32 rows in tiles of 6 would
+// leave 2 peeled rows to run after the split on one thread: 4-row tiles
+// split evenly instead (a mobilenet_v2 192 -> 32 projection's shape).
+// AVX2-LABEL: func.func @leftover_rows
+// AVX2-NOT: step %c6 {
+// AVX2: scf.for {{.*}} = %c0 to %c32 step %c4 {
+// AVX2: vector<4x16xf32>
+// AVX2: } {kiln.parallel}
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @leftover_rows(%a: memref<32x192xf32>, %b: memref<192x784xf32>, %c: memref<32x784xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<32x192xf32>, memref<192x784xf32>) outs(%c : memref<32x784xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
@@ -1035,13 +1059,15 @@ func.func @depthwise_shared_pad_small(%x: memref<1x2x28x28xf32>, %w: memref<2x1x
 // blocks carry the even-shares grain (-1): with 2 (or 1) threads the
 // runtime splits them instead, one dispatch in all; with 3 or 4 the rows.
 // The k blocks never split.
+// (A block's 64 rows are 10 tiles of 6 and a peeled tile of 4, which runs
+// after them on the thread that has the block.)
 // AVX2-LABEL: func.func @row_blocks_even
 // AVX2: scf.for {{.*}} = %c0 to %c128 step %c64 {
 // AVX2: scf.for {{.*}} = %c0 to %c768 step %c{{[0-9]+}} {
-// AVX2: scf.for {{.*}} = %c0 to %c64 step %c4 {
+// AVX2: scf.for {{.*}} = %c0 to %c60 step %c6 {
 // AVX2: } {kiln.parallel}
-// AVX2-NEXT: }
-// AVX2-NEXT: } {kiln.parallel = -1 : i64}
+// AVX2: vector<4x16xf32>
+// AVX2: } {kiln.parallel = -1 : i64}
 // AVX2-NEXT: return
 #mA = affine_map<(m, k, n) -> (m, k)>
 #mB = affine_map<(m, k, n) -> (k, n)>
@@ -1065,10 +1091,12 @@ func.func @row_blocks_even(%a: memref<128x768xf32>, %b: memref<768x96xf32>, %c: 
 // panels). Element (k, n) = 100 k + n: panel 0 holds columns 0-15 of row 0
 // (0.0 = 00000000, 1.0 = 0000803F, ..., 15.0 = 00007041), then of row 1
 // (100.0 = 0000C842). With AVX-512 (32-wide panels) 64 columns are too few.
+// On panels the tile keeps 4 rows (6 measured slower there).
 // AVX2-LABEL: memref.global "private" constant @w_panels16 : memref<4x2x16xf32> = dense<"0x000000000000803F{{[0-9A-F]*}}000070410000C842
 // AVX2-LABEL: func.func @packed_b
 // AVX2: memref.get_global @w_panels16 : memref<4x2x16xf32>
 // AVX2: scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// AVX2: scf.for %{{.*}} = %c0 to %c8 step %c4 {
 // AVX2: vector.fma {{.*}} : vector<16xf32>
 // CHECK-LABEL: func.func @packed_b
 // CHECK-NOT: _panels
