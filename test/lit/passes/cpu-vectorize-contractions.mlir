@@ -743,9 +743,31 @@ func.func @k_blocks_only(%a: memref<48x384xf32>, %b: memref<384x196xf32>, %c: me
 #mA = affine_map<(m, k, n) -> (m, k)>
 #mB = affine_map<(m, k, n) -> (k, n)>
 #mC = affine_map<(m, k, n) -> (m, n)>
-func.func @three_row_blocks(%a: memref<192x32xf32>, %b: memref<32x784xf32>, %c: memref<192x784xf32>) {
+func.func @three_row_blocks(%a: memref<192x32xf32>, %b: memref<32x392xf32>, %c: memref<192x392xf32>) {
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
-      ins(%a, %b : memref<192x32xf32>, memref<32x784xf32>) outs(%c : memref<192x784xf32>) {
+      ins(%a, %b : memref<192x32xf32>, memref<32x392xf32>) outs(%c : memref<192x392xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A 28x28 map's 784 columns in cache blocks of 112, whole 16-wide tiles:
+// a row of register tiles reads a 128 x 112 block of B, not 128 x 784.
+// AVX2-LABEL: func.func @column_blocks
+// AVX2: scf.for {{.*}} = %c0 to %c784 step %c112 {
+// AVX2: scf.for {{.*}} = %c0 to %c256 step %c128 {
+// AVX2: vector<6x16xf32>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @column_blocks(%a: memref<48x256xf32>, %b: memref<256x784xf32>, %c: memref<48x784xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<48x256xf32>, memref<256x784xf32>) outs(%c : memref<48x784xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
@@ -758,7 +780,7 @@ func.func @three_row_blocks(%a: memref<192x32xf32>, %b: memref<32x784xf32>, %c: 
 
 // Threads split the register tile rows, and 32 rows in tiles of 6 would
 // leave 2 peeled rows to run after the split on one thread: 4-row tiles
-// split evenly instead (a mobilenet_v2 192 -> 32 projection's shape).
+// split evenly instead (as a mobilenet_v2 192 -> 32 projection).
 // AVX2-LABEL: func.func @leftover_rows
 // AVX2-NOT: step %c6 {
 // AVX2: scf.for {{.*}} = %c0 to %c32 step %c4 {
@@ -767,9 +789,9 @@ func.func @three_row_blocks(%a: memref<192x32xf32>, %b: memref<32x784xf32>, %c: 
 #mA = affine_map<(m, k, n) -> (m, k)>
 #mB = affine_map<(m, k, n) -> (k, n)>
 #mC = affine_map<(m, k, n) -> (m, n)>
-func.func @leftover_rows(%a: memref<32x192xf32>, %b: memref<192x784xf32>, %c: memref<32x784xf32>) {
+func.func @leftover_rows(%a: memref<32x192xf32>, %b: memref<192x392xf32>, %c: memref<32x392xf32>) {
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
-      ins(%a, %b : memref<32x192xf32>, memref<192x784xf32>) outs(%c : memref<32x784xf32>) {
+      ins(%a, %b : memref<32x192xf32>, memref<192x392xf32>) outs(%c : memref<32x392xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
