@@ -1115,6 +1115,11 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
           llvm::find_if(loops, [](const Candidate &c) { return c.trips >= 2; });
     return pick == loops.end() ? -1 : pick - loops.begin();
   };
+  // A cache block loop around the split loop that the runtime splits
+  // instead when its few blocks divide among the threads.
+  auto splitsEvenly = [](const Candidate &c) {
+    return c.trips >= 2 && StringRef(c.handle).starts_with("%cl");
+  };
   SmallVector<Candidate> loops;
   int64_t pick = -1;
   if (parallel) {
@@ -1131,8 +1136,7 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
          p = p->getParentOp())
       leftoverStaysLocal = p->hasAttr(kParallelAttr);
     for (int64_t c = 0; c < pick; ++c)
-      leftoverStaysLocal |=
-          loops[c].trips >= 2 && StringRef(loops[c].handle).starts_with("%cl");
+      leftoverStaysLocal |= splitsEvenly(loops[c]);
     if (pick >= 0 && loops[pick].handle == "%l" + i + "#0" && em % tm &&
         tm > 4 && em % 4 == 0 && !leftoverStaysLocal) {
       tm = 4;
@@ -1152,7 +1156,7 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
     // (a BERT-base FFN's second matmul: 144 dispatches; at 2 threads
     // 7-15% faster). The register tile loops stay in their own function.
     for (int64_t c = 0; c < pick; ++c)
-      if (loops[c].trips >= 2 && StringRef(loops[c].handle).starts_with("%cl"))
+      if (splitsEvenly(loops[c]))
         s += annotateParallelEven(loops[c].handle);
   }
   // Peel the inner (n) loop first: peeling consumes the loop handle and
