@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kiln vs ONNX Runtime, side by side in one run on the same inputs.
+"""kiln vs ONNX Runtime and OpenVINO, side by side in one run on the same inputs.
 
   python3 bench/run.py [--models-dir ../shared/models] [--iterations 50] [model ...]
   python3 bench/run.py --models-dir test/models/exported --data-set 1 gpt_tiny_dynbatch
@@ -8,28 +8,44 @@
       (models with symbolic dims compiled for the data set's shapes; without
       --pin-shapes kiln compiles them once for any size)
   python3 bench/run.py --threads 1,2 --rounds 3 resnet18
-      (kiln at kiln-run --threads N beside ONNX Runtime at
-      intra_op_num_threads N, the thread counts and the two runtimes
-      interleaved in each round; medians over the rounds, and the spread;
-      the speed-ups xN are medians of each round's own ratio)
+      (kiln at kiln-run --threads N beside each peer at N threads, the
+      thread counts and the runtimes interleaved in each round; medians over
+      the rounds, and the spread; the speed-ups xN are medians of each
+      round's own ratio)
+  python3 bench/run.py --markdown docs/performance.md ...
+      (the table also as a Markdown page; scripts/bench.sh writes
+      docs/performance.md this way)
   python3 bench/run.py --python mlp lenet
       (both through Python: kiln's InferenceSession (build/python) beside
       onnxruntime's, and kiln-run's C API time beside them; the difference
       is what kiln's Python layer costs per run)
 
-Compiles each model with kiln, times it with `kiln-run --iterations`, times
-ONNX Runtime (CPU, one intra-op thread, all graph optimizations) on the
-same input tensors, and prints medians and the ratio ORT/kiln (> 1 means
-kiln is faster). Absolute times drift on shared machines; read the ratios.
-With several thread counts it also prints kiln's speed-up over its own
-1-thread time and ORT's over its own.
+A model is a name under --models-dir or a path to a directory holding
+model.onnx and test_data_set_N. Compiles each model with kiln, times it with
+`kiln-run --iterations` and times each peer on the same input tensors:
+  ORT       ONNX Runtime, CPU provider, all graph optimizations,
+            intra_op_num_threads N, spinning as its default;
+  OpenVINO  the CPU plugin, f32 inference precision, the latency hint, one
+            stream of N threads (the model reshaped to the data set's shapes
+            with --pin-shapes, as kiln's compile is; `--peers ort` leaves
+            it out, and it is skipped with a note when not installed:
+            scripts/bench.sh installs bench/requirements.lock).
+Each peer's outputs are compared with the data set's expected outputs
+once; a peer that disagrees is flagged beside its time. Prints medians and
+the ratios PEER/kiln (> 1 means kiln is faster). Absolute times drift on
+shared machines; read the ratios. With several thread counts it also prints
+each runtime's speed-up over its own first thread count's time.
 """
 import argparse
+import datetime
 import json
+import math
 import os
+import platform
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 
 import numpy as np
@@ -55,14 +71,82 @@ def ort_median_ms(model, feeds, iterations, warmup):
 
 
 def ort_run_ms(sess, feeds, iterations, warmup):
+    return median_ms(lambda: sess.run(None, feeds), iterations, warmup)
+
+
+def median_ms(run, iterations, warmup):
     for _ in range(warmup):
-        sess.run(None, feeds)
+        run()
     times = []
     for _ in range(iterations):
         t = time.perf_counter()
-        sess.run(None, feeds)
+        run()
         times.append((time.perf_counter() - t) * 1e3)
     return statistics.median(times)
+
+
+class OrtPeer:
+    name = "ORT"
+
+    @staticmethod
+    def version():
+        return f"ONNX Runtime {ort.__version__}"
+
+    @staticmethod
+    def prepare(model, feeds, threads, pin):
+        """A function running the model once, returning its outputs."""
+        sess = ort_session(model, threads)
+        return lambda: sess.run(None, feeds)
+
+
+class OpenVinoPeer:
+    name = "OpenVINO"
+    core = None
+
+    @staticmethod
+    def available():
+        try:
+            import openvino  # noqa: F401
+        except ImportError:
+            return False
+        return True
+
+    @staticmethod
+    def version():
+        import openvino
+        return f"OpenVINO {openvino.__version__.split('-')[0]}"
+
+    @classmethod
+    def prepare(cls, model, feeds, threads, pin):
+        import openvino as ov
+        if cls.core is None:
+            cls.core = ov.Core()
+        net = cls.core.read_model(model)
+        if pin:
+            net.reshape({name: list(v.shape) for name, v in feeds.items()})
+        compiled = cls.core.compile_model(net, "CPU", {
+            "PERFORMANCE_HINT": "LATENCY",
+            "INFERENCE_PRECISION_HINT": "f32",
+            "INFERENCE_NUM_THREADS": threads,
+            "NUM_STREAMS": 1,
+        })
+        request = compiled.create_infer_request()
+        # The inputs are bound once and read in place (as a C++ caller of
+        # OpenVINO would), which leaves its Python call the cheapest it has.
+        # (A port has several names; the graph input's is among them.)
+        bound = [np.array(feeds[next(n for n in p.get_names() if n in feeds)], order="C")
+                 for p in compiled.inputs]
+        for port, array in zip(compiled.inputs, bound):
+            request.set_tensor(port, ov.Tensor(array, shared_memory=True))
+
+        # `bound` rides along with run: the tensors do not own the arrays.
+        def run(bound=bound):
+            request.infer()
+            return [request.get_tensor(o).data for o in compiled.outputs]
+        return run
+
+
+PEERS = {"ort": OrtPeer, "openvino": OpenVinoPeer}
 
 
 def main():
@@ -74,12 +158,16 @@ def main():
     ap.add_argument("--data-set", type=int, default=0,
                     help="time on test_data_set_N (e.g. another batch size)")
     ap.add_argument("--threads", default="1",
-                    help="comma-separated thread counts for both runtimes (e.g. 1,2)")
+                    help="comma-separated thread counts for every runtime (e.g. 1,2)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="interleaved rounds per model (medians over rounds)")
+    ap.add_argument("--peers", default="ort,openvino",
+                    help="comma-separated peers timed beside kiln: ort, openvino")
     ap.add_argument("--pin-shapes", action="store_true",
                     help="compile each model for its data set's input shapes (symbolic "
                          "dims pinned) instead of for any size")
+    ap.add_argument("--markdown", metavar="FILE",
+                    help="also write the table as a Markdown page to FILE")
     ap.add_argument("--python", action="store_true",
                     help="time kiln through its Python InferenceSession too")
     ap.add_argument("models", nargs="*")
@@ -92,23 +180,34 @@ def main():
     os.makedirs(out, exist_ok=True)
     kiln = os.path.join(args.build, "bin", "kiln")
     runner = os.path.join(args.build, "bin", "kiln-run")
-    width = max([12] + [len(n) for n in names])
+    width = max([12] + [len(os.path.basename(n.rstrip("/"))) for n in names])
     if args.python:
         return run_python(args, names, out, kiln, runner, width)
-    if threads != [1]:
-        return run_threads(args, names, threads, out, kiln, runner, width)
-    print(f"{'model':<{width}} {'kiln ms':>10} {'ORT ms':>10} {'ORT/kiln':>9}")
-    for name in names:
-        model, data, feeds = prepare(args, name, out, kiln)
-        kiln_ms = kiln_run_ms(args, runner, out, name, data, 1)
-        ort_ms = ort_median_ms(model, feeds, args.iterations, args.warmup)
-        print(f"{name:<{width}} {kiln_ms:>10.3f} {ort_ms:>10.3f} {ort_ms / kiln_ms:>9.2f}")
+    peers = []
+    for key in args.peers.split(","):
+        if key not in PEERS:
+            ap.error(f"unknown peer '{key}' (known: {', '.join(PEERS)})")
+        peer = PEERS[key]
+        if getattr(peer, "available", lambda: True)():
+            peers.append(peer)
+        else:
+            print(f"bench: {peer.name} is not installed; timing without it "
+                  "(scripts/bench.sh installs bench/requirements.lock)", file=sys.stderr)
+    return run_peers(args, names, threads, peers, out, kiln, runner, width)
+
+
+def model_dir(args, name):
+    """A model given by name under --models-dir or as a directory path."""
+    if os.path.exists(os.path.join(name, "model.onnx")):
+        return name
+    return os.path.join(args.models_dir, name)
 
 
 def prepare(args, name, out, kiln):
-    """Compiles the model; returns its path, its data set's directory and
-    the data set's inputs by name."""
-    mdir = os.path.join(args.models_dir, name)
+    """Compiles the model; returns its name, path, its data set's directory
+    and the data set's inputs by name."""
+    mdir = model_dir(args, name)
+    name = os.path.basename(mdir.rstrip("/"))
     model = os.path.join(mdir, "model.onnx")
     data = os.path.join(mdir, f"test_data_set_{args.data_set}")
     feeds = load_feeds(model, data)
@@ -117,20 +216,43 @@ def prepare(args, name, out, kiln):
         pins.append(f"--input-shape={inp}=" + ",".join(str(d) for d in value.shape))
     subprocess.run([kiln, "compile", model, "-o", os.path.join(out, name), "-q"] + pins,
                    check=True)
-    return model, data, feeds
+    return name, model, data, feeds
+
+
+def load_tensor(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
 
 
 def load_feeds(model, data):
-    feeds = {}
     g = onnx.load(model, load_external_data=False).graph
     inits = {i.name for i in g.initializer}
     inputs = [i.name for i in g.input if i.name not in inits]
-    for i, inp in enumerate(inputs):
-        t = onnx.TensorProto()
-        with open(os.path.join(data, f"input_{i}.pb"), "rb") as f:
-            t.ParseFromString(f.read())
-        feeds[inp] = numpy_helper.to_array(t)
-    return feeds
+    return {inp: load_tensor(os.path.join(data, f"input_{i}.pb"))
+            for i, inp in enumerate(inputs)}
+
+
+def output_error(outputs, data):
+    """The largest difference from the data set's expected outputs, relative
+    to each output's magnitude; None when the data set has none."""
+    worst = None
+    for i, got in enumerate(outputs):
+        path = os.path.join(data, f"output_{i}.pb")
+        if not os.path.exists(path):
+            return worst
+        want = load_tensor(path)
+        got = np.asarray(got)
+        if got.shape != want.shape:
+            return math.inf
+        if want.size == 0 or want.dtype.kind not in "fiu":
+            continue
+        want, got = want.astype(np.float64), got.astype(np.float64)
+        scale = max(1.0, float(np.max(np.abs(want))))
+        err = float(np.max(np.abs(got - want))) / scale
+        worst = err if worst is None else max(worst, err)
+    return worst
 
 
 def kiln_run_ms(args, runner, out, name, data, threads):
@@ -149,7 +271,7 @@ def run_python(args, names, out, kiln, runner, width):
     print(f"{'model':<{width}} {'kiln py ms':>10} {'kiln C ms':>10} {'ORT py ms':>10} "
           f"{'ORT/kiln':>9} {'py cost us':>10}")
     for name in names:
-        model, data, feeds = prepare(args, name, out, kiln)
+        name, model, data, feeds = prepare(args, name, out, kiln)
         opts = kiln_py.SessionOptions()
         opts.intra_op_num_threads = 1
         ks = kiln_py.InferenceSession(os.path.join(out, f"lib{name}.so"), opts)
@@ -165,32 +287,136 @@ def run_python(args, names, out, kiln, runner, width):
     return 0
 
 
-def run_threads(args, names, threads, out, kiln, runner, width):
-    head = f"{'model':<{width}} {'threads':>7} {'kiln ms':>10} {'ORT ms':>10} {'ORT/kiln':>9}"
-    head += f" {'kiln xN':>8} {'ORT xN':>7}  kiln spread  kiln xN per round"
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def run_peers(args, names, threads, peers, out, kiln, runner, width):
+    """kiln and each peer at each thread count, interleaved in each round."""
+    several = len(threads) > 1
+    cols = ["kiln"] + [p.name for p in peers]
+    head = f"{'model':<{width}} {'threads':>7}" + "".join(f" {c + ' ms':>11}" for c in cols)
+    head += "".join(f" {p.name + '/kiln':>13}" for p in peers)
+    if several:
+        head += "".join(f" {c + ' xN':>11}" for c in cols) + "  kiln spread  kiln xN per round"
     print(head)
+    rows, notes = [], []
     for name in names:
-        model, data, feeds = prepare(args, name, out, kiln)
-        sessions = {t: ort_session(model, t) for t in threads}
-        kiln_ms = {t: [] for t in threads}
-        ort_ms = {t: [] for t in threads}
+        name, model, data, feeds = prepare(args, name, out, kiln)
+        runs = {}
+        for peer in peers:
+            for t in threads:
+                runs[peer.name, t] = peer.prepare(model, feeds, t, args.pin_shapes)
+            err = output_error(runs[peer.name, threads[0]](), data)
+            if err is not None and err > 1e-3:
+                notes.append(f"{name}: {peer.name}'s outputs differ from the data set's by "
+                             f"{err:.2g} of their magnitude")
+        ms = {(c, t): [] for c in cols for t in threads}
         for _ in range(args.rounds):
             for t in threads:
-                kiln_ms[t].append(kiln_run_ms(args, runner, out, name, data, t))
-                ort_ms[t].append(ort_run_ms(sessions[t], feeds, args.iterations, args.warmup))
+                ms["kiln", t].append(kiln_run_ms(args, runner, out, name, data, t))
+                for peer in peers:
+                    ms[peer.name, t].append(
+                        median_ms(runs[peer.name, t], args.iterations, args.warmup))
         base = threads[0]
         for t in threads:
-            k, o = statistics.median(kiln_ms[t]), statistics.median(ort_ms[t])
-            spread = f"{min(kiln_ms[t]):.3f}-{max(kiln_ms[t]):.3f}"
+            med = {c: statistics.median(ms[c, t]) for c in cols}
             # Speed-ups pair the runs of one round (adjacent in time), so a
             # slow spell of the machine cancels instead of landing on one
             # thread count's median.
-            kx = [a / b for a, b in zip(kiln_ms[base], kiln_ms[t])]
-            ox = [a / b for a, b in zip(ort_ms[base], ort_ms[t])]
-            print(f"{name:<{width}} {t:>7} {k:>10.3f} {o:>10.3f} {o / k:>9.2f} "
-                  f"{statistics.median(kx):>8.2f} {statistics.median(ox):>7.2f}  {spread}"
-                  f"  {min(kx):.2f}-{max(kx):.2f}")
+            speedup = {c: [a / b for a, b in zip(ms[c, base], ms[c, t])] for c in cols}
+            row = {"model": name, "threads": t, "ms": med,
+                   "ratio": {p.name: med[p.name] / med["kiln"] for p in peers},
+                   "xN": {c: statistics.median(speedup[c]) for c in cols}}
+            rows.append(row)
+            line = f"{name:<{width}} {t:>7}" + "".join(f" {med[c]:>11.3f}" for c in cols)
+            line += "".join(f" {row['ratio'][p.name]:>13.2f}" for p in peers)
+            if several:
+                kx = speedup["kiln"]
+                line += "".join(f" {row['xN'][c]:>11.2f}" for c in cols)
+                line += (f"  {min(ms['kiln', t]):.3f}-{max(ms['kiln', t]):.3f}"
+                         f"  {min(kx):.2f}-{max(kx):.2f}")
+            print(line, flush=True)
+    for t in threads:
+        means = "  ".join(
+            f"{p.name}/kiln {geomean([r['ratio'][p.name] for r in rows if r['threads'] == t]):.2f}"
+            for p in peers)
+        print(f"geomean at {t} thread{'s' if t > 1 else ''}: {means}")
+    for note in notes:
+        print(f"note: {note}")
+    if args.markdown:
+        write_markdown(args, rows, threads, peers, cols, notes)
     return 0
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def cpu_features():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next(l for l in f if l.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return ""
+    wanted = ["avx2", "avx512f", "avx512_vnni", "avx512_fp16", "amx_tile"]
+    return ", ".join(w.upper().replace("_", "-") for w in wanted if w in flags)
+
+
+def write_markdown(args, rows, threads, peers, cols, notes):
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True).stdout.strip() or "unknown"
+    several = len(threads) > 1
+    intro = ("Generated by `scripts/bench.sh` (which runs `bench/run.py`); do not edit "
+             "by hand. kiln (`kiln-run`, its C API) beside "
+             + " and ".join(p.version() for p in peers)
+             + " (each through its Python API, which adds some microseconds per run: "
+             "it shows only on the smallest models), on the same inputs in one run: "
+             "each round times every runtime at every thread count in turn, and a cell "
+             "is the median over the rounds of each runtime's median of "
+             f"{args.iterations} runs. PEER/kiln > 1 means kiln is faster.")
+    setup = (f"{args.rounds} rounds of {args.iterations} runs after {args.warmup} "
+             "warm-up runs"
+             + ("; models with symbolic dims compiled (and OpenVINO reshaped) for their "
+                "data set's shapes" if args.pin_shapes else "") + ".")
+    lines = ["# Performance", ""] + textwrap.wrap(intro, 76) + [""]
+    lines += textwrap.wrap(f"- machine: {cpu_name()} ({cpu_features() or 'no AVX2'}), "
+                           f"{os.cpu_count()} logical CPUs; "
+                           f"{datetime.date.today().isoformat()}, kiln {rev}.",
+                           76, subsequent_indent="  ")
+    lines += textwrap.wrap(f"- {setup}", 76, subsequent_indent="  ") + [""]
+    head = "| model | threads | " + " | ".join(f"{c} ms" for c in cols)
+    head += "".join(f" | {p.name}/kiln" for p in peers)
+    head += "".join(f" | {c} xN" for c in cols) if several else ""
+    lines += [head + " |", "|" + "---|" * (head.count("|"))]
+    for r in rows:
+        cells = [r["model"], str(r["threads"])] + [f"{r['ms'][c]:#.3g}" for c in cols]
+        cells += [f"{r['ratio'][p.name]:.2f}" for p in peers]
+        cells += [f"{r['xN'][c]:.2f}" for c in cols] if several else []
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for t in threads:
+        means = ", ".join(
+            f"{p.name}/kiln {geomean([r['ratio'][p.name] for r in rows if r['threads'] == t]):.2f}"
+            for p in peers)
+        lines.append(f"Geometric mean at {t} thread{'s' if t > 1 else ''}: {means}.")
+    if several:
+        lines += [""] + textwrap.wrap(
+            "xN: each runtime's speed-up over its own time at "
+            f"{threads[0]} thread{'s' if threads[0] > 1 else ''}, the median of each "
+            "round's own ratio.", 76)
+    for note in notes:
+        lines += [""] + textwrap.wrap(f"Note: {note}.", 76)
+    with open(args.markdown, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"bench: wrote {args.markdown}")
 
 
 if __name__ == "__main__":

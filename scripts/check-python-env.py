@@ -5,9 +5,11 @@ Exit 0 when every locked package is installed at its locked version and the
 lock is closed (every requirement of a locked package is locked too), else 1
 with one line per difference, naming the package. scripts/install-deps.sh
 runs it to decide whether to reinstall; the ctest `python_env` runs it with
-the interpreter the suite uses.
+the interpreter the suite uses. With several --lock files (scripts/bench.sh
+adds bench/requirements.lock, the peers the suite does not need) their union
+is checked and must be closed.
 
-  check-python-env.py [--lock FILE] [--quiet]
+  check-python-env.py [--lock FILE]... [--quiet]
 """
 import argparse
 import os
@@ -63,10 +65,22 @@ def shown(path):
     return path if rel.startswith("..") else rel
 
 
-def check(lock_path):
+def read_locks(paths):
+    """The union of several locks' pins; a package pinned twice must agree."""
+    pins = {}
+    for path in paths:
+        for key, (name, version) in read_lock(path).items():
+            if key in pins and pins[key][1] != version:
+                raise SystemExit(f"{path}: pins {name} {version}; another lock pins "
+                                 f"{pins[key][1]}")
+            pins[key] = (name, version)
+    return pins
+
+
+def check(lock_paths):
     """The differences, one message each."""
-    pins = read_lock(lock_path)
-    lock = shown(lock_path)
+    pins = read_locks(lock_paths)
+    lock = " + ".join(shown(p) for p in lock_paths)
     problems = []
     for key, (name, version) in sorted(pins.items()):
         try:
@@ -85,10 +99,12 @@ def check(lock_path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--lock", default=DEFAULT_LOCK)
+    ap.add_argument("--lock", action="append",
+                    help=f"a lock file (repeatable; default {shown(DEFAULT_LOCK)})")
     ap.add_argument("--quiet", action="store_true", help="print nothing when it matches")
     args = ap.parse_args()
-    problems = check(args.lock)
+    locks = args.lock or [DEFAULT_LOCK]
+    problems = check(locks)
     for p in problems:
         print(f"python_env: {p}")
     if problems:
@@ -97,8 +113,8 @@ def main():
         return 1
     if not args.quiet:
         print(f"python_env: {sys.executable} matches "
-              f"{shown(args.lock)} "
-              f"({len(read_lock(args.lock))} packages)")
+              f"{' + '.join(shown(p) for p in locks)} "
+              f"({len(read_locks(locks))} packages)")
     return 0
 
 

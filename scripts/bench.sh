@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Regenerates docs/performance.md: kiln beside ONNX Runtime and OpenVINO on
+# the bench set, at 1 and 2 threads, interleaved in one run. Installs what
+# is missing (the peers of bench/requirements.lock; Debian's python3-torch
+# and a venv with transformers to export the bench models), builds kiln.
+#
+#   scripts/bench.sh [bench/run.py options]   e.g. --rounds 3 --threads 1
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --bench
+scripts/build.sh
+
+# The exported models: a BERT at sequence 128, a GPT-2 decode step after
+# 128 tokens and mobilenet_v2, each with its test_data_set_0.
+BM=build/bench_models
+TORCH_PY=${KILN_TORCH_PYTHON:-/tmp/hfvenv/bin/python}
+if [ ! -f "$BM/gpt2_dyn/test_data_set_0/input_0.pb" ]; then
+  if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get install -y -q python3-torch
+  fi
+  if ! "$TORCH_PY" -c 'import transformers' 2>/dev/null; then
+    /usr/bin/python3 -m venv --system-site-packages "$(dirname "$(dirname "$TORCH_PY")")"
+    "$TORCH_PY" -m pip install -q transformers==4.30.2
+  fi
+  KILN_TORCH_PYTHON=$TORCH_PY python3 bench/export_dynamic_models.py "$BM"
+fi
+
+models=()
+if [ -d ../shared/models ]; then
+  for m in resnet18 bert_tiny mlp lenet; do models+=("../shared/models/$m"); done
+else
+  echo "bench: no ../shared/models in this checkout: resnet18, bert_tiny, mlp and lenet left out" >&2
+fi
+models+=("$BM/mobilenet_v2" "$BM/bert_dyn" "$BM/gpt2_dyn")
+python3 bench/run.py --threads 1,2 --rounds 5 --iterations 20 --pin-shapes \
+  --markdown docs/performance.md "$@" "${models[@]}"
