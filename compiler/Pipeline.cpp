@@ -292,9 +292,16 @@ static std::string cudaToolkit() {
 static std::string gpuPipeline(StringRef arch) {
   std::string toolkit = cudaToolkit();
   return ("func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-          "gpu-kernel-outlining,kiln-name-kernels,func.func(gpu-async-region),lower-affine,"
-          "nvvm-attach-target{chip=" + arch + " features=+ptx80 O=3},"
-          "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
+          "gpu-kernel-outlining,kiln-name-kernels,func.func(gpu-async-region),"
+          "lower-affine,"
+          "nvvm-attach-target{chip=" +
+          arch +
+          " features=+ptx80 O=3},"
+          // Math ops that libdevice does not cover (roundeven, from
+          // QuantizeLinear) become LLVM intrinsics NVPTX selects.
+          "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-math-to-"
+          "llvm,"
+          "canonicalize,cse,"
           "reconcile-unrealized-casts),gpu-module-to-binary{format=isa" +
           (toolkit.empty() ? std::string() : " toolkit=" + toolkit) + "}")
       .str();
