@@ -1257,3 +1257,63 @@ func.func @shared_weights_not_packed(%a: memref<8x2xf32>, %c: memref<8x64xf32>, 
   }
   return
 }
+
+// -----
+
+// A GEMV (one or two rows) gets panels as wide as its 8-vector tile:
+// [N / 64][K][64] with AVX2, each tile one stream through its panel with
+// its accumulators in registers for the whole k loop. With AVX-512
+// (128-wide panels) 256 columns are too few.
+// AVX2-LABEL: memref.global "private" constant @wg_panels64 : memref<4x2x64xf32>
+// AVX2-LABEL: func.func @gemv_packed_b
+// AVX2: memref.get_global @wg_panels64 : memref<4x2x64xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// AVX2: scf.for {{.*}} iter_args({{.*}}) -> (vector<1x64xf32>)
+// AVX2: vector.fma {{.*}} : vector<64xf32>
+// CHECK-LABEL: func.func @gemv_packed_b
+// CHECK-NOT: _panels
+// CHECK: return
+memref.global "private" constant @wg : memref<2x256xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @gemv_packed_b(%a: memref<1x2xf32>, %c: memref<1x256xf32>) {
+  %b = memref.get_global @wg : memref<2x256xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<1x2xf32>, memref<2x256xf32>) outs(%c : memref<1x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A GEMV on B as it lies (not constant here; GPT-2's logits, whose 50257
+// columns are not whole panels): k blocks of 4 rows around tiles that read
+// those rows whole, a few streams along rows, not a short read from
+// another page at every k step; no column blocks. Threads split each
+// block's tiles.
+// AVX2-LABEL: func.func @gemv_row_blocks
+// AVX2: scf.for %{{.*}} = %c0 to %c128 step %c4 {
+// AVX2-NEXT: scf.for %{{.*}} = %c0 to %c16384 step %c64 {
+// AVX2: scf.for {{.*}} = %c0 to %c4 step %c1 iter_args({{.*}}) -> (vector<1x64xf32>)
+// AVX2: } {kiln.parallel}
+// CHECK-LABEL: func.func @gemv_row_blocks
+// CHECK: scf.for %{{.*}} = %c0 to %c128 step %c4 {
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c16384 step %c128 {
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @gemv_row_blocks(%a: memref<1x128xf32>, %b: memref<128x16400xf32>, %c: memref<1x16400xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<1x128xf32>, memref<128x16400xf32>) outs(%c : memref<1x16400xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
