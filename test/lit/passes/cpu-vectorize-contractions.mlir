@@ -1317,3 +1317,28 @@ func.func @gemv_row_blocks(%a: memref<1x128xf32>, %b: memref<128x16400xf32>, %c:
   }
   return
 }
+
+// -----
+
+// Two rows: with AVX2, tiles (and panels) 32 wide, two rows of 4 vectors
+// (two of 8 would take all 16 registers and spill).
+// AVX2-LABEL: memref.global "private" constant @wg2_panels32 : memref<8x2x32xf32>
+// AVX2-LABEL: func.func @gemv_two_rows
+// AVX2: scf.for {{.*}} iter_args({{.*}}) -> (vector<2x32xf32>)
+// AVX2-NOT: vector<2x64xf32>
+// AVX2: return
+memref.global "private" constant @wg2 : memref<2x256xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @gemv_two_rows(%a: memref<2x2xf32>, %c: memref<2x256xf32>) {
+  %b = memref.get_global @wg2 : memref<2x256xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<2x2xf32>, memref<2x256xf32>) outs(%c : memref<2x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
