@@ -449,8 +449,9 @@ int64_t matmulRows(linalg::GenericOp g, const MatmulMatch &mm) {
 
 /// The panel width rewriteMatmul packs `g`'s B into (packedPanels), or 0
 /// when B is read as it lies: for a constant 2-D B shared by every row,
-/// as wide as the register tile (its rows then run one after another), and
-/// only with whole panels. A GEMV's one or two rows get panels as wide as
+/// as wide as the register tile (its rows then run one after another; the
+/// last panel zero-padded when the columns do not fill it: a classifier's
+/// 1000, GPT-2's 50257). A GEMV's one or two rows get panels as wide as
 /// their wide tile: B as it lies, each k step of a tile read 256 bytes of
 /// another page; a panel is one stream, its accumulators stay in registers
 /// for the whole k loop, and threads take panels (a 1 x 4096 x 4096 MatMul
@@ -467,7 +468,7 @@ static int64_t packedPanelOf(linalg::GenericOp g, const MatmulMatch &mm,
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   int64_t rows = matmulRows(g, mm);
   int64_t panel = registerTile(rows <= 2 ? rows : 8, 1024, vectorBits).second;
-  if (r[mm.n] % panel || r[mm.n] < 4 * panel)
+  if (r[mm.n] < 4 * panel)
     return 0;
   return panel;
 }
@@ -555,24 +556,34 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
     if (foldsBatch(g, mm))
       std::tie(a2, c2) = foldBatch();
     int64_t m = matmulRows(g, mm), n = ranges[mm.n], k = ranges[mm.k];
+    // The matmul of `width` columns of panel `p`.
+    auto panelMatmul = [&](OpBuilder &nb, OpFoldResult p, int64_t width) {
+      Value col = nb.create<arith::MulIOp>(
+          loc, getValueOrCreateConstantIndexOp(nb, loc, p),
+          nb.create<arith::ConstantIndexOp>(loc, panel));
+      auto view = [&](Value v, OpFoldResult c0, int64_t rows) -> Value {
+        return nb.create<memref::SubViewOp>(
+            loc, v, ArrayRef<OpFoldResult>{nb.getIndexAttr(0), c0},
+            ArrayRef<OpFoldResult>{nb.getIndexAttr(rows),
+                                   nb.getIndexAttr(width)},
+            ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1)});
+      };
+      Value bp = subMatrix(nb, loc, packed, {p, std::nullopt, std::nullopt});
+      if (width != panel)
+        bp = view(bp, nb.getIndexAttr(0), k);
+      Operation *op =
+          emitMatmul(nb, loc, a2, bp, view(c2, col, m), false, false, nextId);
+      op->setAttr(kPanelB, nb.getUnitAttr());
+      if (noCacheTiles)
+        op->setAttr(kNoCacheTiles, nb.getUnitAttr());
+    };
     Operation *loop = forEachBatch(
         b, loc, {n / panel}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> p) {
-          Value col = nb.create<arith::MulIOp>(
-              loc, getValueOrCreateConstantIndexOp(nb, loc, p[0]),
-              nb.create<arith::ConstantIndexOp>(loc, panel));
-          Value cp = nb.create<memref::SubViewOp>(
-              loc, c2, ArrayRef<OpFoldResult>{nb.getIndexAttr(0), col},
-              ArrayRef<OpFoldResult>{nb.getIndexAttr(m),
-                                     nb.getIndexAttr(panel)},
-              ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1)});
-          Operation *op = emitMatmul(
-              nb, loc, a2,
-              subMatrix(nb, loc, packed, {p[0], std::nullopt, std::nullopt}),
-              cp, false, false, nextId);
-          op->setAttr(kPanelB, nb.getUnitAttr());
-          if (noCacheTiles)
-            op->setAttr(kNoCacheTiles, nb.getUnitAttr());
+          panelMatmul(nb, p[0], panel);
         });
+    // The columns of the last, padded panel: one matmul after the loop.
+    if (n % panel)
+      panelMatmul(b, b.getIndexAttr(n / panel), n % panel);
     // (A GEMV's cost is reading its weights: split by their size.)
     bool gemv = m <= 2;
     int64_t threshold = gemv ? kParallelWeights : kParallelMultiplyAdds;

@@ -66,8 +66,9 @@ Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
   MemRefType type = global.getType();
   int64_t k = type.getDimSize(transB ? 1 : 0),
           n = type.getDimSize(transB ? 0 : 1);
-  auto packedType =
-      MemRefType::get({n / panel, k, panel}, type.getElementType());
+  // (The last panel zero-padded when n is not a multiple of the width.)
+  int64_t panels = llvm::divideCeil(n, panel);
+  auto packedType = MemRefType::get({panels, k, panel}, type.getElementType());
   std::string name =
       (global.getSymName() + "_panels" + std::to_string(panel)).str();
   auto module = global->getParentOfType<ModuleOp>();
@@ -75,14 +76,12 @@ Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
     // (Readable: constantGlobal checked.)
     std::optional<SmallVector<float>> v =
         fusion::elementsFloats(cast<ElementsAttr>(*global.getInitialValue()));
-    SmallVector<float> packed(v->size());
-    for (int64_t p = 0; p < n / panel; ++p)
+    SmallVector<float> packed(panels * k * panel, 0.0f);
+    for (int64_t p = 0; p < panels; ++p)
       for (int64_t kk = 0; kk < k; ++kk)
-        for (int64_t j = 0; j < panel; ++j) {
-          int64_t col = p * panel + j;
+        for (int64_t j = 0, col = p * panel; j < panel && col < n; ++j, ++col)
           packed[(p * k + kk) * panel + j] =
               (*v)[transB ? col * k + kk : kk * n + col];
-        }
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
     mb.create<memref::GlobalOp>(
         global.getLoc(), name, mb.getStringAttr("private"), packedType,

@@ -1342,3 +1342,31 @@ func.func @gemv_two_rows(%a: memref<2x2xf32>, %c: memref<2x256xf32>) {
   }
   return
 }
+
+// -----
+
+// Columns that do not fill the last panel (72 = 4 x 16 + 8): it is
+// zero-padded, and one more matmul after the panel loop reads its first 8
+// columns (a classifier's 1000 outputs, GPT-2's 50257).
+// AVX2-LABEL: memref.global "private" constant @wp_panels16 : memref<5x2x16xf32>
+// AVX2-LABEL: func.func @padded_last_panel
+// AVX2: memref.get_global @wp_panels16 : memref<5x2x16xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// AVX2: vector.transfer_read %arg1[%{{.*}}, %c64]{{.*}} vector<8xf32>
+// AVX2: vector.transfer_read %{{.*}}[%c4, %{{.*}}, %c0]{{.*}} : memref<5x2x16xf32>, vector<8xf32>
+// AVX2: return
+memref.global "private" constant @wp : memref<2x72xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @padded_last_panel(%a: memref<8x2xf32>, %c: memref<8x72xf32>) {
+  %b = memref.get_global @wp : memref<2x72xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<8x2xf32>, memref<2x72xf32>) outs(%c : memref<8x72xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
