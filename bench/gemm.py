@@ -22,7 +22,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 import onnx

@@ -66,10 +66,6 @@ def ort_session(model, threads=1):
     return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
 
 
-def ort_median_ms(model, feeds, iterations, warmup):
-    return ort_run_ms(ort_session(model), feeds, iterations, warmup)
-
-
 def ort_run_ms(sess, feeds, iterations, warmup):
     return median_ms(lambda: sess.run(None, feeds), iterations, warmup)
 
@@ -291,6 +287,11 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+def peer_geomean(rows, peer, threads):
+    """The geometric mean of PEER/kiln over the models at `threads`."""
+    return geomean([r["ratio"][peer.name] for r in rows if r["threads"] == threads])
+
+
 def run_peers(args, names, threads, peers, out, kiln, runner, width):
     """kiln and each peer at each thread count, interleaved in each round."""
     several = len(threads) > 1
@@ -339,7 +340,7 @@ def run_peers(args, names, threads, peers, out, kiln, runner, width):
             print(line, flush=True)
     for t in threads:
         means = "  ".join(
-            f"{p.name}/kiln {geomean([r['ratio'][p.name] for r in rows if r['threads'] == t]):.2f}"
+            f"{p.name}/kiln {peer_geomean(rows, p, t):.2f}"
             for p in peers)
         print(f"geomean at {t} thread{'s' if t > 1 else ''}: {means}")
     for note in notes:
@@ -404,7 +405,7 @@ def write_markdown(args, rows, threads, peers, cols, notes):
     lines.append("")
     for t in threads:
         means = ", ".join(
-            f"{p.name}/kiln {geomean([r['ratio'][p.name] for r in rows if r['threads'] == t]):.2f}"
+            f"{p.name}/kiln {peer_geomean(rows, p, t):.2f}"
             for p in peers)
         lines.append(f"Geometric mean at {t} thread{'s' if t > 1 else ''}: {means}.")
     if several:

@@ -18,6 +18,7 @@ if [ ! -f "$BM/gpt2_dyn/test_data_set_0/input_0.pb" ]; then
   if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -q
     $SUDO apt-get install -y -q python3-torch
   fi
   if ! "$TORCH_PY" -c 'import transformers' 2>/dev/null; then

@@ -394,11 +394,12 @@ void cacheTiles(int64_t M, int64_t N, int64_t K, int64_t &cm, int64_t &cn, int64
   if (M * N * K < (int64_t)1 << 21)
     return;
   // A GEMV's one or two rows on B as it lies (not packed: shared weights,
-  // or N not whole panels): its wide tiles read B's rows whole, a few rows
-  // per k block, so that each k step is a few streams along rows, not a
-  // short read from another page for every k (GPT-2's 1 x 128 x 50257
-  // logits: 2.1x on one thread, 2.0x on two). At least 4 rows, and at most
-  // 64 blocks: the threads split each block's tiles.
+  // B an input, or a padded last panel with a short k, packedPanelOf): its
+  // wide tiles read B's rows whole, a few rows per k block, so that each k
+  // step is a few streams along rows, not a short read from another page
+  // for every k (GPT-2's 1 x 128 x 50257 logits: 2.1x on one thread,
+  // 1.7-2.0x on two). At least 4 rows, and at most 64 blocks: the threads
+  // split each block's tiles.
   if (M <= 2) {
     for (int64_t d = std::max<int64_t>(4, llvm::divideCeil(K, 64)); d < K; ++d)
       if (K % d == 0) {
