@@ -624,7 +624,8 @@ TEST(CudaGpu, MemoryRoundTrip) {
   ASSERT_TRUE(D1 && D2) << cuda::firstError();
   mgpuMemcpy(D1, Host.data(), N * 4, Stream);             // H2D
   mgpuMemset32(static_cast<char *>(D1) + 4, 0x3f800000u, 2, Stream); // 1.0f
-  mgpuMemset16(static_cast<char *>(D1) + 12, 0x4000, 2, Stream); // 2.0f
+  // Two 16-bit words of 0x4000 make the float bits 0x40004000.
+  mgpuMemset16(static_cast<char *>(D1) + 12, 0x4000, 2, Stream);
   mgpuMemcpy(D2, D1, N * 4, Stream);                      // D2D
   mgpuMemcpy(Back.data(), D2, N * 4, Stream);             // D2H
   void *Ev = mgpuEventCreate();
@@ -643,7 +644,9 @@ TEST(CudaGpu, MemoryRoundTrip) {
   EXPECT_EQ(Back[0], 0);
   EXPECT_EQ(Back[1], 1.0f);
   EXPECT_EQ(Back[2], 1.0f);
-  EXPECT_EQ(Back[3], 2.0f);
+  uint32_t Bits3;
+  std::memcpy(&Bits3, &Back[3], 4);
+  EXPECT_EQ(Bits3, 0x40004000u); // 2.00390625f
   EXPECT_EQ(Back[4], 4.0f);
   EXPECT_EQ(Back[N - 1], static_cast<float>(N - 1));
 
