@@ -204,6 +204,25 @@ LogicalResult decompose(Operation *op, Kind kind) {
       wb = g.slice(bd, 0, gates * hidden, 0);
       rb = g.slice(bd, gates * hidden, 2 * gates * hidden, 0);
     }
+    // The input projections of every step at once, before the steps: one
+    // GEMM over [seq * batch, input] where each step would read all of W
+    // for one row; R's bias joins W's wherever it is added to the sum
+    // as is (GRU's linear_before_reset keeps the h gate's inside the
+    // product that the reset gate scales).
+    Value xwAll = g.op("MatMul", {x, wT});
+    Value rbKept;
+    if (bias) {
+      Value bsum = wb;
+      if (kind == Kind::GRU && linearBeforeReset) {
+        bsum = g.op("Add", {wb, g.op("Concat", {g.slice(rb, 0, 2 * hidden, 0),
+                                                g.zeros({hidden})},
+                                         {g.attr("axis", (int64_t)0)})});
+        rbKept = g.slice(rb, 2 * hidden, 3 * hidden, 0);
+      } else {
+        bsum = g.op("Add", {wb, rb});
+      }
+      xwAll = g.op("Add", {xwAll, bsum});
+    }
     Value h = h0 ? g.pick(h0, d) : zerosBH(g);
     Value c = kind == Kind::LSTM ? (c0 ? g.pick(c0, d) : zerosBH(g)) : Value();
     Value pi, po, pf;
@@ -225,17 +244,12 @@ LogicalResult decompose(Operation *op, Kind kind) {
     };
     // One time step on `g`'s insertion point: h (and c) advance; `out` is
     // the step's output row. `tScalar` is the step's index (i64 scalar).
-    auto step = [&](GraphBuilder &g, Value xt, Value tScalar, Value &out) -> LogicalResult {
+    // `xw` is the step's row of xwAll: [batch, gates * hidden].
+    auto step = [&](GraphBuilder &g, Value xw, Value tScalar, Value &out) -> LogicalResult {
       Value prevH = h, prevC = c;
-      Value xw = g.op("MatMul", {xt, wT});
-      if (wb)
-        xw = g.op("Add", {xw, wb});
       auto part = [&](Value v, int64_t k) { return g.slice(v, k * hidden, (k + 1) * hidden, 1); };
       if (kind == Kind::LSTM) {
-        Value hr = g.op("MatMul", {h, rT});
-        if (rb)
-          hr = g.op("Add", {hr, rb});
-        Value sum = g.op("Add", {xw, hr});
+        Value sum = g.op("Add", {xw, g.op("MatMul", {h, rT})});
         Value i = part(sum, 0), o = part(sum, 1), fg = part(sum, 2), cc = part(sum, 3);
         if (pi) {
           i = g.op("Add", {i, g.op("Mul", {pi, c})});
@@ -255,29 +269,30 @@ LogicalResult decompose(Operation *op, Kind kind) {
           return fail("activation \"" + hAct->name + "\" is not supported");
         h = g.op("Mul", {o, hc});
       } else if (kind == Kind::GRU) {
-        // Gates z, r, h; R and its bias split the same way.
-        auto rPart = [&](int64_t k) {
-          return g.op("Transpose", {g.slice(rd, k * hidden, (k + 1) * hidden, 0)}, {g.perm({1, 0})});
+        // Gates z, r, h. h times R's z and r parts is one product (with
+        // linear_before_reset all three are): one pass over the weights.
+        auto rT2 = [&](int64_t k0, int64_t k1) {
+          return g.op("Transpose", {g.slice(rd, k0 * hidden, k1 * hidden, 0)}, {g.perm({1, 0})});
         };
-        auto rbPart = [&](int64_t k) { return rb ? g.slice(rb, k * hidden, (k + 1) * hidden, 0) : Value(); };
-        auto addBias = [&](Value v, Value bv) { return bv ? g.op("Add", {v, bv}) : v; };
-        Value z = g.op("Add", {part(xw, 0), addBias(g.op("MatMul", {h, rPart(0)}), rbPart(0))});
-        Value rr = g.op("Add", {part(xw, 1), addBias(g.op("MatMul", {h, rPart(1)}), rbPart(1))});
+        Value hr = g.op("MatMul", {h, linearBeforeReset ? rT : rT2(0, 2)});
+        Value z = g.op("Add", {part(xw, 0), part(hr, 0)});
+        Value rr = g.op("Add", {part(xw, 1), part(hr, 1)});
         if (failed(act(g, f, z, z)) || failed(act(g, f, rr, rr)))
           return failure();
         Value hh;
-        if (linearBeforeReset)
-          hh = g.op("Add", {part(xw, 2), g.op("Mul", {rr, addBias(g.op("MatMul", {h, rPart(2)}), rbPart(2))})});
-        else
-          hh = g.op("Add", {part(xw, 2), addBias(g.op("MatMul", {g.op("Mul", {rr, h}), rPart(2)}), rbPart(2))});
+        if (linearBeforeReset) {
+          Value hrh = part(hr, 2);
+          if (rbKept)
+            hrh = g.op("Add", {hrh, rbKept});
+          hh = g.op("Add", {part(xw, 2), g.op("Mul", {rr, hrh})});
+        } else {
+          hh = g.op("Add", {part(xw, 2), g.op("MatMul", {g.op("Mul", {rr, h}), rT2(2, 3)})});
+        }
         if (failed(act(g, gAct, hh, hh)))
           return failure();
         h = g.op("Add", {g.op("Mul", {g.op("Sub", {g.scalar(1.0), z}), hh}), g.op("Mul", {z, h})});
       } else {
-        Value hr = g.op("MatMul", {h, rT});
-        if (rb)
-          hr = g.op("Add", {hr, rb});
-        Value sum = g.op("Add", {xw, hr});
+        Value sum = g.op("Add", {xw, g.op("MatMul", {h, rT})});
         if (failed(act(g, f, sum, h)))
           return failure();
       }
@@ -297,7 +312,7 @@ LogicalResult decompose(Operation *op, Kind kind) {
       for (int64_t s = 0; s < seq; ++s) {
         int64_t t = reverse ? seq - 1 - s : s;
         Value out;
-        if (failed(step(g, g.pick(x, t), g.ints({t}, true), out)))
+        if (failed(step(g, g.pick(xwAll, t), g.ints({t}, true), out)))
           return failure();
         steps[t] = g.op("Unsqueeze", {out, g.ints({0})});
       }
@@ -343,7 +358,7 @@ LogicalResult decompose(Operation *op, Kind kind) {
       Value t = reverse ? gb.op("Sub", {gb.op("Sub", {trip, gb.ints({1}, true)}, {}, i64), iter}, {}, i64)
                         : iter;
       Value out;
-      if (failed(step(gb, gb.op("Gather", {x, t}, {gb.attr("axis", (int64_t)0)}), t, out)))
+      if (failed(step(gb, gb.op("Gather", {xwAll, t}, {gb.attr("axis", (int64_t)0)}), t, out)))
         return failure();
       Value at = gb.op("Reshape", {t, gb.ints({1, 1})}, {}, i64);
       Value yNext = gb.op("ScatterND", {yAcc, at, gb.op("Unsqueeze", {out, gb.ints({0})})});
