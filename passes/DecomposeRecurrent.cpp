@@ -71,10 +71,12 @@ bool isStatic(Value v) {
   return t && t.hasStaticShape();
 }
 
-/// Whether X, W, R and the initial states (if any) have static shapes.
+/// Whether X, W and R have static shapes. The initial states need not:
+/// their shape follows from X's and W's, and a state computed from the
+/// previous layer's output (PyTorch's exports Expand zeros to a Shape of it)
+/// is reshaped to it, so that stacked layers unroll in one round.
 bool hasStaticInputs(Operation *op, Kind kind) {
-  unsigned last = kind == Kind::LSTM ? 6 : 5;
-  for (unsigned i : {0u, 1u, 2u, 5u, last})
+  for (unsigned i : {0u, 1u, 2u})
     if (i < op->getNumOperands() && !isNone(op->getOperand(i)) && !isStatic(op->getOperand(i)))
       return false;
   return true;
@@ -168,6 +170,14 @@ LogicalResult decompose(Operation *op, Kind kind) {
   Value r = op->getOperand(2), bias = operand(3), h0 = operand(5);
   Value c0 = kind == Kind::LSTM ? operand(6) : Value();
   Value peep = kind == Kind::LSTM ? operand(7) : Value();
+  auto staticState = [&](Value s) {
+    if (!s || isStatic(s) || ShapedType::isDynamic(batch))
+      return s;
+    return g.op("Reshape", {s, layout == 0 ? g.ints({dirs, batch, hidden})
+                                           : g.ints({batch, dirs, hidden})});
+  };
+  h0 = staticState(h0);
+  c0 = staticState(c0);
   if (layout == 1) {
     if (h0)
       h0 = g.op("Transpose", {h0}, {g.perm({1, 0, 2})});

@@ -20,9 +20,12 @@ def DecomposeRecurrent : Pass<"kiln-decompose-recurrent", "::mlir::func::FuncOp"
     Rewrites each recurrent op (all directions, layouts, peepholes, clip,
     input_forget, linear_before_reset and the activation functions ONNX
     lists) into its time steps built from Gather, MatMul, Add, Slice,
-    activations and Concat, which every provider lowers. Needs static X, W
-    and initial state shapes; `sequence_lens` must be the full length, or
-    the direction forward (finished rows are masked).
+    activations and Concat, which every provider lowers. The input
+    projections of all steps are one MatMul before the steps (both biases
+    added there), so a step multiplies h by R only (a GRU once per step).
+    Needs static X, W and R shapes (initial states of unknown shape are
+    reshaped to the one X and W give); `sequence_lens` must be the full
+    length, or the direction forward (finished rows are masked).
   }];
   let options = [
     Option<"skipDynamic", "skip-dynamic", "bool", "false",

@@ -48,3 +48,19 @@ func.func @gru_linear_before_reset(%x: tensor<2x3x5xf32>, %w: tensor<1x12x5xf32>
   %y, %yh = onnx.GRU(%x, %w, %r, %b, %none, %none) {hidden_size = 4 : i64, linear_before_reset = 1 : i64} : (tensor<2x3x5xf32>, tensor<1x12x5xf32>, tensor<1x12x4xf32>, tensor<1x24xf32>, none, none) -> (none, tensor<*xf32>)
   return %yh : tensor<*xf32>
 }
+
+// -----
+
+// An initial state of unknown shape (PyTorch's stacked layers Expand zeros
+// to a Shape of the previous layer's output): reshaped to [dirs, batch,
+// hidden], known from X and W, so the layer unrolls without waiting for
+// folding.
+// CHECK-LABEL: func.func @lstm_dynamic_state
+// CHECK-NOT: onnx.LSTM
+// CHECK: onnx.Reshape(%arg3, {{.*}}) : (tensor<?x?x4xf32>, tensor<3xi64>) -> tensor<1x3x4xf32>
+// CHECK: return {{.*}} : tensor<1x3x4xf32>
+func.func @lstm_dynamic_state(%x: tensor<2x3x5xf32>, %w: tensor<1x16x5xf32>, %r: tensor<1x16x4xf32>, %h0: tensor<?x?x4xf32>) -> tensor<*xf32> {
+  %none = onnx.NoValue
+  %y, %yh, %yc = onnx.LSTM(%x, %w, %r, %none, %none, %h0, %none, %none) {hidden_size = 4 : i64} : (tensor<2x3x5xf32>, tensor<1x16x5xf32>, tensor<1x16x4xf32>, none, none, tensor<?x?x4xf32>, none, none) -> (none, tensor<*xf32>, none)
+  return %yh : tensor<*xf32>
+}
