@@ -9,7 +9,8 @@ step re-runs itself under the interpreter that has what it needs):
 which amounts to these four commands:
 
   /tmp/hfvenv/bin/python bench/export_dynamic_models.py --step torch [OUTDIR]
-      bert_dyn, gpt2_dyn and mobilenet_v2 (needs torch 1.13 and transformers==4.30.2)
+      bert_dyn, gpt2_dyn, mobilenet_v2, lstm_dyn and crnn_gru (needs torch 1.13 and
+      transformers==4.30.2)
   python3 bench/export_dynamic_models.py --step resnet [OUTDIR]
       resnet18_dyn from ../shared/models/resnet18/model.onnx (needs onnx)
   python3 bench/export_dynamic_models.py --step data [OUTDIR]
@@ -44,6 +45,14 @@ seeded random inputs at the shape below, outputs from ONNX Runtime):
       in:  input  float [N, 3, 224, 224]
       out: output float [N, 1000]
       data: 1x3x224x224
+  OUTDIR/lstm_dyn/model.onnx      a speech encoder's recurrent part: 2-layer LSTM
+                                  (80 features, hidden 256) and a Linear(256, 32)
+      in:  features float [N, T, 80]; out: logits float [N, T, 32]
+      data: 1x100x80 (one second of 10 ms frames)
+  OUTDIR/crnn_gru/model.onnx      a streaming conv + GRU model: Conv1d(40, 64, 3) + ReLU,
+                                  2-layer GRU (hidden 128), Linear(128, 12)
+      in:  features float [N, T, 40]; out: logits float [N, T-2, 12]
+      data: 1x50x40
 """
 import argparse
 import importlib.util
@@ -174,6 +183,47 @@ def export_mobilenet(outdir):
     print(f"wrote {path}")
 
 
+def export_recurrent(outdir):
+    """lstm_dyn and crnn_gru: batch and time of run-time size."""
+    import torch
+    from torch import nn
+
+    class Lstm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(80, 256, num_layers=2, batch_first=True)
+            self.fc = nn.Linear(256, 32)
+
+        def forward(self, x):
+            return self.fc(self.rnn(x)[0])
+
+    class CrnnGru(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(40, 64, 3)
+            self.rnn = nn.GRU(64, 128, num_layers=2, batch_first=True)
+            self.fc = nn.Linear(128, 12)
+
+        def forward(self, x):
+            h = torch.relu(self.conv(x.transpose(1, 2))).transpose(1, 2)
+            return self.fc(self.rnn(h)[0])
+
+    for name, model, shape in [("lstm_dyn", Lstm(), (1, 100, 80)),
+                               ("crnn_gru", CrnnGru(), (1, 50, 40))]:
+        torch.manual_seed(0)
+        model = model.eval()
+        d = os.path.join(outdir, name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "model.onnx")
+        with torch.no_grad():
+            torch.onnx.export(model, torch.randn(*shape), path,
+                              input_names=["features"], output_names=["logits"],
+                              dynamic_axes={"features": {0: "N", 1: "T"},
+                                            "logits": {0: "N", 1: "T"}},
+                              opset_version=OPSET, do_constant_folding=True)
+        print(f"wrote {path}")
+
+
 def step_torch(outdir):
     import torch
     import transformers
@@ -181,6 +231,7 @@ def step_torch(outdir):
     export_bert(outdir)
     export_gpt2(outdir)
     export_mobilenet(outdir)
+    export_recurrent(outdir)
 
 
 # --------------------------------------------------------------------------- resnet step
@@ -267,6 +318,10 @@ def data_feeds(name, rng):
         return feeds
     if name in ("resnet18_dyn", "mobilenet_v2"):
         return {"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
+    if name == "lstm_dyn":
+        return {"features": rng.standard_normal((1, 100, 80)).astype(np.float32)}
+    if name == "crnn_gru":
+        return {"features": rng.standard_normal((1, 50, 40)).astype(np.float32)}
     return None
 
 
@@ -281,7 +336,8 @@ def step_data(outdir):
         with open(path, "wb") as f:
             f.write(numpy_helper.from_array(value, name).SerializeToString())
 
-    for name in ["bert_dyn", "gpt2_dyn", "resnet18_dyn", "mobilenet_v2"]:
+    for name in ["bert_dyn", "gpt2_dyn", "resnet18_dyn", "mobilenet_v2", "lstm_dyn",
+                 "crnn_gru"]:
         model = os.path.join(outdir, name, "model.onnx")
         if not os.path.exists(model):
             print(f"{name}: no test data, {model} not found")

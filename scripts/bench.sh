@@ -11,10 +11,12 @@ scripts/install-deps.sh --bench
 scripts/build.sh
 
 # The exported models: a BERT at sequence 128, a GPT-2 decode step after
-# 128 tokens and mobilenet_v2, each with its test_data_set_0.
+# 128 tokens, mobilenet_v2 and two recurrent models (a 2-layer LSTM over 100
+# frames, conv + 2-layer GRU over 50), each with its test_data_set_0.
 BM=build/bench_models
 TORCH_PY=${KILN_TORCH_PYTHON:-/tmp/hfvenv/bin/python}
-if [ ! -f "$BM/gpt2_dyn/test_data_set_0/input_0.pb" ]; then
+if [ ! -f "$BM/gpt2_dyn/test_data_set_0/input_0.pb" ] ||
+   [ ! -f "$BM/crnn_gru/test_data_set_0/input_0.pb" ]; then
   if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -34,6 +36,6 @@ if [ -d ../shared/models ]; then
 else
   echo "bench: no ../shared/models in this checkout: resnet18, bert_tiny, mlp and lenet left out" >&2
 fi
-models+=("$BM/mobilenet_v2" "$BM/bert_dyn" "$BM/gpt2_dyn")
+models+=("$BM/mobilenet_v2" "$BM/bert_dyn" "$BM/gpt2_dyn" "$BM/lstm_dyn" "$BM/crnn_gru")
 python3 bench/run.py --threads 1,2 --rounds 5 --iterations 20 --pin-shapes \
   --markdown docs/performance.md "$@" "${models[@]}"
