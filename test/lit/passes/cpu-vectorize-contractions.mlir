@@ -1370,3 +1370,53 @@ func.func @padded_last_panel(%a: memref<8x2xf32>, %c: memref<8x72xf32>) {
   }
   return
 }
+
+// -----
+
+// Columns past the last whole vector split off before tiling (28 = 16 + 8
+// + 4 on AVX2): the remainders are whole vectors, then one 4-wide tile,
+// never a 12-lane vector, which LLVM lowers about ten times slower.
+// AVX2-LABEL: func.func @narrow_columns_split
+// AVX2-NOT: vector<12xf32>
+// AVX2-DAG: vector<16xf32>
+// AVX2-DAG: vector<8xf32>
+// AVX2-DAG: vector<4xf32>
+// AVX2-NOT: vector<12xf32>
+// AVX2: return
+#nA = affine_map<(m, k, n) -> (m, k)>
+#nB = affine_map<(m, k, n) -> (k, n)>
+#nC = affine_map<(m, k, n) -> (m, n)>
+func.func @narrow_columns_split(%a: memref<48x128xf32>, %b: memref<128x28xf32>, %c: memref<48x28xf32>) {
+  linalg.generic {indexing_maps = [#nA, #nB, #nC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<48x128xf32>, memref<128x28xf32>) outs(%c : memref<48x28xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// 12 columns, between one and two of AVX2's vectors: an 8-wide tile and a
+// peeled 4-wide one.
+// AVX2-LABEL: func.func @twelve_columns
+// AVX2-NOT: vector<12xf32>
+// AVX2-DAG: vector<8xf32>
+// AVX2-DAG: vector<4xf32>
+// AVX2-NOT: vector<12xf32>
+// AVX2: return
+#nA = affine_map<(m, k, n) -> (m, k)>
+#nB = affine_map<(m, k, n) -> (k, n)>
+#nC = affine_map<(m, k, n) -> (m, n)>
+func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: memref<48x12xf32>) {
+  linalg.generic {indexing_maps = [#nA, #nB, #nC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<48x128xf32>, memref<128x12xf32>) outs(%c : memref<48x12xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
