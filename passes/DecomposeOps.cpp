@@ -780,7 +780,8 @@ bool decomposeLinearAttention(Operation *op) {
 //===----------------------------------------------------------------------===//
 // Loop with a known trip count (constant, or the scan outputs' length) whose
 // condition cannot turn false inside the body: unrolled, scan outputs
-// stacked. A trip count or condition computed at run time is checked.
+// stacked, unless marked kKeepLoopAttr (a recurrent op's steps). A trip
+// count or condition computed at run time is checked.
 //===----------------------------------------------------------------------===//
 
 constexpr int64_t kMaxLoopUnroll = 256;
@@ -1005,6 +1006,8 @@ bool carryScanOutputs(Operation *op, unsigned nCarried, unsigned nScan) {
 }
 
 bool decomposeLoop(Operation *op) {
+  if (op->hasAttr(kKeepLoopAttr))
+    return false;
   Value m = op->getOperand(0), cond = op->getOperand(1);
   unsigned nCarried = op->getNumOperands() - 2;
   Block &body = op->getRegion(0).front();

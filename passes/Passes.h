@@ -30,6 +30,10 @@ inline constexpr int64_t kParallelEvenGrain = -1;
 /// The LLVM function attribute of such a task function; Emit turns each
 /// call of it into a call of kilnParallelFor (compiler/ParallelTasks.h).
 inline constexpr const char *kParallelTaskFnAttr = "kiln-parallel-task";
+/// Marks an onnx.Loop that kiln-decompose-ops keeps a loop even when its
+/// trip count is known: a recurrent op's steps (kiln-decompose-recurrent),
+/// where unrolling a long sequence costs compile time and code size.
+inline constexpr const char *kKeepLoopAttr = "kiln.keep_loop";
 
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"

@@ -15,7 +15,7 @@ def ShapeInference : Pass<"kiln-shape-inference", "::mlir::func::FuncOp"> {
 }
 
 def DecomposeRecurrent : Pass<"kiln-decompose-recurrent", "::mlir::func::FuncOp"> {
-  let summary = "Unroll LSTM, GRU and RNN over their static sequence into onnx ops";
+  let summary = "LSTM, GRU and RNN as onnx ops: unrolled steps or a Loop";
   let description = [{
     Rewrites each recurrent op (all directions, layouts, peepholes, clip,
     input_forget, linear_before_reset and the activation functions ONNX
@@ -23,9 +23,13 @@ def DecomposeRecurrent : Pass<"kiln-decompose-recurrent", "::mlir::func::FuncOp"
     activations and Concat, which every provider lowers. The input
     projections of all steps are one MatMul before the steps (both biases
     added there), so a step multiplies h by R only (a GRU once per step).
-    Needs static X, W and R shapes (initial states of unknown shape are
-    reshaped to the one X and W give); `sequence_lens` must be the full
-    length, or the direction forward (finished rows are masked).
+    Sequences of up to 16 steps are unrolled; longer ones, and those of
+    run-time length, become an onnx.Loop over the steps marked to stay a
+    loop (kiln-decompose-ops unrolls other Loops of known trip count).
+    Needs static W and R shapes, and X's unless run-time sizes are on
+    (initial states of unknown shape are reshaped to the one X and W give);
+    `sequence_lens` must be the full length, or the direction forward
+    (finished rows are masked).
   }];
   let options = [
     Option<"skipDynamic", "skip-dynamic", "bool", "false",

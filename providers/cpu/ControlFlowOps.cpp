@@ -143,8 +143,17 @@ Results lowerLoop(OpBuilder &b, Operation *op) {
       v = b.create<linalg::CopyOp>(l, v, fresh).getResult(0);
     }
   }
+  // A value written in place into its own argument (a scan row inserted
+  // by ScatterND) is yielded as is: copying it back would copy all of it
+  // every iteration.
+  auto updatesInPlace = [&](Value v, Value arg) {
+    auto ins = v.getDefiningOp<tensor::InsertSliceOp>();
+    return ins && ins.getDest() == arg && arg.hasOneUse() &&
+           ins.getResult().hasOneUse();
+  };
   for (auto [i, v] : llvm::enumerate(next))
-    if (isa<RankedTensorType>(v.getType()) && v != after->getArgument(i)) {
+    if (isa<RankedTensorType>(v.getType()) && v != after->getArgument(i) &&
+        !updatesInPlace(v, after->getArgument(i))) {
       // A dim of run-time size must keep its size from one iteration to
       // the next (the value goes back into the same buffer).
       auto t = typeOf(v);

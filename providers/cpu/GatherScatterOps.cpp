@@ -138,6 +138,32 @@ Results lowerGather(OpBuilder &b, Operation *op) {
   Value axisSize = dimSize(b, l, data, axis);
   if (failed(checkIndexRange(b, l, op, indices, axisSize)))
     return failure();
+  // One index (a recurrent Loop reading step t's row): a slice of data, a
+  // view once bufferized, where the element loop copies it.
+  if (ir == 0) {
+    IB ib{b, l};
+    Value idx = ib.index(b.create<tensor::ExtractOp>(l, indices, ValueRange{}));
+    SmallVector<OpFoldResult> offsets, sizes,
+        strides(dt.getRank(), b.getIndexAttr(1));
+    for (int64_t d = 0; d < dt.getRank(); ++d) {
+      if (d == axis) {
+        offsets.push_back(ib.clampBelow(ib.wrapNeg(idx, axisSize), axisSize));
+        sizes.push_back(b.getIndexAttr(1));
+        continue;
+      }
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(dt.isDynamicDim(d) ? OpFoldResult(dimSize(b, l, data, d))
+                                         : b.getIndexAttr(dt.getDimSize(d)));
+    }
+    auto sliceType =
+        tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+            out.getRank(), dt, offsets, sizes, strides);
+    Value r = b.create<tensor::ExtractSliceOp>(l, sliceType, data, offsets,
+                                               sizes, strides);
+    if (r.getType() != out)
+      r = b.create<tensor::CastOp>(l, out, r);
+    return SmallVector<Value>{r};
+  }
   SmallVector<AffineExpr> idxE;
   for (int64_t i = 0; i < ir; ++i)
     idxE.push_back(getAffineDimExpr(axis + i, ctx));
@@ -246,13 +272,6 @@ Results lowerScatter(OpBuilder &b, Operation *op, bool nd) {
   int64_t axis = getIntAttr(op, "axis", 0);
   if (axis < 0)
     axis += dt.getRank();
-  // Start from a copy so that data itself is never written.
-  Value acc = indexGeneric(
-      b, loc, dt,
-      [&](IB &ib, ArrayRef<Value> i) {
-        return ib.b.create<tensor::ExtractOp>(ib.l, data, i).getResult();
-      },
-      dynamicSizesLike(b, loc, dt, data));
   // Sizes (run-time where the types have none): the data's dims that the
   // indices address, and the updates' loop bounds.
   SmallVector<Value> dataDims, updDims;
@@ -286,6 +305,56 @@ Results lowerScatter(OpBuilder &b, Operation *op, bool nd) {
   } else if (failed(checkIndexRange(b, loc, op, idx, dataDims[axis]))) {
     return failure();
   }
+  // One index tuple writing a whole slice (a recurrent Loop's output row
+  // at step t): an insert_slice, which bufferizes in place into a loop's
+  // carried buffer where the copy and element loop cost a copy of all of
+  // data per step.
+  if (nd && red == "none" && it.hasStaticShape()) {
+    int64_t q = it.getDimSize(it.getRank() - 1), lead = it.getRank() - 1;
+    bool one = llvm::all_of(it.getShape().drop_back(),
+                            [](int64_t d) { return d == 1; });
+    if (one && q >= 1 && q < dt.getRank() &&
+        ut.getRank() == lead + dt.getRank() - q) {
+      IB ib{b, loc};
+      SmallVector<OpFoldResult> offsets, sizes,
+          strides(dt.getRank(), b.getIndexAttr(1));
+      for (int64_t k = 0; k < q; ++k) {
+        SmallVector<Value> ic(lead, ib.c(0));
+        ic.push_back(ib.c(k));
+        Value v = ib.index(b.create<tensor::ExtractOp>(loc, idx, ic));
+        offsets.push_back(
+            ib.clampBelow(ib.wrapNeg(v, dataDims[k]), dataDims[k]));
+        sizes.push_back(b.getIndexAttr(1));
+      }
+      for (int64_t d = q; d < dt.getRank(); ++d) {
+        offsets.push_back(b.getIndexAttr(0));
+        int64_t u = lead + d - q;
+        sizes.push_back(ut.isDynamicDim(u) ? OpFoldResult(updDims[u])
+                                           : b.getIndexAttr(ut.getDimSize(u)));
+      }
+      // The updates without their leading unit dims (the slice's rank
+      // reduced by q).
+      Value src = upd;
+      if (lead > 0) {
+        SmallVector<ReassociationIndices> groups(1);
+        for (int64_t d = 0; d <= lead; ++d)
+          groups[0].push_back(d);
+        for (int64_t d = lead + 1; d < ut.getRank(); ++d)
+          groups.push_back({d});
+        src = b.create<tensor::CollapseShapeOp>(loc, upd, groups);
+      }
+      Value out = b.create<tensor::InsertSliceOp>(loc, src, data, offsets,
+                                                  sizes, strides);
+      return SmallVector<Value>{out};
+    }
+  }
+  // Start from a copy so that data itself is never written.
+  Value acc = indexGeneric(
+      b, loc, dt,
+      [&](IB &ib, ArrayRef<Value> i) {
+        return ib.b.create<tensor::ExtractOp>(ib.l, data, i).getResult();
+      },
+      dynamicSizesLike(b, loc, dt, data));
   SmallVector<Value> ivs;
   std::function<Value(OpBuilder &, Value, int64_t)> nest =
       [&](OpBuilder &nb, Value t, int64_t d) -> Value {

@@ -97,7 +97,32 @@ func.func @scatter_elements(%x: tensor<4x3xf32>, %i: tensor<1x3xi64>, %u: tensor
 // CHECK-LABEL: func.func @scatter_nd
 // CHECK: kiln.check %{{.*}}, "node \22sn\22 (ScatterND): index {} is outside [-{}, {})"
 // CHECK: scf.for
-func.func @scatter_nd(%x: tensor<4x3xf32>, %i: tensor<1x1xi64>, %u: tensor<1x3xf32>) -> tensor<4x3xf32> {
-  %0 = onnx.ScatterND(%x, %i, %u) : (tensor<4x3xf32>, tensor<1x1xi64>, tensor<1x3xf32>) -> tensor<4x3xf32> loc("sn")
+func.func @scatter_nd(%x: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %0 = onnx.ScatterND(%x, %i, %u) : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32> loc("sn")
   return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// One index tuple writing a whole row (a recurrent Loop's output at step
+// t): the row inserted as a slice, no element loop, no copy of the data
+// beyond what bufferization needs.
+// CHECK-LABEL: func.func @scatter_nd_one_row
+// CHECK: kiln.check %{{.*}}, "node \22sr\22 (ScatterND): index {} is outside [-{}, {})"
+// CHECK-NOT: scf.for
+// CHECK: tensor.insert_slice %{{.*}} into %arg0[%{{.*}}, 0] [1, 3] [1, 1] : tensor<3xf32> into tensor<4x3xf32>
+func.func @scatter_nd_one_row(%x: tensor<4x3xf32>, %i: tensor<1x1xi64>, %u: tensor<1x3xf32>) -> tensor<4x3xf32> {
+  %0 = onnx.ScatterND(%x, %i, %u) : (tensor<4x3xf32>, tensor<1x1xi64>, tensor<1x3xf32>) -> tensor<4x3xf32> loc("sr")
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// A scalar index: Gather is a slice of the data (a view once bufferized).
+// CHECK-LABEL: func.func @gather_scalar_index
+// CHECK: kiln.check %{{.*}}, "node \22gs\22 (Gather): index {} is outside [-{}, {})"
+// CHECK: tensor.extract_slice %arg0[%{{.*}}, 0] [1, 3] [1, 1] : tensor<4x3xf32> to tensor<3xf32>
+func.func @gather_scalar_index(%x: tensor<4x3xf32>, %i: tensor<i64>) -> tensor<3xf32> {
+  %0 = onnx.Gather(%x, %i) {axis = 0 : i64} : (tensor<4x3xf32>, tensor<i64>) -> tensor<3xf32> loc("gs")
+  return %0 : tensor<3xf32>
 }

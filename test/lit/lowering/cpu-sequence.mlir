@@ -133,3 +133,27 @@ func.func @while_swap(%trip: tensor<i64>, %x: tensor<2xf32>, %z: tensor<2xf32>) 
   } : (tensor<i64>, none, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
   return %0#0, %0#1 : tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A carried output written one row per iteration (a recurrent op's steps,
+// ScatterND at the iteration index): the row goes into the carried buffer
+// in place and the result is yielded as is, no copy of the whole output per
+// iteration.
+// CHECK-LABEL: func.func @while_row_in_place
+// CHECK: scf.while
+// CHECK: ^bb0(%[[Y:.*]]: tensor<8x2xf32>, %{{.*}}: i64, %{{.*}}: i1):
+// CHECK: %[[NY:.*]] = tensor.insert_slice %{{.*}} into %[[Y]]
+// CHECK-NOT: linalg.copy
+// CHECK: scf.yield %[[NY]],
+func.func @while_row_in_place(%trip: tensor<i64>, %y0: tensor<8x2xf32>, %row: tensor<1x2xf32>) -> tensor<8x2xf32> {
+  %none = onnx.NoValue
+  %shape = onnx.Constant() {value = dense<1> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = onnx.Loop(%trip, %none, %y0) {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %y: tensor<8x2xf32>):
+    %at = onnx.Reshape(%i, %shape) : (tensor<i64>, tensor<2xi64>) -> tensor<1x1xi64>
+    %1 = onnx.ScatterND(%y, %at, %row) : (tensor<8x2xf32>, tensor<1x1xi64>, tensor<1x2xf32>) -> tensor<8x2xf32>
+    onnx.Yield %c, %1 : tensor<i1>, tensor<8x2xf32>
+  } : (tensor<i64>, none, tensor<8x2xf32>) -> tensor<8x2xf32>
+  return %0 : tensor<8x2xf32>
+}

@@ -64,3 +64,23 @@ func.func @lstm_dynamic_state(%x: tensor<2x3x5xf32>, %w: tensor<1x16x5xf32>, %r:
   %y, %yh, %yc = onnx.LSTM(%x, %w, %r, %none, %none, %h0, %none, %none) {hidden_size = 4 : i64} : (tensor<2x3x5xf32>, tensor<1x16x5xf32>, tensor<1x16x4xf32>, none, none, tensor<?x?x4xf32>, none, none) -> (none, tensor<*xf32>, none)
   return %yh : tensor<*xf32>
 }
+
+// -----
+
+// A static sequence longer than 16 steps: a Loop over the steps that
+// kiln-decompose-ops keeps (kiln.keep_loop), the input projections of all
+// steps one MatMul before it, each step's row written with ScatterND.
+// CHECK-LABEL: func.func @lstm_long_sequence
+// CHECK-NOT: onnx.LSTM
+// CHECK: onnx.MatMul(%arg0, {{.*}}) : (tensor<40x1x5xf32>, tensor<5x16xf32>) -> tensor<40x1x16xf32>
+// CHECK: onnx.Loop
+// CHECK: onnx.Gather
+// CHECK: onnx.MatMul({{.*}}) : (tensor<1x4xf32>, tensor<4x16xf32>) -> tensor<1x16xf32>
+// CHECK: onnx.ScatterND
+// CHECK: kiln.keep_loop
+// CHECK: return {{.*}} : tensor<40x1x1x4xf32>
+func.func @lstm_long_sequence(%x: tensor<40x1x5xf32>, %w: tensor<1x16x5xf32>, %r: tensor<1x16x4xf32>) -> tensor<*xf32> {
+  %none = onnx.NoValue
+  %y, %yh, %yc = onnx.LSTM(%x, %w, %r, %none, %none, %none, %none, %none) {hidden_size = 4 : i64} : (tensor<40x1x5xf32>, tensor<1x16x5xf32>, tensor<1x16x4xf32>, none, none, none, none, none) -> (tensor<*xf32>, none, none)
+  return %y : tensor<*xf32>
+}
