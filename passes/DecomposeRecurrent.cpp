@@ -1,5 +1,4 @@
-//===- DecomposeRecurrent.cpp - LSTM/GRU/RNN as onnx ops
-//-------------------===//
+//===- DecomposeRecurrent.cpp - LSTM/GRU/RNN as onnx ops --------*- C++ -*-===//
 //
 // A recurrent op becomes onnx ops that every provider already lowers: the
 // input projections of all steps as one MatMul, then per step h times R
@@ -230,16 +229,14 @@ LogicalResult decompose(Operation *op, Kind kind) {
     Value xwAll = g.op("MatMul", {x, wT});
     Value rbKept;
     if (bias) {
-      Value bsum = wb;
+      Value rbJoined = rb;
       if (kind == Kind::GRU && linearBeforeReset) {
-        bsum = g.op("Add", {wb, g.op("Concat", {g.slice(rb, 0, 2 * hidden, 0),
-                                                g.zeros({hidden})},
-                                         {g.attr("axis", (int64_t)0)})});
+        rbJoined =
+            g.op("Concat", {g.slice(rb, 0, 2 * hidden, 0), g.zeros({hidden})},
+                 {g.attr("axis", (int64_t)0)});
         rbKept = g.slice(rb, 2 * hidden, 3 * hidden, 0);
-      } else {
-        bsum = g.op("Add", {wb, rb});
       }
-      xwAll = g.op("Add", {xwAll, bsum});
+      xwAll = g.op("Add", {xwAll, g.op("Add", {wb, rbJoined})});
     }
     Value h = h0 ? g.pick(h0, d) : zerosBH(g);
     Value c = kind == Kind::LSTM ? (c0 ? g.pick(c0, d) : zerosBH(g)) : Value();

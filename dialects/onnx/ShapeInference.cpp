@@ -706,6 +706,20 @@ LogicalResult reshapeRule(const Ctx &c) {
     }
   } else if (inferAt >= 0) {
     out[inferAt] = kDyn;
+    // Dims copied with 0 cancel the same input dims: [s, b, 2, 8] to
+    // [0, 0, -1] is [s, b, 16] whatever s and b are (a bidirectional
+    // recurrent layer's output flattened for the next).
+    if (!allowZero) {
+      int64_t rest = 1, other = 1;
+      for (int64_t i = 0; i < x.getRank() && rest != kDyn; ++i)
+        if (i >= (int64_t)shape->size() || (*shape)[i] != 0)
+          rest = x.isDynamicDim(i) ? kDyn : rest * x.getDimSize(i);
+      for (size_t i = 0; i < out.size() && other != kDyn; ++i)
+        if ((int64_t)i != inferAt && (*shape)[i] != 0)
+          other = out[i] == kDyn ? kDyn : other * out[i];
+      if (rest != kDyn && other != kDyn && other != 0 && rest % other == 0)
+        out[inferAt] = rest / other;
+    }
   }
   return c.set(0, out, x.getElementType());
 }

@@ -120,6 +120,19 @@ func.func @reshape_copies_dynamic_dim(%x: tensor<?x4xf32>) -> tensor<*xf32> {
   return %0 : tensor<*xf32>
 }
 
+// -----
+
+// A -1 beside copied unknown dims: they cancel the same input dims, so the
+// -1 is the product of the rest (a bidirectional layer's [s, b, 2, 8]
+// output flattened to [s, b, 16] for the next layer).
+// CHECK-LABEL: func.func @reshape_infers_beside_copied_dims
+// CHECK: onnx.Reshape{{.*}} -> tensor<?x?x16xf32>
+func.func @reshape_infers_beside_copied_dims(%x: tensor<?x?x2x8xf32>) -> tensor<*xf32> {
+  %s = onnx.Constant() {value = dense<[0, 0, -1]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %0 = onnx.Reshape(%x, %s) : (tensor<?x?x2x8xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
 // A shape known only after a shape-keeping op (the declared output of a
 // Sqrt) flows back to the ReduceSum whose axes are a run-time input.
 // CHECK-LABEL: func.func @backwards
