@@ -175,7 +175,9 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
   ];
   let statistics = [
     Statistic<"numAccumulatorsFromInit", "accumulators-from-init",
-              "Convs whose accumulators start from the bias in registers">
+              "Convs whose accumulators start from the bias in registers">,
+    Statistic<"numTransposedConvs", "transposed-convs",
+              "Convs of small planes computed as patches x weights^T">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

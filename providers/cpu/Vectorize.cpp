@@ -1364,6 +1364,15 @@ struct CpuVectorizeContractionsPass
       for (auto [g, mm] : runtime)
         blockRuntimeContraction(g, mm);
     }
+    if (conv && matmul) {
+      SmallVector<linalg::GenericOp> convs;
+      module.walk([&](linalg::GenericOp g) {
+        if (convGroups(g) == 1)
+          convs.push_back(g);
+      });
+      for (linalg::GenericOp g : convs)
+        numTransposedConvs += transposeSmallConv(g, vectorBits);
+    }
     SmallVector<linalg::GenericOp> generics, runtimeDepthwise, maxPools;
     module.walk([&](linalg::GenericOp g) {
       if (isCandidate(g))

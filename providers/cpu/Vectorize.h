@@ -46,6 +46,8 @@ bool isMulAddBody(mlir::linalg::GenericOp g);
 /// A host generic on buffers with two inputs and one init, all f32 (any
 /// shape or layout).
 bool isF32BufferGeneric(mlir::linalg::GenericOp g);
+/// An f32 multiply-add generic on static buffers: what the schedules take.
+bool isCandidate(mlir::linalg::GenericOp g);
 bool hasIdentityLayout(mlir::Value v);
 
 /// A matrix view of `src` at the leading indices `lead` (its last two dims
@@ -114,6 +116,18 @@ int64_t convGroups(mlir::linalg::GenericOp g);
 bool convKCacheTiled(mlir::linalg::GenericOp g, int64_t groups);
 mlir::Value rewriteConv(mlir::linalg::GenericOp g, int64_t groups,
                         int64_t &nextId);
+
+/// The elementwise generic right after contraction `g` that reads only its
+/// result (a fused activation), which may be applied to its tiles before
+/// they are stored; its output's allocation moved before `g`.
+mlir::linalg::GenericOp findEpilogue(mlir::linalg::GenericOp g);
+
+/// A conv whose output plane is a few positions past whole vectors (7x7:
+/// 49 = 6 x 8 + 1, a scalar column that cost a third of its time) and
+/// whose channels are whole vectors, as patches x weights^T: rows of
+/// positions, columns of channels (the weights packed as B), then added
+/// to the output transposed. True if rewritten (`g` erased).
+bool transposeSmallConv(mlir::linalg::GenericOp g, int64_t vectorBits);
 
 /// A conv (through im2col) whose matmuls start their accumulators from its
 /// output's init (OutputInit) in registers rather than from the buffer the

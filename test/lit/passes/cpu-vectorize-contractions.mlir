@@ -1420,3 +1420,61 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
   }
   return
 }
+
+// -----
+
+// A 7x7 plane (49 = 6 x 8 + 1 positions) of whole vectors of channels,
+// with enough multiply-adds per output to pay for the transposed copies:
+// patches x weights^T into a [positions, channels] buffer that starts
+// from the bias (its pass over the output goes), the weights as packed
+// panels of a 2-D copy, then the output written transposed through the
+// fused Relu.
+// CHECK-LABEL: func.func @conv_small_plane
+// CHECK: memref.alloc() : memref<1x49x576xf32>
+// CHECK: memref.get_global @cw_matrix_panels32 : memref<16x576x32xf32>
+// CHECK: vector.fma
+// CHECK: arith.maximumf
+// CHECK: return
+// AVX2-LABEL: func.func @conv_small_plane
+// AVX2: %[[COLT:.*]] = memref.alloc() : memref<1x49x576xf32>
+// AVX2: %[[CT:.*]] = memref.alloc() : memref<49x512xf32>
+// AVX2: %[[CT3:.*]] = memref.expand_shape %[[CT]] {{.*}} into memref<1x49x512xf32>
+// AVX2: vector.load %arg1[%{{.*}}] : memref<512xf32>, vector<16xf32>
+// AVX2-NEXT: vector.transfer_write %{{.*}}, %[[CT3]]
+// AVX2: memref.get_global @cw_matrix_panels16 : memref<32x576x16xf32>
+// AVX2: vector.fma
+// AVX2: linalg.generic
+// AVX2-SAME: ins(%{{.*}} : memref<1x7x7x512xf32>) outs(%arg2 : memref<1x512x7x7xf32>)
+// AVX2: arith.maximumf
+// AVX2-NOT: linalg.generic
+// AVX2: return
+memref.global "private" constant @cw : memref<512x64x3x3xf32> = dense<0.5>
+#bI = affine_map<(n, c, h, w) -> (c)>
+#bO = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#mO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_small_plane(%x: memref<1x64x9x9xf32>, %bias: memref<512xf32>, %o: memref<1x512x7x7xf32>) {
+  %w = memref.get_global @cw : memref<512x64x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#bI, #bO], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : memref<512xf32>) outs(%o : memref<1x512x7x7xf32>) {
+  ^bb0(%b: f32, %out: f32):
+    linalg.yield %b : f32
+  }
+  linalg.generic {indexing_maps = [#mX, #mW, #mO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x64x9x9xf32>, memref<512x64x3x3xf32>) outs(%o : memref<1x512x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#bO, #bO], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%o : memref<1x512x7x7xf32>) outs(%o : memref<1x512x7x7xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
