@@ -85,6 +85,21 @@ int64_t byteSize(MemRefType t) {
 
 int64_t alignTo(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
+/// The bytes of `alloc`'s buffer as an i64, computed from its dynamic sizes.
+Value runtimeByteSize(OpBuilder &b, Location l, Operation *alloc) {
+  auto t = cast<MemRefType>(alloc->getResult(0).getType());
+  int64_t elementBytes = (t.getElementTypeBitWidth() + 7) / 8;
+  Value bytes = b.create<arith::ConstantIndexOp>(l, elementBytes);
+  unsigned next = 0;
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    Value size = t.isDynamicDim(d)
+                     ? alloc->getOperand(next++)
+                     : b.create<arith::ConstantIndexOp>(l, t.getDimSize(d));
+    bytes = b.create<arith::MulIOp>(l, bytes, size);
+  }
+  return b.create<arith::IndexCastOp>(l, b.getI64Type(), bytes);
+}
+
 struct Buffer {
   Operation *alloc; // memref.alloc, or gpu.alloc for the device arena
   int64_t size;
@@ -289,15 +304,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       auto t = cast<MemRefType>(alloc->getResult(0).getType());
       OpBuilder b(alloc);
       Location l = alloc->getLoc();
-      int64_t elementBytes = (t.getElementTypeBitWidth() + 7) / 8;
-      Value bytes = b.create<arith::ConstantIndexOp>(l, elementBytes);
-      unsigned next = 0;
-      for (int64_t d = 0; d < t.getRank(); ++d) {
-        Value size = t.isDynamicDim(d) ? alloc->getOperand(next++)
-                                       : b.create<arith::ConstantIndexOp>(l, t.getDimSize(d));
-        bytes = b.create<arith::MulIOp>(l, bytes, size);
-      }
-      Value bytes64 = b.create<arith::IndexCastOp>(l, i64, bytes);
+      Value bytes64 = runtimeByteSize(b, l, alloc);
       Value base =
           device
               ? b.create<func::CallOp>(l, kDeviceDynAllocFn, pointer, bytes64)
@@ -377,12 +384,15 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       OpBuilder b(alloc);
       Location l = alloc->getLoc();
       Value slot = b.create<arith::ConstantIntOp>(l, nextScratchSlot++, 64);
-      Value bytes = b.create<arith::ConstantIntOp>(l, byteSize(t), 64);
+      Value bytes = t.hasStaticShape()
+                        ? b.create<arith::ConstantIntOp>(l, byteSize(t), 64)
+                        : runtimeByteSize(b, l, alloc);
       Value base = b.create<func::CallOp>(l, kThreadScratchFn, pointer,
                                           ValueRange{slot, bytes})
                        .getResult(0);
       Value view = b.create<memref::ViewOp>(
-          l, t, base, b.create<arith::ConstantIndexOp>(l, 0), ValueRange{});
+          l, t, base, b.create<arith::ConstantIndexOp>(l, 0),
+          cast<memref::AllocOp>(alloc).getDynamicSizes());
       Value result = alloc->getResult(0);
       for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
         if (isa<memref::DeallocOp>(user))
@@ -599,13 +609,12 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     bool runtimeSized = isRuntimeSized(func);
     // The run's allocator and a failed check's abort belong to the calling
     // thread, and the arena's bytes to all: a parallel loop that checks or
-    // allocates other than per-thread scratch (static, identity) runs
-    // whole on the calling thread.
+    // allocates other than per-thread scratch (identity layout; its size
+    // may be known only at run time) runs whole on the calling thread.
     func.walk([&](Operation *op) {
       auto alloc = dyn_cast<memref::AllocOp>(op);
       if (!isa<CheckOp>(op) &&
-          !(alloc && !(alloc.getType().hasStaticShape() &&
-                       alloc.getType().getLayout().isIdentity())))
+          !(alloc && !alloc.getType().getLayout().isIdentity()))
         return;
       for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
         p->removeAttr(kParallelAttr);
@@ -617,8 +626,7 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
       auto t = cast<MemRefType>(alloc->getResult(0).getType());
       // Threads run a parallel loop's iterations at once: what its body
       // allocates is each thread's own.
-      if (!device && t.hasStaticShape() && t.getLayout().isIdentity() &&
-          inParallelLoop(alloc)) {
+      if (!device && t.getLayout().isIdentity() && inParallelLoop(alloc)) {
         threadAllocs.push_back(alloc);
         return WalkResult::advance();
       }

@@ -658,9 +658,11 @@ std::optional<MatmulMatch> matchRuntimeContraction(linalg::GenericOp g) {
 /// Splits loop `d` of `g` into blocks of `size`: a loop over copies of `g`
 /// on views that are `size` long along it (returned first), then, for
 /// size > 1, one copy on what is left (returned second, of run-time
-/// extent), which stays naive loops unless split further.
+/// extent), which stays naive loops unless split further. The threads'
+/// grain counts each other loop of run-time extent as `runtimeExtent`.
 std::pair<linalg::GenericOp, linalg::GenericOp> blockLoop(linalg::GenericOp g, unsigned d,
-                                                          int64_t size) {
+                                                          int64_t size,
+                                                          int64_t runtimeExtent = 1) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
@@ -695,13 +697,13 @@ std::pair<linalg::GenericOp, linalg::GenericOp> blockLoop(linalg::GenericOp g, u
   auto loop = b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0), full, step);
   // Blocks along a parallel loop are independent: threads take them, at
   // least `grain` blocks each so that a thread's share pays for its
-  // dispatch (sizes known only at run time counted as 1).
+  // dispatch.
   if (g.getIteratorTypesArray()[d] == utils::IteratorType::parallel) {
     int64_t perBlock = size;
     SmallVector<int64_t> ranges = g.getStaticLoopRanges();
     for (auto [i, r] : llvm::enumerate(ranges))
-      if (i != d && !ShapedType::isDynamic(r))
-        perBlock *= r;
+      if (i != d)
+        perBlock *= ShapedType::isDynamic(r) ? runtimeExtent : r;
     bool contraction = g.getNumReductionLoops() > 0;
     if (contraction)
       markParallel(loop, kParallelMultiplyAdds, perBlock);
@@ -740,7 +742,10 @@ void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
       rows /= 2;
     if (!ShapedType::isDynamic(ranges[mm.m]) && !ShapedType::isDynamic(ranges[mm.k]) &&
         ranges[mm.m] > rows && ranges[mm.m] % rows == 0) {
-      auto [inner, rest] = blockLoop(g, mm.m, rows);
+      // (A conv's positions counted as 64: at 1, the blocks of a 14x14
+      // or 7x7 layer, the only split its one block of columns has, fell
+      // under the grain and ran on one thread.)
+      auto [inner, rest] = blockLoop(g, mm.m, rows, /*runtimeExtent=*/64);
       rest.erase(); // (no rows left)
       g = inner;
     }

@@ -7,6 +7,7 @@
 // time (im2col), which kiln-cpu-vectorize-contractions tiles.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
 #include "providers/cpu/Lowering.h"
 #include "providers/cpu/IndexGeneric.h"
 
@@ -316,6 +317,15 @@ Value im2colConv(OpBuilder &b, Location loc, Value padded, Value w, Operation *o
       });
   if (!known)
     return Value();
+  // Images and blocks of rows are independent (each writes its own output
+  // columns): threads take them, each gathering patches into its own
+  // scratch; inner loops split instead when there is one.
+  auto grain = b.getI64IntegerAttr(1);
+  perImage->setAttr(kParallelAttr, grain);
+  perImage.getBody()->walk([&](scf::ForOp loop) {
+    if (loop->getParentOp() == perImage)
+      loop->setAttr(kParallelAttr, grain);
+  });
   // (tensor.reshape: MLIR 19 cannot bufferize a dynamic expand_shape.)
   SmallVector<Value> shape;
   for (Value v : {n, idx(m), oh, ow})

@@ -77,7 +77,8 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 // patches of the block's rows gathered from a slice of the padded input,
 // then one GEMM accumulating into the block's columns of the image's
 // [m, oh * ow] output and the fused Relu in place; the rows per block are
-// computed at run time (at least 192 columns).
+// computed at run time (at least 192 columns). Threads take images and
+// blocks (kiln.parallel).
 // CHECK-LABEL: func.func @conv_runtime
 // CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<4xf32>) outs(%{{.*}} : tensor<?x4x?xf32>)
 // CHECK: %[[IMAGES:.*]] = scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]])
@@ -90,6 +91,8 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 // CHECK: %[[RELU:.*]] = linalg.generic {{.*}} outs(%[[G]] : tensor<4x?xf32>)
 // CHECK: arith.maximumf
 // CHECK: tensor.insert_slice %[[RELU]] into %[[ACC2]][%[[N]], 0, %{{.*}}] [1, 4, %{{.*}}] [1, 1, 1]
+// CHECK: } {kiln.parallel = 1 : i64}
+// CHECK: } {kiln.parallel = 1 : i64}
 // CHECK: tensor.reshape %[[IMAGES]](%{{.*}}) : (tensor<?x4x?xf32>, tensor<4xi64>) -> tensor<?x4x?x?xf32>
 // CHECK-NOT: linalg.transpose
 module attributes {kiln.runtime_sizes = {}} {

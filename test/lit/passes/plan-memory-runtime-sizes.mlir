@@ -43,13 +43,17 @@ func.func @device_rows(%x: memref<?x300xf32>) -> memref<?x300xf32> {
 
 // -----
 
-// A parallel loop whose body allocates at run-time size runs whole on the
-// calling thread (the run's allocator is not shared between threads): its
-// kiln.parallel mark goes.
+// A parallel loop whose body allocates at run-time size: each thread's
+// scratch for the slot, of the size computed at run time (not the run's
+// allocator, which threads do not share); the loop stays parallel.
 // CHECK-LABEL: func.func @parallel_with_runtime_alloc
 // CHECK: scf.for
-// CHECK: call @kilnDynAlloc
-// CHECK-NOT: kiln.parallel
+// CHECK: %[[BYTES:.*]] = arith.muli %c4{{.*}}, %[[DIM:.*]] : index
+// CHECK: %[[B64:.*]] = arith.index_cast %[[BYTES]] : index to i64
+// CHECK: %[[BASE:.*]] = func.call @kilnThreadScratch(%{{.*}}, %[[B64]])
+// CHECK: memref.view %[[BASE]][%{{.*}}][%[[DIM]]] : memref<0xi8> to memref<?xf32>
+// CHECK-NOT: kilnDynAlloc
+// CHECK: } {kiln.parallel}
 // CHECK: return
 module attributes {kiln.runtime_sizes = {}} {
 func.func @parallel_with_runtime_alloc(%x: memref<?xf32>) {
