@@ -1428,10 +1428,15 @@ struct CpuVectorizeContractionsPass
       }
     }
     // Depthwise convs of run-time size: the same vector loops, with the
-    // rows' shape in registers picked at run time (no epilogue).
+    // rows' shape in registers picked at run time, from the bias and
+    // through the fused activation as well.
     for (linalg::GenericOp g : runtimeDepthwise) {
-      rewriteDepthwise(g, *matchDepthwise(g), vectorBits);
+      linalg::GenericOp e = findEpilogue(g);
+      Value c = g.getDpsInits()[0];
+      Operation *before = rewriteDepthwise(g, *matchDepthwise(g), vectorBits);
       ++depthwise;
+      if (e)
+        applyEpilogue(e, c, before);
     }
     // Max pools: the same loops, max for the multiply-add.
     for (linalg::GenericOp g : maxPools) {

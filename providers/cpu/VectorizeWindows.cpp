@@ -295,8 +295,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // Static but for the batch: the planes are per image.
   bool planeStatic =
       llvm::none_of(ArrayRef(r).drop_front(), ShapedType::isDynamic);
-  std::optional<OutputInit> init =
-      planeStatic ? matchOutputInit(g) : std::nullopt;
+  std::optional<OutputInit> init = matchOutputInit(g);
   std::optional<PaddedSource> padded =
       planeStatic ? matchPaddedSource(g) : std::nullopt;
   Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0));

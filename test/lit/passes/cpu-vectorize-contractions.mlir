@@ -464,6 +464,50 @@ func.func @depthwise_runtime(%x: memref<?x4x?x?xf32>, %w: memref<4x1x3x3xf32>, %
 
 // -----
 
+// The same with the conv's bias and a fused Relu: the accumulators start
+// from the bias (its pass over the output goes) and the Relu is applied
+// to them before they are stored (its own pass goes), with 64 channels of
+// 16 x 16 planes or more (counted for run-time rows and columns) split
+// across threads.
+// CHECK-LABEL: func.func @depthwise_runtime_bias_relu
+// CHECK-NOT: linalg.generic
+// CHECK: memref.load %arg1[%{{.*}}] : memref<64xf32>
+// CHECK: vector.broadcast
+// CHECK: vector.fma
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: kiln.parallel
+// CHECK-NOT: linalg.
+// CHECK: return
+#dbI = affine_map<(n, c, h, w) -> (c)>
+#dbO = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#dX2 = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh + kh, ow + kw)>
+#dW2 = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#dO2 = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+func.func @depthwise_runtime_bias_relu(%x: memref<?x64x?x?xf32>, %bias: memref<64xf32>, %w: memref<64x1x3x3xf32>, %o: memref<?x64x?x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#dbI, #dbO], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : memref<64xf32>) outs(%o : memref<?x64x?x?xf32>) {
+  ^bb0(%b: f32, %out: f32):
+    linalg.yield %b : f32
+  }
+  linalg.generic {indexing_maps = [#dX2, #dW2, #dO2], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<?x64x?x?xf32>, memref<64x1x3x3xf32>) outs(%o : memref<?x64x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#dbO, #dbO], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%o : memref<?x64x?x?xf32>) outs(%o : memref<?x64x?x?xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // A max pool (3x3, stride 2; loops n, c, kh, kw, oh, ow) takes the same
 // vector loops: phases of each plane, 28-wide rows are two chunks, four
 // rows per block, a max per tap and no weight.
