@@ -8,15 +8,13 @@ activation. Compiled for the build machine's CPU and for x86-64-v3 (AVX2's
 
   check_conv_planes.py --kiln K --kiln-run R --work DIR
 """
-import argparse
-import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import ortcheck
 
 # name: batch, in channels, out channels, kernel, stride, input size, bias,
 # activation
@@ -51,37 +49,10 @@ def make(path, n, c, m, k, s, size, bias, act):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kiln", required=True)
-    ap.add_argument("--kiln-run", required=True)
-    ap.add_argument("--work", required=True)
-    args = ap.parse_args()
-    failures = cases = 0
-    for name, shape in CASES.items():
-        d = os.path.join(args.work, name)
-        data = os.path.join(d, "test_data_set_0")
-        os.makedirs(data, exist_ok=True)
-        model = os.path.join(d, "model.onnx")
-        x = make(model, *shape)
-        y = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
-        for i, t in (("input_0", x), ("output_0", y)):
-            with open(os.path.join(data, f"{i}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(t).SerializeToString())
-        for cpu in ("native", "x86-64-v3"):
-            cases += 1
-            out = os.path.join(d, cpu.replace("-", "_"))
-            flags = [] if cpu == "native" else [f"--target-cpu={cpu}"]
-            c = subprocess.run([args.kiln, "compile", model, "-o", out, "-q"] + flags,
-                               capture_output=True, text=True)
-            r = c if c.returncode else subprocess.run(
-                [args.kiln_run, os.path.join(d, f"lib{os.path.basename(out)}.so"),
-                 "--check-dir", data, "--atol", "1e-4", "--rtol", "1e-4"],
-                capture_output=True, text=True)
-            if r.returncode:
-                failures += 1
-                print(f"FAIL {name} ({cpu}): {r.stdout}{r.stderr}")
-    print(f"{cases - failures} of {cases} cases match ONNX Runtime")
-    return 1 if failures else 0
+    args = ortcheck.parse_args()
+    return ortcheck.summary(
+        ortcheck.case(args, name, "X", lambda path, shape=shape: make(path, *shape))
+        for name, shape in CASES.items())
 
 
 if __name__ == "__main__":

@@ -9,15 +9,14 @@ run-time Loop) and run at two shapes.
 
   check_recurrent.py --kiln K --kiln-run R --work DIR
 """
-import argparse
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import ortcheck
 
 FEATURES, HIDDEN = 6, 8
 
@@ -75,20 +74,11 @@ def make(path, kind, direction, lbr, dims):
 
 def write_data(model, data, shape, seed):
     x = np.random.default_rng(seed).standard_normal(shape + [FEATURES]).astype(np.float32)
-    y = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
-    os.makedirs(data, exist_ok=True)
-    for i, t in (("input_0", x), ("output_0", y)):
-        with open(os.path.join(data, f"{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(t).SerializeToString())
+    ortcheck.reference(model, data, "X", x)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kiln", required=True)
-    ap.add_argument("--kiln-run", required=True)
-    ap.add_argument("--work", required=True)
-    args = ap.parse_args()
-    os.makedirs(args.work, exist_ok=True)
+    args = ortcheck.parse_args()
     failures = cases = 0
     variants = [("LSTM", "forward", 0), ("LSTM", "bidirectional", 0),
                 ("GRU", "forward", 1), ("GRU", "reverse", 0), ("RNN", "forward", 0)]
@@ -100,15 +90,13 @@ def main():
             model = os.path.join(d, "model.onnx")
             make(model, kind, direction, lbr, [seq, 2] if seq else ["seq", "batch"])
             shapes = [[seq, 2]] if seq else [[40, 2], [7, 3]]
-            c = subprocess.run([args.kiln, "compile", model, "-o", os.path.join(d, "m"), "-q"],
-                               capture_output=True, text=True)
+            out = os.path.join(d, "m")
+            c = ortcheck.compile_model(args.kiln, model, out)
             for i, shape in enumerate(shapes):
                 cases += 1
                 data = os.path.join(d, f"test_data_set_{i}")
                 write_data(model, data, shape, i)
-                r = c if c.returncode else subprocess.run(
-                    [args.kiln_run, os.path.join(d, "libm.so"), "--check-dir", data,
-                     "--atol", "1e-4", "--rtol", "1e-4"], capture_output=True, text=True)
+                r = ortcheck.check(args.kiln_run, c, out, data)
                 if r.returncode:
                     failures += 1
                     print(f"FAIL {name} {shape}: {r.stdout}{r.stderr}")
