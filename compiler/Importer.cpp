@@ -998,6 +998,28 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &ctx, StringRef path,
   return importOnnxBytes(ctx, (*buffer)->getBuffer(), path, dir, options);
 }
 
+std::optional<std::string> leadingBatchSymbol(ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  std::optional<std::string> batch;
+  for (unsigned i = 0; main && i < main.getNumArguments(); ++i) {
+    auto shaped = dyn_cast<ShapedType>(main.getArgumentTypes()[i]);
+    if (!shaped || !shaped.hasRank() || shaped.hasStaticShape())
+      continue;
+    auto names = main.getArgAttrOfType<ArrayAttr>(i, "onnx.dim_params");
+    for (int64_t d = 0; d < shaped.getRank(); ++d) {
+      if (!shaped.isDynamicDim(d))
+        continue;
+      StringRef name = names && d < int64_t(names.size())
+                           ? cast<StringAttr>(names[d]).getValue()
+                           : StringRef();
+      if (d != 0 || name.empty() || (batch && *batch != name))
+        return std::nullopt;
+      batch = name.str();
+    }
+  }
+  return batch;
+}
+
 bool hasSymbolicInputs(ModuleOp module) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   return main && llvm::any_of(main.getArgumentTypes(), [](Type t) {

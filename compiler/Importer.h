@@ -35,6 +35,10 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,
 /// Whether an input of @main keeps a symbolic dimension after import (the
 /// model then compiles with run-time sizes).
 bool hasSymbolicInputs(mlir::ModuleOp module);
+/// The symbol of the inputs' one kind of symbolic dimension when every
+/// symbolic dimension is that one, as their leading dim (the batch of an
+/// image model); nullopt otherwise.
+std::optional<std::string> leadingBatchSymbol(mlir::ModuleOp module);
 
 /// Same as importOnnxFile, from bytes already in memory; `baseDir` resolves external data.
 mlir::OwningOpRef<mlir::ModuleOp>

@@ -103,6 +103,11 @@ static cl::opt<bool> noProfileHooks(
     cl::desc("Leave out the per-node profiling hooks (kiln-run --profile then shows partitions only)"),
     cl::cat(kilnCategory));
 static cl::opt<bool> quiet("q", cl::desc("Do not print progress"), cl::cat(kilnCategory));
+static cl::opt<bool> batchOne(
+    "batch-one-variant",
+    cl::desc("A model whose only symbolic dimension is its inputs' batch: also compile "
+             "batch 1 as a static fast path beside the code for every batch"),
+    cl::cat(kilnCategory));
 static cl::opt<bool> noShared("no-shared", cl::desc("Do not link libNAME.so"),
                               cl::cat(kilnCategory));
 
@@ -174,6 +179,7 @@ int main(int argc, char **argv) {
   options.emit = emit;
   options.showProgress = !quiet;
   options.buildSharedLibrary = !noShared;
+  options.batchOneVariant = batchOne;
   options.optLevel = optLevel;
   if (foldLimit < 0 || foldLimit > (int64_t(1) << 40)) {
     errs() << "kiln: error: --fold-limit=" << foldLimit
