@@ -660,9 +660,9 @@ std::optional<MatmulMatch> matchRuntimeContraction(linalg::GenericOp g) {
 /// size > 1, one copy on what is left (returned second, of run-time
 /// extent), which stays naive loops unless split further. The threads'
 /// grain counts each other loop of run-time extent as `runtimeExtent`.
-std::pair<linalg::GenericOp, linalg::GenericOp> blockLoop(linalg::GenericOp g, unsigned d,
-                                                          int64_t size,
-                                                          int64_t runtimeExtent = 1) {
+std::pair<linalg::GenericOp, linalg::GenericOp>
+blockLoop(linalg::GenericOp g, unsigned d, int64_t size,
+          int64_t runtimeExtent = 1) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();

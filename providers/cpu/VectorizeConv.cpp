@@ -394,15 +394,14 @@ static Value weightMatrix(OpBuilder &b, Location loc, Value w) {
     if (auto dense = dyn_cast<DenseElementsAttr>(value))
       reshaped = dense.reshape(tensorType);
     else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
-      reshaped = DenseResourceElementsAttr::get(tensorType,
-                                                resource.getRawHandle());
+      reshaped =
+          DenseResourceElementsAttr::get(tensorType, resource.getRawHandle());
     if (!reshaped)
       return {};
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    mb.create<memref::GlobalOp>(global.getLoc(), name,
-                                mb.getStringAttr("private"), matrixType,
-                                reshaped, /*constant=*/true,
-                                global.getAlignmentAttr());
+    mb.create<memref::GlobalOp>(
+        global.getLoc(), name, mb.getStringAttr("private"), matrixType,
+        reshaped, /*constant=*/true, global.getAlignmentAttr());
   }
   return b.create<memref::GetGlobalOp>(loc, matrixType, name);
 }
@@ -447,9 +446,8 @@ bool transposeSmallConv(linalg::GenericOp g, int64_t vectorBits) {
   Value colT6 = b.create<memref::ExpandShapeOp>(
       loc, SmallVector<int64_t>{r[0], r[5], r[6], r[2], r[3], r[4]}, colT,
       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
-  AffineMap xMap =
-      im2colMap(g).replaceDimsAndSymbols({d(0), d(3), d(4), d(5), d(1), d(2)},
-                                         {}, 6, 0);
+  AffineMap xMap = im2colMap(g).replaceDimsAndSymbols(
+      {d(0), d(3), d(4), d(5), d(1), d(2)}, {}, 6, 0);
   b.create<linalg::GenericOp>(
       loc, TypeRange{}, ValueRange{x}, ValueRange{colT6},
       ArrayRef<AffineMap>{xMap, AffineMap::getMultiDimIdentityMap(6, ctx)},
@@ -479,9 +477,8 @@ bool transposeSmallConv(linalg::GenericOp g, int64_t vectorBits) {
     // Loops n, oh, ow, m.
     b.create<linalg::GenericOp>(
         loc, TypeRange{}, ValueRange{out}, ValueRange{cT4},
-        ArrayRef<AffineMap>{
-            AffineMap::get(4, 0, {d(0), d(3), d(1), d(2)}, ctx),
-            AffineMap::getMultiDimIdentityMap(4, ctx)},
+        ArrayRef<AffineMap>{AffineMap::get(4, 0, {d(0), d(3), d(1), d(2)}, ctx),
+                            AffineMap::getMultiDimIdentityMap(4, ctx)},
         par(4), copy);
   }
   if (init)

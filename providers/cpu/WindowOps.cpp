@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
-#include "providers/cpu/Lowering.h"
 #include "providers/cpu/IndexGeneric.h"
+#include "providers/cpu/Lowering.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
