@@ -19,6 +19,7 @@
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -473,7 +474,9 @@ void keepRegisterTilesRolled(llvm::Module &m, llvm::TargetMachine *tm) {
           if (auto *c = llvm::dyn_cast<llvm::IntrinsicInst>(&i);
               c && c->getType()->isVectorTy() &&
               (c->getIntrinsicID() == llvm::Intrinsic::fma ||
-               c->getIntrinsicID() == llvm::Intrinsic::fmuladd))
+               c->getIntrinsicID() == llvm::Intrinsic::fmuladd ||
+               c->getIntrinsicID() ==
+                   llvm::Intrinsic::x86_avx512_vpdpbusd_512))
             bits += c->getType()->getPrimitiveSizeInBits().getFixedValue();
       // (A value of 0 would read as "unrolling not disabled".)
       if (bits > half)
@@ -504,6 +507,13 @@ int64_t targetVectorBits(StringRef cpuName) {
   std::string triple;
   auto tm = createTargetMachine(cpuName, triple);
   return tm ? registerBits(tm.get()) : 256;
+}
+
+bool targetHasVnni(StringRef cpuName) {
+  std::string triple;
+  auto tm = createTargetMachine(cpuName, triple);
+  return tm && registerBits(tm.get()) == 512 &&
+         tm->getMCSubtargetInfo()->checkFeatures("+avx512vnni");
 }
 
 std::optional<std::string> emitObject(ArrayRef<CompiledShape> shapes,

@@ -84,6 +84,9 @@ struct CompiledShape {
 /// The vector register width of --target-cpu: 512 with AVX-512, else 256
 /// (what kiln-cpu-vectorize-contractions sizes its register tiles for).
 int64_t targetVectorBits(llvm::StringRef cpuName);
+/// Whether --target-cpu has AVX-512 VNNI (vpdpbusd on 512-bit registers:
+/// kiln-cpu-integer-contractions' 8-bit kernels).
+bool targetHasVnni(llvm::StringRef cpuName);
 
 /// Translates the LLVM-dialect modules, adds the C-ABI descriptor and
 /// partition entry points, optimizes and returns one object file. With

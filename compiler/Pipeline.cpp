@@ -389,6 +389,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
 
   // Register tiles are sized for the target's vector registers.
   int64_t vectorBits = targetVectorBits(options.targetCpu);
+  bool vnni = targetHasVnni(options.targetCpu);
 
   // The model compiled for one combination, lowered for the user's
   // providers, and for a CUDA build also for the CPU alone and with
@@ -493,7 +494,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
                      (cuda && options.cudaEmulate
                           ? ",kiln-cuda-emulate,func.func(canonicalize,cse)"
                           : "") +
-                     ",kiln-cpu-vectorize-contractions{vector-bits=" +
+                     ",kiln-cpu-integer-contractions{vnni=" +
+                     std::to_string(int(vnni)) +
+                     "},kiln-cpu-vectorize-contractions{vector-bits=" +
                      std::to_string(vectorBits) +
                      "},func.func(kiln-cpu-parallel-loops),kiln-plan-memory,"
                      "kiln-lower-runtime-calls")))

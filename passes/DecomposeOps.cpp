@@ -12,6 +12,7 @@
 #include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/ShapeInference.h"
+#include "passes/FusionUtils.h"
 #include "passes/GraphBuilder.h"
 #include "passes/NodeName.h"
 #include "passes/Passes.h"
@@ -523,19 +524,100 @@ Value centered(GraphBuilder &g, Value x, Value zp, Type elt, int64_t perChannelR
   return g.op("Sub", {v, z});
 }
 
-/// MatMulInteger: int32 MatMul of the centered operands.
+/// A 0-d i32 constant.
+Value i32Scalar(GraphBuilder &g, int32_t v) {
+  return g.constant(DenseElementsAttr::get(
+      RankedTensorType::get({}, g.b.getI32Type()), ArrayRef<int32_t>(v)));
+}
+
+/// True for an absent zero point or an inline constant of zeros.
+bool isZeroPoint(Value zp) {
+  if (!zp)
+    return true;
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(fusion::constantAttr(zp));
+  return dense && isa<IntegerType>(dense.getElementType()) &&
+         llvm::all_of(dense.getValues<APInt>(),
+                      [](const APInt &v) { return v.isZero(); });
+}
+
+/// sum_k (a - za)(b - zb) in i32 for 8-bit a and b (ranks of 2 or more),
+/// as a zero-point-free onnx.MatMulInteger of u8 a' by s8 b'' (what the
+/// CPU's integer kernels take) and the zero-point terms:
+///   sum_k a' b'' - za' colsum(b'') - zb'' (rowsum(a') - K za')
+/// where a' = a + 128 for s8 a (za' too) and b'' = b - 128 for u8 b (zb''
+/// too). colsum folds at compile time for constant weights; the rowsum term
+/// exists only for a weight zero point that is not a constant zero. za is
+/// a scalar, zb a scalar or one per column. Null when the shapes do not fit.
+Value integerProduct(GraphBuilder &g, Value a, Value za, Value bm, Value zb) {
+  auto at = dyn_cast<RankedTensorType>(a.getType());
+  auto bt = staticType(bm);
+  if (!at || !bt || at.getRank() < 2 || bt.getRank() < 2)
+    return Value();
+  int64_t k = bt.getDimSize(bt.getRank() - 2), n = bt.getDimSize(bt.getRank() - 1);
+  if (za && (!staticType(za) || staticType(za).getNumElements() != 1))
+    return Value(); // per-row zero points
+  if (zb && (!staticType(zb) || (staticType(zb).getNumElements() != 1 &&
+                                 (staticType(zb).getRank() != 1 ||
+                                  staticType(zb).getNumElements() != n))))
+    return Value();
+  MLIRContext *ctx = g.b.getContext();
+  Type i32 = g.b.getI32Type();
+  auto u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  auto s8 = IntegerType::get(ctx, 8);
+  bool aSigned = !at.getElementType().isUnsignedInteger();
+  bool bUnsigned = bt.getElementType().isUnsignedInteger();
+  // The terms of a zero point that is known to be zero (after the shift).
+  bool aZero = isZeroPoint(za) && !aSigned, bZero = isZeroPoint(zb) && !bUnsigned;
+  Value a32 = castTo(g, a, i32), b32 = castTo(g, bm, i32);
+  Value za32 = za ? castTo(g, za, i32) : i32Scalar(g, 0);
+  Value zb32 = zb ? castTo(g, zb, i32) : i32Scalar(g, 0);
+  if (aSigned) {
+    a32 = g.op("Add", {a32, i32Scalar(g, 128)});
+    za32 = g.op("Add", {za32, i32Scalar(g, 128)});
+  }
+  if (bUnsigned) {
+    b32 = g.op("Sub", {b32, i32Scalar(g, 128)});
+    zb32 = g.op("Sub", {zb32, i32Scalar(g, 128)});
+  }
+  Value y = g.op("MatMulInteger", {aSigned ? castTo(g, a32, u8) : a,
+                                   bUnsigned ? castTo(g, b32, s8) : bm, g.none(), g.none()},
+                 {}, i32);
+  auto sum = [&](Value x, int64_t axis) {
+    return g.op("ReduceSum", {x, g.ints({axis})}, {g.attr("keepdims", int64_t(1))});
+  };
+  if (!aZero)
+    y = g.op("Sub", {y, g.op("Mul", {za32, sum(b32, -2)})});
+  if (!bZero) {
+    Value rows = sum(a32, -1);
+    if (!aZero)
+      rows = g.op("Sub", {rows, g.op("Mul", {za32, i32Scalar(g, int32_t(k))})});
+    y = g.op("Sub", {y, g.op("Mul", {zb32, rows})});
+  }
+  return y;
+}
+
+/// MatMulInteger of 2-D or larger operands: integerProduct, or, for the
+/// zero-point-free u8 x s8 product it builds, nothing (the CPU lowers it).
+/// 1-D operands: the int32 MatMul of the centered operands.
 bool decomposeMatMulInteger(Operation *op) {
-  if (!staticType(op->getOperand(0)) || !staticType(op->getOperand(1)))
+  Value a = op->getOperand(0), bm = op->getOperand(1);
+  Value za = optionalOperand(op, 2), zb = optionalOperand(op, 3);
+  if (!za && !zb && cast<ShapedType>(a.getType()).getElementType().isUnsignedInteger() &&
+      cast<ShapedType>(bm.getType()).getElementType().isSignlessInteger(8))
     return false;
-  for (unsigned i : {2u, 3u})
-    if (Value z = optionalOperand(op, i); z && (!staticType(z) || staticType(z).getNumElements() != 1))
-      return false; // per-row/column zero points
   OpBuilder b(op);
   Type i32 = b.getI32Type();
   GraphBuilder g(b, op->getLoc(), i32);
-  Value y = g.op("MatMul", {centered(g, op->getOperand(0), optionalOperand(op, 2), i32),
-                            centered(g, op->getOperand(1), optionalOperand(op, 3), i32)});
-  if (!staticType(y))
+  Value y = integerProduct(g, a, za, bm, zb);
+  if (!y) {
+    if (!staticType(a) || !staticType(bm))
+      return false;
+    for (Value z : {za, zb})
+      if (z && (!staticType(z) || staticType(z).getNumElements() != 1))
+        return false; // per-row/column zero points
+    y = g.op("MatMul", {centered(g, a, za, i32), centered(g, bm, zb, i32)});
+  }
+  if (!isa<RankedTensorType>(y.getType()))
     return false;
   replaceResults(op, {y});
   return true;
@@ -607,7 +689,9 @@ bool decomposeQLinearMatMul(Operation *op) {
   Type i32 = b.getI32Type(), f64 = b.getF64Type();
   Type scaleElt = staticType(as).getElementType();
   GraphBuilder g(b, op->getLoc(), i32);
-  Value c = g.op("MatMul", {centered(g, a, az, i32), centered(g, bm, bz, i32)});
+  Value c = integerProduct(g, a, az, bm, bz);
+  if (!c)
+    c = g.op("MatMul", {centered(g, a, az, i32), centered(g, bm, bz, i32)});
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value factor = gs.op("Div", {gs.op("Mul", {as, bs}), ys});
   GraphBuilder gd(b, op->getLoc(), f64);

@@ -202,7 +202,7 @@ void Analysis::visit(Operation *op) {
         if (allOne)
           r[i] = SymSize::constant(1);
       }
-  } else if (isa<onnx::MatMulOp>(op)) {
+  } else if (isa<onnx::MatMulOp, onnx::MatMulIntegerOp>(op)) {
     Sizes a = sizesOf(operand(0)), b = sizesOf(operand(1));
     if (a.size() >= 2 && b.size() >= 2) {
       int64_t batch = rank - 2;

@@ -185,6 +185,37 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
   ];
 }
 
+def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::ModuleOp"> {
+  let summary = "8-bit matmuls with constant weights on AVX-512 VNNI kernels";
+  let description = [{
+    Runs after bufferization, before kiln-cpu-vectorize-contractions. A
+    matmul-like generic (MatMulInteger without zero points, as
+    kiln-decompose-ops leaves it) of u8 activations A[..., M, K] by s8
+    constant weights B[K, N] into i32 becomes a register-tiled loop nest of
+    `vpdpbusd` (llvm.x86.avx512.vpdpbusd.512: four u8 x s8 products summed
+    into each i32 lane): B is copied at compile time into panels of 16
+    columns, four k values per lane, [N/16][K/4][16][4], the last panel
+    padded with zeros; each tile of up to 6 rows x 4 panels keeps its
+    accumulators in registers, broadcasting four bytes of A per row and k
+    step. Leading dims of A and C fold into M (any M, also a run-time one);
+    the column tiles are split across threads. K must be a multiple of 4.
+    Without VNNI (option vnni=0), or for other shapes, the generic stays on
+    the naive loops, exact in i32.
+  }];
+  let options = [
+    Option<"vnni", "vnni", "bool", "true",
+           "The target has AVX-512 VNNI (vpdpbusd on 512-bit registers)">
+  ];
+  let statistics = [
+    Statistic<"numKernels", "int8-kernels", "8-bit matmuls on VNNI kernels">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def CpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Split the outer parallel loop of host linalg ops left on naive loops across threads";
   let description = [{

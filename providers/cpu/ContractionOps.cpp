@@ -142,16 +142,35 @@ Results lowerMatMul(OpBuilder &b, Operation *op) {
                  [](OpBuilder &, Location, ValueRange a) { return a[0]; }, sizes);
   }
   bool fl = isFloat(elt);
+  // MatMulInteger: 8-bit operands widened to the i32 result (unsigned ones
+  // with zero extension), the form kiln-cpu-integer-contractions matches.
+  auto widen = [&](OpBuilder &nb, Location l, Value v, unsigned i) -> Value {
+    if (v.getType() == elt)
+      return v;
+    if (wasUnsigned(op, i))
+      return nb.create<arith::ExtUIOp>(l, elt, v);
+    return nb.create<arith::ExtSIOp>(l, elt, v);
+  };
   auto g = b.create<linalg::GenericOp>(
       loc, TypeRange{out}, ins, ValueRange{acc}, maps, iters,
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value p = fl ? (Value)nb.create<arith::MulFOp>(l, args[0], args[1])
-                     : (Value)nb.create<arith::MulIOp>(l, args[0], args[1]);
+        Value x = widen(nb, l, args[0], 0), y = widen(nb, l, args[1], 1);
+        Value p = fl ? (Value)nb.create<arith::MulFOp>(l, x, y)
+                     : (Value)nb.create<arith::MulIOp>(l, x, y);
         Value s = fl ? (Value)nb.create<arith::AddFOp>(l, args.back(), p)
                      : (Value)nb.create<arith::AddIOp>(l, args.back(), p);
         nb.create<linalg::YieldOp>(l, s);
       });
   return withEpilogue(b, op, g.getResult(0));
+}
+
+/// MatMulInteger without zero points (kiln-decompose-ops leaves only
+/// those): MatMul's loops on the widened operands.
+Results lowerMatMulInteger(OpBuilder &b, Operation *op) {
+  for (unsigned i = 2; i < op->getNumOperands(); ++i)
+    if (!isNone(op->getOperand(i)))
+      return emitNodeError(op) << "zero points of this shape (per row) are not supported";
+  return lowerMatMul(b, op);
 }
 
 Results lowerGemm(OpBuilder &b, Operation *op) {
@@ -332,6 +351,7 @@ Value applyFusedActivation(OpBuilder &b, Location l, Value x, Operation *op) {
 
 void registerContractionOps(LoweringTable &m) {
   m["MatMul"] = {lowerMatMul, false};
+  m["MatMulInteger"] = {lowerMatMulInteger, false};
   m["Gemm"] = {lowerGemm};
   m["Einsum"] = {lowerEinsum, false};
 }

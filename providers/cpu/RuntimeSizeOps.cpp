@@ -589,6 +589,11 @@ void registerRuntimeSizeOps(LoweringTable &m) {
                            return lowerMatMul(b, op, matmul);
                          },
                          anyCheck};
+  m["MatMulInteger"].dynamic = {
+      [mmi = m["MatMulInteger"].lower](OpBuilder &b, Operation *op) {
+        return lowerMatMul(b, op, mmi);
+      },
+      anyCheck};
   // (Normalizations count the normalized elements at run time.)
   for (const char *k : {"LayerNormalization", "RMSNormalization"})
     m[k].dynamic = {m[k].lower, anyCheck};

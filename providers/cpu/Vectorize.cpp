@@ -151,12 +151,6 @@ bool isCandidate(linalg::GenericOp g) {
   return isF32BufferGeneric(g) && llvm::all_of(g->getOperands(), staticF32) && isMulAddBody(g);
 }
 
-struct MatmulMatch {
-  unsigned m, n, k;
-  SmallVector<unsigned> batch; // out batch dims, in output order
-  bool transA, transB;
-};
-
 std::optional<unsigned> dimOf(AffineExpr e) {
   if (auto d = dyn_cast<AffineDimExpr>(e))
     return d.getPosition();

@@ -50,6 +50,17 @@ bool isF32BufferGeneric(mlir::linalg::GenericOp g);
 bool isCandidate(mlir::linalg::GenericOp g);
 bool hasIdentityLayout(mlir::Value v);
 
+/// The loops of a matmul-like generic.
+struct MatmulMatch {
+  unsigned m, n, k;
+  llvm::SmallVector<unsigned> batch; // out batch dims, in output order
+  bool transA, transB;
+};
+/// k the one reduction loop, m the parallel loop of A and C only, n that of
+/// B and C only, every other loop a batch loop (matrix dims at any position
+/// of each operand).
+std::optional<MatmulMatch> matchMatmul(mlir::linalg::GenericOp g);
+
 /// A matrix view of `src` at the leading indices `lead` (its last two dims
 /// whole).
 mlir::Value matrixView(mlir::OpBuilder &b, mlir::Location loc, mlir::Value src,

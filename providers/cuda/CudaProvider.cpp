@@ -92,6 +92,12 @@ public:
       why = "kept on the host (its run-time indices are checked there)";
       return false;
     }
+    // The 8-bit products have kernels on the host only (VNNI); on the
+    // device they would run on the naive loops.
+    if (isa<onnx::MatMulIntegerOp>(op)) {
+      why = "kept on the host (8-bit integer kernels run on the CPU)";
+      return false;
+    }
     // A string is a host pointer, compared with the C library's strcmp;
     // sequences and optionals are objects of the host runtime.
     auto string = [](Type t) {

@@ -28,23 +28,25 @@ def compile_model(kiln, model, out, cpu="native"):
                           capture_output=True, text=True)
 
 
-def check(kiln_run, compiled, out, data, tol=1e-4):
-    """kiln-run's outputs of lib<out>.so against data's (a failed compile
-    `compiled` is the failure); the completed process."""
+def check(kiln_run, compiled, out, data, tol=1e-4, rtol=None):
+    """kiln-run's outputs of lib<out>.so against data's at atol `tol` and
+    rtol `rtol` (`tol` when None); a failed compile `compiled` is the
+    failure. The completed process."""
     if compiled.returncode:
         return compiled
     lib = os.path.join(os.path.dirname(out), f"lib{os.path.basename(out)}.so")
     return subprocess.run([kiln_run, lib, "--check-dir", data, "--atol", str(tol),
-                           "--rtol", str(tol)], capture_output=True, text=True)
+                           "--rtol", str(tol if rtol is None else rtol)],
+                          capture_output=True, text=True)
 
 
-def check_each_cpu(kiln, kiln_run, model, data, name):
+def check_each_cpu(kiln, kiln_run, model, data, name, tol=1e-4, rtol=None):
     """Compiles `model` for each of CPUS beside it and checks it on `data`;
     returns (cases, failures), printing each failure."""
     failures = 0
     for cpu in CPUS:
         out = os.path.join(os.path.dirname(model), cpu.replace("-", "_"))
-        r = check(kiln_run, compile_model(kiln, model, out, cpu), out, data)
+        r = check(kiln_run, compile_model(kiln, model, out, cpu), out, data, tol, rtol)
         if r.returncode:
             failures += 1
             print(f"FAIL {name} ({cpu}): {r.stdout}{r.stderr}")
@@ -69,16 +71,17 @@ def reference(model, data, name, x):
     write_data(data, (("input_0", x), ("output_0", y)))
 
 
-def case(args, name, input_name, make):
+def case(args, name, input_name, make, tol=1e-4, rtol=None):
     """One case in work/name: make(path) saves the model there and returns
     its input; ONNX Runtime's output is the reference, checked for each of
-    CPUS. Returns (cases, failures)."""
+    CPUS at atol `tol` and rtol `rtol` (`tol` when None). Returns (cases,
+    failures)."""
     d = os.path.join(args.work, name)
     os.makedirs(d, exist_ok=True)
     model = os.path.join(d, "model.onnx")
     data = os.path.join(d, "test_data_set_0")
     reference(model, data, input_name, make(model))
-    return check_each_cpu(args.kiln, args.kiln_run, model, data, name)
+    return check_each_cpu(args.kiln, args.kiln_run, model, data, name, tol, rtol)
 
 
 def summary(results):

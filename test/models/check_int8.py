@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""8-bit matmuls against ONNX Runtime: MatMulInteger with u8 and s8
+activations and weights, zero points per tensor and per column, a batch of
+rows, one row, K not a multiple of 4, N not a multiple of 16 and rows of
+run-time count (exact: atol 0); QLinearMatMul (within one quantization
+step); and an MLP quantized by onnxruntime.quantization.quantize_dynamic
+(DynamicQuantizeLinear, MatMulInteger and the float rescale). Compiled for
+the build machine's CPU (VNNI kernels where it has AVX-512 VNNI) and for
+x86-64-v3 (the i32 loops).
+
+  check_int8.py --kiln K --kiln-run R --work DIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import ortcheck
+
+U8, S8 = TensorProto.UINT8, TensorProto.INT8
+NP = {U8: np.uint8, S8: np.int8}
+
+
+def rand(rng, shape, kind):
+    lo, hi = (0, 256) if kind == U8 else (-128, 128)
+    return rng.integers(lo, hi, size=shape).astype(NP[kind])
+
+
+def save(path, nodes, inputs, inits, out_type, opset=17):
+    graph = helper.make_graph(nodes, "int8", inputs,
+                              [helper.make_tensor_value_info("Y", out_type, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def matmul_integer(path, x_shape, k_n, a_kind, b_kind, za=None, zb=None, dims=None):
+    """Y = MatMulInteger(X, W, za, zb); `zb` a scalar or one per column;
+    `dims` the declared input shape (symbolic names for run-time sizes)."""
+    rng = np.random.default_rng(sum(k_n) + len(x_shape))
+    inits = [numpy_helper.from_array(rand(rng, k_n, b_kind), "W")]
+    inputs = ["X", "W"]
+    if za is not None or zb is not None:
+        inits.append(numpy_helper.from_array(np.array(za or 0, NP[a_kind]), "za"))
+        inputs.append("za")
+    if zb is not None:
+        inits.append(numpy_helper.from_array(np.array(zb, NP[b_kind]), "zb"))
+        inputs.append("zb")
+    save(path, [helper.make_node("MatMulInteger", inputs, ["Y"])],
+         [helper.make_tensor_value_info("X", a_kind, dims or list(x_shape))], inits,
+         TensorProto.INT32)
+    return rand(rng, x_shape, a_kind)
+
+
+def qlinear_matmul(path, m, k, n):
+    rng = np.random.default_rng(k)
+    inits = [
+        numpy_helper.from_array(np.array(0.02, np.float32), "xs"),
+        numpy_helper.from_array(np.array(120, np.uint8), "xz"),
+        numpy_helper.from_array(rand(rng, (k, n), S8), "W"),
+        numpy_helper.from_array(np.array(0.01, np.float32), "ws"),
+        numpy_helper.from_array(np.array(0, np.int8), "wz"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "ys"),
+        numpy_helper.from_array(np.array(128, np.uint8), "yz"),
+    ]
+    save(path, [helper.make_node("QLinearMatMul", ["X", "xs", "xz", "W", "ws", "wz", "ys", "yz"],
+                                 ["Y"])],
+         [helper.make_tensor_value_info("X", U8, [m, k])], inits, U8)
+    return rand(rng, (m, k), U8)
+
+
+def dynamic_mlp(path, rows, sizes):
+    """A float MLP (MatMul + bias + Relu) quantized by quantize_dynamic."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    rng = np.random.default_rng(len(sizes))
+    nodes, inits, x = [], [], "X"
+    for i, (k, n) in enumerate(zip(sizes, sizes[1:])):
+        w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"W{i}"),
+                  numpy_helper.from_array(rng.standard_normal(n).astype(np.float32) * 0.1, f"B{i}")]
+        last = i == len(sizes) - 2
+        nodes += [helper.make_node("MatMul", [x, f"W{i}"], [f"M{i}"]),
+                  helper.make_node("Add", [f"M{i}", f"B{i}"], ["Y" if last else f"A{i}"])]
+        if not last:
+            nodes.append(helper.make_node("Relu", [f"A{i}"], [f"R{i}"]))
+            x = f"R{i}"
+    float_path = path + ".float.onnx"
+    save(float_path, nodes, [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                           [rows, sizes[0]])],
+         inits, TensorProto.FLOAT, opset=13)
+    quantize_dynamic(float_path, path, weight_type=QuantType.QInt8)
+    os.remove(float_path)
+    return rng.standard_normal((rows, sizes[0])).astype(np.float32)
+
+
+# name: (make, tolerance): exact for integer results; one step of y_scale
+# (0.5) for QLinearMatMul, whose rounding of ties may differ; the dynamic
+# MLP's outputs are about 1, and a quantized activation one step off moves
+# them by about 1e-3.
+CASES = {
+    "mmi_u8s8_batch_n80": (lambda p: matmul_integer(p, (3, 20, 128), (128, 80), U8, S8, za=3), 0),
+    "mmi_s8u8_zero_points": (
+        lambda p: matmul_integer(p, (37, 64), (64, 48), S8, U8, za=-5, zb=131), 0),
+    "mmi_per_column": (
+        lambda p: matmul_integer(p, (8, 256), (256, 272), U8, S8, za=7,
+                                 zb=np.arange(272, dtype=np.int64) % 9 - 4), 0),
+    "mmi_k30": (lambda p: matmul_integer(p, (5, 30), (30, 20), U8, S8), 0),
+    "mmi_one_row": (lambda p: matmul_integer(p, (1, 512), (512, 1024), U8, S8, za=128), 0),
+    "mmi_runtime_rows": (
+        lambda p: matmul_integer(p, (13, 64), (64, 96), U8, S8, za=1, dims=["n", 64]), 0),
+    "qlinear_matmul": (lambda p: qlinear_matmul(p, 33, 96, 40), 1),
+    "dynamic_mlp": (lambda p: dynamic_mlp(p, 24, [256, 512, 64]), 2e-2),
+}
+
+
+def main():
+    args = ortcheck.parse_args()
+    return ortcheck.summary(
+        ortcheck.case(args, name, "X", make, tol=tol, rtol=0)
+        for name, (make, tol) in CASES.items())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
