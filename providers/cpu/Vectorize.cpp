@@ -1022,11 +1022,34 @@ std::string annotateParallelEven(const std::string &handle) {
 
 /// The transform script for one marked elementwise generic: one vector of
 /// up to 16 lanes along the innermost loop, the remainder peeled.
+/// True when `op` reduces with min or max alone: any order gives the same
+/// result.
+static bool reducesByMinMax(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
+    return false;
+  Block *body = op.getBlock();
+  Value acc = body->getArgument(body->getNumArguments() - 1);
+  return llvm::all_of(acc.getUsers(), [](Operation *user) {
+    return isa<arith::MinimumFOp, arith::MaximumFOp, arith::MinNumFOp,
+               arith::MaxNumFOp>(user);
+  });
+}
+
 std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   auto iters = op.getIteratorTypesArray();
   std::string i = std::to_string(id), any = "!transform.any_op";
   int64_t lanes = std::min<int64_t>(16, r.back());
+  // A min or max over the innermost loop takes up to 256 lanes a step:
+  // LLVM combines the 16 registers of a step lane-wise and reduces across
+  // lanes once (16 at a time, each ended in a reduction across its lanes;
+  // a sum keeps its order, one lane after the other, either way).
+  if (reducesByMinMax(op))
+    for (int64_t wide : {256, 128, 64, 32})
+      if (r.back() % wide == 0) {
+        lanes = wide;
+        break;
+      }
   std::string tiles, results = any;
   for (size_t d = 0; d < r.size(); ++d) {
     tiles += (d ? ", " : "") + std::to_string(d + 1 == r.size() ? lanes : 1);
