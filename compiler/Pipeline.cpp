@@ -187,8 +187,9 @@ size_t countGraphOps(ModuleOp module) {
 
 // Graph stages, as pipelines without the builtin.module anchor.
 static const char *kGraphPipeline =
-    "func.func(kiln-widen-half,kiln-shape-inference,kiln-decompose-recurrent,kiln-decompose-ops,"
-    "kiln-decompose-losses,kiln-shape-inference)";
+    "func.func(kiln-widen-half,kiln-shape-inference,kiln-decompose-recurrent),"
+    "kiln-fuse-quantized,"
+    "func.func(kiln-decompose-ops,kiln-decompose-losses,kiln-shape-inference)";
 // Graph optimizations, after shape inference and before partitioning; each
 // pass records how often it fired as `kiln.report.*` module attributes.
 // Unrolling recurrent ops and folding alternate: an LSTM's initial state
@@ -196,7 +197,8 @@ static const char *kGraphPipeline =
 // runs again after simplification, which inlines the taken branch of an If
 // whose condition folding made constant.
 static const char *kOptimizePipeline =
-    "func.func(kiln-shape-inference,kiln-decompose-recurrent{skip-dynamic=1},kiln-decompose-ops,"
+    "func.func(kiln-shape-inference),kiln-fuse-quantized,"
+    "func.func(kiln-decompose-recurrent{skip-dynamic=1},kiln-decompose-ops,"
     "kiln-shape-inference),kiln-fold-constants,"
     "func.func(kiln-shape-inference,kiln-decompose-recurrent{skip-dynamic=1},kiln-decompose-ops,"
     "kiln-shape-inference),kiln-fold-constants,kiln-simplify,cse,"

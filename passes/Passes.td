@@ -290,6 +290,20 @@ def FuseConv : Pass<"kiln-fuse-conv", "::mlir::ModuleOp"> {
   }];
 }
 
+def FuseQuantized : Pass<"kiln-fuse-quantized", "::mlir::ModuleOp"> {
+  let summary = "Turn QDQ MatMul and Gemm layers into 8-bit integer products";
+  let description = [{
+    Runs before kiln-decompose-ops. A MatMul (or a Gemm with alpha = beta =
+    1 and A not transposed) whose operands are DequantizeLinear of 8-bit
+    activations (per tensor) and of constant 8-bit 2-D weights (per tensor
+    or per output column) becomes
+    `Cast(MatMulInteger(a, W, za, zw)) * (sa * sw)` (plus the Gemm's bias),
+    which is the same product: kiln-decompose-ops then splits the zero
+    points off, and the CPU runs the u8 x s8 product on VNNI kernels. Counts:
+    `kiln.report.fuse_quantized_matmul`, `kiln.report.fuse_quantized_gemm`.
+  }];
+}
+
 def FuseEpilogues : Pass<"kiln-fuse-epilogues", "::mlir::ModuleOp"> {
   let summary = "Fold activations, biases and transposes into contractions";
   let description = [{

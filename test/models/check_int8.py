@@ -3,8 +3,9 @@
 activations and weights, zero points per tensor and per column, a batch of
 rows, one row, K not a multiple of 4, N not a multiple of 16 and rows of
 run-time count (exact: atol 0); QLinearMatMul (within one quantization
-step); and an MLP quantized by onnxruntime.quantization.quantize_dynamic
-(DynamicQuantizeLinear, MatMulInteger and the float rescale). Compiled for
+step); an MLP quantized by onnxruntime.quantization.quantize_dynamic
+(DynamicQuantizeLinear, MatMulInteger and the float rescale) and one by
+quantize_static in the QDQ format (per tensor and per channel). Compiled for
 the build machine's CPU (VNNI kernels where it has AVX-512 VNNI) and for
 x86-64-v3 (the i32 loops).
 
@@ -95,10 +96,53 @@ def dynamic_mlp(path, rows, sizes):
     return rng.standard_normal((rows, sizes[0])).astype(np.float32)
 
 
+def static_mlp(path, rows, sizes, per_channel):
+    """A float MLP quantized by quantize_static in the QDQ format (u8
+    activations, s8 weights, per tensor or per output column), the last
+    layer a Gemm with transB as torch's Linear exports it."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    rng = np.random.default_rng(rows)
+    nodes, inits, x = [], [], "X"
+    for i, (k, n) in enumerate(zip(sizes, sizes[1:])):
+        w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+        b = rng.standard_normal(n).astype(np.float32) * 0.1
+        last = i == len(sizes) - 2
+        y = "Y" if last else f"A{i}"
+        if last:
+            inits += [numpy_helper.from_array(np.ascontiguousarray(w.T), f"W{i}"),
+                      numpy_helper.from_array(b, f"B{i}")]
+            nodes.append(helper.make_node("Gemm", [x, f"W{i}", f"B{i}"], [y], transB=1))
+        else:
+            inits += [numpy_helper.from_array(w, f"W{i}"), numpy_helper.from_array(b, f"B{i}")]
+            nodes += [helper.make_node("MatMul", [x, f"W{i}"], [f"M{i}"]),
+                      helper.make_node("Add", [f"M{i}", f"B{i}"], [y]),
+                      helper.make_node("Relu", [y], [f"R{i}"])]
+            x = f"R{i}"
+    float_path = path + ".float.onnx"
+    save(float_path, nodes, [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                           [rows, sizes[0]])],
+         inits, TensorProto.FLOAT, opset=13)
+    data = [rng.standard_normal((rows, sizes[0])).astype(np.float32) for _ in range(3)]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"X": d} for d in data])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(float_path, path, Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=per_channel, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
+    os.remove(float_path)
+    return data[0]
+
+
 # name: (make, tolerance): exact for integer results; one step of y_scale
-# (0.5) for QLinearMatMul, whose rounding of ties may differ; the dynamic
-# MLP's outputs are about 1, and a quantized activation one step off moves
-# them by about 1e-3.
+# (0.5) for QLinearMatMul, whose rounding of ties may differ; the quantized
+# MLPs' outputs are about 1 and match ONNX Runtime's to float rounding (an
+# activation one quantization step off would move them by about 1e-2).
 CASES = {
     "mmi_u8s8_batch_n80": (lambda p: matmul_integer(p, (3, 20, 128), (128, 80), U8, S8, za=3), 0),
     "mmi_s8u8_zero_points": (
@@ -111,7 +155,9 @@ CASES = {
     "mmi_runtime_rows": (
         lambda p: matmul_integer(p, (13, 64), (64, 96), U8, S8, za=1, dims=["n", 64]), 0),
     "qlinear_matmul": (lambda p: qlinear_matmul(p, 33, 96, 40), 1),
-    "dynamic_mlp": (lambda p: dynamic_mlp(p, 24, [256, 512, 64]), 2e-2),
+    "dynamic_mlp": (lambda p: dynamic_mlp(p, 24, [256, 512, 64]), 1e-4),
+    "qdq_mlp": (lambda p: static_mlp(p, 16, [128, 256, 48], False), 1e-4),
+    "qdq_mlp_per_channel": (lambda p: static_mlp(p, 16, [128, 256, 48], True), 1e-4),
 }
 
 

@@ -1,0 +1,197 @@
+//===- FusionQuantized.cpp - QDQ linear layers as 8-bit products ----------===//
+//
+// A statically quantized model (onnxruntime.quantization's QDQ format)
+// dequantizes activations and weights in front of each MatMul or Gemm:
+//   MatMul(DequantizeLinear(a, sa, za), DequantizeLinear(W, sw, zw))
+// which, widened to float, costs what the float model costs. The product
+// of the dequantized operands is the scaled integer product
+//   sa * sw * sum_k (a - za)(W - zw) = sa * sw * MatMulInteger(a, W, za, zw)
+// so the layer becomes MatMulInteger (kiln-decompose-ops turns it into the
+// u8 x s8 product the CPU's VNNI kernels take), a Cast and one Mul by the
+// constant scales (per tensor, or per output column). Runs before
+// kiln-decompose-ops, while the DequantizeLinear ops are still whole.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/onnx/OnnxOps.h"
+#include "passes/FusionUtils.h"
+#include "passes/GraphBuilder.h"
+#include "passes/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace kiln::fusion;
+
+namespace kiln {
+#define GEN_PASS_DEF_FUSEQUANTIZED
+#include "passes/Passes.h.inc"
+
+namespace {
+
+bool isEightBit(Type t) {
+  auto st = dyn_cast<ShapedType>(t);
+  return st && st.getElementType().isInteger(8);
+}
+
+RankedTensorType staticTensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() ? t : RankedTensorType();
+}
+
+/// One element, or absent.
+bool isScalarParam(Value v) {
+  auto t = staticTensor(v);
+  return isNoneValue(v) || (t && t.getNumElements() == 1);
+}
+
+/// A DequantizeLinear of 8-bit data to f32 per tensor (the activation side).
+onnx::DequantizeLinearOp activationDequantize(Value v) {
+  auto dq = v.getDefiningOp<onnx::DequantizeLinearOp>();
+  if (!dq || !isEightBit(dq.getX().getType()) || dq.getBlockSize() != 0 ||
+      !cast<ShapedType>(dq.getY().getType()).getElementType().isF32() ||
+      !isScalarParam(dq.getXScale()) || !isScalarParam(dq.getXZeroPoint()))
+    return {};
+  return dq;
+}
+
+/// A DequantizeLinear of constant 8-bit 2-D weights, per tensor or per
+/// column of the [K, N] matrix they form (`transposed`: stored [N, K]).
+onnx::DequantizeLinearOp weightDequantize(Value v, bool transposed) {
+  auto dq = v.getDefiningOp<onnx::DequantizeLinearOp>();
+  if (!dq || !constantAttr(dq.getX()) || !isEightBit(dq.getX().getType()) ||
+      dq.getBlockSize() != 0 ||
+      !cast<ShapedType>(dq.getY().getType()).getElementType().isF32())
+    return {};
+  auto wt = staticTensor(dq.getX());
+  if (!wt || wt.getRank() != 2)
+    return {};
+  int64_t axis = int64_t(dq.getAxis());
+  if (axis < 0)
+    axis += 2;
+  int64_t columns = wt.getDimSize(transposed ? 0 : 1);
+  auto perColumn = [&](Value p) {
+    auto t = staticTensor(p);
+    return isScalarParam(p) ||
+           (t && t.getRank() == 1 && t.getNumElements() == columns &&
+            axis == (transposed ? 0 : 1));
+  };
+  if (!perColumn(dq.getXScale()) || !perColumn(dq.getXZeroPoint()))
+    return {};
+  return dq;
+}
+
+/// Cast(MatMulInteger(a, W, za, zw)) * sa * sw for the two dequantizes;
+/// `w` is the weights as [K, N].
+Value scaledProduct(GraphBuilder &g, onnx::DequantizeLinearOp a, onnx::DequantizeLinearOp w,
+                    Value weights) {
+  auto none = [&](Value v) { return isNoneValue(v) ? g.none() : v; };
+  Type i32 = g.b.getI32Type();
+  Value q = g.op("MatMulInteger",
+                 {a.getX(), weights, none(a.getXZeroPoint()), none(w.getXZeroPoint())}, {}, i32);
+  Value f = g.op("Cast", {q}, {g.attr("to", int64_t(1))}, g.b.getF32Type());
+  return g.op("Mul", {f, g.op("Mul", {a.getXScale(), w.getXScale()})});
+}
+
+struct QuantizedMatMul : OpRewritePattern<onnx::MatMulOp> {
+  QuantizedMatMul(MLIRContext *ctx, Counters &c) : OpRewritePattern(ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(onnx::MatMulOp op, PatternRewriter &rewriter) const override {
+    auto a = activationDequantize(op.getA());
+    auto w = weightDequantize(op.getB(), /*transposed=*/false);
+    auto at = dyn_cast<RankedTensorType>(op.getA().getType());
+    if (!a || !w || !at || at.getRank() < 2)
+      return rewriter.notifyMatchFailure(op, "not a dequantized activation by dequantized weights");
+    GraphBuilder g(rewriter, op.getLoc(), rewriter.getF32Type());
+    Value y = scaledProduct(g, a, w, w.getX());
+    if (y.getType() != op.getY().getType())
+      return rewriter.notifyMatchFailure(op, "the product's type differs");
+    rewriter.replaceOp(op, y);
+    ++counters["fuse_quantized_matmul"];
+    return success();
+  }
+};
+
+/// Gemm (alpha = 1, beta = 1, A not transposed) of the same operands, B
+/// stored [N, K] with transB; the bias C added after the scaling.
+struct QuantizedGemm : OpRewritePattern<onnx::GemmOp> {
+  QuantizedGemm(MLIRContext *ctx, Counters &c) : OpRewritePattern(ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(onnx::GemmOp op, PatternRewriter &rewriter) const override {
+    if (op.getTransA() || !op.getAlpha().isExactlyValue(1.0) ||
+        !op.getBeta().isExactlyValue(1.0))
+      return rewriter.notifyMatchFailure(op, "scaled or transposed A");
+    bool transB = op.getTransB();
+    auto a = activationDequantize(op.getA());
+    auto w = weightDequantize(op.getB(), transB);
+    if (!a || !w)
+      return rewriter.notifyMatchFailure(op, "not a dequantized activation by dequantized weights");
+    GraphBuilder g(rewriter, op.getLoc(), rewriter.getF32Type());
+    Value weights = transB ? g.op("Transpose", {w.getX()}, {g.perm({1, 0})},
+                                  cast<ShapedType>(w.getX().getType()).getElementType())
+                           : w.getX();
+    Value y = scaledProduct(g, a, w, weights);
+    if (!isNoneValue(op.getC()))
+      y = g.op("Add", {y, op.getC()});
+    if (y.getType() != op.getY().getType())
+      return rewriter.notifyMatchFailure(op, "the product's type differs");
+    rewriter.replaceOp(op, y);
+    ++counters["fuse_quantized_gemm"];
+    return success();
+  }
+};
+
+/// DequantizeLinear(QuantizeLinear(x, s, z), s, z) per tensor, read by
+/// float ops: the same rounding in f32,
+///   (clamp(round(x / s) + z, lo, hi) - z) * s,
+/// which vectorizes and fuses with its neighbours instead of a round trip
+/// through an 8-bit tensor. (The QuantizeLinear stays for 8-bit readers.)
+struct QuantizeDequantizePair : OpRewritePattern<onnx::DequantizeLinearOp> {
+  QuantizeDequantizePair(MLIRContext *ctx, Counters &c) : OpRewritePattern(ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(onnx::DequantizeLinearOp dq,
+                                PatternRewriter &rewriter) const override {
+    auto q = dq.getX().getDefiningOp<onnx::QuantizeLinearOp>();
+    if (!q || !activationDequantize(dq) || isNoneValue(dq.getXZeroPoint()) ||
+        q.getYScale() != dq.getXScale() || q.getYZeroPoint() != dq.getXZeroPoint() ||
+        !cast<ShapedType>(q.getX().getType()).getElementType().isF32())
+      return rewriter.notifyMatchFailure(dq, "not a per-tensor quantize-dequantize pair");
+    auto qt = cast<IntegerType>(cast<ShapedType>(dq.getX().getType()).getElementType());
+    GraphBuilder g(rewriter, dq.getLoc(), rewriter.getF32Type());
+    Type f32 = rewriter.getF32Type();
+    Value s = dq.getXScale();
+    Value z = g.op("Cast", {dq.getXZeroPoint()}, {g.attr("to", int64_t(1))}, f32);
+    double lo = qt.isUnsigned() ? 0 : -128, hi = qt.isUnsigned() ? 255 : 127;
+    Value v = g.op("Add", {g.op("Round", {g.op("Div", {q.getX(), s})}), z});
+    v = g.op("Clip", {v, g.scalar(lo), g.scalar(hi)});
+    Value y = g.op("Mul", {g.op("Sub", {v, z}), s});
+    if (y.getType() != dq.getY().getType())
+      return rewriter.notifyMatchFailure(dq, "the result's type differs");
+    rewriter.replaceOp(dq, y);
+    ++counters["fuse_quantize_dequantize"];
+    return success();
+  }
+};
+
+struct FuseQuantizedPass : public impl::FuseQuantizedBase<FuseQuantizedPass> {
+  void runOnOperation() override {
+    Counters counters;
+    // The products first: a pair rewritten first would hide their
+    // dequantized operands.
+    RewritePatternSet products(&getContext()), pairs(&getContext());
+    products.add<QuantizedMatMul, QuantizedGemm>(&getContext(), counters);
+    pairs.add<QuantizeDequantizePair>(&getContext(), counters);
+    FrozenRewritePatternSet frozenProducts(std::move(products)), frozenPairs(std::move(pairs));
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(applyPatternsAndFoldGreedily(func, frozenProducts)) ||
+          failed(applyPatternsAndFoldGreedily(func, frozenPairs)))
+        return signalPassFailure();
+    recordCounters(getOperation(), counters,
+                   {"fuse_quantized_matmul", "fuse_quantized_gemm", "fuse_quantize_dequantize"});
+  }
+};
+
+} // namespace
+} // namespace kiln

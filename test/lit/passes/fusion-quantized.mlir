@@ -1,0 +1,79 @@
+// RUN: kiln-opt %s -split-input-file --kiln-fuse-quantized | FileCheck %s
+
+// QDQ MatMul, weights per output column: the integer product of the 8-bit
+// operands (zero points kept for kiln-decompose-ops), cast and scaled by
+// sa * sw; the activation's quantize-dequantize pair read by a float op
+// (the Relu) becomes the same rounding in f32.
+// CHECK: module attributes {kiln.report.fuse_quantize_dequantize = 1 : i64, kiln.report.fuse_quantized_matmul = 1 : i64}
+// CHECK-LABEL: func.func @matmul_per_column
+// CHECK: %[[Q:.*]] = onnx.QuantizeLinear(%arg0, %[[SA:[0-9]+]], %[[ZA:[0-9]+]])
+// The pair: round(x / s) + z, clamped to [0, 255], minus z, times s.
+// CHECK: onnx.Div(%arg0, %[[SA]])
+// CHECK: onnx.Round
+// CHECK: onnx.Clip
+// CHECK: onnx.Sub
+// CHECK: %[[R:.*]] = onnx.Mul
+// CHECK: %[[P:.*]] = onnx.MatMulInteger(%[[Q]], %{{.*}}, %[[ZA]], %{{.*}}) : (tensor<4x8xui8>, tensor<8x3xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<4x3xi32>
+// CHECK: %[[F:.*]] = onnx.Cast(%[[P]]) {to = 1 : i64}
+// CHECK: %[[S:.*]] = onnx.Mul(%[[SA]], %{{.*}}) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: %[[Y:.*]] = onnx.Mul(%[[F]], %[[S]]) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+// CHECK: onnx.Relu(%[[R]])
+// CHECK-NOT: onnx.DequantizeLinear
+// CHECK: return %[[Y]]
+func.func @matmul_per_column(%x: tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x8xf32>) {
+  %sa = onnx.Constant() {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>
+  %za = onnx.Constant() {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+  %w = onnx.Constant() {value = dense<3> : tensor<8x3xi8>} : () -> tensor<8x3xi8>
+  %sw = onnx.Constant() {value = dense<[0.5, 0.25, 0.125]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %zw = onnx.Constant() {value = dense<0> : tensor<3xi8>} : () -> tensor<3xi8>
+  %q = onnx.QuantizeLinear(%x, %sa, %za) : (tensor<4x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x8xui8>
+  %a = onnx.DequantizeLinear(%q, %sa, %za) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
+  %wd = onnx.DequantizeLinear(%w, %sw, %zw) {axis = 1 : i64} : (tensor<8x3xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<8x3xf32>
+  %y = onnx.MatMul(%a, %wd) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %r = onnx.Relu(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y, %r : tensor<4x3xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Gemm with transB (torch's Linear): the weights transposed to [K, N]
+// (folded later), the bias added after the scaling.
+// CHECK-LABEL: func.func @gemm_trans_b
+// CHECK: %[[T:.*]] = onnx.Transpose(%{{.*}}) {perm = [1, 0]} : (tensor<3x8xi8>) -> tensor<8x3xi8>
+// CHECK: onnx.MatMulInteger(%arg0, %[[T]]
+// CHECK: %[[Y:.*]] = onnx.Mul(%{{.*}}, %{{.*}}) : (tensor<4x3xf32>
+// CHECK: %[[B:.*]] = onnx.Add(%[[Y]], %arg1)
+// CHECK-NOT: onnx.Gemm
+// CHECK: return %[[B]]
+func.func @gemm_trans_b(%q: tensor<4x8xui8>, %bias: tensor<3xf32>) -> tensor<4x3xf32> {
+  %none = onnx.NoValue
+  %sa = onnx.Constant() {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>
+  %za = onnx.Constant() {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+  %w = onnx.Constant() {value = dense<3> : tensor<3x8xi8>} : () -> tensor<3x8xi8>
+  %sw = onnx.Constant() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %a = onnx.DequantizeLinear(%q, %sa, %za) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
+  %wd = onnx.DequantizeLinear(%w, %sw, %none) : (tensor<3x8xi8>, tensor<f32>, none) -> tensor<3x8xf32>
+  %y = onnx.Gemm(%a, %wd, %bias) {transB = 1 : i64} : (tensor<4x8xf32>, tensor<3x8xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// Left alone: weights that are not constant (attention's Q x K^T), and
+// weights quantized per row (axis 0 of a [K, N] MatMul operand).
+// CHECK-LABEL: func.func @not_fused
+// CHECK-COUNT-2: onnx.MatMul(
+// CHECK-NOT: onnx.MatMulInteger
+func.func @not_fused(%q: tensor<4x8xui8>, %k: tensor<8x4xui8>) -> (tensor<4x4xf32>, tensor<4x3xf32>) {
+  %none = onnx.NoValue
+  %s = onnx.Constant() {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>
+  %z = onnx.Constant() {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+  %a = onnx.DequantizeLinear(%q, %s, %z) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
+  %b = onnx.DequantizeLinear(%k, %s, %z) : (tensor<8x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<8x4xf32>
+  %y = onnx.MatMul(%a, %b) : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %w = onnx.Constant() {value = dense<3> : tensor<8x3xi8>} : () -> tensor<8x3xi8>
+  %sw = onnx.Constant() {value = dense<0.5> : tensor<8xf32>} : () -> tensor<8xf32>
+  %wd = onnx.DequantizeLinear(%w, %sw, %none) {axis = 0 : i64} : (tensor<8x3xi8>, tensor<8xf32>, none) -> tensor<8x3xf32>
+  %y2 = onnx.MatMul(%a, %wd) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %y, %y2 : tensor<4x4xf32>, tensor<4x3xf32>
+}
