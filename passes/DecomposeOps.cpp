@@ -532,12 +532,7 @@ Value i32Scalar(GraphBuilder &g, int32_t v) {
 
 /// True for an absent zero point or an inline constant of zeros.
 bool isZeroPoint(Value zp) {
-  if (!zp)
-    return true;
-  auto dense = dyn_cast_or_null<DenseElementsAttr>(fusion::constantAttr(zp));
-  return dense && isa<IntegerType>(dense.getElementType()) &&
-         llvm::all_of(dense.getValues<APInt>(),
-                      [](const APInt &v) { return v.isZero(); });
+  return !zp || fusion::isZeroIntegerConstant(zp);
 }
 
 /// sum_k (a - za)(b - zb) in i32 for 8-bit a and b (ranks of 2 or more),
@@ -644,13 +639,74 @@ Value exactConv(GraphBuilder &g, Operation *op, Value x, Value xz, Value w, Valu
               opAttributes(op));
 }
 
-/// ConvInteger: the centered operands convolve in f64 (exact for int32
-/// sums), cast back to int32.
+/// A 2-D ConvInteger of u8 or s8 data by s8 weights without a weight zero
+/// point as the CPU's 8-bit kernels take it: u8 data (s8 shifted by 128,
+/// its zero point too) padded with its zero point (a padded tap then adds
+/// nothing), a zero-point-free ConvInteger without pads, minus
+///   za * (sum of each output channel's weights),
+/// which folds at compile time. Null when the op does not fit.
+Value integerConv(GraphBuilder &g, Operation *op) {
+  Value x = op->getOperand(0), w = op->getOperand(1), za = optionalOperand(op, 2);
+  auto xt = staticType(x), wt = staticType(w);
+  if (!xt || !wt || xt.getRank() != 4 || !wt.getElementType().isSignlessInteger(8) ||
+      !isZeroPoint(optionalOperand(op, 3)) || getIntAttr(op, "group", 1) != 1 ||
+      (za && staticType(za).getNumElements() != 1))
+    return Value();
+  if (auto pad = op->getAttrOfType<StringAttr>("auto_pad"); pad && pad.getValue() != "NOTSET")
+    return Value();
+  MLIRContext *ctx = g.b.getContext();
+  Type i32 = g.b.getI32Type();
+  auto u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  bool aSigned = !xt.getElementType().isUnsignedInteger();
+  bool aZero = isZeroPoint(za) && !aSigned;
+  Value za32 = za ? castTo(g, za, i32) : i32Scalar(g, 0);
+  if (aSigned) {
+    x = castTo(g, g.op("Add", {castTo(g, x, i32), i32Scalar(g, 128)}), u8);
+    za32 = g.op("Add", {za32, i32Scalar(g, 128)});
+  }
+  SmallVector<int64_t> pads = getIntsAttr(op, "pads");
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute a : opAttributes(op))
+    if (a.getName() != "pads")
+      attrs.push_back(a);
+  if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
+    if (pads.size() != 4)
+      return Value();
+    Value fill = castTo(g, g.op("Reshape", {za32, g.ints({})}, {}, i32), u8);
+    x = g.op("Pad", {x, g.ints({0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]}), fill, g.none()},
+             {}, u8);
+  }
+  Value y = g.op("ConvInteger", {x, w, g.none(), g.none()}, attrs, i32);
+  if (!aZero) {
+    Value sums = g.op("ReduceSum", {castTo(g, w, i32), g.ints({1, 2, 3})},
+                      {g.attr("keepdims", int64_t(0))});
+    sums = g.op("Reshape", {sums, g.ints({1, wt.getDimSize(0), 1, 1})});
+    y = g.op("Sub", {y, g.op("Mul", {za32, sums})});
+  }
+  return y;
+}
+
+/// ConvInteger: integerConv, or, for the form it builds, nothing (the CPU
+/// lowers it); otherwise the centered operands convolve in f64 (exact for
+/// int32 sums), cast back to int32.
 bool decomposeConvInteger(Operation *op) {
   auto wt = staticType(op->getOperand(1));
   if (!staticType(op->getOperand(0)) || !wt)
     return false;
+  SmallVector<int64_t> pads = getIntsAttr(op, "pads");
+  if (!optionalOperand(op, 2) && !optionalOperand(op, 3) &&
+      cast<ShapedType>(op->getOperand(0).getType()).getElementType().isUnsignedInteger() &&
+      wt.getElementType().isSignlessInteger(8) && getIntAttr(op, "group", 1) == 1 &&
+      llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    return false;
   OpBuilder b(op);
+  {
+    GraphBuilder g(b, op->getLoc(), b.getI32Type());
+    if (Value y = integerConv(g, op); y && isa<RankedTensorType>(y.getType())) {
+      replaceResults(op, {y});
+      return true;
+    }
+  }
   GraphBuilder g(b, op->getLoc(), b.getF64Type());
   Value conv = exactConv(g, op, op->getOperand(0), optionalOperand(op, 2), op->getOperand(1),
                          optionalOperand(op, 3), Value());

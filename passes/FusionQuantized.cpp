@@ -142,6 +142,55 @@ struct QuantizedGemm : OpRewritePattern<onnx::GemmOp> {
   }
 };
 
+/// A 2-D Conv (group 1) of the same operands, the weights constant 8-bit
+/// [M, C, kh, kw] dequantized per tensor or per output channel without a
+/// zero point (symmetric, as the quantizer writes s8 weights):
+///   ConvInteger(x, W, zx) * (sx * sw) + B, the scales and bias per channel.
+struct QuantizedConv : OpRewritePattern<onnx::ConvOp> {
+  QuantizedConv(MLIRContext *ctx, Counters &c) : OpRewritePattern(ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(onnx::ConvOp op, PatternRewriter &rewriter) const override {
+    auto x = activationDequantize(op.getX());
+    auto w = op.getW().getDefiningOp<onnx::DequantizeLinearOp>();
+    auto xt = dyn_cast<RankedTensorType>(op.getX().getType());
+    auto wt = w ? staticTensor(w.getX()) : RankedTensorType();
+    if (!x || !w || !xt || xt.getRank() != 4 || !wt || wt.getRank() != 4 ||
+        !wt.getElementType().isSignlessInteger(8) || !constantAttr(w.getX()) ||
+        w.getBlockSize() != 0 || op.getGroup() != 1 || op.getAutoPad() != "NOTSET")
+      return rewriter.notifyMatchFailure(op, "not a dequantized 2-D conv of group 1");
+    if (!isNoneValue(w.getXZeroPoint()) && !isZeroIntegerConstant(w.getXZeroPoint()))
+      return rewriter.notifyMatchFailure(op, "weights with a zero point");
+    int64_t m = wt.getDimSize(0);
+    auto st = staticTensor(w.getXScale());
+    if (!st || !(st.getNumElements() == 1 ||
+                 (st.getRank() == 1 && st.getNumElements() == m && w.getAxis() == 0)))
+      return rewriter.notifyMatchFailure(op, "weight scales not per tensor or channel");
+    GraphBuilder g(rewriter, op.getLoc(), rewriter.getF32Type());
+    SmallVector<NamedAttribute> attrs;
+    for (NamedAttribute a : op->getAttrs())
+      if (!a.getName().getValue().starts_with("onnx."))
+        attrs.push_back(a);
+    Value xz = isNoneValue(x.getXZeroPoint()) ? g.none() : x.getXZeroPoint();
+    Value q = g.op("ConvInteger", {x.getX(), w.getX(), xz, g.none()}, attrs,
+                   rewriter.getI32Type());
+    auto perChannel = [&](Value v) {
+      auto t = staticTensor(v);
+      return t && t.getNumElements() == m && m > 1 ? g.op("Reshape", {v, g.ints({1, m, 1, 1})})
+                                                    : v;
+    };
+    Value y = g.op("Mul", {g.op("Cast", {q}, {g.attr("to", int64_t(1))}, g.b.getF32Type()),
+                           perChannel(g.op("Mul", {x.getXScale(), w.getXScale()}))});
+    if (!isNoneValue(op.getB()))
+      y = g.op("Add", {y, perChannel(op.getB())});
+    if (y.getType() != op.getY().getType())
+      return rewriter.notifyMatchFailure(op, "the product's type differs");
+    rewriter.replaceOp(op, y);
+    ++counters["fuse_quantized_conv"];
+    return success();
+  }
+};
+
 /// DequantizeLinear(QuantizeLinear(x, s, z), s, z) per tensor, read by
 /// float ops: the same rounding in f32,
 ///   (clamp(round(x / s) + z, lo, hi) - z) * s,
@@ -181,7 +230,7 @@ struct FuseQuantizedPass : public impl::FuseQuantizedBase<FuseQuantizedPass> {
     // The products first: a pair rewritten first would hide their
     // dequantized operands.
     RewritePatternSet products(&getContext()), pairs(&getContext());
-    products.add<QuantizedMatMul, QuantizedGemm>(&getContext(), counters);
+    products.add<QuantizedMatMul, QuantizedGemm, QuantizedConv>(&getContext(), counters);
     pairs.add<QuantizeDequantizePair>(&getContext(), counters);
     FrozenRewritePatternSet frozenProducts(std::move(products)), frozenPairs(std::move(pairs));
     for (auto func : getOperation().getOps<func::FuncOp>())
@@ -189,7 +238,8 @@ struct FuseQuantizedPass : public impl::FuseQuantizedBase<FuseQuantizedPass> {
           failed(applyPatternsAndFoldGreedily(func, frozenPairs)))
         return signalPassFailure();
     recordCounters(getOperation(), counters,
-                   {"fuse_quantized_matmul", "fuse_quantized_gemm", "fuse_quantize_dequantize"});
+                   {"fuse_quantized_matmul", "fuse_quantized_gemm", "fuse_quantized_conv",
+                    "fuse_quantize_dequantize"});
   }
 };
 

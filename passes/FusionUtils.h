@@ -96,6 +96,21 @@ elementsFloats(mlir::ElementsAttr attr) {
   return std::nullopt;
 }
 
+/// True for an onnx.Constant of integers that are all zero (dense or
+/// dense_resource).
+inline bool isZeroIntegerConstant(mlir::Value v) {
+  mlir::ElementsAttr attr = constantAttr(v);
+  if (!attr || !mlir::isa<mlir::IntegerType>(attr.getElementType()))
+    return false;
+  if (auto dense = mlir::dyn_cast<mlir::DenseElementsAttr>(attr))
+    return llvm::all_of(dense.getValues<llvm::APInt>(),
+                        [](const llvm::APInt &x) { return x.isZero(); });
+  if (auto res = mlir::dyn_cast<mlir::DenseResourceElementsAttr>(attr))
+    if (mlir::AsmResourceBlob *blob = res.getRawHandle().getBlob())
+      return llvm::all_of(blob->getData(), [](char c) { return c == 0; });
+  return false;
+}
+
 /// The elements of an f32 constant, from a dense or dense_resource value.
 inline std::optional<llvm::SmallVector<float>> constantFloats(mlir::Value v) {
   return elementsFloats(constantAttr(v));

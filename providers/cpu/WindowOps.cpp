@@ -427,11 +427,33 @@ Results lowerConv(OpBuilder &b, Operation *op) {
                           AffineMap::get(nLoops, 0, wE, ctx),
                           AffineMap::get(nLoops, 0, oE, ctx)},
       iters, [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
-        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
+        if (isFloat(elt)) {
+          Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
+          nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
+          return;
+        }
+        // ConvInteger: 8-bit operands widened to i32 (the form
+        // kiln-cpu-integer-contractions matches).
+        auto widen = [&](Value v, unsigned i) -> Value {
+          if (v.getType() == elt)
+            return v;
+          if (wasUnsigned(op, i))
+            return nb.create<arith::ExtUIOp>(l, elt, v);
+          return nb.create<arith::ExtSIOp>(l, elt, v);
+        };
+        Value p = nb.create<arith::MulIOp>(l, widen(args[0], 0), widen(args[1], 1));
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddIOp>(l, args[2], p)});
       });
-  (void)elt;
   return withEpilogue(b, op, g.getResult(0));
+}
+
+/// ConvInteger without zero points (kiln-decompose-ops leaves only those):
+/// Conv's loops on the widened operands.
+Results lowerConvInteger(OpBuilder &b, Operation *op) {
+  for (unsigned i = 2; i < op->getNumOperands(); ++i)
+    if (!isNone(op->getOperand(i)))
+      return emitNodeError(op) << "zero points of this form are not supported";
+  return lowerConv(b, op);
 }
 
 
@@ -821,6 +843,7 @@ Results lowerConvTranspose(OpBuilder &b, Operation *op) {
 
 void registerWindowOps(LoweringTable &m) {
   m["Conv"] = {lowerConv};
+  m["ConvInteger"] = {lowerConvInteger, false};
   // Max is exact on integers too (int8/uint8 CNNs).
   m["MaxPool"] = {[](OpBuilder &b, Operation *op) { return lowerPool(b, op, true); }, false,
                   [](Operation *op, std::string &why) {

@@ -55,6 +55,20 @@ def matmul_integer(path, x_shape, k_n, a_kind, b_kind, za=None, zb=None, dims=No
     return rand(rng, x_shape, a_kind)
 
 
+def conv_integer(path, x_shape, w_shape, a_kind, za=None, pads=(1, 1, 1, 1), strides=(1, 1)):
+    """Y = ConvInteger(X, W, za) with s8 weights, no weight zero point."""
+    rng = np.random.default_rng(sum(w_shape))
+    inits = [numpy_helper.from_array(rand(rng, w_shape, S8), "W")]
+    inputs = ["X", "W"]
+    if za is not None:
+        inits.append(numpy_helper.from_array(np.array(za, NP[a_kind]), "za"))
+        inputs.append("za")
+    save(path, [helper.make_node("ConvInteger", inputs, ["Y"], pads=list(pads),
+                                 strides=list(strides), kernel_shape=list(w_shape[2:]))],
+         [helper.make_tensor_value_info("X", a_kind, list(x_shape))], inits, TensorProto.INT32)
+    return rand(rng, x_shape, a_kind)
+
+
 def qlinear_matmul(path, m, k, n):
     rng = np.random.default_rng(k)
     inits = [
@@ -155,6 +169,15 @@ CASES = {
     "mmi_runtime_rows": (
         lambda p: matmul_integer(p, (13, 64), (64, 96), U8, S8, za=1, dims=["n", 64]), 0),
     "qlinear_matmul": (lambda p: qlinear_matmul(p, 33, 96, 40), 1),
+    # 16 x 16 planes (whole panels), 7 x 7 (a partial one), stride 2, no pads,
+    # K = 27 (not a multiple of 4), s8 data.
+    "conv_u8_3x3": (lambda p: conv_integer(p, (2, 32, 16, 16), (24, 32, 3, 3), U8, za=9), 0),
+    "conv_u8_7x7_plane": (lambda p: conv_integer(p, (1, 64, 7, 7), (40, 64, 3, 3), U8, za=200), 0),
+    "conv_u8_stride2": (
+        lambda p: conv_integer(p, (1, 16, 15, 15), (8, 16, 3, 3), U8, za=3, strides=(2, 2)), 0),
+    "conv_u8_1x1_k27": (
+        lambda p: conv_integer(p, (1, 27, 9, 9), (20, 27, 1, 1), U8, pads=(0, 0, 0, 0)), 0),
+    "conv_s8": (lambda p: conv_integer(p, (1, 8, 10, 10), (16, 8, 3, 3), S8, za=-3), 0),
     "dynamic_mlp": (lambda p: dynamic_mlp(p, 24, [256, 512, 64]), 1e-4),
     "qdq_mlp": (lambda p: static_mlp(p, 16, [128, 256, 48], False), 1e-4),
     "qdq_mlp_per_channel": (lambda p: static_mlp(p, 16, [128, 256, 48], True), 1e-4),
