@@ -392,6 +392,16 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
   // Register tiles are sized for the target's vector registers.
   int64_t vectorBits = targetVectorBits(options.targetCpu);
   bool vnni = targetHasVnni(options.targetCpu);
+  // Without VNNI, 8-bit products would run on i32 loops, slower than the
+  // float kernels: QDQ layers then stay float.
+  auto forTarget = [&](StringRef pipeline) {
+    std::string p = pipeline.str();
+    if (!vnni)
+      if (size_t at = p.find("kiln-fuse-quantized"); at != std::string::npos)
+        p.replace(at, strlen("kiln-fuse-quantized"),
+                  "kiln-fuse-quantized{integer-products=0}");
+    return p;
+  };
 
   // The model compiled for one combination, lowered for the user's
   // providers, and for a CUDA build also for the CPU alone and with
@@ -447,7 +457,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       size_t nodesIn = countGraphOps(*module);
       if (options.optLevel > 0) {
         progress.stage("optimizing the graph" + label);
-        std::string optimize = kOptimizePipeline;
+        std::string optimize = forTarget(kOptimizePipeline);
         std::string fold = "kiln-fold-constants{max-bytes=" +
                            std::to_string(options.foldLimitBytes) + "}";
         for (size_t at = optimize.find("kiln-fold-constants");
@@ -467,7 +477,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
                               std::to_string(options.minDeviceElements);
       if (!options.providerAssignment.empty())
         partition += " assignment=" + options.providerAssignment;
-      if (failed(run(std::string(kGraphPipeline) +
+      if (failed(run(forTarget(kGraphPipeline) +
                      (runtimeSizes ? ",func.func(kiln-symbolic-shapes,kiln-shape-inference,kiln-symbolic-shapes),"
                                    : ",") + partition +
                      "}")))

@@ -225,12 +225,14 @@ struct QuantizeDequantizePair : OpRewritePattern<onnx::DequantizeLinearOp> {
 };
 
 struct FuseQuantizedPass : public impl::FuseQuantizedBase<FuseQuantizedPass> {
+  using Base::Base;
   void runOnOperation() override {
     Counters counters;
     // The products first: a pair rewritten first would hide their
     // dequantized operands.
     RewritePatternSet products(&getContext()), pairs(&getContext());
-    products.add<QuantizedMatMul, QuantizedGemm, QuantizedConv>(&getContext(), counters);
+    if (integerProducts)
+      products.add<QuantizedMatMul, QuantizedGemm, QuantizedConv>(&getContext(), counters);
     pairs.add<QuantizeDequantizePair>(&getContext(), counters);
     FrozenRewritePatternSet frozenProducts(std::move(products)), frozenPairs(std::move(pairs));
     for (auto func : getOperation().getOps<func::FuncOp>())

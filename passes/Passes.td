@@ -299,9 +299,20 @@ def FuseQuantized : Pass<"kiln-fuse-quantized", "::mlir::ModuleOp"> {
     or per output column) becomes
     `Cast(MatMulInteger(a, W, za, zw)) * (sa * sw)` (plus the Gemm's bias),
     which is the same product: kiln-decompose-ops then splits the zero
-    points off, and the CPU runs the u8 x s8 product on VNNI kernels. Counts:
-    `kiln.report.fuse_quantized_matmul`, `kiln.report.fuse_quantized_gemm`.
+    points off, and the CPU runs the u8 x s8 product on VNNI kernels. A 2-D
+    Conv (group 1) of such operands, the weights symmetric (no zero point)
+    per tensor or per output channel, becomes ConvInteger scaled per
+    channel plus its bias. A DequantizeLinear of a QuantizeLinear with the
+    same per-tensor parameters, left for float readers (Add, Relu, pools),
+    becomes the same rounding in f32 (it vectorizes and fuses). Counts:
+    `kiln.report.fuse_quantized_matmul`, `kiln.report.fuse_quantized_gemm`,
+    `kiln.report.fuse_quantized_conv`, `kiln.report.fuse_quantize_dequantize`.
   }];
+  let options = [
+    Option<"integerProducts", "integer-products", "bool", "true",
+           "Rewrite MatMul, Gemm and Conv (the target has 8-bit kernels); "
+           "without, only quantize-dequantize pairs become f32 rounding">
+  ];
 }
 
 def FuseEpilogues : Pass<"kiln-fuse-epilogues", "::mlir::ModuleOp"> {

@@ -12,7 +12,9 @@
 #include "providers/Passes.h"
 #include "providers/cpu/Vectorize.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -121,17 +123,23 @@ Value packedWeights(OpBuilder &b, Location loc, memref::GetGlobalOp get,
   return b.create<memref::GetGlobalOp>(loc, type, name);
 }
 
-/// The operands of one 8-bit matmul, A and C as [M, K] and [M, N].
+/// The operands of one register-tiled 8-bit product C[rows, cols] +=
+/// sum over k steps of bcast[row, 4 bytes] x vec[panel, step, 16 x 4 bytes]:
+/// for a MatMul the rows are A's (u8) and the panels B's (s8, packed at
+/// compile time); for a Conv the rows are the weights (s8) and the panels
+/// the patches (u8, packed at run time), the columns output positions.
 struct Kernel {
-  Value a, c, packed;
-  int64_t k, n;
+  Value bcast, vec, c;
+  int64_t steps;
+  bool bcastUnsigned;
 };
 
-/// C[m .. m+rows, panel p0 .. p0+panels] += A B: the accumulators start
-/// from C and stay in registers over the k steps; the last panel of the
-/// matrix keeps its lanes past N out of memory (`lastLanes`, 0 if whole).
-void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value p0, int64_t rows,
-              int64_t panels, int64_t lastLanes) {
+/// C[m .. m+rows, panels cP0 .. cP0+panels] += bcast x vec[vP0 ..]: the
+/// accumulators start from C and stay in registers over the k steps; the
+/// last panel of the matrix keeps its lanes past the end out of memory
+/// (`lastLanes`, 0 if whole).
+void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0, Value cP0,
+              int64_t rows, int64_t panels, int64_t lastLanes) {
   auto i32x16 = VectorType::get({kLanes}, b.getI32Type());
   auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v).getResult(); };
   auto add = [&](Value x, int64_t v) {
@@ -149,7 +157,7 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value p0, i
   for (int64_t r = 0; r < rows; ++r)
     rowIdx.push_back(add(m, r));
   for (int64_t j = 0; j < panels; ++j)
-    colIdx.push_back(mul(add(p0, j), kLanes));
+    colIdx.push_back(mul(add(cP0, j), kLanes));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < panels; ++j)
       init.push_back(masked(j) ? b.create<vector::MaskedLoadOp>(loc, i32x16, kn.c,
@@ -160,31 +168,32 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value p0, i
                                                           ValueRange{rowIdx[r], colIdx[j]})
                                      .getResult());
   auto loop = b.create<scf::ForOp>(
-      loc, idx(0), idx(kn.k / 4), idx(1), init,
+      loc, idx(0), idx(kn.steps), idx(1), init,
       [&](OpBuilder &nb, Location l, Value q, ValueRange accs) {
+        auto cst = [&](int64_t v) { return nb.create<arith::ConstantIndexOp>(l, v).getResult(); };
         SmallVector<Value> bv, next;
         for (int64_t j = 0; j < panels; ++j) {
-          Value p = j ? nb.create<arith::AddIOp>(l, p0, nb.create<arith::ConstantIndexOp>(l, j))
-                      : p0;
+          Value p = j ? nb.create<arith::AddIOp>(l, vP0, cst(j)).getResult() : vP0;
           Value v = nb.create<vector::LoadOp>(l, VectorType::get({4 * kLanes}, nb.getI8Type()),
-                                              kn.packed,
-                                              ValueRange{p, q, nb.create<arith::ConstantIndexOp>(l, 0)});
+                                              kn.vec, ValueRange{p, q, cst(0)});
           bv.push_back(nb.create<vector::BitCastOp>(l, i32x16, v));
         }
-        Value k4 = nb.create<arith::MulIOp>(l, q, nb.create<arith::ConstantIndexOp>(l, 4));
+        Value k4 = nb.create<arith::MulIOp>(l, q, cst(4));
         for (int64_t r = 0; r < rows; ++r) {
           // Four bytes of the row, broadcast as one i32 to every lane.
-          Value a4 = nb.create<vector::LoadOp>(l, VectorType::get({4}, nb.getI8Type()), kn.a,
+          Value b4 = nb.create<vector::LoadOp>(l, VectorType::get({4}, nb.getI8Type()), kn.bcast,
                                                ValueRange{rowIdx[r], k4});
           Value word = nb.create<vector::ExtractOp>(
-              l, nb.create<vector::BitCastOp>(l, VectorType::get({1}, nb.getI32Type()), a4),
+              l, nb.create<vector::BitCastOp>(l, VectorType::get({1}, nb.getI32Type()), b4),
               ArrayRef<int64_t>{0});
           Value bcast = nb.create<vector::BroadcastOp>(l, i32x16, word);
-          for (int64_t j = 0; j < panels; ++j)
-            next.push_back(nb.create<LLVM::CallIntrinsicOp>(l, i32x16, kVpdpbusd,
-                                                            ValueRange{accs[r * panels + j], bcast,
-                                                                       bv[j]})
+          for (int64_t j = 0; j < panels; ++j) {
+            // (vpdpbusd: the second operand's bytes are unsigned.)
+            Value u = kn.bcastUnsigned ? bcast : bv[j], s = kn.bcastUnsigned ? bv[j] : bcast;
+            next.push_back(nb.create<LLVM::CallIntrinsicOp>(
+                                 l, i32x16, kVpdpbusd, ValueRange{accs[r * panels + j], u, s})
                                .getResult(0));
+          }
         }
         nb.create<scf::YieldOp>(l, next);
       });
@@ -198,26 +207,64 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value p0, i
     }
 }
 
-/// Every row of the panels p0 .. p0+panels: tiles of kRows rows, then
-/// single rows.
-void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowsTotal, Value p0,
-                 int64_t panels, int64_t lastLanes, int64_t staticRows) {
+/// Every row of the panels: tiles of kRows rows, then single rows.
+void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowsTotal, Value vP0,
+                 Value cP0, int64_t panels, int64_t lastLanes, int64_t staticRows) {
   auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v).getResult(); };
   int64_t rows = staticRows > 0 ? std::min(kRows, staticRows) : kRows;
   Value whole = b.create<arith::MulIOp>(
       loc, b.create<arith::DivUIOp>(loc, rowsTotal, idx(rows)), idx(rows));
   b.create<scf::ForOp>(loc, idx(0), whole, idx(rows), ValueRange{},
                        [&](OpBuilder &nb, Location l, Value m, ValueRange) {
-                         emitTile(nb, l, kn, m, p0, rows, panels, lastLanes);
+                         emitTile(nb, l, kn, m, vP0, cP0, rows, panels, lastLanes);
                          nb.create<scf::YieldOp>(l);
                        });
   if (staticRows > 0 && staticRows % rows == 0)
     return;
   b.create<scf::ForOp>(loc, whole, rowsTotal, idx(1), ValueRange{},
                        [&](OpBuilder &nb, Location l, Value m, ValueRange) {
-                         emitTile(nb, l, kn, m, p0, 1, panels, lastLanes);
+                         emitTile(nb, l, kn, m, vP0, cP0, 1, panels, lastLanes);
                          nb.create<scf::YieldOp>(l);
                        });
+}
+
+/// The column tiles of `panels` 16-column panels: whole tiles of up to
+/// kPanels panels of whole columns across threads (`perTile` work each, for
+/// the grain), then one tile with the rest, its last panel `lastLanes`
+/// wide. `body(b, loc, first panel, panels, lastLanes)` emits a tile.
+void forEachColumnTile(OpBuilder &b, Location loc, int64_t columns, int64_t perTile,
+                       function_ref<void(OpBuilder &, Location, Value, int64_t, int64_t)> body) {
+  int64_t panels = llvm::divideCeil(columns, kLanes), lastLanes = columns % kLanes;
+  int64_t tile = std::min(kPanels, panels);
+  int64_t tiles = (columns / kLanes) / tile, rest = panels - tiles * tile;
+  auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+  if (tiles > 0) {
+    auto loop = b.create<scf::ForOp>(
+        loc, idx(0), idx(tiles), idx(1), ValueRange{},
+        [&](OpBuilder &nb, Location l, Value t, ValueRange) {
+          Value p0 = nb.create<arith::MulIOp>(l, t, nb.create<arith::ConstantIndexOp>(l, tile));
+          body(nb, l, p0, tile, 0);
+          nb.create<scf::YieldOp>(l);
+        });
+    vectorize::markParallel(loop, vectorize::kParallelMultiplyAdds, perTile);
+  }
+  if (rest > 0)
+    body(b, loc, idx(tiles * tile), rest, lastLanes);
+}
+
+/// `v` (identity layout) as a row-major [rows, cols] at element `offset`
+/// (a reinterpret_cast: loads through a collapse_shape would be folded into
+/// loads of the source, each index delinearized with divisions).
+Value rowMajor(OpBuilder &b, Location loc, Value v, OpFoldResult rows, int64_t cols,
+               OpFoldResult offset) {
+  auto t = cast<MemRefType>(v.getType());
+  std::optional<int64_t> r = getConstantIntValue(rows), o = getConstantIntValue(offset);
+  auto type = MemRefType::get({r ? *r : ShapedType::kDynamic, cols}, t.getElementType(),
+                              StridedLayoutAttr::get(b.getContext(),
+                                                     o ? *o : ShapedType::kDynamic, {cols, 1}));
+  return b.create<memref::ReinterpretCastOp>(
+      loc, type, v, offset, ArrayRef<OpFoldResult>{rows, b.getIndexAttr(cols)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(cols), b.getIndexAttr(1)});
 }
 
 /// `v` [d0, ..., dr-1] as [d0 * ... * dr-2, dr-1] (identity layout).
@@ -225,11 +272,14 @@ Value asMatrix(OpBuilder &b, Location loc, Value v) {
   auto t = cast<MemRefType>(v.getType());
   if (t.getRank() == 2)
     return v;
-  ReassociationIndices lead;
-  for (int64_t i = 0; i + 1 < t.getRank(); ++i)
-    lead.push_back(i);
-  return b.create<memref::CollapseShapeOp>(
-      loc, v, ArrayRef<ReassociationIndices>{lead, {t.getRank() - 1}});
+  OpFoldResult rows = b.getIndexAttr(1);
+  for (int64_t i = 0; i + 1 < t.getRank(); ++i) {
+    OpFoldResult d = t.isDynamicDim(i) ? OpFoldResult(b.create<memref::DimOp>(loc, v, i).getResult())
+                                       : OpFoldResult(b.getIndexAttr(t.getDimSize(i)));
+    rows = affine::makeComposedFoldedAffineApply(
+        b, loc, b.getAffineSymbolExpr(0) * b.getAffineSymbolExpr(1), {rows, d});
+  }
+  return rowMajor(b, loc, v, rows, t.getShape().back(), b.getIndexAttr(0));
 }
 
 /// Rewrites `g` when it is an 8-bit matmul the kernel takes.
@@ -268,28 +318,198 @@ bool rewrite(linalg::GenericOp g) {
     return false;
   OpBuilder b(g);
   Location loc = g.getLoc();
-  Kernel kn{asMatrix(b, loc, a), asMatrix(b, loc, c), packedWeights(b, loc, get, *w, k, n), k, n};
-  int64_t staticRows = cast<MemRefType>(kn.a.getType()).getDimSize(0);
-  Value rowsTotal = b.create<memref::DimOp>(loc, kn.a, 0);
-  int64_t panels = llvm::divideCeil(n, kLanes), lastLanes = n % kLanes;
-  int64_t tile = std::min(kPanels, panels);
-  // Whole column tiles of whole panels across threads, then the rest.
-  int64_t tiles = (n / kLanes) / tile, rest = panels - tiles * tile;
-  auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v).getResult(); };
-  if (tiles > 0) {
-    auto loop = b.create<scf::ForOp>(
-        loc, idx(0), idx(tiles), idx(1), ValueRange{},
-        [&](OpBuilder &nb, Location l, Value t, ValueRange) {
-          Value p0 = nb.create<arith::MulIOp>(l, t, nb.create<arith::ConstantIndexOp>(l, tile));
-          emitColumns(nb, l, kn, rowsTotal, p0, tile, 0, staticRows);
-          nb.create<scf::YieldOp>(l);
-        });
-    // (Run-time rows count as 64 for the grain.)
-    int64_t rows = staticRows > 0 ? staticRows : 64;
-    vectorize::markParallel(loop, vectorize::kParallelMultiplyAdds, rows * k * tile * kLanes);
+  Value a2 = asMatrix(b, loc, a);
+  Kernel kn{a2, packedWeights(b, loc, get, *w, k, n), asMatrix(b, loc, c), k / 4, true};
+  int64_t staticRows = cast<MemRefType>(a2.getType()).getDimSize(0);
+  Value rowsTotal = b.create<memref::DimOp>(loc, a2, 0);
+  // (Run-time rows count as 64 for the grain.)
+  int64_t rows = staticRows > 0 ? staticRows : 64;
+  forEachColumnTile(b, loc, n, rows * k * kPanels * kLanes,
+                    [&](OpBuilder &nb, Location l, Value p0, int64_t panels, int64_t lastLanes) {
+                      emitColumns(nb, l, kn, rowsTotal, p0, p0, panels, lastLanes, staticRows);
+                    });
+  g.erase();
+  return true;
+}
+
+/// A constant global of i32 `values`, named `name`, and its get_global.
+Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
+               ArrayRef<int32_t> values) {
+  auto type = MemRefType::get({int64_t(values.size())}, b.getI32Type());
+  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    mb.create<memref::GlobalOp>(
+        loc, name, mb.getStringAttr("private"), type,
+        DenseElementsAttr::get(RankedTensorType::get(type.getShape(), b.getI32Type()), values),
+        /*constant=*/true, mb.getI64IntegerAttr(64));
   }
-  if (rest > 0)
-    emitColumns(b, loc, kn, rowsTotal, idx(tiles * tile), rest, lastLanes, staticRows);
+  return b.create<memref::GetGlobalOp>(loc, type, name);
+}
+
+/// The strides and dilations of a 2-D conv generic (loops n, m, c, kh, kw,
+/// oh, ow, as the CPU lowers Conv and ConvInteger without groups), read off
+/// its input map.
+struct ConvMatch {
+  int64_t sh, sw, dh, dw;
+};
+
+std::optional<ConvMatch> matchConv(linalg::GenericOp g) {
+  using utils::IteratorType;
+  if (g.getNumLoops() != 7 ||
+      g.getIteratorTypesArray() !=
+          SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
+                                    IteratorType::reduction, IteratorType::reduction,
+                                    IteratorType::reduction, IteratorType::parallel,
+                                    IteratorType::parallel})
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[0].getNumResults() != 4 || maps[0].getNumSymbols() ||
+      maps[1] != AffineMap::get(7, 0, {d(1), d(2), d(3), d(4)}, ctx) ||
+      maps[2] != AffineMap::get(7, 0, {d(0), d(1), d(5), d(6)}, ctx))
+    return std::nullopt;
+  auto at = [&](unsigned loop, unsigned result) {
+    SmallVector<int64_t> v(7, 0);
+    v[loop] = 1;
+    return maps[0].compose(v)[result];
+  };
+  ConvMatch cm{at(5, 2), at(6, 3), at(3, 2), at(4, 3)};
+  AffineMap expect = AffineMap::get(
+      7, 0, {d(0), d(2), d(5) * cm.sh + d(3) * cm.dh, d(6) * cm.sw + d(4) * cm.dw}, ctx);
+  if (maps[0] != expect)
+    return std::nullopt;
+  return cm;
+}
+
+/// Rewrites `g` when it is an 8-bit 2-D conv (ConvInteger without zero
+/// points or pads) by constant weights: per image, each column tile of 64
+/// output positions gathers its patches into per-thread scratch in the
+/// kernel's panel order (through tables of each tap's and each position's
+/// input offset, built now), then every output channel runs over them.
+bool rewriteConv(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
+      g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
+    return false;
+  auto cm = matchConv(g);
+  if (!cm)
+    return false;
+  Value x = g.getDpsInputs()[0], wv = g.getDpsInputs()[1], out = g.getDpsInits()[0];
+  auto xt = cast<MemRefType>(x.getType()), ot = cast<MemRefType>(out.getType());
+  auto wt = cast<MemRefType>(wv.getType());
+  if (!xt.hasStaticShape() || !ot.hasStaticShape() || !wt.hasStaticShape() ||
+      !xt.getLayout().isIdentity() || !ot.getLayout().isIdentity())
+    return false;
+  auto get = wv.getDefiningOp<memref::GetGlobalOp>();
+  std::optional<SmallVector<int8_t>> w = constantBytes(wv);
+  if (!w)
+    return false;
+  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2),
+          width = xt.getDimSize(3);
+  int64_t m = wt.getDimSize(0), kh = wt.getDimSize(2), kw = wt.getDimSize(3);
+  int64_t oh = ot.getDimSize(2), ow = ot.getDimSize(3);
+  int64_t k = c * kh * kw, steps = llvm::divideCeil(k, 4), positions = oh * ow;
+  int64_t panelsTotal = llvm::divideCeil(positions, kLanes);
+  if (int64_t(n) * c * h * width >= (int64_t(1) << 31))
+    return false;
+  // Weights as rows of k padded to whole steps; each tap's and position's
+  // offset in an image (padded taps and positions read offset 0: the
+  // weights there are 0, the positions past the end are not stored).
+  SmallVector<int8_t> rows(m * steps * 4, 0);
+  for (int64_t i = 0; i < m; ++i)
+    std::copy_n(w->begin() + i * k, k, rows.begin() + i * steps * 4);
+  SmallVector<int32_t> tapOffset(steps * 4, 0), positionOffset(panelsTotal * kLanes, 0);
+  for (int64_t ci = 0; ci < c; ++ci)
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j)
+        tapOffset[(ci * kh + i) * kw + j] = int32_t(ci * h * width + i * cm->dh * width + j * cm->dw);
+  for (int64_t i = 0; i < oh; ++i)
+    for (int64_t j = 0; j < ow; ++j)
+      positionOffset[i * ow + j] = int32_t(i * cm->sh * width + j * cm->sw);
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  auto module = g->getParentOfType<ModuleOp>();
+  std::string name = get.getName().str();
+  auto rowsType = MemRefType::get({m, steps * 4}, b.getI8Type());
+  if (!module.lookupSymbol<memref::GlobalOp>(name + "_vnni_rows")) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    mb.create<memref::GlobalOp>(
+        loc, name + "_vnni_rows", mb.getStringAttr("private"), rowsType,
+        DenseElementsAttr::get(RankedTensorType::get(rowsType.getShape(), b.getI8Type()),
+                               ArrayRef<int8_t>(rows)),
+        /*constant=*/true, mb.getI64IntegerAttr(64));
+  }
+  Value weights = b.create<memref::GetGlobalOp>(loc, rowsType, name + "_vnni_rows");
+  // (Tables per conv: the names carry the shapes they were built for.)
+  std::string shape = std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(width) +
+                      "_k" + std::to_string(kh) + "x" + std::to_string(kw) + "_s" +
+                      std::to_string(cm->sh) + "x" + std::to_string(cm->sw) + "_d" +
+                      std::to_string(cm->dh) + "x" + std::to_string(cm->dw);
+  Value taps = i32Table(b, loc, module, "kiln_conv_taps_" + shape, tapOffset);
+  Value bases = i32Table(b, loc, module,
+                         "kiln_conv_positions_" + shape + "_o" + std::to_string(oh) + "x" +
+                             std::to_string(ow),
+                         positionOffset);
+  auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
+    return ib.create<arith::ConstantIndexOp>(l, v).getResult();
+  };
+  Value flat = rowMajor(b, loc, x, b.getIndexAttr(1), n * c * h * width, b.getIndexAttr(0));
+  b.create<scf::ForOp>(
+      loc, idx(b, loc, 0), idx(b, loc, n), idx(b, loc, 1), ValueRange{},
+      [&](OpBuilder &ib, Location l, Value image, ValueRange) {
+        Value outN = rowMajor(ib, l, out, ib.getIndexAttr(m), positions,
+                              ib.create<arith::MulIOp>(l, image, idx(ib, l, m * positions))
+                                  .getResult());
+        Value base = ib.create<arith::MulIOp>(l, image, idx(ib, l, c * h * width));
+        forEachColumnTile(
+            ib, l, positions, m * k * kPanels * kLanes,
+            [&](OpBuilder &tb, Location tl, Value p0, int64_t panels, int64_t lastLanes) {
+              auto cst = [&](int64_t v) { return idx(tb, tl, v); };
+              Value scratch = tb.create<memref::AllocOp>(
+                  tl, MemRefType::get({panels, steps, 4 * kLanes}, tb.getI8Type()));
+              Value first = tb.create<arith::MulIOp>(tl, p0, cst(kLanes));
+              // The patches, tap by tap: lane j of panel j / 16 at byte 4 (j
+              // % 16) + tap % 4 of step tap / 4.
+              tb.create<scf::ForOp>(
+                  tl, cst(0), cst(steps * 4), cst(1), ValueRange{},
+                  [&](OpBuilder &kb, Location kl, Value tap, ValueRange) {
+                    auto kc = [&](int64_t v) { return idx(kb, kl, v); };
+                    Value tapAt = kb.create<arith::AddIOp>(
+                        kl, base,
+                        kb.create<arith::IndexCastOp>(
+                            kl, kb.getIndexType(),
+                            kb.create<memref::LoadOp>(kl, taps, ValueRange{tap})));
+                    Value step = kb.create<arith::DivUIOp>(kl, tap, kc(4));
+                    Value byte = kb.create<arith::RemUIOp>(kl, tap, kc(4));
+                    kb.create<scf::ForOp>(
+                        kl, kc(0), kc(panels * kLanes), kc(1), ValueRange{},
+                        [&](OpBuilder &jb, Location jl, Value j, ValueRange) {
+                          auto jc = [&](int64_t v) { return idx(jb, jl, v); };
+                          Value pos = jb.create<arith::AddIOp>(jl, first, j);
+                          Value off = jb.create<arith::IndexCastOp>(
+                              jl, jb.getIndexType(),
+                              jb.create<memref::LoadOp>(jl, bases, ValueRange{pos}));
+                          Value v = jb.create<memref::LoadOp>(
+                              jl, flat,
+                              ValueRange{jc(0), jb.create<arith::AddIOp>(jl, tapAt, off)});
+                          Value lane = jb.create<arith::AddIOp>(
+                              jl,
+                              jb.create<arith::MulIOp>(
+                                  jl, jb.create<arith::RemUIOp>(jl, j, jc(kLanes)), jc(4)),
+                              byte);
+                          jb.create<memref::StoreOp>(
+                              jl, v, scratch,
+                              ValueRange{jb.create<arith::DivUIOp>(jl, j, jc(kLanes)), step,
+                                         lane});
+                          jb.create<scf::YieldOp>(jl);
+                        });
+                    kb.create<scf::YieldOp>(kl);
+                  });
+              Kernel kn{weights, scratch, outN, steps, false};
+              emitColumns(tb, tl, kn, cst(m), cst(0), p0, panels, lastLanes, m);
+            });
+        ib.create<scf::YieldOp>(l);
+      });
   g.erase();
   return true;
 }
@@ -304,7 +524,7 @@ struct CpuIntegerContractionsPass
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
     int64_t n = 0;
     for (linalg::GenericOp g : generics)
-      n += rewrite(g);
+      n += rewrite(g) || rewriteConv(g);
     numKernels += n;
     // For `kiln compile --report`.
     if (n)
