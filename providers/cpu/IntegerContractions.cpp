@@ -446,6 +446,26 @@ bool rewriteConv(linalg::GenericOp g) {
                       std::to_string(cm->sh) + "x" + std::to_string(cm->sw) + "_d" +
                       std::to_string(cm->dh) + "x" + std::to_string(cm->dw);
   Value taps = i32Table(b, loc, module, "kiln_conv_taps_" + shape, tapOffset);
+  // Panels of 16 positions on one output row at stride 1.
+  SmallVector<int8_t> rowRuns(panelsTotal, 0);
+  for (int64_t pp = 0; pp < panelsTotal; ++pp) {
+    bool run = cm->sw == 1 && (pp + 1) * kLanes <= positions;
+    for (int64_t j = 1; run && j < kLanes; ++j)
+      run = positionOffset[pp * kLanes + j] == positionOffset[pp * kLanes] + j;
+    rowRuns[pp] = run;
+  }
+  std::string runsName = "kiln_conv_row_runs_" + shape + "_o" + std::to_string(oh) + "x" +
+                         std::to_string(ow);
+  auto runsType = MemRefType::get({panelsTotal}, b.getI8Type());
+  if (!module.lookupSymbol<memref::GlobalOp>(runsName)) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    mb.create<memref::GlobalOp>(
+        loc, runsName, mb.getStringAttr("private"), runsType,
+        DenseElementsAttr::get(RankedTensorType::get({panelsTotal}, b.getI8Type()),
+                               ArrayRef<int8_t>(rowRuns)),
+        /*constant=*/true, IntegerAttr());
+  }
+  Value contiguous = b.create<memref::GetGlobalOp>(loc, runsType, runsName);
   Value bases = i32Table(b, loc, module,
                          "kiln_conv_positions_" + shape + "_o" + std::to_string(oh) + "x" +
                              std::to_string(ow),
@@ -453,58 +473,104 @@ bool rewriteConv(linalg::GenericOp g) {
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
     return ib.create<arith::ConstantIndexOp>(l, v).getResult();
   };
-  Value flat = rowMajor(b, loc, x, b.getIndexAttr(1), n * c * h * width, b.getIndexAttr(0));
+  // The input as dwords (the last one partly past the input).
+  int64_t bytes = n * c * h * width;
+  Value flat = b.create<memref::ReinterpretCastOp>(
+      loc, MemRefType::get({bytes}, b.getI8Type()), x, b.getIndexAttr(0),
+      ArrayRef<OpFoldResult>{b.getIndexAttr(bytes)}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  Value words = b.create<memref::ViewOp>(
+      loc, MemRefType::get({int64_t(llvm::divideCeil(bytes, 4))}, b.getI32Type()), flat,
+      idx(b, loc, 0), ValueRange{});
+  Value allLanes = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()), true));
   b.create<scf::ForOp>(
       loc, idx(b, loc, 0), idx(b, loc, n), idx(b, loc, 1), ValueRange{},
       [&](OpBuilder &ib, Location l, Value image, ValueRange) {
         Value outN = rowMajor(ib, l, out, ib.getIndexAttr(m), positions,
                               ib.create<arith::MulIOp>(l, image, idx(ib, l, m * positions))
                                   .getResult());
-        Value base = ib.create<arith::MulIOp>(l, image, idx(ib, l, c * h * width));
+        Value base32 = ib.create<arith::IndexCastOp>(
+            l, ib.getI32Type(), ib.create<arith::MulIOp>(l, image, idx(ib, l, c * h * width)));
+        // Panel `jp` of the scratch from output panel `p`, a step (4 taps)
+        // at a time, tap t in byte t of each lane. 16 positions on one row
+        // at stride 1 (contiguous, a flag per panel): a 16-byte load per
+        // tap. Otherwise each tap's bytes gathered as the aligned dwords
+        // holding them (an aligned dword never crosses a page, so reading
+        // a few bytes past the input is harmless) and shifted down.
+        auto i32x16 = VectorType::get({kLanes}, ib.getI32Type());
+        auto i8x16 = VectorType::get({kLanes}, ib.getI8Type());
+        auto packPanel = [&](OpBuilder &pb, Location pl, int64_t jp, Value p, Value scratch) {
+          Value first = pb.create<arith::MulIOp>(pl, p, idx(pb, pl, kLanes));
+          Value pos = pb.create<vector::LoadOp>(pl, i32x16, bases, ValueRange{first});
+          Value flag = pb.create<arith::CmpIOp>(
+              pl, arith::CmpIPredicate::ne,
+              pb.create<memref::LoadOp>(pl, contiguous, ValueRange{p}),
+              pb.create<arith::ConstantIntOp>(pl, 0, 8));
+          auto steps_ = [&](OpBuilder &sb, Location sl, bool rowRun) {
+            sb.create<scf::ForOp>(
+                sl, idx(sb, sl, 0), idx(sb, sl, steps), idx(sb, sl, 1), ValueRange{},
+                [&](OpBuilder &kb, Location kl, Value step, ValueRange) {
+                  auto kc = [&](int64_t v) { return idx(kb, kl, v); };
+                  auto splat = [&](int32_t v) {
+                    return kb.create<arith::ConstantOp>(kl, DenseElementsAttr::get(i32x16, v))
+                        .getResult();
+                  };
+                  Value packed;
+                  for (int64_t t = 0; t < 4; ++t) {
+                    Value tap = kb.create<arith::AddIOp>(
+                        kl, kb.create<arith::MulIOp>(kl, step, kc(4)), kc(t));
+                    Value tapOff = kb.create<arith::AddIOp>(
+                        kl, base32, kb.create<memref::LoadOp>(kl, taps, ValueRange{tap}));
+                    Value byte;
+                    if (rowRun) {
+                      Value at = kb.create<arith::IndexCastOp>(
+                          kl, kb.getIndexType(),
+                          kb.create<arith::AddIOp>(
+                              kl, tapOff, kb.create<vector::ExtractOp>(kl, pos, ArrayRef<int64_t>{0})));
+                      byte = kb.create<arith::ExtUIOp>(
+                          kl, i32x16, kb.create<vector::LoadOp>(kl, i8x16, flat, ValueRange{at}));
+                    } else {
+                      Value off = kb.create<arith::AddIOp>(
+                          kl, pos, kb.create<vector::BroadcastOp>(kl, i32x16, tapOff));
+                      Value word = kb.create<arith::ShRUIOp>(kl, off, splat(2));
+                      Value shift = kb.create<arith::ShLIOp>(
+                          kl, kb.create<arith::AndIOp>(kl, off, splat(3)), splat(3));
+                      Value g = kb.create<vector::GatherOp>(kl, i32x16, words, ValueRange{kc(0)},
+                                                           word, allLanes, splat(0));
+                      byte = kb.create<arith::AndIOp>(
+                          kl, kb.create<arith::ShRUIOp>(kl, g, shift), splat(0xff));
+                    }
+                    if (t)
+                      byte = kb.create<arith::ShLIOp>(kl, byte, splat(int32_t(8 * t)));
+                    packed = t ? kb.create<arith::OrIOp>(kl, packed, byte).getResult() : byte;
+                  }
+                  kb.create<vector::StoreOp>(
+                      kl,
+                      kb.create<vector::BitCastOp>(
+                          kl, VectorType::get({4 * kLanes}, kb.getI8Type()), packed),
+                      scratch, ValueRange{kc(jp), step, kc(0)});
+                  kb.create<scf::YieldOp>(kl);
+                });
+          };
+          pb.create<scf::IfOp>(
+              pl, flag,
+              [&](OpBuilder &sb, Location sl) {
+                steps_(sb, sl, true);
+                sb.create<scf::YieldOp>(sl);
+              },
+              [&](OpBuilder &sb, Location sl) {
+                steps_(sb, sl, false);
+                sb.create<scf::YieldOp>(sl);
+              });
+        };
         forEachColumnTile(
             ib, l, positions, m * k * kPanels * kLanes,
             [&](OpBuilder &tb, Location tl, Value p0, int64_t panels, int64_t lastLanes) {
               auto cst = [&](int64_t v) { return idx(tb, tl, v); };
               Value scratch = tb.create<memref::AllocOp>(
                   tl, MemRefType::get({panels, steps, 4 * kLanes}, tb.getI8Type()));
-              Value first = tb.create<arith::MulIOp>(tl, p0, cst(kLanes));
-              // The patches, tap by tap: lane j of panel j / 16 at byte 4 (j
-              // % 16) + tap % 4 of step tap / 4.
-              tb.create<scf::ForOp>(
-                  tl, cst(0), cst(steps * 4), cst(1), ValueRange{},
-                  [&](OpBuilder &kb, Location kl, Value tap, ValueRange) {
-                    auto kc = [&](int64_t v) { return idx(kb, kl, v); };
-                    Value tapAt = kb.create<arith::AddIOp>(
-                        kl, base,
-                        kb.create<arith::IndexCastOp>(
-                            kl, kb.getIndexType(),
-                            kb.create<memref::LoadOp>(kl, taps, ValueRange{tap})));
-                    Value step = kb.create<arith::DivUIOp>(kl, tap, kc(4));
-                    Value byte = kb.create<arith::RemUIOp>(kl, tap, kc(4));
-                    kb.create<scf::ForOp>(
-                        kl, kc(0), kc(panels * kLanes), kc(1), ValueRange{},
-                        [&](OpBuilder &jb, Location jl, Value j, ValueRange) {
-                          auto jc = [&](int64_t v) { return idx(jb, jl, v); };
-                          Value pos = jb.create<arith::AddIOp>(jl, first, j);
-                          Value off = jb.create<arith::IndexCastOp>(
-                              jl, jb.getIndexType(),
-                              jb.create<memref::LoadOp>(jl, bases, ValueRange{pos}));
-                          Value v = jb.create<memref::LoadOp>(
-                              jl, flat,
-                              ValueRange{jc(0), jb.create<arith::AddIOp>(jl, tapAt, off)});
-                          Value lane = jb.create<arith::AddIOp>(
-                              jl,
-                              jb.create<arith::MulIOp>(
-                                  jl, jb.create<arith::RemUIOp>(jl, j, jc(kLanes)), jc(4)),
-                              byte);
-                          jb.create<memref::StoreOp>(
-                              jl, v, scratch,
-                              ValueRange{jb.create<arith::DivUIOp>(jl, j, jc(kLanes)), step,
-                                         lane});
-                          jb.create<scf::YieldOp>(jl);
-                        });
-                    kb.create<scf::YieldOp>(kl);
-                  });
+              for (int64_t jp = 0; jp < panels; ++jp)
+                packPanel(tb, tl, jp, tb.create<arith::AddIOp>(tl, p0, cst(jp)), scratch);
               Kernel kn{weights, scratch, outN, steps, false};
               emitColumns(tb, tl, kn, cst(m), cst(0), p0, panels, lastLanes, m);
             });
