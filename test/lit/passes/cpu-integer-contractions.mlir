@@ -120,24 +120,25 @@ func.func @runtime_rows(%a: memref<?x64xi8>, %c: memref<?x32xi32>) {
 
 // ConvInteger as the CPU lowers it (loops n, m, c, kh, kw, oh, ow; u8 data
 // already padded): weights as rows of k = 8 * 3 * 3 = 72 bytes, a table of
-// each tap's and each position's input offset (stride 2: rows 2 * 13 = 26
-// apart), per column tile the patches gathered into thread scratch, then
-// the weights broadcast against them (u8 patches first in vpdpbusd);
+// each tap's and each position's input offset (stride 2: rows 2 * 15 = 30
+// apart), per column tile the patches gathered into thread scratch (dwords
+// of the input seen as i32), then the weights broadcast against them;
 // 7 x 7 = 49 positions: one tile of 3 whole panels and one of 1 lane,
-// masked.
+// masked. At stride 2 no panel is a run of one row: gathers only.
 // CHECK-DAG: memref.global "private" constant @cw_vnni_rows : memref<16x72xi8>
 // CHECK-DAG: memref.global "private" constant @kiln_conv_taps_8x15x15_k3x3_s2x2_d1x1 : memref<72xi32>
 // CHECK-DAG: memref.global "private" constant @kiln_conv_positions_8x15x15_k3x3_s2x2_d1x1_o7x7 : memref<64xi32> = dense<[0, 2, 4, 6, 8, 10, 12, 30,
+// CHECK-DAG: memref.global "private" constant @kiln_conv_row_runs_8x15x15_k3x3_s2x2_d1x1_o7x7 : memref<4xi8> = dense<0>
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: linalg.generic
-// CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [1, 3600], strides: [3600, 1]
+// CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [3600], strides: [1]
+// CHECK: memref.view {{.*}} : memref<3600xi8> to memref<900xi32>
 // CHECK: scf.for
 // CHECK: memref.alloc() : memref<4x18x64xi8>
-// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<72xi32>
-// CHECK: scf.for
-// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<64xi32>
-// CHECK: memref.store %{{.*}} : memref<4x18x64xi8>
-// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[PATCH:[0-9]+]], %[[W:[0-9]+]])
+// CHECK-NOT: vector<16xi8>
+// CHECK: vector.gather
+// CHECK: vector.store {{.*}} : memref<4x18x64xi8>, vector<64xi8>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
 // CHECK: vector.maskedstore
 memref.global "private" constant @cw : memref<16x8x3x3xi8> = dense<1>
 #mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
@@ -147,6 +148,38 @@ func.func @conv(%x: memref<2x8x15x15xi8>, %out: memref<2x16x7x7xi32>) {
   %w = memref.get_global @cw : memref<16x8x3x3xi8>
   linalg.generic {indexing_maps = [#mX, #mW, #mO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
       ins(%x, %w : memref<2x8x15x15xi8>, memref<16x8x3x3xi8>) outs(%out : memref<2x16x7x7xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %p = arith.muli %aw, %bw : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+// Stride 1 on rows of 16 positions: every panel is one row's run, each tap
+// a 16-byte load widened into its byte of the lanes; 4 panels a tile
+// across threads.
+// CHECK-LABEL: func.func @conv_rows
+// CHECK-NOT: vector.gather
+// CHECK: vector.load {{.*}} : memref<{{[0-9]+}}xi8>, vector<16xi8>
+// CHECK-NOT: vector.gather
+// CHECK: arith.extui {{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK-NOT: vector.gather
+// CHECK: } {kiln.parallel
+// CHECK-NOT: vector.gather
+// CHECK: return
+memref.global "private" constant @cw1 : memref<8x4x3x3xi8> = dense<2>
+#mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#mO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_rows(%x: memref<1x4x10x18xi8>, %out: memref<1x8x8x16xi32>) {
+  %w = memref.get_global @cw1 : memref<8x4x3x3xi8>
+  linalg.generic {indexing_maps = [#mX, #mW, #mO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x4x10x18xi8>, memref<8x4x3x3xi8>) outs(%out : memref<1x8x8x16xi32>) {
   ^bb0(%a: i8, %b: i8, %acc: i32):
     %aw = arith.extui %a : i8 to i32
     %bw = arith.extsi %b : i8 to i32
