@@ -127,6 +127,15 @@ bool isMulAddBody(linalg::GenericOp g) {
          (mul.getLhs() == y && mul.getRhs() == x);
 }
 
+/// A static buffer of f32, or of i32 or i8 (quantized models: an 8-bit
+/// product's i32 result rescaled to f32, a float quantized to 8 bits).
+static bool staticElementwiseOperand(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.hasStaticShape() &&
+         (t.getElementType().isF32() || t.getElementType().isInteger(32) ||
+          t.getElementType().isInteger(8));
+}
+
 bool staticF32(Value v) {
   auto t = dyn_cast<MemRefType>(v.getType());
   return t && t.hasStaticShape() && t.getElementType().isF32();
@@ -784,7 +793,7 @@ bool isHostBufferGeneric(linalg::GenericOp g) {
 
 /// Whether `g` is an elementwise op or reduction worth vectorizing here:
 /// parallel loops, then possibly reduction loops (a sum over the last
-/// dims), static f32 operands each read along the innermost loop
+/// dims), static f32 (or i32, i8) operands each read along the innermost loop
 /// contiguously or broadcast across it, and a body of scalar arith/math.
 /// (LLVM's loop vectorizer leaves such loops scalar when their inner trip
 /// count is short, and a reduction into a buffer that might alias its
@@ -804,7 +813,7 @@ bool isVectorizableElementwise(linalg::GenericOp g) {
   unsigned last = g.getNumLoops() - 1;
   AffineExpr lastDim = getAffineDimExpr(last, g.getContext());
   for (OpOperand &o : g->getOpOperands()) {
-    if (!staticF32(o.get()))
+    if (!staticElementwiseOperand(o.get()))
       return false;
     AffineMap m = g.getMatchingIndexingMap(&o);
     // (0 for a broadcast dim of size 1.)
@@ -823,8 +832,9 @@ bool isVectorizableElementwise(linalg::GenericOp g) {
     return false;
   for (Operation &op : g.getRegion().front().without_terminator()) {
     StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
-    if ((d != "arith" && d != "math") || op.getNumRegions() || op.getNumResults() != 1 ||
-        !(op.getResult(0).getType().isF32() || op.getResult(0).getType().isInteger(1)))
+    Type r = op.getNumResults() == 1 ? op.getResult(0).getType() : Type();
+    if ((d != "arith" && d != "math") || op.getNumRegions() || !r ||
+        !(r.isF32() || r.isInteger(1) || r.isInteger(8) || r.isInteger(32)))
       return false;
   }
   // (A reduction's combiner must be one the vectorizer knows.)
