@@ -446,12 +446,17 @@ bool rewriteConv(linalg::GenericOp g) {
                       std::to_string(cm->sh) + "x" + std::to_string(cm->sw) + "_d" +
                       std::to_string(cm->dh) + "x" + std::to_string(cm->dw);
   Value taps = i32Table(b, loc, module, "kiln_conv_taps_" + shape, tapOffset);
-  // Panels of 16 positions on one output row at stride 1.
+  // Panels of 16 positions on one output row at stride 1 or 2 (a load of
+  // 16 or 32 bytes; the last tap's load must end inside the input).
+  int64_t runStride = cm->sw;
+  int32_t lastTap = *std::max_element(tapOffset.begin(), tapOffset.end());
   SmallVector<int8_t> rowRuns(panelsTotal, 0);
   for (int64_t pp = 0; pp < panelsTotal; ++pp) {
-    bool run = cm->sw == 1 && (pp + 1) * kLanes <= positions;
+    int64_t at = positionOffset[pp * kLanes];
+    bool run = (runStride == 1 || runStride == 2) && (pp + 1) * kLanes <= positions &&
+               at + lastTap + kLanes * runStride <= c * h * width;
     for (int64_t j = 1; run && j < kLanes; ++j)
-      run = positionOffset[pp * kLanes + j] == positionOffset[pp * kLanes] + j;
+      run = positionOffset[pp * kLanes + j] == at + j * runStride;
     rowRuns[pp] = run;
   }
   std::string runsName = "kiln_conv_row_runs_" + shape + "_o" + std::to_string(oh) + "x" +
@@ -493,12 +498,11 @@ bool rewriteConv(linalg::GenericOp g) {
             l, ib.getI32Type(), ib.create<arith::MulIOp>(l, image, idx(ib, l, c * h * width)));
         // Panel `jp` of the scratch from output panel `p`, a step (4 taps)
         // at a time, tap t in byte t of each lane. 16 positions on one row
-        // at stride 1 (contiguous, a flag per panel): a 16-byte load per
-        // tap. Otherwise each tap's bytes gathered as the aligned dwords
+        // at stride 1 or 2 (a flag per panel): a 16- or 32-byte load per
+        // tap (every other byte at stride 2). Otherwise each tap's bytes gathered as the aligned dwords
         // holding them (an aligned dword never crosses a page, so reading
         // a few bytes past the input is harmless) and shifted down.
         auto i32x16 = VectorType::get({kLanes}, ib.getI32Type());
-        auto i8x16 = VectorType::get({kLanes}, ib.getI8Type());
         auto packPanel = [&](OpBuilder &pb, Location pl, int64_t jp, Value p, Value scratch) {
           Value first = pb.create<arith::MulIOp>(pl, p, idx(pb, pl, kLanes));
           Value pos = pb.create<vector::LoadOp>(pl, i32x16, bases, ValueRange{first});
@@ -527,8 +531,16 @@ bool rewriteConv(linalg::GenericOp g) {
                           kl, kb.getIndexType(),
                           kb.create<arith::AddIOp>(
                               kl, tapOff, kb.create<vector::ExtractOp>(kl, pos, ArrayRef<int64_t>{0})));
-                      byte = kb.create<arith::ExtUIOp>(
-                          kl, i32x16, kb.create<vector::LoadOp>(kl, i8x16, flat, ValueRange{at}));
+                      Value run = kb.create<vector::LoadOp>(
+                          kl, VectorType::get({kLanes * runStride}, kb.getI8Type()), flat,
+                          ValueRange{at});
+                      if (runStride == 2) {
+                        SmallVector<int64_t> even;
+                        for (int64_t j = 0; j < kLanes; ++j)
+                          even.push_back(2 * j);
+                        run = kb.create<vector::ShuffleOp>(kl, run, run, even);
+                      }
+                      byte = kb.create<arith::ExtUIOp>(kl, i32x16, run);
                     } else {
                       Value off = kb.create<arith::AddIOp>(
                           kl, pos, kb.create<vector::BroadcastOp>(kl, i32x16, tapOff));
