@@ -446,35 +446,57 @@ bool rewriteConv(linalg::GenericOp g) {
                       std::to_string(cm->sh) + "x" + std::to_string(cm->sw) + "_d" +
                       std::to_string(cm->dh) + "x" + std::to_string(cm->dw);
   Value taps = i32Table(b, loc, module, "kiln_conv_taps_" + shape, tapOffset);
-  // Panels of 16 positions on one output row at stride 1 or 2 (a load of
-  // 16 or 32 bytes; the last tap's load must end inside the input).
+  // A panel's 16 positions as runs on output rows at stride 1 or 2, up
+  // to kRuns of them (a row of 14 or 7 splits a panel): each run a load of
+  // 16 or 32 bytes placed so that lane j reads position j (every other
+  // byte at stride 2), merged by lane; the loads must stay inside the
+  // image at every tap. Lanes past the last position continue the last
+  // run. Panels that do not fit gather (runs = 0).
+  constexpr int64_t kRuns = 3;
   int64_t runStride = cm->sw;
   int32_t lastTap = *std::max_element(tapOffset.begin(), tapOffset.end());
-  SmallVector<int8_t> rowRuns(panelsTotal, 0);
-  for (int64_t pp = 0; pp < panelsTotal; ++pp) {
-    int64_t at = positionOffset[pp * kLanes];
-    bool run = (runStride == 1 || runStride == 2) && (pp + 1) * kLanes <= positions &&
-               at + lastTap + kLanes * runStride <= c * h * width;
-    for (int64_t j = 1; run && j < kLanes; ++j)
-      run = positionOffset[pp * kLanes + j] == at + j * runStride;
-    rowRuns[pp] = run;
+  SmallVector<int8_t> runCount(panelsTotal, 0);
+  SmallVector<int32_t> runLane(panelsTotal * kRuns, kLanes), runBase(panelsTotal * kRuns, 0);
+  int64_t maxRuns = 0;
+  for (int64_t pp = 0; pp < panelsTotal && (runStride == 1 || runStride == 2); ++pp) {
+    SmallVector<std::pair<int64_t, int64_t>> runs; // (first lane, base)
+    int64_t last = 0;
+    bool fits = true;
+    for (int64_t j = 0; j < kLanes && fits; ++j) {
+      int64_t p = pp * kLanes + j;
+      int64_t at = p < positions ? positionOffset[p] : last + runStride;
+      if (runs.empty() || at != last + runStride)
+        runs.push_back({j, at - j * runStride});
+      last = at;
+      int64_t base = runs.back().second;
+      fits = runs.size() <= size_t(kRuns) && base >= 0 &&
+             base + lastTap + kLanes * runStride <= c * h * width;
+    }
+    if (!fits)
+      continue;
+    runCount[pp] = runs.size();
+    maxRuns = std::max<int64_t>(maxRuns, runs.size());
+    for (int64_t r = 0; r < kRuns; ++r) {
+      runLane[pp * kRuns + r] = r < int64_t(runs.size()) ? runs[r].first : kLanes;
+      runBase[pp * kRuns + r] = runs[r < int64_t(runs.size()) ? r : 0].second;
+    }
   }
-  std::string runsName = "kiln_conv_row_runs_" + shape + "_o" + std::to_string(oh) + "x" +
-                         std::to_string(ow);
+  std::string outShape = "_o" + std::to_string(oh) + "x" + std::to_string(ow);
+  std::string runsName = "kiln_conv_runs_" + shape + outShape;
   auto runsType = MemRefType::get({panelsTotal}, b.getI8Type());
   if (!module.lookupSymbol<memref::GlobalOp>(runsName)) {
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
     mb.create<memref::GlobalOp>(
         loc, runsName, mb.getStringAttr("private"), runsType,
         DenseElementsAttr::get(RankedTensorType::get({panelsTotal}, b.getI8Type()),
-                               ArrayRef<int8_t>(rowRuns)),
+                               ArrayRef<int8_t>(runCount)),
         /*constant=*/true, IntegerAttr());
   }
-  Value contiguous = b.create<memref::GetGlobalOp>(loc, runsType, runsName);
+  Value runsOf = b.create<memref::GetGlobalOp>(loc, runsType, runsName);
+  Value runLanes = i32Table(b, loc, module, "kiln_conv_run_lanes_" + shape + outShape, runLane);
+  Value runBases = i32Table(b, loc, module, "kiln_conv_run_bases_" + shape + outShape, runBase);
   Value bases = i32Table(b, loc, module,
-                         "kiln_conv_positions_" + shape + "_o" + std::to_string(oh) + "x" +
-                             std::to_string(ow),
-                         positionOffset);
+                         "kiln_conv_positions_" + shape + outShape, positionOffset);
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
     return ib.create<arith::ConstantIndexOp>(l, v).getResult();
   };
@@ -497,9 +519,8 @@ bool rewriteConv(linalg::GenericOp g) {
         Value base32 = ib.create<arith::IndexCastOp>(
             l, ib.getI32Type(), ib.create<arith::MulIOp>(l, image, idx(ib, l, c * h * width)));
         // Panel `jp` of the scratch from output panel `p`, a step (4 taps)
-        // at a time, tap t in byte t of each lane. 16 positions on one row
-        // at stride 1 or 2 (a flag per panel): a 16- or 32-byte load per
-        // tap (every other byte at stride 2). Otherwise each tap's bytes gathered as the aligned dwords
+        // at a time, tap t in byte t of each lane: the panel's runs loaded
+        // and merged, or each tap's bytes gathered as the aligned dwords
         // holding them (an aligned dword never crosses a page, so reading
         // a few bytes past the input is harmless) and shifted down.
         auto i32x16 = VectorType::get({kLanes}, ib.getI32Type());
@@ -508,9 +529,30 @@ bool rewriteConv(linalg::GenericOp g) {
           Value pos = pb.create<vector::LoadOp>(pl, i32x16, bases, ValueRange{first});
           Value flag = pb.create<arith::CmpIOp>(
               pl, arith::CmpIPredicate::ne,
-              pb.create<memref::LoadOp>(pl, contiguous, ValueRange{p}),
+              pb.create<memref::LoadOp>(pl, runsOf, ValueRange{p}),
               pb.create<arith::ConstantIntOp>(pl, 0, 8));
+          // The runs' bases and lane masks (read only on the run path).
+          auto runsAt = [&](OpBuilder &rb, Location rl) {
+            SmallVector<std::pair<Value, Value>> r;
+            Value iota = rb.create<arith::ConstantOp>(
+                rl, DenseElementsAttr::get(i32x16, ArrayRef<int32_t>(std::array<int32_t, 16>{
+                                                       0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                       12, 13, 14, 15})));
+            for (int64_t k = 0; k < maxRuns; ++k) {
+              Value at = rb.create<arith::AddIOp>(
+                  rl, rb.create<arith::MulIOp>(rl, p, idx(rb, rl, kRuns)), idx(rb, rl, k));
+              Value base = rb.create<memref::LoadOp>(rl, runBases, ValueRange{at});
+              Value lane = rb.create<vector::BroadcastOp>(
+                  rl, i32x16, rb.create<memref::LoadOp>(rl, runLanes, ValueRange{at}));
+              r.push_back({base, rb.create<arith::CmpIOp>(rl, arith::CmpIPredicate::sge, iota,
+                                                          lane)});
+            }
+            return r;
+          };
           auto steps_ = [&](OpBuilder &sb, Location sl, bool rowRun) {
+            SmallVector<std::pair<Value, Value>> runs;
+            if (rowRun)
+              runs = runsAt(sb, sl);
             sb.create<scf::ForOp>(
                 sl, idx(sb, sl, 0), idx(sb, sl, steps), idx(sb, sl, 1), ValueRange{},
                 [&](OpBuilder &kb, Location kl, Value step, ValueRange) {
@@ -527,20 +569,24 @@ bool rewriteConv(linalg::GenericOp g) {
                         kl, base32, kb.create<memref::LoadOp>(kl, taps, ValueRange{tap}));
                     Value byte;
                     if (rowRun) {
-                      Value at = kb.create<arith::IndexCastOp>(
-                          kl, kb.getIndexType(),
-                          kb.create<arith::AddIOp>(
-                              kl, tapOff, kb.create<vector::ExtractOp>(kl, pos, ArrayRef<int64_t>{0})));
-                      Value run = kb.create<vector::LoadOp>(
-                          kl, VectorType::get({kLanes * runStride}, kb.getI8Type()), flat,
-                          ValueRange{at});
-                      if (runStride == 2) {
-                        SmallVector<int64_t> even;
-                        for (int64_t j = 0; j < kLanes; ++j)
-                          even.push_back(2 * j);
-                        run = kb.create<vector::ShuffleOp>(kl, run, run, even);
+                      Value merged;
+                      for (auto [k, run] : llvm::enumerate(runs)) {
+                        Value at = kb.create<arith::IndexCastOp>(
+                            kl, kb.getIndexType(), kb.create<arith::AddIOp>(kl, tapOff, run.first));
+                        Value v = kb.create<vector::LoadOp>(
+                            kl, VectorType::get({kLanes * runStride}, kb.getI8Type()), flat,
+                            ValueRange{at});
+                        if (runStride == 2) {
+                          SmallVector<int64_t> even;
+                          for (int64_t j = 0; j < kLanes; ++j)
+                            even.push_back(2 * j);
+                          v = kb.create<vector::ShuffleOp>(kl, v, v, even);
+                        }
+                        merged = k ? kb.create<arith::SelectOp>(kl, run.second, v, merged)
+                                         .getResult()
+                                   : v;
                       }
-                      byte = kb.create<arith::ExtUIOp>(kl, i32x16, run);
+                      byte = kb.create<arith::ExtUIOp>(kl, i32x16, merged);
                     } else {
                       Value off = kb.create<arith::AddIOp>(
                           kl, pos, kb.create<vector::BroadcastOp>(kl, i32x16, tapOff));
@@ -565,9 +611,9 @@ bool rewriteConv(linalg::GenericOp g) {
                 });
           };
           // (One path when every panel takes it.)
-          if (llvm::all_of(rowRuns, [](int8_t r) { return r; }))
+          if (llvm::all_of(runCount, [](int8_t r) { return r; }))
             return steps_(pb, pl, true);
-          if (llvm::none_of(rowRuns, [](int8_t r) { return r; }))
+          if (maxRuns == 0)
             return steps_(pb, pl, false);
           pb.create<scf::IfOp>(
               pl, flag,

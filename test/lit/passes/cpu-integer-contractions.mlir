@@ -121,23 +121,32 @@ func.func @runtime_rows(%a: memref<?x64xi8>, %c: memref<?x32xi32>) {
 // ConvInteger as the CPU lowers it (loops n, m, c, kh, kw, oh, ow; u8 data
 // already padded): weights as rows of k = 8 * 3 * 3 = 72 bytes, a table of
 // each tap's and each position's input offset (stride 2: rows 2 * 15 = 30
-// apart), per column tile the patches gathered into thread scratch (dwords
-// of the input seen as i32), then the weights broadcast against them;
-// 7 x 7 = 49 positions: one tile of 3 whole panels and one of 1 lane,
-// masked. At stride 2 no panel is a run of one row: gathers only.
+// apart), per column tile the patches packed into thread scratch, then the
+// weights broadcast against them; 7 x 7 = 49 positions: one tile of 3
+// whole panels and one of 1 lane, masked. A panel's 16 positions are 3 runs
+// on rows of 7 (lanes 0, 7, 14): per tap 3 loads of 32 bytes, their even
+// bytes merged by lane (run 1 at 30 - 7 * 2 = 16). The last panel's loads
+// would pass the input's end: it gathers dwords instead.
 // CHECK-DAG: memref.global "private" constant @cw_vnni_rows : memref<16x72xi8>
 // CHECK-DAG: memref.global "private" constant @kiln_conv_taps_8x15x15_k3x3_s2x2_d1x1 : memref<72xi32>
 // CHECK-DAG: memref.global "private" constant @kiln_conv_positions_8x15x15_k3x3_s2x2_d1x1_o7x7 : memref<64xi32> = dense<[0, 2, 4, 6, 8, 10, 12, 30,
-// CHECK-DAG: memref.global "private" constant @kiln_conv_row_runs_8x15x15_k3x3_s2x2_d1x1_o7x7 : memref<4xi8> = dense<0>
+// CHECK-DAG: memref.global "private" constant @kiln_conv_runs_8x15x15_k3x3_s2x2_d1x1_o7x7 : memref<4xi8> = dense<[3, 3, 3, 0]>
+// CHECK-DAG: memref.global "private" constant @kiln_conv_run_lanes_8x15x15_k3x3_s2x2_d1x1_o7x7 : memref<12xi32> = dense<[0, 7, 14, 0, 5, 12, 0, 3, 10, 16, 16, 16]>
+// CHECK-DAG: memref.global "private" constant @kiln_conv_run_bases_8x15x15_k3x3_s2x2_d1x1_o7x7 : memref<12xi32> = dense<[0, 16, 32,
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: linalg.generic
 // CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [3600], strides: [1]
 // CHECK: memref.view {{.*}} : memref<3600xi8> to memref<900xi32>
 // CHECK: scf.for
 // CHECK: memref.alloc() : memref<4x18x64xi8>
-// CHECK-NOT: vector<16xi8>
-// CHECK: vector.gather
+// CHECK: scf.if
+// CHECK: vector.load {{.*}} : memref<3600xi8>, vector<32xi8>
+// CHECK-NEXT: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK: arith.select
+// CHECK: arith.select
 // CHECK: vector.store {{.*}} : memref<4x18x64xi8>, vector<64xi8>
+// CHECK: } else {
+// CHECK: vector.gather
 // CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
 // CHECK: vector.maskedstore
 memref.global "private" constant @cw : memref<16x8x3x3xi8> = dense<1>
