@@ -207,21 +207,24 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0, 
     }
 }
 
-/// Every row of the panels: tiles of kRows rows, then single rows.
-void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowsTotal, Value vP0,
-                 Value cP0, int64_t panels, int64_t lastLanes, int64_t staticRows) {
+/// Rows [rowStart, rowEnd) of the panels: tiles of kRows rows (fewer when
+/// `staticRows`, the count when known, is smaller), then single rows.
+void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart, Value rowEnd,
+                 Value vP0, Value cP0, int64_t panels, int64_t lastLanes, int64_t staticRows) {
   auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v).getResult(); };
   int64_t rows = staticRows > 0 ? std::min(kRows, staticRows) : kRows;
-  Value whole = b.create<arith::MulIOp>(
-      loc, b.create<arith::DivUIOp>(loc, rowsTotal, idx(rows)), idx(rows));
-  b.create<scf::ForOp>(loc, idx(0), whole, idx(rows), ValueRange{},
+  Value count = b.create<arith::SubIOp>(loc, rowEnd, rowStart);
+  Value whole = b.create<arith::AddIOp>(
+      loc, rowStart,
+      b.create<arith::MulIOp>(loc, b.create<arith::DivUIOp>(loc, count, idx(rows)), idx(rows)));
+  b.create<scf::ForOp>(loc, rowStart, whole, idx(rows), ValueRange{},
                        [&](OpBuilder &nb, Location l, Value m, ValueRange) {
                          emitTile(nb, l, kn, m, vP0, cP0, rows, panels, lastLanes);
                          nb.create<scf::YieldOp>(l);
                        });
   if (staticRows > 0 && staticRows % rows == 0)
     return;
-  b.create<scf::ForOp>(loc, whole, rowsTotal, idx(1), ValueRange{},
+  b.create<scf::ForOp>(loc, whole, rowEnd, idx(1), ValueRange{},
                        [&](OpBuilder &nb, Location l, Value m, ValueRange) {
                          emitTile(nb, l, kn, m, vP0, cP0, 1, panels, lastLanes);
                          nb.create<scf::YieldOp>(l);
@@ -326,7 +329,8 @@ bool rewrite(linalg::GenericOp g) {
   int64_t rows = staticRows > 0 ? staticRows : 64;
   forEachColumnTile(b, loc, n, rows * k * kPanels * kLanes,
                     [&](OpBuilder &nb, Location l, Value p0, int64_t panels, int64_t lastLanes) {
-                      emitColumns(nb, l, kn, rowsTotal, p0, p0, panels, lastLanes, staticRows);
+                      emitColumns(nb, l, kn, nb.create<arith::ConstantIndexOp>(l, 0), rowsTotal,
+                                  p0, p0, panels, lastLanes, staticRows);
                     });
   g.erase();
   return true;
@@ -524,7 +528,7 @@ bool rewriteConv(linalg::GenericOp g) {
         // holding them (an aligned dword never crosses a page, so reading
         // a few bytes past the input is harmless) and shifted down.
         auto i32x16 = VectorType::get({kLanes}, ib.getI32Type());
-        auto packPanel = [&](OpBuilder &pb, Location pl, int64_t jp, Value p, Value scratch) {
+        auto packPanel = [&](OpBuilder &pb, Location pl, Value jp, Value p, Value scratch) {
           Value first = pb.create<arith::MulIOp>(pl, p, idx(pb, pl, kLanes));
           Value pos = pb.create<vector::LoadOp>(pl, i32x16, bases, ValueRange{first});
           Value flag = pb.create<arith::CmpIOp>(
@@ -606,7 +610,7 @@ bool rewriteConv(linalg::GenericOp g) {
                       kl,
                       kb.create<vector::BitCastOp>(
                           kl, VectorType::get({4 * kLanes}, kb.getI8Type()), packed),
-                      scratch, ValueRange{kc(jp), step, kc(0)});
+                      scratch, ValueRange{jp, step, kc(0)});
                   kb.create<scf::YieldOp>(kl);
                 });
           };
@@ -626,17 +630,79 @@ bool rewriteConv(linalg::GenericOp g) {
                 sb.create<scf::YieldOp>(sl);
               });
         };
-        forEachColumnTile(
-            ib, l, positions, m * k * kPanels * kLanes,
-            [&](OpBuilder &tb, Location tl, Value p0, int64_t panels, int64_t lastLanes) {
-              auto cst = [&](int64_t v) { return idx(tb, tl, v); };
-              Value scratch = tb.create<memref::AllocOp>(
-                  tl, MemRefType::get({panels, steps, 4 * kLanes}, tb.getI8Type()));
-              for (int64_t jp = 0; jp < panels; ++jp)
-                packPanel(tb, tl, jp, tb.create<arith::AddIOp>(tl, p0, cst(jp)), scratch);
-              Kernel kn{weights, scratch, outN, steps, false};
-              emitColumns(tb, tl, kn, cst(m), cst(0), p0, panels, lastLanes, m);
+        // Tiles of up to kPanels whole panels, then one with the rest.
+        // With enough tiles, threads take tiles, each packing its own into
+        // thread scratch. With few (small planes), the panels are packed
+        // first, threads taking panels, into one buffer; then threads take
+        // tiles x blocks of rows (output channels).
+        int64_t panelsAll = llvm::divideCeil(positions, kLanes), lastLanes = positions % kLanes;
+        int64_t tile = std::min(kPanels, panelsAll);
+        int64_t tiles = (positions / kLanes) / tile, rest = panelsAll - tiles * tile;
+        int64_t units = tiles + (rest ? 1 : 0);
+        int64_t rowBlocks = std::clamp<int64_t>(llvm::divideCeil(8, units), 1,
+                                                std::max<int64_t>(1, m / (8 * kRows)));
+        int64_t blockRows = llvm::alignTo(llvm::divideCeil(m, rowBlocks), kRows);
+        rowBlocks = llvm::divideCeil(m, blockRows);
+        Value packed;
+        if (rowBlocks > 1) {
+          packed = ib.create<memref::AllocOp>(
+              l, MemRefType::get({panelsAll, steps, 4 * kLanes}, ib.getI8Type()));
+          auto packLoop = ib.create<scf::ForOp>(
+              l, idx(ib, l, 0), idx(ib, l, panelsAll), idx(ib, l, 1), ValueRange{},
+              [&](OpBuilder &pb, Location pl, Value pp, ValueRange) {
+                packPanel(pb, pl, pp, pp, packed);
+                pb.create<scf::YieldOp>(pl);
+              });
+          vectorize::markParallel(packLoop, vectorize::kParallelElements, steps * 4 * kLanes);
+        }
+        auto emitUnit = [&](OpBuilder &tb, Location tl, Value p0, int64_t panels,
+                            int64_t lanes, Value rowStart, Value rowEnd) {
+          Value scratch = packed, vP0 = p0;
+          if (!packed) {
+            scratch = tb.create<memref::AllocOp>(
+                tl, MemRefType::get({panels, steps, 4 * kLanes}, tb.getI8Type()));
+            for (int64_t jp = 0; jp < panels; ++jp)
+              packPanel(tb, tl, idx(tb, tl, jp),
+                        tb.create<arith::AddIOp>(tl, p0, idx(tb, tl, jp)), scratch);
+            vP0 = idx(tb, tl, 0);
+          }
+          Kernel kn{weights, scratch, outN, steps, false};
+          emitColumns(tb, tl, kn, rowStart, rowEnd, vP0, p0, panels, lanes,
+                      rowBlocks == 1 ? m : -1);
+        };
+        auto loop = ib.create<scf::ForOp>(
+            l, idx(ib, l, 0), idx(ib, l, units * rowBlocks), idx(ib, l, 1), ValueRange{},
+            [&](OpBuilder &tb, Location tl, Value it, ValueRange) {
+              Value t = tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, rowBlocks));
+              Value rowStart = tb.create<arith::MulIOp>(
+                  tl, tb.create<arith::RemUIOp>(tl, it, idx(tb, tl, rowBlocks)),
+                  idx(tb, tl, blockRows));
+              Value rowEnd = tb.create<arith::MinUIOp>(
+                  tl, tb.create<arith::AddIOp>(tl, rowStart, idx(tb, tl, blockRows)),
+                  idx(tb, tl, m));
+              Value p0 = tb.create<arith::MulIOp>(tl, t, idx(tb, tl, tile));
+              if (!rest) {
+                emitUnit(tb, tl, p0, tile, 0, rowStart, rowEnd);
+              } else if (!tiles) {
+                emitUnit(tb, tl, p0, rest, lastLanes, rowStart, rowEnd);
+              } else {
+                Value whole = tb.create<arith::CmpIOp>(tl, arith::CmpIPredicate::ult, t,
+                                                       idx(tb, tl, tiles));
+                tb.create<scf::IfOp>(
+                    tl, whole,
+                    [&](OpBuilder &wb, Location wl) {
+                      emitUnit(wb, wl, p0, tile, 0, rowStart, rowEnd);
+                      wb.create<scf::YieldOp>(wl);
+                    },
+                    [&](OpBuilder &wb, Location wl) {
+                      emitUnit(wb, wl, p0, rest, lastLanes, rowStart, rowEnd);
+                      wb.create<scf::YieldOp>(wl);
+                    });
+              }
+              tb.create<scf::YieldOp>(tl);
             });
+        vectorize::markParallel(loop, vectorize::kParallelMultiplyAdds,
+                                blockRows * k * tile * kLanes);
         ib.create<scf::YieldOp>(l);
       });
   g.erase();

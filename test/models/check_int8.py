@@ -170,7 +170,8 @@ CASES = {
         lambda p: matmul_integer(p, (13, 64), (64, 96), U8, S8, za=1, dims=["n", 64]), 0),
     "qlinear_matmul": (lambda p: qlinear_matmul(p, 33, 96, 40), 1),
     # 16 x 16 planes (whole panels, one row each), 7 x 7 (a partial one,
-    # panels of 3 rows), 5 x 5 (4 rows a panel: gathers), stride 2 (rows of 7
+    # panels of 3 rows; with 128 channels packed first, then threads take
+    # blocks of channels), 5 x 5 (4 rows a panel: gathers), stride 2 (rows of 7
     # and 17: 32-byte loads), no pads, K = 27 (not a multiple of 4), s8 data.
     "conv_u8_3x3": (lambda p: conv_integer(p, (2, 32, 16, 16), (24, 32, 3, 3), U8, za=9), 0),
     "conv_u8_7x7_plane": (lambda p: conv_integer(p, (1, 64, 7, 7), (40, 64, 3, 3), U8, za=200), 0),
@@ -178,6 +179,8 @@ CASES = {
         lambda p: conv_integer(p, (1, 16, 15, 15), (8, 16, 3, 3), U8, za=3, strides=(2, 2)), 0),
     "conv_u8_stride2_rows": (
         lambda p: conv_integer(p, (1, 8, 34, 34), (16, 8, 3, 3), U8, za=1, strides=(2, 2)), 0),
+    "conv_u8_7x7_row_blocks": (
+        lambda p: conv_integer(p, (1, 32, 7, 7), (128, 32, 3, 3), U8, za=17), 0),
     "conv_u8_5x5_plane": (lambda p: conv_integer(p, (1, 16, 5, 5), (24, 16, 3, 3), U8, za=4), 0),
     "conv_u8_1x1_k27": (
         lambda p: conv_integer(p, (1, 27, 9, 9), (20, 27, 1, 1), U8, pads=(0, 0, 0, 0)), 0),
