@@ -1,10 +1,11 @@
-//===- DecomposeOps.cpp - Attention, RMSNorm, CumSum/CumProd, quantization -===//
+//===- DecomposeOps.cpp - kiln-decompose-ops ------------------------------===//
 //
 // Ops without a provider lowering of their own, rewritten into onnx ops that
 // every provider already lowers (MatMul, Softmax, Where, ReduceMean, Slice,
 // Concat, ...). Each rewrite needs static shapes and constant attributes;
 // anything else is left in place, so the partitioner reports the op as
-// unsupported with its reason instead of computing a wrong answer.
+// unsupported with its reason instead of computing a wrong answer. The
+// quantization ops' rewrites are in DecomposeQuantization.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
@@ -12,7 +13,7 @@
 #include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/ShapeInference.h"
-#include "passes/FusionUtils.h"
+#include "passes/DecomposeOps.h"
 #include "passes/GraphBuilder.h"
 #include "passes/NodeName.h"
 #include "passes/Passes.h"
@@ -33,7 +34,7 @@ namespace kiln {
 #define GEN_PASS_DEF_DECOMPOSEOPS
 #include "passes/Passes.h.inc"
 
-namespace {
+namespace decompose {
 
 RankedTensorType staticType(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
@@ -46,19 +47,33 @@ Value optionalOperand(Operation *op, unsigned i) {
 
 bool isFloat(Type t) { return t.isF32() || t.isF64() || t.isF16() || t.isBF16(); }
 
+void replaceResults(Operation *op, ArrayRef<Value> values) {
+  for (unsigned i = 0; i < op->getNumResults() && i < values.size(); ++i)
+    if (!op->getResult(i).use_empty())
+      op->getResult(i).replaceAllUsesWith(values[i]);
+  op->erase();
+}
+
+Value castTo(GraphBuilder &g, Value v, Type elt, ArrayRef<NamedAttribute> extra) {
+  if (cast<ShapedType>(v.getType()).getElementType() == elt)
+    return v;
+  SmallVector<NamedAttribute> attrs = {g.attr("to", dtypeOfElementType(elt))};
+  llvm::append_range(attrs, extra);
+  return g.op("Cast", {v}, attrs, elt);
+}
+
+} // namespace decompose
+
+namespace {
+
+using namespace decompose;
+
 /// A constant of `shape` and element type `elt` from doubles.
 Value floatConstant(GraphBuilder &g, Type elt, ArrayRef<int64_t> shape, ArrayRef<double> values) {
   SmallVector<Attribute> attrs;
   for (double v : values)
     attrs.push_back(g.b.getFloatAttr(elt, v));
   return g.constant(DenseElementsAttr::get(RankedTensorType::get(shape, elt), attrs));
-}
-
-void replaceResults(Operation *op, ArrayRef<Value> values) {
-  for (unsigned i = 0; i < op->getNumResults() && i < values.size(); ++i)
-    if (!op->getResult(i).use_empty())
-      op->getResult(i).replaceAllUsesWith(values[i]);
-  op->erase();
 }
 
 //===----------------------------------------------------------------------===//
@@ -371,421 +386,6 @@ bool decomposeScan(Operation *op, bool product) {
   }
   Value y = n == 1 ? outs[0] : g.op("Concat", outs, {g.attr("axis", axis)});
   if (!staticType(y) || staticType(y).getShape() != xt.getShape())
-    return false;
-  replaceResults(op, {y});
-  return true;
-}
-
-//===----------------------------------------------------------------------===//
-// QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear, computed in f32
-// with Cast for the (possibly float8 or 4-bit) quantized side.
-//===----------------------------------------------------------------------===//
-
-Value castTo(GraphBuilder &g, Value v, Type elt, ArrayRef<NamedAttribute> extra = {}) {
-  if (cast<ShapedType>(v.getType()).getElementType() == elt)
-    return v;
-  SmallVector<NamedAttribute> attrs = {g.attr("to", dtypeOfElementType(elt))};
-  llvm::append_range(attrs, extra);
-  return g.op("Cast", {v}, attrs, elt);
-}
-
-/// A scale or zero point shaped to broadcast against x: as is when it is a
-/// scalar, along `axis` when 1-D, repeated over blocks with block_size.
-Value alongAxis(GraphBuilder &g, Value p, RankedTensorType xt, Operation *op) {
-  auto pt = staticType(p);
-  if (!pt || pt.getNumElements() == 1)
-    return p;
-  int64_t rank = xt.getRank(), axis = getIntAttr(op, "axis", 1);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return Value();
-  int64_t block = getIntAttr(op, "block_size", 0);
-  if (block > 0) {
-    SmallVector<int64_t> idx;
-    for (int64_t i = 0; i < xt.getDimSize(axis); ++i)
-      idx.push_back(i / block);
-    return g.op("Gather", {p, g.ints(idx)}, {g.attr("axis", axis)}, pt.getElementType());
-  }
-  SmallVector<int64_t> shape(rank, 1);
-  shape[axis] = pt.getNumElements();
-  return g.op("Reshape", {p, g.ints(shape)}, {}, pt.getElementType());
-}
-
-bool decomposeDequantize(Operation *op) {
-  Value x = op->getOperand(0), scale = op->getOperand(1), zp = optionalOperand(op, 2);
-  auto xt = staticType(x), out = staticType(op->getResult(0));
-  if (!xt || !out || !isFloat(out.getElementType()))
-    return false;
-  OpBuilder b(op);
-  GraphBuilder g(b, op->getLoc(), b.getF32Type());
-  Type f32 = b.getF32Type();
-  Value y = castTo(g, x, f32);
-  if (zp) {
-    Value z = alongAxis(g, castTo(g, zp, f32), xt, op);
-    if (!z)
-      return false;
-    y = g.op("Sub", {y, z});
-  }
-  Value s = alongAxis(g, castTo(g, scale, f32), xt, op);
-  if (!s)
-    return false;
-  y = castTo(g, g.op("Mul", {y, s}), out.getElementType());
-  if (!staticType(y))
-    return false;
-  replaceResults(op, {y});
-  return true;
-}
-
-/// Integer quantization: round to nearest-even, add the zero point, clamp
-/// to the type's range, then Cast (exact after the clamp).
-Value quantizeInt(GraphBuilder &g, Value v, Value zp, IntegerType qt) {
-  v = g.op("Round", {v});
-  if (zp)
-    v = g.op("Add", {v, zp});
-  unsigned w = qt.getWidth();
-  double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
-  double hi = qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
-  return castTo(g, g.op("Clip", {v, g.scalar(lo), g.scalar(hi)}), qt);
-}
-
-bool decomposeQuantize(Operation *op) {
-  Value x = op->getOperand(0), scale = op->getOperand(1), zp = optionalOperand(op, 2);
-  auto xt = staticType(x);
-  if (!xt || !isFloat(xt.getElementType()))
-    return false;
-  OpBuilder b(op);
-  Type qt = zp ? cast<ShapedType>(zp.getType()).getElementType()
-               : elementTypeOfDtype(op->getContext(), 2);
-  if (int64_t dt = getIntAttr(op, "output_dtype", 0))
-    qt = elementTypeOfDtype(op->getContext(), dt);
-  if (!qt || !dtypeOfElementType(qt))
-    return false;
-  GraphBuilder g(b, op->getLoc(), b.getF32Type());
-  Type f32 = b.getF32Type();
-  Value s = alongAxis(g, castTo(g, scale, f32), xt, op);
-  Value z = zp ? alongAxis(g, castTo(g, zp, f32), xt, op) : Value();
-  if (!s || (zp && !z))
-    return false;
-  Value v = g.op("Div", {castTo(g, x, f32), s});
-  Value y;
-  if (auto it = dyn_cast<IntegerType>(qt)) {
-    y = quantizeInt(g, v, z, it);
-  } else {
-    if (z)
-      v = g.op("Add", {v, z});
-    y = castTo(g, v, qt, {g.attr("saturate", getIntAttr(op, "saturate", 1))});
-  }
-  if (!staticType(y))
-    return false;
-  replaceResults(op, {y});
-  return true;
-}
-
-/// uint8 with scale and zero point from the data's range (extended to 0).
-bool decomposeDynamicQuantize(Operation *op) {
-  Value x = op->getOperand(0);
-  auto xt = staticType(x);
-  if (!xt || !xt.getElementType().isF32())
-    return false;
-  OpBuilder b(op);
-  GraphBuilder g(b, op->getLoc(), b.getF32Type());
-  auto all = [&](const char *name) {
-    return g.op(name, {g.op(std::string("Reduce") + name, {x, g.none()},
-                            {g.attr("keepdims", int64_t(0))}),
-                       g.scalar(0.0)});
-  };
-  Value lo = all("Min"), hi = all("Max");
-  Value scale = g.op("Div", {g.op("Sub", {hi, lo}), g.scalar(255.0)});
-  Value zpF = g.op("Round", {g.op("Clip", {g.op("Neg", {g.op("Div", {lo, scale})}),
-                                          g.scalar(0.0), g.scalar(255.0)})});
-  auto u8 = IntegerType::get(op->getContext(), 8, IntegerType::Unsigned);
-  Value zp = castTo(g, zpF, u8);
-  Value y = quantizeInt(g, g.op("Div", {x, scale}), zpF, u8);
-  if (!staticType(y) || !staticType(zp) || !staticType(scale))
-    return false;
-  replaceResults(op, {y, scale, zp});
-  return true;
-}
-
-/// x - zero_point in `elt` (a scalar or, with `perChannel` dims, a 1-D
-/// zero point along the leading axis, as ConvInteger's weights use).
-Value centered(GraphBuilder &g, Value x, Value zp, Type elt, int64_t perChannelRank = 0) {
-  Value v = castTo(g, x, elt);
-  if (!zp)
-    return v;
-  Value z = castTo(g, zp, elt);
-  auto zt = staticType(z);
-  if (perChannelRank && zt && zt.getRank() == 1 && zt.getNumElements() > 1) {
-    SmallVector<int64_t> shape(perChannelRank, 1);
-    shape[0] = zt.getNumElements();
-    z = g.op("Reshape", {z, g.ints(shape)}, {}, elt);
-  }
-  return g.op("Sub", {v, z});
-}
-
-/// A 0-d i32 constant.
-Value i32Scalar(GraphBuilder &g, int32_t v) {
-  return g.constant(DenseElementsAttr::get(
-      RankedTensorType::get({}, g.b.getI32Type()), ArrayRef<int32_t>(v)));
-}
-
-/// True for an absent zero point or an inline constant of zeros.
-bool isZeroPoint(Value zp) {
-  return !zp || fusion::isZeroIntegerConstant(zp);
-}
-
-/// sum_k (a - za)(b - zb) in i32 for 8-bit a and b (ranks of 2 or more),
-/// as a zero-point-free onnx.MatMulInteger of u8 a' by s8 b'' (what the
-/// CPU's integer kernels take) and the zero-point terms:
-///   sum_k a' b'' - za' colsum(b'') - zb'' (rowsum(a') - K za')
-/// where a' = a + 128 for s8 a (za' too) and b'' = b - 128 for u8 b (zb''
-/// too). colsum folds at compile time for constant weights; the rowsum term
-/// exists only for a weight zero point that is not a constant zero. za is
-/// a scalar, zb a scalar or one per column. Null when the shapes do not fit.
-Value integerProduct(GraphBuilder &g, Value a, Value za, Value bm, Value zb) {
-  auto at = dyn_cast<RankedTensorType>(a.getType());
-  auto bt = staticType(bm);
-  if (!at || !bt || at.getRank() < 2 || bt.getRank() < 2)
-    return Value();
-  int64_t k = bt.getDimSize(bt.getRank() - 2), n = bt.getDimSize(bt.getRank() - 1);
-  if (za && (!staticType(za) || staticType(za).getNumElements() != 1))
-    return Value(); // per-row zero points
-  if (zb && (!staticType(zb) || (staticType(zb).getNumElements() != 1 &&
-                                 (staticType(zb).getRank() != 1 ||
-                                  staticType(zb).getNumElements() != n))))
-    return Value();
-  MLIRContext *ctx = g.b.getContext();
-  Type i32 = g.b.getI32Type();
-  auto u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
-  auto s8 = IntegerType::get(ctx, 8);
-  bool aSigned = !at.getElementType().isUnsignedInteger();
-  bool bUnsigned = bt.getElementType().isUnsignedInteger();
-  // The terms of a zero point that is known to be zero (after the shift).
-  bool aZero = isZeroPoint(za) && !aSigned, bZero = isZeroPoint(zb) && !bUnsigned;
-  Value a32 = castTo(g, a, i32), b32 = castTo(g, bm, i32);
-  Value za32 = za ? castTo(g, za, i32) : i32Scalar(g, 0);
-  Value zb32 = zb ? castTo(g, zb, i32) : i32Scalar(g, 0);
-  if (aSigned) {
-    a32 = g.op("Add", {a32, i32Scalar(g, 128)});
-    za32 = g.op("Add", {za32, i32Scalar(g, 128)});
-  }
-  if (bUnsigned) {
-    b32 = g.op("Sub", {b32, i32Scalar(g, 128)});
-    zb32 = g.op("Sub", {zb32, i32Scalar(g, 128)});
-  }
-  Value y = g.op("MatMulInteger", {aSigned ? castTo(g, a32, u8) : a,
-                                   bUnsigned ? castTo(g, b32, s8) : bm, g.none(), g.none()},
-                 {}, i32);
-  auto sum = [&](Value x, int64_t axis) {
-    return g.op("ReduceSum", {x, g.ints({axis})}, {g.attr("keepdims", int64_t(1))});
-  };
-  if (!aZero)
-    y = g.op("Sub", {y, g.op("Mul", {za32, sum(b32, -2)})});
-  if (!bZero) {
-    Value rows = sum(a32, -1);
-    if (!aZero)
-      rows = g.op("Sub", {rows, g.op("Mul", {za32, i32Scalar(g, int32_t(k))})});
-    y = g.op("Sub", {y, g.op("Mul", {zb32, rows})});
-  }
-  return y;
-}
-
-/// MatMulInteger of 2-D or larger operands: integerProduct, or, for the
-/// zero-point-free u8 x s8 product it builds, nothing (the CPU lowers it).
-/// 1-D operands: the int32 MatMul of the centered operands.
-bool decomposeMatMulInteger(Operation *op) {
-  Value a = op->getOperand(0), bm = op->getOperand(1);
-  Value za = optionalOperand(op, 2), zb = optionalOperand(op, 3);
-  if (!za && !zb && cast<ShapedType>(a.getType()).getElementType().isUnsignedInteger() &&
-      cast<ShapedType>(bm.getType()).getElementType().isSignlessInteger(8))
-    return false;
-  OpBuilder b(op);
-  Type i32 = b.getI32Type();
-  GraphBuilder g(b, op->getLoc(), i32);
-  Value y = integerProduct(g, a, za, bm, zb);
-  if (!y) {
-    if (!staticType(a) || !staticType(bm))
-      return false;
-    for (Value z : {za, zb})
-      if (z && (!staticType(z) || staticType(z).getNumElements() != 1))
-        return false; // per-row/column zero points
-    y = g.op("MatMul", {centered(g, a, za, i32), centered(g, bm, zb, i32)});
-  }
-  if (!isa<RankedTensorType>(y.getType()))
-    return false;
-  replaceResults(op, {y});
-  return true;
-}
-
-/// The op's ONNX attributes (without kiln's `onnx.*` bookkeeping), to
-/// carry over to the op that replaces it.
-SmallVector<NamedAttribute> opAttributes(Operation *op) {
-  SmallVector<NamedAttribute> attrs;
-  for (NamedAttribute a : op->getAttrs())
-    if (!a.getName().getValue().starts_with("onnx."))
-      attrs.push_back(a);
-  return attrs;
-}
-
-/// The Conv of `op` (its attributes) on x - xz and w - wz (per output
-/// channel or not) in f64, exact for int32 sums, plus an int32 bias.
-Value exactConv(GraphBuilder &g, Operation *op, Value x, Value xz, Value w, Value wz, Value bias) {
-  Type f64 = g.b.getF64Type();
-  int64_t wRank = cast<ShapedType>(w.getType()).getRank();
-  return g.op("Conv",
-              {centered(g, x, xz, f64), centered(g, w, wz, f64, wRank),
-               bias ? castTo(g, bias, f64) : g.none()},
-              opAttributes(op));
-}
-
-/// A 2-D ConvInteger of u8 or s8 data by s8 weights without a weight zero
-/// point as the CPU's 8-bit kernels take it: u8 data (s8 shifted by 128,
-/// its zero point too) padded with its zero point (a padded tap then adds
-/// nothing), a zero-point-free ConvInteger without pads, minus
-///   za * (sum of each output channel's weights),
-/// which folds at compile time. Null when the op does not fit.
-Value integerConv(GraphBuilder &g, Operation *op) {
-  Value x = op->getOperand(0), w = op->getOperand(1), za = optionalOperand(op, 2);
-  auto xt = staticType(x), wt = staticType(w);
-  if (!xt || !wt || xt.getRank() != 4 || !wt.getElementType().isSignlessInteger(8) ||
-      !isZeroPoint(optionalOperand(op, 3)) || getIntAttr(op, "group", 1) != 1 ||
-      (za && staticType(za).getNumElements() != 1))
-    return Value();
-  if (auto pad = op->getAttrOfType<StringAttr>("auto_pad"); pad && pad.getValue() != "NOTSET")
-    return Value();
-  MLIRContext *ctx = g.b.getContext();
-  Type i32 = g.b.getI32Type();
-  auto u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
-  bool aSigned = !xt.getElementType().isUnsignedInteger();
-  bool aZero = isZeroPoint(za) && !aSigned;
-  Value za32 = za ? castTo(g, za, i32) : i32Scalar(g, 0);
-  if (aSigned) {
-    x = castTo(g, g.op("Add", {castTo(g, x, i32), i32Scalar(g, 128)}), u8);
-    za32 = g.op("Add", {za32, i32Scalar(g, 128)});
-  }
-  SmallVector<int64_t> pads = getIntsAttr(op, "pads");
-  SmallVector<NamedAttribute> attrs;
-  for (NamedAttribute a : opAttributes(op))
-    if (a.getName() != "pads")
-      attrs.push_back(a);
-  if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
-    if (pads.size() != 4)
-      return Value();
-    Value fill = castTo(g, g.op("Reshape", {za32, g.ints({})}, {}, i32), u8);
-    x = g.op("Pad", {x, g.ints({0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]}), fill, g.none()},
-             {}, u8);
-  }
-  Value y = g.op("ConvInteger", {x, w, g.none(), g.none()}, attrs, i32);
-  if (!aZero) {
-    Value sums = g.op("ReduceSum", {castTo(g, w, i32), g.ints({1, 2, 3})},
-                      {g.attr("keepdims", int64_t(0))});
-    sums = g.op("Reshape", {sums, g.ints({1, wt.getDimSize(0), 1, 1})});
-    y = g.op("Sub", {y, g.op("Mul", {za32, sums})});
-  }
-  return y;
-}
-
-/// ConvInteger: integerConv, or, for the form it builds, nothing (the CPU
-/// lowers it); otherwise the centered operands convolve in f64 (exact for
-/// int32 sums), cast back to int32.
-bool decomposeConvInteger(Operation *op) {
-  auto wt = staticType(op->getOperand(1));
-  if (!staticType(op->getOperand(0)) || !wt)
-    return false;
-  SmallVector<int64_t> pads = getIntsAttr(op, "pads");
-  if (!optionalOperand(op, 2) && !optionalOperand(op, 3) &&
-      cast<ShapedType>(op->getOperand(0).getType()).getElementType().isUnsignedInteger() &&
-      wt.getElementType().isSignlessInteger(8) && getIntAttr(op, "group", 1) == 1 &&
-      llvm::all_of(pads, [](int64_t p) { return p == 0; }))
-    return false;
-  OpBuilder b(op);
-  {
-    GraphBuilder g(b, op->getLoc(), b.getI32Type());
-    if (Value y = integerConv(g, op); y && isa<RankedTensorType>(y.getType())) {
-      replaceResults(op, {y});
-      return true;
-    }
-  }
-  GraphBuilder g(b, op->getLoc(), b.getF64Type());
-  Value conv = exactConv(g, op, op->getOperand(0), optionalOperand(op, 2), op->getOperand(1),
-                         optionalOperand(op, 3), Value());
-  Value y = castTo(g, conv, b.getI32Type());
-  if (!staticType(y))
-    return false;
-  replaceResults(op, {y});
-  return true;
-}
-
-/// acc * factor + zero_point in f64, rounded half to even and clamped to
-/// `qt`'s range, as the reference requantizes.
-Value requantize(GraphBuilder &gd, Value acc, Value factor, Value zeroPoint, IntegerType qt) {
-  Type f64 = gd.b.getF64Type();
-  Value d = gd.op("Add", {gd.op("Mul", {acc, castTo(gd, factor, f64)}), castTo(gd, zeroPoint, f64)});
-  unsigned w = qt.getWidth();
-  double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
-  double hi = qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
-  return castTo(gd, gd.op("Clip", {gd.op("Round", {d}), gd.scalar(lo), gd.scalar(hi)}), qt);
-}
-
-/// QLinearMatMul as ONNX's reference computes it: an int32 MatMul, scaled
-/// by a_scale * b_scale / y_scale (in the scales' type) in f64, rounded,
-/// shifted by y_zero_point and clamped.
-bool decomposeQLinearMatMul(Operation *op) {
-  Value a = op->getOperand(0), as = op->getOperand(1), az = op->getOperand(2);
-  Value bm = op->getOperand(3), bs = op->getOperand(4), bz = op->getOperand(5);
-  Value ys = op->getOperand(6), yz = op->getOperand(7);
-  for (Value v : {as, az, bs, bz, ys, yz})
-    if (!staticType(v) || staticType(v).getNumElements() != 1)
-      return false; // per-axis parameters
-  auto out = staticType(op->getResult(0));
-  if (!out || !isa<IntegerType>(out.getElementType()))
-    return false;
-  OpBuilder b(op);
-  Type i32 = b.getI32Type(), f64 = b.getF64Type();
-  Type scaleElt = staticType(as).getElementType();
-  GraphBuilder g(b, op->getLoc(), i32);
-  Value c = integerProduct(g, a, az, bm, bz);
-  if (!c)
-    c = g.op("MatMul", {centered(g, a, az, i32), centered(g, bm, bz, i32)});
-  GraphBuilder gs(b, op->getLoc(), scaleElt);
-  Value factor = gs.op("Div", {gs.op("Mul", {as, bs}), ys});
-  GraphBuilder gd(b, op->getLoc(), f64);
-  Value y = requantize(gd, castTo(gd, c, f64), factor, yz, cast<IntegerType>(out.getElementType()));
-  if (!staticType(y))
-    return false;
-  replaceResults(op, {y});
-  return true;
-}
-
-/// QLinearConv as ONNX's reference computes it: the Conv of the centered
-/// operands (exact in f64) plus the int32 bias, scaled by x_scale * w_scale
-/// / y_scale (w_scale and w_zero_point may be per output channel), then
-/// requantized like QLinearMatMul.
-bool decomposeQLinearConv(Operation *op) {
-  Value x = op->getOperand(0), xs = op->getOperand(1), xz = op->getOperand(2);
-  Value w = op->getOperand(3), ws = op->getOperand(4), wz = op->getOperand(5);
-  Value ys = op->getOperand(6), yz = op->getOperand(7), bias = optionalOperand(op, 8);
-  auto wt = staticType(w), out = staticType(op->getResult(0));
-  if (!staticType(x) || !wt || !out || !isa<IntegerType>(out.getElementType()))
-    return false;
-  for (Value v : {xs, xz, ys, yz})
-    if (!staticType(v) || staticType(v).getNumElements() != 1)
-      return false;
-  OpBuilder b(op);
-  GraphBuilder gd(b, op->getLoc(), b.getF64Type());
-  Value conv = exactConv(gd, op, x, xz, w, wz, bias);
-  Type scaleElt = staticType(xs).getElementType();
-  GraphBuilder gs(b, op->getLoc(), scaleElt);
-  Value wScale = ws;
-  if (auto st = staticType(ws); st && st.getRank() == 1 && st.getNumElements() > 1) {
-    SmallVector<int64_t> shape(out.getRank() - 1, 1);
-    shape[0] = st.getNumElements();
-    wScale = gs.op("Reshape", {ws, gs.ints(shape)});
-  }
-  Value factor = gs.op("Div", {gs.op("Mul", {xs, wScale}), ys});
-  Value y = requantize(gd, conv, factor, yz, cast<IntegerType>(out.getElementType()));
-  if (!staticType(y))
     return false;
   replaceResults(op, {y});
   return true;

@@ -66,10 +66,20 @@ def DecomposeOps : Pass<"kiln-decompose-ops", "::mlir::func::FuncOp"> {
     integers). QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear
     (per tensor, per axis or blocked; integer, 4-/2-bit or float8 side)
     compute in f32 with Round/Clip and a Cast to the quantized type;
-    MatMulInteger is an int32 MatMul, ConvInteger an f64 Conv (exact for
-    int32 sums), QLinearMatMul an int32 MatMul requantized in f64 as ONNX's
-    reference does, QLinearConv that f64 Conv plus its int32 bias
-    requantized the same way (w_scale/w_zero_point per channel or not); CausalConvWithState a Concat with the past state, a
+    MatMulInteger (2-D or larger; zero points per tensor, the weights' also
+    per column) becomes a zero-point-free MatMulInteger of u8 by s8 (s8
+    data shifted by 128, u8 weights by -128) minus za * the weights' column
+    sums (folded for constant weights) and, for a weight zero point that is
+    not a constant 0, zw * (the rows' sums - K za), all exact in i32; 1-D
+    operands an int32 MatMul. ConvInteger (2-D, group 1, s8 weights without
+    a zero point) becomes an unpadded, zero-point-free ConvInteger on u8
+    data padded with its zero point, minus za * each output channel's
+    weight sum; other forms an f64 Conv (exact for int32 sums).
+    QLinearMatMul is the same integer product requantized in f64 as ONNX's
+    reference does, QLinearConv the f64 Conv plus its int32 bias
+    requantized the same way (w_scale/w_zero_point per channel or not). The
+    zero-point-free MatMulInteger and ConvInteger are left for the CPU
+    lowering. CausalConvWithState a Concat with the past state, a
     depthwise Conv in f32 and a Slice for the present state;
     LinearAttention its recurrence unrolled over at most 64 steps in f32;
     Loop, when its trip count is known (constant or the scan outputs'
