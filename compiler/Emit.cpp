@@ -475,8 +475,7 @@ void keepRegisterTilesRolled(llvm::Module &m, llvm::TargetMachine *tm) {
               c && c->getType()->isVectorTy() &&
               (c->getIntrinsicID() == llvm::Intrinsic::fma ||
                c->getIntrinsicID() == llvm::Intrinsic::fmuladd ||
-               c->getIntrinsicID() ==
-                   llvm::Intrinsic::x86_avx512_vpdpbusd_512))
+               c->getIntrinsicID() == llvm::Intrinsic::x86_avx512_vpdpbusd_512))
             bits += c->getType()->getPrimitiveSizeInBits().getFixedValue();
       // (A value of 0 would read as "unrolling not disabled".)
       if (bits > half)

@@ -200,7 +200,8 @@ static const char *kOptimizePipeline =
     "func.func(kiln-shape-inference),kiln-fuse-quantized,"
     "func.func(kiln-decompose-recurrent{skip-dynamic=1},kiln-decompose-ops,"
     "kiln-shape-inference),kiln-fold-constants,"
-    "func.func(kiln-shape-inference,kiln-decompose-recurrent{skip-dynamic=1},kiln-decompose-ops,"
+    "func.func(kiln-shape-inference,kiln-decompose-recurrent{skip-dynamic=1},"
+    "kiln-decompose-ops,"
     "kiln-shape-inference),kiln-fold-constants,kiln-simplify,cse,"
     "func.func(kiln-shape-inference),kiln-fold-constants,kiln-simplify,cse,"
     "func.func(kiln-shape-inference),kiln-fuse-subgraphs,kiln-fuse-conv,"
@@ -478,9 +479,10 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       if (!options.providerAssignment.empty())
         partition += " assignment=" + options.providerAssignment;
       if (failed(run(forTarget(kGraphPipeline) +
-                     (runtimeSizes ? ",func.func(kiln-symbolic-shapes,kiln-shape-inference,kiln-symbolic-shapes),"
-                                   : ",") + partition +
-                     "}")))
+                     (runtimeSizes ? ",func.func(kiln-symbolic-shapes,kiln-"
+                                     "shape-inference,kiln-symbolic-shapes),"
+                                   : ",") +
+                     partition + "}")))
         return std::nullopt;
       if (stop(EmitKind::Kiln, *module))
         return Variant{std::move(module), {}};

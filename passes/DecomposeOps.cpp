@@ -8,12 +8,12 @@
 // quantization ops' rewrites are in DecomposeQuantization.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/DecomposeOps.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/DataTypes.h"
 #include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/ShapeInference.h"
-#include "passes/DecomposeOps.h"
 #include "passes/GraphBuilder.h"
 #include "passes/NodeName.h"
 #include "passes/Passes.h"
@@ -54,7 +54,8 @@ void replaceResults(Operation *op, ArrayRef<Value> values) {
   op->erase();
 }
 
-Value castTo(GraphBuilder &g, Value v, Type elt, ArrayRef<NamedAttribute> extra) {
+Value castTo(GraphBuilder &g, Value v, Type elt,
+             ArrayRef<NamedAttribute> extra) {
   if (cast<ShapedType>(v.getType()).getElementType() == elt)
     return v;
   SmallVector<NamedAttribute> attrs = {g.attr("to", dtypeOfElementType(elt))};

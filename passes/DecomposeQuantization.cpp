@@ -45,7 +45,8 @@ Value alongAxis(GraphBuilder &g, Value p, RankedTensorType xt, Operation *op) {
     SmallVector<int64_t> idx;
     for (int64_t i = 0; i < xt.getDimSize(axis); ++i)
       idx.push_back(i / block);
-    return g.op("Gather", {p, g.ints(idx)}, {g.attr("axis", axis)}, pt.getElementType());
+    return g.op("Gather", {p, g.ints(idx)}, {g.attr("axis", axis)},
+                pt.getElementType());
   }
   SmallVector<int64_t> shape(rank, 1);
   shape[axis] = pt.getNumElements();
@@ -60,13 +61,15 @@ Value quantizeInt(GraphBuilder &g, Value v, Value zp, IntegerType qt) {
     v = g.op("Add", {v, zp});
   unsigned w = qt.getWidth();
   double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
-  double hi = qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
+  double hi =
+      qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
   return castTo(g, g.op("Clip", {v, g.scalar(lo), g.scalar(hi)}), qt);
 }
 
 /// x - zero_point in `elt` (a scalar or, with `perChannel` dims, a 1-D
 /// zero point along the leading axis, as ConvInteger's weights use).
-Value centered(GraphBuilder &g, Value x, Value zp, Type elt, int64_t perChannelRank = 0) {
+Value centered(GraphBuilder &g, Value x, Value zp, Type elt,
+               int64_t perChannelRank = 0) {
   Value v = castTo(g, x, elt);
   if (!zp)
     return v;
@@ -87,9 +90,7 @@ Value i32Scalar(GraphBuilder &g, int32_t v) {
 }
 
 /// True for an absent zero point or an inline constant of zeros.
-bool isZeroPoint(Value zp) {
-  return !zp || fusion::isZeroIntegerConstant(zp);
-}
+bool isZeroPoint(Value zp) { return !zp || fusion::isZeroIntegerConstant(zp); }
 
 /// sum_k (a - za)(b - zb) in i32 for 8-bit a and b (ranks of 2 or more),
 /// as a zero-point-free onnx.MatMulInteger of u8 a' by s8 b'' (what the
@@ -104,7 +105,8 @@ Value integerProduct(GraphBuilder &g, Value a, Value za, Value bm, Value zb) {
   auto bt = staticType(bm);
   if (!at || !bt || at.getRank() < 2 || bt.getRank() < 2)
     return Value();
-  int64_t k = bt.getDimSize(bt.getRank() - 2), n = bt.getDimSize(bt.getRank() - 1);
+  int64_t k = bt.getDimSize(bt.getRank() - 2),
+          n = bt.getDimSize(bt.getRank() - 1);
   if (za && (!staticType(za) || staticType(za).getNumElements() != 1))
     return Value(); // per-row zero points
   if (zb && (!staticType(zb) || (staticType(zb).getNumElements() != 1 &&
@@ -118,7 +120,8 @@ Value integerProduct(GraphBuilder &g, Value a, Value za, Value bm, Value zb) {
   bool aSigned = !at.getElementType().isUnsignedInteger();
   bool bUnsigned = bt.getElementType().isUnsignedInteger();
   // The terms of a zero point that is known to be zero (after the shift).
-  bool aZero = isZeroPoint(za) && !aSigned, bZero = isZeroPoint(zb) && !bUnsigned;
+  bool aZero = isZeroPoint(za) && !aSigned,
+       bZero = isZeroPoint(zb) && !bUnsigned;
   Value a32 = castTo(g, a, i32), b32 = castTo(g, bm, i32);
   Value za32 = za ? castTo(g, za, i32) : i32Scalar(g, 0);
   Value zb32 = zb ? castTo(g, zb, i32) : i32Scalar(g, 0);
@@ -130,11 +133,13 @@ Value integerProduct(GraphBuilder &g, Value a, Value za, Value bm, Value zb) {
     b32 = g.op("Sub", {b32, i32Scalar(g, 128)});
     zb32 = g.op("Sub", {zb32, i32Scalar(g, 128)});
   }
-  Value y = g.op("MatMulInteger", {aSigned ? castTo(g, a32, u8) : a,
-                                   bUnsigned ? castTo(g, b32, s8) : bm, g.none(), g.none()},
+  Value y = g.op("MatMulInteger",
+                 {aSigned ? castTo(g, a32, u8) : a,
+                  bUnsigned ? castTo(g, b32, s8) : bm, g.none(), g.none()},
                  {}, i32);
   auto sum = [&](Value x, int64_t axis) {
-    return g.op("ReduceSum", {x, g.ints({axis})}, {g.attr("keepdims", int64_t(1))});
+    return g.op("ReduceSum", {x, g.ints({axis})},
+                {g.attr("keepdims", int64_t(1))});
   };
   if (!aZero)
     y = g.op("Sub", {y, g.op("Mul", {za32, sum(b32, -2)})});
@@ -159,7 +164,8 @@ SmallVector<NamedAttribute> opAttributes(Operation *op) {
 
 /// The Conv of `op` (its attributes) on x - xz and w - wz (per output
 /// channel or not) in f64, exact for int32 sums, plus an int32 bias.
-Value exactConv(GraphBuilder &g, Operation *op, Value x, Value xz, Value w, Value wz, Value bias) {
+Value exactConv(GraphBuilder &g, Operation *op, Value x, Value xz, Value w,
+                Value wz, Value bias) {
   Type f64 = g.b.getF64Type();
   int64_t wRank = cast<ShapedType>(w.getType()).getRank();
   return g.op("Conv",
@@ -175,13 +181,16 @@ Value exactConv(GraphBuilder &g, Operation *op, Value x, Value xz, Value w, Valu
 ///   za * (sum of each output channel's weights),
 /// which folds at compile time. Null when the op does not fit.
 Value integerConv(GraphBuilder &g, Operation *op) {
-  Value x = op->getOperand(0), w = op->getOperand(1), za = optionalOperand(op, 2);
+  Value x = op->getOperand(0), w = op->getOperand(1),
+        za = optionalOperand(op, 2);
   auto xt = staticType(x), wt = staticType(w);
-  if (!xt || !wt || xt.getRank() != 4 || !wt.getElementType().isSignlessInteger(8) ||
+  if (!xt || !wt || xt.getRank() != 4 ||
+      !wt.getElementType().isSignlessInteger(8) ||
       !isZeroPoint(optionalOperand(op, 3)) || getIntAttr(op, "group", 1) != 1 ||
       (za && staticType(za).getNumElements() != 1))
     return Value();
-  if (auto pad = op->getAttrOfType<StringAttr>("auto_pad"); pad && pad.getValue() != "NOTSET")
+  if (auto pad = op->getAttrOfType<StringAttr>("auto_pad");
+      pad && pad.getValue() != "NOTSET")
     return Value();
   MLIRContext *ctx = g.b.getContext();
   Type i32 = g.b.getI32Type();
@@ -202,7 +211,9 @@ Value integerConv(GraphBuilder &g, Operation *op) {
     if (pads.size() != 4)
       return Value();
     Value fill = castTo(g, g.op("Reshape", {za32, g.ints({})}, {}, i32), u8);
-    x = g.op("Pad", {x, g.ints({0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]}), fill, g.none()},
+    x = g.op("Pad",
+             {x, g.ints({0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]}), fill,
+              g.none()},
              {}, u8);
   }
   Value y = g.op("ConvInteger", {x, w, g.none(), g.none()}, attrs, i32);
@@ -217,19 +228,25 @@ Value integerConv(GraphBuilder &g, Operation *op) {
 
 /// acc * factor + zero_point in f64, rounded half to even and clamped to
 /// `qt`'s range, as the reference requantizes.
-Value requantize(GraphBuilder &gd, Value acc, Value factor, Value zeroPoint, IntegerType qt) {
+Value requantize(GraphBuilder &gd, Value acc, Value factor, Value zeroPoint,
+                 IntegerType qt) {
   Type f64 = gd.b.getF64Type();
-  Value d = gd.op("Add", {gd.op("Mul", {acc, castTo(gd, factor, f64)}), castTo(gd, zeroPoint, f64)});
+  Value d = gd.op("Add", {gd.op("Mul", {acc, castTo(gd, factor, f64)}),
+                          castTo(gd, zeroPoint, f64)});
   unsigned w = qt.getWidth();
   double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
-  double hi = qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
-  return castTo(gd, gd.op("Clip", {gd.op("Round", {d}), gd.scalar(lo), gd.scalar(hi)}), qt);
+  double hi =
+      qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
+  return castTo(
+      gd, gd.op("Clip", {gd.op("Round", {d}), gd.scalar(lo), gd.scalar(hi)}),
+      qt);
 }
 
 } // namespace
 
 bool decomposeDequantize(Operation *op) {
-  Value x = op->getOperand(0), scale = op->getOperand(1), zp = optionalOperand(op, 2);
+  Value x = op->getOperand(0), scale = op->getOperand(1),
+        zp = optionalOperand(op, 2);
   auto xt = staticType(x), out = staticType(op->getResult(0));
   if (!xt || !out || !isFloat(out.getElementType()))
     return false;
@@ -254,7 +271,8 @@ bool decomposeDequantize(Operation *op) {
 }
 
 bool decomposeQuantize(Operation *op) {
-  Value x = op->getOperand(0), scale = op->getOperand(1), zp = optionalOperand(op, 2);
+  Value x = op->getOperand(0), scale = op->getOperand(1),
+        zp = optionalOperand(op, 2);
   auto xt = staticType(x);
   if (!xt || !isFloat(xt.getElementType()))
     return false;
@@ -301,8 +319,9 @@ bool decomposeDynamicQuantize(Operation *op) {
   };
   Value lo = all("Min"), hi = all("Max");
   Value scale = g.op("Div", {g.op("Sub", {hi, lo}), g.scalar(255.0)});
-  Value zpF = g.op("Round", {g.op("Clip", {g.op("Neg", {g.op("Div", {lo, scale})}),
-                                          g.scalar(0.0), g.scalar(255.0)})});
+  Value zpF =
+      g.op("Round", {g.op("Clip", {g.op("Neg", {g.op("Div", {lo, scale})}),
+                                   g.scalar(0.0), g.scalar(255.0)})});
   auto u8 = IntegerType::get(op->getContext(), 8, IntegerType::Unsigned);
   Value zp = castTo(g, zpF, u8);
   Value y = quantizeInt(g, g.op("Div", {x, scale}), zpF, u8);
@@ -318,7 +337,8 @@ bool decomposeDynamicQuantize(Operation *op) {
 bool decomposeMatMulInteger(Operation *op) {
   Value a = op->getOperand(0), bm = op->getOperand(1);
   Value za = optionalOperand(op, 2), zb = optionalOperand(op, 3);
-  if (!za && !zb && cast<ShapedType>(a.getType()).getElementType().isUnsignedInteger() &&
+  if (!za && !zb &&
+      cast<ShapedType>(a.getType()).getElementType().isUnsignedInteger() &&
       cast<ShapedType>(bm.getType()).getElementType().isSignlessInteger(8))
     return false;
   OpBuilder b(op);
@@ -348,8 +368,11 @@ bool decomposeConvInteger(Operation *op) {
     return false;
   SmallVector<int64_t> pads = getIntsAttr(op, "pads");
   if (!optionalOperand(op, 2) && !optionalOperand(op, 3) &&
-      cast<ShapedType>(op->getOperand(0).getType()).getElementType().isUnsignedInteger() &&
-      wt.getElementType().isSignlessInteger(8) && getIntAttr(op, "group", 1) == 1 &&
+      cast<ShapedType>(op->getOperand(0).getType())
+          .getElementType()
+          .isUnsignedInteger() &&
+      wt.getElementType().isSignlessInteger(8) &&
+      getIntAttr(op, "group", 1) == 1 &&
       llvm::all_of(pads, [](int64_t p) { return p == 0; }))
     return false;
   OpBuilder b(op);
@@ -361,8 +384,8 @@ bool decomposeConvInteger(Operation *op) {
     }
   }
   GraphBuilder g(b, op->getLoc(), b.getF64Type());
-  Value conv = exactConv(g, op, op->getOperand(0), optionalOperand(op, 2), op->getOperand(1),
-                         optionalOperand(op, 3), Value());
+  Value conv = exactConv(g, op, op->getOperand(0), optionalOperand(op, 2),
+                         op->getOperand(1), optionalOperand(op, 3), Value());
   Value y = castTo(g, conv, b.getI32Type());
   if (!staticType(y))
     return false;
@@ -393,7 +416,8 @@ bool decomposeQLinearMatMul(Operation *op) {
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value factor = gs.op("Div", {gs.op("Mul", {as, bs}), ys});
   GraphBuilder gd(b, op->getLoc(), f64);
-  Value y = requantize(gd, castTo(gd, c, f64), factor, yz, cast<IntegerType>(out.getElementType()));
+  Value y = requantize(gd, castTo(gd, c, f64), factor, yz,
+                       cast<IntegerType>(out.getElementType()));
   if (!staticType(y))
     return false;
   replaceResults(op, {y});
@@ -407,7 +431,8 @@ bool decomposeQLinearMatMul(Operation *op) {
 bool decomposeQLinearConv(Operation *op) {
   Value x = op->getOperand(0), xs = op->getOperand(1), xz = op->getOperand(2);
   Value w = op->getOperand(3), ws = op->getOperand(4), wz = op->getOperand(5);
-  Value ys = op->getOperand(6), yz = op->getOperand(7), bias = optionalOperand(op, 8);
+  Value ys = op->getOperand(6), yz = op->getOperand(7),
+        bias = optionalOperand(op, 8);
   auto wt = staticType(w), out = staticType(op->getResult(0));
   if (!staticType(x) || !wt || !out || !isa<IntegerType>(out.getElementType()))
     return false;
@@ -420,13 +445,15 @@ bool decomposeQLinearConv(Operation *op) {
   Type scaleElt = staticType(xs).getElementType();
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value wScale = ws;
-  if (auto st = staticType(ws); st && st.getRank() == 1 && st.getNumElements() > 1) {
+  if (auto st = staticType(ws);
+      st && st.getRank() == 1 && st.getNumElements() > 1) {
     SmallVector<int64_t> shape(out.getRank() - 1, 1);
     shape[0] = st.getNumElements();
     wScale = gs.op("Reshape", {ws, gs.ints(shape)});
   }
   Value factor = gs.op("Div", {gs.op("Mul", {xs, wScale}), ys});
-  Value y = requantize(gd, conv, factor, yz, cast<IntegerType>(out.getElementType()));
+  Value y =
+      requantize(gd, conv, factor, yz, cast<IntegerType>(out.getElementType()));
   if (!staticType(y))
     return false;
   replaceResults(op, {y});

@@ -82,26 +82,31 @@ onnx::DequantizeLinearOp weightDequantize(Value v, bool transposed) {
 
 /// Cast(MatMulInteger(a, W, za, zw)) * sa * sw for the two dequantizes;
 /// `w` is the weights as [K, N].
-Value scaledProduct(GraphBuilder &g, onnx::DequantizeLinearOp a, onnx::DequantizeLinearOp w,
-                    Value weights) {
+Value scaledProduct(GraphBuilder &g, onnx::DequantizeLinearOp a,
+                    onnx::DequantizeLinearOp w, Value weights) {
   auto none = [&](Value v) { return isNoneValue(v) ? g.none() : v; };
   Type i32 = g.b.getI32Type();
-  Value q = g.op("MatMulInteger",
-                 {a.getX(), weights, none(a.getXZeroPoint()), none(w.getXZeroPoint())}, {}, i32);
+  Value q = g.op(
+      "MatMulInteger",
+      {a.getX(), weights, none(a.getXZeroPoint()), none(w.getXZeroPoint())}, {},
+      i32);
   Value f = g.op("Cast", {q}, {g.attr("to", int64_t(1))}, g.b.getF32Type());
   return g.op("Mul", {f, g.op("Mul", {a.getXScale(), w.getXScale()})});
 }
 
 struct QuantizedMatMul : OpRewritePattern<onnx::MatMulOp> {
-  QuantizedMatMul(MLIRContext *ctx, Counters &c) : OpRewritePattern(ctx), counters(c) {}
+  QuantizedMatMul(MLIRContext *ctx, Counters &c)
+      : OpRewritePattern(ctx), counters(c) {}
   Counters &counters;
 
-  LogicalResult matchAndRewrite(onnx::MatMulOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(onnx::MatMulOp op,
+                                PatternRewriter &rewriter) const override {
     auto a = activationDequantize(op.getA());
     auto w = weightDequantize(op.getB(), /*transposed=*/false);
     auto at = dyn_cast<RankedTensorType>(op.getA().getType());
     if (!a || !w || !at || at.getRank() < 2)
-      return rewriter.notifyMatchFailure(op, "not a dequantized activation by dequantized weights");
+      return rewriter.notifyMatchFailure(
+          op, "not a dequantized activation by dequantized weights");
     GraphBuilder g(rewriter, op.getLoc(), rewriter.getF32Type());
     Value y = scaledProduct(g, a, w, w.getX());
     if (y.getType() != op.getY().getType())
@@ -115,10 +120,12 @@ struct QuantizedMatMul : OpRewritePattern<onnx::MatMulOp> {
 /// Gemm (alpha = 1, beta = 1, A not transposed) of the same operands, B
 /// stored [N, K] with transB; the bias C added after the scaling.
 struct QuantizedGemm : OpRewritePattern<onnx::GemmOp> {
-  QuantizedGemm(MLIRContext *ctx, Counters &c) : OpRewritePattern(ctx), counters(c) {}
+  QuantizedGemm(MLIRContext *ctx, Counters &c)
+      : OpRewritePattern(ctx), counters(c) {}
   Counters &counters;
 
-  LogicalResult matchAndRewrite(onnx::GemmOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(onnx::GemmOp op,
+                                PatternRewriter &rewriter) const override {
     if (op.getTransA() || !op.getAlpha().isExactlyValue(1.0) ||
         !op.getBeta().isExactlyValue(1.0))
       return rewriter.notifyMatchFailure(op, "scaled or transposed A");
@@ -126,11 +133,13 @@ struct QuantizedGemm : OpRewritePattern<onnx::GemmOp> {
     auto a = activationDequantize(op.getA());
     auto w = weightDequantize(op.getB(), transB);
     if (!a || !w)
-      return rewriter.notifyMatchFailure(op, "not a dequantized activation by dequantized weights");
+      return rewriter.notifyMatchFailure(
+          op, "not a dequantized activation by dequantized weights");
     GraphBuilder g(rewriter, op.getLoc(), rewriter.getF32Type());
-    Value weights = transB ? g.op("Transpose", {w.getX()}, {g.perm({1, 0})},
-                                  cast<ShapedType>(w.getX().getType()).getElementType())
-                           : w.getX();
+    Value weights =
+        transB ? g.op("Transpose", {w.getX()}, {g.perm({1, 0})},
+                      cast<ShapedType>(w.getX().getType()).getElementType())
+               : w.getX();
     Value y = scaledProduct(g, a, w, weights);
     if (!isNoneValue(op.getC()))
       y = g.op("Add", {y, op.getC()});
@@ -147,25 +156,32 @@ struct QuantizedGemm : OpRewritePattern<onnx::GemmOp> {
 /// zero point (symmetric, as the quantizer writes s8 weights):
 ///   ConvInteger(x, W, zx) * (sx * sw) + B, the scales and bias per channel.
 struct QuantizedConv : OpRewritePattern<onnx::ConvOp> {
-  QuantizedConv(MLIRContext *ctx, Counters &c) : OpRewritePattern(ctx), counters(c) {}
+  QuantizedConv(MLIRContext *ctx, Counters &c)
+      : OpRewritePattern(ctx), counters(c) {}
   Counters &counters;
 
-  LogicalResult matchAndRewrite(onnx::ConvOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(onnx::ConvOp op,
+                                PatternRewriter &rewriter) const override {
     auto x = activationDequantize(op.getX());
     auto w = op.getW().getDefiningOp<onnx::DequantizeLinearOp>();
     auto xt = dyn_cast<RankedTensorType>(op.getX().getType());
     auto wt = w ? staticTensor(w.getX()) : RankedTensorType();
     if (!x || !w || !xt || xt.getRank() != 4 || !wt || wt.getRank() != 4 ||
         !wt.getElementType().isSignlessInteger(8) || !constantAttr(w.getX()) ||
-        w.getBlockSize() != 0 || op.getGroup() != 1 || op.getAutoPad() != "NOTSET")
-      return rewriter.notifyMatchFailure(op, "not a dequantized 2-D conv of group 1");
-    if (!isNoneValue(w.getXZeroPoint()) && !isZeroIntegerConstant(w.getXZeroPoint()))
+        w.getBlockSize() != 0 || op.getGroup() != 1 ||
+        op.getAutoPad() != "NOTSET")
+      return rewriter.notifyMatchFailure(
+          op, "not a dequantized 2-D conv of group 1");
+    if (!isNoneValue(w.getXZeroPoint()) &&
+        !isZeroIntegerConstant(w.getXZeroPoint()))
       return rewriter.notifyMatchFailure(op, "weights with a zero point");
     int64_t m = wt.getDimSize(0);
     auto st = staticTensor(w.getXScale());
-    if (!st || !(st.getNumElements() == 1 ||
-                 (st.getRank() == 1 && st.getNumElements() == m && w.getAxis() == 0)))
-      return rewriter.notifyMatchFailure(op, "weight scales not per tensor or channel");
+    if (!st ||
+        !(st.getNumElements() == 1 ||
+          (st.getRank() == 1 && st.getNumElements() == m && w.getAxis() == 0)))
+      return rewriter.notifyMatchFailure(
+          op, "weight scales not per tensor or channel");
     GraphBuilder g(rewriter, op.getLoc(), rewriter.getF32Type());
     SmallVector<NamedAttribute> attrs;
     for (NamedAttribute a : op->getAttrs())
@@ -176,11 +192,13 @@ struct QuantizedConv : OpRewritePattern<onnx::ConvOp> {
                    rewriter.getI32Type());
     auto perChannel = [&](Value v) {
       auto t = staticTensor(v);
-      return t && t.getNumElements() == m && m > 1 ? g.op("Reshape", {v, g.ints({1, m, 1, 1})})
-                                                    : v;
+      return t && t.getNumElements() == m && m > 1
+                 ? g.op("Reshape", {v, g.ints({1, m, 1, 1})})
+                 : v;
     };
-    Value y = g.op("Mul", {g.op("Cast", {q}, {g.attr("to", int64_t(1))}, g.b.getF32Type()),
-                           perChannel(g.op("Mul", {x.getXScale(), w.getXScale()}))});
+    Value y = g.op(
+        "Mul", {g.op("Cast", {q}, {g.attr("to", int64_t(1))}, g.b.getF32Type()),
+                perChannel(g.op("Mul", {x.getXScale(), w.getXScale()}))});
     if (!isNoneValue(op.getB()))
       y = g.op("Add", {y, perChannel(op.getB())});
     if (y.getType() != op.getY().getType())
@@ -197,21 +215,26 @@ struct QuantizedConv : OpRewritePattern<onnx::ConvOp> {
 /// which vectorizes and fuses with its neighbours instead of a round trip
 /// through an 8-bit tensor. (The QuantizeLinear stays for 8-bit readers.)
 struct QuantizeDequantizePair : OpRewritePattern<onnx::DequantizeLinearOp> {
-  QuantizeDequantizePair(MLIRContext *ctx, Counters &c) : OpRewritePattern(ctx), counters(c) {}
+  QuantizeDequantizePair(MLIRContext *ctx, Counters &c)
+      : OpRewritePattern(ctx), counters(c) {}
   Counters &counters;
 
   LogicalResult matchAndRewrite(onnx::DequantizeLinearOp dq,
                                 PatternRewriter &rewriter) const override {
     auto q = dq.getX().getDefiningOp<onnx::QuantizeLinearOp>();
     if (!q || !activationDequantize(dq) || isNoneValue(dq.getXZeroPoint()) ||
-        q.getYScale() != dq.getXScale() || q.getYZeroPoint() != dq.getXZeroPoint() ||
+        q.getYScale() != dq.getXScale() ||
+        q.getYZeroPoint() != dq.getXZeroPoint() ||
         !cast<ShapedType>(q.getX().getType()).getElementType().isF32())
-      return rewriter.notifyMatchFailure(dq, "not a per-tensor quantize-dequantize pair");
-    auto qt = cast<IntegerType>(cast<ShapedType>(dq.getX().getType()).getElementType());
+      return rewriter.notifyMatchFailure(
+          dq, "not a per-tensor quantize-dequantize pair");
+    auto qt = cast<IntegerType>(
+        cast<ShapedType>(dq.getX().getType()).getElementType());
     GraphBuilder g(rewriter, dq.getLoc(), rewriter.getF32Type());
     Type f32 = rewriter.getF32Type();
     Value s = dq.getXScale();
-    Value z = g.op("Cast", {dq.getXZeroPoint()}, {g.attr("to", int64_t(1))}, f32);
+    Value z =
+        g.op("Cast", {dq.getXZeroPoint()}, {g.attr("to", int64_t(1))}, f32);
     double lo = qt.isUnsigned() ? 0 : -128, hi = qt.isUnsigned() ? 255 : 127;
     Value v = g.op("Add", {g.op("Round", {g.op("Div", {q.getX(), s})}), z});
     v = g.op("Clip", {v, g.scalar(lo), g.scalar(hi)});
@@ -232,16 +255,18 @@ struct FuseQuantizedPass : public impl::FuseQuantizedBase<FuseQuantizedPass> {
     // dequantized operands.
     RewritePatternSet products(&getContext()), pairs(&getContext());
     if (integerProducts)
-      products.add<QuantizedMatMul, QuantizedGemm, QuantizedConv>(&getContext(), counters);
+      products.add<QuantizedMatMul, QuantizedGemm, QuantizedConv>(&getContext(),
+                                                                  counters);
     pairs.add<QuantizeDequantizePair>(&getContext(), counters);
-    FrozenRewritePatternSet frozenProducts(std::move(products)), frozenPairs(std::move(pairs));
+    FrozenRewritePatternSet frozenProducts(std::move(products)),
+        frozenPairs(std::move(pairs));
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(applyPatternsAndFoldGreedily(func, frozenProducts)) ||
           failed(applyPatternsAndFoldGreedily(func, frozenPairs)))
         return signalPassFailure();
     recordCounters(getOperation(), counters,
-                   {"fuse_quantized_matmul", "fuse_quantized_gemm", "fuse_quantized_conv",
-                    "fuse_quantize_dequantize"});
+                   {"fuse_quantized_matmul", "fuse_quantized_gemm",
+                    "fuse_quantized_conv", "fuse_quantize_dequantize"});
   }
 };
 

@@ -169,7 +169,8 @@ Results lowerMatMul(OpBuilder &b, Operation *op) {
 Results lowerMatMulInteger(OpBuilder &b, Operation *op) {
   for (unsigned i = 2; i < op->getNumOperands(); ++i)
     if (!isNone(op->getOperand(i)))
-      return emitNodeError(op) << "zero points of this shape (per row) are not supported";
+      return emitNodeError(op)
+             << "zero points of this shape (per row) are not supported";
   return lowerMatMul(b, op);
 }
 

@@ -14,10 +14,10 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
@@ -32,9 +32,9 @@ namespace kiln {
 
 namespace {
 
-constexpr int64_t kLanes = 16;   // i32 lanes of a 512-bit register
-constexpr int64_t kRows = 6;     // rows of A per register tile
-constexpr int64_t kPanels = 4;   // 16-column panels per register tile
+constexpr int64_t kLanes = 16; // i32 lanes of a 512-bit register
+constexpr int64_t kRows = 6;   // rows of A per register tile
+constexpr int64_t kPanels = 4; // 16-column panels per register tile
 constexpr StringLiteral kVpdpbusd = "llvm.x86.avx512.vpdpbusd.512";
 
 /// `v` through an extension of an i8 block argument: the argument and
@@ -52,14 +52,17 @@ std::optional<std::pair<Value, bool>> widened8(Value v) {
 /// product's operands in either order).
 bool isU8S8MulAdd(linalg::GenericOp g) {
   Block &body = g.getRegion().front();
-  if (body.getNumArguments() != 3 || !body.getArgument(2).getType().isInteger(32))
+  if (body.getNumArguments() != 3 ||
+      !body.getArgument(2).getType().isInteger(32))
     return false;
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
   if (!add)
     return false;
   Value acc = body.getArgument(2);
-  Value other = add.getLhs() == acc ? add.getRhs() : add.getRhs() == acc ? add.getLhs() : Value();
+  Value other = add.getLhs() == acc   ? add.getRhs()
+                : add.getRhs() == acc ? add.getLhs()
+                                      : Value();
   auto mul = other ? other.getDefiningOp<arith::MulIOp>() : arith::MulIOp();
   if (!mul)
     return false;
@@ -68,8 +71,8 @@ bool isU8S8MulAdd(linalg::GenericOp g) {
     return false;
   if (x->first == body.getArgument(1))
     std::swap(x, y);
-  return x->first == body.getArgument(0) && x->second && y->first == body.getArgument(1) &&
-         !y->second;
+  return x->first == body.getArgument(0) && x->second &&
+         y->first == body.getArgument(1) && !y->second;
 }
 
 /// The bytes of B when it is a constant global of static shape.
@@ -77,9 +80,11 @@ std::optional<SmallVector<int8_t>> constantBytes(Value v) {
   auto get = v.getDefiningOp<memref::GetGlobalOp>();
   if (!get)
     return std::nullopt;
-  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(get, get.getNameAttr());
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
   if (!global || !global.getConstant() || !global.getInitialValue() ||
-      !global.getType().hasStaticShape() || !global.getType().getLayout().isIdentity())
+      !global.getType().hasStaticShape() ||
+      !global.getType().getLayout().isIdentity())
     return std::nullopt;
   int64_t n = global.getType().getNumElements();
   SmallVector<int8_t> bytes(n);
@@ -91,7 +96,8 @@ std::optional<SmallVector<int8_t>> constantBytes(Value v) {
     return bytes;
   }
   auto resource = dyn_cast<DenseResourceElementsAttr>(value);
-  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
   if (!blob || int64_t(blob->getData().size()) != n)
     return std::nullopt;
   std::memcpy(bytes.data(), blob->getData().data(), n);
@@ -112,12 +118,14 @@ Value packedWeights(OpBuilder &b, Location loc, memref::GetGlobalOp get,
       for (int64_t q = 0; q < steps; ++q)
         for (int64_t j = 0; j < kLanes && p * kLanes + j < n; ++j)
           for (int64_t t = 0; t < 4; ++t)
-            packed[((p * steps + q) * kLanes + j) * 4 + t] = w[(4 * q + t) * n + p * kLanes + j];
+            packed[((p * steps + q) * kLanes + j) * 4 + t] =
+                w[(4 * q + t) * n + p * kLanes + j];
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
     mb.create<memref::GlobalOp>(
         loc, name, mb.getStringAttr("private"), type,
-        DenseElementsAttr::get(RankedTensorType::get(type.getShape(), b.getI8Type()),
-                               ArrayRef<int8_t>(packed)),
+        DenseElementsAttr::get(
+            RankedTensorType::get(type.getShape(), b.getI8Type()),
+            ArrayRef<int8_t>(packed)),
         /*constant=*/true, mb.getI64IntegerAttr(64));
   }
   return b.create<memref::GetGlobalOp>(loc, type, name);
@@ -138,19 +146,25 @@ struct Kernel {
 /// accumulators start from C and stay in registers over the k steps; the
 /// last panel of the matrix keeps its lanes past the end out of memory
 /// (`lastLanes`, 0 if whole).
-void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0, Value cP0,
-              int64_t rows, int64_t panels, int64_t lastLanes) {
+void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
+              Value cP0, int64_t rows, int64_t panels, int64_t lastLanes) {
   auto i32x16 = VectorType::get({kLanes}, b.getI32Type());
-  auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+  auto idx = [&](int64_t v) {
+    return b.create<arith::ConstantIndexOp>(loc, v).getResult();
+  };
   auto add = [&](Value x, int64_t v) {
     return v ? b.create<arith::AddIOp>(loc, x, idx(v)).getResult() : x;
   };
-  auto mul = [&](Value x, int64_t v) { return b.create<arith::MulIOp>(loc, x, idx(v)).getResult(); };
+  auto mul = [&](Value x, int64_t v) {
+    return b.create<arith::MulIOp>(loc, x, idx(v)).getResult();
+  };
   Value mask, zero;
   if (lastLanes) {
-    mask = b.create<vector::CreateMaskOp>(loc, VectorType::get({kLanes}, b.getI1Type()),
-                                          ValueRange{idx(lastLanes)});
-    zero = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(i32x16, int32_t(0)));
+    mask = b.create<vector::CreateMaskOp>(
+        loc, VectorType::get({kLanes}, b.getI1Type()),
+        ValueRange{idx(lastLanes)});
+    zero = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(i32x16, int32_t(0)));
   }
   auto masked = [&](int64_t j) { return lastLanes && j == panels - 1; };
   SmallVector<Value> rowIdx, colIdx, init;
@@ -160,38 +174,48 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0, 
     colIdx.push_back(mul(add(cP0, j), kLanes));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < panels; ++j)
-      init.push_back(masked(j) ? b.create<vector::MaskedLoadOp>(loc, i32x16, kn.c,
-                                                                ValueRange{rowIdx[r], colIdx[j]},
-                                                                mask, zero)
-                                     .getResult()
-                               : b.create<vector::LoadOp>(loc, i32x16, kn.c,
-                                                          ValueRange{rowIdx[r], colIdx[j]})
-                                     .getResult());
+      init.push_back(
+          masked(j) ? b.create<vector::MaskedLoadOp>(
+                           loc, i32x16, kn.c, ValueRange{rowIdx[r], colIdx[j]},
+                           mask, zero)
+                          .getResult()
+                    : b.create<vector::LoadOp>(loc, i32x16, kn.c,
+                                               ValueRange{rowIdx[r], colIdx[j]})
+                          .getResult());
   auto loop = b.create<scf::ForOp>(
       loc, idx(0), idx(kn.steps), idx(1), init,
       [&](OpBuilder &nb, Location l, Value q, ValueRange accs) {
-        auto cst = [&](int64_t v) { return nb.create<arith::ConstantIndexOp>(l, v).getResult(); };
+        auto cst = [&](int64_t v) {
+          return nb.create<arith::ConstantIndexOp>(l, v).getResult();
+        };
         SmallVector<Value> bv, next;
         for (int64_t j = 0; j < panels; ++j) {
-          Value p = j ? nb.create<arith::AddIOp>(l, vP0, cst(j)).getResult() : vP0;
-          Value v = nb.create<vector::LoadOp>(l, VectorType::get({4 * kLanes}, nb.getI8Type()),
-                                              kn.vec, ValueRange{p, q, cst(0)});
+          Value p =
+              j ? nb.create<arith::AddIOp>(l, vP0, cst(j)).getResult() : vP0;
+          Value v = nb.create<vector::LoadOp>(
+              l, VectorType::get({4 * kLanes}, nb.getI8Type()), kn.vec,
+              ValueRange{p, q, cst(0)});
           bv.push_back(nb.create<vector::BitCastOp>(l, i32x16, v));
         }
         Value k4 = nb.create<arith::MulIOp>(l, q, cst(4));
         for (int64_t r = 0; r < rows; ++r) {
           // Four bytes of the row, broadcast as one i32 to every lane.
-          Value b4 = nb.create<vector::LoadOp>(l, VectorType::get({4}, nb.getI8Type()), kn.bcast,
-                                               ValueRange{rowIdx[r], k4});
+          Value b4 =
+              nb.create<vector::LoadOp>(l, VectorType::get({4}, nb.getI8Type()),
+                                        kn.bcast, ValueRange{rowIdx[r], k4});
           Value word = nb.create<vector::ExtractOp>(
-              l, nb.create<vector::BitCastOp>(l, VectorType::get({1}, nb.getI32Type()), b4),
+              l,
+              nb.create<vector::BitCastOp>(
+                  l, VectorType::get({1}, nb.getI32Type()), b4),
               ArrayRef<int64_t>{0});
           Value bcast = nb.create<vector::BroadcastOp>(l, i32x16, word);
           for (int64_t j = 0; j < panels; ++j) {
             // (vpdpbusd: the second operand's bytes are unsigned.)
-            Value u = kn.bcastUnsigned ? bcast : bv[j], s = kn.bcastUnsigned ? bv[j] : bcast;
+            Value u = kn.bcastUnsigned ? bcast : bv[j],
+                  s = kn.bcastUnsigned ? bv[j] : bcast;
             next.push_back(nb.create<LLVM::CallIntrinsicOp>(
-                                 l, i32x16, kVpdpbusd, ValueRange{accs[r * panels + j], u, s})
+                                 l, i32x16, kVpdpbusd,
+                                 ValueRange{accs[r * panels + j], u, s})
                                .getResult(0));
           }
         }
@@ -201,25 +225,32 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0, 
     for (int64_t j = 0; j < panels; ++j) {
       Value acc = loop.getResult(r * panels + j);
       if (masked(j))
-        b.create<vector::MaskedStoreOp>(loc, kn.c, ValueRange{rowIdx[r], colIdx[j]}, mask, acc);
+        b.create<vector::MaskedStoreOp>(
+            loc, kn.c, ValueRange{rowIdx[r], colIdx[j]}, mask, acc);
       else
-        b.create<vector::StoreOp>(loc, acc, kn.c, ValueRange{rowIdx[r], colIdx[j]});
+        b.create<vector::StoreOp>(loc, acc, kn.c,
+                                  ValueRange{rowIdx[r], colIdx[j]});
     }
 }
 
 /// Rows [rowStart, rowEnd) of the panels: tiles of kRows rows (fewer when
 /// `staticRows`, the count when known, is smaller), then single rows.
-void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart, Value rowEnd,
-                 Value vP0, Value cP0, int64_t panels, int64_t lastLanes, int64_t staticRows) {
-  auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
+                 Value rowEnd, Value vP0, Value cP0, int64_t panels,
+                 int64_t lastLanes, int64_t staticRows) {
+  auto idx = [&](int64_t v) {
+    return b.create<arith::ConstantIndexOp>(loc, v).getResult();
+  };
   int64_t rows = staticRows > 0 ? std::min(kRows, staticRows) : kRows;
   Value count = b.create<arith::SubIOp>(loc, rowEnd, rowStart);
   Value whole = b.create<arith::AddIOp>(
       loc, rowStart,
-      b.create<arith::MulIOp>(loc, b.create<arith::DivUIOp>(loc, count, idx(rows)), idx(rows)));
+      b.create<arith::MulIOp>(
+          loc, b.create<arith::DivUIOp>(loc, count, idx(rows)), idx(rows)));
   b.create<scf::ForOp>(loc, rowStart, whole, idx(rows), ValueRange{},
                        [&](OpBuilder &nb, Location l, Value m, ValueRange) {
-                         emitTile(nb, l, kn, m, vP0, cP0, rows, panels, lastLanes);
+                         emitTile(nb, l, kn, m, vP0, cP0, rows, panels,
+                                  lastLanes);
                          nb.create<scf::YieldOp>(l);
                        });
   if (staticRows > 0 && staticRows % rows == 0)
@@ -235,17 +266,22 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart, V
 /// kPanels panels of whole columns across threads (`perTile` work each, for
 /// the grain), then one tile with the rest, its last panel `lastLanes`
 /// wide. `body(b, loc, first panel, panels, lastLanes)` emits a tile.
-void forEachColumnTile(OpBuilder &b, Location loc, int64_t columns, int64_t perTile,
-                       function_ref<void(OpBuilder &, Location, Value, int64_t, int64_t)> body) {
-  int64_t panels = llvm::divideCeil(columns, kLanes), lastLanes = columns % kLanes;
+void forEachColumnTile(
+    OpBuilder &b, Location loc, int64_t columns, int64_t perTile,
+    function_ref<void(OpBuilder &, Location, Value, int64_t, int64_t)> body) {
+  int64_t panels = llvm::divideCeil(columns, kLanes),
+          lastLanes = columns % kLanes;
   int64_t tile = std::min(kPanels, panels);
   int64_t tiles = (columns / kLanes) / tile, rest = panels - tiles * tile;
-  auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+  auto idx = [&](int64_t v) {
+    return b.create<arith::ConstantIndexOp>(loc, v).getResult();
+  };
   if (tiles > 0) {
     auto loop = b.create<scf::ForOp>(
         loc, idx(0), idx(tiles), idx(1), ValueRange{},
         [&](OpBuilder &nb, Location l, Value t, ValueRange) {
-          Value p0 = nb.create<arith::MulIOp>(l, t, nb.create<arith::ConstantIndexOp>(l, tile));
+          Value p0 = nb.create<arith::MulIOp>(
+              l, t, nb.create<arith::ConstantIndexOp>(l, tile));
           body(nb, l, p0, tile, 0);
           nb.create<scf::YieldOp>(l);
         });
@@ -258,13 +294,15 @@ void forEachColumnTile(OpBuilder &b, Location loc, int64_t columns, int64_t perT
 /// `v` (identity layout) as a row-major [rows, cols] at element `offset`
 /// (a reinterpret_cast: loads through a collapse_shape would be folded into
 /// loads of the source, each index delinearized with divisions).
-Value rowMajor(OpBuilder &b, Location loc, Value v, OpFoldResult rows, int64_t cols,
-               OpFoldResult offset) {
+Value rowMajor(OpBuilder &b, Location loc, Value v, OpFoldResult rows,
+               int64_t cols, OpFoldResult offset) {
   auto t = cast<MemRefType>(v.getType());
-  std::optional<int64_t> r = getConstantIntValue(rows), o = getConstantIntValue(offset);
-  auto type = MemRefType::get({r ? *r : ShapedType::kDynamic, cols}, t.getElementType(),
-                              StridedLayoutAttr::get(b.getContext(),
-                                                     o ? *o : ShapedType::kDynamic, {cols, 1}));
+  std::optional<int64_t> r = getConstantIntValue(rows),
+                         o = getConstantIntValue(offset);
+  auto type = MemRefType::get(
+      {r ? *r : ShapedType::kDynamic, cols}, t.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), o ? *o : ShapedType::kDynamic,
+                             {cols, 1}));
   return b.create<memref::ReinterpretCastOp>(
       loc, type, v, offset, ArrayRef<OpFoldResult>{rows, b.getIndexAttr(cols)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(cols), b.getIndexAttr(1)});
@@ -277,8 +315,10 @@ Value asMatrix(OpBuilder &b, Location loc, Value v) {
     return v;
   OpFoldResult rows = b.getIndexAttr(1);
   for (int64_t i = 0; i + 1 < t.getRank(); ++i) {
-    OpFoldResult d = t.isDynamicDim(i) ? OpFoldResult(b.create<memref::DimOp>(loc, v, i).getResult())
-                                       : OpFoldResult(b.getIndexAttr(t.getDimSize(i)));
+    OpFoldResult d =
+        t.isDynamicDim(i)
+            ? OpFoldResult(b.create<memref::DimOp>(loc, v, i).getResult())
+            : OpFoldResult(b.getIndexAttr(t.getDimSize(i)));
     rows = affine::makeComposedFoldedAffineApply(
         b, loc, b.getAffineSymbolExpr(0) * b.getAffineSymbolExpr(1), {rows, d});
   }
@@ -287,16 +327,18 @@ Value asMatrix(OpBuilder &b, Location loc, Value v) {
 
 /// Rewrites `g` when it is an 8-bit matmul the kernel takes.
 bool rewrite(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
-      g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
     return false;
   auto mm = vectorize::matchMatmul(g);
   if (!mm || mm->transA || mm->transB)
     return false;
-  Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1], c = g.getDpsInits()[0];
+  Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1],
+        c = g.getDpsInits()[0];
   auto at = cast<MemRefType>(a.getType()), ct = cast<MemRefType>(c.getType());
   auto bt = cast<MemRefType>(bm.getType());
-  if (!at.getLayout().isIdentity() || !ct.getLayout().isIdentity() || bt.getRank() != 2)
+  if (!at.getLayout().isIdentity() || !ct.getLayout().isIdentity() ||
+      bt.getRank() != 2)
     return false;
   // A [batch..., m, k], C [batch..., m, n] in loop order, B [k, n].
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
@@ -307,10 +349,13 @@ bool rewrite(linalg::GenericOp g) {
         d.push_back(de.getPosition());
     return d.size() == map.getNumResults() ? d : SmallVector<unsigned>();
   };
-  SmallVector<unsigned> da = dims(maps[0]), db = dims(maps[1]), dc = dims(maps[2]);
-  if (da.empty() || dc.size() != da.size() || db != SmallVector<unsigned>{mm->k, mm->n} ||
-      da.back() != mm->k || dc.back() != mm->n || da[da.size() - 2] != mm->m ||
-      !llvm::equal(ArrayRef<unsigned>(da).drop_back(), ArrayRef<unsigned>(dc).drop_back()))
+  SmallVector<unsigned> da = dims(maps[0]), db = dims(maps[1]),
+                        dc = dims(maps[2]);
+  if (da.empty() || dc.size() != da.size() ||
+      db != SmallVector<unsigned>{mm->k, mm->n} || da.back() != mm->k ||
+      dc.back() != mm->n || da[da.size() - 2] != mm->m ||
+      !llvm::equal(ArrayRef<unsigned>(da).drop_back(),
+                   ArrayRef<unsigned>(dc).drop_back()))
     return false;
   int64_t k = bt.getDimSize(0), n = bt.getDimSize(1);
   if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n) || k % 4 != 0)
@@ -322,15 +367,18 @@ bool rewrite(linalg::GenericOp g) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   Value a2 = asMatrix(b, loc, a);
-  Kernel kn{a2, packedWeights(b, loc, get, *w, k, n), asMatrix(b, loc, c), k / 4, true};
+  Kernel kn{a2, packedWeights(b, loc, get, *w, k, n), asMatrix(b, loc, c),
+            k / 4, true};
   int64_t staticRows = cast<MemRefType>(a2.getType()).getDimSize(0);
   Value rowsTotal = b.create<memref::DimOp>(loc, a2, 0);
   // (Run-time rows count as 64 for the grain.)
   int64_t rows = staticRows > 0 ? staticRows : 64;
   forEachColumnTile(b, loc, n, rows * k * kPanels * kLanes,
-                    [&](OpBuilder &nb, Location l, Value p0, int64_t panels, int64_t lastLanes) {
-                      emitColumns(nb, l, kn, nb.create<arith::ConstantIndexOp>(l, 0), rowsTotal,
-                                  p0, p0, panels, lastLanes, staticRows);
+                    [&](OpBuilder &nb, Location l, Value p0, int64_t panels,
+                        int64_t lastLanes) {
+                      emitColumns(
+                          nb, l, kn, nb.create<arith::ConstantIndexOp>(l, 0),
+                          rowsTotal, p0, p0, panels, lastLanes, staticRows);
                     });
   g.erase();
   return true;
@@ -344,7 +392,8 @@ Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
     mb.create<memref::GlobalOp>(
         loc, name, mb.getStringAttr("private"), type,
-        DenseElementsAttr::get(RankedTensorType::get(type.getShape(), b.getI32Type()), values),
+        DenseElementsAttr::get(
+            RankedTensorType::get(type.getShape(), b.getI32Type()), values),
         /*constant=*/true, mb.getI64IntegerAttr(64));
   }
   return b.create<memref::GetGlobalOp>(loc, type, name);
@@ -361,10 +410,11 @@ std::optional<ConvMatch> matchConv(linalg::GenericOp g) {
   using utils::IteratorType;
   if (g.getNumLoops() != 7 ||
       g.getIteratorTypesArray() !=
-          SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
-                                    IteratorType::reduction, IteratorType::reduction,
-                                    IteratorType::reduction, IteratorType::parallel,
-                                    IteratorType::parallel})
+          SmallVector<IteratorType>{
+              IteratorType::parallel, IteratorType::parallel,
+              IteratorType::reduction, IteratorType::reduction,
+              IteratorType::reduction, IteratorType::parallel,
+              IteratorType::parallel})
     return std::nullopt;
   MLIRContext *ctx = g.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -380,7 +430,9 @@ std::optional<ConvMatch> matchConv(linalg::GenericOp g) {
   };
   ConvMatch cm{at(5, 2), at(6, 3), at(3, 2), at(4, 3)};
   AffineMap expect = AffineMap::get(
-      7, 0, {d(0), d(2), d(5) * cm.sh + d(3) * cm.dh, d(6) * cm.sw + d(4) * cm.dw}, ctx);
+      7, 0,
+      {d(0), d(2), d(5) * cm.sh + d(3) * cm.dh, d(6) * cm.sw + d(4) * cm.dw},
+      ctx);
   if (maps[0] != expect)
     return std::nullopt;
   return cm;
@@ -392,13 +444,14 @@ std::optional<ConvMatch> matchConv(linalg::GenericOp g) {
 /// kernel's panel order (through tables of each tap's and each position's
 /// input offset, built now), then every output channel runs over them.
 bool rewriteConv(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
-      g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
     return false;
   auto cm = matchConv(g);
   if (!cm)
     return false;
-  Value x = g.getDpsInputs()[0], wv = g.getDpsInputs()[1], out = g.getDpsInits()[0];
+  Value x = g.getDpsInputs()[0], wv = g.getDpsInputs()[1],
+        out = g.getDpsInits()[0];
   auto xt = cast<MemRefType>(x.getType()), ot = cast<MemRefType>(out.getType());
   auto wt = cast<MemRefType>(wv.getType());
   if (!xt.hasStaticShape() || !ot.hasStaticShape() || !wt.hasStaticShape() ||
@@ -422,11 +475,13 @@ bool rewriteConv(linalg::GenericOp g) {
   SmallVector<int8_t> rows(m * steps * 4, 0);
   for (int64_t i = 0; i < m; ++i)
     std::copy_n(w->begin() + i * k, k, rows.begin() + i * steps * 4);
-  SmallVector<int32_t> tapOffset(steps * 4, 0), positionOffset(panelsTotal * kLanes, 0);
+  SmallVector<int32_t> tapOffset(steps * 4, 0),
+      positionOffset(panelsTotal * kLanes, 0);
   for (int64_t ci = 0; ci < c; ++ci)
     for (int64_t i = 0; i < kh; ++i)
       for (int64_t j = 0; j < kw; ++j)
-        tapOffset[(ci * kh + i) * kw + j] = int32_t(ci * h * width + i * cm->dh * width + j * cm->dw);
+        tapOffset[(ci * kh + i) * kw + j] =
+            int32_t(ci * h * width + i * cm->dh * width + j * cm->dw);
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j)
       positionOffset[i * ow + j] = int32_t(i * cm->sh * width + j * cm->sw);
@@ -439,16 +494,19 @@ bool rewriteConv(linalg::GenericOp g) {
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
     mb.create<memref::GlobalOp>(
         loc, name + "_vnni_rows", mb.getStringAttr("private"), rowsType,
-        DenseElementsAttr::get(RankedTensorType::get(rowsType.getShape(), b.getI8Type()),
-                               ArrayRef<int8_t>(rows)),
+        DenseElementsAttr::get(
+            RankedTensorType::get(rowsType.getShape(), b.getI8Type()),
+            ArrayRef<int8_t>(rows)),
         /*constant=*/true, mb.getI64IntegerAttr(64));
   }
-  Value weights = b.create<memref::GetGlobalOp>(loc, rowsType, name + "_vnni_rows");
+  Value weights =
+      b.create<memref::GetGlobalOp>(loc, rowsType, name + "_vnni_rows");
   // (Tables per conv: the names carry the shapes they were built for.)
-  std::string shape = std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(width) +
-                      "_k" + std::to_string(kh) + "x" + std::to_string(kw) + "_s" +
-                      std::to_string(cm->sh) + "x" + std::to_string(cm->sw) + "_d" +
-                      std::to_string(cm->dh) + "x" + std::to_string(cm->dw);
+  std::string shape = std::to_string(c) + "x" + std::to_string(h) + "x" +
+                      std::to_string(width) + "_k" + std::to_string(kh) + "x" +
+                      std::to_string(kw) + "_s" + std::to_string(cm->sh) + "x" +
+                      std::to_string(cm->sw) + "_d" + std::to_string(cm->dh) +
+                      "x" + std::to_string(cm->dw);
   Value taps = i32Table(b, loc, module, "kiln_conv_taps_" + shape, tapOffset);
   // A panel's 16 positions as runs on output rows at stride 1 or 2, up
   // to kRuns of them (a row of 14 or 7 splits a panel): each run a load of
@@ -460,9 +518,11 @@ bool rewriteConv(linalg::GenericOp g) {
   int64_t runStride = cm->sw;
   int32_t lastTap = *std::max_element(tapOffset.begin(), tapOffset.end());
   SmallVector<int8_t> runCount(panelsTotal, 0);
-  SmallVector<int32_t> runLane(panelsTotal * kRuns, kLanes), runBase(panelsTotal * kRuns, 0);
+  SmallVector<int32_t> runLane(panelsTotal * kRuns, kLanes),
+      runBase(panelsTotal * kRuns, 0);
   int64_t maxRuns = 0;
-  for (int64_t pp = 0; pp < panelsTotal && (runStride == 1 || runStride == 2); ++pp) {
+  for (int64_t pp = 0; pp < panelsTotal && (runStride == 1 || runStride == 2);
+       ++pp) {
     SmallVector<std::pair<int64_t, int64_t>> runs; // (first lane, base)
     int64_t last = 0;
     bool fits = true;
@@ -481,7 +541,8 @@ bool rewriteConv(linalg::GenericOp g) {
     runCount[pp] = runs.size();
     maxRuns = std::max<int64_t>(maxRuns, runs.size());
     for (int64_t r = 0; r < kRuns; ++r) {
-      runLane[pp * kRuns + r] = r < int64_t(runs.size()) ? runs[r].first : kLanes;
+      runLane[pp * kRuns + r] =
+          r < int64_t(runs.size()) ? runs[r].first : kLanes;
       runBase[pp * kRuns + r] = runs[r < int64_t(runs.size()) ? r : 0].second;
     }
   }
@@ -492,15 +553,19 @@ bool rewriteConv(linalg::GenericOp g) {
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
     mb.create<memref::GlobalOp>(
         loc, runsName, mb.getStringAttr("private"), runsType,
-        DenseElementsAttr::get(RankedTensorType::get({panelsTotal}, b.getI8Type()),
-                               ArrayRef<int8_t>(runCount)),
+        DenseElementsAttr::get(
+            RankedTensorType::get({panelsTotal}, b.getI8Type()),
+            ArrayRef<int8_t>(runCount)),
         /*constant=*/true, IntegerAttr());
   }
   Value runsOf = b.create<memref::GetGlobalOp>(loc, runsType, runsName);
-  Value runLanes = i32Table(b, loc, module, "kiln_conv_run_lanes_" + shape + outShape, runLane);
-  Value runBases = i32Table(b, loc, module, "kiln_conv_run_bases_" + shape + outShape, runBase);
-  Value bases = i32Table(b, loc, module,
-                         "kiln_conv_positions_" + shape + outShape, positionOffset);
+  Value runLanes = i32Table(b, loc, module,
+                            "kiln_conv_run_lanes_" + shape + outShape, runLane);
+  Value runBases = i32Table(b, loc, module,
+                            "kiln_conv_run_bases_" + shape + outShape, runBase);
+  Value bases =
+      i32Table(b, loc, module, "kiln_conv_positions_" + shape + outShape,
+               positionOffset);
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
     return ib.create<arith::ConstantIndexOp>(l, v).getResult();
   };
@@ -508,29 +573,36 @@ bool rewriteConv(linalg::GenericOp g) {
   int64_t bytes = n * c * h * width;
   Value flat = b.create<memref::ReinterpretCastOp>(
       loc, MemRefType::get({bytes}, b.getI8Type()), x, b.getIndexAttr(0),
-      ArrayRef<OpFoldResult>{b.getIndexAttr(bytes)}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      ArrayRef<OpFoldResult>{b.getIndexAttr(bytes)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   Value words = b.create<memref::ViewOp>(
-      loc, MemRefType::get({int64_t(llvm::divideCeil(bytes, 4))}, b.getI32Type()), flat,
-      idx(b, loc, 0), ValueRange{});
+      loc,
+      MemRefType::get({int64_t(llvm::divideCeil(bytes, 4))}, b.getI32Type()),
+      flat, idx(b, loc, 0), ValueRange{});
   Value allLanes = b.create<arith::ConstantOp>(
-      loc, DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()), true));
+      loc,
+      DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()), true));
   b.create<scf::ForOp>(
       loc, idx(b, loc, 0), idx(b, loc, n), idx(b, loc, 1), ValueRange{},
       [&](OpBuilder &ib, Location l, Value image, ValueRange) {
-        Value outN = rowMajor(ib, l, out, ib.getIndexAttr(m), positions,
-                              ib.create<arith::MulIOp>(l, image, idx(ib, l, m * positions))
-                                  .getResult());
+        Value outN = rowMajor(
+            ib, l, out, ib.getIndexAttr(m), positions,
+            ib.create<arith::MulIOp>(l, image, idx(ib, l, m * positions))
+                .getResult());
         Value base32 = ib.create<arith::IndexCastOp>(
-            l, ib.getI32Type(), ib.create<arith::MulIOp>(l, image, idx(ib, l, c * h * width)));
+            l, ib.getI32Type(),
+            ib.create<arith::MulIOp>(l, image, idx(ib, l, c * h * width)));
         // Panel `jp` of the scratch from output panel `p`, a step (4 taps)
         // at a time, tap t in byte t of each lane: the panel's runs loaded
         // and merged, or each tap's bytes gathered as the aligned dwords
         // holding them (an aligned dword never crosses a page, so reading
         // a few bytes past the input is harmless) and shifted down.
         auto i32x16 = VectorType::get({kLanes}, ib.getI32Type());
-        auto packPanel = [&](OpBuilder &pb, Location pl, Value jp, Value p, Value scratch) {
+        auto packPanel = [&](OpBuilder &pb, Location pl, Value jp, Value p,
+                             Value scratch) {
           Value first = pb.create<arith::MulIOp>(pl, p, idx(pb, pl, kLanes));
-          Value pos = pb.create<vector::LoadOp>(pl, i32x16, bases, ValueRange{first});
+          Value pos =
+              pb.create<vector::LoadOp>(pl, i32x16, bases, ValueRange{first});
           Value flag = pb.create<arith::CmpIOp>(
               pl, arith::CmpIPredicate::ne,
               pb.create<memref::LoadOp>(pl, runsOf, ValueRange{p}),
@@ -539,17 +611,22 @@ bool rewriteConv(linalg::GenericOp g) {
           auto runsAt = [&](OpBuilder &rb, Location rl) {
             SmallVector<std::pair<Value, Value>> r;
             Value iota = rb.create<arith::ConstantOp>(
-                rl, DenseElementsAttr::get(i32x16, ArrayRef<int32_t>(std::array<int32_t, 16>{
-                                                       0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-                                                       12, 13, 14, 15})));
+                rl, DenseElementsAttr::get(
+                        i32x16, ArrayRef<int32_t>(std::array<int32_t, 16>{
+                                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                    13, 14, 15})));
             for (int64_t k = 0; k < maxRuns; ++k) {
               Value at = rb.create<arith::AddIOp>(
-                  rl, rb.create<arith::MulIOp>(rl, p, idx(rb, rl, kRuns)), idx(rb, rl, k));
-              Value base = rb.create<memref::LoadOp>(rl, runBases, ValueRange{at});
+                  rl, rb.create<arith::MulIOp>(rl, p, idx(rb, rl, kRuns)),
+                  idx(rb, rl, k));
+              Value base =
+                  rb.create<memref::LoadOp>(rl, runBases, ValueRange{at});
               Value lane = rb.create<vector::BroadcastOp>(
-                  rl, i32x16, rb.create<memref::LoadOp>(rl, runLanes, ValueRange{at}));
-              r.push_back({base, rb.create<arith::CmpIOp>(rl, arith::CmpIPredicate::sge, iota,
-                                                          lane)});
+                  rl, i32x16,
+                  rb.create<memref::LoadOp>(rl, runLanes, ValueRange{at}));
+              r.push_back(
+                  {base, rb.create<arith::CmpIOp>(rl, arith::CmpIPredicate::sge,
+                                                  iota, lane)});
             }
             return r;
           };
@@ -558,11 +635,14 @@ bool rewriteConv(linalg::GenericOp g) {
             if (rowRun)
               runs = runsAt(sb, sl);
             sb.create<scf::ForOp>(
-                sl, idx(sb, sl, 0), idx(sb, sl, steps), idx(sb, sl, 1), ValueRange{},
+                sl, idx(sb, sl, 0), idx(sb, sl, steps), idx(sb, sl, 1),
+                ValueRange{},
                 [&](OpBuilder &kb, Location kl, Value step, ValueRange) {
                   auto kc = [&](int64_t v) { return idx(kb, kl, v); };
                   auto splat = [&](int32_t v) {
-                    return kb.create<arith::ConstantOp>(kl, DenseElementsAttr::get(i32x16, v))
+                    return kb
+                        .create<arith::ConstantOp>(
+                            kl, DenseElementsAttr::get(i32x16, v))
                         .getResult();
                   };
                   Value packed;
@@ -570,46 +650,59 @@ bool rewriteConv(linalg::GenericOp g) {
                     Value tap = kb.create<arith::AddIOp>(
                         kl, kb.create<arith::MulIOp>(kl, step, kc(4)), kc(t));
                     Value tapOff = kb.create<arith::AddIOp>(
-                        kl, base32, kb.create<memref::LoadOp>(kl, taps, ValueRange{tap}));
+                        kl, base32,
+                        kb.create<memref::LoadOp>(kl, taps, ValueRange{tap}));
                     Value byte;
                     if (rowRun) {
                       Value merged;
                       for (auto [k, run] : llvm::enumerate(runs)) {
                         Value at = kb.create<arith::IndexCastOp>(
-                            kl, kb.getIndexType(), kb.create<arith::AddIOp>(kl, tapOff, run.first));
+                            kl, kb.getIndexType(),
+                            kb.create<arith::AddIOp>(kl, tapOff, run.first));
                         Value v = kb.create<vector::LoadOp>(
-                            kl, VectorType::get({kLanes * runStride}, kb.getI8Type()), flat,
-                            ValueRange{at});
+                            kl,
+                            VectorType::get({kLanes * runStride},
+                                            kb.getI8Type()),
+                            flat, ValueRange{at});
                         if (runStride == 2) {
                           SmallVector<int64_t> even;
                           for (int64_t j = 0; j < kLanes; ++j)
                             even.push_back(2 * j);
                           v = kb.create<vector::ShuffleOp>(kl, v, v, even);
                         }
-                        merged = k ? kb.create<arith::SelectOp>(kl, run.second, v, merged)
+                        merged = k ? kb.create<arith::SelectOp>(kl, run.second,
+                                                                v, merged)
                                          .getResult()
                                    : v;
                       }
                       byte = kb.create<arith::ExtUIOp>(kl, i32x16, merged);
                     } else {
                       Value off = kb.create<arith::AddIOp>(
-                          kl, pos, kb.create<vector::BroadcastOp>(kl, i32x16, tapOff));
+                          kl, pos,
+                          kb.create<vector::BroadcastOp>(kl, i32x16, tapOff));
                       Value word = kb.create<arith::ShRUIOp>(kl, off, splat(2));
                       Value shift = kb.create<arith::ShLIOp>(
-                          kl, kb.create<arith::AndIOp>(kl, off, splat(3)), splat(3));
-                      Value g = kb.create<vector::GatherOp>(kl, i32x16, words, ValueRange{kc(0)},
-                                                           word, allLanes, splat(0));
+                          kl, kb.create<arith::AndIOp>(kl, off, splat(3)),
+                          splat(3));
+                      Value g = kb.create<vector::GatherOp>(
+                          kl, i32x16, words, ValueRange{kc(0)}, word, allLanes,
+                          splat(0));
                       byte = kb.create<arith::AndIOp>(
-                          kl, kb.create<arith::ShRUIOp>(kl, g, shift), splat(0xff));
+                          kl, kb.create<arith::ShRUIOp>(kl, g, shift),
+                          splat(0xff));
                     }
                     if (t)
-                      byte = kb.create<arith::ShLIOp>(kl, byte, splat(int32_t(8 * t)));
-                    packed = t ? kb.create<arith::OrIOp>(kl, packed, byte).getResult() : byte;
+                      byte = kb.create<arith::ShLIOp>(kl, byte,
+                                                      splat(int32_t(8 * t)));
+                    packed = t ? kb.create<arith::OrIOp>(kl, packed, byte)
+                                     .getResult()
+                               : byte;
                   }
                   kb.create<vector::StoreOp>(
                       kl,
                       kb.create<vector::BitCastOp>(
-                          kl, VectorType::get({4 * kLanes}, kb.getI8Type()), packed),
+                          kl, VectorType::get({4 * kLanes}, kb.getI8Type()),
+                          packed),
                       scratch, ValueRange{jp, step, kc(0)});
                   kb.create<scf::YieldOp>(kl);
                 });
@@ -635,35 +728,45 @@ bool rewriteConv(linalg::GenericOp g) {
         // thread scratch. With few (small planes), the panels are packed
         // first, threads taking panels, into one buffer; then threads take
         // tiles x blocks of rows (output channels).
-        int64_t panelsAll = llvm::divideCeil(positions, kLanes), lastLanes = positions % kLanes;
+        int64_t panelsAll = llvm::divideCeil(positions, kLanes),
+                lastLanes = positions % kLanes;
         int64_t tile = std::min(kPanels, panelsAll);
-        int64_t tiles = (positions / kLanes) / tile, rest = panelsAll - tiles * tile;
+        int64_t tiles = (positions / kLanes) / tile,
+                rest = panelsAll - tiles * tile;
         int64_t units = tiles + (rest ? 1 : 0);
-        int64_t rowBlocks = std::clamp<int64_t>(llvm::divideCeil(8, units), 1,
-                                                std::max<int64_t>(1, m / (8 * kRows)));
-        int64_t blockRows = llvm::alignTo(llvm::divideCeil(m, rowBlocks), kRows);
+        int64_t rowBlocks =
+            std::clamp<int64_t>(llvm::divideCeil(8, units), 1,
+                                std::max<int64_t>(1, m / (8 * kRows)));
+        int64_t blockRows =
+            llvm::alignTo(llvm::divideCeil(m, rowBlocks), kRows);
         rowBlocks = llvm::divideCeil(m, blockRows);
         Value packed;
         if (rowBlocks > 1) {
           packed = ib.create<memref::AllocOp>(
-              l, MemRefType::get({panelsAll, steps, 4 * kLanes}, ib.getI8Type()));
+              l,
+              MemRefType::get({panelsAll, steps, 4 * kLanes}, ib.getI8Type()));
           auto packLoop = ib.create<scf::ForOp>(
-              l, idx(ib, l, 0), idx(ib, l, panelsAll), idx(ib, l, 1), ValueRange{},
+              l, idx(ib, l, 0), idx(ib, l, panelsAll), idx(ib, l, 1),
+              ValueRange{},
               [&](OpBuilder &pb, Location pl, Value pp, ValueRange) {
                 packPanel(pb, pl, pp, pp, packed);
                 pb.create<scf::YieldOp>(pl);
               });
-          vectorize::markParallel(packLoop, vectorize::kParallelElements, steps * 4 * kLanes);
+          vectorize::markParallel(packLoop, vectorize::kParallelElements,
+                                  steps * 4 * kLanes);
         }
-        auto emitUnit = [&](OpBuilder &tb, Location tl, Value p0, int64_t panels,
-                            int64_t lanes, Value rowStart, Value rowEnd) {
+        auto emitUnit = [&](OpBuilder &tb, Location tl, Value p0,
+                            int64_t panels, int64_t lanes, Value rowStart,
+                            Value rowEnd) {
           Value scratch = packed, vP0 = p0;
           if (!packed) {
             scratch = tb.create<memref::AllocOp>(
-                tl, MemRefType::get({panels, steps, 4 * kLanes}, tb.getI8Type()));
+                tl,
+                MemRefType::get({panels, steps, 4 * kLanes}, tb.getI8Type()));
             for (int64_t jp = 0; jp < panels; ++jp)
               packPanel(tb, tl, idx(tb, tl, jp),
-                        tb.create<arith::AddIOp>(tl, p0, idx(tb, tl, jp)), scratch);
+                        tb.create<arith::AddIOp>(tl, p0, idx(tb, tl, jp)),
+                        scratch);
             vP0 = idx(tb, tl, 0);
           }
           Kernel kn{weights, scratch, outN, steps, false};
@@ -671,14 +774,18 @@ bool rewriteConv(linalg::GenericOp g) {
                       rowBlocks == 1 ? m : -1);
         };
         auto loop = ib.create<scf::ForOp>(
-            l, idx(ib, l, 0), idx(ib, l, units * rowBlocks), idx(ib, l, 1), ValueRange{},
+            l, idx(ib, l, 0), idx(ib, l, units * rowBlocks), idx(ib, l, 1),
+            ValueRange{},
             [&](OpBuilder &tb, Location tl, Value it, ValueRange) {
-              Value t = tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, rowBlocks));
+              Value t =
+                  tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, rowBlocks));
               Value rowStart = tb.create<arith::MulIOp>(
                   tl, tb.create<arith::RemUIOp>(tl, it, idx(tb, tl, rowBlocks)),
                   idx(tb, tl, blockRows));
               Value rowEnd = tb.create<arith::MinUIOp>(
-                  tl, tb.create<arith::AddIOp>(tl, rowStart, idx(tb, tl, blockRows)),
+                  tl,
+                  tb.create<arith::AddIOp>(tl, rowStart,
+                                           idx(tb, tl, blockRows)),
                   idx(tb, tl, m));
               Value p0 = tb.create<arith::MulIOp>(tl, t, idx(tb, tl, tile));
               if (!rest) {
@@ -686,8 +793,8 @@ bool rewriteConv(linalg::GenericOp g) {
               } else if (!tiles) {
                 emitUnit(tb, tl, p0, rest, lastLanes, rowStart, rowEnd);
               } else {
-                Value whole = tb.create<arith::CmpIOp>(tl, arith::CmpIPredicate::ult, t,
-                                                       idx(tb, tl, tiles));
+                Value whole = tb.create<arith::CmpIOp>(
+                    tl, arith::CmpIPredicate::ult, t, idx(tb, tl, tiles));
                 tb.create<scf::IfOp>(
                     tl, whole,
                     [&](OpBuilder &wb, Location wl) {

@@ -429,7 +429,8 @@ Results lowerConv(OpBuilder &b, Operation *op) {
       iters, [&](OpBuilder &nb, Location l, ValueRange args) {
         if (isFloat(elt)) {
           Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
-          nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
+          nb.create<linalg::YieldOp>(
+              l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
           return;
         }
         // ConvInteger: 8-bit operands widened to i32 (the form
@@ -441,8 +442,10 @@ Results lowerConv(OpBuilder &b, Operation *op) {
             return nb.create<arith::ExtUIOp>(l, elt, v);
           return nb.create<arith::ExtSIOp>(l, elt, v);
         };
-        Value p = nb.create<arith::MulIOp>(l, widen(args[0], 0), widen(args[1], 1));
-        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddIOp>(l, args[2], p)});
+        Value p =
+            nb.create<arith::MulIOp>(l, widen(args[0], 0), widen(args[1], 1));
+        nb.create<linalg::YieldOp>(
+            l, ValueRange{nb.create<arith::AddIOp>(l, args[2], p)});
       });
   return withEpilogue(b, op, g.getResult(0));
 }
@@ -455,7 +458,6 @@ Results lowerConvInteger(OpBuilder &b, Operation *op) {
       return emitNodeError(op) << "zero points of this form are not supported";
   return lowerConv(b, op);
 }
-
 
 /// MaxPool's second output: the flat input index of each maximum (the
 /// first one), row-major or, with storage_order = 1, with the spatial dims
