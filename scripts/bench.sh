@@ -33,8 +33,14 @@ fi
 models=()
 if [ -d ../shared/models ]; then
   for m in resnet18 bert_tiny mlp lenet; do models+=("../shared/models/$m"); done
+  # Their 8-bit versions, by ONNX Runtime's quantization tool (timed
+  # against ONNX Runtime's int8 kernels).
+  if [ ! -f "$BM/resnet18_qdq/test_data_set_0/output_0.pb" ]; then
+    python3 bench/quantize_models.py "$BM" ../shared/models
+  fi
+  for m in bert_tiny_dynamic bert_tiny_qdq resnet18_qdq; do models+=("$BM/$m"); done
 else
-  echo "bench: no ../shared/models in this checkout: resnet18, bert_tiny, mlp and lenet left out" >&2
+  echo "bench: no ../shared/models in this checkout: resnet18, bert_tiny, mlp, lenet and their 8-bit versions left out" >&2
 fi
 models+=("$BM/mobilenet_v2" "$BM/bert_dyn" "$BM/gpt2_dyn" "$BM/lstm_dyn" "$BM/crnn_gru")
 python3 bench/run.py --threads 1,2 --rounds 5 --iterations 20 --pin-shapes \

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The bench set's 8-bit models, made by ONNX Runtime's own quantization
+tool from the float models:
+
+  bert_tiny_dynamic  quantize_dynamic (s8 weights; DynamicQuantizeLinear,
+                     MatMulInteger and the float rescale)
+  bert_tiny_qdq      quantize_static, QDQ format, u8 activations, s8
+                     weights per channel
+  resnet18_qdq       the same
+
+  python3 bench/quantize_models.py OUT_DIR MODELS_DIR
+
+MODELS_DIR holds bert_tiny and resnet18 (model.onnx, test_data_set_0).
+Static quantization calibrates on four deterministic random inputs (token
+ids below 100 with a full attention mask; normal images). Each model's
+test_data_set_0 has the float model's inputs and ONNX Runtime's outputs of
+the quantized model.
+"""
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                      quantize_dynamic, quantize_static)
+
+
+def graph_inputs(model):
+    inits = {i.name for i in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in inits]
+
+
+class RandomReader(CalibrationDataReader):
+    """Four deterministic random feeds shaped like the model's inputs."""
+
+    def __init__(self, path):
+        rng = np.random.default_rng(0)
+        feeds = []
+        for _ in range(4):
+            feed = {}
+            for i in graph_inputs(onnx.load(path, load_external_data=False)):
+                shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
+                if i.type.tensor_type.elem_type == onnx.TensorProto.INT64:
+                    feed[i.name] = (np.ones(shape, np.int64) if "mask" in i.name else
+                                    rng.integers(0, 100, size=shape).astype(np.int64))
+                else:
+                    feed[i.name] = rng.standard_normal(shape).astype(np.float32)
+            feeds.append(feed)
+        self.it = iter(feeds)
+
+    def get_next(self):
+        return next(self.it, None)
+
+
+def write_data_set(src_dir, model_path, out_dir):
+    """The float model's inputs and ONNX Runtime's outputs of `model_path`."""
+    data = os.path.join(out_dir, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    names = [i.name for i in graph_inputs(onnx.load(model_path, load_external_data=False))]
+    feeds = {}
+    for n, name in enumerate(names):
+        src = os.path.join(src_dir, "test_data_set_0", f"input_{n}.pb")
+        shutil.copy(src, os.path.join(data, f"input_{n}.pb"))
+        t = onnx.TensorProto()
+        with open(src, "rb") as f:
+            t.ParseFromString(f.read())
+        feeds[name] = numpy_helper.to_array(t)
+    sess = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    for n, y in enumerate(sess.run(None, feeds)):
+        with open(os.path.join(data, f"output_{n}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(y).SerializeToString())
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    out, models = sys.argv[1], sys.argv[2]
+    jobs = [("bert_tiny_dynamic", "bert_tiny", "dynamic"), ("bert_tiny_qdq", "bert_tiny", "qdq"),
+            ("resnet18_qdq", "resnet18", "qdq")]
+    for name, source, kind in jobs:
+        src_dir = os.path.join(models, source)
+        src = os.path.join(src_dir, "model.onnx")
+        dst_dir = os.path.join(out, name)
+        dst = os.path.join(dst_dir, "model.onnx")
+        os.makedirs(dst_dir, exist_ok=True)
+        if kind == "dynamic":
+            quantize_dynamic(src, dst, weight_type=QuantType.QInt8)
+        else:
+            quantize_static(src, dst, RandomReader(src), quant_format=QuantFormat.QDQ,
+                            per_channel=True, activation_type=QuantType.QUInt8,
+                            weight_type=QuantType.QInt8)
+        write_data_set(src_dir, dst, dst_dir)
+        print(f"quantize_models: {dst}")
+
+
+if __name__ == "__main__":
+    main()
