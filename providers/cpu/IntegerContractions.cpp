@@ -140,7 +140,20 @@ struct Kernel {
   Value bcast, vec, c;
   int64_t steps;
   bool bcastUnsigned;
+  // C holds zeros (its fill goes): the accumulators start at 0, not from C.
+  bool zeroInit = false;
 };
+
+/// The fill of `c` with 0 right before `g`, which g's rewrite makes
+/// redundant (every element of C is stored).
+linalg::FillOp zeroFillBefore(linalg::GenericOp g, Value c) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(g->getPrevNode());
+  if (!fill || fill.getOutputs().size() != 1 || fill.getOutputs()[0] != c)
+    return {};
+  auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto value = cst ? dyn_cast<IntegerAttr>(cst.getValue()) : IntegerAttr();
+  return value && value.getValue().isZero() ? fill : linalg::FillOp();
+}
 
 /// C[m .. m+rows, panels cP0 .. cP0+panels] += bcast x vec[vP0 ..]: the
 /// accumulators start from C and stay in registers over the k steps; the
@@ -172,10 +185,13 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
     rowIdx.push_back(add(m, r));
   for (int64_t j = 0; j < panels; ++j)
     colIdx.push_back(mul(add(cP0, j), kLanes));
+  Value zeros =
+      b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(i32x16, int32_t(0)));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < panels; ++j)
       init.push_back(
-          masked(j) ? b.create<vector::MaskedLoadOp>(
+          kn.zeroInit ? zeros
+          : masked(j) ? b.create<vector::MaskedLoadOp>(
                            loc, i32x16, kn.c, ValueRange{rowIdx[r], colIdx[j]},
                            mask, zero)
                           .getResult()
@@ -364,11 +380,12 @@ bool rewrite(linalg::GenericOp g) {
   std::optional<SmallVector<int8_t>> w = constantBytes(bm);
   if (!w)
     return false;
+  linalg::FillOp fill = zeroFillBefore(g, c);
   OpBuilder b(g);
   Location loc = g.getLoc();
   Value a2 = asMatrix(b, loc, a);
   Kernel kn{a2, packedWeights(b, loc, get, *w, k, n), asMatrix(b, loc, c),
-            k / 4, true};
+            k / 4, true, bool(fill)};
   int64_t staticRows = cast<MemRefType>(a2.getType()).getDimSize(0);
   Value rowsTotal = b.create<memref::DimOp>(loc, a2, 0);
   // (Run-time rows count as 64 for the grain.)
@@ -381,6 +398,8 @@ bool rewrite(linalg::GenericOp g) {
                           rowsTotal, p0, p0, panels, lastLanes, staticRows);
                     });
   g.erase();
+  if (fill)
+    fill.erase();
   return true;
 }
 
@@ -485,6 +504,7 @@ bool rewriteConv(linalg::GenericOp g) {
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j)
       positionOffset[i * ow + j] = int32_t(i * cm->sh * width + j * cm->sw);
+  linalg::FillOp fill = zeroFillBefore(g, out);
   OpBuilder b(g);
   Location loc = g.getLoc();
   auto module = g->getParentOfType<ModuleOp>();
@@ -769,7 +789,7 @@ bool rewriteConv(linalg::GenericOp g) {
                         scratch);
             vP0 = idx(tb, tl, 0);
           }
-          Kernel kn{weights, scratch, outN, steps, false};
+          Kernel kn{weights, scratch, outN, steps, false, bool(fill)};
           emitColumns(tb, tl, kn, rowStart, rowEnd, vP0, p0, panels, lanes,
                       rowBlocks == 1 ? m : -1);
         };
@@ -813,6 +833,8 @@ bool rewriteConv(linalg::GenericOp g) {
         ib.create<scf::YieldOp>(l);
       });
   g.erase();
+  if (fill)
+    fill.erase();
   return true;
 }
 
