@@ -41,6 +41,8 @@ Value alongAxis(GraphBuilder &g, Value p, RankedTensorType xt, Operation *op) {
   if (axis < 0 || axis >= rank)
     return Value();
   int64_t block = getIntAttr(op, "block_size", 0);
+  if (block > 0 && xt.isDynamicDim(axis))
+    return Value();
   if (block > 0) {
     SmallVector<int64_t> idx;
     for (int64_t i = 0; i < xt.getDimSize(axis); ++i)
@@ -247,7 +249,9 @@ Value requantize(GraphBuilder &gd, Value acc, Value factor, Value zeroPoint,
 bool decomposeDequantize(Operation *op) {
   Value x = op->getOperand(0), scale = op->getOperand(1),
         zp = optionalOperand(op, 2);
-  auto xt = staticType(x), out = staticType(op->getResult(0));
+  // (Elementwise: run-time sizes are fine.)
+  auto xt = dyn_cast<RankedTensorType>(x.getType());
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!xt || !out || !isFloat(out.getElementType()))
     return false;
   OpBuilder b(op);
@@ -264,7 +268,7 @@ bool decomposeDequantize(Operation *op) {
   if (!s)
     return false;
   y = castTo(g, g.op("Mul", {y, s}), out.getElementType());
-  if (!staticType(y))
+  if (!isa<RankedTensorType>(y.getType()))
     return false;
   replaceResults(op, {y});
   return true;
@@ -273,7 +277,7 @@ bool decomposeDequantize(Operation *op) {
 bool decomposeQuantize(Operation *op) {
   Value x = op->getOperand(0), scale = op->getOperand(1),
         zp = optionalOperand(op, 2);
-  auto xt = staticType(x);
+  auto xt = dyn_cast<RankedTensorType>(x.getType());
   if (!xt || !isFloat(xt.getElementType()))
     return false;
   OpBuilder b(op);
@@ -298,7 +302,7 @@ bool decomposeQuantize(Operation *op) {
       v = g.op("Add", {v, z});
     y = castTo(g, v, qt, {g.attr("saturate", getIntAttr(op, "saturate", 1))});
   }
-  if (!staticType(y))
+  if (!isa<RankedTensorType>(y.getType()))
     return false;
   replaceResults(op, {y});
   return true;
@@ -307,7 +311,7 @@ bool decomposeQuantize(Operation *op) {
 /// uint8 with scale and zero point from the data's range (extended to 0).
 bool decomposeDynamicQuantize(Operation *op) {
   Value x = op->getOperand(0);
-  auto xt = staticType(x);
+  auto xt = dyn_cast<RankedTensorType>(x.getType());
   if (!xt || !xt.getElementType().isF32())
     return false;
   OpBuilder b(op);
@@ -325,7 +329,7 @@ bool decomposeDynamicQuantize(Operation *op) {
   auto u8 = IntegerType::get(op->getContext(), 8, IntegerType::Unsigned);
   Value zp = castTo(g, zpF, u8);
   Value y = quantizeInt(g, g.op("Div", {x, scale}), zpF, u8);
-  if (!staticType(y) || !staticType(zp) || !staticType(scale))
+  if (!isa<RankedTensorType>(y.getType()) || !staticType(zp) || !staticType(scale))
     return false;
   replaceResults(op, {y, scale, zp});
   return true;

@@ -86,8 +86,9 @@ def qlinear_matmul(path, m, k, n):
     return rand(rng, (m, k), U8)
 
 
-def dynamic_mlp(path, rows, sizes):
-    """A float MLP (MatMul + bias + Relu) quantized by quantize_dynamic."""
+def dynamic_mlp(path, rows, sizes, rows_dim=None):
+    """A float MLP (MatMul + bias + Relu) quantized by quantize_dynamic;
+    `rows_dim` names a symbolic row count (run-time sizes)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
     rng = np.random.default_rng(len(sizes))
     nodes, inits, x = [], [], "X"
@@ -103,7 +104,7 @@ def dynamic_mlp(path, rows, sizes):
             x = f"R{i}"
     float_path = path + ".float.onnx"
     save(float_path, nodes, [helper.make_tensor_value_info("X", TensorProto.FLOAT,
-                                                           [rows, sizes[0]])],
+                                                           [rows_dim or rows, sizes[0]])],
          inits, TensorProto.FLOAT, opset=13)
     quantize_dynamic(float_path, path, weight_type=QuantType.QInt8)
     os.remove(float_path)
@@ -186,6 +187,7 @@ CASES = {
         lambda p: conv_integer(p, (1, 27, 9, 9), (20, 27, 1, 1), U8, pads=(0, 0, 0, 0)), 0),
     "conv_s8": (lambda p: conv_integer(p, (1, 8, 10, 10), (16, 8, 3, 3), S8, za=-3), 0),
     "dynamic_mlp": (lambda p: dynamic_mlp(p, 24, [256, 512, 64]), 1e-4),
+    "dynamic_mlp_runtime_rows": (lambda p: dynamic_mlp(p, 19, [128, 256, 32], "n"), 1e-4),
     "qdq_mlp": (lambda p: static_mlp(p, 16, [128, 256, 48], False), 1e-4),
     "qdq_mlp_per_channel": (lambda p: static_mlp(p, 16, [128, 256, 48], True), 1e-4),
 }
