@@ -80,6 +80,12 @@ onnx::DequantizeLinearOp weightDequantize(Value v, bool transposed) {
   return dq;
 }
 
+/// The i32 product `q` in f32 times `scale`.
+Value scaled(GraphBuilder &g, Value q, Value scale) {
+  Value f = g.op("Cast", {q}, {g.attr("to", int64_t(1))}, g.b.getF32Type());
+  return g.op("Mul", {f, scale});
+}
+
 /// Cast(MatMulInteger(a, W, za, zw)) * sa * sw for the two dequantizes;
 /// `w` is the weights as [K, N].
 Value scaledProduct(GraphBuilder &g, onnx::DequantizeLinearOp a,
@@ -90,8 +96,17 @@ Value scaledProduct(GraphBuilder &g, onnx::DequantizeLinearOp a,
       "MatMulInteger",
       {a.getX(), weights, none(a.getXZeroPoint()), none(w.getXZeroPoint())}, {},
       i32);
-  Value f = g.op("Cast", {q}, {g.attr("to", int64_t(1))}, g.b.getF32Type());
-  return g.op("Mul", {f, g.op("Mul", {a.getXScale(), w.getXScale()})});
+  return scaled(g, q, g.op("Mul", {a.getXScale(), w.getXScale()}));
+}
+
+/// Replaces `op`'s result by `y` when the types agree, counting `key`.
+LogicalResult replaceCounted(PatternRewriter &rewriter, Operation *op, Value y,
+                             Counters &counters, StringRef key) {
+  if (y.getType() != op->getResult(0).getType())
+    return rewriter.notifyMatchFailure(op, "the rewrite's type differs");
+  rewriter.replaceOp(op, y);
+  ++counters[key];
+  return success();
 }
 
 struct QuantizedMatMul : OpRewritePattern<onnx::MatMulOp> {
@@ -109,11 +124,7 @@ struct QuantizedMatMul : OpRewritePattern<onnx::MatMulOp> {
           op, "not a dequantized activation by dequantized weights");
     GraphBuilder g(rewriter, op.getLoc(), rewriter.getF32Type());
     Value y = scaledProduct(g, a, w, w.getX());
-    if (y.getType() != op.getY().getType())
-      return rewriter.notifyMatchFailure(op, "the product's type differs");
-    rewriter.replaceOp(op, y);
-    ++counters["fuse_quantized_matmul"];
-    return success();
+    return replaceCounted(rewriter, op, y, counters, "fuse_quantized_matmul");
   }
 };
 
@@ -143,11 +154,7 @@ struct QuantizedGemm : OpRewritePattern<onnx::GemmOp> {
     Value y = scaledProduct(g, a, w, weights);
     if (!isNoneValue(op.getC()))
       y = g.op("Add", {y, op.getC()});
-    if (y.getType() != op.getY().getType())
-      return rewriter.notifyMatchFailure(op, "the product's type differs");
-    rewriter.replaceOp(op, y);
-    ++counters["fuse_quantized_gemm"];
-    return success();
+    return replaceCounted(rewriter, op, y, counters, "fuse_quantized_gemm");
   }
 };
 
@@ -196,16 +203,11 @@ struct QuantizedConv : OpRewritePattern<onnx::ConvOp> {
                  ? g.op("Reshape", {v, g.ints({1, m, 1, 1})})
                  : v;
     };
-    Value y = g.op(
-        "Mul", {g.op("Cast", {q}, {g.attr("to", int64_t(1))}, g.b.getF32Type()),
-                perChannel(g.op("Mul", {x.getXScale(), w.getXScale()}))});
+    Value y =
+        scaled(g, q, perChannel(g.op("Mul", {x.getXScale(), w.getXScale()})));
     if (!isNoneValue(op.getB()))
       y = g.op("Add", {y, perChannel(op.getB())});
-    if (y.getType() != op.getY().getType())
-      return rewriter.notifyMatchFailure(op, "the product's type differs");
-    rewriter.replaceOp(op, y);
-    ++counters["fuse_quantized_conv"];
-    return success();
+    return replaceCounted(rewriter, op, y, counters, "fuse_quantized_conv");
   }
 };
 
@@ -239,11 +241,7 @@ struct QuantizeDequantizePair : OpRewritePattern<onnx::DequantizeLinearOp> {
     Value v = g.op("Add", {g.op("Round", {g.op("Div", {q.getX(), s})}), z});
     v = g.op("Clip", {v, g.scalar(lo), g.scalar(hi)});
     Value y = g.op("Mul", {g.op("Sub", {v, z}), s});
-    if (y.getType() != dq.getY().getType())
-      return rewriter.notifyMatchFailure(dq, "the result's type differs");
-    rewriter.replaceOp(dq, y);
-    ++counters["fuse_quantize_dequantize"];
-    return success();
+    return replaceCounted(rewriter, dq, y, counters, "fuse_quantize_dequantize");
   }
 };
 

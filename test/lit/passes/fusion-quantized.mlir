@@ -14,8 +14,8 @@
 // CHECK: onnx.Sub
 // CHECK: %[[R:.*]] = onnx.Mul
 // CHECK: %[[P:.*]] = onnx.MatMulInteger(%[[Q]], %{{.*}}, %[[ZA]], %{{.*}}) : (tensor<4x8xui8>, tensor<8x3xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<4x3xi32>
-// CHECK: %[[F:.*]] = onnx.Cast(%[[P]]) {to = 1 : i64}
-// CHECK: %[[S:.*]] = onnx.Mul(%[[SA]], %{{.*}}) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-DAG: %[[S:.*]] = onnx.Mul(%[[SA]], %{{.*}}) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-DAG: %[[F:.*]] = onnx.Cast(%[[P]]) {to = 1 : i64}
 // CHECK: %[[Y:.*]] = onnx.Mul(%[[F]], %[[S]]) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
 // CHECK: onnx.Relu(%[[R]])
 // CHECK-NOT: onnx.DequantizeLinear
