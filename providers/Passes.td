@@ -186,7 +186,7 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
 }
 
 def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::ModuleOp"> {
-  let summary = "8-bit matmuls with constant weights on AVX-512 VNNI kernels";
+  let summary = "8-bit matmuls and convs with constant weights on AVX-512 VNNI kernels";
   let description = [{
     Runs after bufferization, before kiln-cpu-vectorize-contractions. A
     matmul-like generic (MatMulInteger without zero points, as
@@ -199,8 +199,19 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     accumulators in registers, broadcasting four bytes of A per row and k
     step. Leading dims of A and C fold into M (any M, also a run-time one);
     the column tiles are split across threads. K must be a multiple of 4.
+    A 2-D conv generic (ConvInteger without zero points or pads; loops n,
+    m, c, kh, kw, oh, ow) of u8 data by s8 constant weights takes the same
+    tile with the roles swapped: the weights' rows (k padded to whole
+    steps) broadcast against patches packed at run time, per tile of 64
+    output positions, into thread scratch in panel order. A panel's
+    positions as up to 3 runs on output rows at stride 1 or 2 are loaded
+    16 or 32 bytes per tap and merged by lane, other panels gather aligned
+    dwords (never crossing a page); tables of each tap's and position's
+    input offset are built at compile time. Small planes (few tiles) are
+    packed first, then threads take tiles x blocks of output channels.
+    Accumulators start at 0 when C's zero fill is right before (it goes).
     Without VNNI (option vnni=0), or for other shapes, the generic stays on
-    the naive loops, exact in i32.
+    the naive loops, exact in i32. `kiln compile --report`: int8_kernels.
   }];
   let options = [
     Option<"vnni", "vnni", "bool", "true",

@@ -5,7 +5,9 @@
 // MatMuls) on AVX-512 VNNI: vpdpbusd multiplies four u8 by four s8 and adds
 // the four products to an i32 lane, 64 multiply-adds per instruction where
 // an f32 FMA does 16. Widened to i32 on the naive loops, the same product
-// costs several times the float model.
+// costs several times the float model. ConvInteger's 2-D convs take the
+// same register tile, the weights broadcast against patches packed at run
+// time.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
