@@ -154,16 +154,6 @@ Value integerProduct(GraphBuilder &g, Value a, Value za, Value bm, Value zb) {
   return y;
 }
 
-/// The op's ONNX attributes (without kiln's `onnx.*` bookkeeping), to
-/// carry over to the op that replaces it.
-SmallVector<NamedAttribute> opAttributes(Operation *op) {
-  SmallVector<NamedAttribute> attrs;
-  for (NamedAttribute a : op->getAttrs())
-    if (!a.getName().getValue().starts_with("onnx."))
-      attrs.push_back(a);
-  return attrs;
-}
-
 /// The Conv of `op` (its attributes) on x - xz and w - wz (per output
 /// channel or not) in f64, exact for int32 sums, plus an int32 bias.
 Value exactConv(GraphBuilder &g, Operation *op, Value x, Value xz, Value w,
@@ -173,7 +163,7 @@ Value exactConv(GraphBuilder &g, Operation *op, Value x, Value xz, Value w,
   return g.op("Conv",
               {centered(g, x, xz, f64), centered(g, w, wz, f64, wRank),
                bias ? castTo(g, bias, f64) : g.none()},
-              opAttributes(op));
+              fusion::opAttributes(op));
 }
 
 /// A 2-D ConvInteger of u8 or s8 data by s8 weights without a weight zero
@@ -206,7 +196,7 @@ Value integerConv(GraphBuilder &g, Operation *op) {
   }
   SmallVector<int64_t> pads = getIntsAttr(op, "pads");
   SmallVector<NamedAttribute> attrs;
-  for (NamedAttribute a : opAttributes(op))
+  for (NamedAttribute a : fusion::opAttributes(op))
     if (a.getName() != "pads")
       attrs.push_back(a);
   if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {

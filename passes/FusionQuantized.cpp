@@ -190,10 +190,7 @@ struct QuantizedConv : OpRewritePattern<onnx::ConvOp> {
       return rewriter.notifyMatchFailure(
           op, "weight scales not per tensor or channel");
     GraphBuilder g(rewriter, op.getLoc(), rewriter.getF32Type());
-    SmallVector<NamedAttribute> attrs;
-    for (NamedAttribute a : op->getAttrs())
-      if (!a.getName().getValue().starts_with("onnx."))
-        attrs.push_back(a);
+    SmallVector<NamedAttribute> attrs = opAttributes(op);
     Value xz = isNoneValue(x.getXZeroPoint()) ? g.none() : x.getXZeroPoint();
     Value q = g.op("ConvInteger", {x.getX(), w.getX(), xz, g.none()}, attrs,
                    rewriter.getI32Type());

@@ -96,6 +96,16 @@ elementsFloats(mlir::ElementsAttr attr) {
   return std::nullopt;
 }
 
+/// The op's ONNX attributes (without kiln's `onnx.*` bookkeeping), to
+/// carry over to the op that replaces it.
+inline llvm::SmallVector<mlir::NamedAttribute> opAttributes(mlir::Operation *op) {
+  llvm::SmallVector<mlir::NamedAttribute> attrs;
+  for (mlir::NamedAttribute a : op->getAttrs())
+    if (!a.getName().getValue().starts_with("onnx."))
+      attrs.push_back(a);
+  return attrs;
+}
+
 /// True for an onnx.Constant of integers that are all zero (dense or
 /// dense_resource).
 inline bool isZeroIntegerConstant(mlir::Value v) {

@@ -144,12 +144,8 @@ Results lowerMatMul(OpBuilder &b, Operation *op) {
   bool fl = isFloat(elt);
   // MatMulInteger: 8-bit operands widened to the i32 result (unsigned ones
   // with zero extension), the form kiln-cpu-integer-contractions matches.
-  auto widen = [&](OpBuilder &nb, Location l, Value v, unsigned i) -> Value {
-    if (v.getType() == elt)
-      return v;
-    if (wasUnsigned(op, i))
-      return nb.create<arith::ExtUIOp>(l, elt, v);
-    return nb.create<arith::ExtSIOp>(l, elt, v);
+  auto widen = [&](OpBuilder &nb, Location l, Value v, unsigned i) {
+    return castScalar(nb, l, v, elt, wasUnsigned(op, i));
   };
   auto g = b.create<linalg::GenericOp>(
       loc, TypeRange{out}, ins, ValueRange{acc}, maps, iters,

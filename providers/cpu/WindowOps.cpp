@@ -435,12 +435,8 @@ Results lowerConv(OpBuilder &b, Operation *op) {
         }
         // ConvInteger: 8-bit operands widened to i32 (the form
         // kiln-cpu-integer-contractions matches).
-        auto widen = [&](Value v, unsigned i) -> Value {
-          if (v.getType() == elt)
-            return v;
-          if (wasUnsigned(op, i))
-            return nb.create<arith::ExtUIOp>(l, elt, v);
-          return nb.create<arith::ExtSIOp>(l, elt, v);
+        auto widen = [&](Value v, unsigned i) {
+          return castScalar(nb, l, v, elt, wasUnsigned(op, i));
         };
         Value p =
             nb.create<arith::MulIOp>(l, widen(args[0], 0), widen(args[1], 1));
