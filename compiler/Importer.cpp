@@ -9,6 +9,7 @@
 
 #include "compiler/Importer.h"
 #include "compiler/GraphRules.h"
+#include "compiler/ImportMicrosoft.h"
 #include "dialects/onnx/DataTypes.h"
 #include "dialects/onnx/OnnxOpVersions.h"
 #include "dialects/onnx/OnnxOps.h"
@@ -98,6 +99,8 @@ private:
   LogicalResult importGraph(const pb::GraphProto &graph, Block &block,
                             bool isMain);
   LogicalResult importNode(const pb::NodeProto &node, int index);
+  /// A com.microsoft node, written as default-domain ops.
+  LogicalResult importMicrosoftNode(const pb::NodeProto &node, Location loc);
   FailureOr<Attribute> importAttribute(const pb::AttributeProto &attr,
                                        const pb::NodeProto &node, Location loc,
                                        OperationState &state);
@@ -535,6 +538,8 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
   named.set_name(nodeName);
 
   std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  if (domain == "com.microsoft")
+    return importMicrosoftNode(named, loc);
   if (!onnx::lookupOnnxDomain(domain.c_str()))
     return nodeError(named, loc)
            << "op of domain \"" << domain << "\" is not supported";
@@ -773,6 +778,32 @@ LogicalResult Importer::importNode(const pb::NodeProto &node, int index) {
   for (int i = 0; i < node.output_size(); ++i)
     if (!node.output(i).empty())
       scopes.define(node.output(i), op->getResult(i));
+  return success();
+}
+
+LogicalResult Importer::importMicrosoftNode(const pb::NodeProto &node,
+                                            Location loc) {
+  if (!domainOpsets.count("com.microsoft"))
+    return nodeError(node, loc)
+           << "the model does not import domain \"com.microsoft\"";
+  SmallVector<Value> inputs;
+  for (const std::string &in : node.input()) {
+    Value v = in.empty() ? Value() : scopes.lookup(in);
+    if (!in.empty() && !v)
+      return nodeError(node, loc) << "input \"" << in << "\" is not defined";
+    inputs.push_back(v);
+  }
+  std::string why;
+  FailureOr<SmallVector<Value>> results =
+      expandMicrosoftNode(b, loc, node, inputs, why);
+  if (failed(results))
+    return nodeError(node, loc) << why;
+  if (node.output_size() > static_cast<int>(results->size()))
+    return nodeError(node, loc) << "has " << node.output_size()
+                                << " outputs, the op has " << results->size();
+  for (int i = 0; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      scopes.define(node.output(i), (*results)[i]);
   return success();
 }
 

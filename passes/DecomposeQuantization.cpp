@@ -171,14 +171,14 @@ Value exactConv(GraphBuilder &g, Operation *op, Value x, Value xz, Value w,
 /// its zero point too) padded with its zero point (a padded tap then adds
 /// nothing), a zero-point-free ConvInteger without pads, minus
 ///   za * (sum of each output channel's weights),
-/// which folds at compile time. Null when the op does not fit.
-Value integerConv(GraphBuilder &g, Operation *op) {
-  Value x = op->getOperand(0), w = op->getOperand(1),
-        za = optionalOperand(op, 2);
+/// which folds at compile time. `op` (ConvInteger or QLinearConv) has the
+/// conv's attributes. Null when the op does not fit.
+Value integerConv(GraphBuilder &g, Operation *op, Value x, Value za, Value w,
+                  Value wz) {
   auto xt = staticType(x), wt = staticType(w);
   if (!xt || !wt || xt.getRank() != 4 ||
-      !wt.getElementType().isSignlessInteger(8) ||
-      !isZeroPoint(optionalOperand(op, 3)) || getIntAttr(op, "group", 1) != 1 ||
+      !wt.getElementType().isSignlessInteger(8) || !isZeroPoint(wz) ||
+      getIntAttr(op, "group", 1) != 1 ||
       (za && staticType(za).getNumElements() != 1))
     return Value();
   if (auto pad = op->getAttrOfType<StringAttr>("auto_pad");
@@ -372,7 +372,9 @@ bool decomposeConvInteger(Operation *op) {
   OpBuilder b(op);
   {
     GraphBuilder g(b, op->getLoc(), b.getI32Type());
-    if (Value y = integerConv(g, op); y && isa<RankedTensorType>(y.getType())) {
+    if (Value y = integerConv(g, op, op->getOperand(0), optionalOperand(op, 2),
+                              op->getOperand(1), optionalOperand(op, 3));
+        y && isa<RankedTensorType>(y.getType())) {
       replaceResults(op, {y});
       return true;
     }
@@ -394,19 +396,28 @@ bool decomposeQLinearMatMul(Operation *op) {
   Value a = op->getOperand(0), as = op->getOperand(1), az = op->getOperand(2);
   Value bm = op->getOperand(3), bs = op->getOperand(4), bz = op->getOperand(5);
   Value ys = op->getOperand(6), yz = op->getOperand(7);
-  for (Value v : {as, az, bs, bz, ys, yz})
-    if (!staticType(v) || staticType(v).getNumElements() != 1)
-      return false; // per-axis parameters
   auto out = staticType(op->getResult(0));
   if (!out || !isa<IntegerType>(out.getElementType()))
     return false;
+  for (Value v : {as, az, ys, yz})
+    if (!staticType(v) || staticType(v).getNumElements() != 1)
+      return false; // per-row parameters
+  // b's may be one per column (opset 21), broadcasting along the last dim.
+  int64_t n = out.getRank() ? out.getDimSize(out.getRank() - 1) : 1;
+  for (Value v : {bs, bz})
+    if (auto t = staticType(v);
+        !t || (t.getNumElements() != 1 &&
+               (t.getRank() != 1 || t.getNumElements() != n)))
+      return false;
   OpBuilder b(op);
   Type i32 = b.getI32Type(), f64 = b.getF64Type();
   Type scaleElt = staticType(as).getElementType();
   GraphBuilder g(b, op->getLoc(), i32);
   Value c = integerProduct(g, a, az, bm, bz);
-  if (!c)
+  if (!c && staticType(bz).getNumElements() == 1)
     c = g.op("MatMul", {centered(g, a, az, i32), centered(g, bm, bz, i32)});
+  if (!c)
+    return false;
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value factor = gs.op("Div", {gs.op("Mul", {as, bs}), ys});
   GraphBuilder gd(b, op->getLoc(), f64);
@@ -435,7 +446,16 @@ bool decomposeQLinearConv(Operation *op) {
       return false;
   OpBuilder b(op);
   GraphBuilder gd(b, op->getLoc(), b.getF64Type());
-  Value conv = exactConv(gd, op, x, xz, w, wz, bias);
+  Value conv;
+  // The integer kernels' form when it fits: the i32 sum is exact either way.
+  GraphBuilder gi(b, op->getLoc(), b.getI32Type());
+  if (Value acc = integerConv(gi, op, x, xz, w, wz)) {
+    if (bias)
+      acc = gi.op("Add", {acc, gi.op("Reshape", {bias, gi.ints({1, wt.getDimSize(0), 1, 1})})});
+    conv = castTo(gd, acc, b.getF64Type());
+  } else {
+    conv = exactConv(gd, op, x, xz, w, wz, bias);
+  }
   Type scaleElt = staticType(xs).getElementType();
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value wScale = ws;

@@ -23,7 +23,17 @@ public:
 
   mlir::Value op(llvm::StringRef name, mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> attrs = {},
            mlir::Type resultElt = {}) {
-    mlir::OperationState state(loc, ("onnx." + name).str());
+    return create(("onnx." + name).str(), operands, attrs, resultElt);
+  }
+  /// The same by op class (`g.op<onnx::AddOp>(...)`): a typo does not compile.
+  template <typename OpT>
+  mlir::Value op(mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> attrs = {},
+                 mlir::Type resultElt = {}) {
+    return create(OpT::getOperationName(), operands, attrs, resultElt);
+  }
+  mlir::Value create(llvm::StringRef fullName, mlir::ValueRange operands,
+                     llvm::ArrayRef<mlir::NamedAttribute> attrs, mlir::Type resultElt) {
+    mlir::OperationState state(loc, fullName);
     state.addOperands(operands);
     state.addAttributes(attrs);
     // Shape inference fixes the element type too, except for Cast, whose

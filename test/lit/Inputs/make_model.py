@@ -137,6 +137,30 @@ def single(op, name, inputs, outputs, opset=17, **kw):
 F = TensorProto.FLOAT
 
 
+def microsoft(kind):
+    """com.microsoft nodes: QLinearAdd (imported), Gelu (not), and
+    QLinearAdd in a model that does not import the domain."""
+    U8 = TensorProto.UINT8
+    if kind == "ms-gelu":
+        node = helper.make_node("Gelu", ["x"], ["y"], name="gelu_1", domain="com.microsoft")
+        io = [("x", F, [2]), ("y", F, [2])]
+    else:
+        node = helper.make_node("QLinearAdd", ["a", "s", "z", "b", "s", "z", "s", "z"], ["y"],
+                                name="qadd_1", domain="com.microsoft")
+        io = [("a", U8, [2, 3]), ("b", U8, [3]), ("y", U8, [2, 3])]
+    inits = [numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+             numpy_helper.from_array(np.array(10, np.uint8), "z")]
+    graph = helper.make_graph([node], "ms", [helper.make_tensor_value_info(*v) for v in io[:-1]],
+                              [helper.make_tensor_value_info(*io[-1])],
+                              inits if kind != "ms-gelu" else [])
+    opsets = [helper.make_opsetid("", 17)]
+    if kind != "ms-no-import":
+        opsets.append(helper.make_opsetid("com.microsoft", 1))
+    m = helper.make_model(graph, opset_imports=opsets)
+    m.ir_version = 8
+    return m
+
+
 def build(kind):
     if kind == "mlp":
         return mlp()
@@ -151,6 +175,8 @@ def build(kind):
     if kind == "wrong-domain":
         # Binarizer exists, but in ai.onnx.ml, not in the default domain.
         return single("Binarizer", "bin_1", [("x", F, [2])], [("y", F, [2])])
+    if kind.startswith("ms-"):
+        return microsoft(kind)
     if kind == "det":
         # kiln-decompose-ops expands Det up to 4x4 only.
         return single("Det", "det_1", [("x", F, [6, 6])], [("y", F, [])])
