@@ -218,20 +218,28 @@ Value integerConv(GraphBuilder &g, Operation *op, Value x, Value za, Value w,
   return y;
 }
 
-/// acc * factor + zero_point in f64, rounded half to even and clamped to
-/// `qt`'s range, as the reference requantizes.
-Value requantize(GraphBuilder &gd, Value acc, Value factor, Value zeroPoint,
+/// round(acc * factor) + zero_point in the builder's float type, rounded
+/// half to even and clamped to `qt`'s range. In f32 (f32 scales) this is
+/// how ONNX Runtime requantizes (a float multiplier per tensor or channel);
+/// in f64 as the reference computes it (exact for any int32 sum).
+Value requantize(GraphBuilder &g, Value acc, Value factor, Value zeroPoint,
                  IntegerType qt) {
-  Type f64 = gd.b.getF64Type();
-  Value d = gd.op("Add", {gd.op("Mul", {acc, castTo(gd, factor, f64)}),
-                          castTo(gd, zeroPoint, f64)});
+  Type elt = g.elt;
+  Value d = g.op("Add", {g.op("Round", {g.op("Mul", {castTo(g, acc, elt),
+                                                     castTo(g, factor, elt)})}),
+                         castTo(g, zeroPoint, elt)});
   unsigned w = qt.getWidth();
   double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
   double hi =
       qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
-  return castTo(
-      gd, gd.op("Clip", {gd.op("Round", {d}), gd.scalar(lo), gd.scalar(hi)}),
-      qt);
+  return castTo(g, g.op("Clip", {d, g.scalar(lo), g.scalar(hi)}), qt);
+}
+
+/// The float type a QLinear op requantizes in: f32 for f32 scales (as
+/// ONNX Runtime does; it vectorizes twice as wide), else f64.
+Type requantizeType(OpBuilder &b, Value scale) {
+  return staticType(scale).getElementType().isF32() ? b.getF32Type()
+                                                     : b.getF64Type();
 }
 
 } // namespace
@@ -389,9 +397,9 @@ bool decomposeConvInteger(Operation *op) {
   return true;
 }
 
-/// QLinearMatMul as ONNX's reference computes it: an int32 MatMul, scaled
-/// by a_scale * b_scale / y_scale (in the scales' type) in f64, rounded,
-/// shifted by y_zero_point and clamped.
+/// QLinearMatMul: an int32 MatMul (integerProduct), scaled by a_scale *
+/// b_scale / y_scale (in the scales' type; b's may be per column), rounded,
+/// shifted by y_zero_point and clamped (requantize).
 bool decomposeQLinearMatMul(Operation *op) {
   Value a = op->getOperand(0), as = op->getOperand(1), az = op->getOperand(2);
   Value bm = op->getOperand(3), bs = op->getOperand(4), bz = op->getOperand(5);
@@ -410,7 +418,7 @@ bool decomposeQLinearMatMul(Operation *op) {
                (t.getRank() != 1 || t.getNumElements() != n)))
       return false;
   OpBuilder b(op);
-  Type i32 = b.getI32Type(), f64 = b.getF64Type();
+  Type i32 = b.getI32Type();
   Type scaleElt = staticType(as).getElementType();
   GraphBuilder g(b, op->getLoc(), i32);
   Value c = integerProduct(g, a, az, bm, bz);
@@ -420,17 +428,16 @@ bool decomposeQLinearMatMul(Operation *op) {
     return false;
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value factor = gs.op("Div", {gs.op("Mul", {as, bs}), ys});
-  GraphBuilder gd(b, op->getLoc(), f64);
-  Value y = requantize(gd, castTo(gd, c, f64), factor, yz,
-                       cast<IntegerType>(out.getElementType()));
+  GraphBuilder gf(b, op->getLoc(), requantizeType(b, as));
+  Value y = requantize(gf, c, factor, yz, cast<IntegerType>(out.getElementType()));
   if (!staticType(y))
     return false;
   replaceResults(op, {y});
   return true;
 }
 
-/// QLinearConv as ONNX's reference computes it: the Conv of the centered
-/// operands (exact in f64) plus the int32 bias, scaled by x_scale * w_scale
+/// QLinearConv: the Conv of the centered operands (the integer kernels'
+/// form, or exact in f64) plus the int32 bias, scaled by x_scale * w_scale
 /// / y_scale (w_scale and w_zero_point may be per output channel), then
 /// requantized like QLinearMatMul.
 bool decomposeQLinearConv(Operation *op) {
@@ -445,17 +452,16 @@ bool decomposeQLinearConv(Operation *op) {
     if (!staticType(v) || staticType(v).getNumElements() != 1)
       return false;
   OpBuilder b(op);
-  GraphBuilder gd(b, op->getLoc(), b.getF64Type());
-  Value conv;
-  // The integer kernels' form when it fits: the i32 sum is exact either way.
+  // The integer kernels' int32 sum when it fits, requantized in f32 as
+  // ONNX Runtime does; else the exact f64 conv.
   GraphBuilder gi(b, op->getLoc(), b.getI32Type());
-  if (Value acc = integerConv(gi, op, x, xz, w, wz)) {
-    if (bias)
-      acc = gi.op("Add", {acc, gi.op("Reshape", {bias, gi.ints({1, wt.getDimSize(0), 1, 1})})});
-    conv = castTo(gd, acc, b.getF64Type());
-  } else {
+  Value conv = integerConv(gi, op, x, xz, w, wz);
+  GraphBuilder gd(b, op->getLoc(),
+                  conv ? requantizeType(b, xs) : b.getF64Type());
+  if (conv && bias)
+    conv = gi.op("Add", {conv, gi.op("Reshape", {bias, gi.ints({1, wt.getDimSize(0), 1, 1})})});
+  else if (!conv)
     conv = exactConv(gd, op, x, xz, w, wz, bias);
-  }
   Type scaleElt = staticType(xs).getElementType();
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value wScale = ws;

@@ -667,14 +667,18 @@ bool rewriteConv(linalg::GenericOp g) {
                             kl, DenseElementsAttr::get(i32x16, v))
                         .getResult();
                   };
+                  // Run path: each tap's 16 bytes (lane j = position j);
+                  // the four interleaved by one byte permutation into
+                  // dwords (tap t in byte t). Gather path: each tap's bytes
+                  // in i32 lanes, shifted and or-ed.
                   Value packed;
+                  SmallVector<Value> tapBytes;
                   for (int64_t t = 0; t < 4; ++t) {
                     Value tap = kb.create<arith::AddIOp>(
                         kl, kb.create<arith::MulIOp>(kl, step, kc(4)), kc(t));
                     Value tapOff = kb.create<arith::AddIOp>(
                         kl, base32,
                         kb.create<memref::LoadOp>(kl, taps, ValueRange{tap}));
-                    Value byte;
                     if (rowRun) {
                       Value merged;
                       for (auto [k, run] : llvm::enumerate(runs)) {
@@ -697,35 +701,46 @@ bool rewriteConv(linalg::GenericOp g) {
                                          .getResult()
                                    : v;
                       }
-                      byte = kb.create<arith::ExtUIOp>(kl, i32x16, merged);
-                    } else {
-                      Value off = kb.create<arith::AddIOp>(
-                          kl, pos,
-                          kb.create<vector::BroadcastOp>(kl, i32x16, tapOff));
-                      Value word = kb.create<arith::ShRUIOp>(kl, off, splat(2));
-                      Value shift = kb.create<arith::ShLIOp>(
-                          kl, kb.create<arith::AndIOp>(kl, off, splat(3)),
-                          splat(3));
-                      Value g = kb.create<vector::GatherOp>(
-                          kl, i32x16, words, ValueRange{kc(0)}, word, allLanes,
-                          splat(0));
-                      byte = kb.create<arith::AndIOp>(
-                          kl, kb.create<arith::ShRUIOp>(kl, g, shift),
-                          splat(0xff));
+                      tapBytes.push_back(merged);
+                      continue;
                     }
+                    Value off = kb.create<arith::AddIOp>(
+                        kl, pos, kb.create<vector::BroadcastOp>(kl, i32x16, tapOff));
+                    Value word = kb.create<arith::ShRUIOp>(kl, off, splat(2));
+                    Value shift = kb.create<arith::ShLIOp>(
+                        kl, kb.create<arith::AndIOp>(kl, off, splat(3)), splat(3));
+                    Value g = kb.create<vector::GatherOp>(
+                        kl, i32x16, words, ValueRange{kc(0)}, word, allLanes,
+                        splat(0));
+                    Value byte = kb.create<arith::AndIOp>(
+                        kl, kb.create<arith::ShRUIOp>(kl, g, shift), splat(0xff));
                     if (t)
-                      byte = kb.create<arith::ShLIOp>(kl, byte,
-                                                      splat(int32_t(8 * t)));
-                    packed = t ? kb.create<arith::OrIOp>(kl, packed, byte)
-                                     .getResult()
+                      byte = kb.create<arith::ShLIOp>(kl, byte, splat(int32_t(8 * t)));
+                    packed = t ? kb.create<arith::OrIOp>(kl, packed, byte).getResult()
                                : byte;
                   }
-                  kb.create<vector::StoreOp>(
-                      kl,
-                      kb.create<vector::BitCastOp>(
-                          kl, VectorType::get({4 * kLanes}, kb.getI8Type()),
-                          packed),
-                      scratch, ValueRange{jp, step, kc(0)});
+                  Value bytes;
+                  if (rowRun) {
+                    auto concat = [&](Value a, Value c) {
+                      int64_t n = cast<VectorType>(a.getType()).getNumElements();
+                      SmallVector<int64_t> all;
+                      for (int64_t j = 0; j < 2 * n; ++j)
+                        all.push_back(j);
+                      return kb.create<vector::ShuffleOp>(kl, a, c, all).getResult();
+                    };
+                    Value four = concat(concat(tapBytes[0], tapBytes[1]),
+                                        concat(tapBytes[2], tapBytes[3]));
+                    SmallVector<int64_t> interleave;
+                    for (int64_t j = 0; j < kLanes; ++j)
+                      for (int64_t t = 0; t < 4; ++t)
+                        interleave.push_back(t * kLanes + j);
+                    bytes = kb.create<vector::ShuffleOp>(kl, four, four, interleave);
+                  } else {
+                    bytes = kb.create<vector::BitCastOp>(
+                        kl, VectorType::get({4 * kLanes}, kb.getI8Type()), packed);
+                  }
+                  kb.create<vector::StoreOp>(kl, bytes, scratch,
+                                             ValueRange{jp, step, kc(0)});
                   kb.create<scf::YieldOp>(kl);
                 });
           };

@@ -71,3 +71,22 @@ func.func @reverse_sequence(%x: tensor<4x2xf32>, %lens: tensor<2xi64>) -> tensor
   %0 = onnx.ReverseSequence(%x, %lens) {batch_axis = 1 : i64, time_axis = 0 : i64} : (tensor<4x2xf32>, tensor<2xi64>) -> tensor<4x2xf32>
   return %0 : tensor<4x2xf32>
 }
+
+// -----
+
+// A constant Pad that only grows a static shape: the pad value filled, the
+// input inserted at the low pads (row copies once bufferized), no select per
+// element. (An 8-bit conv's input is padded with its zero point so.)
+// CHECK-LABEL: func.func @pad_constant
+// CHECK: %[[V:.*]] = tensor.extract %{{.*}}[] : tensor<i8>
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[V]] : i8) outs(%{{.*}} : tensor<1x2x6x7xi8>)
+// CHECK: %[[R:.*]] = tensor.insert_slice %arg0 into %[[F]][0, 0, 1, 2] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x4xi8> into tensor<1x2x6x7xi8>
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @pad_constant(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x6x7xui8> {
+  %p = onnx.Constant() {value = dense<[0, 0, 1, 2, 0, 0, 1, 1]> : tensor<8xi64>} : () -> tensor<8xi64>
+  %v = onnx.Constant() {value = dense<120> : tensor<ui8>} : () -> tensor<ui8>
+  %n = onnx.NoValue
+  %0 = onnx.Pad(%x, %p, %v, %n) : (tensor<1x2x4x4xui8>, tensor<8xi64>, tensor<ui8>, none) -> tensor<1x2x6x7xui8>
+  return %0 : tensor<1x2x6x7xui8>
+}

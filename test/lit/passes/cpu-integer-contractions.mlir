@@ -170,13 +170,14 @@ func.func @conv(%x: memref<2x8x15x15xi8>, %out: memref<2x16x7x7xi32>) {
 // -----
 
 // Stride 1 on rows of 16 positions: every panel is one row's run, each tap
-// a 16-byte load widened into its byte of the lanes; 4 panels a tile
-// across threads.
+// a 16-byte load; the four taps of a step interleaved into dwords by one
+// byte permutation; 4 panels a tile across threads.
 // CHECK-LABEL: func.func @conv_rows
 // CHECK-NOT: vector.gather
 // CHECK: vector.load {{.*}} : memref<{{[0-9]+}}xi8>, vector<16xi8>
 // CHECK-NOT: vector.gather
-// CHECK: arith.extui {{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK: vector.shuffle {{.*}} [0, 16, 32, 48, 1, 17, 33, 49, {{.*}}] : vector<64xi8>, vector<64xi8>
+// CHECK: vector.store {{.*}} : memref<4x{{[0-9]+}}x64xi8>, vector<64xi8>
 // CHECK-NOT: vector.gather
 // CHECK: } {kiln.parallel
 // CHECK-NOT: vector.gather
