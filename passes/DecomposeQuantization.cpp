@@ -239,7 +239,7 @@ Value requantize(GraphBuilder &g, Value acc, Value factor, Value zeroPoint,
 /// ONNX Runtime does; it vectorizes twice as wide), else f64.
 Type requantizeType(OpBuilder &b, Value scale) {
   return staticType(scale).getElementType().isF32() ? b.getF32Type()
-                                                     : b.getF64Type();
+                                                    : b.getF64Type();
 }
 
 } // namespace
@@ -429,7 +429,8 @@ bool decomposeQLinearMatMul(Operation *op) {
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value factor = gs.op("Div", {gs.op("Mul", {as, bs}), ys});
   GraphBuilder gf(b, op->getLoc(), requantizeType(b, as));
-  Value y = requantize(gf, c, factor, yz, cast<IntegerType>(out.getElementType()));
+  Value y =
+      requantize(gf, c, factor, yz, cast<IntegerType>(out.getElementType()));
   if (!staticType(y))
     return false;
   replaceResults(op, {y});
@@ -459,7 +460,9 @@ bool decomposeQLinearConv(Operation *op) {
   GraphBuilder gd(b, op->getLoc(),
                   conv ? requantizeType(b, xs) : b.getF64Type());
   if (conv && bias)
-    conv = gi.op("Add", {conv, gi.op("Reshape", {bias, gi.ints({1, wt.getDimSize(0), 1, 1})})});
+    conv = gi.op(
+        "Add",
+        {conv, gi.op("Reshape", {bias, gi.ints({1, wt.getDimSize(0), 1, 1})})});
   else if (!conv)
     conv = exactConv(gd, op, x, xz, w, wz, bias);
   Type scaleElt = staticType(xs).getElementType();

@@ -27,12 +27,14 @@ public:
   }
   /// The same by op class (`g.op<onnx::AddOp>(...)`): a typo does not compile.
   template <typename OpT>
-  mlir::Value op(mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> attrs = {},
+  mlir::Value op(mlir::ValueRange operands,
+                 llvm::ArrayRef<mlir::NamedAttribute> attrs = {},
                  mlir::Type resultElt = {}) {
     return create(OpT::getOperationName(), operands, attrs, resultElt);
   }
   mlir::Value create(llvm::StringRef fullName, mlir::ValueRange operands,
-                     llvm::ArrayRef<mlir::NamedAttribute> attrs, mlir::Type resultElt) {
+                     llvm::ArrayRef<mlir::NamedAttribute> attrs,
+                     mlir::Type resultElt) {
     mlir::OperationState state(loc, fullName);
     state.addOperands(operands);
     state.addAttributes(attrs);

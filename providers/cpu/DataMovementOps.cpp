@@ -370,21 +370,26 @@ Results lowerPad(OpBuilder &b, Operation *op) {
   // input copied into the interior (row copies, not a select per element;
   // an 8-bit conv's input is padded so).
   if (mode == "constant" && lowV.empty() && xt.hasStaticShape() &&
-      llvm::all_of(llvm::concat<int64_t>(low, high), [](int64_t p) { return p >= 0; })) {
+      llvm::all_of(llvm::concat<int64_t>(low, high),
+                   [](int64_t p) { return p >= 0; })) {
     auto out = resultType(op);
-    Value fillV = padV ? (Value)b.create<tensor::ExtractOp>(
-                             loc, padV, SmallVector<Value>(typeOf(padV).getRank(),
-                                                           b.create<arith::ConstantIndexOp>(loc, 0)))
-                       : zeroOf(b, loc, elt);
-    Value filled = b.create<linalg::FillOp>(loc, fillV, emptyTensor(b, loc, out, {})).getResult(0);
+    Value fillV =
+        padV ? (Value)b.create<tensor::ExtractOp>(
+                   loc, padV,
+                   SmallVector<Value>(typeOf(padV).getRank(),
+                                      b.create<arith::ConstantIndexOp>(loc, 0)))
+             : zeroOf(b, loc, elt);
+    Value filled =
+        b.create<linalg::FillOp>(loc, fillV, emptyTensor(b, loc, out, {}))
+            .getResult(0);
     SmallVector<OpFoldResult> offsets, sizes, strides;
     for (int64_t d = 0; d < rank; ++d) {
       offsets.push_back(b.getIndexAttr(low[d]));
       sizes.push_back(b.getIndexAttr(xt.getDimSize(d)));
       strides.push_back(b.getIndexAttr(1));
     }
-    return SmallVector<Value>{
-        b.create<tensor::InsertSliceOp>(loc, x, filled, offsets, sizes, strides)};
+    return SmallVector<Value>{b.create<tensor::InsertSliceOp>(
+        loc, x, filled, offsets, sizes, strides)};
   }
   // Dims of run-time size (constant pads): their sizes, and the result's.
   SmallVector<Value> dynIn(rank), outSizes;

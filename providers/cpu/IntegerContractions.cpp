@@ -705,28 +705,35 @@ bool rewriteConv(linalg::GenericOp g) {
                       continue;
                     }
                     Value off = kb.create<arith::AddIOp>(
-                        kl, pos, kb.create<vector::BroadcastOp>(kl, i32x16, tapOff));
+                        kl, pos,
+                        kb.create<vector::BroadcastOp>(kl, i32x16, tapOff));
                     Value word = kb.create<arith::ShRUIOp>(kl, off, splat(2));
                     Value shift = kb.create<arith::ShLIOp>(
-                        kl, kb.create<arith::AndIOp>(kl, off, splat(3)), splat(3));
+                        kl, kb.create<arith::AndIOp>(kl, off, splat(3)),
+                        splat(3));
                     Value g = kb.create<vector::GatherOp>(
                         kl, i32x16, words, ValueRange{kc(0)}, word, allLanes,
                         splat(0));
                     Value byte = kb.create<arith::AndIOp>(
-                        kl, kb.create<arith::ShRUIOp>(kl, g, shift), splat(0xff));
+                        kl, kb.create<arith::ShRUIOp>(kl, g, shift),
+                        splat(0xff));
                     if (t)
-                      byte = kb.create<arith::ShLIOp>(kl, byte, splat(int32_t(8 * t)));
-                    packed = t ? kb.create<arith::OrIOp>(kl, packed, byte).getResult()
+                      byte = kb.create<arith::ShLIOp>(kl, byte,
+                                                      splat(int32_t(8 * t)));
+                    packed = t ? kb.create<arith::OrIOp>(kl, packed, byte)
+                                     .getResult()
                                : byte;
                   }
                   Value bytes;
                   if (rowRun) {
                     auto concat = [&](Value a, Value c) {
-                      int64_t n = cast<VectorType>(a.getType()).getNumElements();
+                      int64_t n =
+                          cast<VectorType>(a.getType()).getNumElements();
                       SmallVector<int64_t> all;
                       for (int64_t j = 0; j < 2 * n; ++j)
                         all.push_back(j);
-                      return kb.create<vector::ShuffleOp>(kl, a, c, all).getResult();
+                      return kb.create<vector::ShuffleOp>(kl, a, c, all)
+                          .getResult();
                     };
                     Value four = concat(concat(tapBytes[0], tapBytes[1]),
                                         concat(tapBytes[2], tapBytes[3]));
@@ -734,10 +741,12 @@ bool rewriteConv(linalg::GenericOp g) {
                     for (int64_t j = 0; j < kLanes; ++j)
                       for (int64_t t = 0; t < 4; ++t)
                         interleave.push_back(t * kLanes + j);
-                    bytes = kb.create<vector::ShuffleOp>(kl, four, four, interleave);
+                    bytes = kb.create<vector::ShuffleOp>(kl, four, four,
+                                                         interleave);
                   } else {
                     bytes = kb.create<vector::BitCastOp>(
-                        kl, VectorType::get({4 * kLanes}, kb.getI8Type()), packed);
+                        kl, VectorType::get({4 * kLanes}, kb.getI8Type()),
+                        packed);
                   }
                   kb.create<vector::StoreOp>(kl, bytes, scratch,
                                              ValueRange{jp, step, kc(0)});
