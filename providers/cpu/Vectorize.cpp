@@ -95,9 +95,6 @@ namespace kiln {
 
 namespace vectorize {
 
-constexpr StringLiteral kMark = "kiln.cv";
-constexpr StringLiteral kId = "kiln.cv_id";
-
 /// True when the body is `yield(out + a * b)` on f32 (operands of the
 /// add/mul in either order).
 bool isMulAddBody(linalg::GenericOp g) {
@@ -125,15 +122,6 @@ bool isMulAddBody(linalg::GenericOp g) {
   Value x = body.getArgument(0), y = body.getArgument(1);
   return (mul.getLhs() == x && mul.getRhs() == y) ||
          (mul.getLhs() == y && mul.getRhs() == x);
-}
-
-/// A static buffer of f32, or of i32 or i8 (quantized models: an 8-bit
-/// product's i32 result rescaled to f32, a float quantized to 8 bits).
-static bool staticElementwiseOperand(Value v) {
-  auto t = dyn_cast<MemRefType>(v.getType());
-  return t && t.hasStaticShape() &&
-         (t.getElementType().isF32() || t.getElementType().isInteger(32) ||
-          t.getElementType().isInteger(8));
 }
 
 bool staticF32(Value v) {
@@ -783,93 +771,6 @@ void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
   blockRuntimeContraction(blockLoop(g, d, size).first, mm);
 }
 
-
-/// A host generic on buffers with one output and no linalg.index: what
-/// the elementwise schedule and the blocks of run-time rows take.
-bool isHostBufferGeneric(linalg::GenericOp g) {
-  return g.hasPureBufferSemantics() && !g->hasAttr("kiln.device") &&
-         !g.hasIndexSemantics() && g.getNumDpsInits() == 1;
-}
-
-/// Whether `g` is an elementwise op or reduction worth vectorizing here:
-/// parallel loops, then possibly reduction loops (a sum over the last
-/// dims), static f32 (or i32, i8) operands each read along the innermost loop
-/// contiguously or broadcast across it, and a body of scalar arith/math.
-/// (LLVM's loop vectorizer leaves such loops scalar when their inner trip
-/// count is short, and a reduction into a buffer that might alias its
-/// input stays a load-add-store chain.)
-bool isVectorizableElementwise(linalg::GenericOp g) {
-  if (!isHostBufferGeneric(g) || g.getNumLoops() < 1)
-    return false;
-  // Parallel loops first, then reductions.
-  SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
-  auto firstReduction = llvm::find(iters, utils::IteratorType::reduction);
-  if (std::find(firstReduction, iters.end(), utils::IteratorType::parallel) != iters.end())
-    return false;
-  bool reduces = firstReduction != iters.end();
-  SmallVector<int64_t> r = g.getStaticLoopRanges();
-  if (llvm::any_of(r, ShapedType::isDynamic) || r.back() < 8)
-    return false;
-  unsigned last = g.getNumLoops() - 1;
-  AffineExpr lastDim = getAffineDimExpr(last, g.getContext());
-  for (OpOperand &o : g->getOpOperands()) {
-    if (!staticElementwiseOperand(o.get()))
-      return false;
-    AffineMap m = g.getMatchingIndexingMap(&o);
-    // (0 for a broadcast dim of size 1.)
-    if (!m.isProjectedPermutation(/*allowZeroInResults=*/true))
-      return false;
-    if (!m.isFunctionOfDim(last))
-      continue;
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (m.getResults().back() != lastDim ||
-        failed(getStridesAndOffset(cast<MemRefType>(o.get().getType()), strides, offset)) ||
-        strides.back() != 1)
-      return false;
-  }
-  if (g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isFunctionOfDim(last) == reduces)
-    return false;
-  for (Operation &op : g.getRegion().front().without_terminator()) {
-    StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
-    Type r = op.getNumResults() == 1 ? op.getResult(0).getType() : Type();
-    if ((d != "arith" && d != "math") || op.getNumRegions() || !r ||
-        !(r.isF32() || r.isInteger(1) || r.isInteger(8) || r.isInteger(32)))
-      return false;
-  }
-  // (A reduction's combiner must be one the vectorizer knows.)
-  return succeeded(linalg::vectorizeOpPrecondition(g));
-}
-
-/// The run-time loops of an elementwise op or reduction that are outer
-/// parallel loops (a batch, or batch x sequence rows) over static inner
-/// loops, in order; empty when its sizes are static or another loop is of
-/// run-time size. Each operand indexes plain loop dims (or a broadcast 0),
-/// so a block of one along such a loop is a view of every operand.
-SmallVector<unsigned> runtimeOuterLoops(linalg::GenericOp g) {
-  if (!isHostBufferGeneric(g) || g.getNumLoops() < 2)
-    return {};
-  SmallVector<int64_t> r = g.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
-  SmallVector<unsigned> dynamic;
-  for (unsigned d = 0; d < r.size(); ++d)
-    if (ShapedType::isDynamic(r[d]))
-      dynamic.push_back(d);
-  if (dynamic.empty() || ShapedType::isDynamic(r.back()) || r.back() < 8)
-    return {};
-  for (unsigned d : dynamic)
-    if (iters[d] != utils::IteratorType::parallel)
-      return {};
-  for (OpOperand &o : g->getOpOperands()) {
-    auto t = dyn_cast<MemRefType>(o.get().getType());
-    if (!t || !t.getElementType().isF32() ||
-        !g.getMatchingIndexingMap(&o).isProjectedPermutation(
-            /*allowZeroInResults=*/true))
-      return {};
-  }
-  return dynamic;
-}
-
 /// The elementwise generic right after contraction `g` that reads its
 /// result alone (a fused activation) and is the last reader of it; null
 /// otherwise. The caller rules out k loops split into cache tiles (partial
@@ -1028,69 +929,6 @@ std::string annotateParallelEven(const std::string &handle) {
          " : i64 -> !transform.param<i64>\n  transform.annotate " + handle +
          " \"" + std::string(kParallelAttr) + "\" = " + p +
          " : !transform.any_op, !transform.param<i64>\n";
-}
-
-/// The transform script for one marked elementwise generic: one vector of
-/// up to 16 lanes along the innermost loop, the remainder peeled.
-/// True when `op` reduces with min or max alone: any order gives the same
-/// result.
-static bool reducesByMinMax(linalg::LinalgOp op) {
-  if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
-    return false;
-  Block *body = op.getBlock();
-  Value acc = body->getArgument(body->getNumArguments() - 1);
-  return llvm::all_of(acc.getUsers(), [](Operation *user) {
-    return isa<arith::MinimumFOp, arith::MaximumFOp, arith::MinNumFOp,
-               arith::MaxNumFOp>(user);
-  });
-}
-
-std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
-  SmallVector<int64_t> r = op.getStaticLoopRanges();
-  auto iters = op.getIteratorTypesArray();
-  std::string i = std::to_string(id), any = "!transform.any_op";
-  int64_t lanes = std::min<int64_t>(16, r.back());
-  // A min or max over the innermost loop takes up to 256 lanes a step:
-  // LLVM combines the 16 registers of a step lane-wise and reduces across
-  // lanes once (16 at a time, each ended in a reduction across its lanes;
-  // a sum keeps its order, one lane after the other, either way).
-  if (reducesByMinMax(op))
-    for (int64_t wide : {256, 128, 64, 32})
-      if (r.back() % wide == 0) {
-        lanes = wide;
-        break;
-      }
-  std::string tiles, results = any;
-  for (size_t d = 0; d < r.size(); ++d) {
-    tiles += (d ? ", " : "") + std::to_string(d + 1 == r.size() ? lanes : 1);
-    results += ", " + any;
-  }
-  std::string s = "  %m" + i + " = transform.structured.match ops{[\"linalg.generic\"]} attributes{" +
-                  kId.str() + " = " + i + " : i64} in %root : (" + any + ") -> " + any + "\n";
-  s += "  %t" + i + ", %l" + i + ":" + std::to_string(r.size()) +
-       " = transform.structured.tile_using_for %m" + i + " tile_sizes [" + tiles + "] : (" + any +
-       ") -> (" + results + ")\n";
-  // Threads split the outermost loop that has more than one iteration, if
-  // it is a parallel one and the op has enough work.
-  int64_t work = iterationCost(op);
-  for (int64_t n : r)
-    work *= n;
-  for (size_t d = 0; d < r.size(); ++d) {
-    int64_t trips = d + 1 == r.size() ? r[d] / lanes : r[d];
-    if (trips < 2)
-      continue;
-    if (iters[d] == utils::IteratorType::parallel && work >= kParallelWork)
-      s += annotateParallel("%l" + i + "#" + std::to_string(d));
-    break;
-  }
-  if (r.back() % lanes) {
-    std::string h = "%pe" + i;
-    s += "  " + h + " = transform.cast %l" + i + "#" + std::to_string(r.size() - 1) + " : " + any +
-         " to !transform.op<\"scf.for\">\n";
-    s += "  " + h + "a, " + h + "b = transform.loop.peel " + h +
-         " : (!transform.op<\"scf.for\">) -> (" + any + ", " + any + ")\n";
-  }
-  return s;
 }
 
 std::pair<int64_t, int64_t> registerTile(int64_t M, int64_t N,
@@ -1503,6 +1341,11 @@ struct CpuVectorizeContractionsPass
         for (unsigned d : loops)
           block = blockLoop(block, d, 1).first;
       }
+      // Short trailing loops folded into one first (7 x 7 planes).
+      SmallVector<linalg::GenericOp> shortInner;
+      module.walk([&](linalg::GenericOp g) { shortInner.push_back(g); });
+      for (linalg::GenericOp g : shortInner)
+        collapseTrailingLoops(g);
       module.walk([&](linalg::GenericOp g) {
         if (isVectorizableElementwise(g)) {
           g->setAttr(kMark, UnitAttr::get(g.getContext()));

@@ -128,6 +128,27 @@ bool convKCacheTiled(mlir::linalg::GenericOp g, int64_t groups);
 mlir::Value rewriteConv(mlir::linalg::GenericOp g, int64_t groups,
                         int64_t &nextId);
 
+// Elementwise ops and reductions (VectorizeElementwise.cpp).
+inline constexpr llvm::StringLiteral kMark = "kiln.cv";
+inline constexpr llvm::StringLiteral kId = "kiln.cv_id";
+/// A host generic on buffers with one output and no linalg.index: what
+/// the elementwise schedule and the blocks of run-time rows take.
+bool isHostBufferGeneric(mlir::linalg::GenericOp g);
+/// Whether `g` is an elementwise op or reduction the vector schedule takes.
+bool isVectorizableElementwise(mlir::linalg::GenericOp g);
+/// The run-time loops of an elementwise op or reduction that are outer
+/// parallel loops over static inner loops; empty if none or another loop is
+/// of run-time size.
+llvm::SmallVector<unsigned> runtimeOuterLoops(mlir::linalg::GenericOp g);
+/// `g` with its trailing loops folded into one when the innermost is short
+/// (fewer than 64 iterations, not a multiple of 16) and every operand reads
+/// them as contiguous trailing dims or broadcasts over them (a 7 x 7 plane
+/// with per-channel scales becomes one loop of 49); else `g` itself.
+mlir::linalg::GenericOp collapseTrailingLoops(mlir::linalg::GenericOp g);
+/// The transform script for one marked elementwise generic.
+std::string elementwiseScheduleFor(mlir::linalg::LinalgOp op, int64_t id);
+/// The transform step marking a loop handle kiln.parallel.
+std::string annotateParallel(const std::string &handle);
 /// The elementwise generic right after contraction `g` that reads only its
 /// result (a fused activation), which may be applied to its tiles before
 /// they are stored; its output's allocation moved before `g`.

@@ -653,15 +653,23 @@ func.func @conv_blocks(%x: memref<1x64x58x58xf32>, %w: memref<64x64x3x3xf32>, %o
 
 // -----
 
-// Elementwise ops are vectorized along their innermost loop (16 lanes, the
-// remainder of 4 peeled), a broadcast operand splatted; a transposed read
-// stays a loop nest (it would be a gather).
+// Elementwise ops are vectorized along their innermost loop, a broadcast
+// operand splatted; a transposed read stays a loop nest (it would be a
+// gather). Short trailing loops that every operand reads contiguously (or
+// broadcasts over) are folded into one first: 3 x 20 is one loop of 60
+// (16 lanes, the remainder of 12 peeled), the per-channel operand a vector
+// of 4.
 // CHECK-LABEL: func.func @elementwise
+// CHECK-DAG: %[[X:.*]] = memref.collapse_shape %arg0 {{\[\[}}0], [1, 2]] : memref<4x3x20xf32> into memref<4x60xf32>
+// CHECK-DAG: %[[S:.*]] = memref.collapse_shape %arg1 {{\[\[}}0, 1, 2]] : memref<4x1x1xf32> into memref<4xf32>
+// CHECK-DAG: %[[O:.*]] = memref.collapse_shape %arg2 {{\[\[}}0], [1, 2]] : memref<4x3x20xf32> into memref<4x60xf32>
 // CHECK: scf.for
-// CHECK: vector.transfer_read %arg0[{{.*}}]{{.*}} : memref<4x3x20xf32>, vector<16xf32>
-// CHECK: arith.mulf {{.*}} : vector<1x1x16xf32>
-// CHECK: vector.transfer_write {{.*}}, %arg2[{{.*}}]{{.*}} : vector<16xf32>, memref<4x3x20xf32>
-// CHECK: vector.transfer_read %arg0[{{.*}}, %c16]{{.*}} : memref<4x3x20xf32>, vector<4xf32>
+// CHECK: memref.load %[[S]]
+// CHECK: vector.transfer_read %[[X]][{{.*}}]{{.*}} : memref<4x60xf32>, vector<16xf32>
+// CHECK: vector.splat
+// CHECK: arith.mulf {{.*}} : vector<1x16xf32>
+// CHECK: vector.transfer_write {{.*}}, %[[O]][{{.*}}]{{.*}} : vector<16xf32>, memref<4x60xf32>
+// CHECK: vector.transfer_read %[[X]][{{.*}}, %c48]{{.*}} : memref<4x60xf32>, vector<12xf32>
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%arg3 : memref<4x20x3xf32>)
 #full = affine_map<(c, h, w) -> (c, h, w)>

@@ -1,0 +1,303 @@
+//===- VectorizeElementwise.cpp - elementwise ops and reductions ----------===//
+//
+// Part of kiln-cpu-vectorize-contractions: which elementwise generics and
+// reductions over the last dims take the vector schedule (one vector of up
+// to 16 lanes along the innermost loop), their transform script, and the
+// trailing dims they are collapsed over first when the innermost one is
+// short (a 7 x 7 plane is one loop of 49).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+#include "providers/cpu/Vectorize.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+
+namespace kiln::vectorize {
+
+/// A static buffer of f32, or of i32 or i8 (quantized models: an 8-bit
+/// product's i32 result rescaled to f32, a float quantized to 8 bits).
+static bool staticElementwiseOperand(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.hasStaticShape() &&
+         (t.getElementType().isF32() || t.getElementType().isInteger(32) ||
+          t.getElementType().isInteger(8));
+}
+
+/// A host generic on buffers with one output and no linalg.index: what
+/// the elementwise schedule and the blocks of run-time rows take.
+bool isHostBufferGeneric(linalg::GenericOp g) {
+  return g.hasPureBufferSemantics() && !g->hasAttr("kiln.device") &&
+         !g.hasIndexSemantics() && g.getNumDpsInits() == 1;
+}
+
+/// Whether `g` is an elementwise op or reduction worth vectorizing here:
+/// parallel loops, then possibly reduction loops (a sum over the last
+/// dims), static f32 (or i32, i8) operands each read along the innermost loop
+/// contiguously or broadcast across it, and a body of scalar arith/math.
+/// (LLVM's loop vectorizer leaves such loops scalar when their inner trip
+/// count is short, and a reduction into a buffer that might alias its
+/// input stays a load-add-store chain.)
+bool isVectorizableElementwise(linalg::GenericOp g) {
+  if (!isHostBufferGeneric(g) || g.getNumLoops() < 1)
+    return false;
+  // Parallel loops first, then reductions.
+  SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
+  auto firstReduction = llvm::find(iters, utils::IteratorType::reduction);
+  if (std::find(firstReduction, iters.end(), utils::IteratorType::parallel) !=
+      iters.end())
+    return false;
+  bool reduces = firstReduction != iters.end();
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  if (llvm::any_of(r, ShapedType::isDynamic) || r.back() < 8)
+    return false;
+  unsigned last = g.getNumLoops() - 1;
+  AffineExpr lastDim = getAffineDimExpr(last, g.getContext());
+  for (OpOperand &o : g->getOpOperands()) {
+    if (!staticElementwiseOperand(o.get()))
+      return false;
+    AffineMap m = g.getMatchingIndexingMap(&o);
+    // (0 for a broadcast dim of size 1.)
+    if (!m.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return false;
+    if (!m.isFunctionOfDim(last))
+      continue;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (m.getResults().back() != lastDim ||
+        failed(getStridesAndOffset(cast<MemRefType>(o.get().getType()), strides,
+                                   offset)) ||
+        strides.back() != 1)
+      return false;
+  }
+  if (g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isFunctionOfDim(last) ==
+      reduces)
+    return false;
+  for (Operation &op : g.getRegion().front().without_terminator()) {
+    StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    Type r = op.getNumResults() == 1 ? op.getResult(0).getType() : Type();
+    if ((d != "arith" && d != "math") || op.getNumRegions() || !r ||
+        !(r.isF32() || r.isInteger(1) || r.isInteger(8) || r.isInteger(32)))
+      return false;
+  }
+  // (A reduction's combiner must be one the vectorizer knows.)
+  return succeeded(linalg::vectorizeOpPrecondition(g));
+}
+
+/// The run-time loops of an elementwise op or reduction that are outer
+/// parallel loops (a batch, or batch x sequence rows) over static inner
+/// loops, in order; empty when its sizes are static or another loop is of
+/// run-time size. Each operand indexes plain loop dims (or a broadcast 0),
+/// so a block of one along such a loop is a view of every operand.
+SmallVector<unsigned> runtimeOuterLoops(linalg::GenericOp g) {
+  if (!isHostBufferGeneric(g) || g.getNumLoops() < 2)
+    return {};
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
+  SmallVector<unsigned> dynamic;
+  for (unsigned d = 0; d < r.size(); ++d)
+    if (ShapedType::isDynamic(r[d]))
+      dynamic.push_back(d);
+  if (dynamic.empty() || ShapedType::isDynamic(r.back()) || r.back() < 8)
+    return {};
+  for (unsigned d : dynamic)
+    if (iters[d] != utils::IteratorType::parallel)
+      return {};
+  for (OpOperand &o : g->getOpOperands()) {
+    auto t = dyn_cast<MemRefType>(o.get().getType());
+    if (!t || !t.getElementType().isF32() ||
+        !g.getMatchingIndexingMap(&o).isProjectedPermutation(
+            /*allowZeroInResults=*/true))
+      return {};
+  }
+  return dynamic;
+}
+
+/// Reassociation folding the last `k` dims of a rank-`rank` memref.
+static SmallVector<ReassociationIndices> trailingGroups(unsigned rank,
+                                                        unsigned k) {
+  SmallVector<ReassociationIndices> groups;
+  for (unsigned i = 0; i + k < rank; ++i)
+    groups.push_back({int64_t(i)});
+  ReassociationIndices last;
+  for (unsigned i = rank - k; i < rank; ++i)
+    last.push_back(i);
+  groups.push_back(last);
+  return groups;
+}
+
+/// The number of trailing loops of `g` (2 or more, of one iterator type)
+/// that every operand indexes as its own contiguous trailing dims, or not
+/// at all (broadcast: those results are 0 over dims of size 1, or absent);
+/// 0 when fewer than 2.
+static unsigned collapsibleTrailingLoops(linalg::GenericOp g) {
+  unsigned n = g.getNumLoops();
+  MLIRContext *ctx = g.getContext();
+  SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
+  unsigned best = 0;
+  for (unsigned k = 2; k <= n && iters[n - k] == iters[n - 1]; ++k) {
+    bool ok = true;
+    for (OpOperand &o : g->getOpOperands()) {
+      auto t = cast<MemRefType>(o.get().getType());
+      AffineMap map = g.getMatchingIndexingMap(&o);
+      unsigned rank = map.getNumResults();
+      bool uses = false;
+      for (unsigned d = n - k; d < n; ++d)
+        uses |= map.isFunctionOfDim(d);
+      if (!uses &&
+          (rank < k || !isa<AffineConstantExpr>(map.getResults().back()))) {
+        continue; // does not index the trailing loops at all
+      }
+      if (rank < k) {
+        ok = false;
+        break;
+      }
+      for (unsigned i = 0; i < k && ok; ++i) {
+        AffineExpr e = map.getResult(rank - k + i);
+        auto c = dyn_cast<AffineConstantExpr>(e);
+        ok = uses ? e == getAffineDimExpr(n - k + i, ctx)
+                  : c && c.getValue() == 0 && t.getDimSize(rank - k + i) == 1;
+      }
+      for (unsigned r = 0; r + k < rank && ok; ++r)
+        for (unsigned d = n - k; d < n; ++d)
+          ok &= !map.getResult(r).isFunctionOfDim(d);
+      ok = ok && memref::CollapseShapeOp::isGuaranteedCollapsible(
+                     t, trailingGroups(rank, k));
+      if (!ok)
+        break;
+    }
+    if (!ok)
+      break;
+    best = k;
+  }
+  return best;
+}
+
+linalg::GenericOp collapseTrailingLoops(linalg::GenericOp g) {
+  if (!isHostBufferGeneric(g) || g.getNumLoops() < 2)
+    return g;
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  if (llvm::any_of(r, ShapedType::isDynamic) || r.back() % 16 == 0 ||
+      r.back() >= 64)
+    return g;
+  unsigned k = collapsibleTrailingLoops(g);
+  if (k < 2)
+    return g;
+  unsigned n = g.getNumLoops(), first = n - k;
+  MLIRContext *ctx = g.getContext();
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  // Each operand that indexes the trailing loops (or broadcasts over them
+  // with unit dims) with its last k dims as one; the maps over the loops
+  // with the folded ones as loop `first`.
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  for (OpOperand &o : g->getOpOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(&o);
+    unsigned rank = map.getNumResults();
+    bool uses = map.isFunctionOfDim(n - 1);
+    bool folds =
+        uses || (rank >= k && isa<AffineConstantExpr>(map.getResults().back()));
+    SmallVector<AffineExpr> exprs(map.getResults().begin(),
+                                  map.getResults().end() - (folds ? k : 0));
+    Value v = o.get();
+    if (uses) {
+      exprs.push_back(getAffineDimExpr(first, ctx));
+      v = b.create<memref::CollapseShapeOp>(loc, v, trailingGroups(rank, k));
+    } else if (folds) {
+      // The unit dims go (into the dim before them): a plain broadcast,
+      // which vectorizes as one splat.
+      SmallVector<ReassociationIndices> groups;
+      for (unsigned i = 0; i + k < rank; ++i)
+        groups.push_back({int64_t(i)});
+      for (unsigned i = rank - k; i < rank && !groups.empty(); ++i)
+        groups.back().push_back(i);
+      v = b.create<memref::CollapseShapeOp>(loc, v, groups);
+    }
+    operands.push_back(v);
+    maps.push_back(AffineMap::get(first + 1, 0, exprs, ctx));
+  }
+  SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
+  iters.resize(first + 1);
+  unsigned ins = g.getNumDpsInputs();
+  auto collapsed = b.create<linalg::GenericOp>(
+      loc, TypeRange{}, ArrayRef<Value>(operands).take_front(ins),
+      ArrayRef<Value>(operands).drop_front(ins), maps, iters);
+  collapsed.getRegion().takeBody(g.getRegion());
+  for (NamedAttribute a : g->getDiscardableAttrs())
+    collapsed->setAttr(a.getName(), a.getValue());
+  g.erase();
+  return collapsed;
+}
+
+/// True when `op` reduces with min or max alone: any order gives the same
+/// result.
+static bool reducesByMinMax(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
+    return false;
+  Block *body = op.getBlock();
+  Value acc = body->getArgument(body->getNumArguments() - 1);
+  return llvm::all_of(acc.getUsers(), [](Operation *user) {
+    return isa<arith::MinimumFOp, arith::MaximumFOp, arith::MinNumFOp,
+               arith::MaxNumFOp>(user);
+  });
+}
+
+/// The transform script for one marked elementwise generic: one vector of
+/// up to 16 lanes along the innermost loop, the remainder peeled.
+std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
+  SmallVector<int64_t> r = op.getStaticLoopRanges();
+  auto iters = op.getIteratorTypesArray();
+  std::string i = std::to_string(id), any = "!transform.any_op";
+  int64_t lanes = std::min<int64_t>(16, r.back());
+  // A min or max over the innermost loop takes up to 256 lanes a step:
+  // LLVM combines the 16 registers of a step lane-wise and reduces across
+  // lanes once (16 at a time, each ended in a reduction across its lanes;
+  // a sum keeps its order, one lane after the other, either way).
+  if (reducesByMinMax(op))
+    for (int64_t wide : {256, 128, 64, 32})
+      if (r.back() % wide == 0) {
+        lanes = wide;
+        break;
+      }
+  std::string tiles, results = any;
+  for (size_t d = 0; d < r.size(); ++d) {
+    tiles += (d ? ", " : "") + std::to_string(d + 1 == r.size() ? lanes : 1);
+    results += ", " + any;
+  }
+  std::string s =
+      "  %m" + i +
+      " = transform.structured.match ops{[\"linalg.generic\"]} attributes{" +
+      kId.str() + " = " + i + " : i64} in %root : (" + any + ") -> " + any +
+      "\n";
+  s += "  %t" + i + ", %l" + i + ":" + std::to_string(r.size()) +
+       " = transform.structured.tile_using_for %m" + i + " tile_sizes [" +
+       tiles + "] : (" + any + ") -> (" + results + ")\n";
+  // Threads split the outermost loop that has more than one iteration, if
+  // it is a parallel one and the op has enough work.
+  int64_t work = iterationCost(op);
+  for (int64_t n : r)
+    work *= n;
+  for (size_t d = 0; d < r.size(); ++d) {
+    int64_t trips = d + 1 == r.size() ? r[d] / lanes : r[d];
+    if (trips < 2)
+      continue;
+    if (iters[d] == utils::IteratorType::parallel && work >= kParallelWork)
+      s += annotateParallel("%l" + i + "#" + std::to_string(d));
+    break;
+  }
+  if (r.back() % lanes) {
+    std::string h = "%pe" + i;
+    s += "  " + h + " = transform.cast %l" + i + "#" +
+         std::to_string(r.size() - 1) + " : " + any +
+         " to !transform.op<\"scf.for\">\n";
+    s += "  " + h + "a, " + h + "b = transform.loop.peel " + h +
+         " : (!transform.op<\"scf.for\">) -> (" + any + ", " + any + ")\n";
+  }
+  return s;
+}
+
+} // namespace kiln::vectorize
