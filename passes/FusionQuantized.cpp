@@ -208,6 +208,46 @@ struct QuantizedConv : OpRewritePattern<onnx::ConvOp> {
   }
 };
 
+/// The same scale or zero point: one value, or equal constants.
+bool sameParameter(Value a, Value b) {
+  if (isNoneValue(a) || isNoneValue(b))
+    return isNoneValue(a) && isNoneValue(b);
+  return a == b || (constantAttr(a) && constantAttr(a) == constantAttr(b));
+}
+
+/// QuantizeLinear(MaxPool(DequantizeLinear(x, s, z)), s, z), one positive
+/// scale: MaxPool(x) on the 8-bit data. Dequantizing is increasing, so the
+/// window's max dequantizes to the max of the dequantized window, which
+/// quantizes back to itself (ONNX Runtime runs QDQ max pools so too).
+struct QuantizedMaxPool : OpRewritePattern<onnx::QuantizeLinearOp> {
+  QuantizedMaxPool(MLIRContext *ctx, Counters &c)
+      : OpRewritePattern(ctx), counters(c) {}
+  Counters &counters;
+
+  LogicalResult matchAndRewrite(onnx::QuantizeLinearOp q,
+                                PatternRewriter &rewriter) const override {
+    auto pool = q.getX().getDefiningOp<onnx::MaxPoolOp>();
+    auto dq = pool ? activationDequantize(pool.getX())
+                   : onnx::DequantizeLinearOp();
+    std::optional<float> scale =
+        dq ? constantScalar(dq.getXScale()) : std::nullopt;
+    if (!dq || !pool.getIndices().use_empty() || !scale || *scale <= 0 ||
+        isNoneValue(q.getYZeroPoint()) ||
+        !sameParameter(q.getYScale(), dq.getXScale()) ||
+        !sameParameter(q.getYZeroPoint(), dq.getXZeroPoint()) ||
+        getElementTypeOrSelf(q.getY().getType()) !=
+            getElementTypeOrSelf(dq.getX().getType()))
+      return rewriter.notifyMatchFailure(
+          q, "not a max pool between a dequantize and a quantize alike");
+    Operation *narrow = rewriter.clone(*pool);
+    narrow->setOperand(0, dq.getX());
+    narrow->getResult(0).setType(q.getY().getType());
+    rewriter.replaceOp(q, narrow->getResult(0));
+    ++counters["fuse_quantized_maxpool"];
+    return success();
+  }
+};
+
 /// DequantizeLinear(QuantizeLinear(x, s, z), s, z) per tensor, read by
 /// float ops: the same rounding in f32,
 ///   (clamp(round(x / s) + z, lo, hi) - z) * s,
@@ -252,6 +292,7 @@ struct FuseQuantizedPass : public impl::FuseQuantizedBase<FuseQuantizedPass> {
     if (integerProducts)
       products.add<QuantizedMatMul, QuantizedGemm, QuantizedConv>(&getContext(),
                                                                   counters);
+    products.add<QuantizedMaxPool>(&getContext(), counters);
     pairs.add<QuantizeDequantizePair>(&getContext(), counters);
     FrozenRewritePatternSet frozenProducts(std::move(products)),
         frozenPairs(std::move(pairs));
@@ -261,7 +302,8 @@ struct FuseQuantizedPass : public impl::FuseQuantizedBase<FuseQuantizedPass> {
         return signalPassFailure();
     recordCounters(getOperation(), counters,
                    {"fuse_quantized_matmul", "fuse_quantized_gemm",
-                    "fuse_quantized_conv", "fuse_quantize_dequantize"});
+                    "fuse_quantized_conv", "fuse_quantized_maxpool",
+                    "fuse_quantize_dequantize"});
   }
 };
 

@@ -314,9 +314,12 @@ def FuseQuantized : Pass<"kiln-fuse-quantized", "::mlir::ModuleOp"> {
     per tensor or per output channel, becomes ConvInteger scaled per
     channel plus its bias. A DequantizeLinear of a QuantizeLinear with the
     same per-tensor parameters, left for float readers (Add, Relu, pools),
-    becomes the same rounding in f32 (it vectorizes and fuses). Counts:
+    becomes the same rounding in f32 (it vectorizes and fuses). A MaxPool
+    between a DequantizeLinear and a QuantizeLinear with the same per-tensor
+    parameters (a positive scale) runs on the 8-bit data. Counts:
     `kiln.report.fuse_quantized_matmul`, `kiln.report.fuse_quantized_gemm`,
-    `kiln.report.fuse_quantized_conv`, `kiln.report.fuse_quantize_dequantize`.
+    `kiln.report.fuse_quantized_conv`, `kiln.report.fuse_quantized_maxpool`,
+    `kiln.report.fuse_quantize_dequantize`.
   }];
   let options = [
     Option<"integerProducts", "integer-products", "bool", "true",

@@ -167,7 +167,7 @@ def static_mlp(path, rows, sizes, per_channel, qoperator=False):
 
 def static_cnn(path, per_channel, qoperator):
     """A small float CNN quantized by quantize_static: Conv + Relu, Conv,
-    the residual Add, x * Sigmoid(x), LeakyRelu, Concat, AveragePool,
+    the residual Add, x * Sigmoid(x), LeakyRelu, Concat, MaxPool, AveragePool,
     GlobalAveragePool, Gemm and Softmax; in the QOperator format each has
     its QLinear form."""
     rng = np.random.default_rng(5)
@@ -191,7 +191,8 @@ def static_cnn(path, per_channel, qoperator):
         helper.make_node("Mul", ["C", "S"], ["D"]),
         helper.make_node("LeakyRelu", ["D"], ["E"], alpha=0.1),
         helper.make_node("Concat", ["E", "A"], ["F"], axis=1),
-        helper.make_node("AveragePool", ["F"], ["G"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("MaxPool", ["F"], ["F2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("AveragePool", ["F2"], ["G"], kernel_shape=[2, 2], strides=[2, 2]),
         helper.make_node("GlobalAveragePool", ["G"], ["H"]),
         helper.make_node("Flatten", ["H"], ["I"]),
         helper.make_node("Gemm", ["I", "W2", "B2"], ["L"], transB=1),

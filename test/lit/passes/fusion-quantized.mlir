@@ -77,3 +77,24 @@ func.func @not_fused(%q: tensor<4x8xui8>, %k: tensor<8x4xui8>) -> (tensor<4x4xf3
   %y2 = onnx.MatMul(%a, %wd) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
   return %y, %y2 : tensor<4x4xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// A max pool between a dequantize and a quantize alike runs on the u8
+// data; with another scale on the quantize it stays float.
+// CHECK: module attributes {kiln.report.fuse_quantized_maxpool = 1 : i64}
+// CHECK-LABEL: func.func @maxpool
+// CHECK: %[[F:.*]], %{{.*}} = onnx.MaxPool(%{{.*}}) {{.*}} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, none)
+// CHECK: %[[P:.*]], %{{.*}} = onnx.MaxPool(%arg0) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x2x4x4xui8>) -> (tensor<1x2x2x2xui8>, none)
+// CHECK: %[[Q:.*]] = onnx.QuantizeLinear(%[[F]],
+// CHECK: return %[[P]], %[[Q]]
+func.func @maxpool(%x: tensor<1x2x4x4xui8>) -> (tensor<1x2x2x2xui8>, tensor<1x2x2x2xui8>) {
+  %s = onnx.Constant() {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>
+  %s2 = onnx.Constant() {value = dense<0.2> : tensor<f32>} : () -> tensor<f32>
+  %z = onnx.Constant() {value = dense<7> : tensor<ui8>} : () -> tensor<ui8>
+  %d = onnx.DequantizeLinear(%x, %s, %z) : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xf32>
+  %p:2 = onnx.MaxPool(%d) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, none)
+  %q = onnx.QuantizeLinear(%p#0, %s, %z) : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x2x2xui8>
+  %q2 = onnx.QuantizeLinear(%p#0, %s2, %z) : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x2x2xui8>
+  return %q, %q2 : tensor<1x2x2x2xui8>, tensor<1x2x2x2xui8>
+}
