@@ -210,15 +210,22 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     input offset are built at compile time. Small planes (few tiles) are
     packed first, then threads take tiles x blocks of output channels.
     Accumulators start at 0 when C's zero fill is right before (it goes).
+    The elementwise generic right after a conv that reads its result (the
+    requantization, a residual Add fused in: per-channel values, tensors
+    of C's shape) is applied to each accumulator vector before it is
+    stored, into that generic's output; C is never written.
     Without VNNI (option vnni=0), or for other shapes, the generic stays on
-    the naive loops, exact in i32. `kiln compile --report`: int8_kernels.
+    the naive loops, exact in i32. `kiln compile --report`: int8_kernels,
+    int8_epilogues.
   }];
   let options = [
     Option<"vnni", "vnni", "bool", "true",
            "The target has AVX-512 VNNI (vpdpbusd on 512-bit registers)">
   ];
   let statistics = [
-    Statistic<"numKernels", "int8-kernels", "8-bit matmuls on VNNI kernels">
+    Statistic<"numKernels", "int8-kernels", "8-bit matmuls on VNNI kernels">,
+    Statistic<"numEpilogues", "int8-epilogues",
+              "elementwise epilogues applied in 8-bit convs' stores">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",

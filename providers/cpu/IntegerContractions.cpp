@@ -10,6 +10,7 @@
 // time.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
 #include "providers/Passes.h"
 #include "providers/cpu/Vectorize.h"
@@ -25,6 +26,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include <cstring>
+#include <functional>
 
 using namespace mlir;
 
@@ -144,17 +146,68 @@ struct Kernel {
   bool bcastUnsigned;
   // C holds zeros (its fill goes): the accumulators start at 0, not from C.
   bool zeroInit = false;
+  // Stores a finished accumulator (row, first column, lane mask or null)
+  // in C's stead: a fused epilogue's. Null: stored into C.
+  std::function<void(OpBuilder &, Location, Value, Value, Value, Value)>
+      store = nullptr;
 };
 
-/// The fill of `c` with 0 right before `g`, which g's rewrite makes
-/// redundant (every element of C is stored).
-linalg::FillOp zeroFillBefore(linalg::GenericOp g, Value c) {
-  auto fill = dyn_cast_or_null<linalg::FillOp>(g->getPrevNode());
+/// Whether `fill` writes 0 into all of `c`.
+bool isZeroFill(linalg::FillOp fill, Value c) {
   if (!fill || fill.getOutputs().size() != 1 || fill.getOutputs()[0] != c)
-    return {};
+    return false;
   auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
   auto value = cst ? dyn_cast<IntegerAttr>(cst.getValue()) : IntegerAttr();
-  return value && value.getValue().isZero() ? fill : linalg::FillOp();
+  return value && value.getValue().isZero();
+}
+
+/// Whether `buf` holds zeros when `at` runs: a zero fill writes it before,
+/// and before `at` nothing else but copies out of it uses it (what comes
+/// after does not matter).
+bool zeroAt(Value buf, Operation *at) {
+  bool zeroed = false;
+  Block *block = at->getBlock();
+  for (Operation *user : buf.getUsers()) {
+    Operation *op = block->findAncestorOpInBlock(*user);
+    if (!op)
+      return false;
+    if (op == at || at->isBeforeInBlock(op))
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(user); fill && isZeroFill(fill, buf))
+      zeroed = true;
+    else if (auto copy = dyn_cast<memref::CopyOp>(user);
+             !copy || copy.getSource() != buf)
+      return false;
+  }
+  return zeroed;
+}
+
+/// How C of `g` starts when it holds zeros, which g's rewrite makes
+/// redundant (every element of C is stored): the op right before g that
+/// sets it to 0 (a fill, or a copy of a zero-filled buffer, as
+/// bufferization shares one zero fill between convs), to erase; or null
+/// when C itself is that shared buffer (the fill stays for its copies).
+struct ZeroInit {
+  Operation *erase = nullptr;
+};
+
+std::optional<ZeroInit> zeroInitBefore(linalg::GenericOp g, Value c) {
+  // (Past the profiler's kernel markers.)
+  Operation *prev = g->getPrevNode();
+  while (prev && isa<ProfileBeginOp, ProfileEndOp>(prev))
+    prev = prev->getPrevNode();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+      fill && isZeroFill(fill, c))
+    return ZeroInit{prev};
+  auto copy = dyn_cast_or_null<memref::CopyOp>(prev);
+  if (copy && copy.getTarget() == c &&
+      copy.getSource().getType() == c.getType() &&
+      copy.getSource().getDefiningOp<memref::AllocOp>() &&
+      zeroAt(copy.getSource(), copy))
+    return ZeroInit{prev};
+  if (c.getDefiningOp<memref::AllocOp>() && zeroAt(c, g))
+    return ZeroInit{};
+  return std::nullopt;
 }
 
 /// C[m .. m+rows, panels cP0 .. cP0+panels] += bcast x vec[vP0 ..]: the
@@ -242,7 +295,9 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < panels; ++j) {
       Value acc = loop.getResult(r * panels + j);
-      if (masked(j))
+      if (kn.store)
+        kn.store(b, loc, acc, rowIdx[r], colIdx[j], masked(j) ? mask : Value());
+      else if (masked(j))
         b.create<vector::MaskedStoreOp>(
             loc, kn.c, ValueRange{rowIdx[r], colIdx[j]}, mask, acc);
       else
@@ -382,12 +437,12 @@ bool rewrite(linalg::GenericOp g) {
   std::optional<SmallVector<int8_t>> w = constantBytes(bm);
   if (!w)
     return false;
-  linalg::FillOp fill = zeroFillBefore(g, c);
+  std::optional<ZeroInit> zeroInit = zeroInitBefore(g, c);
   OpBuilder b(g);
   Location loc = g.getLoc();
   Value a2 = asMatrix(b, loc, a);
   Kernel kn{a2, packedWeights(b, loc, get, *w, k, n), asMatrix(b, loc, c),
-            k / 4, true, bool(fill)};
+            k / 4, true, bool(zeroInit)};
   int64_t staticRows = cast<MemRefType>(a2.getType()).getDimSize(0);
   Value rowsTotal = b.create<memref::DimOp>(loc, a2, 0);
   // (Run-time rows count as 64 for the grain.)
@@ -400,8 +455,8 @@ bool rewrite(linalg::GenericOp g) {
                           rowsTotal, p0, p0, panels, lastLanes, staticRows);
                     });
   g.erase();
-  if (fill)
-    fill.erase();
+  if (zeroInit && zeroInit->erase)
+    zeroInit->erase->erase();
   return true;
 }
 
@@ -459,12 +514,183 @@ std::optional<ConvMatch> matchConv(linalg::GenericOp g) {
   return cm;
 }
 
+/// An elementwise generic right after an 8-bit conv that reads its i32
+/// result C (the requantization: zero-point correction, bias, scale,
+/// rounding, clamp; a residual Add fused in), applied to each accumulator
+/// vector before it is stored, into the generic's own output: C is never
+/// written, and the 8-bit result leaves the registers once.
+struct ConvEpilogue {
+  linalg::GenericOp op;
+  /// Per input: C, a tensor of C's shape read alike, or one value per
+  /// output channel (or per image and channel; or one for all).
+  enum Kind { Acc, Full, PerChannel };
+  SmallVector<Kind> kinds;
+};
+
+std::optional<ConvEpilogue> matchConvEpilogue(linalg::GenericOp g, Value c) {
+  // (Past its output's allocation and the profiler's kernel markers.)
+  Operation *next = g->getNextNode();
+  while (next && isa<memref::AllocOp, ProfileBeginOp, ProfileEndOp>(next))
+    next = next->getNextNode();
+  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
+  auto ct = cast<MemRefType>(c.getType());
+  if (!e || e.getNumDpsInits() != 1 || e.hasIndexSemantics() ||
+      e.getNumLoops() != 4 ||
+      !llvm::all_of(e.getIteratorTypesArray(),
+                    [](utils::IteratorType t) {
+                      return t == utils::IteratorType::parallel;
+                    }) ||
+      !llvm::is_contained(e.getDpsInputs(), c))
+    return std::nullopt;
+  auto fullLike = [&](Value v, AffineMap map) {
+    auto t = cast<MemRefType>(v.getType());
+    return map.isIdentity() && t.getShape() == ct.getShape() &&
+           t.getLayout().isIdentity();
+  };
+  Value out = e.getDpsInits()[0];
+  if (!fullLike(out, e.getIndexingMapsArray().back()) ||
+      !e.getRegion().front().getArguments().back().use_empty())
+    return std::nullopt;
+  ConvEpilogue ep{e, {}};
+  for (OpOperand *o : e.getDpsInputOperands()) {
+    AffineMap map = e.getMatchingIndexingMap(o);
+    if (o->get() == c) {
+      if (!map.isIdentity())
+        return std::nullopt;
+      ep.kinds.push_back(ConvEpilogue::Acc);
+      continue;
+    }
+    if (fullLike(o->get(), map)) {
+      ep.kinds.push_back(ConvEpilogue::Full);
+      continue;
+    }
+    // One value per channel: results of d0 (the image), d1 or 0 only.
+    for (AffineExpr r : map.getResults()) {
+      auto d = dyn_cast<AffineDimExpr>(r);
+      auto k = dyn_cast<AffineConstantExpr>(r);
+      if (!(d && d.getPosition() < 2) && !(k && k.getValue() == 0))
+        return std::nullopt;
+    }
+    ep.kinds.push_back(ConvEpilogue::PerChannel);
+  }
+  // Arith/math on scalars, capturing only values that exist before g.
+  for (Operation &op : e.getRegion().front().without_terminator()) {
+    StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    if ((d != "arith" && d != "math") || op.getNumRegions() ||
+        op.getNumResults() != 1 || !op.getResult(0).getType().isIntOrFloat())
+      return std::nullopt;
+    for (Value v : op.getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g))
+        return std::nullopt;
+  }
+  // Nothing else reads C (it is never written now), and every buffer the
+  // epilogue uses exists where the conv stores.
+  // (C starts as zeros: its users before g set it so.)
+  for (Operation *user : c.getUsers())
+    if (user != g && user != e && !isa<memref::DeallocOp>(user) &&
+        !(user->getBlock() == g->getBlock() && user->isBeforeInBlock(g)))
+      return std::nullopt;
+  for (Value v : e->getOperands())
+    if (Operation *def = v.getDefiningOp();
+        def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g) &&
+        !(isa<memref::AllocOp>(def) && def->getNumOperands() == 0))
+      return std::nullopt;
+  for (Value v : e->getOperands())
+    if (Operation *def = v.getDefiningOp();
+        def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g))
+      def->moveBefore(g);
+  return ep;
+}
+
+/// The store hook applying `ep` for image `image`, C viewed per image as
+/// [channels, positions] (`rows`, `positions`).
+std::function<void(OpBuilder &, Location, Value, Value, Value, Value)>
+convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
+                  Value image, int64_t rows, int64_t positions) {
+  linalg::GenericOp e = ep.op;
+  Value offset = b.create<arith::MulIOp>(
+      loc, image, b.create<arith::ConstantIndexOp>(loc, rows * positions));
+  auto view = [&](Value v) {
+    return rowMajor(b, loc, v, b.getIndexAttr(rows), positions, offset);
+  };
+  SmallVector<Value> views;
+  for (auto [o, kind] : llvm::zip(e.getDpsInputs(), ep.kinds))
+    views.push_back(kind == ConvEpilogue::Full ? view(o) : o);
+  Value out = view(e.getDpsInits()[0]);
+  SmallVector<AffineMap> maps = e.getIndexingMapsArray();
+  return [=](OpBuilder &sb, Location sl, Value acc, Value row, Value col,
+             Value mask) mutable {
+    auto vt = cast<VectorType>(acc.getType());
+    auto vectorOf = [&](Type t) { return VectorType::get(vt.getShape(), t); };
+    auto asVector = [&](Value v) -> Value {
+      if (isa<VectorType>(v.getType()))
+        return v;
+      return sb.create<vector::BroadcastOp>(sl, vectorOf(v.getType()), v);
+    };
+    Block &body = e.getRegion().front();
+    IRMapping map;
+    for (unsigned i = 0; i < e.getNumDpsInputs(); ++i) {
+      Value v;
+      Type elt = body.getArgument(i).getType();
+      switch (ep.kinds[i]) {
+      case ConvEpilogue::Acc:
+        v = acc;
+        break;
+      case ConvEpilogue::Full:
+        v = mask ? sb.create<vector::MaskedLoadOp>(
+                         sl, vectorOf(elt), views[i], ValueRange{row, col},
+                         mask,
+                         sb.create<arith::ConstantOp>(
+                             sl, DenseElementsAttr::get(
+                                     vectorOf(elt), sb.getZeroAttr(elt))))
+                         .getResult()
+                 : sb.create<vector::LoadOp>(sl, vectorOf(elt), views[i],
+                                             ValueRange{row, col})
+                       .getResult();
+        break;
+      case ConvEpilogue::PerChannel: {
+        SmallVector<Value> at;
+        for (AffineExpr r : maps[i].getResults()) {
+          auto d = dyn_cast<AffineDimExpr>(r);
+          at.push_back(!d ? sb.create<arith::ConstantIndexOp>(sl, 0).getResult()
+                       : d.getPosition() == 0 ? image
+                                              : row);
+        }
+        v = sb.create<memref::LoadOp>(sl, views[i], at);
+        break;
+      }
+      }
+      map.map(body.getArgument(i), v);
+    }
+    for (Operation &op : body.without_terminator()) {
+      // Constants stay scalars (broadcast where used).
+      if (isa<arith::ConstantOp>(op)) {
+        map.map(op.getResult(0), sb.clone(op)->getResult(0));
+        continue;
+      }
+      OperationState st(sl, op.getName());
+      for (Value v : op.getOperands())
+        st.addOperands(asVector(map.lookupOrDefault(v)));
+      st.addAttributes(op.getAttrs());
+      st.addTypes(vectorOf(op.getResult(0).getType()));
+      map.map(op.getResult(0), sb.create(st)->getResult(0));
+    }
+    Value y = asVector(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+    if (mask)
+      sb.create<vector::MaskedStoreOp>(sl, out, ValueRange{row, col}, mask, y);
+    else
+      sb.create<vector::StoreOp>(sl, y, out, ValueRange{row, col});
+  };
+}
+
 /// Rewrites `g` when it is an 8-bit 2-D conv (ConvInteger without zero
 /// points or pads) by constant weights: per image, each column tile of 64
 /// output positions gathers its patches into per-thread scratch in the
 /// kernel's panel order (through tables of each tap's and each position's
 /// input offset, built now), then every output channel runs over them.
-bool rewriteConv(linalg::GenericOp g) {
+bool rewriteConv(linalg::GenericOp g,
+                 std::optional<ConvEpilogue> &epilogue) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
       g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
     return false;
@@ -506,7 +732,9 @@ bool rewriteConv(linalg::GenericOp g) {
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j)
       positionOffset[i * ow + j] = int32_t(i * cm->sh * width + j * cm->sw);
-  linalg::FillOp fill = zeroFillBefore(g, out);
+  std::optional<ZeroInit> zeroInit = zeroInitBefore(g, out);
+  // (The caller erases the epilogue applied.)
+  epilogue = zeroInit ? matchConvEpilogue(g, out) : std::nullopt;
   OpBuilder b(g);
   Location loc = g.getLoc();
   auto module = g->getParentOfType<ModuleOp>();
@@ -614,6 +842,9 @@ bool rewriteConv(linalg::GenericOp g) {
         Value base32 = ib.create<arith::IndexCastOp>(
             l, ib.getI32Type(),
             ib.create<arith::MulIOp>(l, image, idx(ib, l, c * h * width)));
+        auto store = epilogue ? convEpilogueStore(ib, l, *epilogue, image, m,
+                                                  positions)
+                              : nullptr;
         // Panel `jp` of the scratch from output panel `p`, a step (4 taps)
         // at a time, tap t in byte t of each lane: the panel's runs loaded
         // and merged, or each tap's bytes gathered as the aligned dwords
@@ -815,7 +1046,7 @@ bool rewriteConv(linalg::GenericOp g) {
                         scratch);
             vP0 = idx(tb, tl, 0);
           }
-          Kernel kn{weights, scratch, outN, steps, false, bool(fill)};
+          Kernel kn{weights, scratch, outN, steps, false, bool(zeroInit), store};
           emitColumns(tb, tl, kn, rowStart, rowEnd, vP0, p0, panels, lanes,
                       rowBlocks == 1 ? m : -1);
         };
@@ -859,8 +1090,8 @@ bool rewriteConv(linalg::GenericOp g) {
         ib.create<scf::YieldOp>(l);
       });
   g.erase();
-  if (fill)
-    fill.erase();
+  if (zeroInit && zeroInit->erase)
+    zeroInit->erase->erase();
   return true;
 }
 
@@ -872,14 +1103,36 @@ struct CpuIntegerContractionsPass
       return;
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
-    int64_t n = 0;
-    for (linalg::GenericOp g : generics)
-      n += rewrite(g) || rewriteConv(g);
+    int64_t n = 0, epilogues = 0;
+    // (A conv's rewrite erases the epilogue it applies: not visited then.)
+    llvm::DenseSet<Operation *> erased;
+    for (linalg::GenericOp g : generics) {
+      if (erased.contains(g))
+        continue;
+      if (rewrite(g)) {
+        ++n;
+        continue;
+      }
+      std::optional<ConvEpilogue> epilogue;
+      if (rewriteConv(g, epilogue)) {
+        ++n;
+        if (epilogue) {
+          erased.insert(epilogue->op);
+          epilogue->op.erase();
+          ++epilogues;
+        }
+      }
+    }
     numKernels += n;
+    numEpilogues += epilogues;
     // For `kiln compile --report`.
+    Builder b(&getContext());
     if (n)
       getOperation()->setAttr("kiln.report.int8_kernels",
-                              Builder(&getContext()).getI64IntegerAttr(n));
+                              b.getI64IntegerAttr(n));
+    if (epilogues)
+      getOperation()->setAttr("kiln.report.int8_epilogues",
+                              b.getI64IntegerAttr(epilogues));
   }
 };
 

@@ -199,3 +199,54 @@ func.func @conv_rows(%x: memref<1x4x10x18xi8>, %out: memref<1x8x8x16xi32>) {
   }
   return
 }
+
+// -----
+
+// The requantization right after a conv (zero fill before it, the profiler's
+// markers between) is applied to each accumulator vector before it is
+// stored: the per-channel scale loaded once per row, broadcast; the u8
+// result stored into the epilogue's output, never the i32 C.
+// CHECK: module attributes {kiln.report.int8_epilogues = 1 : i64, kiln.report.int8_kernels = 1 : i64}
+// CHECK-LABEL: func.func @conv_epilogue
+// CHECK-NOT: linalg.fill
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: memref.load %arg2
+// CHECK: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK: arith.mulf {{.*}} : vector<16xf32>
+// CHECK: arith.fptoui {{.*}} : vector<16xf32> to vector<16xi8>
+// CHECK: vector.store {{.*}} : memref<8x256xi8, strided<[256, 1], offset: ?>>, vector<16xi8>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+memref.global "private" constant @cw2 : memref<8x4x3x3xi8> = dense<2>
+#mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#mO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+#id = affine_map<(n, m, h, w) -> (n, m, h, w)>
+#ch = affine_map<(n, m, h, w) -> (m, 0, 0)>
+func.func @conv_epilogue(%x: memref<1x4x18x18xi8>, %y: memref<1x8x16x16xi8>, %s: memref<8x1x1xf32>) {
+  %w = memref.get_global @cw2 : memref<8x4x3x3xi8>
+  %c = memref.alloc() : memref<1x8x16x16xi32>
+  %zero = arith.constant 0 : i32
+  linalg.fill ins(%zero : i32) outs(%c : memref<1x8x16x16xi32>)
+  kiln.profile_begin "conv"
+  linalg.generic {indexing_maps = [#mX, #mW, #mO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x4x18x18xi8>, memref<8x4x3x3xi8>) outs(%c : memref<1x8x16x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %p = arith.muli %aw, %bw : i32
+    %t = arith.addi %acc, %p : i32
+    linalg.yield %t : i32
+  }
+  kiln.profile_end "conv"
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c, %s : memref<1x8x16x16xi32>, memref<8x1x1xf32>) outs(%y : memref<1x8x16x16xi8>) {
+  ^bb0(%a: i32, %sc: f32, %o: i8):
+    %f = arith.sitofp %a : i32 to f32
+    %m = arith.mulf %f, %sc : f32
+    %r = math.roundeven %m : f32
+    %q = arith.fptoui %r : f32 to i8
+    linalg.yield %q : i8
+  }
+  return
+}
