@@ -199,6 +199,10 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     accumulators in registers, broadcasting four bytes of A per row and k
     step. Leading dims of A and C fold into M (any M, also a run-time one);
     the column tiles are split across threads. K must be a multiple of 4.
+    A B known only at run time (attention's products; B [K, N] or one per
+    batch of A) is packed per batch into thread scratch in the same panel
+    order (4 rows of 16 columns a step, one byte permutation), and threads
+    take batches.
     A 2-D conv generic (ConvInteger without zero points or pads; loops n,
     m, c, kh, kw, oh, ow) of u8 data by s8 constant weights takes the same
     tile with the roles swapped: the weights' rows (k padded to whole

@@ -398,6 +398,154 @@ Value asMatrix(OpBuilder &b, Location loc, Value v) {
   return rowMajor(b, loc, v, rows, t.getShape().back(), b.getIndexAttr(0));
 }
 
+/// Four vectors of 16 bytes (k values t = 0..3 of 16 columns) as one step
+/// of a panel, column j's four bytes side by side: [16][4]. One byte
+/// permutation of the four concatenated (vpermb on AVX-512 VBMI).
+Value interleaveSteps(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
+  auto concat = [&](Value x, Value y) {
+    int64_t n = cast<VectorType>(x.getType()).getNumElements();
+    SmallVector<int64_t> all;
+    for (int64_t j = 0; j < 2 * n; ++j)
+      all.push_back(j);
+    return b.create<vector::ShuffleOp>(loc, x, y, all).getResult();
+  };
+  Value four =
+      concat(concat(rows[0], rows[1]), concat(rows[2], rows[3]));
+  SmallVector<int64_t> interleave;
+  for (int64_t j = 0; j < kLanes; ++j)
+    for (int64_t t = 0; t < 4; ++t)
+      interleave.push_back(t * kLanes + j);
+  return b.create<vector::ShuffleOp>(loc, four, four, interleave);
+}
+
+/// Rewrites `g` when it is an 8-bit matmul of two run-time operands
+/// (attention's products in a quantized transformer): A [batch..., M, K]
+/// u8, B [batch..., K, N] s8 (or one B [K, N] for all), C [batch..., M, N],
+/// static. Per batch, B is packed into thread scratch as the constant
+/// weights are at compile time (4 rows of 16 columns a step, interleaved),
+/// then the same register tiles run over it; threads take batches.
+bool rewriteRuntimeB(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
+    return false;
+  auto mm = vectorize::matchMatmul(g);
+  if (!mm || mm->transA || mm->transB)
+    return false;
+  Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1],
+        c = g.getDpsInits()[0];
+  auto at = cast<MemRefType>(a.getType()), ct = cast<MemRefType>(c.getType());
+  auto bt = cast<MemRefType>(bm.getType());
+  if (!at.hasStaticShape() || !bt.hasStaticShape() || !ct.hasStaticShape() ||
+      !at.getLayout().isIdentity() || !bt.getLayout().isIdentity() ||
+      !ct.getLayout().isIdentity() || constantBytes(bm))
+    return false;
+  // Every operand indexes its own dims in loop order: batch..., then the
+  // matrix dims (B without batch dims is shared).
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  auto dims = [](AffineMap map) {
+    SmallVector<unsigned> d;
+    for (AffineExpr e : map.getResults())
+      if (auto de = dyn_cast<AffineDimExpr>(e))
+        d.push_back(de.getPosition());
+    return d.size() == map.getNumResults() ? d : SmallVector<unsigned>();
+  };
+  SmallVector<unsigned> da = dims(maps[0]), db = dims(maps[1]),
+                        dc = dims(maps[2]);
+  if (da.size() < 2 || dc.size() != da.size() || db.size() < 2 ||
+      da.back() != mm->k || da[da.size() - 2] != mm->m ||
+      dc.back() != mm->n || dc[dc.size() - 2] != mm->m ||
+      db.back() != mm->n || db[db.size() - 2] != mm->k ||
+      !llvm::equal(ArrayRef<unsigned>(da).drop_back(2),
+                   ArrayRef<unsigned>(dc).drop_back(2)) ||
+      (db.size() > 2 && (db.size() != da.size() ||
+                         !llvm::equal(ArrayRef<unsigned>(db).drop_back(2),
+                                      ArrayRef<unsigned>(da).drop_back(2)))))
+    return false;
+  int64_t m = at.getDimSize(at.getRank() - 2), k = at.getShape().back(),
+          n = ct.getShape().back();
+  int64_t batch = at.getNumElements() / (m * k);
+  bool sharedB = bt.getRank() == 2;
+  if (k % 4 != 0 || m * k * n * batch >= (int64_t(1) << 40))
+    return false;
+  std::optional<ZeroInit> zeroInit = zeroInitBefore(g, c);
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
+    return ib.create<arith::ConstantIndexOp>(l, v).getResult();
+  };
+  int64_t panels = llvm::divideCeil(n, kLanes), steps = k / 4,
+          lastLanes = n % kLanes;
+  Value a2 = rowMajor(b, loc, a, b.getIndexAttr(batch * m), k,
+                      b.getIndexAttr(0));
+  Value c2 = rowMajor(b, loc, c, b.getIndexAttr(batch * m), n,
+                      b.getIndexAttr(0));
+  Value b2 = rowMajor(b, loc, bm, b.getIndexAttr((sharedB ? 1 : batch) * k),
+                      n, b.getIndexAttr(0));
+  auto i8x16 = VectorType::get({kLanes}, b.getI8Type());
+  auto loop = b.create<scf::ForOp>(
+      loc, idx(b, loc, 0), idx(b, loc, batch), idx(b, loc, 1), ValueRange{},
+      [&](OpBuilder &ib, Location l, Value bi, ValueRange) {
+        Value scratch = ib.create<memref::AllocOp>(
+            l, MemRefType::get({panels, steps, 4 * kLanes}, ib.getI8Type()),
+            ib.getI64IntegerAttr(64));
+        Value firstRow =
+            sharedB ? idx(ib, l, 0)
+                    : ib.create<arith::MulIOp>(l, bi, idx(ib, l, k)).getResult();
+        Value mask =
+            lastLanes
+                ? ib.create<vector::CreateMaskOp>(
+                        l, VectorType::get({kLanes}, ib.getI1Type()),
+                        ValueRange{idx(ib, l, lastLanes)})
+                      .getResult()
+                : Value();
+        Value zeros = ib.create<arith::ConstantOp>(
+            l, DenseElementsAttr::get(i8x16, ib.getI8IntegerAttr(0)));
+        // B's panels: a step's 4 rows of 16 columns each, interleaved.
+        for (int64_t p = 0; p < panels; ++p)
+          ib.create<scf::ForOp>(
+              l, idx(ib, l, 0), idx(ib, l, steps), idx(ib, l, 1), ValueRange{},
+              [&](OpBuilder &pb, Location pl, Value q, ValueRange) {
+                SmallVector<Value> rows;
+                for (int64_t t = 0; t < 4; ++t) {
+                  Value r = pb.create<arith::AddIOp>(
+                      pl, firstRow,
+                      pb.create<arith::AddIOp>(
+                          pl, pb.create<arith::MulIOp>(pl, q, idx(pb, pl, 4)),
+                          idx(pb, pl, t)));
+                  Value col = idx(pb, pl, p * kLanes);
+                  bool part = lastLanes && p == panels - 1;
+                  rows.push_back(
+                      part ? pb.create<vector::MaskedLoadOp>(
+                                   pl, i8x16, b2, ValueRange{r, col}, mask,
+                                   zeros)
+                                 .getResult()
+                           : pb.create<vector::LoadOp>(pl, i8x16, b2,
+                                                       ValueRange{r, col})
+                                 .getResult());
+                }
+                pb.create<vector::StoreOp>(
+                    pl, interleaveSteps(pb, pl, rows), scratch,
+                    ValueRange{idx(pb, pl, p), q, idx(pb, pl, 0)});
+                pb.create<scf::YieldOp>(pl);
+              });
+        Kernel kn{a2, scratch, c2, steps, true, bool(zeroInit)};
+        Value rowStart = ib.create<arith::MulIOp>(l, bi, idx(ib, l, m));
+        Value rowEnd = ib.create<arith::AddIOp>(l, rowStart, idx(ib, l, m));
+        for (int64_t p0 = 0; p0 < panels; p0 += kPanels) {
+          int64_t tile = std::min(kPanels, panels - p0);
+          emitColumns(ib, l, kn, rowStart, rowEnd, idx(ib, l, p0),
+                      idx(ib, l, p0), tile,
+                      p0 + tile == panels ? lastLanes : 0, m);
+        }
+        ib.create<scf::YieldOp>(l);
+      });
+  vectorize::markParallel(loop, vectorize::kParallelMultiplyAdds, m * n * k);
+  g.erase();
+  if (zeroInit && zeroInit->erase)
+    zeroInit->erase->erase();
+  return true;
+}
+
 /// Rewrites `g` when it is an 8-bit matmul the kernel takes.
 bool rewrite(linalg::GenericOp g) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
@@ -957,23 +1105,7 @@ bool rewriteConv(linalg::GenericOp g,
                   }
                   Value bytes;
                   if (rowRun) {
-                    auto concat = [&](Value a, Value c) {
-                      int64_t n =
-                          cast<VectorType>(a.getType()).getNumElements();
-                      SmallVector<int64_t> all;
-                      for (int64_t j = 0; j < 2 * n; ++j)
-                        all.push_back(j);
-                      return kb.create<vector::ShuffleOp>(kl, a, c, all)
-                          .getResult();
-                    };
-                    Value four = concat(concat(tapBytes[0], tapBytes[1]),
-                                        concat(tapBytes[2], tapBytes[3]));
-                    SmallVector<int64_t> interleave;
-                    for (int64_t j = 0; j < kLanes; ++j)
-                      for (int64_t t = 0; t < 4; ++t)
-                        interleave.push_back(t * kLanes + j);
-                    bytes = kb.create<vector::ShuffleOp>(kl, four, four,
-                                                         interleave);
+                    bytes = interleaveSteps(kb, kl, tapBytes);
                   } else {
                     bytes = kb.create<vector::BitCastOp>(
                         kl, VectorType::get({4 * kLanes}, kb.getI8Type()),
@@ -1109,7 +1241,7 @@ struct CpuIntegerContractionsPass
     for (linalg::GenericOp g : generics) {
       if (erased.contains(g))
         continue;
-      if (rewrite(g)) {
+      if (rewrite(g) || rewriteRuntimeB(g)) {
         ++n;
         continue;
       }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """8-bit matmuls against ONNX Runtime: MatMulInteger with u8 and s8
 activations and weights, zero points per tensor and per column, a batch of
-rows, one row, K not a multiple of 4, N not a multiple of 16 and rows of
-run-time count (exact: atol 0); QLinearMatMul (within one quantization
+rows, one row, K not a multiple of 4, N not a multiple of 16, rows of
+run-time count and both operands at run time (exact: atol 0); QLinearMatMul (within one quantization
 step); an MLP quantized by onnxruntime.quantization.quantize_dynamic
 (DynamicQuantizeLinear, MatMulInteger and the float rescale), MLPs and a
 small CNN by quantize_static in the QDQ and in the QOperator format
@@ -56,6 +56,18 @@ def matmul_integer(path, x_shape, k_n, a_kind, b_kind, za=None, zb=None, dims=No
          [helper.make_tensor_value_info("X", a_kind, dims or list(x_shape))], inits,
          TensorProto.INT32)
     return rand(rng, x_shape, a_kind)
+
+
+def matmul_integer_runtime_b(path, x_shape, za, zb):
+    """Y = MatMulInteger(X, Transpose(X), za, zb) of u8 X [batch, m, k]:
+    both operands at run time, B per batch with N = m (attention's Q x K^T)."""
+    rng = np.random.default_rng(x_shape[-1])
+    inits = [numpy_helper.from_array(np.array(za, np.uint8), "za"),
+             numpy_helper.from_array(np.array(zb, np.uint8), "zb")]
+    save(path, [helper.make_node("Transpose", ["X"], ["XT"], perm=[0, 2, 1]),
+                helper.make_node("MatMulInteger", ["X", "XT", "za", "zb"], ["Y"])],
+         [helper.make_tensor_value_info("X", U8, list(x_shape))], inits, TensorProto.INT32)
+    return rand(rng, x_shape, U8)
 
 
 def conv_integer(path, x_shape, w_shape, a_kind, za=None, pads=(1, 1, 1, 1), strides=(1, 1)):
@@ -224,6 +236,8 @@ CASES = {
     "mmi_one_row": (lambda p: matmul_integer(p, (1, 512), (512, 1024), U8, S8, za=128), 0),
     "mmi_runtime_rows": (
         lambda p: matmul_integer(p, (13, 64), (64, 96), U8, S8, za=1, dims=["n", 64]), 0),
+    # Both operands at run time: B packed per batch (N = 20: a partial panel).
+    "mmi_runtime_b": (lambda p: matmul_integer_runtime_b(p, (3, 20, 64), za=5, zb=7), 0),
     "qlinear_matmul": (lambda p: qlinear_matmul(p, 33, 96, 40), 1),
     # 16 x 16 planes (whole panels, one row each), 7 x 7 (a partial one,
     # panels of 3 rows; with 128 channels packed first, then threads take

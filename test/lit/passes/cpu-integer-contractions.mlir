@@ -44,10 +44,11 @@ func.func @batch_of_rows(%a: memref<2x7x32xi8>, %c: memref<2x7x72xi32>) {
 
 // -----
 
-// Left alone: B not a constant (it would need packing at run time), K not
-// a multiple of 4, and signed A (decomposition shifts it to u8 first).
+// Left alone: K not a multiple of 4 and signed A (decomposition shifts it
+// to u8 first). (A B at run time is packed per batch: @runtime_b below.)
 // CHECK-LABEL: func.func @not_taken
-// CHECK-COUNT-3: linalg.generic
+// CHECK: vpdpbusd
+// CHECK-COUNT-2: linalg.generic
 // CHECK-NOT: vpdpbusd
 memref.global "private" constant @w30 : memref<30x16xi8> = dense<1>
 memref.global "private" constant @w32 : memref<32x16xi8> = dense<1>
@@ -247,6 +248,36 @@ func.func @conv_epilogue(%x: memref<1x4x18x18xi8>, %y: memref<1x8x16x16xi8>, %s:
     %r = math.roundeven %m : f32
     %q = arith.fptoui %r : f32 to i8
     linalg.yield %q : i8
+  }
+  return
+}
+
+// -----
+
+// Both operands at run time (attention's products): B packed per batch
+// into scratch, 4 rows of 16 columns a step interleaved by one byte
+// permutation, then the same register tiles (threads take batches when
+// the work pays: not this small one).
+// CHECK-LABEL: func.func @runtime_b
+// CHECK: scf.for %[[B:.*]] = %c0{{.*}} to %c3
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<2x16x64xi8>
+// CHECK: vector.maskedload {{.*}} : memref<192x20xi8, strided<[20, 1]>>, vector<16xi1>, vector<16xi8> into vector<16xi8>
+// CHECK: vector.shuffle {{.*}} [0, 16, 32, 48, 1, 17, 33, 49, {{.*}}] : vector<64xi8>, vector<64xi8>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: vector.maskedstore
+// CHECK-NOT: linalg.generic
+#mA = affine_map<(b, m, n, k) -> (b, m, k)>
+#mB = affine_map<(b, m, n, k) -> (b, k, n)>
+#mC = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @runtime_b(%a: memref<3x20x64xi8>, %bm: memref<3x64x20xi8>, %c: memref<3x20x20xi32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %bm : memref<3x20x64xi8>, memref<3x64x20xi8>) outs(%c : memref<3x20x20xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xw = arith.extui %x : i8 to i32
+    %yw = arith.extsi %y : i8 to i32
+    %p = arith.muli %xw, %yw : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
   }
   return
 }
