@@ -288,8 +288,11 @@ def geomean(values):
 
 
 def peer_geomean(rows, peer, threads):
-    """The geometric mean of PEER/kiln over the models at `threads`."""
-    return geomean([r["ratio"][peer.name] for r in rows if r["threads"] == threads])
+    """The geometric mean of PEER/kiln over the models at `threads` that the
+    peer runs (NaN where it cannot load one)."""
+    ratios = [r["ratio"][peer.name] for r in rows if r["threads"] == threads]
+    ratios = [x for x in ratios if not math.isnan(x)]
+    return geomean(ratios) if ratios else float("nan")
 
 
 def run_peers(args, names, threads, peers, out, kiln, runner, width):
@@ -306,8 +309,16 @@ def run_peers(args, names, threads, peers, out, kiln, runner, width):
         name, model, data, feeds = prepare(args, name, out, kiln)
         runs = {}
         for peer in peers:
-            for t in threads:
-                runs[peer.name, t] = peer.prepare(model, feeds, t, args.pin_shapes)
+            try:
+                for t in threads:
+                    runs[peer.name, t] = peer.prepare(model, feeds, t, args.pin_shapes)
+            except Exception as e:  # a peer that cannot load the model: n/a
+                why = next((ln for ln in str(e).splitlines() if ln.strip().startswith("--")),
+                           str(e).splitlines()[0] if str(e) else type(e).__name__)
+                notes.append(f"{name}: {peer.name} cannot load the model ({why.strip()})")
+                for t in threads:
+                    runs[peer.name, t] = None
+                continue
             err = output_error(runs[peer.name, threads[0]](), data)
             if err is not None and err > 1e-3:
                 notes.append(f"{name}: {peer.name}'s outputs differ from the data set's by "
@@ -318,7 +329,8 @@ def run_peers(args, names, threads, peers, out, kiln, runner, width):
                 ms["kiln", t].append(kiln_run_ms(args, runner, out, name, data, t))
                 for peer in peers:
                     ms[peer.name, t].append(
-                        median_ms(runs[peer.name, t], args.iterations, args.warmup))
+                        median_ms(runs[peer.name, t], args.iterations, args.warmup)
+                        if runs[peer.name, t] else float("nan"))
         base = threads[0]
         for t in threads:
             med = {c: statistics.median(ms[c, t]) for c in cols}

@@ -212,7 +212,10 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     16 or 32 bytes per tap and merged by lane, other panels gather aligned
     dwords (never crossing a page); tables of each tap's and position's
     input offset are built at compile time. Small planes (few tiles) are
-    packed first, then threads take tiles x blocks of output channels.
+    packed first, then threads take tiles x blocks of output channels. A
+    last panel of 1 to 4 positions (7 x 7, 14 x 14 planes) is computed as
+    dot products of each weight row with those positions' patches instead
+    (a panel would waste most of its 16 lanes).
     Accumulators start at 0 when C's zero fill is right before (it goes).
     The elementwise generic right after a conv that reads its result (the
     requantization, a residual Add fused in: per-channel values, tensors

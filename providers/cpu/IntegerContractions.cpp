@@ -40,6 +40,9 @@ constexpr int64_t kLanes = 16; // i32 lanes of a 512-bit register
 constexpr int64_t kRows = 6;   // rows of A per register tile
 constexpr int64_t kPanels = 4; // 16-column panels per register tile
 constexpr StringLiteral kVpdpbusd = "llvm.x86.avx512.vpdpbusd.512";
+// A conv's last panel with at most this many positions goes as per-position
+// dot products instead (kPanels x 16 lanes would mostly compute nothing).
+constexpr int64_t kTailPositions = 4;
 
 /// `v` through an extension of an i8 block argument: the argument and
 /// whether the extension is unsigned.
@@ -767,12 +770,15 @@ convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
     views.push_back(kind == ConvEpilogue::Full ? view(o) : o);
   Value out = view(e.getDpsInits()[0]);
   SmallVector<AffineMap> maps = e.getIndexingMapsArray();
+  // (`acc` a vector of 16 positions of one channel, or one value.)
   return [=](OpBuilder &sb, Location sl, Value acc, Value row, Value col,
              Value mask) mutable {
-    auto vt = cast<VectorType>(acc.getType());
-    auto vectorOf = [&](Type t) { return VectorType::get(vt.getShape(), t); };
+    auto vt = dyn_cast<VectorType>(acc.getType());
+    auto vectorOf = [&](Type t) -> Type {
+      return vt ? VectorType::get(vt.getShape(), t) : t;
+    };
     auto asVector = [&](Value v) -> Value {
-      if (isa<VectorType>(v.getType()))
+      if (!vt || isa<VectorType>(v.getType()))
         return v;
       return sb.create<vector::BroadcastOp>(sl, vectorOf(v.getType()), v);
     };
@@ -786,12 +792,15 @@ convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
         v = acc;
         break;
       case ConvEpilogue::Full:
-        v = mask ? sb.create<vector::MaskedLoadOp>(
+        v = !vt ? sb.create<memref::LoadOp>(sl, views[i], ValueRange{row, col})
+                      .getResult()
+            : mask ? sb.create<vector::MaskedLoadOp>(
                          sl, vectorOf(elt), views[i], ValueRange{row, col},
                          mask,
                          sb.create<arith::ConstantOp>(
                              sl, DenseElementsAttr::get(
-                                     vectorOf(elt), sb.getZeroAttr(elt))))
+                                     cast<ShapedType>(vectorOf(elt)),
+                                     sb.getZeroAttr(elt))))
                          .getResult()
                  : sb.create<vector::LoadOp>(sl, vectorOf(elt), views[i],
                                              ValueRange{row, col})
@@ -825,7 +834,9 @@ convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
       map.map(op.getResult(0), sb.create(st)->getResult(0));
     }
     Value y = asVector(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
-    if (mask)
+    if (!vt)
+      sb.create<memref::StoreOp>(sl, y, out, ValueRange{row, col});
+    else if (mask)
       sb.create<vector::MaskedStoreOp>(sl, out, ValueRange{row, col}, mask, y);
     else
       sb.create<vector::StoreOp>(sl, y, out, ValueRange{row, col});
@@ -944,6 +955,13 @@ bool rewriteConv(linalg::GenericOp g,
       runBase[pp * kRuns + r] = runs[r < int64_t(runs.size()) ? r : 0].second;
     }
   }
+  // A last panel of 1 to 4 positions (7 x 7, 14 x 14 planes) would waste
+  // most of its lanes: those positions go as dot products of each weight
+  // row with the position's patch instead (the tail, below).
+  int64_t tail = positions % kLanes;
+  if (tail > kTailPositions || positions < kLanes)
+    tail = 0;
+  int64_t mainPanels = panelsTotal - (tail ? 1 : 0);
   std::string outShape = "_o" + std::to_string(oh) + "x" + std::to_string(ow);
   std::string runsName = "kiln_conv_runs_" + shape + outShape;
   auto runsType = MemRefType::get({panelsTotal}, b.getI8Type());
@@ -1117,7 +1135,8 @@ bool rewriteConv(linalg::GenericOp g,
                 });
           };
           // (One path when every panel takes it.)
-          if (llvm::all_of(runCount, [](int8_t r) { return r; }))
+          if (llvm::all_of(ArrayRef<int8_t>(runCount).take_front(mainPanels),
+                           [](int8_t r) { return r; }))
             return steps_(pb, pl, true);
           if (maxRuns == 0)
             return steps_(pb, pl, false);
@@ -1137,8 +1156,8 @@ bool rewriteConv(linalg::GenericOp g,
         // thread scratch. With few (small planes), the panels are packed
         // first, threads taking panels, into one buffer; then threads take
         // tiles x blocks of rows (output channels).
-        int64_t panelsAll = llvm::divideCeil(positions, kLanes),
-                lastLanes = positions % kLanes;
+        int64_t panelsAll = mainPanels,
+                lastLanes = tail ? 0 : positions % kLanes;
         int64_t tile = std::min(kPanels, panelsAll);
         int64_t tiles = (positions / kLanes) / tile,
                 rest = panelsAll - tiles * tile;
@@ -1219,6 +1238,109 @@ bool rewriteConv(linalg::GenericOp g,
             });
         vectorize::markParallel(loop, vectorize::kParallelMultiplyAdds,
                                 blockRows * k * tile * kLanes);
+        // The tail positions: each one's patch gathered into contiguous
+        // bytes (through the tap table; padded taps read a harmless byte
+        // that meets a zero weight), then per group of output channels 64
+        // bytes of each row and of each patch a vpdpbusd, each (row,
+        // position) its own accumulator, summed across the lanes at the end.
+        if (tail) {
+          int64_t bytes = steps * 4, chunks = llvm::divideCeil(bytes, 64);
+          int64_t group = m % 4 == 0 ? 4 : m % 2 == 0 ? 2 : 1;
+          auto i8x64 = VectorType::get({64}, ib.getI8Type());
+          Value patches = ib.create<memref::AllocOp>(
+              l, MemRefType::get({tail, chunks * 64}, ib.getI8Type()),
+              ib.getI64IntegerAttr(64));
+          ib.create<linalg::FillOp>(
+              l, ib.create<arith::ConstantIntOp>(l, 0, 8).getResult(), patches);
+          for (int64_t j = 0; j < tail; ++j) {
+            Value at = ib.create<arith::AddIOp>(
+                l, base32,
+                ib.create<arith::ConstantIntOp>(
+                    l, positionOffset[positions - tail + j], 32));
+            ib.create<scf::ForOp>(
+                l, idx(ib, l, 0), idx(ib, l, c * kh * kw), idx(ib, l, 1),
+                ValueRange{},
+                [&](OpBuilder &gb, Location gl, Value t, ValueRange) {
+                  Value off = gb.create<arith::AddIOp>(
+                      gl, at, gb.create<memref::LoadOp>(gl, taps, ValueRange{t}));
+                  Value byte = gb.create<memref::LoadOp>(
+                      gl, flat,
+                      ValueRange{gb.create<arith::IndexCastOp>(
+                          gl, gb.getIndexType(), off)});
+                  gb.create<memref::StoreOp>(gl, byte, patches,
+                                             ValueRange{idx(gb, gl, j), t});
+                  gb.create<scf::YieldOp>(gl);
+                });
+          }
+          auto rowsLoop = ib.create<scf::ForOp>(
+              l, idx(ib, l, 0), idx(ib, l, m), idx(ib, l, group), ValueRange{},
+              [&](OpBuilder &rb, Location rl, Value row0, ValueRange) {
+                auto i32x16 = VectorType::get({kLanes}, rb.getI32Type());
+                Value zero = rb.create<arith::ConstantOp>(
+                    rl, DenseElementsAttr::get(i32x16, int32_t(0)));
+                // (Each row's last chunk masked: the weights end there.)
+                SmallVector<Value> rowsFlat;
+                for (int64_t r = 0; r < group; ++r)
+                  rowsFlat.push_back(rowMajor(
+                      rb, rl, weights, rb.getIndexAttr(1), bytes,
+                      rb.create<arith::MulIOp>(
+                            rl,
+                            rb.create<arith::AddIOp>(rl, row0, idx(rb, rl, r)),
+                            idx(rb, rl, bytes))
+                          .getResult()));
+                auto sums = rb.create<scf::ForOp>(
+                    rl, idx(rb, rl, 0), idx(rb, rl, chunks), idx(rb, rl, 1),
+                    SmallVector<Value>(group * tail, zero),
+                    [&](OpBuilder &cb, Location cl, Value q, ValueRange acc) {
+                      Value first =
+                          cb.create<arith::MulIOp>(cl, q, idx(cb, cl, 64));
+                      Value mask = cb.create<vector::CreateMaskOp>(
+                          cl, VectorType::get({64}, cb.getI1Type()),
+                          ValueRange{cb.create<arith::SubIOp>(
+                              cl, idx(cb, cl, bytes), first)});
+                      Value none = cb.create<arith::ConstantOp>(
+                          cl, DenseElementsAttr::get(i8x64,
+                                                     cb.getI8IntegerAttr(0)));
+                      SmallVector<Value> xs, next;
+                      for (int64_t j = 0; j < tail; ++j)
+                        xs.push_back(cb.create<vector::BitCastOp>(
+                            cl, i32x16,
+                            cb.create<vector::LoadOp>(
+                                cl, i8x64, patches,
+                                ValueRange{idx(cb, cl, j), first})));
+                      for (int64_t r = 0; r < group; ++r) {
+                        Value w = cb.create<vector::BitCastOp>(
+                            cl, i32x16,
+                            cb.create<vector::MaskedLoadOp>(
+                                cl, i8x64, rowsFlat[r],
+                                ValueRange{idx(cb, cl, 0), first}, mask, none));
+                        for (int64_t j = 0; j < tail; ++j)
+                          next.push_back(
+                              cb.create<LLVM::CallIntrinsicOp>(
+                                    cl, i32x16, kVpdpbusd,
+                                    ValueRange{acc[r * tail + j], xs[j], w})
+                                  .getResult(0));
+                      }
+                      cb.create<scf::YieldOp>(cl, next);
+                    });
+                for (int64_t r = 0; r < group; ++r)
+                  for (int64_t j = 0; j < tail; ++j) {
+                    Value total = rb.create<vector::ReductionOp>(
+                        rl, vector::CombiningKind::ADD,
+                        sums.getResult(r * tail + j));
+                    Value row = rb.create<arith::AddIOp>(rl, row0, idx(rb, rl, r));
+                    Value col = idx(rb, rl, positions - tail + j);
+                    if (store)
+                      store(rb, rl, total, row, col, Value());
+                    else
+                      rb.create<memref::StoreOp>(rl, total, outN,
+                                                 ValueRange{row, col});
+                  }
+                rb.create<scf::YieldOp>(rl);
+              });
+          vectorize::markParallel(rowsLoop, vectorize::kParallelMultiplyAdds,
+                                  group * tail * k);
+        }
         ib.create<scf::YieldOp>(l);
       });
   g.erase();

@@ -239,8 +239,8 @@ CASES = {
     # Both operands at run time: B packed per batch (N = 20: a partial panel).
     "mmi_runtime_b": (lambda p: matmul_integer_runtime_b(p, (3, 20, 64), za=5, zb=7), 0),
     "qlinear_matmul": (lambda p: qlinear_matmul(p, 33, 96, 40), 1),
-    # 16 x 16 planes (whole panels, one row each), 7 x 7 (a partial one,
-    # panels of 3 rows; with 128 channels packed first, then threads take
+    # 16 x 16 planes (whole panels, one row each), 7 x 7 (3 panels of 3
+    # rows, the last position as a dot product per channel; with 128 channels packed first, then threads take
     # blocks of channels), 5 x 5 (4 rows a panel: gathers), stride 2 (rows of 7
     # and 17: 32-byte loads), no pads, K = 27 (not a multiple of 4), s8 data.
     "conv_u8_3x3": (lambda p: conv_integer(p, (2, 32, 16, 16), (24, 32, 3, 3), U8, za=9), 0),
@@ -252,6 +252,9 @@ CASES = {
     "conv_u8_7x7_row_blocks": (
         lambda p: conv_integer(p, (1, 32, 7, 7), (128, 32, 3, 3), U8, za=17), 0),
     "conv_u8_5x5_plane": (lambda p: conv_integer(p, (1, 16, 5, 5), (24, 16, 3, 3), U8, za=4), 0),
+    # 14 x 14: the last 4 positions as dot products (13 channels: one a group).
+    "conv_u8_14x14_tail": (
+        lambda p: conv_integer(p, (2, 16, 14, 14), (13, 16, 3, 3), U8, za=11), 0),
     "conv_u8_1x1_k27": (
         lambda p: conv_integer(p, (1, 27, 9, 9), (20, 27, 1, 1), U8, pads=(0, 0, 0, 0)), 0),
     "conv_s8": (lambda p: conv_integer(p, (1, 8, 10, 10), (16, 8, 3, 3), S8, za=-3), 0),
