@@ -227,8 +227,8 @@ struct QuantizedMaxPool : OpRewritePattern<onnx::QuantizeLinearOp> {
   LogicalResult matchAndRewrite(onnx::QuantizeLinearOp q,
                                 PatternRewriter &rewriter) const override {
     auto pool = q.getX().getDefiningOp<onnx::MaxPoolOp>();
-    auto dq = pool ? activationDequantize(pool.getX())
-                   : onnx::DequantizeLinearOp();
+    auto dq =
+        pool ? activationDequantize(pool.getX()) : onnx::DequantizeLinearOp();
     std::optional<float> scale =
         dq ? constantScalar(dq.getXScale()) : std::nullopt;
     if (!dq || !pool.getIndices().use_empty() || !scale || *scale <= 0 ||

@@ -151,8 +151,8 @@ struct Kernel {
   bool zeroInit = false;
   // Stores a finished accumulator (row, first column, lane mask or null)
   // in C's stead: a fused epilogue's. Null: stored into C.
-  std::function<void(OpBuilder &, Location, Value, Value, Value, Value)>
-      store = nullptr;
+  std::function<void(OpBuilder &, Location, Value, Value, Value, Value)> store =
+      nullptr;
 };
 
 /// Whether `fill` writes 0 into all of `c`.
@@ -176,7 +176,8 @@ bool zeroAt(Value buf, Operation *at) {
       return false;
     if (op == at || at->isBeforeInBlock(op))
       continue;
-    if (auto fill = dyn_cast<linalg::FillOp>(user); fill && isZeroFill(fill, buf))
+    if (auto fill = dyn_cast<linalg::FillOp>(user);
+        fill && isZeroFill(fill, buf))
       zeroed = true;
     else if (auto copy = dyn_cast<memref::CopyOp>(user);
              !copy || copy.getSource() != buf)
@@ -412,8 +413,7 @@ Value interleaveSteps(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
       all.push_back(j);
     return b.create<vector::ShuffleOp>(loc, x, y, all).getResult();
   };
-  Value four =
-      concat(concat(rows[0], rows[1]), concat(rows[2], rows[3]));
+  Value four = concat(concat(rows[0], rows[1]), concat(rows[2], rows[3]));
   SmallVector<int64_t> interleave;
   for (int64_t j = 0; j < kLanes; ++j)
     for (int64_t t = 0; t < 4; ++t)
@@ -455,9 +455,9 @@ bool rewriteRuntimeB(linalg::GenericOp g) {
   SmallVector<unsigned> da = dims(maps[0]), db = dims(maps[1]),
                         dc = dims(maps[2]);
   if (da.size() < 2 || dc.size() != da.size() || db.size() < 2 ||
-      da.back() != mm->k || da[da.size() - 2] != mm->m ||
-      dc.back() != mm->n || dc[dc.size() - 2] != mm->m ||
-      db.back() != mm->n || db[db.size() - 2] != mm->k ||
+      da.back() != mm->k || da[da.size() - 2] != mm->m || dc.back() != mm->n ||
+      dc[dc.size() - 2] != mm->m || db.back() != mm->n ||
+      db[db.size() - 2] != mm->k ||
       !llvm::equal(ArrayRef<unsigned>(da).drop_back(2),
                    ArrayRef<unsigned>(dc).drop_back(2)) ||
       (db.size() > 2 && (db.size() != da.size() ||
@@ -478,12 +478,12 @@ bool rewriteRuntimeB(linalg::GenericOp g) {
   };
   int64_t panels = llvm::divideCeil(n, kLanes), steps = k / 4,
           lastLanes = n % kLanes;
-  Value a2 = rowMajor(b, loc, a, b.getIndexAttr(batch * m), k,
+  Value a2 =
+      rowMajor(b, loc, a, b.getIndexAttr(batch * m), k, b.getIndexAttr(0));
+  Value c2 =
+      rowMajor(b, loc, c, b.getIndexAttr(batch * m), n, b.getIndexAttr(0));
+  Value b2 = rowMajor(b, loc, bm, b.getIndexAttr((sharedB ? 1 : batch) * k), n,
                       b.getIndexAttr(0));
-  Value c2 = rowMajor(b, loc, c, b.getIndexAttr(batch * m), n,
-                      b.getIndexAttr(0));
-  Value b2 = rowMajor(b, loc, bm, b.getIndexAttr((sharedB ? 1 : batch) * k),
-                      n, b.getIndexAttr(0));
   auto i8x16 = VectorType::get({kLanes}, b.getI8Type());
   auto loop = b.create<scf::ForOp>(
       loc, idx(b, loc, 0), idx(b, loc, batch), idx(b, loc, 1), ValueRange{},
@@ -492,15 +492,15 @@ bool rewriteRuntimeB(linalg::GenericOp g) {
             l, MemRefType::get({panels, steps, 4 * kLanes}, ib.getI8Type()),
             ib.getI64IntegerAttr(64));
         Value firstRow =
-            sharedB ? idx(ib, l, 0)
-                    : ib.create<arith::MulIOp>(l, bi, idx(ib, l, k)).getResult();
-        Value mask =
-            lastLanes
-                ? ib.create<vector::CreateMaskOp>(
-                        l, VectorType::get({kLanes}, ib.getI1Type()),
-                        ValueRange{idx(ib, l, lastLanes)})
-                      .getResult()
-                : Value();
+            sharedB
+                ? idx(ib, l, 0)
+                : ib.create<arith::MulIOp>(l, bi, idx(ib, l, k)).getResult();
+        Value mask = lastLanes
+                         ? ib.create<vector::CreateMaskOp>(
+                                 l, VectorType::get({kLanes}, ib.getI1Type()),
+                                 ValueRange{idx(ib, l, lastLanes)})
+                               .getResult()
+                         : Value();
         Value zeros = ib.create<arith::ConstantOp>(
             l, DenseElementsAttr::get(i8x16, ib.getI8IntegerAttr(0)));
         // B's panels: a step's 4 rows of 16 columns each, interleaved.
@@ -517,14 +517,13 @@ bool rewriteRuntimeB(linalg::GenericOp g) {
                           idx(pb, pl, t)));
                   Value col = idx(pb, pl, p * kLanes);
                   bool part = lastLanes && p == panels - 1;
-                  rows.push_back(
-                      part ? pb.create<vector::MaskedLoadOp>(
-                                   pl, i8x16, b2, ValueRange{r, col}, mask,
-                                   zeros)
-                                 .getResult()
-                           : pb.create<vector::LoadOp>(pl, i8x16, b2,
-                                                       ValueRange{r, col})
-                                 .getResult());
+                  rows.push_back(part ? pb.create<vector::MaskedLoadOp>(
+                                              pl, i8x16, b2, ValueRange{r, col},
+                                              mask, zeros)
+                                            .getResult()
+                                      : pb.create<vector::LoadOp>(
+                                              pl, i8x16, b2, ValueRange{r, col})
+                                            .getResult());
                 }
                 pb.create<vector::StoreOp>(
                     pl, interleaveSteps(pb, pl, rows), scratch,
@@ -537,8 +536,8 @@ bool rewriteRuntimeB(linalg::GenericOp g) {
         for (int64_t p0 = 0; p0 < panels; p0 += kPanels) {
           int64_t tile = std::min(kPanels, panels - p0);
           emitColumns(ib, l, kn, rowStart, rowEnd, idx(ib, l, p0),
-                      idx(ib, l, p0), tile,
-                      p0 + tile == panels ? lastLanes : 0, m);
+                      idx(ib, l, p0), tile, p0 + tile == panels ? lastLanes : 0,
+                      m);
         }
         ib.create<scf::YieldOp>(l);
       });
@@ -592,8 +591,12 @@ bool rewrite(linalg::GenericOp g) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   Value a2 = asMatrix(b, loc, a);
-  Kernel kn{a2, packedWeights(b, loc, get, *w, k, n), asMatrix(b, loc, c),
-            k / 4, true, bool(zeroInit)};
+  Kernel kn{a2,
+            packedWeights(b, loc, get, *w, k, n),
+            asMatrix(b, loc, c),
+            k / 4,
+            true,
+            bool(zeroInit)};
   int64_t staticRows = cast<MemRefType>(a2.getType()).getDimSize(0);
   Value rowsTotal = b.create<memref::DimOp>(loc, a2, 0);
   // (Run-time rows count as 64 for the grain.)
@@ -794,17 +797,17 @@ convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
       case ConvEpilogue::Full:
         v = !vt ? sb.create<memref::LoadOp>(sl, views[i], ValueRange{row, col})
                       .getResult()
-            : mask ? sb.create<vector::MaskedLoadOp>(
-                         sl, vectorOf(elt), views[i], ValueRange{row, col},
-                         mask,
-                         sb.create<arith::ConstantOp>(
-                             sl, DenseElementsAttr::get(
-                                     cast<ShapedType>(vectorOf(elt)),
-                                     sb.getZeroAttr(elt))))
-                         .getResult()
-                 : sb.create<vector::LoadOp>(sl, vectorOf(elt), views[i],
-                                             ValueRange{row, col})
-                       .getResult();
+            : mask
+                ? sb.create<vector::MaskedLoadOp>(
+                        sl, vectorOf(elt), views[i], ValueRange{row, col}, mask,
+                        sb.create<arith::ConstantOp>(
+                            sl, DenseElementsAttr::get(
+                                    cast<ShapedType>(vectorOf(elt)),
+                                    sb.getZeroAttr(elt))))
+                      .getResult()
+                : sb.create<vector::LoadOp>(sl, vectorOf(elt), views[i],
+                                            ValueRange{row, col})
+                      .getResult();
         break;
       case ConvEpilogue::PerChannel: {
         SmallVector<Value> at;
@@ -833,7 +836,8 @@ convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
       st.addTypes(vectorOf(op.getResult(0).getType()));
       map.map(op.getResult(0), sb.create(st)->getResult(0));
     }
-    Value y = asVector(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+    Value y =
+        asVector(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
     if (!vt)
       sb.create<memref::StoreOp>(sl, y, out, ValueRange{row, col});
     else if (mask)
@@ -848,8 +852,7 @@ convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
 /// output positions gathers its patches into per-thread scratch in the
 /// kernel's panel order (through tables of each tap's and each position's
 /// input offset, built now), then every output channel runs over them.
-bool rewriteConv(linalg::GenericOp g,
-                 std::optional<ConvEpilogue> &epilogue) {
+bool rewriteConv(linalg::GenericOp g, std::optional<ConvEpilogue> &epilogue) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
       g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
     return false;
@@ -1008,9 +1011,9 @@ bool rewriteConv(linalg::GenericOp g,
         Value base32 = ib.create<arith::IndexCastOp>(
             l, ib.getI32Type(),
             ib.create<arith::MulIOp>(l, image, idx(ib, l, c * h * width)));
-        auto store = epilogue ? convEpilogueStore(ib, l, *epilogue, image, m,
-                                                  positions)
-                              : nullptr;
+        auto store =
+            epilogue ? convEpilogueStore(ib, l, *epilogue, image, m, positions)
+                     : nullptr;
         // Panel `jp` of the scratch from output panel `p`, a step (4 taps)
         // at a time, tap t in byte t of each lane: the panel's runs loaded
         // and merged, or each tap's bytes gathered as the aligned dwords
@@ -1197,7 +1200,8 @@ bool rewriteConv(linalg::GenericOp g,
                         scratch);
             vP0 = idx(tb, tl, 0);
           }
-          Kernel kn{weights, scratch, outN, steps, false, bool(zeroInit), store};
+          Kernel kn{weights, scratch,        outN, steps,
+                    false,   bool(zeroInit), store};
           emitColumns(tb, tl, kn, rowStart, rowEnd, vP0, p0, panels, lanes,
                       rowBlocks == 1 ? m : -1);
         };
@@ -1262,7 +1266,8 @@ bool rewriteConv(linalg::GenericOp g,
                 ValueRange{},
                 [&](OpBuilder &gb, Location gl, Value t, ValueRange) {
                   Value off = gb.create<arith::AddIOp>(
-                      gl, at, gb.create<memref::LoadOp>(gl, taps, ValueRange{t}));
+                      gl, at,
+                      gb.create<memref::LoadOp>(gl, taps, ValueRange{t}));
                   Value byte = gb.create<memref::LoadOp>(
                       gl, flat,
                       ValueRange{gb.create<arith::IndexCastOp>(
@@ -1328,7 +1333,8 @@ bool rewriteConv(linalg::GenericOp g,
                     Value total = rb.create<vector::ReductionOp>(
                         rl, vector::CombiningKind::ADD,
                         sums.getResult(r * tail + j));
-                    Value row = rb.create<arith::AddIOp>(rl, row0, idx(rb, rl, r));
+                    Value row =
+                        rb.create<arith::AddIOp>(rl, row0, idx(rb, rl, r));
                     Value col = idx(rb, rl, positions - tail + j);
                     if (store)
                       store(rb, rl, total, row, col, Value());
