@@ -99,6 +99,13 @@ Value scaledProduct(GraphBuilder &g, onnx::DequantizeLinearOp a,
   return scaled(g, q, g.op("Mul", {a.getXScale(), w.getXScale()}));
 }
 
+/// A pattern that counts its rewrites for `--report`.
+template <typename OpT> struct CountedPattern : OpRewritePattern<OpT> {
+  CountedPattern(MLIRContext *ctx, Counters &c)
+      : OpRewritePattern<OpT>(ctx), counters(c) {}
+  Counters &counters;
+};
+
 /// Replaces `op`'s result by `y` when the types agree, counting `key`.
 LogicalResult replaceCounted(PatternRewriter &rewriter, Operation *op, Value y,
                              Counters &counters, StringRef key) {
@@ -109,10 +116,8 @@ LogicalResult replaceCounted(PatternRewriter &rewriter, Operation *op, Value y,
   return success();
 }
 
-struct QuantizedMatMul : OpRewritePattern<onnx::MatMulOp> {
-  QuantizedMatMul(MLIRContext *ctx, Counters &c)
-      : OpRewritePattern(ctx), counters(c) {}
-  Counters &counters;
+struct QuantizedMatMul : CountedPattern<onnx::MatMulOp> {
+  using CountedPattern::CountedPattern;
 
   LogicalResult matchAndRewrite(onnx::MatMulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -130,10 +135,8 @@ struct QuantizedMatMul : OpRewritePattern<onnx::MatMulOp> {
 
 /// Gemm (alpha = 1, beta = 1, A not transposed) of the same operands, B
 /// stored [N, K] with transB; the bias C added after the scaling.
-struct QuantizedGemm : OpRewritePattern<onnx::GemmOp> {
-  QuantizedGemm(MLIRContext *ctx, Counters &c)
-      : OpRewritePattern(ctx), counters(c) {}
-  Counters &counters;
+struct QuantizedGemm : CountedPattern<onnx::GemmOp> {
+  using CountedPattern::CountedPattern;
 
   LogicalResult matchAndRewrite(onnx::GemmOp op,
                                 PatternRewriter &rewriter) const override {
@@ -162,10 +165,8 @@ struct QuantizedGemm : OpRewritePattern<onnx::GemmOp> {
 /// [M, C, kh, kw] dequantized per tensor or per output channel without a
 /// zero point (symmetric, as the quantizer writes s8 weights):
 ///   ConvInteger(x, W, zx) * (sx * sw) + B, the scales and bias per channel.
-struct QuantizedConv : OpRewritePattern<onnx::ConvOp> {
-  QuantizedConv(MLIRContext *ctx, Counters &c)
-      : OpRewritePattern(ctx), counters(c) {}
-  Counters &counters;
+struct QuantizedConv : CountedPattern<onnx::ConvOp> {
+  using CountedPattern::CountedPattern;
 
   LogicalResult matchAndRewrite(onnx::ConvOp op,
                                 PatternRewriter &rewriter) const override {
@@ -219,10 +220,8 @@ bool sameParameter(Value a, Value b) {
 /// scale: MaxPool(x) on the 8-bit data. Dequantizing is increasing, so the
 /// window's max dequantizes to the max of the dequantized window, which
 /// quantizes back to itself (ONNX Runtime runs QDQ max pools so too).
-struct QuantizedMaxPool : OpRewritePattern<onnx::QuantizeLinearOp> {
-  QuantizedMaxPool(MLIRContext *ctx, Counters &c)
-      : OpRewritePattern(ctx), counters(c) {}
-  Counters &counters;
+struct QuantizedMaxPool : CountedPattern<onnx::QuantizeLinearOp> {
+  using CountedPattern::CountedPattern;
 
   LogicalResult matchAndRewrite(onnx::QuantizeLinearOp q,
                                 PatternRewriter &rewriter) const override {
@@ -253,10 +252,8 @@ struct QuantizedMaxPool : OpRewritePattern<onnx::QuantizeLinearOp> {
 ///   (clamp(round(x / s) + z, lo, hi) - z) * s,
 /// which vectorizes and fuses with its neighbours instead of a round trip
 /// through an 8-bit tensor. (The QuantizeLinear stays for 8-bit readers.)
-struct QuantizeDequantizePair : OpRewritePattern<onnx::DequantizeLinearOp> {
-  QuantizeDequantizePair(MLIRContext *ctx, Counters &c)
-      : OpRewritePattern(ctx), counters(c) {}
-  Counters &counters;
+struct QuantizeDequantizePair : CountedPattern<onnx::DequantizeLinearOp> {
+  using CountedPattern::CountedPattern;
 
   LogicalResult matchAndRewrite(onnx::DequantizeLinearOp dq,
                                 PatternRewriter &rewriter) const override {

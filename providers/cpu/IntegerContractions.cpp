@@ -402,6 +402,27 @@ Value asMatrix(OpBuilder &b, Location loc, Value v) {
   return rowMajor(b, loc, v, rows, t.getShape().back(), b.getIndexAttr(0));
 }
 
+/// A host u8 x s8 -> i32 matmul generic on buffers, neither operand
+/// transposed: its loops.
+std::optional<vectorize::MatmulMatch> matchU8S8Matmul(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
+    return std::nullopt;
+  auto mm = vectorize::matchMatmul(g);
+  if (!mm || mm->transA || mm->transB)
+    return std::nullopt;
+  return mm;
+}
+
+/// The loops `map`'s results are, in order; empty if one is not a loop.
+SmallVector<unsigned> loopDims(AffineMap map) {
+  SmallVector<unsigned> d;
+  for (AffineExpr e : map.getResults())
+    if (auto de = dyn_cast<AffineDimExpr>(e))
+      d.push_back(de.getPosition());
+  return d.size() == map.getNumResults() ? d : SmallVector<unsigned>();
+}
+
 /// Four vectors of 16 bytes (k values t = 0..3 of 16 columns) as one step
 /// of a panel, column j's four bytes side by side: [16][4]. One byte
 /// permutation of the four concatenated (vpermb on AVX-512 VBMI).
@@ -428,11 +449,8 @@ Value interleaveSteps(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
 /// weights are at compile time (4 rows of 16 columns a step, interleaved),
 /// then the same register tiles run over it; threads take batches.
 bool rewriteRuntimeB(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
-      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
-    return false;
-  auto mm = vectorize::matchMatmul(g);
-  if (!mm || mm->transA || mm->transB)
+  auto mm = matchU8S8Matmul(g);
+  if (!mm)
     return false;
   Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1],
         c = g.getDpsInits()[0];
@@ -445,15 +463,8 @@ bool rewriteRuntimeB(linalg::GenericOp g) {
   // Every operand indexes its own dims in loop order: batch..., then the
   // matrix dims (B without batch dims is shared).
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  auto dims = [](AffineMap map) {
-    SmallVector<unsigned> d;
-    for (AffineExpr e : map.getResults())
-      if (auto de = dyn_cast<AffineDimExpr>(e))
-        d.push_back(de.getPosition());
-    return d.size() == map.getNumResults() ? d : SmallVector<unsigned>();
-  };
-  SmallVector<unsigned> da = dims(maps[0]), db = dims(maps[1]),
-                        dc = dims(maps[2]);
+  SmallVector<unsigned> da = loopDims(maps[0]), db = loopDims(maps[1]),
+                        dc = loopDims(maps[2]);
   if (da.size() < 2 || dc.size() != da.size() || db.size() < 2 ||
       da.back() != mm->k || da[da.size() - 2] != mm->m || dc.back() != mm->n ||
       dc[dc.size() - 2] != mm->m || db.back() != mm->n ||
@@ -550,11 +561,8 @@ bool rewriteRuntimeB(linalg::GenericOp g) {
 
 /// Rewrites `g` when it is an 8-bit matmul the kernel takes.
 bool rewrite(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
-      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
-    return false;
-  auto mm = vectorize::matchMatmul(g);
-  if (!mm || mm->transA || mm->transB)
+  auto mm = matchU8S8Matmul(g);
+  if (!mm)
     return false;
   Value a = g.getDpsInputs()[0], bm = g.getDpsInputs()[1],
         c = g.getDpsInits()[0];
@@ -565,15 +573,8 @@ bool rewrite(linalg::GenericOp g) {
     return false;
   // A [batch..., m, k], C [batch..., m, n] in loop order, B [k, n].
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  auto dims = [](AffineMap map) {
-    SmallVector<unsigned> d;
-    for (AffineExpr e : map.getResults())
-      if (auto de = dyn_cast<AffineDimExpr>(e))
-        d.push_back(de.getPosition());
-    return d.size() == map.getNumResults() ? d : SmallVector<unsigned>();
-  };
-  SmallVector<unsigned> da = dims(maps[0]), db = dims(maps[1]),
-                        dc = dims(maps[2]);
+  SmallVector<unsigned> da = loopDims(maps[0]), db = loopDims(maps[1]),
+                        dc = loopDims(maps[2]);
   if (da.empty() || dc.size() != da.size() ||
       db != SmallVector<unsigned>{mm->k, mm->n} || da.back() != mm->k ||
       dc.back() != mm->n || da[da.size() - 2] != mm->m ||
@@ -780,11 +781,6 @@ convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
     auto vectorOf = [&](Type t) -> Type {
       return vt ? VectorType::get(vt.getShape(), t) : t;
     };
-    auto asVector = [&](Value v) -> Value {
-      if (!vt || isa<VectorType>(v.getType()))
-        return v;
-      return sb.create<vector::BroadcastOp>(sl, vectorOf(v.getType()), v);
-    };
     Block &body = e.getRegion().front();
     IRMapping map;
     for (unsigned i = 0; i < e.getNumDpsInputs(); ++i) {
@@ -823,21 +819,8 @@ convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
       }
       map.map(body.getArgument(i), v);
     }
-    for (Operation &op : body.without_terminator()) {
-      // Constants stay scalars (broadcast where used).
-      if (isa<arith::ConstantOp>(op)) {
-        map.map(op.getResult(0), sb.clone(op)->getResult(0));
-        continue;
-      }
-      OperationState st(sl, op.getName());
-      for (Value v : op.getOperands())
-        st.addOperands(asVector(map.lookupOrDefault(v)));
-      st.addAttributes(op.getAttrs());
-      st.addTypes(vectorOf(op.getResult(0).getType()));
-      map.map(op.getResult(0), sb.create(st)->getResult(0));
-    }
-    Value y =
-        asVector(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+    Value y = vectorize::widenBody(sb, sl, body, map,
+                                   vt ? vt.getShape() : ArrayRef<int64_t>{});
     if (!vt)
       sb.create<memref::StoreOp>(sl, y, out, ValueRange{row, col});
     else if (mask)

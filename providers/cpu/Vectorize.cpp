@@ -837,6 +837,32 @@ Operation *stableOpBefore(Operation *op) {
   return nullptr;
 }
 
+Value widenBody(OpBuilder &b, Location loc, Block &body, IRMapping &map,
+                ArrayRef<int64_t> shape) {
+  auto widen = [&](Type t) -> Type {
+    return shape.empty() ? t : VectorType::get(shape, t);
+  };
+  auto asVector = [&](Value v) -> Value {
+    if (shape.empty() || isa<VectorType>(v.getType()))
+      return v;
+    return b.create<vector::BroadcastOp>(loc, widen(v.getType()), v);
+  };
+  for (Operation &op : body.without_terminator()) {
+    // Constants stay scalars (broadcast where used).
+    if (isa<arith::ConstantOp>(op)) {
+      map.map(op.getResult(0), b.clone(op)->getResult(0));
+      continue;
+    }
+    OperationState st(loc, op.getName());
+    for (Value v : op.getOperands())
+      st.addOperands(asVector(map.lookupOrDefault(v)));
+    st.addAttributes(op.getAttrs());
+    st.addTypes(widen(op.getResult(0).getType()));
+    map.map(op.getResult(0), b.create(st)->getResult(0));
+  }
+  return asVector(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+}
+
 /// Applies epilogue `e` to every vector the matmuls (the code between
 /// `before` and `e`) store into `c`, storing the result where `e` wrote
 /// (the same element of its output), and erases `e`.
@@ -872,28 +898,10 @@ void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
     auto vt = cast<VectorType>(w.getVector().getType());
     OpBuilder b(w);
     Location l = w.getLoc();
-    auto asVector = [&](Value v) -> Value {
-      if (isa<VectorType>(v.getType()))
-        return v;
-      return b.create<vector::BroadcastOp>(l, VectorType::get(vt.getShape(), v.getType()), v);
-    };
     IRMapping map;
     for (unsigned i = 0; i < e.getNumDpsInputs(); ++i)
       map.map(body.getArgument(i), w.getVector());
-    for (Operation &op : body.without_terminator()) {
-      // Constants stay scalars (broadcast where used).
-      if (isa<arith::ConstantOp>(op)) {
-        map.map(op.getResult(0), b.clone(op)->getResult(0));
-        continue;
-      }
-      OperationState st(l, op.getName());
-      for (Value v : op.getOperands())
-        st.addOperands(asVector(map.lookupOrDefault(v)));
-      st.addAttributes(op.getAttrs());
-      st.addTypes(VectorType::get(vt.getShape(), op.getResult(0).getType()));
-      map.map(op.getResult(0), b.create(st)->getResult(0));
-    }
-    Value y = asVector(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+    Value y = widenBody(b, l, body, map, vt.getShape());
     // The same element of e's output: its buffer viewed as C (flat for a
     // conv) through the same subviews.
     Value dest = out;

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <optional>
 
@@ -149,6 +150,12 @@ mlir::linalg::GenericOp collapseTrailingLoops(mlir::linalg::GenericOp g);
 std::string elementwiseScheduleFor(mlir::linalg::LinalgOp op, int64_t id);
 /// The transform step marking a loop handle kiln.parallel.
 std::string annotateParallel(const std::string &handle);
+/// The scalar arith/math body of an elementwise generic recreated on
+/// vectors of `shape` (its arguments already mapped in `map`); constants
+/// stay scalars, broadcast where used; an empty shape keeps scalars.
+/// Returns the yielded value.
+mlir::Value widenBody(mlir::OpBuilder &b, mlir::Location loc, mlir::Block &body,
+                      mlir::IRMapping &map, llvm::ArrayRef<int64_t> shape);
 /// The elementwise generic right after contraction `g` that reads only its
 /// result (a fused activation), which may be applied to its tiles before
 /// they are stored; its output's allocation moved before `g`.
