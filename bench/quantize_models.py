@@ -7,6 +7,11 @@ tool from the float models:
   bert_tiny_qdq      quantize_static, QDQ format, u8 activations, s8
                      weights per channel
   resnet18_qdq       the same
+  bert_tiny_qop      quantize_static, QOperator format (QLinearConv,
+  resnet18_qop       QLinearMatMul, com.microsoft's QLinearAdd, QGemm, ...)
+  bert_dyn_dynamic   quantize_dynamic of the exported BERT (sequence 128) and
+  gpt2_dyn_dynamic   GPT-2 decode step, when OUT_DIR has them
+                     (bench/export_dynamic_models.py)
 
   python3 bench/quantize_models.py OUT_DIR MODELS_DIR
 
@@ -78,10 +83,16 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     out, models = sys.argv[1], sys.argv[2]
-    jobs = [("bert_tiny_dynamic", "bert_tiny", "dynamic"), ("bert_tiny_qdq", "bert_tiny", "qdq"),
-            ("resnet18_qdq", "resnet18", "qdq")]
-    for name, source, kind in jobs:
-        src_dir = os.path.join(models, source)
+    jobs = [(name, os.path.join(models, source), kind)
+            for name, source, kind in [("bert_tiny_dynamic", "bert_tiny", "dynamic"),
+                                       ("bert_tiny_qdq", "bert_tiny", "qdq"),
+                                       ("resnet18_qdq", "resnet18", "qdq"),
+                                       ("bert_tiny_qop", "bert_tiny", "qop"),
+                                       ("resnet18_qop", "resnet18", "qop")]]
+    for source in ("bert_dyn", "gpt2_dyn"):
+        if os.path.exists(os.path.join(out, source, "test_data_set_0")):
+            jobs.append((source + "_dynamic", os.path.join(out, source), "dynamic"))
+    for name, src_dir, kind in jobs:
         src = os.path.join(src_dir, "model.onnx")
         dst_dir = os.path.join(out, name)
         dst = os.path.join(dst_dir, "model.onnx")
@@ -89,7 +100,8 @@ def main():
         if kind == "dynamic":
             quantize_dynamic(src, dst, weight_type=QuantType.QInt8)
         else:
-            quantize_static(src, dst, RandomReader(src), quant_format=QuantFormat.QDQ,
+            quantize_static(src, dst, RandomReader(src),
+                            quant_format=QuantFormat.QDQ if kind == "qdq" else QuantFormat.QOperator,
                             per_channel=True, activation_type=QuantType.QUInt8,
                             weight_type=QuantType.QInt8)
         write_data_set(src_dir, dst, dst_dir)
