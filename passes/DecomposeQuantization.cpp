@@ -155,15 +155,23 @@ Value integerProduct(GraphBuilder &g, Value a, Value za, Value bm, Value zb) {
 }
 
 /// The Conv of `op` (its attributes) on x - xz and w - wz (per output
-/// channel or not) in f64, exact for int32 sums, plus an int32 bias.
-Value exactConv(GraphBuilder &g, Operation *op, Value x, Value xz, Value w,
-                Value wz, Value bias) {
-  Type f64 = g.b.getF64Type();
-  int64_t wRank = cast<ShapedType>(w.getType()).getRank();
-  return g.op("Conv",
-              {centered(g, x, xz, f64), centered(g, w, wz, f64, wRank),
-               bias ? castTo(g, bias, f64) : g.none()},
-              fusion::opAttributes(op));
+/// channel or not) as int32 (`gi` builds i32): in f32 when every sum is
+/// exact there (255 * 255 * K < 2^24, K the taps per output: a depthwise
+/// conv then takes the float kernels), else in f64, exact for int32 sums.
+Value exactConv(GraphBuilder &gi, Operation *op, Value x, Value xz, Value w,
+                Value wz) {
+  auto wt = cast<ShapedType>(w.getType());
+  int64_t k = 1;
+  for (int64_t i = 1; i < wt.getRank(); ++i)
+    k = wt.isDynamicDim(i) ? (int64_t(1) << 30) : k * wt.getDimSize(i);
+  Type elt = 255 * 255 * k < (int64_t(1) << 24) ? Type(gi.b.getF32Type())
+                                                 : Type(gi.b.getF64Type());
+  GraphBuilder g(gi.b, gi.loc, elt);
+  Value conv = g.op("Conv",
+                    {centered(g, x, xz, elt),
+                     centered(g, w, wz, elt, wt.getRank()), g.none()},
+                    fusion::opAttributes(op));
+  return castTo(gi, conv, gi.b.getI32Type());
 }
 
 /// A 2-D ConvInteger of u8 or s8 data by s8 weights without a weight zero
@@ -387,10 +395,9 @@ bool decomposeConvInteger(Operation *op) {
       return true;
     }
   }
-  GraphBuilder g(b, op->getLoc(), b.getF64Type());
-  Value conv = exactConv(g, op, op->getOperand(0), optionalOperand(op, 2),
-                         op->getOperand(1), optionalOperand(op, 3), Value());
-  Value y = castTo(g, conv, b.getI32Type());
+  GraphBuilder g(b, op->getLoc(), b.getI32Type());
+  Value y = exactConv(g, op, op->getOperand(0), optionalOperand(op, 2),
+                      op->getOperand(1), optionalOperand(op, 3));
   if (!staticType(y))
     return false;
   replaceResults(op, {y});
@@ -438,7 +445,7 @@ bool decomposeQLinearMatMul(Operation *op) {
 }
 
 /// QLinearConv: the Conv of the centered operands (the integer kernels'
-/// form, or exact in f64) plus the int32 bias, scaled by x_scale * w_scale
+/// form, or exactConv) plus the int32 bias, scaled by x_scale * w_scale
 /// / y_scale (w_scale and w_zero_point may be per output channel), then
 /// requantized like QLinearMatMul.
 bool decomposeQLinearConv(Operation *op) {
@@ -453,18 +460,19 @@ bool decomposeQLinearConv(Operation *op) {
     if (!staticType(v) || staticType(v).getNumElements() != 1)
       return false;
   OpBuilder b(op);
-  // The integer kernels' int32 sum when it fits, requantized in f32 as
-  // ONNX Runtime does; else the exact f64 conv.
+  // The int32 sum (the integer kernels' form when it fits, else the exact
+  // conv) plus the bias, requantized in f32 with f32 scales as ONNX Runtime
+  // does.
   GraphBuilder gi(b, op->getLoc(), b.getI32Type());
   Value conv = integerConv(gi, op, x, xz, w, wz);
-  GraphBuilder gd(b, op->getLoc(),
-                  conv ? requantizeType(b, xs) : b.getF64Type());
-  if (conv && bias)
-    conv = gi.op(
-        "Add",
-        {conv, gi.op("Reshape", {bias, gi.ints({1, wt.getDimSize(0), 1, 1})})});
-  else if (!conv)
-    conv = exactConv(gd, op, x, xz, w, wz, bias);
+  if (!conv)
+    conv = exactConv(gi, op, x, xz, w, wz);
+  if (bias) {
+    SmallVector<int64_t> shape(out.getRank(), 1);
+    shape[1] = wt.getDimSize(0);
+    conv = gi.op("Add", {conv, gi.op("Reshape", {bias, gi.ints(shape)})});
+  }
+  GraphBuilder gd(b, op->getLoc(), requantizeType(b, xs));
   Type scaleElt = staticType(xs).getElementType();
   GraphBuilder gs(b, op->getLoc(), scaleElt);
   Value wScale = ws;

@@ -8,7 +8,8 @@ step); an MLP quantized by onnxruntime.quantization.quantize_dynamic
 small CNN by quantize_static in the QDQ and in the QOperator format
 (QLinearConv, QLinearMatMul and com.microsoft's QLinearAdd, QLinearMul,
 QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearAveragePool,
-QLinearGlobalAveragePool, QGemm, QLinearSoftmax). Compiled for
+QLinearGlobalAveragePool, QGemm, QLinearSoftmax) and a depthwise conv.
+Compiled for
 the build machine's CPU (VNNI kernels where it has AVX-512 VNNI) and for
 x86-64-v3 (the i32 loops).
 
@@ -218,6 +219,28 @@ def static_cnn(path, per_channel, qoperator):
     return data[0]
 
 
+def static_depthwise(path, qoperator):
+    """A float depthwise conv (group 16) + Relu + 1 x 1 conv, quantized by
+    quantize_static per channel (QLinearConv with group 16: the exact
+    integer conv, in f32 where every sum is exact)."""
+    rng = np.random.default_rng(9)
+    f = TensorProto.FLOAT
+    inits = [numpy_helper.from_array((rng.standard_normal((16, 1, 3, 3)) / 3).astype(np.float32),
+                                     "W0"),
+             numpy_helper.from_array((rng.standard_normal((8, 16, 1, 1)) / 4).astype(np.float32),
+                                     "W1"),
+             numpy_helper.from_array(rng.standard_normal(16).astype(np.float32) * 0.1, "B0")]
+    nodes = [helper.make_node("Conv", ["X", "W0", "B0"], ["C0"], pads=[1, 1, 1, 1], group=16),
+             helper.make_node("Relu", ["C0"], ["A"]),
+             helper.make_node("Conv", ["A", "W1"], ["Y"])]
+    float_path = path + ".float.onnx"
+    save(float_path, nodes, [helper.make_tensor_value_info("X", f, [1, 16, 10, 10])], inits, f,
+         opset=13)
+    data = [rng.standard_normal((1, 16, 10, 10)).astype(np.float32) for _ in range(3)]
+    quantize_static(float_path, path, data, True, qoperator)
+    return data[0]
+
+
 # name: (make, tolerance): exact for integer results; one step of y_scale
 # (0.5) for QLinearMatMul, whose rounding of ties may differ; the quantized
 # MLPs' outputs are about 1 and match ONNX Runtime's to float rounding (an
@@ -268,6 +291,8 @@ CASES = {
     "qdq_cnn": (lambda p: static_cnn(p, True, qoperator=False), 0.004),
     "qop_cnn": (lambda p: static_cnn(p, True, qoperator=True), 1e-4),
     "qop_cnn_per_tensor": (lambda p: static_cnn(p, False, qoperator=True), 1e-4),
+    "qop_depthwise": (lambda p: static_depthwise(p, qoperator=True), 1e-4),
+    "qdq_depthwise": (lambda p: static_depthwise(p, qoperator=False), 1e-4),
 }
 
 

@@ -270,14 +270,20 @@ func.func @scan_unrolled(%s: tensor<2xf32>, %x: tensor<2x3xf32>) -> (tensor<2xf3
 
 // -----
 
-// QLinearConv: the centered operands convolve in f64 with the int32 bias;
-// a per-channel w_scale is reshaped to [M, 1, 1] before the requantization.
+// QLinearConv with a weight zero point known only at run time (not the
+// integer kernels' form): the centered operands convolve in f32 (3 taps a
+// sum: 255 * 255 * 3 < 2^24, exact), cast to i32, plus the int32 bias; a
+// per-channel w_scale is reshaped to [M, 1, 1]; the requantization is in
+// f32 (f32 scales), as ONNX Runtime computes it.
 // CHECK-LABEL: func.func @qlinear_conv
-// CHECK: %[[B:.*]] = onnx.Cast(%arg6) {to = 11 : i64}
-// CHECK: %[[C:.*]] = onnx.Conv(%{{.*}}, %{{.*}}, %[[B]]) {{.*}} -> tensor<1x2x4x4xf64>
+// CHECK: %[[C:.*]] = onnx.Conv(%{{.*}}, %{{.*}}, %{{.*}}) {{.*}} -> tensor<1x2x4x4xf32>
+// CHECK: %[[I:.*]] = onnx.Cast(%[[C]]) {to = 6 : i64}
+// CHECK: %[[B:.*]] = onnx.Reshape(%arg6, %{{.*}}) {{.*}} -> tensor<1x2x1x1xi32>
+// CHECK: %[[S:.*]] = onnx.Add(%[[I]], %[[B]])
 // CHECK: %[[WS:.*]] = onnx.Reshape(%arg3, %{{.*}}) {{.*}} -> tensor<2x1x1xf32>
 // CHECK: onnx.Mul(%arg2, %[[WS]])
-// CHECK: onnx.Mul(%[[C]]
+// CHECK: %[[F:.*]] = onnx.Cast(%[[S]]) {to = 1 : i64}
+// CHECK: onnx.Mul(%[[F]]
 // CHECK: onnx.Round
 // CHECK: onnx.Clip
 // CHECK: onnx.Cast({{.*}}) {to = 2 : i64} {{.*}} -> tensor<1x2x4x4xui8>
