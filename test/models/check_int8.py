@@ -178,13 +178,24 @@ def static_mlp(path, rows, sizes, per_channel, qoperator=False):
     return data[0]
 
 
+def quantized_cnn(path, nodes, inits, shape, rng, per_channel, qoperator):
+    """The float graph of `nodes` (input X of `shape`, output Y) quantized
+    by quantize_static, calibrated on three normal inputs; the first one."""
+    f = TensorProto.FLOAT
+    float_path = path + ".float.onnx"
+    save(float_path, nodes, [helper.make_tensor_value_info("X", f, list(shape))], inits, f,
+         opset=13)
+    data = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
+    quantize_static(float_path, path, data, per_channel, qoperator)
+    return data[0]
+
+
 def static_cnn(path, per_channel, qoperator):
     """A small float CNN quantized by quantize_static: Conv + Relu, Conv,
     the residual Add, x * Sigmoid(x), LeakyRelu, Concat, MaxPool, AveragePool,
     GlobalAveragePool, Gemm and Softmax; in the QOperator format each has
     its QLinear form."""
     rng = np.random.default_rng(5)
-    f = TensorProto.FLOAT
 
     def weights(name, shape):
         fan_in = int(np.prod(shape[1:]))
@@ -211,12 +222,7 @@ def static_cnn(path, per_channel, qoperator):
         helper.make_node("Gemm", ["I", "W2", "B2"], ["L"], transB=1),
         helper.make_node("Softmax", ["L"], ["Y"], axis=1),
     ]
-    float_path = path + ".float.onnx"
-    save(float_path, nodes, [helper.make_tensor_value_info("X", f, [2, 8, 12, 12])], inits, f,
-         opset=13)
-    data = [rng.standard_normal((2, 8, 12, 12)).astype(np.float32) for _ in range(3)]
-    quantize_static(float_path, path, data, per_channel, qoperator)
-    return data[0]
+    return quantized_cnn(path, nodes, inits, (2, 8, 12, 12), rng, per_channel, qoperator)
 
 
 def static_depthwise(path, qoperator):
@@ -224,7 +230,6 @@ def static_depthwise(path, qoperator):
     quantize_static per channel (QLinearConv with group 16: the exact
     integer conv, in f32 where every sum is exact)."""
     rng = np.random.default_rng(9)
-    f = TensorProto.FLOAT
     inits = [numpy_helper.from_array((rng.standard_normal((16, 1, 3, 3)) / 3).astype(np.float32),
                                      "W0"),
              numpy_helper.from_array((rng.standard_normal((8, 16, 1, 1)) / 4).astype(np.float32),
@@ -233,12 +238,7 @@ def static_depthwise(path, qoperator):
     nodes = [helper.make_node("Conv", ["X", "W0", "B0"], ["C0"], pads=[1, 1, 1, 1], group=16),
              helper.make_node("Relu", ["C0"], ["A"]),
              helper.make_node("Conv", ["A", "W1"], ["Y"])]
-    float_path = path + ".float.onnx"
-    save(float_path, nodes, [helper.make_tensor_value_info("X", f, [1, 16, 10, 10])], inits, f,
-         opset=13)
-    data = [rng.standard_normal((1, 16, 10, 10)).astype(np.float32) for _ in range(3)]
-    quantize_static(float_path, path, data, True, qoperator)
-    return data[0]
+    return quantized_cnn(path, nodes, inits, (1, 16, 10, 10), rng, True, qoperator)
 
 
 # name: (make, tolerance): exact for integer results; one step of y_scale
