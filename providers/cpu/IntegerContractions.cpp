@@ -728,17 +728,8 @@ std::optional<ConvEpilogue> matchConvEpilogue(linalg::GenericOp g, Value c) {
     }
     ep.kinds.push_back(ConvEpilogue::PerChannel);
   }
-  // Arith/math on scalars, capturing only values that exist before g.
-  for (Operation &op : e.getRegion().front().without_terminator()) {
-    StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
-    if ((d != "arith" && d != "math") || op.getNumRegions() ||
-        op.getNumResults() != 1 || !op.getResult(0).getType().isIntOrFloat())
-      return std::nullopt;
-    for (Value v : op.getOperands())
-      if (Operation *def = v.getDefiningOp();
-          def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g))
-        return std::nullopt;
-  }
+  if (!vectorize::isScalarBodyBefore(e.getRegion().front(), g))
+    return std::nullopt;
   // Nothing else reads C (it is never written now), and every buffer the
   // epilogue uses exists where the conv stores.
   // (C starts as zeros: its users before g set it so.)

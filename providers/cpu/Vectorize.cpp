@@ -803,17 +803,9 @@ linalg::GenericOp findEpilogue(linalg::GenericOp g) {
   // Scalar arith/math only, and the output's old value unused.
   if (!body.getArguments().back().use_empty())
     return {};
-  for (Operation &op : body.without_terminator()) {
-    StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
-    if ((d != "arith" && d != "math") || op.getNumRegions() || op.getNumResults() != 1 ||
-        !op.getResult(0).getType().isIntOrFloat())
-      return {};
-    // Values it captures must exist where the matmul stores its tiles.
-    for (Value v : op.getOperands())
-      if (Operation *def = v.getDefiningOp();
-          def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g))
-        return {};
-  }
+  // (Values it captures must exist where the matmul stores its tiles.)
+  if (!isScalarBodyBefore(body, g))
+    return {};
   // Unless the epilogue writes C in place, nothing else may read C after
   // it (the fused code never stores the values before the epilogue).
   if (out != c)
@@ -825,6 +817,20 @@ linalg::GenericOp findEpilogue(linalg::GenericOp g) {
       def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g))
     def->moveBefore(g);
   return e;
+}
+
+bool isScalarBodyBefore(Block &body, Operation *at) {
+  for (Operation &op : body.without_terminator()) {
+    StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    if ((d != "arith" && d != "math") || op.getNumRegions() ||
+        op.getNumResults() != 1 || !op.getResult(0).getType().isIntOrFloat())
+      return false;
+    for (Value v : op.getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && def->getBlock() == at->getBlock() && !def->isBeforeInBlock(at))
+        return false;
+  }
+  return true;
 }
 
 /// The nearest linalg op before `op` that the schedule leaves in place (not

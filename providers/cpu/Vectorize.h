@@ -150,6 +150,10 @@ mlir::linalg::GenericOp collapseTrailingLoops(mlir::linalg::GenericOp g);
 std::string elementwiseScheduleFor(mlir::linalg::LinalgOp op, int64_t id);
 /// The transform step marking a loop handle kiln.parallel.
 std::string annotateParallel(const std::string &handle);
+/// Whether an elementwise generic's body is scalar arith/math only (one
+/// int or float result each) whose captured values all exist before `at`,
+/// where a contraction applies it to its tiles.
+bool isScalarBodyBefore(mlir::Block &body, mlir::Operation *at);
 /// The scalar arith/math body of an elementwise generic recreated on
 /// vectors of `shape` (its arguments already mapped in `map`); constants
 /// stay scalars, broadcast where used; an empty shape keeps scalars.
