@@ -1,8 +1,8 @@
 //===- VectorizeWindows.cpp - depthwise convs and max pools as vector loops -===//
 //
 // Part of kiln-cpu-vectorize-contractions: 2-D depthwise convolutions and
-// f32 max pools, static or of run-time size, as loops over output-row
-// chunks kept in registers across the window's taps.
+// max pools (f32 or 8-bit), static or of run-time size, as loops over
+// output-row chunks kept in registers across the window's taps.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -68,21 +68,38 @@ std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
   return dm;
 }
 
-/// An f32 max pool as the CPU provider emits it (loops n, c, kh, kw, oh,
-/// ow; x read at (n, c, oh * sh + kh * dh, ow * sw + kw * dw), the second
-/// operand the window, the body max(acc, x)), on buffers of identity
-/// layout with static channels and window; its strides and dilations.
+/// The max of a max pool's body on `t` (f32, or an 8-bit integer with
+/// the signedness the body's max has); null if it is not one.
+static Operation *maxPoolMax(Block &body, Type t) {
+  Operation *max = cast<linalg::YieldOp>(body.getTerminator()).getOperand(0).getDefiningOp();
+  if (!max || max->getNumOperands() != 2)
+    return nullptr;
+  bool ok = t.isF32() ? isa<arith::MaximumFOp>(max)
+                      : t.isInteger(8) && isa<arith::MaxUIOp, arith::MaxSIOp>(max);
+  return ok ? max : nullptr;
+}
+
+/// A max pool as the CPU provider emits it, on f32 or 8-bit integers
+/// (loops n, c, kh, kw, oh, ow; x read at (n, c, oh * sh + kh * dh,
+/// ow * sw + kw * dw), the second operand the window, the body max(acc,
+/// x)), on buffers of identity layout with static channels and window;
+/// its strides and dilations.
 std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
-  if (!isF32BufferGeneric(g) || g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()) ||
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
+      g.getNumDpsInits() != 1 || g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()) ||
       !llvm::all_of(g->getOperands(), hasIdentityLayout))
     return std::nullopt;
+  Type t = getElementTypeOrSelf(g.getDpsInits()[0].getType());
+  if (llvm::any_of(g->getOperands(), [&](Value v) {
+        return !isa<MemRefType>(v.getType()) || getElementTypeOrSelf(v.getType()) != t;
+      }))
+    return std::nullopt;
   Block &body = g.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto max = yield.getOperand(0).getDefiningOp<arith::MaximumFOp>();
+  Operation *max = maxPoolMax(body, t);
   Value xArg = body.getArgument(0), acc = body.getArgument(2);
   if (!llvm::hasNItems(body.getOperations(), 2) || !max ||
-      !((max.getLhs() == acc && max.getRhs() == xArg) ||
-        (max.getLhs() == xArg && max.getRhs() == acc)))
+      !((max->getOperand(0) == acc && max->getOperand(1) == xArg) ||
+        (max->getOperand(0) == xArg && max->getOperand(1) == acc)))
     return std::nullopt;
   auto iters = g.getIteratorTypesArray();
   for (unsigned i = 0; i < 6; ++i)
@@ -264,7 +281,7 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
   return ps;
 }
 
-/// Output rows in 16-wide chunks, up to 8 chunks (4 with AVX2's 16
+/// Output rows in 512-bit chunks (16 f32, 64 bytes), up to 8 chunks (4 with AVX2's 16
 /// registers: a chunk is two there) (of one wide row, or of several short
 /// rows: independent FMA chains) kept in registers across the
 /// taps: per tap one broadcast weight and, per chunk, a contiguous load of
@@ -279,8 +296,12 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
 /// output's fill or bias in registers. Returns the op before the new code.
 Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                             int64_t vectorBits, bool isMaxPool) {
-  constexpr int64_t kLanes = 16;
+  Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1], out = g.getDpsInits()[0];
+  // A chunk is 512 bits: 16 f32 or 64 bytes (an 8-bit max pool).
+  Type elt = cast<MemRefType>(out.getType()).getElementType();
+  const int64_t kLanes = 512 / elt.getIntOrFloatBitWidth();
   const int64_t kChunks = vectorBits >= 512 ? 8 : 4;
+  Operation *bodyMax = isMaxPool ? maxPoolMax(g.getRegion().front(), elt) : nullptr;
   OpBuilder b(g);
   Location loc = g.getLoc();
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
@@ -288,9 +309,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // the window.)
   if (isMaxPool)
     r = {r[0], r[1], r[4], r[2], r[3], r[5]};
-  Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1], out = g.getDpsInits()[0];
-  Type f32 = b.getF32Type();
-  auto vec = VectorType::get({kLanes}, f32), wide = VectorType::get({kLanes * dm.sw}, f32);
+  auto vec = VectorType::get({kLanes}, elt), wide = VectorType::get({kLanes * dm.sw}, elt);
   auto idx = [&](OpBuilder &nb, int64_t v) -> Value { return nb.create<arith::ConstantIndexOp>(loc, v); };
   // Static but for the batch: the planes are per image.
   bool planeStatic =
@@ -298,7 +317,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   std::optional<OutputInit> init = matchOutputInit(g);
   std::optional<PaddedSource> padded =
       planeStatic ? matchPaddedSource(g) : std::nullopt;
-  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0));
+  Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(elt));
   Operation *first = zero.getDefiningOp();
   bool planes = planeStatic && (padded || dm.sw > 1) &&
                 !cast<MemRefType>(x.getType()).isDynamicDim(2) &&
@@ -402,8 +421,13 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
             Value xw = b4.create<vector::TransferReadOp>(loc, wide, x, ValueRange{n, m, ih, iw}, zero);
             xv = b4.create<vector::ShuffleOp>(loc, xw, xw, lanes);
           }
-          next.push_back(isMaxPool ? (Value)b4.create<arith::MaximumFOp>(loc, a4[c], xv)
-                                   : (Value)b4.create<vector::FMAOp>(loc, xv, wb, a4[c]));
+          if (isMaxPool) {
+            // The body's own max (float, or unsigned or signed bytes).
+            OperationState st(loc, bodyMax->getName(), ValueRange{a4[c], xv}, vec);
+            next.push_back(b4.create(st)->getResult(0));
+          } else {
+            next.push_back(b4.create<vector::FMAOp>(loc, xv, wb, a4[c]));
+          }
         }
         return next;
       });
@@ -476,58 +500,59 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
     };
     pick(nb, 1);
   };
-  // Channel plane (n, m) of the source, padded and split into phases:
-  // per row, the padded row (pad columns written once per plane), then
-  // each 16-column chunk of every phase (a shuffle of a wider load).
+  // Channel plane (n, m) of the source, padded and split into phases.
+  // Each chunk of a phase is one shuffle of two consecutive wide loads of
+  // the source row, shifted by the left pad in registers (a padded row
+  // written to memory and read back at another offset stalled every
+  // load on store forwarding: an 8-bit pool ran at half its speed).
   auto buildPlane = [&](OpBuilder &nb, Value n, Value m) -> Value {
     Value pl =
-        nb.create<memref::AllocOp>(loc, MemRefType::get({sp, ph, pw}, f32));
-    Value rowBuf =
-        nb.create<memref::AllocOp>(loc, MemRefType::get({sp * pw}, f32));
+        nb.create<memref::AllocOp>(loc, MemRefType::get({sp, ph, pw}, elt));
     Value padVec = nb.create<vector::BroadcastOp>(loc, vec, pad);
+    Value padWide = nb.create<vector::BroadcastOp>(loc, wide, pad);
     const bool inBounds[] = {true};
-    for (int64_t c = 0; c < sp * pw; c += kLanes)
-      nb.create<vector::TransferWriteOp>(loc, padVec, rowBuf,
-                                         ValueRange{idx(nb, c)}, inBounds);
-    auto phases = [&](OpBuilder &rb, Value row, bool border) {
-      for (int64_t j = 0; j < pw; j += kLanes) {
-        Value v;
-        if (!border)
-          v = rb.create<vector::TransferReadOp>(
-              loc, wide, rowBuf, ValueRange{idx(rb, j * sp)}, pad, inBounds);
-        for (int64_t p = 0; p < sp; ++p) {
-          Value pv = border ? padVec : v;
-          if (!border && sp > 1) {
-            SmallVector<int64_t> pick;
-            for (int64_t i = 0; i < kLanes; ++i)
-              pick.push_back(p + i * sp);
-            pv = rb.create<vector::ShuffleOp>(loc, v, v, pick);
-          }
-          rb.create<vector::TransferWriteOp>(
-              loc, pv, pl, ValueRange{idx(rb, p), row, idx(rb, j)}, inBounds);
-        }
-      }
-    };
     auto borderRows = [&](int64_t from, int64_t to) {
       if (from < to)
         loop(nb, idx(nb, from), idx(nb, to), 1, {},
              [&](OpBuilder &rb, Value row, ValueRange) {
-               phases(rb, row, /*border=*/true);
+               for (int64_t p = 0; p < sp; ++p)
+                 for (int64_t j = 0; j < pw; j += kLanes)
+                   rb.create<vector::TransferWriteOp>(
+                       loc, padVec, pl, ValueRange{idx(rb, p), row, idx(rb, j)}, inBounds);
                return SmallVector<Value>{};
              });
     };
+    // Chunk j of phase p, lane l, is padded column j * W + p + l * sp,
+    // source column (j - q - 1) * W + (W - r) + p + l * sp: in the pair
+    // of source chunks j - q - 1 and j - q (W-wide; outside the row: pad).
+    const int64_t W = kLanes * sp, q = left / W, r = left % W;
     borderRows(0, top);
     loop(nb, idx(nb, 0), idx(nb, srcH), 1, {},
          [&](OpBuilder &rb, Value i, ValueRange) {
-           for (int64_t c = 0; c < srcW; c += kLanes) {
-             Value v = rb.create<vector::TransferReadOp>(
-                 loc, vec, src, ValueRange{n, m, i, idx(rb, c)}, pad,
-                 ArrayRef<bool>{c + kLanes <= srcW});
-             rb.create<vector::TransferWriteOp>(
-                 loc, v, rowBuf, ValueRange{idx(rb, left + c)}, inBounds);
+           DenseMap<int64_t, Value> chunks;
+           auto chunk = [&](int64_t k) -> Value {
+             if (k < 0 || k * W >= srcW)
+               return padWide;
+             Value &v = chunks[k];
+             if (!v)
+               v = rb.create<vector::TransferReadOp>(
+                   loc, wide, src, ValueRange{n, m, i, idx(rb, k * W)}, pad,
+                   ArrayRef<bool>{(k + 1) * W <= srcW});
+             return v;
+           };
+           Value row = rb.create<arith::AddIOp>(loc, i, idx(rb, top));
+           for (int64_t j = 0; j * kLanes < pw; ++j) {
+             // (No shift: chunk j - q alone.)
+             Value hi = chunk(j - q), lo = r ? chunk(j - q - 1) : hi;
+             for (int64_t p = 0; p < sp; ++p) {
+               SmallVector<int64_t> pick;
+               for (int64_t l = 0; l < kLanes; ++l)
+                 pick.push_back((r ? W - r : 0) + p + l * sp);
+               Value pv = rb.create<vector::ShuffleOp>(loc, lo, hi, pick);
+               rb.create<vector::TransferWriteOp>(
+                   loc, pv, pl, ValueRange{idx(rb, p), row, idx(rb, j * kLanes)}, inBounds);
+             }
            }
-           phases(rb, rb.create<arith::AddIOp>(loc, i, idx(rb, top)),
-                  /*border=*/false);
            return SmallVector<Value>{};
          });
     borderRows(top + srcH, ph);

@@ -8,7 +8,8 @@ step); an MLP quantized by onnxruntime.quantization.quantize_dynamic
 small CNN by quantize_static in the QDQ and in the QOperator format
 (QLinearConv, QLinearMatMul and com.microsoft's QLinearAdd, QLinearMul,
 QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearAveragePool,
-QLinearGlobalAveragePool, QGemm, QLinearSoftmax) and a depthwise conv.
+QLinearGlobalAveragePool, QGemm, QLinearSoftmax) and a depthwise conv;
+8-bit max pools.
 Compiled for
 the build machine's CPU (VNNI kernels where it has AVX-512 VNNI) and for
 x86-64-v3 (the i32 loops).
@@ -83,6 +84,15 @@ def conv_integer(path, x_shape, w_shape, a_kind, za=None, pads=(1, 1, 1, 1), str
                                  strides=list(strides), kernel_shape=list(w_shape[2:]))],
          [helper.make_tensor_value_info("X", a_kind, list(x_shape))], inits, TensorProto.INT32)
     return rand(rng, x_shape, a_kind)
+
+
+def max_pool(path, x_shape, kind, pads, strides):
+    """Y = MaxPool(X) 3 x 3 on 8-bit X (the window loops on bytes)."""
+    rng = np.random.default_rng(sum(x_shape))
+    save(path, [helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[3, 3], pads=list(pads),
+                                 strides=list(strides))],
+         [helper.make_tensor_value_info("X", kind, list(x_shape))], [], kind, opset=13)
+    return rand(rng, x_shape, kind)
 
 
 def qlinear_matmul(path, m, k, n):
@@ -281,6 +291,12 @@ CASES = {
     "conv_u8_1x1_k27": (
         lambda p: conv_integer(p, (1, 27, 9, 9), (20, 27, 1, 1), U8, pads=(0, 0, 0, 0)), 0),
     "conv_s8": (lambda p: conv_integer(p, (1, 8, 10, 10), (16, 8, 3, 3), S8, za=-3), 0),
+    # 8-bit max pools: stride 2 with pads (resnet's: planes of two phases;
+    # 70 output columns: a full and a masked 64-byte chunk), stride 1 on
+    # s8 (max is signed) without pads.
+    "maxpool_u8_stride2": (
+        lambda p: max_pool(p, (1, 8, 31, 140), U8, (1, 1, 1, 1), (2, 2)), 0),
+    "maxpool_s8": (lambda p: max_pool(p, (2, 4, 9, 20), S8, (0, 0, 0, 0), (1, 1)), 0),
     "dynamic_mlp": (lambda p: dynamic_mlp(p, 24, [256, 512, 64]), 1e-4),
     "dynamic_mlp_runtime_rows": (lambda p: dynamic_mlp(p, 19, [128, 256, 32], "n"), 1e-4),
     "qdq_mlp": (lambda p: static_mlp(p, 16, [128, 256, 48], False), 1e-4),

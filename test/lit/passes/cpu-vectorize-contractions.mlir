@@ -378,7 +378,7 @@ func.func @epilogue_own_buffer(%a: memref<8x16xf32>, %b: memref<16x32xf32>) -> m
 // Depthwise conv (stride 2) as the CPU provider emits it, loops
 // (n, m, oh, kh, kw, ow), then a Relu into its own buffer. Per channel, the
 // input plane is first split into two phases (even and odd columns) in a
-// scratch buffer, a row at a time through a row buffer; then 20-wide rows
+// scratch buffer, a shuffle of a 32-wide row load each; then 20-wide rows
 // are two 16-lane chunks (the second masked), four rows per block, eight
 // accumulators across the taps, each tap a contiguous load from the phase
 // of its column; the Relu is applied to every chunk before its store.
@@ -386,10 +386,8 @@ func.func @epilogue_own_buffer(%a: memref<8x16xf32>, %b: memref<16x32xf32>) -> m
 // CHECK-NOT: linalg.generic
 // CHECK: scf.for %[[M:[a-z0-9_]+]] = %c0 to %c4
 // CHECK: %[[PLANE:[a-z0-9_]+]] = memref.alloc() : memref<2x41x48xf32>
-// CHECK: %[[ROW:[a-z0-9_]+]] = memref.alloc() : memref<96xf32>
 // CHECK: scf.for %[[I:[a-z0-9_]+]] = %c0 to %c41
-// CHECK: vector.transfer_read %arg0[%c0, %[[M]], %[[I]], %c0]
-// CHECK: vector.transfer_read %[[ROW]][%c0]{{.*}} vector<32xf32>
+// CHECK: vector.transfer_read %arg0[%c0, %[[M]], %[[I]], %c0]{{.*}} vector<32xf32>
 // CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
 // CHECK: vector.transfer_write {{.*}}, %[[PLANE]][%c0, %[[I]], %c0]
 // CHECK: vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31]
@@ -534,6 +532,47 @@ func.func @max_pool(%x: memref<1x4x57x57xf32>, %k: memref<3x3xf32>, %o: memref<1
     %m = arith.maximumf %acc, %a : f32
     linalg.yield %m : f32
   }
+  return
+}
+
+// -----
+
+// A u8 max pool with pads (resnet's, on 8-bit data after the quantized
+// conv): the same loops on 64-byte chunks, the body's unsigned max. The
+// zero-padded copy goes; each plane row is two 128-byte loads shuffled by
+// the left pad into the two phases; the accumulators start from the
+// output's fill (0, u8's lowest) in registers.
+// CHECK-LABEL: func.func @max_pool_u8
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.
+// CHECK: %[[PLANE:[a-z0-9_]+]] = memref.alloc() : memref<2x22x128xi8>
+// CHECK: scf.for %[[I:[a-z0-9_]+]] = %c0 to %c20
+// CHECK: %[[X0:[a-z0-9_]+]] = vector.transfer_read %arg0[%c0, %{{.*}}, %[[I]], %c0], {{.*}} vector<128xi8>
+// CHECK: vector.shuffle %{{.*}}, %[[X0]] [127, 129, 131,
+// CHECK: vector.shuffle %{{.*}}, %[[X0]] [128, 130, 132,
+// CHECK: scf.for
+// CHECK: arith.maxui {{.*}} : vector<64xi8>
+// CHECK-NOT: arith.maximumf
+// CHECK: vector.transfer_write {{.*}} : vector<64xi8>, memref<1x2x10x10xi8>
+// CHECK-NOT: linalg.
+// CHECK: return
+#uX = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#uK = affine_map<(n, c, kh, kw, oh, ow) -> (kh, kw)>
+#uO = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh, ow)>
+func.func @max_pool_u8(%x: memref<1x2x20x20xi8>, %k: memref<3x3xi8>, %o: memref<1x2x10x10xi8>) {
+  %zero = arith.constant 0 : i8
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x2x22x22xi8>
+  linalg.fill ins(%zero : i8) outs(%p : memref<1x2x22x22xi8>)
+  %in = memref.subview %p[0, 0, 1, 1] [1, 2, 20, 20] [1, 1, 1, 1] : memref<1x2x22x22xi8> to memref<1x2x20x20xi8, strided<[968, 484, 22, 1], offset: 23>>
+  memref.copy %x, %in : memref<1x2x20x20xi8> to memref<1x2x20x20xi8, strided<[968, 484, 22, 1], offset: 23>>
+  linalg.fill ins(%zero : i8) outs(%o : memref<1x2x10x10xi8>)
+  linalg.generic {indexing_maps = [#uX, #uK, #uO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%p, %k : memref<1x2x22x22xi8>, memref<3x3xi8>) outs(%o : memref<1x2x10x10xi8>) {
+  ^bb0(%a: i8, %b: i8, %acc: i8):
+    %m = arith.maxui %acc, %a : i8
+    linalg.yield %m : i8
+  }
+  memref.dealloc %p : memref<1x2x22x22xi8>
   return
 }
 
@@ -906,9 +945,10 @@ func.func @epilogue_reused_buffer(%x: memref<1x8x4x8xf32>, %x2: memref<1x8x4x8xf
 // A depthwise conv with padding 1 and a bias, as bufferization leaves it:
 // the input copied into a zero-filled padded buffer, the output filled
 // with the bias per channel. Each channel's plane is padded in a scratch
-// buffer instead (the padded copy and its fill are gone), and the
-// accumulators start from the channel's bias in registers (no pass over
-// the output before the conv).
+// buffer instead (the padded copy and its fill are gone; a row's chunks
+// are shuffles of two loads, shifted by the pad), and the accumulators
+// start from the channel's bias in registers (no pass over the output
+// before the conv).
 // CHECK-LABEL: func.func @depthwise_padded_bias
 // CHECK-NOT: memref.copy
 // CHECK-NOT: linalg.
@@ -919,10 +959,12 @@ func.func @epilogue_reused_buffer(%x: memref<1x8x4x8xf32>, %x2: memref<1x8x4x8xf
 // CHECK: %[[PLANE:[a-z0-9_]+]] = memref.alloc() : memref<1x34x48xf32>
 // CHECK: vector.transfer_write %cst, %[[PLANE]][%c0, %c0, %c0]
 // CHECK: scf.for %[[I:[a-z0-9_]+]] = %c0 to %c32
-// CHECK: vector.transfer_read %arg0[%c0, %[[M]], %[[I]], %c16]
-// CHECK: vector.transfer_write {{.*}}[%c17]
 // CHECK: %[[R:[a-z0-9_]+]] = arith.addi %[[I]], %c1
-// CHECK: vector.transfer_write {{.*}}, %[[PLANE]][%c0, %[[R]], %c0]
+// CHECK: %[[X0:[a-z0-9_]+]] = vector.transfer_read %arg0[%c0, %[[M]], %[[I]], %c0]
+// CHECK: %[[S0:[a-z0-9_]+]] = vector.shuffle %cst{{.*}}, %[[X0]] [15, 16, 17,
+// CHECK: vector.transfer_write %[[S0]], %[[PLANE]][%c0, %[[R]], %c0]
+// CHECK: %[[X1:[a-z0-9_]+]] = vector.transfer_read %arg0[%c0, %[[M]], %[[I]], %c16]
+// CHECK: vector.shuffle %[[X0]], %[[X1]] [15, 16, 17,
 // CHECK: vector.transfer_write %cst, %[[PLANE]][%c0, %c33, %c0]
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]], %{{.*}} = %[[INIT]]
 // CHECK: vector.transfer_read %[[PLANE]]
