@@ -251,7 +251,10 @@ struct QuantizedMaxPool : CountedPattern<onnx::QuantizeLinearOp> {
 /// float ops: the same rounding in f32,
 ///   (clamp(round(x / s) + z, lo, hi) - z) * s,
 /// which vectorizes and fuses with its neighbours instead of a round trip
-/// through an 8-bit tensor. (The QuantizeLinear stays for 8-bit readers.)
+/// through an 8-bit tensor. Not when an 8-bit reader (an integer conv)
+/// needs that tensor anyway: reading its bytes costs less than an f32
+/// copy, and the quantize then fuses into its producer whole (resnet's
+/// residual input of a block, written as u8 and f32 before).
 struct QuantizeDequantizePair : CountedPattern<onnx::DequantizeLinearOp> {
   using CountedPattern::CountedPattern;
 
@@ -259,11 +262,15 @@ struct QuantizeDequantizePair : CountedPattern<onnx::DequantizeLinearOp> {
                                 PatternRewriter &rewriter) const override {
     auto q = dq.getX().getDefiningOp<onnx::QuantizeLinearOp>();
     if (!q || !activationDequantize(dq) || isNoneValue(dq.getXZeroPoint()) ||
+        llvm::any_of(q.getY().getUsers(),
+                     [](Operation *u) {
+                       return !isa<onnx::DequantizeLinearOp>(u);
+                     }) ||
         q.getYScale() != dq.getXScale() ||
         q.getYZeroPoint() != dq.getXZeroPoint() ||
         !cast<ShapedType>(q.getX().getType()).getElementType().isF32())
       return rewriter.notifyMatchFailure(
-          dq, "not a per-tensor quantize-dequantize pair");
+          dq, "not a per-tensor quantize-dequantize pair read as floats only");
     auto qt = cast<IntegerType>(
         cast<ShapedType>(dq.getX().getType()).getElementType());
     GraphBuilder g(rewriter, dq.getLoc(), rewriter.getF32Type());

@@ -682,12 +682,51 @@ struct ConvEpilogue {
   SmallVector<Kind> kinds;
 };
 
-std::optional<ConvEpilogue> matchConvEpilogue(linalg::GenericOp g, Value c) {
-  // (Past its output's allocation and the profiler's kernel markers.)
+/// The buffer a view is of.
+static Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// The first op after `g` in its block that reads `c`, if the ops between
+/// can run after it: the epilogue then runs in g's store, before them
+/// (the graph order may put an independent op there: a downsample conv
+/// between a block's first conv and its requantization). They may not
+/// write what it reads nor touch what it writes.
+static linalg::GenericOp nextReaderOf(linalg::GenericOp g, Value c) {
   Operation *next = g->getNextNode();
-  while (next && isa<memref::AllocOp, ProfileBeginOp, ProfileEndOp>(next))
+  while (next && !llvm::is_contained(next->getOperands(), c)) {
+    if (!isa<memref::AllocOp, ProfileBeginOp, ProfileEndOp, arith::ConstantOp,
+             ViewLikeOpInterface, linalg::LinalgOp, memref::CopyOp>(next))
+      return {};
     next = next->getNextNode();
+  }
   auto e = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!e || e.getNumDpsInits() != 1)
+    return {};
+  Value out = rootOf(e.getDpsInits()[0]);
+  SmallVector<Value> ins = llvm::map_to_vector(e.getDpsInputs(), rootOf);
+  auto clashes = [&](ValueRange reads, ValueRange writes) {
+    return llvm::any_of(reads, [&](Value v) { return rootOf(v) == out; }) ||
+           llvm::any_of(writes, [&](Value v) {
+             Value r = rootOf(v);
+             return r == out || llvm::is_contained(ins, r);
+           });
+  };
+  for (Operation *op = g->getNextNode(); op != e; op = op->getNextNode()) {
+    if (auto l = dyn_cast<linalg::LinalgOp>(op);
+        l && clashes(l.getDpsInputs(), l.getDpsInits()))
+      return {};
+    if (auto copy = dyn_cast<memref::CopyOp>(op);
+        copy && clashes(copy.getSource(), copy.getTarget()))
+      return {};
+  }
+  return e;
+}
+
+std::optional<ConvEpilogue> matchConvEpilogue(linalg::GenericOp g, Value c) {
+  linalg::GenericOp e = nextReaderOf(g, c);
   auto ct = cast<MemRefType>(c.getType());
   if (!e || e.getNumDpsInits() != 1 || e.hasIndexSemantics() ||
       e.getNumLoops() != 4 ||

@@ -2,22 +2,17 @@
 
 // QDQ MatMul, weights per output column: the integer product of the 8-bit
 // operands (zero points kept for kiln-decompose-ops), cast and scaled by
-// sa * sw; the activation's quantize-dequantize pair read by a float op
-// (the Relu) becomes the same rounding in f32.
-// CHECK: module attributes {kiln.report.fuse_quantize_dequantize = 1 : i64, kiln.report.fuse_quantized_matmul = 1 : i64}
+// sa * sw. The activation's 8-bit tensor exists for the product: the
+// Relu reads it through its DequantizeLinear (bytes, not an f32 copy).
+// CHECK: module attributes {kiln.report.fuse_quantized_matmul = 1 : i64}
 // CHECK-LABEL: func.func @matmul_per_column
 // CHECK: %[[Q:.*]] = onnx.QuantizeLinear(%arg0, %[[SA:[0-9]+]], %[[ZA:[0-9]+]])
-// The pair: round(x / s) + z, clamped to [0, 255], minus z, times s.
-// CHECK: onnx.Div(%arg0, %[[SA]])
-// CHECK: onnx.Round
-// CHECK: onnx.Clip
-// CHECK: onnx.Sub
-// CHECK: %[[R:.*]] = onnx.Mul
+// CHECK: %[[A:.*]] = onnx.DequantizeLinear(%[[Q]], %[[SA]], %[[ZA]])
 // CHECK: %[[P:.*]] = onnx.MatMulInteger(%[[Q]], %{{.*}}, %[[ZA]], %{{.*}}) : (tensor<4x8xui8>, tensor<8x3xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<4x3xi32>
 // CHECK-DAG: %[[S:.*]] = onnx.Mul(%[[SA]], %{{.*}}) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
 // CHECK-DAG: %[[F:.*]] = onnx.Cast(%[[P]]) {to = 1 : i64}
 // CHECK: %[[Y:.*]] = onnx.Mul(%[[F]], %[[S]]) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
-// CHECK: onnx.Relu(%[[R]])
+// CHECK: onnx.Relu(%[[A]])
 // CHECK-NOT: onnx.DequantizeLinear
 // CHECK: return %[[Y]]
 func.func @matmul_per_column(%x: tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x8xf32>) {
@@ -32,6 +27,29 @@ func.func @matmul_per_column(%x: tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x
   %y = onnx.MatMul(%a, %wd) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
   %r = onnx.Relu(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y, %r : tensor<4x3xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A quantize-dequantize pair read by float ops only becomes the same
+// rounding in f32: round(x / s) + z, clamped to [0, 255], minus z, times s.
+// CHECK: module attributes {kiln.report.fuse_quantize_dequantize = 1 : i64}
+// CHECK-LABEL: func.func @pair
+// CHECK-NOT: onnx.QuantizeLinear
+// CHECK: onnx.Div(%arg0, %[[SA:[0-9]+]])
+// CHECK: onnx.Round
+// CHECK: onnx.Clip
+// CHECK: onnx.Sub
+// CHECK: %[[R:.*]] = onnx.Mul({{.*}}, %[[SA]])
+// CHECK: onnx.Relu(%[[R]])
+// CHECK-NOT: onnx.DequantizeLinear
+func.func @pair(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %sa = onnx.Constant() {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>
+  %za = onnx.Constant() {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+  %q = onnx.QuantizeLinear(%x, %sa, %za) : (tensor<4x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x8xui8>
+  %a = onnx.DequantizeLinear(%q, %sa, %za) : (tensor<4x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x8xf32>
+  %r = onnx.Relu(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
 }
 
 // -----
