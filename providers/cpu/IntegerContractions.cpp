@@ -311,7 +311,8 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
 }
 
 /// Rows [rowStart, rowEnd) of the panels: tiles of kRows rows (fewer when
-/// `staticRows`, the count when known, is smaller), then single rows.
+/// `staticRows`, the count when known, is smaller), then the rest: one
+/// tile when the count is known, else single rows.
 void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
                  Value rowEnd, Value vP0, Value cP0, int64_t panels,
                  int64_t lastLanes, int64_t staticRows) {
@@ -332,6 +333,14 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
                        });
   if (staticRows > 0 && staticRows % rows == 0)
     return;
+  // A known remainder as one tile: single rows load a panel vector per
+  // product (64 = 10 x 6 + 4 channels: 4 single rows were 10% of a
+  // 64-channel conv).
+  if (staticRows > 0) {
+    emitTile(b, loc, kn, whole, vP0, cP0, staticRows % rows, panels,
+             lastLanes);
+    return;
+  }
   b.create<scf::ForOp>(loc, whole, rowEnd, idx(1), ValueRange{},
                        [&](OpBuilder &nb, Location l, Value m, ValueRange) {
                          emitTile(nb, l, kn, m, vP0, cP0, 1, panels, lastLanes);
