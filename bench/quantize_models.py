@@ -12,17 +12,18 @@ tool from the float models:
   bert_dyn_dynamic   quantize_dynamic of the exported BERT (sequence 128) and
   gpt2_dyn_dynamic   GPT-2 decode step, when OUT_DIR has them
                      (bench/export_dynamic_models.py)
+  resnet18_fp16      fp16 copies (weights, inputs, outputs and constants
+  bert_tiny_fp16     in float16: test/models/derive_models.py's to_fp16)
 
   python3 bench/quantize_models.py OUT_DIR MODELS_DIR
 
 MODELS_DIR holds bert_tiny and resnet18 (model.onnx, test_data_set_0).
 Static quantization calibrates on four deterministic random inputs (token
 ids below 100 with a full attention mask; normal images). Each model's
-test_data_set_0 has the float model's inputs and ONNX Runtime's outputs of
-the quantized model.
+test_data_set_0 has the float model's inputs (as float16 for the fp16
+copies) and ONNX Runtime's outputs of the derived model.
 """
 import os
-import shutil
 import sys
 
 import numpy as np
@@ -31,6 +32,10 @@ import onnxruntime as ort
 from onnx import numpy_helper
 from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
                                       quantize_dynamic, quantize_static)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "test", "models"))
+from derive_models import to_fp16  # noqa: E402
 
 
 def graph_inputs(model):
@@ -64,15 +69,20 @@ def write_data_set(src_dir, model_path, out_dir):
     """The float model's inputs and ONNX Runtime's outputs of `model_path`."""
     data = os.path.join(out_dir, "test_data_set_0")
     os.makedirs(data, exist_ok=True)
-    names = [i.name for i in graph_inputs(onnx.load(model_path, load_external_data=False))]
+    inputs = graph_inputs(onnx.load(model_path, load_external_data=False))
+    names = [i.name for i in inputs]
+    want = {i.name: i.type.tensor_type.elem_type for i in inputs}
     feeds = {}
     for n, name in enumerate(names):
         src = os.path.join(src_dir, "test_data_set_0", f"input_{n}.pb")
-        shutil.copy(src, os.path.join(data, f"input_{n}.pb"))
         t = onnx.TensorProto()
         with open(src, "rb") as f:
             t.ParseFromString(f.read())
         feeds[name] = numpy_helper.to_array(t)
+        if want.get(name) == onnx.TensorProto.FLOAT16:
+            feeds[name] = feeds[name].astype(np.float16)
+        with open(os.path.join(data, f"input_{n}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(feeds[name], t.name).SerializeToString())
     sess = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
     for n, y in enumerate(sess.run(None, feeds)):
         with open(os.path.join(data, f"output_{n}.pb"), "wb") as f:
@@ -88,7 +98,9 @@ def main():
                                        ("bert_tiny_qdq", "bert_tiny", "qdq"),
                                        ("resnet18_qdq", "resnet18", "qdq"),
                                        ("bert_tiny_qop", "bert_tiny", "qop"),
-                                       ("resnet18_qop", "resnet18", "qop")]]
+                                       ("resnet18_qop", "resnet18", "qop"),
+                                       ("resnet18_fp16", "resnet18", "fp16"),
+                                       ("bert_tiny_fp16", "bert_tiny", "fp16")]]
     for source in ("bert_dyn", "gpt2_dyn"):
         if os.path.exists(os.path.join(out, source, "test_data_set_0")):
             jobs.append((source + "_dynamic", os.path.join(out, source), "dynamic"))
@@ -97,7 +109,9 @@ def main():
         dst_dir = os.path.join(out, name)
         dst = os.path.join(dst_dir, "model.onnx")
         os.makedirs(dst_dir, exist_ok=True)
-        if kind == "dynamic":
+        if kind == "fp16":
+            onnx.save(to_fp16(onnx.load(src)), dst)
+        elif kind == "dynamic":
             quantize_dynamic(src, dst, weight_type=QuantType.QInt8)
         else:
             quantize_static(src, dst, RandomReader(src),

@@ -34,15 +34,17 @@ models=()
 if [ -d ../shared/models ]; then
   for m in resnet18 bert_tiny mlp lenet; do models+=("../shared/models/$m"); done
   # Their 8-bit versions, by ONNX Runtime's quantization tool (timed
-  # against ONNX Runtime's int8 kernels).
-  if [ ! -f "$BM/resnet18_qop/test_data_set_0/output_0.pb" ] ||
+  # against ONNX Runtime's int8 kernels), and fp16 copies.
+  if [ ! -f "$BM/bert_tiny_fp16/test_data_set_0/output_0.pb" ] ||
      [ ! -f "$BM/gpt2_dyn_dynamic/test_data_set_0/output_0.pb" ]; then
     python3 bench/quantize_models.py "$BM" ../shared/models
   fi
   for m in bert_tiny_dynamic bert_tiny_qdq bert_tiny_qop resnet18_qdq resnet18_qop \
-           bert_dyn_dynamic gpt2_dyn_dynamic; do models+=("$BM/$m"); done
+           bert_dyn_dynamic gpt2_dyn_dynamic resnet18_fp16 bert_tiny_fp16; do
+    models+=("$BM/$m")
+  done
 else
-  echo "bench: no ../shared/models in this checkout: resnet18, bert_tiny, mlp, lenet and their 8-bit versions left out" >&2
+  echo "bench: no ../shared/models in this checkout: resnet18, bert_tiny, mlp, lenet and their 8-bit and fp16 versions left out" >&2
 fi
 models+=("$BM/mobilenet_v2" "$BM/bert_dyn" "$BM/gpt2_dyn" "$BM/lstm_dyn" "$BM/crnn_gru")
 python3 bench/run.py --threads 1,2 --rounds 5 --iterations 20 --pin-shapes \

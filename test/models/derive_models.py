@@ -19,20 +19,24 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantT
                                       quantize_static)
 
 
+def half(a):
+    """f32 values as float16, clamped to its range as onnxconverter-common
+    does (a mask constant of float32's lowest would become -inf)."""
+    return np.clip(a, -65504, 65504).astype(np.float16)
+
+
 def to_fp16(model):
     g = model.graph
     for init in g.initializer:
         if init.data_type == TensorProto.FLOAT:
-            init.CopyFrom(numpy_helper.from_array(
-                numpy_helper.to_array(init).astype(np.float16), init.name))
+            init.CopyFrom(numpy_helper.from_array(half(numpy_helper.to_array(init)), init.name))
     for v in list(g.input) + list(g.output) + list(g.value_info):
         if v.type.tensor_type.elem_type == TensorProto.FLOAT:
             v.type.tensor_type.elem_type = TensorProto.FLOAT16
     for node in g.node:
         for a in node.attribute:
             if node.op_type == "Constant" and a.name == "value" and a.t.data_type == TensorProto.FLOAT:
-                a.t.CopyFrom(numpy_helper.from_array(
-                    numpy_helper.to_array(a.t).astype(np.float16), a.t.name))
+                a.t.CopyFrom(numpy_helper.from_array(half(numpy_helper.to_array(a.t)), a.t.name))
             if node.op_type == "Cast" and a.name == "to" and a.i == TensorProto.FLOAT:
                 a.i = TensorProto.FLOAT16
     return model
