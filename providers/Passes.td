@@ -177,7 +177,9 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     Statistic<"numAccumulatorsFromInit", "accumulators-from-init",
               "Convs whose accumulators start from the bias in registers">,
     Statistic<"numTransposedConvs", "transposed-convs",
-              "Convs of small planes computed as patches x weights^T">
+              "Convs of small planes computed as patches x weights^T">,
+    Statistic<"numRowGathers", "row-gathers",
+              "Row gathers fused with elementwise ops as vector loops">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -981,7 +981,7 @@ std::pair<int64_t, int64_t> registerTile(int64_t M, int64_t N,
 
 std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
   if (auto g = dyn_cast<linalg::GenericOp>(op.getOperation()); g && isVectorizableElementwise(g))
-    return elementwiseScheduleFor(op, id);
+    return elementwiseScheduleFor(op, id, vectorBits);
   SmallVector<int64_t> r = op.getStaticLoopRanges(); // m, n, k
   int64_t M = r[0], N = r[1], K = r[2];
   std::string s, i = std::to_string(id);
@@ -1360,6 +1360,10 @@ struct CpuVectorizeContractionsPass
       module.walk([&](linalg::GenericOp g) { shortInner.push_back(g); });
       for (linalg::GenericOp g : shortInner)
         collapseTrailingLoops(g);
+      SmallVector<linalg::GenericOp> gathers;
+      module.walk([&](linalg::GenericOp g) { gathers.push_back(g); });
+      for (linalg::GenericOp g : gathers)
+        numRowGathers += rewriteRowGather(g);
       module.walk([&](linalg::GenericOp g) {
         if (isVectorizableElementwise(g)) {
           g->setAttr(kMark, UnitAttr::get(g.getContext()));

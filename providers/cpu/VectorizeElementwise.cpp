@@ -247,8 +247,10 @@ static bool reducesByMinMax(linalg::LinalgOp op) {
 }
 
 /// The transform script for one marked elementwise generic: one vector of
-/// up to 16 lanes along the innermost loop, the remainder peeled.
-std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
+/// up to 16 lanes along the innermost loop (several for a long chain),
+/// the remainder peeled.
+std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id,
+                                   int64_t vectorBits) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   auto iters = op.getIteratorTypesArray();
   std::string i = std::to_string(id), any = "!transform.any_op";
@@ -260,6 +262,19 @@ std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
   if (reducesByMinMax(op))
     for (int64_t wide : {256, 128, 64, 32})
       if (r.back() % wide == 0) {
+        lanes = wide;
+        break;
+      }
+  // A long elementwise body (a QDQ GELU: erf and six rounding steps, 60
+  // ops) is one dependent chain per vector, longer than the out-of-order
+  // window overlaps: 8 registers a step (4 of AVX2's 16) interleave as
+  // many chains. QDQ bert_tiny's GELU: 360 -> 185 us per layer (16 lanes
+  // -> 128); bodies of cost 24 and more, shorter ones gained nothing.
+  int64_t chains = vectorBits >= 512 ? 8 : 4;
+  int64_t chainLanes = chains * vectorBits / 32;
+  if (op.getNumReductionLoops() == 0 && iterationCost(op) >= 24)
+    for (int64_t wide : {chainLanes, chainLanes / 2})
+      if (wide > lanes && r.back() % wide == 0) {
         lanes = wide;
         break;
       }
@@ -298,6 +313,202 @@ std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id) {
          " : (!transform.op<\"scf.for\">) -> (" + any + ", " + any + ")\n";
   }
   return s;
+}
+
+} // namespace kiln::vectorize
+
+namespace kiln::vectorize {
+
+/// A row gather fused with elementwise ops (an embedding lookup and what
+/// follows it: BERT's Gather + Add + Add, quantized or not): a static
+/// all-parallel generic whose body loads one element of a buffer at
+/// indices that do not vary along the innermost loop but for the last
+/// one, linalg.index of that loop. The rest of the body is arith/math.
+/// Returns the load, or null.
+static memref::LoadOp matchRowGather(linalg::GenericOp g,
+                                     llvm::SmallPtrSetImpl<Operation *> &varying) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || !g.hasIndexSemantics() ||
+      g.getNumDpsInits() != 1 || g.getNumReductionLoops() != 0 ||
+      !isa<func::FuncOp>(g->getParentOp()))
+    return {};
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  if (llvm::any_of(r, ShapedType::isDynamic) || r.back() % 16)
+    return {};
+  unsigned last = g.getNumLoops() - 1;
+  auto contiguous = [](Value v) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    auto t = dyn_cast<MemRefType>(v.getType());
+    return t && t.hasStaticShape() && succeeded(getStridesAndOffset(t, strides, offset)) &&
+           strides.back() == 1;
+  };
+  if (!g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
+      !contiguous(g.getDpsInits()[0]) || !staticElementwiseOperand(g.getDpsInits()[0]))
+    return {};
+  Block &body = g.getRegion().front();
+  // (The output's block argument must be unused: written, never read.)
+  if (!body.getArguments().back().use_empty())
+    return {};
+  AffineExpr lastDim = getAffineDimExpr(last, g.getContext());
+  for (OpOperand *o : g.getDpsInputOperands()) {
+    AffineMap m = g.getMatchingIndexingMap(o);
+    if (!m.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return {};
+    if (!m.isFunctionOfDim(last))
+      continue;
+    if (m.getResults().back() != lastDim || !contiguous(o->get()) ||
+        !staticElementwiseOperand(o->get()))
+      return {};
+  }
+  memref::LoadOp load;
+  auto isVarying = [&](Value v) {
+    if (auto a = dyn_cast<BlockArgument>(v))
+      return a.getOwner() == &body &&
+             g.getMatchingIndexingMap(g.getDpsInputOperands()[a.getArgNumber()])
+                 .isFunctionOfDim(last);
+    return varying.contains(v.getDefiningOp());
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+      if (index.getDim() == last) {
+        // Only as the load's last index.
+        if (!op.hasOneUse() || !isa<memref::LoadOp>(*op.getUsers().begin()))
+          return {};
+        varying.insert(&op);
+      }
+      continue;
+    }
+    if (auto l = dyn_cast<memref::LoadOp>(op)) {
+      ValueRange idx = l.getIndices();
+      if (load || idx.empty() || !contiguous(l.getMemRef()) ||
+          !idx.back().getDefiningOp<linalg::IndexOp>() ||
+          idx.back().getDefiningOp<linalg::IndexOp>().getDim() != last ||
+          llvm::any_of(idx.drop_back(), isVarying) ||
+          !l.getMemRef().getParentRegion()->isProperAncestor(&g.getRegion()) ||
+          !(l.getType().isF32() || l.getType().isInteger(32) || l.getType().isInteger(8)))
+        return {};
+      load = l;
+      varying.insert(&op);
+      continue;
+    }
+    StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    if ((d != "arith" && d != "math") || op.getNumRegions() || op.getNumResults() != 1)
+      return {};
+    if (llvm::any_of(op.getOperands(), isVarying)) {
+      Type t = op.getResult(0).getType();
+      if (!(t.isF32() || t.isInteger(1) || t.isInteger(8) || t.isInteger(32)))
+        return {};
+      varying.insert(&op);
+    }
+  }
+  return load;
+}
+
+bool rewriteRowGather(linalg::GenericOp g) {
+  llvm::SmallPtrSet<Operation *, 32> varying;
+  memref::LoadOp load = matchRowGather(g, varying);
+  if (!load)
+    return false;
+  constexpr int64_t kLanes = 16;
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  unsigned last = g.getNumLoops() - 1;
+  Block &body = g.getRegion().front();
+  // (Constants before the loops.)
+  OpBuilder cb(g);
+  auto idx = [&](int64_t v) { return cb.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+  auto zero = [&](Type t) { return cb.create<arith::ConstantOp>(loc, cb.getZeroAttr(t)); };
+  // The outer loops; invariant values once per row, as scalars.
+  SmallVector<Value> ivs;
+  scf::ForOp outer;
+  for (unsigned d = 0; d < last; ++d) {
+    auto f = b.create<scf::ForOp>(loc, idx(0), idx(r[d]), idx(1));
+    if (!outer) {
+      outer = f;
+      cb.setInsertionPoint(f);
+    }
+    b.setInsertionPoint(f.getBody()->getTerminator());
+    ivs.push_back(f.getInductionVar());
+  }
+  auto at = [&](AffineMap m, Value inner) {
+    SmallVector<Value> v;
+    for (AffineExpr e : m.getResults())
+      v.push_back(isa<AffineConstantExpr>(e)      ? idx(0)
+                  : cast<AffineDimExpr>(e).getPosition() == last ? inner
+                                                                  : ivs[cast<AffineDimExpr>(e).getPosition()]);
+    return v;
+  };
+  IRMapping scalar;
+  for (OpOperand *o : g.getDpsInputOperands()) {
+    AffineMap m = g.getMatchingIndexingMap(o);
+    if (!m.isFunctionOfDim(last))
+      scalar.map(body.getArgument(o->getOperandNumber()),
+                 b.create<memref::LoadOp>(loc, o->get(), at(m, Value())));
+  }
+  for (Operation &op : body.without_terminator()) {
+    if (varying.contains(&op))
+      continue;
+    if (auto index = dyn_cast<linalg::IndexOp>(op))
+      scalar.map(index.getResult(), ivs[index.getDim()]);
+    else
+      b.clone(op, scalar);
+  }
+  auto inner = b.create<scf::ForOp>(loc, idx(0), idx(r[last]), idx(kLanes));
+  if (!outer)
+    cb.setInsertionPoint(inner);
+  b.setInsertionPoint(inner.getBody()->getTerminator());
+  Value k = inner.getInductionVar();
+  IRMapping vec = scalar;
+  auto vecOf = [&](Type t) { return VectorType::get({kLanes}, t); };
+  const bool inBounds[] = {true};
+  for (OpOperand *o : g.getDpsInputOperands()) {
+    AffineMap m = g.getMatchingIndexingMap(o);
+    if (m.isFunctionOfDim(last)) {
+      Type t = getElementTypeOrSelf(o->get().getType());
+      vec.map(body.getArgument(o->getOperandNumber()),
+              b.create<vector::TransferReadOp>(loc, vecOf(t), o->get(), at(m, k), zero(t),
+                                               inBounds));
+    }
+  }
+  auto asVector = [&](Value v) -> Value {
+    if (isa<VectorType>(v.getType()))
+      return v;
+    return b.create<vector::BroadcastOp>(loc, vecOf(v.getType()), v);
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (!varying.contains(&op) || isa<linalg::IndexOp>(op))
+      continue;
+    if (&op == load.getOperation()) {
+      SmallVector<Value> i;
+      for (Value v : load.getIndices().drop_back())
+        i.push_back(scalar.lookupOrDefault(v));
+      i.push_back(k);
+      Type t = load.getType();
+      vec.map(load.getResult(),
+              b.create<vector::TransferReadOp>(loc, vecOf(t), load.getMemRef(), i, zero(t),
+                                               inBounds));
+      continue;
+    }
+    OperationState st(loc, op.getName());
+    for (Value v : op.getOperands())
+      st.addOperands(asVector(vec.lookupOrDefault(v)));
+    st.addAttributes(op.getAttrs());
+    st.addTypes(vecOf(op.getResult(0).getType()));
+    vec.map(op.getResult(0), b.create(st)->getResult(0));
+  }
+  Value y = asVector(vec.lookupOrDefault(body.getTerminator()->getOperand(0)));
+  SmallVector<Value> outIdx(ivs);
+  outIdx.push_back(k);
+  b.create<vector::TransferWriteOp>(loc, y, g.getDpsInits()[0], outIdx, inBounds);
+  // Threads take the outermost loop when there is enough work.
+  int64_t work = 1;
+  for (int64_t e : r)
+    work *= e;
+  if (outer && r[0] >= 2 && work >= kParallelElements)
+    markParallel(outer, kParallelElements, work / r[0]);
+  g.erase();
+  return true;
 }
 
 } // namespace kiln::vectorize

@@ -732,6 +732,86 @@ func.func @elementwise(%x: memref<4x3x20xf32>, %s: memref<4x1x1xf32>, %o: memref
 
 // -----
 
+// A long body (erf and a rounding: cost 24 and more) takes 128 lanes a
+// step (8 registers: 8 independent chains in flight), 32 on AVX2; a short
+// one 16.
+// CHECK-LABEL: func.func @long_chain
+// CHECK: vector.transfer_read %arg0[{{.*}}]{{.*}} : memref<2x256xf32>, vector<128xf32>
+// CHECK: math.erf {{.*}} : vector<1x128xf32>
+// CHECK: vector.transfer_read %arg0[{{.*}}]{{.*}} : memref<2x256xf32>, vector<16xf32>
+// CHECK-NOT: math.erf
+// AVX2-LABEL: func.func @long_chain
+// AVX2: math.erf {{.*}} : vector<1x32xf32>
+#lc = affine_map<(i, j) -> (i, j)>
+func.func @long_chain(%x: memref<2x256xf32>, %o: memref<2x256xf32>, %p: memref<2x256xf32>) {
+  %h = arith.constant 0.5 : f32
+  linalg.generic {indexing_maps = [#lc, #lc], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<2x256xf32>) outs(%o : memref<2x256xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %d = arith.divf %a, %h : f32
+    %e = math.erf %d : f32
+    %r = math.roundeven %e : f32
+    %m = arith.maximumf %r, %h : f32
+    %n = arith.minimumf %m, %a : f32
+    %q = arith.mulf %n, %h : f32
+    %s = arith.subf %q, %a : f32
+    %t = arith.addf %s, %h : f32
+    %u = arith.mulf %t, %d : f32
+    linalg.yield %u : f32
+  }
+  linalg.generic {indexing_maps = [#lc, #lc], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<2x256xf32>) outs(%p : memref<2x256xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %m = arith.mulf %a, %h : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// An embedding lookup fused with an Add (Gather's generic: linalg.index
+// and a load): per row, the token id read and clamped once as scalars,
+// then 16-lane vectors of the table row and of the other operand, the
+// add on vectors. The outer loop is not split (too little work).
+// CHECK-LABEL: func.func @row_gather
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[I:[a-z0-9_]+]] = %{{.*}} to %c2
+// CHECK: scf.for %[[J:[a-z0-9_]+]] = %{{.*}} to %c16
+// CHECK: %[[ID:[a-z0-9_]+]] = memref.load %arg0[%[[I]], %[[J]]] : memref<2x16xi64>
+// CHECK: arith.index_cast %[[ID]]
+// CHECK: %[[ROW:[a-z0-9_]+]] = arith.maxsi
+// CHECK: scf.for %[[K:[a-z0-9_]+]] = %{{.*}} to %c32 step %c16
+// CHECK: %[[P:[a-z0-9_]+]] = vector.transfer_read %arg2[%[[I]], %[[J]], %[[K]]]{{.*}} vector<16xf32>
+// CHECK: %[[E:[a-z0-9_]+]] = vector.transfer_read %arg1[%[[ROW]], %[[K]]]{{.*}} vector<16xf32>
+// CHECK: %[[S:[a-z0-9_]+]] = arith.addf %[[E]], %[[P]] : vector<16xf32>
+// CHECK: vector.transfer_write %[[S]], %arg3[%[[I]], %[[J]], %[[K]]]
+// CHECK-NOT: kiln.parallel
+#gi = affine_map<(i, j, k) -> (i, j)>
+#gf = affine_map<(i, j, k) -> (i, j, k)>
+func.func @row_gather(%ids: memref<2x16xi64>, %table: memref<100x32xf32>, %pos: memref<2x16x32xf32>, %o: memref<2x16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c99 = arith.constant 99 : index
+  %c100 = arith.constant 100 : index
+  linalg.generic {indexing_maps = [#gi, #gf, #gf], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ids, %pos : memref<2x16xi64>, memref<2x16x32xf32>) outs(%o : memref<2x16x32xf32>) {
+  ^bb0(%id: i64, %p: f32, %out: f32):
+    %k = linalg.index 2 : index
+    %i = arith.index_cast %id : i64 to index
+    %neg = arith.cmpi slt, %i, %c0 : index
+    %w = arith.addi %i, %c100 : index
+    %s = arith.select %neg, %w, %i : index
+    %lo = arith.minsi %s, %c99 : index
+    %row = arith.maxsi %lo, %c0 : index
+    %e = memref.load %table[%row, %k] : memref<100x32xf32>
+    %sum = arith.addf %e, %p : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
 // A sum over the last dims (ReduceSum over H, W) is vectorized the same
 // way: a 16-lane read and reduction per row, the sum kept in a register
 // across the rows.
