@@ -270,9 +270,15 @@ std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id,
   // window overlaps: 8 registers a step (4 of AVX2's 16) interleave as
   // many chains. QDQ bert_tiny's GELU: 360 -> 185 us per layer (16 lanes
   // -> 128); bodies of cost 24 and more, shorter ones gained nothing.
+  // (Not with an operand whose last index is a constant, [n, c, h, 0]: the
+  // vectorizer inserts its lanes one by one, and 128 of them spilled:
+  // QOperator BERT's softmax input 4x slower.)
   int64_t chains = vectorBits >= 512 ? 8 : 4;
   int64_t chainLanes = chains * vectorBits / 32;
-  if (op.getNumReductionLoops() == 0 && iterationCost(op) >= 24)
+  bool constantIndex = llvm::any_of(op.getIndexingMapsArray(), [](AffineMap m) {
+    return m.getNumResults() && isa<AffineConstantExpr>(m.getResults().back());
+  });
+  if (op.getNumReductionLoops() == 0 && !constantIndex && iterationCost(op) >= 24)
     for (int64_t wide : {chainLanes, chainLanes / 2})
       if (wide > lanes && r.back() % wide == 0) {
         lanes = wide;
