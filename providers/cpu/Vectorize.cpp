@@ -843,30 +843,34 @@ Operation *stableOpBefore(Operation *op) {
   return nullptr;
 }
 
+Value asVectorOf(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  if (shape.empty() || isa<VectorType>(v.getType()))
+    return v;
+  return b.create<vector::BroadcastOp>(loc, VectorType::get(shape, v.getType()), v);
+}
+
+void widenOp(OpBuilder &b, Location loc, Operation &op, IRMapping &map,
+             ArrayRef<int64_t> shape) {
+  Type t = op.getResult(0).getType();
+  OperationState st(loc, op.getName());
+  for (Value v : op.getOperands())
+    st.addOperands(asVectorOf(b, loc, map.lookupOrDefault(v), shape));
+  st.addAttributes(op.getAttrs());
+  st.addTypes(shape.empty() ? t : VectorType::get(shape, t));
+  map.map(op.getResult(0), b.create(st)->getResult(0));
+}
+
 Value widenBody(OpBuilder &b, Location loc, Block &body, IRMapping &map,
                 ArrayRef<int64_t> shape) {
-  auto widen = [&](Type t) -> Type {
-    return shape.empty() ? t : VectorType::get(shape, t);
-  };
-  auto asVector = [&](Value v) -> Value {
-    if (shape.empty() || isa<VectorType>(v.getType()))
-      return v;
-    return b.create<vector::BroadcastOp>(loc, widen(v.getType()), v);
-  };
   for (Operation &op : body.without_terminator()) {
     // Constants stay scalars (broadcast where used).
     if (isa<arith::ConstantOp>(op)) {
       map.map(op.getResult(0), b.clone(op)->getResult(0));
       continue;
     }
-    OperationState st(loc, op.getName());
-    for (Value v : op.getOperands())
-      st.addOperands(asVector(map.lookupOrDefault(v)));
-    st.addAttributes(op.getAttrs());
-    st.addTypes(widen(op.getResult(0).getType()));
-    map.map(op.getResult(0), b.create(st)->getResult(0));
+    widenOp(b, loc, op, map, shape);
   }
-  return asVector(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+  return asVectorOf(b, loc, map.lookupOrDefault(body.getTerminator()->getOperand(0)), shape);
 }
 
 /// Applies epilogue `e` to every vector the matmuls (the code between

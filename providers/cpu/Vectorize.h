@@ -161,6 +161,14 @@ std::string annotateParallel(const std::string &handle);
 /// int or float result each) whose captured values all exist before `at`,
 /// where a contraction applies it to its tiles.
 bool isScalarBodyBefore(mlir::Block &body, mlir::Operation *at);
+/// `v` broadcast to a vector of `shape` unless it is a vector (or the
+/// shape is empty).
+mlir::Value asVectorOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                       llvm::ArrayRef<int64_t> shape);
+/// One scalar op of one result recreated on vectors of `shape`, its
+/// operands looked up in `map` (scalars broadcast); maps the result.
+void widenOp(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation &op,
+             mlir::IRMapping &map, llvm::ArrayRef<int64_t> shape);
 /// The scalar arith/math body of an elementwise generic recreated on
 /// vectors of `shape` (its arguments already mapped in `map`); constants
 /// stay scalars, broadcast where used; an empty shape keeps scalars.

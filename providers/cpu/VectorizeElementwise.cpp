@@ -477,11 +477,6 @@ bool rewriteRowGather(linalg::GenericOp g) {
                                                inBounds));
     }
   }
-  auto asVector = [&](Value v) -> Value {
-    if (isa<VectorType>(v.getType()))
-      return v;
-    return b.create<vector::BroadcastOp>(loc, vecOf(v.getType()), v);
-  };
   for (Operation &op : body.without_terminator()) {
     if (!varying.contains(&op) || isa<linalg::IndexOp>(op))
       continue;
@@ -496,14 +491,9 @@ bool rewriteRowGather(linalg::GenericOp g) {
                                                inBounds));
       continue;
     }
-    OperationState st(loc, op.getName());
-    for (Value v : op.getOperands())
-      st.addOperands(asVector(vec.lookupOrDefault(v)));
-    st.addAttributes(op.getAttrs());
-    st.addTypes(vecOf(op.getResult(0).getType()));
-    vec.map(op.getResult(0), b.create(st)->getResult(0));
+    widenOp(b, loc, op, vec, {kLanes});
   }
-  Value y = asVector(vec.lookupOrDefault(body.getTerminator()->getOperand(0)));
+  Value y = asVectorOf(b, loc, vec.lookupOrDefault(body.getTerminator()->getOperand(0)), {kLanes});
   SmallVector<Value> outIdx(ivs);
   outIdx.push_back(k);
   b.create<vector::TransferWriteOp>(loc, y, g.getDpsInits()[0], outIdx, inBounds);
