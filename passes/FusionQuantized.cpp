@@ -262,10 +262,9 @@ struct QuantizeDequantizePair : CountedPattern<onnx::DequantizeLinearOp> {
                                 PatternRewriter &rewriter) const override {
     auto q = dq.getX().getDefiningOp<onnx::QuantizeLinearOp>();
     if (!q || !activationDequantize(dq) || isNoneValue(dq.getXZeroPoint()) ||
-        llvm::any_of(q.getY().getUsers(),
-                     [](Operation *u) {
-                       return !isa<onnx::DequantizeLinearOp>(u);
-                     }) ||
+        llvm::any_of(
+            q.getY().getUsers(),
+            [](Operation *u) { return !isa<onnx::DequantizeLinearOp>(u); }) ||
         q.getYScale() != dq.getXScale() ||
         q.getYZeroPoint() != dq.getXZeroPoint() ||
         !cast<ShapedType>(q.getX().getType()).getElementType().isF32())

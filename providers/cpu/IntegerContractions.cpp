@@ -337,8 +337,7 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
   // product (64 = 10 x 6 + 4 channels: 4 single rows were 10% of a
   // 64-channel conv).
   if (staticRows > 0) {
-    emitTile(b, loc, kn, whole, vP0, cP0, staticRows % rows, panels,
-             lastLanes);
+    emitTile(b, loc, kn, whole, vP0, cP0, staticRows % rows, panels, lastLanes);
     return;
   }
   b.create<scf::ForOp>(loc, whole, rowEnd, idx(1), ValueRange{},

@@ -846,7 +846,8 @@ Operation *stableOpBefore(Operation *op) {
 Value asVectorOf(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
   if (shape.empty() || isa<VectorType>(v.getType()))
     return v;
-  return b.create<vector::BroadcastOp>(loc, VectorType::get(shape, v.getType()), v);
+  return b.create<vector::BroadcastOp>(loc, VectorType::get(shape, v.getType()),
+                                       v);
 }
 
 void widenOp(OpBuilder &b, Location loc, Operation &op, IRMapping &map,
@@ -870,7 +871,8 @@ Value widenBody(OpBuilder &b, Location loc, Block &body, IRMapping &map,
     }
     widenOp(b, loc, op, map, shape);
   }
-  return asVectorOf(b, loc, map.lookupOrDefault(body.getTerminator()->getOperand(0)), shape);
+  return asVectorOf(
+      b, loc, map.lookupOrDefault(body.getTerminator()->getOperand(0)), shape);
 }
 
 /// Applies epilogue `e` to every vector the matmuls (the code between

@@ -278,7 +278,8 @@ std::string elementwiseScheduleFor(linalg::LinalgOp op, int64_t id,
   bool constantIndex = llvm::any_of(op.getIndexingMapsArray(), [](AffineMap m) {
     return m.getNumResults() && isa<AffineConstantExpr>(m.getResults().back());
   });
-  if (op.getNumReductionLoops() == 0 && !constantIndex && iterationCost(op) >= 24)
+  if (op.getNumReductionLoops() == 0 && !constantIndex &&
+      iterationCost(op) >= 24)
     for (int64_t wide : {chainLanes, chainLanes / 2})
       if (wide > lanes && r.back() % wide == 0) {
         lanes = wide;
@@ -331,11 +332,12 @@ namespace kiln::vectorize {
 /// indices that do not vary along the innermost loop but for the last
 /// one, linalg.index of that loop. The rest of the body is arith/math.
 /// Returns the load, or null.
-static memref::LoadOp matchRowGather(linalg::GenericOp g,
-                                     llvm::SmallPtrSetImpl<Operation *> &varying) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || !g.hasIndexSemantics() ||
-      g.getNumDpsInits() != 1 || g.getNumReductionLoops() != 0 ||
-      !isa<func::FuncOp>(g->getParentOp()))
+static memref::LoadOp
+matchRowGather(linalg::GenericOp g,
+               llvm::SmallPtrSetImpl<Operation *> &varying) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      !g.hasIndexSemantics() || g.getNumDpsInits() != 1 ||
+      g.getNumReductionLoops() != 0 || !isa<func::FuncOp>(g->getParentOp()))
     return {};
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   if (llvm::any_of(r, ShapedType::isDynamic) || r.back() % 16)
@@ -345,11 +347,13 @@ static memref::LoadOp matchRowGather(linalg::GenericOp g,
     SmallVector<int64_t> strides;
     int64_t offset;
     auto t = dyn_cast<MemRefType>(v.getType());
-    return t && t.hasStaticShape() && succeeded(getStridesAndOffset(t, strides, offset)) &&
+    return t && t.hasStaticShape() &&
+           succeeded(getStridesAndOffset(t, strides, offset)) &&
            strides.back() == 1;
   };
   if (!g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
-      !contiguous(g.getDpsInits()[0]) || !staticElementwiseOperand(g.getDpsInits()[0]))
+      !contiguous(g.getDpsInits()[0]) ||
+      !staticElementwiseOperand(g.getDpsInits()[0]))
     return {};
   Block &body = g.getRegion().front();
   // (The output's block argument must be unused: written, never read.)
@@ -391,14 +395,16 @@ static memref::LoadOp matchRowGather(linalg::GenericOp g,
           idx.back().getDefiningOp<linalg::IndexOp>().getDim() != last ||
           llvm::any_of(idx.drop_back(), isVarying) ||
           !l.getMemRef().getParentRegion()->isProperAncestor(&g.getRegion()) ||
-          !(l.getType().isF32() || l.getType().isInteger(32) || l.getType().isInteger(8)))
+          !(l.getType().isF32() || l.getType().isInteger(32) ||
+            l.getType().isInteger(8)))
         return {};
       load = l;
       varying.insert(&op);
       continue;
     }
     StringRef d = op.getDialect() ? op.getDialect()->getNamespace() : "";
-    if ((d != "arith" && d != "math") || op.getNumRegions() || op.getNumResults() != 1)
+    if ((d != "arith" && d != "math") || op.getNumRegions() ||
+        op.getNumResults() != 1)
       return {};
     if (llvm::any_of(op.getOperands(), isVarying)) {
       Type t = op.getResult(0).getType();
@@ -423,8 +429,12 @@ bool rewriteRowGather(linalg::GenericOp g) {
   Block &body = g.getRegion().front();
   // (Constants before the loops.)
   OpBuilder cb(g);
-  auto idx = [&](int64_t v) { return cb.create<arith::ConstantIndexOp>(loc, v).getResult(); };
-  auto zero = [&](Type t) { return cb.create<arith::ConstantOp>(loc, cb.getZeroAttr(t)); };
+  auto idx = [&](int64_t v) {
+    return cb.create<arith::ConstantIndexOp>(loc, v).getResult();
+  };
+  auto zero = [&](Type t) {
+    return cb.create<arith::ConstantOp>(loc, cb.getZeroAttr(t));
+  };
   // The outer loops; invariant values once per row, as scalars.
   SmallVector<Value> ivs;
   scf::ForOp outer;
@@ -440,9 +450,10 @@ bool rewriteRowGather(linalg::GenericOp g) {
   auto at = [&](AffineMap m, Value inner) {
     SmallVector<Value> v;
     for (AffineExpr e : m.getResults())
-      v.push_back(isa<AffineConstantExpr>(e)      ? idx(0)
-                  : cast<AffineDimExpr>(e).getPosition() == last ? inner
-                                                                  : ivs[cast<AffineDimExpr>(e).getPosition()]);
+      v.push_back(isa<AffineConstantExpr>(e) ? idx(0)
+                  : cast<AffineDimExpr>(e).getPosition() == last
+                      ? inner
+                      : ivs[cast<AffineDimExpr>(e).getPosition()]);
     return v;
   };
   IRMapping scalar;
@@ -473,8 +484,8 @@ bool rewriteRowGather(linalg::GenericOp g) {
     if (m.isFunctionOfDim(last)) {
       Type t = getElementTypeOrSelf(o->get().getType());
       vec.map(body.getArgument(o->getOperandNumber()),
-              b.create<vector::TransferReadOp>(loc, vecOf(t), o->get(), at(m, k), zero(t),
-                                               inBounds));
+              b.create<vector::TransferReadOp>(loc, vecOf(t), o->get(),
+                                               at(m, k), zero(t), inBounds));
     }
   }
   for (Operation &op : body.without_terminator()) {
@@ -487,16 +498,19 @@ bool rewriteRowGather(linalg::GenericOp g) {
       i.push_back(k);
       Type t = load.getType();
       vec.map(load.getResult(),
-              b.create<vector::TransferReadOp>(loc, vecOf(t), load.getMemRef(), i, zero(t),
-                                               inBounds));
+              b.create<vector::TransferReadOp>(loc, vecOf(t), load.getMemRef(),
+                                               i, zero(t), inBounds));
       continue;
     }
     widenOp(b, loc, op, vec, {kLanes});
   }
-  Value y = asVectorOf(b, loc, vec.lookupOrDefault(body.getTerminator()->getOperand(0)), {kLanes});
+  Value y = asVectorOf(b, loc,
+                       vec.lookupOrDefault(body.getTerminator()->getOperand(0)),
+                       {kLanes});
   SmallVector<Value> outIdx(ivs);
   outIdx.push_back(k);
-  b.create<vector::TransferWriteOp>(loc, y, g.getDpsInits()[0], outIdx, inBounds);
+  b.create<vector::TransferWriteOp>(loc, y, g.getDpsInits()[0], outIdx,
+                                    inBounds);
   // Threads take the outermost loop when there is enough work.
   int64_t work = 1;
   for (int64_t e : r)

@@ -1,4 +1,4 @@
-//===- VectorizeWindows.cpp - depthwise convs and max pools as vector loops -===//
+//===- VectorizeWindows.cpp - depthwise convs and max pools ---------------===//
 //
 // Part of kiln-cpu-vectorize-contractions: 2-D depthwise convolutions and
 // max pools (f32 or 8-bit), static or of run-time size, as loops over
@@ -71,11 +71,13 @@ std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
 /// The max of a max pool's body on `t` (f32, or an 8-bit integer with
 /// the signedness the body's max has); null if it is not one.
 static Operation *maxPoolMax(Block &body, Type t) {
-  Operation *max = cast<linalg::YieldOp>(body.getTerminator()).getOperand(0).getDefiningOp();
+  Operation *max =
+      cast<linalg::YieldOp>(body.getTerminator()).getOperand(0).getDefiningOp();
   if (!max || max->getNumOperands() != 2)
     return nullptr;
-  bool ok = t.isF32() ? isa<arith::MaximumFOp>(max)
-                      : t.isInteger(8) && isa<arith::MaxUIOp, arith::MaxSIOp>(max);
+  bool ok = t.isF32()
+                ? isa<arith::MaximumFOp>(max)
+                : t.isInteger(8) && isa<arith::MaxUIOp, arith::MaxSIOp>(max);
   return ok ? max : nullptr;
 }
 
@@ -85,13 +87,15 @@ static Operation *maxPoolMax(Block &body, Type t) {
 /// x)), on buffers of identity layout with static channels and window;
 /// its strides and dilations.
 std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
-  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") || g.getNumDpsInputs() != 2 ||
-      g.getNumDpsInits() != 1 || g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()) ||
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
+      g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()) ||
       !llvm::all_of(g->getOperands(), hasIdentityLayout))
     return std::nullopt;
   Type t = getElementTypeOrSelf(g.getDpsInits()[0].getType());
   if (llvm::any_of(g->getOperands(), [&](Value v) {
-        return !isa<MemRefType>(v.getType()) || getElementTypeOrSelf(v.getType()) != t;
+        return !isa<MemRefType>(v.getType()) ||
+               getElementTypeOrSelf(v.getType()) != t;
       }))
     return std::nullopt;
   Block &body = g.getRegion().front();
@@ -281,27 +285,29 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
   return ps;
 }
 
-/// Output rows in 512-bit chunks (16 f32, 64 bytes), up to 8 chunks (4 with AVX2's 16
-/// registers: a chunk is two there) (of one wide row, or of several short
-/// rows: independent FMA chains) kept in registers across the
-/// taps: per tap one broadcast weight and, per chunk, a contiguous load of
-/// the input row (every sw-th lane of a wider load for stride sw) and an
-/// FMA; one store per chunk. A row's last chunk is masked (out-of-bounds
-/// transfers). With static sizes, a padded input or a stride, each thread
-/// first copies its channel plane into a scratch buffer, padded and split
-/// into `sw` phases (columns c with c % sw == p in phase p): every tap then
-/// reads contiguous vectors, and no padded copy of the whole input is
-/// written (one pass over memory less, and a plane's copy stays in the
-/// cache of the thread that reads it). The accumulators start from the
-/// output's fill or bias in registers. Returns the op before the new code.
+/// Output rows in 512-bit chunks (16 f32, 64 bytes), up to 8 chunks (4 with
+/// AVX2's 16 registers: a chunk is two there) (of one wide row, or of several
+/// short rows: independent FMA chains) kept in registers across the taps: per
+/// tap one broadcast weight and, per chunk, a contiguous load of the input row
+/// (every sw-th lane of a wider load for stride sw) and an FMA; one store per
+/// chunk. A row's last chunk is masked (out-of-bounds transfers). With static
+/// sizes, a padded input or a stride, each thread first copies its channel
+/// plane into a scratch buffer, padded and split into `sw` phases (columns c
+/// with c % sw == p in phase p): every tap then reads contiguous vectors, and
+/// no padded copy of the whole input is written (one pass over memory less, and
+/// a plane's copy stays in the cache of the thread that reads it). The
+/// accumulators start from the output's fill or bias in registers. Returns the
+/// op before the new code.
 Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                             int64_t vectorBits, bool isMaxPool) {
-  Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1], out = g.getDpsInits()[0];
+  Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1],
+        out = g.getDpsInits()[0];
   // A chunk is 512 bits: 16 f32 or 64 bytes (an 8-bit max pool).
   Type elt = cast<MemRefType>(out.getType()).getElementType();
   const int64_t kLanes = 512 / elt.getIntOrFloatBitWidth();
   const int64_t kChunks = vectorBits >= 512 ? 8 : 4;
-  Operation *bodyMax = isMaxPool ? maxPoolMax(g.getRegion().front(), elt) : nullptr;
+  Operation *bodyMax =
+      isMaxPool ? maxPoolMax(g.getRegion().front(), elt) : nullptr;
   OpBuilder b(g);
   Location loc = g.getLoc();
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
@@ -309,7 +315,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // the window.)
   if (isMaxPool)
     r = {r[0], r[1], r[4], r[2], r[3], r[5]};
-  auto vec = VectorType::get({kLanes}, elt), wide = VectorType::get({kLanes * dm.sw}, elt);
+  auto vec = VectorType::get({kLanes}, elt),
+       wide = VectorType::get({kLanes * dm.sw}, elt);
   auto idx = [&](OpBuilder &nb, int64_t v) -> Value { return nb.create<arith::ConstantIndexOp>(loc, v); };
   // Static but for the batch: the planes are per image.
   bool planeStatic =
@@ -423,7 +430,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
           }
           if (isMaxPool) {
             // The body's own max (float, or unsigned or signed bytes).
-            OperationState st(loc, bodyMax->getName(), ValueRange{a4[c], xv}, vec);
+            OperationState st(loc, bodyMax->getName(), ValueRange{a4[c], xv},
+                              vec);
             next.push_back(b4.create(st)->getResult(0));
           } else {
             next.push_back(b4.create<vector::FMAOp>(loc, xv, wb, a4[c]));
@@ -518,7 +526,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                for (int64_t p = 0; p < sp; ++p)
                  for (int64_t j = 0; j < pw; j += kLanes)
                    rb.create<vector::TransferWriteOp>(
-                       loc, padVec, pl, ValueRange{idx(rb, p), row, idx(rb, j)}, inBounds);
+                       loc, padVec, pl, ValueRange{idx(rb, p), row, idx(rb, j)},
+                       inBounds);
                return SmallVector<Value>{};
              });
     };
@@ -550,7 +559,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                  pick.push_back((r ? W - r : 0) + p + l * sp);
                Value pv = rb.create<vector::ShuffleOp>(loc, lo, hi, pick);
                rb.create<vector::TransferWriteOp>(
-                   loc, pv, pl, ValueRange{idx(rb, p), row, idx(rb, j * kLanes)}, inBounds);
+                   loc, pv, pl,
+                   ValueRange{idx(rb, p), row, idx(rb, j * kLanes)}, inBounds);
              }
            }
            return SmallVector<Value>{};
