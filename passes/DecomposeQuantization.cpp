@@ -374,10 +374,14 @@ bool decomposeMatMulInteger(Operation *op) {
 /// int32 sums), cast back to int32.
 bool decomposeConvInteger(Operation *op) {
   auto wt = staticType(op->getOperand(1));
-  if (!staticType(op->getOperand(0)) || !wt)
+  auto xt = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!xt || !wt)
     return false;
+  // Of run-time size (a batch): exactConv, even in the kernels' form (the
+  // integer kernels want static sizes).
+  bool isStatic = xt.hasStaticShape();
   SmallVector<int64_t> pads = getIntsAttr(op, "pads");
-  if (!optionalOperand(op, 2) && !optionalOperand(op, 3) &&
+  if (isStatic && !optionalOperand(op, 2) && !optionalOperand(op, 3) &&
       cast<ShapedType>(op->getOperand(0).getType())
           .getElementType()
           .isUnsignedInteger() &&
@@ -386,7 +390,7 @@ bool decomposeConvInteger(Operation *op) {
       llvm::all_of(pads, [](int64_t p) { return p == 0; }))
     return false;
   OpBuilder b(op);
-  {
+  if (isStatic) {
     GraphBuilder g(b, op->getLoc(), b.getI32Type());
     if (Value y = integerConv(g, op, op->getOperand(0), optionalOperand(op, 2),
                               op->getOperand(1), optionalOperand(op, 3));
@@ -398,7 +402,7 @@ bool decomposeConvInteger(Operation *op) {
   GraphBuilder g(b, op->getLoc(), b.getI32Type());
   Value y = exactConv(g, op, op->getOperand(0), optionalOperand(op, 2),
                       op->getOperand(1), optionalOperand(op, 3));
-  if (!staticType(y))
+  if (!isa<RankedTensorType>(y.getType()))
     return false;
   replaceResults(op, {y});
   return true;
@@ -411,8 +415,10 @@ bool decomposeQLinearMatMul(Operation *op) {
   Value a = op->getOperand(0), as = op->getOperand(1), az = op->getOperand(2);
   Value bm = op->getOperand(3), bs = op->getOperand(4), bz = op->getOperand(5);
   Value ys = op->getOperand(6), yz = op->getOperand(7);
-  auto out = staticType(op->getResult(0));
-  if (!out || !isa<IntegerType>(out.getElementType()))
+  // (Rows of run-time count are fine: a transformer's sequence.)
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!out || !isa<IntegerType>(out.getElementType()) ||
+      (out.getRank() && out.isDynamicDim(out.getRank() - 1)))
     return false;
   for (Value v : {as, az, ys, yz})
     if (!staticType(v) || staticType(v).getNumElements() != 1)
@@ -438,7 +444,7 @@ bool decomposeQLinearMatMul(Operation *op) {
   GraphBuilder gf(b, op->getLoc(), requantizeType(b, as));
   Value y =
       requantize(gf, c, factor, yz, cast<IntegerType>(out.getElementType()));
-  if (!staticType(y))
+  if (!isa<RankedTensorType>(y.getType()))
     return false;
   replaceResults(op, {y});
   return true;
@@ -453,8 +459,11 @@ bool decomposeQLinearConv(Operation *op) {
   Value w = op->getOperand(3), ws = op->getOperand(4), wz = op->getOperand(5);
   Value ys = op->getOperand(6), yz = op->getOperand(7),
         bias = optionalOperand(op, 8);
-  auto wt = staticType(w), out = staticType(op->getResult(0));
-  if (!staticType(x) || !wt || !out || !isa<IntegerType>(out.getElementType()))
+  // (A run-time batch or plane takes exactConv: the integer kernels want
+  // static sizes.)
+  auto ranked = [](Value v) { return dyn_cast<RankedTensorType>(v.getType()); };
+  auto wt = staticType(w), out = ranked(op->getResult(0));
+  if (!ranked(x) || !wt || !out || !isa<IntegerType>(out.getElementType()))
     return false;
   for (Value v : {xs, xz, ys, yz})
     if (!staticType(v) || staticType(v).getNumElements() != 1)
@@ -485,7 +494,7 @@ bool decomposeQLinearConv(Operation *op) {
   Value factor = gs.op("Div", {gs.op("Mul", {xs, wScale}), ys});
   Value y =
       requantize(gd, conv, factor, yz, cast<IntegerType>(out.getElementType()));
-  if (!staticType(y))
+  if (!ranked(y))
     return false;
   replaceResults(op, {y});
   return true;

@@ -202,8 +202,10 @@ void Analysis::visit(Operation *op) {
         if (allOne)
           r[i] = SymSize::constant(1);
       }
-  } else if (isa<onnx::MatMulOp, onnx::MatMulIntegerOp>(op)) {
-    Sizes a = sizesOf(operand(0)), b = sizesOf(operand(1));
+  } else if (isa<onnx::MatMulOp, onnx::MatMulIntegerOp, onnx::QLinearMatMulOp>(op)) {
+    // (QLinearMatMul: a, its scale and zero point, then b.)
+    Sizes a = sizesOf(operand(0)),
+          b = sizesOf(operand(isa<onnx::QLinearMatMulOp>(op) ? 3 : 1));
     if (a.size() >= 2 && b.size() >= 2) {
       int64_t batch = rank - 2;
       for (int64_t i = 0; i < batch; ++i) {
@@ -305,14 +307,18 @@ void Analysis::visit(Operation *op) {
     s.append(data.begin() + axis + 1, data.end());
     if (static_cast<int64_t>(s.size()) == rank)
       r = s;
-  } else if (isa<onnx::ConvOp, onnx::MaxPoolOp, onnx::AveragePoolOp>(op)) {
+  } else if (isa<onnx::ConvOp, onnx::ConvIntegerOp, onnx::QLinearConvOp, onnx::MaxPoolOp,
+                 onnx::AveragePoolOp>(op)) {
     // floor((in + pads - dilation * (kernel - 1) - 1) / stride) + 1 per
     // spatial dim (explicit pads; the lowering refuses others).
     Sizes in = sizesOf(operand(0));
     int64_t sp = rank - 2;
+    bool isConv = isa<onnx::ConvOp, onnx::ConvIntegerOp, onnx::QLinearConvOp>(op);
+    // (QLinearConv: x, its scale and zero point, then w.)
+    Value w = isConv ? operand(isa<onnx::QLinearConvOp>(op) ? 3 : 1) : Value();
     SmallVector<int64_t> kernel = onnx::getIntsAttr(op, "kernel_shape");
-    if (kernel.empty() && isa<onnx::ConvOp>(op))
-      if (auto wt = dyn_cast<RankedTensorType>(operand(1).getType()); wt && wt.hasStaticShape())
+    if (kernel.empty() && isConv)
+      if (auto wt = dyn_cast<RankedTensorType>(w.getType()); wt && wt.hasStaticShape())
         kernel.assign(wt.getShape().begin() + 2, wt.getShape().end());
     SmallVector<int64_t> pads = onnx::getIntsAttr(op, "pads"),
                          strides = onnx::getIntsAttr(op, "strides"),
@@ -322,10 +328,10 @@ void Analysis::visit(Operation *op) {
     // The batch, and the channels: a pool's input's, a Conv's filters.
     if (static_cast<int64_t>(in.size()) == rank && rank >= 2) {
       r[0] = in[0];
-      if (!isa<onnx::ConvOp>(op))
+      if (!isConv)
         r[1] = in[1];
-      else if (Sizes w = sizesOf(operand(1)); !w.empty())
-        r[1] = w[0];
+      else if (Sizes ws = sizesOf(w); !ws.empty())
+        r[1] = ws[0];
     }
     if (static_cast<int64_t>(in.size()) == rank && same) {
       // ceil(in / stride), whatever the kernel.

@@ -159,9 +159,10 @@ def quantize_static(float_path, path, data, per_channel, qoperator):
     os.remove(float_path)
 
 
-def static_mlp(path, rows, sizes, per_channel, qoperator=False):
+def static_mlp(path, rows, sizes, per_channel, qoperator=False, rows_dim=None):
     """A float MLP quantized by quantize_static (per tensor or per output
-    column), the last layer a Gemm with transB as torch's Linear exports it."""
+    column), the last layer a Gemm with transB as torch's Linear exports it;
+    `rows_dim` names a run-time row count."""
     rng = np.random.default_rng(rows)
     nodes, inits, x = [], [], "X"
     for i, (k, n) in enumerate(zip(sizes, sizes[1:])):
@@ -181,26 +182,28 @@ def static_mlp(path, rows, sizes, per_channel, qoperator=False):
             x = f"R{i}"
     float_path = path + ".float.onnx"
     save(float_path, nodes, [helper.make_tensor_value_info("X", TensorProto.FLOAT,
-                                                           [rows, sizes[0]])],
+                                                           [rows_dim or rows, sizes[0]])],
          inits, TensorProto.FLOAT, opset=13)
     data = [rng.standard_normal((rows, sizes[0])).astype(np.float32) for _ in range(3)]
     quantize_static(float_path, path, data, per_channel, qoperator)
     return data[0]
 
 
-def quantized_cnn(path, nodes, inits, shape, rng, per_channel, qoperator):
+def quantized_cnn(path, nodes, inits, shape, rng, per_channel, qoperator, batch_dim=None):
     """The float graph of `nodes` (input X of `shape`, output Y) quantized
-    by quantize_static, calibrated on three normal inputs; the first one."""
+    by quantize_static, calibrated on three normal inputs; the first one.
+    `batch_dim`: the input's batch declared by that name (a run-time
+    size)."""
     f = TensorProto.FLOAT
     float_path = path + ".float.onnx"
-    save(float_path, nodes, [helper.make_tensor_value_info("X", f, list(shape))], inits, f,
-         opset=13)
+    dims = [batch_dim or shape[0]] + list(shape[1:])
+    save(float_path, nodes, [helper.make_tensor_value_info("X", f, dims)], inits, f, opset=13)
     data = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
     quantize_static(float_path, path, data, per_channel, qoperator)
     return data[0]
 
 
-def static_cnn(path, per_channel, qoperator):
+def static_cnn(path, per_channel, qoperator, batch_dim=None):
     """A small float CNN quantized by quantize_static: Conv + Relu, Conv,
     the residual Add, x * Sigmoid(x), LeakyRelu, Concat, MaxPool, AveragePool,
     GlobalAveragePool, Gemm and Softmax; in the QOperator format each has
@@ -232,7 +235,8 @@ def static_cnn(path, per_channel, qoperator):
         helper.make_node("Gemm", ["I", "W2", "B2"], ["L"], transB=1),
         helper.make_node("Softmax", ["L"], ["Y"], axis=1),
     ]
-    return quantized_cnn(path, nodes, inits, (2, 8, 12, 12), rng, per_channel, qoperator)
+    return quantized_cnn(path, nodes, inits, (2, 8, 12, 12), rng, per_channel, qoperator,
+                         batch_dim)
 
 
 def static_depthwise(path, qoperator):
@@ -304,9 +308,17 @@ CASES = {
     "qop_mlp": (lambda p: static_mlp(p, 16, [128, 256, 48], False, qoperator=True), 1e-4),
     "qop_mlp_per_channel": (lambda p: static_mlp(p, 16, [128, 256, 48], True, qoperator=True),
                             1e-4),
+    "qop_mlp_runtime_rows": (
+        lambda p: static_mlp(p, 13, [64, 96, 24], True, qoperator=True, rows_dim="n"), 1e-4),
     "qdq_cnn": (lambda p: static_cnn(p, True, qoperator=False), 0.004),
     "qop_cnn": (lambda p: static_cnn(p, True, qoperator=True), 1e-4),
     "qop_cnn_per_tensor": (lambda p: static_cnn(p, False, qoperator=True), 1e-4),
+    # A run-time batch: QLinearConv on the exact float conv (the integer
+    # kernels want static sizes).
+    "qop_cnn_runtime_batch": (lambda p: static_cnn(p, True, qoperator=True, batch_dim="N"),
+                              1e-4),
+    "qdq_cnn_runtime_batch": (lambda p: static_cnn(p, True, qoperator=False, batch_dim="N"),
+                              0.004),
     "qop_depthwise": (lambda p: static_depthwise(p, qoperator=True), 1e-4),
     "qdq_depthwise": (lambda p: static_depthwise(p, qoperator=False), 1e-4),
 }

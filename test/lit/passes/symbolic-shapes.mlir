@@ -71,3 +71,24 @@ func.func @families(%x: tensor<?x?xf32> {onnx.dim_params = ["b", "s"], onnx.name
   %rs = onnx.Resize(%img, %none, %sc, %none) {mode = "nearest"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>, none) -> tensor<1x3x?x?xf32>
   return %am, %tr, %rs : tensor<?xi64>, tensor<?x?xf32>, tensor<1x3x?x?xf32>
 }
+
+// -----
+
+// QLinearConv and QLinearMatMul size their outputs from the data and the
+// weights (operand 3): the batch and rows keep their symbols.
+// CHECK-LABEL: func.func @qlinear
+// CHECK-SAME: kiln.dim_text = ["n", "", "", ""]
+// CHECK-SAME: kiln.dim_text = ["r", ""]
+func.func @qlinear(%x: tensor<?x3x4x4xui8> {onnx.dim_params = ["n", "", "", ""], onnx.name = "x"},
+                   %a: tensor<?x8xui8> {onnx.dim_params = ["r", ""], onnx.name = "a"})
+    -> (tensor<?x2x2x2xui8>, tensor<?x4xui8>) {
+  %s = onnx.Constant() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %z = onnx.Constant() {value = dense<3> : tensor<ui8>} : () -> tensor<ui8>
+  %w = onnx.Constant() {value = dense<1> : tensor<2x3x3x3xi8>} : () -> tensor<2x3x3x3xi8>
+  %b = onnx.Constant() {value = dense<1> : tensor<8x4xi8>} : () -> tensor<8x4xi8>
+  %zw = onnx.Constant() {value = dense<0> : tensor<i8>} : () -> tensor<i8>
+  %none = onnx.NoValue
+  %c = onnx.QLinearConv(%x, %s, %z, %w, %s, %zw, %s, %z, %none) : (tensor<?x3x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<2x3x3x3xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>, none) -> tensor<?x2x2x2xui8>
+  %m = onnx.QLinearMatMul(%a, %s, %z, %b, %s, %zw, %s, %z) : (tensor<?x8xui8>, tensor<f32>, tensor<ui8>, tensor<8x4xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>) -> tensor<?x4xui8>
+  return %c, %m : tensor<?x2x2x2xui8>, tensor<?x4xui8>
+}
