@@ -8,8 +8,8 @@ step); an MLP quantized by onnxruntime.quantization.quantize_dynamic
 small CNN by quantize_static in the QDQ and in the QOperator format
 (QLinearConv, QLinearMatMul and com.microsoft's QLinearAdd, QLinearMul,
 QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearAveragePool,
-QLinearGlobalAveragePool, QGemm, QLinearSoftmax) and a depthwise conv;
-8-bit max pools.
+QLinearGlobalAveragePool, QGemm, QLinearSoftmax) and a depthwise conv,
+also over a run-time batch or row count; 8-bit max pools.
 Compiled for
 the build machine's CPU (VNNI kernels where it has AVX-512 VNNI) and for
 x86-64-v3 (the i32 loops).
