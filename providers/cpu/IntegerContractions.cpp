@@ -713,13 +713,18 @@ static linalg::GenericOp nextReaderOf(linalg::GenericOp g, Value c) {
   auto e = dyn_cast_or_null<linalg::GenericOp>(next);
   if (!e || e.getNumDpsInits() != 1)
     return {};
-  Value out = rootOf(e.getDpsInits()[0]);
+  Value out = rootOf(e.getDpsInits()[0]), cRoot = rootOf(c);
   SmallVector<Value> ins = llvm::map_to_vector(e.getDpsInputs(), rootOf);
+  // (Nor touch C through a view made before g: C is never written now.)
   auto clashes = [&](ValueRange reads, ValueRange writes) {
-    return llvm::any_of(reads, [&](Value v) { return rootOf(v) == out; }) ||
+    return llvm::any_of(reads,
+                        [&](Value v) {
+                          Value r = rootOf(v);
+                          return r == out || r == cRoot;
+                        }) ||
            llvm::any_of(writes, [&](Value v) {
              Value r = rootOf(v);
-             return r == out || llvm::is_contained(ins, r);
+             return r == out || r == cRoot || llvm::is_contained(ins, r);
            });
   };
   for (Operation *op = g->getNextNode(); op != e; op = op->getNextNode()) {
