@@ -690,13 +690,6 @@ struct ConvEpilogue {
   SmallVector<Kind> kinds;
 };
 
-/// The buffer a view is of.
-static Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 /// The first op after `g` in its block that reads `c`, if the ops between
 /// can run after it: the epilogue then runs in g's store, before them
 /// (the graph order may put an independent op there: a downsample conv
@@ -713,8 +706,9 @@ static linalg::GenericOp nextReaderOf(linalg::GenericOp g, Value c) {
   auto e = dyn_cast_or_null<linalg::GenericOp>(next);
   if (!e || e.getNumDpsInits() != 1)
     return {};
+  using vectorize::rootOf;
   Value out = rootOf(e.getDpsInits()[0]), cRoot = rootOf(c);
-  SmallVector<Value> ins = llvm::map_to_vector(e.getDpsInputs(), rootOf);
+  SmallVector<Value> ins = llvm::map_to_vector(e.getDpsInputs(), vectorize::rootOf);
   // (Nor touch C through a view made before g: C is never written now.)
   auto clashes = [&](ValueRange reads, ValueRange writes) {
     return llvm::any_of(reads,

@@ -157,6 +157,12 @@ std::string elementwiseScheduleFor(mlir::linalg::LinalgOp op, int64_t id,
                                    int64_t vectorBits);
 /// The transform step marking a loop handle kiln.parallel.
 std::string annotateParallel(const std::string &handle);
+/// The buffer `v` is a view of (itself if not a view).
+inline mlir::Value rootOf(mlir::Value v) {
+  while (auto view = v.getDefiningOp<mlir::ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
 /// Whether an elementwise generic's body is scalar arith/math only (one
 /// int or float result each) whose captured values all exist before `at`,
 /// where a contraction applies it to its tiles.

@@ -253,11 +253,6 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
   // output init, which the accumulators take over in registers: g then
   // writes its output in place of its input, each channel after its plane
   // was copied.
-  auto root = [](Value v) {
-    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-      v = view.getViewSource();
-    return v;
-  };
   std::optional<OutputInit> init = matchOutputInit(g);
   bool inPlace = false;
   for (Operation *op = copy->getNextNode(); op != g; op = op->getNextNode()) {
@@ -268,7 +263,7 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
     if (!l)
       return std::nullopt;
     if (llvm::all_of(l.getDpsInits(),
-                     [&](Value v) { return root(v) != root(ps.src); }))
+                     [&](Value v) { return rootOf(v) != rootOf(ps.src); }))
       continue;
     if (!init || op != init->op)
       return std::nullopt;
