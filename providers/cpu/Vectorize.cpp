@@ -450,7 +450,9 @@ int64_t matmulRows(linalg::GenericOp g, const MatmulMatch &mm) {
 /// 1.35x faster on one thread, 1.39x on two).
 static int64_t packedPanelOf(linalg::GenericOp g, const MatmulMatch &mm,
                              int64_t vectorBits) {
-  if (mm.transA || (!mm.batch.empty() && !foldsBatch(g, mm)))
+  // (A transposed A, a small conv's patches, only without a batch:
+  // foldsBatch keeps the rows last.)
+  if (!mm.batch.empty() && !foldsBatch(g, mm))
     return 0;
   Value bm = g.getDpsInputs()[1];
   auto bType = cast<MemRefType>(bm.getType());
@@ -570,7 +572,7 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
       if (width != panel)
         bp = view(bp, nb.getIndexAttr(0), k);
       Operation *op =
-          emitMatmul(nb, loc, a2, bp, view(c2, col, m), false, false, nextId);
+          emitMatmul(nb, loc, a2, bp, view(c2, col, m), mm.transA, false, nextId);
       op->setAttr(kPanelB, nb.getUnitAttr());
       if (noCacheTiles)
         op->setAttr(kNoCacheTiles, nb.getUnitAttr());

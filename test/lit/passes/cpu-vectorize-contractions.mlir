@@ -1615,23 +1615,31 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 
 // A 7x7 plane (49 = 6 x 8 + 1 positions) of whole vectors of channels,
 // with enough multiply-adds per output to pay for the transposed copies:
-// patches x weights^T into a [positions, channels] buffer that starts
-// from the bias (its pass over the output goes), the weights as packed
-// panels of a 2-D copy, then the output written transposed through the
-// fused Relu.
+// the patches copied k-major a row of 7 at a time, then patches^T x
+// weights^T (a tile's 8 positions one load per k, each broadcast) into a
+// [positions, channels] buffer that starts from the bias (its pass over
+// the output goes), the weights transposed and packed into panels at
+// compile time, then the output written transposed through the fused
+// Relu.
 // CHECK-LABEL: func.func @conv_small_plane
-// CHECK: memref.alloc() : memref<1x49x576xf32>
-// CHECK: memref.get_global @cw_matrix_panels32 : memref<16x576x32xf32>
+// CHECK: %[[COL:.*]] = memref.alloc() : memref<64x3x3x1x7x7xf32>
+// CHECK: %[[VIEW:.*]] = memref.transpose %[[COL]] {{.*}} to memref<1x64x3x3x7x7xf32, strided<[49, 441, 147, 49, 7, 1]>>
+// CHECK: vector.load %arg0[{{.*}}] : memref<1x64x9x9xf32>, vector<7xf32>
+// CHECK-NEXT: vector.store %{{.*}}, %[[VIEW]]
+// CHECK: %[[COL2:.*]] = memref.collapse_shape %[[COL]] {{.*}} into memref<576x49xf32>
+// CHECK: memref.get_global @cw_kxm_panels32 : memref<16x576x32xf32>
+// CHECK: scf.for
+// CHECK: vector.load %[[COL2]][%{{.*}}, %{{.*}}] : memref<576x49xf32>, vector<8xf32>
+// CHECK: vector.extract %{{.*}}[0] : f32 from vector<8xf32>
 // CHECK: vector.fma
 // CHECK: arith.maximumf
 // CHECK: return
 // AVX2-LABEL: func.func @conv_small_plane
-// AVX2: %[[COLT:.*]] = memref.alloc() : memref<1x49x576xf32>
+// AVX2: %[[COL:.*]] = memref.alloc() : memref<64x3x3x1x7x7xf32>
 // AVX2: %[[CT:.*]] = memref.alloc() : memref<49x512xf32>
-// AVX2: %[[CT3:.*]] = memref.expand_shape %[[CT]] {{.*}} into memref<1x49x512xf32>
 // AVX2: vector.load %arg1[%{{.*}}] : memref<512xf32>, vector<16xf32>
-// AVX2-NEXT: vector.transfer_write %{{.*}}, %[[CT3]]
-// AVX2: memref.get_global @cw_matrix_panels16 : memref<32x576x16xf32>
+// AVX2-NEXT: vector.transfer_write %{{.*}}, %[[CT]]
+// AVX2: memref.get_global @cw_kxm_panels16 : memref<32x576x16xf32>
 // AVX2: vector.fma
 // AVX2: linalg.generic
 // AVX2-SAME: ins(%{{.*}} : memref<1x7x7x512xf32>) outs(%arg2 : memref<1x512x7x7xf32>)
