@@ -138,13 +138,15 @@ func.func @batch_both(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32>, %c: memre
 // -----
 
 // Conv (n, m, c, kh, kw, oh, ow), 3x3 stride 1 on a padded input: im2col
-// into a new buffer, one vector load and store per output row, then a
-// matmul.
+// into a new buffer, one vector load and store per output row (of 16
+// lanes, masked past the row's 6: LLVM would split a 6-lane vector), then
+// a matmul.
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[COL:.*]] = memref.alloc() : memref<1x4x3x3x6x6xf32>
 // CHECK: memref.collapse_shape %[[COL]]
-// CHECK: %[[ROW:.*]] = vector.load %arg0[%c0, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x4x8x8xf32>, vector<6xf32>
-// CHECK-NEXT: vector.store %[[ROW]], %[[COL]][%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<1x4x3x3x6x6xf32>, vector<6xf32>
+// CHECK: %[[M:.*]] = vector.constant_mask [6] : vector<16xi1>
+// CHECK: %[[ROW:.*]] = vector.maskedload %arg0[%c0, %{{.*}}, %{{.*}}, %{{.*}}], %[[M]], %{{.*}} : memref<1x4x8x8xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-NEXT: vector.maskedstore %[[COL]][%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0], %[[M]], %[[ROW]] : memref<1x4x3x3x6x6xf32>, vector<16xi1>, vector<16xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: vector.fma
 // CHECK-NOT: linalg.
@@ -166,13 +168,15 @@ func.func @conv(%x: memref<1x4x8x8xf32>, %w: memref<8x4x3x3xf32>, %o: memref<1x8
 
 // -----
 
-// Stride 2: each row of 7 columns is a 13-wide load and a shuffle of every
-// other lane (no gathers).
+// Stride 2: each row of 7 columns is a load of the 13 it spans (16 lanes,
+// masked) and a shuffle of every other lane (no gathers).
 // CHECK-LABEL: func.func @conv_stride2
 // CHECK: %[[COL:.*]] = memref.alloc() : memref<1x2x3x3x7x7xf32>
-// CHECK: %[[WIDE:.*]] = vector.load %arg0[{{.*}}] : memref<1x2x16x16xf32>, vector<13xf32>
-// CHECK-NEXT: %[[ROW:.*]] = vector.shuffle %[[WIDE]], %[[WIDE]] [0, 2, 4, 6, 8, 10, 12] : vector<13xf32>, vector<13xf32>
-// CHECK-NEXT: vector.store %[[ROW]], %[[COL]][{{.*}}] : memref<1x2x3x3x7x7xf32>, vector<7xf32>
+// CHECK-DAG: %[[M13:.*]] = vector.constant_mask [13] : vector<16xi1>
+// CHECK-DAG: %[[M7:.*]] = vector.constant_mask [7] : vector<16xi1>
+// CHECK: %[[WIDE:.*]] = vector.maskedload %arg0[{{.*}}], %[[M13]], %{{.*}} : memref<1x2x16x16xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-NEXT: %[[ROW:.*]] = vector.shuffle %[[WIDE]], %[[WIDE]] [0, 2, 4, 6, 8, 10, 12, 14, 15, 15, 15, 15, 15, 15, 15, 15] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.maskedstore %[[COL]][{{.*}}], %[[M7]], %[[ROW]] : memref<1x2x3x3x7x7xf32>, vector<16xi1>, vector<16xf32>
 // CHECK: vector.fma
 #mX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
 #mW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
@@ -196,7 +200,7 @@ func.func @conv_stride2(%x: memref<1x2x16x16xf32>, %w: memref<8x2x3x3xf32>, %o: 
 // one matmul per group, on channel slices of x, w and the output.
 // CHECK-LABEL: func.func @conv_grouped
 // CHECK: scf.for %[[G:.*]] = %c0 to %c2
-// CHECK: vector.load %arg0[%c0, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x8x8x8xf32>, vector<6xf32>
+// CHECK: vector.maskedload %arg0[%c0, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<1x8x8x8xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK: memref.subview %arg1[%{{.*}}, 0, 0, 0] [4, 4, 3, 3] [1, 1, 1, 1]
 // CHECK: vector.fma
 // CHECK-NOT: linalg.generic
@@ -1624,8 +1628,8 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 // CHECK-LABEL: func.func @conv_small_plane
 // CHECK: %[[COL:.*]] = memref.alloc() : memref<64x3x3x1x7x7xf32>
 // CHECK: %[[VIEW:.*]] = memref.transpose %[[COL]] {{.*}} to memref<1x64x3x3x7x7xf32, strided<[49, 441, 147, 49, 7, 1]>>
-// CHECK: vector.load %arg0[{{.*}}] : memref<1x64x9x9xf32>, vector<7xf32>
-// CHECK-NEXT: vector.store %{{.*}}, %[[VIEW]]
+// CHECK: vector.maskedload %arg0[{{.*}}], %{{.*}}, %{{.*}} : memref<1x64x9x9xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-NEXT: vector.maskedstore %[[VIEW]]
 // CHECK: %[[COL2:.*]] = memref.collapse_shape %[[COL]] {{.*}} into memref<576x49xf32>
 // CHECK: memref.get_global @cw_kxm_panels32 : memref<16x576x32xf32>
 // CHECK: scf.for
