@@ -179,7 +179,9 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     Statistic<"numTransposedConvs", "transposed-convs",
               "Convs of small planes computed as patches x weights^T">,
     Statistic<"numRowGathers", "row-gathers",
-              "Row gathers fused with elementwise ops as vector loops">
+              "Row gathers fused with elementwise ops as vector loops">,
+    Statistic<"numPanelPrefetches", "panel-prefetches",
+              "Register tiles' k loops prefetching their packed panels' next slice">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

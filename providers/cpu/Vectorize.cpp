@@ -1332,6 +1332,7 @@ struct CpuVectorizeContractionsPass
     }
     if (failed(applyMarked(module, depthwise != 0)))
       return signalPassFailure();
+    numPanelPrefetches += prefetchPanels(module);
     // (The inits go after the epilogues: one may be an epilogue's anchor.)
     SmallVector<Operation *> unusedInits;
     for (const AccumulatorInit &a : accumulatorInits)

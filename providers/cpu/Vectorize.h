@@ -122,6 +122,11 @@ mlir::memref::GlobalOp constantGlobal(mlir::Value v);
 /// width). `bm` must read a constantGlobal.
 mlir::Value packedPanels(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bm,
                          bool transB, int64_t panel);
+/// Marks the globals packedPanels makes.
+inline constexpr llvm::StringLiteral kPackedPanels = "kiln.packed_panels";
+/// Prefetches, in the register tiles' k loops over packed panels, the
+/// panels' next slice into L2; returns how many loops.
+int64_t prefetchPanels(mlir::ModuleOp module);
 
 // Convolutions through im2col (VectorizeConv.cpp).
 int64_t convGroups(mlir::linalg::GenericOp g);

@@ -11,7 +11,11 @@
 #include "passes/FusionUtils.h"
 #include "providers/cpu/Vectorize.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
@@ -83,15 +87,109 @@ Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
           packed[(p * k + kk) * panel + j] =
               (*v)[transB ? col * k + kk : kk * n + col];
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    mb.create<memref::GlobalOp>(
+    auto packedGlobal = mb.create<memref::GlobalOp>(
         global.getLoc(), name, mb.getStringAttr("private"), packedType,
         DenseElementsAttr::get(
             RankedTensorType::get(packedType.getShape(),
                                   type.getElementType()),
             ArrayRef<float>(packed)),
         /*constant=*/true, global.getAlignmentAttr());
+    packedGlobal->setAttr(kPackedPanels, mb.getUnitAttr());
   }
   return b.create<memref::GetGlobalOp>(loc, packedType, name);
+}
+
+int64_t prefetchPanels(ModuleOp module) {
+  // The register tiles' k loops reading panels with enough multiply-adds
+  // per panel load: others (a GEMV's panels, AVX2's 4-row tiles) read each
+  // panel once or are bound by their loads already.
+  constexpr int64_t kMinFmasPerLoad = 8;
+  // A panel read: its memref and indices ([N / P][K][P] and panel, k, 0).
+  struct Read {
+    Operation *op;
+    Value base;
+    ValueRange indices;
+  };
+  auto panelRead = [](Operation &op) -> std::optional<Read> {
+    Read r{&op, {}, {}};
+    if (auto load = dyn_cast<vector::LoadOp>(op))
+      r.base = load.getBase(), r.indices = load.getIndices();
+    else if (auto read = dyn_cast<vector::TransferReadOp>(op))
+      r.base = read.getSource(), r.indices = read.getIndices();
+    auto get = r.base ? r.base.getDefiningOp<memref::GetGlobalOp>()
+                      : memref::GetGlobalOp();
+    auto global = get ? SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+                            get, get.getNameAttr())
+                      : memref::GlobalOp();
+    if (!global || !global->hasAttr(kPackedPanels) ||
+        global.getType().getRank() != 3)
+      return std::nullopt;
+    return r;
+  };
+  SmallVector<std::pair<scf::ForOp, Read>> sites;
+  module.walk([&](scf::ForOp loop) {
+    std::optional<Read> first;
+    int64_t loads = 0, fmas = 0;
+    for (Operation &op : *loop.getBody()) {
+      if (isa<vector::FMAOp>(op))
+        ++fmas;
+      std::optional<Read> read = panelRead(op);
+      if (!read)
+        continue;
+      if (!first)
+        first = read;
+      ++loads;
+    }
+    std::optional<int64_t> trips = constantTripCount(
+        loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+    if (first && trips && getConstantIntValue(loop.getStep()) &&
+        fmas >= kMinFmasPerLoad * loads)
+      sites.push_back({loop, *first});
+  });
+  for (auto [loop, read] : sites) {
+    // The slice of panel the next pass of this k loop reads lies right
+    // after the one it reads now ([N / P][K][P]: the next k block, or the
+    // next panel's first), one pass of the loop ahead. Fetched into L2 a
+    // k step at a time while every row tile reuses the current slice,
+    // weights that come from memory (each conv's weights, once a model's
+    // no longer fit in the last-level cache) arrive before they are read:
+    // otherwise the first row tile of each slice waits on memory.
+    auto type = cast<MemRefType>(read.base.getType());
+    int64_t k = type.getDimSize(1), panel = type.getDimSize(2),
+            total = type.getNumElements();
+    int64_t ahead = *constantTripCount(loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep()) *
+                    *getConstantIntValue(loop.getStep()) * panel;
+    OpBuilder hb(loop);
+    Location loc = read.op->getLoc();
+    Value flat = hb.create<memref::ReinterpretCastOp>(
+        loc, MemRefType::get({total}, type.getElementType()), read.base,
+        0, ArrayRef<int64_t>{total}, ArrayRef<int64_t>{1});
+    OpBuilder b(read.op);
+    auto idx = [&](int64_t v) -> Value {
+      return b.create<arith::ConstantIndexOp>(loc, v);
+    };
+    ValueRange at = read.indices;
+    Value here = b.create<arith::AddIOp>(
+        loc,
+        b.create<arith::MulIOp>(
+            loc,
+            b.create<arith::AddIOp>(
+                loc, b.create<arith::MulIOp>(loc, at[0], idx(k)), at[1]),
+            idx(panel)),
+        at[2]);
+    // One prefetch per 64-byte line of the k step's panel row, past the
+    // end clamped to the last element (prefetching never faults, but an
+    // out-of-bounds index is undefined).
+    for (int64_t line = 0; line < panel; line += 16) {
+      Value to = b.create<arith::AddIOp>(loc, here, idx(ahead + line));
+      to = b.create<arith::MinUIOp>(loc, to, idx(total - 1));
+      b.create<memref::PrefetchOp>(loc, flat, ValueRange{to},
+                                   /*isWrite=*/false, /*localityHint=*/2,
+                                   /*isDataCache=*/true);
+    }
+  }
+  return sites.size();
 }
 
 } // namespace kiln::vectorize

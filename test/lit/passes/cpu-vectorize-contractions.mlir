@@ -1623,17 +1623,24 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 // weights^T (a tile's 8 positions one load per k, each broadcast) into a
 // [positions, channels] buffer that starts from the bias (its pass over
 // the output goes), the weights transposed and packed into panels at
-// compile time, then the output written transposed through the fused
-// Relu.
+// compile time (the next panel prefetched into L2 while the row tiles
+// reuse this one; not by AVX2's 4-row tiles, bound by their loads), then
+// the output written transposed through the fused Relu.
 // CHECK-LABEL: func.func @conv_small_plane
 // CHECK: %[[COL:.*]] = memref.alloc() : memref<64x3x3x1x7x7xf32>
 // CHECK: %[[VIEW:.*]] = memref.transpose %[[COL]] {{.*}} to memref<1x64x3x3x7x7xf32, strided<[49, 441, 147, 49, 7, 1]>>
 // CHECK: vector.maskedload %arg0[{{.*}}], %{{.*}}, %{{.*}} : memref<1x64x9x9xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK-NEXT: vector.maskedstore %[[VIEW]]
 // CHECK: %[[COL2:.*]] = memref.collapse_shape %[[COL]] {{.*}} into memref<576x49xf32>
-// CHECK: memref.get_global @cw_kxm_panels32 : memref<16x576x32xf32>
+// CHECK: %[[PANELS:.*]] = memref.get_global @cw_kxm_panels32 : memref<16x576x32xf32>
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[PANELS]] to offset: [0], sizes: [294912], strides: [1]
 // CHECK: scf.for
 // CHECK: vector.load %[[COL2]][%{{.*}}, %{{.*}}] : memref<576x49xf32>, vector<8xf32>
+// The next panel (576 x 32 floats on), one 64-byte line at a time.
+// CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c18432 : index
+// CHECK: %[[AT:.*]] = arith.minui %[[AHEAD]], %c294911 : index
+// CHECK: memref.prefetch %[[FLAT]][%[[AT]]], read, locality<2>, data
+// CHECK: memref.prefetch %[[FLAT]]
 // CHECK: vector.extract %{{.*}}[0] : f32 from vector<8xf32>
 // CHECK: vector.fma
 // CHECK: arith.maximumf
@@ -1644,6 +1651,7 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 // AVX2: vector.load %arg1[%{{.*}}] : memref<512xf32>, vector<16xf32>
 // AVX2-NEXT: vector.transfer_write %{{.*}}, %[[CT]]
 // AVX2: memref.get_global @cw_kxm_panels16 : memref<32x576x16xf32>
+// AVX2-NOT: memref.prefetch
 // AVX2: vector.fma
 // AVX2: linalg.generic
 // AVX2-SAME: ins(%{{.*}} : memref<1x7x7x512xf32>) outs(%arg2 : memref<1x512x7x7xf32>)
