@@ -176,6 +176,8 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
   let statistics = [
     Statistic<"numAccumulatorsFromInit", "accumulators-from-init",
               "Convs whose accumulators start from the bias in registers">,
+    Statistic<"numDirectConvs", "direct-convs",
+              "Convs as tiles of positions x channels on the input in place">,
     Statistic<"numTransposedConvs", "transposed-convs",
               "Convs of small planes computed as patches x weights^T">,
     Statistic<"numRowGathers", "row-gathers",

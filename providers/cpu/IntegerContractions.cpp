@@ -638,45 +638,6 @@ Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
   return b.create<memref::GetGlobalOp>(loc, type, name);
 }
 
-/// The strides and dilations of a 2-D conv generic (loops n, m, c, kh, kw,
-/// oh, ow, as the CPU lowers Conv and ConvInteger without groups), read off
-/// its input map.
-struct ConvMatch {
-  int64_t sh, sw, dh, dw;
-};
-
-std::optional<ConvMatch> matchConv(linalg::GenericOp g) {
-  using utils::IteratorType;
-  if (g.getNumLoops() != 7 ||
-      g.getIteratorTypesArray() !=
-          SmallVector<IteratorType>{
-              IteratorType::parallel, IteratorType::parallel,
-              IteratorType::reduction, IteratorType::reduction,
-              IteratorType::reduction, IteratorType::parallel,
-              IteratorType::parallel})
-    return std::nullopt;
-  MLIRContext *ctx = g.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  if (maps[0].getNumResults() != 4 || maps[0].getNumSymbols() ||
-      maps[1] != AffineMap::get(7, 0, {d(1), d(2), d(3), d(4)}, ctx) ||
-      maps[2] != AffineMap::get(7, 0, {d(0), d(1), d(5), d(6)}, ctx))
-    return std::nullopt;
-  auto at = [&](unsigned loop, unsigned result) {
-    SmallVector<int64_t> v(7, 0);
-    v[loop] = 1;
-    return maps[0].compose(v)[result];
-  };
-  ConvMatch cm{at(5, 2), at(6, 3), at(3, 2), at(4, 3)};
-  AffineMap expect = AffineMap::get(
-      7, 0,
-      {d(0), d(2), d(5) * cm.sh + d(3) * cm.dh, d(6) * cm.sw + d(4) * cm.dw},
-      ctx);
-  if (maps[0] != expect)
-    return std::nullopt;
-  return cm;
-}
-
 /// An elementwise generic right after an 8-bit conv that reads its i32
 /// result C (the requantization: zero-point correction, bias, scale,
 /// rounding, clamp; a residual Add fused in), applied to each accumulator
@@ -876,7 +837,7 @@ bool rewriteConv(linalg::GenericOp g, std::optional<ConvEpilogue> &epilogue) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
       g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
     return false;
-  auto cm = matchConv(g);
+  auto cm = vectorize::matchConv(g);
   if (!cm)
     return false;
   Value x = g.getDpsInputs()[0], wv = g.getDpsInputs()[1],

@@ -1262,8 +1262,12 @@ struct CpuVectorizeContractionsPass
         if (convGroups(g) == 1)
           convs.push_back(g);
       });
-      for (linalg::GenericOp g : convs)
-        numTransposedConvs += transposeSmallConv(g, vectorBits);
+      for (linalg::GenericOp g : convs) {
+        if (rewriteDirectConv(g, vectorBits))
+          ++numDirectConvs;
+        else
+          numTransposedConvs += transposeSmallConv(g, vectorBits);
+      }
     }
     SmallVector<linalg::GenericOp> generics, runtimeDepthwise, maxPools;
     module.walk([&](linalg::GenericOp g) {

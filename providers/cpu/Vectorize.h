@@ -130,6 +130,17 @@ int64_t prefetchPanels(mlir::ModuleOp module);
 
 // Convolutions through im2col (VectorizeConv.cpp).
 int64_t convGroups(mlir::linalg::GenericOp g);
+/// The strides and dilations of a 2-D conv generic without groups (loops
+/// n, m, c, kh, kw, oh, ow; x read at (n, c, oh * sh + kh * dh, ow * sw +
+/// kw * dw)), as the CPU lowers Conv and ConvInteger.
+struct ConvMatch {
+  int64_t sh, sw, dh, dw;
+};
+std::optional<ConvMatch> matchConv(mlir::linalg::GenericOp g);
+/// The conv weights `w` [m, c, kh, kw] transposed at compile time into a
+/// constant [c * kh * kw, m] global, or null when they are not a constant.
+mlir::Value transposedWeights(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value w);
 bool convKCacheTiled(mlir::linalg::GenericOp g, int64_t groups);
 mlir::Value rewriteConv(mlir::linalg::GenericOp g, int64_t groups,
                         int64_t &nextId);
@@ -190,6 +201,13 @@ mlir::Value widenBody(mlir::OpBuilder &b, mlir::Location loc, mlir::Block &body,
 /// result (a fused activation), which may be applied to its tiles before
 /// they are stored; its output's allocation moved before `g`.
 mlir::linalg::GenericOp findEpilogue(mlir::linalg::GenericOp g);
+
+/// A 2-D conv (no groups, not 1x1 stride 1) on AVX-512 whose channels fill
+/// panels of 32, as register tiles of 8 output positions x 32 channels
+/// reading the input in place (no im2col), stored transposed into the
+/// output through the fused activation (VectorizeDirectConv.cpp). True if
+/// rewritten (`g` erased).
+bool rewriteDirectConv(mlir::linalg::GenericOp g, int64_t vectorBits);
 
 /// A conv whose output plane is a few positions past whole vectors (7x7:
 /// 49 = 6 x 8 + 1, a scalar column that cost a third of its time) and

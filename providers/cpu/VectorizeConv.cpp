@@ -68,6 +68,41 @@ int64_t convGroups(linalg::GenericOp g) {
   return groups;
 }
 
+/// The strides and dilations of a 2-D conv generic (loops n, m, c, kh, kw,
+/// oh, ow, as the CPU lowers Conv and ConvInteger without groups), read off
+/// its input map.
+std::optional<ConvMatch> matchConv(linalg::GenericOp g) {
+  using utils::IteratorType;
+  if (g.getNumLoops() != 7 ||
+      g.getIteratorTypesArray() !=
+          SmallVector<IteratorType>{
+              IteratorType::parallel, IteratorType::parallel,
+              IteratorType::reduction, IteratorType::reduction,
+              IteratorType::reduction, IteratorType::parallel,
+              IteratorType::parallel})
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[0].getNumResults() != 4 || maps[0].getNumSymbols() ||
+      maps[1] != AffineMap::get(7, 0, {d(1), d(2), d(3), d(4)}, ctx) ||
+      maps[2] != AffineMap::get(7, 0, {d(0), d(1), d(5), d(6)}, ctx))
+    return std::nullopt;
+  auto at = [&](unsigned loop, unsigned result) {
+    SmallVector<int64_t> v(7, 0);
+    v[loop] = 1;
+    return maps[0].compose(v)[result];
+  };
+  ConvMatch cm{at(5, 2), at(6, 3), at(3, 2), at(4, 3)};
+  AffineMap expect = AffineMap::get(
+      7, 0,
+      {d(0), d(2), d(5) * cm.sh + d(3) * cm.dh, d(6) * cm.sw + d(4) * cm.dw},
+      ctx);
+  if (maps[0] != expect)
+    return std::nullopt;
+  return cm;
+}
+
 /// The coefficient of dim `d` in the linear expression `e`; nullopt when
 /// `e` is not linear in it.
 static std::optional<int64_t> coefficientOf(AffineExpr e, unsigned d, unsigned numDims) {
@@ -403,7 +438,7 @@ Value rewriteConv(linalg::GenericOp g, int64_t groups, int64_t &nextId) {
 /// [c * kh * kw, m] matrix (a second global), or null when they are not a
 /// constant: the B of patches^T x weights^T, which is then packed into
 /// panels without a transposed read.
-static Value transposedWeights(OpBuilder &b, Location loc, Value w) {
+Value transposedWeights(OpBuilder &b, Location loc, Value w) {
   memref::GlobalOp global = constantGlobal(w);
   if (!global)
     return {};

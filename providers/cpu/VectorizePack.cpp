@@ -11,6 +11,7 @@
 #include "passes/FusionUtils.h"
 #include "providers/cpu/Vectorize.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -140,10 +141,26 @@ int64_t prefetchPanels(ModuleOp module) {
         first = read;
       ++loads;
     }
+    // (Its k index one step a trip: the loop's variable, plus an offset.)
+    Value iv = loop.getInductionVar();
+    auto kStep = [&](Value v) {
+      if (v == iv)
+        return true;
+      if (auto add = v.getDefiningOp<arith::AddIOp>())
+        return add.getLhs() == iv || add.getRhs() == iv;
+      auto apply = v.getDefiningOp<affine::AffineApplyOp>();
+      auto sum = apply ? dyn_cast<AffineBinaryOpExpr>(
+                             apply.getAffineMap().getResult(0))
+                       : AffineBinaryOpExpr(nullptr);
+      return sum && sum.getKind() == AffineExprKind::Add &&
+             !isa<AffineBinaryOpExpr>(sum.getLHS()) &&
+             !isa<AffineBinaryOpExpr>(sum.getRHS()) &&
+             llvm::is_contained(apply.getMapOperands(), iv);
+    };
     std::optional<int64_t> trips = constantTripCount(
         loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
-    if (first && trips && getConstantIntValue(loop.getStep()) &&
-        fmas >= kMinFmasPerLoad * loads)
+    if (first && trips && getConstantIntValue(loop.getStep()) == 1 &&
+        kStep(first->indices[1]) && fmas >= kMinFmasPerLoad * loads)
       sites.push_back({loop, *first});
   });
   for (auto [loop, read] : sites) {
@@ -159,7 +176,7 @@ int64_t prefetchPanels(ModuleOp module) {
             total = type.getNumElements();
     int64_t ahead = *constantTripCount(loop.getLowerBound(),
                                        loop.getUpperBound(), loop.getStep()) *
-                    *getConstantIntValue(loop.getStep()) * panel;
+                    panel;
     OpBuilder hb(loop);
     Location loc = read.op->getLoc();
     Value flat = hb.create<memref::ReinterpretCastOp>(

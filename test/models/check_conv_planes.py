@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Convolutions whose output plane is a few positions past whole vectors
-(7x7 = 49, 5x5 = 25), which kiln computes as patches x weights^T and writes
-back transposed, against ONNX Runtime: 3x3 and 1x1 kernels, stride 1 and
-2, with a bias or none, batch 1 and 2, with a fused Relu or Sigmoid or no
-activation. Compiled for the build machine's CPU and for x86-64-v3 (AVX2's
-8-lane remainder on any machine that runs it).
+"""Convolutions computed with output positions as the rows of the register
+tile (planes a few positions past whole vectors: 7x7 = 49, 5x5 = 25, as
+patches x weights^T written back transposed; on AVX-512, every conv with
+channels in panels of 32, as direct tiles of 8 positions, across output
+rows, reading the input in place), against ONNX Runtime: 3x3, 1x1 and
+7x7 kernels, stride 1 and 2, dilation 2, with a bias or none, batch 1 and
+2, with a fused Relu or Sigmoid or no activation. Compiled for the build
+machine's CPU and for x86-64-v3 (AVX2's 8-lane remainder on any machine
+that runs it).
 
   check_conv_planes.py --kiln K --kiln-run R --work DIR
 """
@@ -17,8 +20,11 @@ from onnx import TensorProto, helper, numpy_helper
 import ortcheck
 
 # name: batch, in channels, out channels, kernel, stride, input size, bias,
-# activation
+# activation[, dilation]
 CASES = {
+    "k3_d2_c16_m64_13x13_n2": (2, 16, 64, 3, 1, 13, True, "Relu", 2),
+    "k7_s2_c3_m32_30x30": (1, 3, 32, 7, 2, 30, True, "Relu"),
+    "k1_s2_c64_m96_15x15_nobias": (1, 64, 96, 1, 2, 15, False, None),
     "k3_c64_m512_relu": (1, 64, 512, 3, 1, 7, True, "Relu"),
     "k3_c64_m512_nobias_n2": (2, 64, 512, 3, 1, 7, False, None),
     "k1_c320_m1280_sigmoid": (1, 320, 1280, 1, 1, 7, True, "Sigmoid"),
@@ -27,7 +33,7 @@ CASES = {
 }
 
 
-def make(path, n, c, m, k, s, size, bias, act):
+def make(path, n, c, m, k, s, size, bias, act, dilation=1):
     rng = np.random.default_rng(m * 100 + c)
     w = (rng.standard_normal((m, c, k, k)) / np.sqrt(c * k * k)).astype(np.float32)
     inits = [numpy_helper.from_array(w, "W")]
@@ -36,7 +42,8 @@ def make(path, n, c, m, k, s, size, bias, act):
         inits.append(numpy_helper.from_array(rng.standard_normal(m, dtype=np.float32), "B"))
         inputs.append("B")
     nodes = [helper.make_node("Conv", inputs, ["C" if act else "Y"], kernel_shape=[k, k],
-                              strides=[s, s], pads=[k // 2] * 4)]
+                              strides=[s, s], pads=[dilation * (k // 2)] * 4,
+                              dilations=[dilation, dilation])]
     if act:
         nodes.append(helper.make_node(act, ["C"], ["Y"]))
     graph = helper.make_graph(

@@ -1617,34 +1617,38 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 
 // -----
 
-// A 7x7 plane (49 = 6 x 8 + 1 positions) of whole vectors of channels,
-// with enough multiply-adds per output to pay for the transposed copies:
-// the patches copied k-major a row of 7 at a time, then patches^T x
-// weights^T (a tile's 8 positions one load per k, each broadcast) into a
-// [positions, channels] buffer that starts from the bias (its pass over
-// the output goes), the weights transposed and packed into panels at
-// compile time (the next panel prefetched into L2 while the row tiles
-// reuse this one; not by AVX2's 4-row tiles, bound by their loads), then
-// the output written transposed through the fused Relu.
+// A 7x7 plane (49 = 6 x 8 + 1 positions) of whole vectors of channels.
+// On AVX-512 a direct conv: tiles of 8 positions x 32 channels (6 whole
+// tiles x 16 panels of channels, the tasks threads take, then the last
+// position per panel), each k step a row of the weights' panels (packed
+// at compile time) and 8 broadcasts read from the input in place, the
+// accumulators from the bias, transposed in registers and stored per
+// channel through the fused Relu.
 // CHECK-LABEL: func.func @conv_small_plane
-// CHECK: %[[COL:.*]] = memref.alloc() : memref<64x3x3x1x7x7xf32>
-// CHECK: %[[VIEW:.*]] = memref.transpose %[[COL]] {{.*}} to memref<1x64x3x3x7x7xf32, strided<[49, 441, 147, 49, 7, 1]>>
-// CHECK: vector.maskedload %arg0[{{.*}}], %{{.*}}, %{{.*}} : memref<1x64x9x9xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
-// CHECK-NEXT: vector.maskedstore %[[VIEW]]
-// CHECK: %[[COL2:.*]] = memref.collapse_shape %[[COL]] {{.*}} into memref<576x49xf32>
 // CHECK: %[[PANELS:.*]] = memref.get_global @cw_kxm_panels32 : memref<16x576x32xf32>
-// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[PANELS]] to offset: [0], sizes: [294912], strides: [1]
-// CHECK: scf.for
-// CHECK: vector.load %[[COL2]][%{{.*}}, %{{.*}}] : memref<576x49xf32>, vector<8xf32>
-// The next panel (576 x 32 floats on), one 64-byte line at a time.
-// CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c18432 : index
-// CHECK: %[[AT:.*]] = arith.minui %[[AHEAD]], %c294911 : index
-// CHECK: memref.prefetch %[[FLAT]][%[[AT]]], read, locality<2>, data
-// CHECK: memref.prefetch %[[FLAT]]
-// CHECK: vector.extract %{{.*}}[0] : f32 from vector<8xf32>
+// CHECK: %[[X:.*]] = memref.reinterpret_cast %arg0 to offset: [0], sizes: [5184], strides: [1]
+// CHECK: %[[OUT:.*]] = memref.collapse_shape %arg2 {{.*}} into memref<1x512x49xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c96 step %c1 {
+// CHECK: vector.load %arg1[%{{.*}}] : memref<512xf32>, vector<16xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64
+// CHECK: vector.load %[[PANELS]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<16x576x32xf32>, vector<16xf32>
+// CHECK: memref.load %[[X]][%{{.*}}] : memref<5184xf32>
 // CHECK: vector.fma
-// CHECK: arith.maximumf
+// CHECK: vector.shuffle
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x512x49xf32>, vector<8xf32>
+// CHECK: } {kiln.parallel
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16
+// CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %c48] : memref<1x512x49xf32>, vector<1xf32>
+// CHECK-NOT: linalg.generic
 // CHECK: return
+// With 256-bit vectors, patches^T x weights^T: the patches copied
+// k-major a row of 7 at a time, a tile's positions one load per k, each
+// broadcast, into a [positions, channels] buffer that starts from the
+// bias (its pass over the output goes), the weights transposed and packed
+// into panels at compile time (4-row tiles, bound by their loads,
+// prefetch nothing), then the output written transposed through the
+// fused Relu.
 // AVX2-LABEL: func.func @conv_small_plane
 // AVX2: %[[COL:.*]] = memref.alloc() : memref<64x3x3x1x7x7xf32>
 // AVX2: %[[CT:.*]] = memref.alloc() : memref<49x512xf32>
@@ -1685,6 +1689,41 @@ func.func @conv_small_plane(%x: memref<1x64x9x9xf32>, %bias: memref<512xf32>, %o
   ^bb0(%v: f32, %out: f32):
     %r = arith.maximumf %v, %zero : f32
     linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A matmul by constant weights packed into panels: each k step of the
+// 8 x 32 register tile prefetches into L2, a 64-byte line at a time, the
+// panel slice the next pass of its k loop reads (256 k steps x 32 floats
+// on: the next panel), clamped to the last element.
+// CHECK-LABEL: func.func @panel_prefetch
+// CHECK: %[[PANELS:.*]] = memref.get_global @pw_panels32 : memref<4x256x32xf32>
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[PANELS]] to offset: [0], sizes: [32768], strides: [1]
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1
+// CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c8192 : index
+// CHECK: %[[AT:.*]] = arith.minui %[[AHEAD]], %c32767 : index
+// CHECK: memref.prefetch %[[FLAT]][%[[AT]]], read, locality<2>, data
+// CHECK: arith.addi %{{.*}}, %c8208 : index
+// CHECK: memref.prefetch %[[FLAT]]
+// CHECK: vector.fma
+// AVX2-LABEL: func.func @panel_prefetch
+// AVX2-NOT: memref.prefetch
+// AVX2: return
+memref.global "private" constant @pw : memref<256x128xf32> = dense<0.5>
+#nA = affine_map<(m, k, n) -> (m, k)>
+#nB = affine_map<(m, k, n) -> (k, n)>
+#nC = affine_map<(m, k, n) -> (m, n)>
+func.func @panel_prefetch(%a: memref<64x256xf32>, %c: memref<64x128xf32>) {
+  %b = memref.get_global @pw : memref<256x128xf32>
+  linalg.generic {indexing_maps = [#nA, #nB, #nC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<64x256xf32>, memref<256x128xf32>) outs(%c : memref<64x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
   }
   return
 }

@@ -1,0 +1,294 @@
+//===- VectorizeDirectConv.cpp - 2-D convolutions without im2col ----------===//
+//
+// Part of kiln-cpu-vectorize-contractions: a 2-D convolution (no groups,
+// static shapes, constant weights, channels in whole panels of two
+// 512-bit vectors) as register tiles of 8 output positions x 32 output
+// channels. The weights are packed at compile time into panels of 32
+// channels, [M / 32][C * KH * KW][32]; each k step loads one panel row and
+// broadcasts the 8 positions' input values straight from the (padded)
+// input, whatever the stride or dilation: no im2col copy, and positions
+// run across output rows. The tile starts from the bias and is transposed
+// in registers into 32 vectors of 8 positions, each stored (through the
+// fused activation) into the NCHW output.
+//
+//===----------------------------------------------------------------------===//
+#include "providers/cpu/Vectorize.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace kiln::vectorize {
+
+namespace {
+constexpr int64_t kLanes = 16;      // f32 lanes of a 512-bit vector
+constexpr int64_t kPanel = 32;      // output channels per register tile
+constexpr int64_t kTileRows = 8;    // output positions per register tile
+} // namespace
+
+/// Transposes `rows` (8 vectors of 16 lanes, row r = position r) into 16
+/// vectors of 8 (lane j = channel j), in three rounds of two-source
+/// shuffles: pairs of rows, then pairs of pairs, then halves.
+static SmallVector<Value> transpose8x16(OpBuilder &b, Location loc,
+                                        ArrayRef<Value> rows) {
+  // Level 1: pairs (0,1), (2,3), (4,5), (6,7): for each pair and each half
+  // of the lanes (j < 8, j >= 8): [x_j, y_j] for 8 j's = 16 lanes.
+  SmallVector<Value> l1; // index pair * 2 + half
+  for (int64_t p = 0; p < 4; ++p)
+    for (int64_t h = 0; h < 2; ++h) {
+      SmallVector<int64_t> m;
+      for (int64_t j = 0; j < 8; ++j) {
+        m.push_back(h * 8 + j);
+        m.push_back(kLanes + h * 8 + j);
+      }
+      l1.push_back(
+          b.create<vector::ShuffleOp>(loc, rows[2 * p], rows[2 * p + 1], m));
+    }
+  // l1[p*2+h] lane 2*j+t = rows[2p+t][h*8+j].
+  // Level 2: quads (pairs 0,1 and 2,3): for each quad, half h and quarter
+  // q of the 8 j's (j = q*4 .. q*4+3): lane 4*jj + t = rows[4Q+t][h*8+q*4+jj].
+  SmallVector<Value> l2; // index (Q * 2 + h) * 2 + q
+  for (int64_t Q = 0; Q < 2; ++Q)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t q = 0; q < 2; ++q) {
+        Value x = l1[(2 * Q) * 2 + h], y = l1[(2 * Q + 1) * 2 + h];
+        SmallVector<int64_t> m;
+        for (int64_t jj = 0; jj < 4; ++jj) {
+          int64_t j = q * 4 + jj;
+          m.push_back(2 * j);              // rows 4Q+0 from x
+          m.push_back(2 * j + 1);          // rows 4Q+1 from x
+          m.push_back(kLanes + 2 * j);     // rows 4Q+2 from y
+          m.push_back(kLanes + 2 * j + 1); // rows 4Q+3 from y
+        }
+        l2.push_back(b.create<vector::ShuffleOp>(loc, x, y, m));
+      }
+  // Level 3: both quads: for half h, quarter q and pair u of its 4 j's:
+  // lane 8*v + t = rows[t][h*8+q*4+u*2+v], v = 0, 1 (two channels).
+  SmallVector<Value> cols(kLanes);
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t q = 0; q < 2; ++q)
+      for (int64_t u = 0; u < 2; ++u) {
+        Value x = l2[(0 * 2 + h) * 2 + q], y = l2[(1 * 2 + h) * 2 + q];
+        SmallVector<int64_t> m;
+        for (int64_t v = 0; v < 2; ++v) {
+          int64_t jj = u * 2 + v;
+          for (int64_t t = 0; t < 4; ++t)
+            m.push_back(4 * jj + t);
+          for (int64_t t = 0; t < 4; ++t)
+            m.push_back(kLanes + 4 * jj + t);
+        }
+        Value both = b.create<vector::ShuffleOp>(loc, x, y, m);
+        int64_t j0 = h * 8 + q * 4 + u * 2;
+        for (int64_t v = 0; v < 2; ++v) {
+          SmallVector<int64_t> half;
+          for (int64_t t = 0; t < 8; ++t)
+            half.push_back(v * 8 + t);
+          cols[j0 + v] = b.create<vector::ShuffleOp>(loc, both, both, half);
+        }
+      }
+  return cols;
+}
+
+/// Any count of rows up to 8: each channel's vector built lane by lane
+/// (the last, partial tile of a plane).
+static SmallVector<Value> transposeSmall(OpBuilder &b, Location loc,
+                                         ArrayRef<Value> rows) {
+  auto vt = VectorType::get({int64_t(rows.size())}, b.getF32Type());
+  SmallVector<Value> cols;
+  for (int64_t j = 0; j < kLanes; ++j) {
+    SmallVector<Value> lanes;
+    for (Value r : rows)
+      lanes.push_back(b.create<vector::ExtractOp>(loc, r, j));
+    cols.push_back(b.create<vector::FromElementsOp>(loc, vt, lanes));
+  }
+  return cols;
+}
+
+bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
+  if (vectorBits < 512 || !isCandidate(g) || convGroups(g) != 1)
+    return false;
+  std::optional<ConvMatch> cm = matchConv(g);
+  if (!cm)
+    return false;
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
+  int64_t n = r[0], m = r[1], c = r[2], kh = r[3], kw = r[4], oh = r[5],
+          ow = r[6];
+  // (A 1x1 stride-1 conv is a matmul on x as it lies.)
+  bool pointwise = kh == 1 && kw == 1 && cm->sh == 1 && cm->sw == 1;
+  if (pointwise || m % kPanel || oh * ow < kTileRows)
+    return false;
+  Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
+  auto xt = cast<MemRefType>(x.getType());
+  int64_t h = xt.getDimSize(2), w = xt.getDimSize(3);
+  if (xt.getNumElements() >= (int64_t(1) << 31))
+    return false;
+  std::optional<OutputInit> init = matchOutputInit(g);
+  if (!init || !constantGlobal(g.getDpsInputs()[1]) ||
+      (init->bias && cast<MemRefType>(init->bias.getType()).getRank() != 1))
+    return false;
+  linalg::GenericOp epilogue = findEpilogue(g);
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  Value wT = transposedWeights(b, loc, g.getDpsInputs()[1]);
+  if (!wT)
+    return false;
+  Value panels = packedPanels(b, loc, wT, /*transB=*/false, kPanel);
+  Type f32 = b.getF32Type();
+  auto idx = [&](OpBuilder &ib, int64_t v) -> Value {
+    return ib.create<arith::ConstantIndexOp>(loc, v);
+  };
+  int64_t positions = oh * ow, k = c * kh * kw, planes = m / kPanel;
+  Value xFlat = b.create<memref::ReinterpretCastOp>(
+      loc, MemRefType::get({xt.getNumElements()}, f32), x, 0,
+      ArrayRef<int64_t>{xt.getNumElements()}, ArrayRef<int64_t>{1});
+  // The output (the epilogue's, when fused) as [n, m, positions].
+  Value dest = epilogue ? epilogue.getDpsInits()[0] : out;
+  Value dest3 = b.create<memref::CollapseShapeOp>(
+      loc, dest, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  auto vec = VectorType::get({kLanes}, f32);
+
+  // The tile of `rows` positions from p0 of image `img`, channels of panel
+  // `panel`.
+  auto emitTile = [&](OpBuilder &tb, Value img, Value panel, Value p0,
+                      int64_t rows) {
+    // Each position's input offset at tap (0, 0) of channel 0.
+    Value imgBase = tb.create<arith::MulIOp>(loc, img, idx(tb, c * h * w));
+    SmallVector<Value> offsets;
+    for (int64_t i = 0; i < rows; ++i) {
+      Value p = tb.create<arith::AddIOp>(loc, p0, idx(tb, i));
+      Value y = tb.create<arith::DivUIOp>(loc, p, idx(tb, ow));
+      Value xcol = tb.create<arith::RemUIOp>(loc, p, idx(tb, ow));
+      Value off = tb.create<arith::AddIOp>(
+          loc, tb.create<arith::MulIOp>(loc, y, idx(tb, cm->sh * w)),
+          tb.create<arith::MulIOp>(loc, xcol, idx(tb, cm->sw)));
+      offsets.push_back(tb.create<arith::AddIOp>(loc, off, imgBase));
+    }
+    // Accumulators from the bias (the same for every position) or fill.
+    Value ch0 = tb.create<arith::MulIOp>(loc, panel, idx(tb, kPanel));
+    SmallVector<Value> start;
+    for (int64_t half = 0; half < 2; ++half) {
+      Value v;
+      if (init->bias)
+        v = tb.create<vector::LoadOp>(
+            loc, vec, init->bias,
+            ValueRange{tb.create<arith::AddIOp>(loc, ch0,
+                                                idx(tb, half * kLanes))});
+      else
+        v = tb.create<vector::BroadcastOp>(loc, vec, init->scalar);
+      start.push_back(v);
+    }
+    SmallVector<Value> accs;
+    for (int64_t i = 0; i < rows; ++i)
+      accs.append(start);
+    // The multiply-adds of kernel row `y` (a value) at channel `ci`.
+    auto emitRow = [&](OpBuilder &lb, Location l, Value ci, Value y,
+                       SmallVector<Value> &acc) {
+      Value tapRow = lb.create<arith::AddIOp>(
+          l, lb.create<arith::MulIOp>(l, ci, idx(lb, h * w)),
+          lb.create<arith::MulIOp>(l, y, idx(lb, cm->dh * w)));
+      Value kRow = lb.create<arith::AddIOp>(
+          l, lb.create<arith::MulIOp>(l, ci, idx(lb, kh * kw)),
+          lb.create<arith::MulIOp>(l, y, idx(lb, kw)));
+      for (int64_t xk = 0; xk < kw; ++xk) {
+        Value kIdx = lb.create<arith::AddIOp>(l, kRow, idx(lb, xk));
+        Value w0 = lb.create<vector::LoadOp>(
+            l, vec, panels, ValueRange{panel, kIdx, idx(lb, 0)});
+        Value w1 = lb.create<vector::LoadOp>(
+            l, vec, panels, ValueRange{panel, kIdx, idx(lb, kLanes)});
+        Value tap = lb.create<arith::AddIOp>(l, tapRow, idx(lb, xk * cm->dw));
+        for (int64_t i = 0; i < rows; ++i) {
+          Value at = lb.create<arith::AddIOp>(l, tap, offsets[i]);
+          Value s = lb.create<memref::LoadOp>(l, xFlat, at);
+          Value bs = lb.create<vector::BroadcastOp>(l, vec, s);
+          acc[2 * i] = lb.create<vector::FMAOp>(l, bs, w0, acc[2 * i]);
+          acc[2 * i + 1] = lb.create<vector::FMAOp>(l, bs, w1, acc[2 * i + 1]);
+        }
+      }
+    };
+    // Taps unrolled up to 3x3; a larger kernel's rows are a loop (49
+    // unrolled taps of a 7x7 kernel spilled the accumulators).
+    bool rowLoop = kh * kw > 9;
+    auto loop = tb.create<scf::ForOp>(
+        loc, idx(tb, 0), idx(tb, c), idx(tb, 1), accs,
+        [&](OpBuilder &lb, Location l, Value ci, ValueRange iter) {
+          SmallVector<Value> acc(iter.begin(), iter.end());
+          if (!rowLoop) {
+            for (int64_t y = 0; y < kh; ++y)
+              emitRow(lb, l, ci, idx(lb, y), acc);
+            lb.create<scf::YieldOp>(l, acc);
+            return;
+          }
+          auto rowsLoop = lb.create<scf::ForOp>(
+              l, idx(lb, 0), idx(lb, kh), idx(lb, 1), acc,
+              [&](OpBuilder &rb, Location rl, Value y, ValueRange rIter) {
+                SmallVector<Value> racc(rIter.begin(), rIter.end());
+                emitRow(rb, rl, ci, y, racc);
+                rb.create<scf::YieldOp>(rl, racc);
+              });
+          lb.create<scf::YieldOp>(l, rowsLoop.getResults());
+        });
+    // Transposed: per channel, the tile's positions, through the fused
+    // activation, into the NCHW output.
+    auto outVec = VectorType::get({rows}, f32);
+    for (int64_t half = 0; half < 2; ++half) {
+      SmallVector<Value> rowsOfHalf;
+      for (int64_t i = 0; i < rows; ++i)
+        rowsOfHalf.push_back(loop.getResult(2 * i + half));
+      SmallVector<Value> cols = rows == kTileRows
+                                    ? transpose8x16(tb, loc, rowsOfHalf)
+                                    : transposeSmall(tb, loc, rowsOfHalf);
+      for (int64_t j = 0; j < kLanes; ++j) {
+        Value v = cols[j];
+        if (epilogue) {
+          Block &body = epilogue.getRegion().front();
+          IRMapping map;
+          for (BlockArgument arg : body.getArguments().drop_back())
+            map.map(arg, v);
+          v = widenBody(tb, loc, body, map, outVec.getShape());
+        }
+        Value ch = tb.create<arith::AddIOp>(loc, ch0,
+                                            idx(tb, half * kLanes + j));
+        tb.create<vector::StoreOp>(loc, v, dest3, ValueRange{img, ch, p0});
+      }
+    }
+  };
+
+  // Whole tiles: threads take (image, panel, tile) tasks, a panel's tiles
+  // in a row (its weights stay in L2).
+  int64_t tiles = positions / kTileRows, left = positions % kTileRows;
+  auto tasks = b.create<scf::ForOp>(loc, idx(b, 0),
+                                    idx(b, n * planes * tiles), idx(b, 1));
+  {
+    OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
+    Value t = tasks.getInductionVar();
+    Value img = tb.create<arith::DivUIOp>(loc, t, idx(tb, planes * tiles));
+    Value rest = tb.create<arith::RemUIOp>(loc, t, idx(tb, planes * tiles));
+    Value panel = tb.create<arith::DivUIOp>(loc, rest, idx(tb, tiles));
+    Value tile = tb.create<arith::RemUIOp>(loc, rest, idx(tb, tiles));
+    emitTile(tb, img, panel,
+             tb.create<arith::MulIOp>(loc, tile, idx(tb, kTileRows)),
+             kTileRows);
+  }
+  markParallel(tasks, kParallelMultiplyAdds, kTileRows * kPanel * k);
+  // The plane's last positions: one narrower tile per image and panel.
+  if (left) {
+    auto lastTiles =
+        b.create<scf::ForOp>(loc, idx(b, 0), idx(b, n * planes), idx(b, 1));
+    OpBuilder tb = OpBuilder::atBlockBegin(lastTiles.getBody());
+    Value t = lastTiles.getInductionVar();
+    Value img = tb.create<arith::DivUIOp>(loc, t, idx(tb, planes));
+    Value panel = tb.create<arith::RemUIOp>(loc, t, idx(tb, planes));
+    emitTile(tb, img, panel, idx(tb, tiles * kTileRows), left);
+    markParallel(lastTiles, kParallelMultiplyAdds, left * kPanel * k);
+  }
+  init->op->erase();
+  if (epilogue)
+    epilogue.erase();
+  g.erase();
+  return true;
+}
+
+} // namespace kiln::vectorize
