@@ -152,8 +152,15 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
 
   // The tile of `rows` positions from p0 of image `img`, channels of panel
   // `panel`.
+  Value panelsFlat = b.create<memref::ReinterpretCastOp>(
+      loc, MemRefType::get({m * k}, f32), panels, 0, ArrayRef<int64_t>{m * k},
+      ArrayRef<int64_t>{1});
+  int64_t tiles = positions / kTileRows, left = positions % kTileRows;
+  // The tile of `rows` positions from p0 of image `img`, channels of panel
+  // `panel`; `tile` its index among the panel's whole tiles (null for the
+  // last, partial one).
   auto emitTile = [&](OpBuilder &tb, Value img, Value panel, Value p0,
-                      int64_t rows) {
+                      int64_t rows, Value tile) {
     // Each position's input offset at tap (0, 0) of channel 0.
     Value imgBase = tb.create<arith::MulIOp>(loc, img, idx(tb, c * h * w));
     SmallVector<Value> offsets;
@@ -208,6 +215,35 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
         }
       }
     };
+    // The next panel's weights, fetched into L2 while this panel's tiles
+    // run, each whole tile its share, a few lines per input channel:
+    // weights that come from memory (a 512-channel 3x3 conv's 590 KiB
+    // panels) otherwise stall every panel's first tile.
+    int64_t share = llvm::divideCeil(k * kPanel, tiles),
+            perChannel = llvm::divideCeil(share, c),
+            lines = llvm::divideCeil(perChannel, kLanes);
+    Value prefetchBase;
+    if (tile)
+      prefetchBase = tb.create<arith::AddIOp>(
+          loc,
+          tb.create<arith::MulIOp>(
+              loc, tb.create<arith::AddIOp>(loc, panel, idx(tb, 1)),
+              idx(tb, k * kPanel)),
+          tb.create<arith::MulIOp>(loc, tile, idx(tb, share)));
+    auto emitPrefetch = [&](OpBuilder &lb, Location l, Value ci) {
+      if (!prefetchBase)
+        return;
+      Value from = lb.create<arith::AddIOp>(
+          l, prefetchBase, lb.create<arith::MulIOp>(l, ci, idx(lb, perChannel)));
+      for (int64_t line = 0; line < lines; ++line) {
+        Value at = lb.create<arith::MinUIOp>(
+            l, lb.create<arith::AddIOp>(l, from, idx(lb, line * kLanes)),
+            idx(lb, m * k - 1));
+        lb.create<memref::PrefetchOp>(l, panelsFlat, ValueRange{at},
+                                      /*isWrite=*/false, /*localityHint=*/2,
+                                      /*isDataCache=*/true);
+      }
+    };
     // Taps unrolled up to 3x3; a larger kernel's rows are a loop (49
     // unrolled taps of a 7x7 kernel spilled the accumulators).
     bool rowLoop = kh * kw > 9;
@@ -215,6 +251,7 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
         loc, idx(tb, 0), idx(tb, c), idx(tb, 1), accs,
         [&](OpBuilder &lb, Location l, Value ci, ValueRange iter) {
           SmallVector<Value> acc(iter.begin(), iter.end());
+          emitPrefetch(lb, l, ci);
           if (!rowLoop) {
             for (int64_t y = 0; y < kh; ++y)
               emitRow(lb, l, ci, idx(lb, y), acc);
@@ -258,7 +295,6 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
 
   // Whole tiles: threads take (image, panel, tile) tasks, a panel's tiles
   // in a row (its weights stay in L2).
-  int64_t tiles = positions / kTileRows, left = positions % kTileRows;
   auto tasks = b.create<scf::ForOp>(loc, idx(b, 0),
                                     idx(b, n * planes * tiles), idx(b, 1));
   {
@@ -270,7 +306,7 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     Value tile = tb.create<arith::RemUIOp>(loc, rest, idx(tb, tiles));
     emitTile(tb, img, panel,
              tb.create<arith::MulIOp>(loc, tile, idx(tb, kTileRows)),
-             kTileRows);
+             kTileRows, tile);
   }
   markParallel(tasks, kParallelMultiplyAdds, kTileRows * kPanel * k);
   // The plane's last positions: one narrower tile per image and panel.
@@ -281,7 +317,7 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     Value t = lastTiles.getInductionVar();
     Value img = tb.create<arith::DivUIOp>(loc, t, idx(tb, planes));
     Value panel = tb.create<arith::RemUIOp>(loc, t, idx(tb, planes));
-    emitTile(tb, img, panel, idx(tb, tiles * kTileRows), left);
+    emitTile(tb, img, panel, idx(tb, tiles * kTileRows), left, Value());
     markParallel(lastTiles, kParallelMultiplyAdds, left * kPanel * k);
   }
   init->op->erase();

@@ -1631,6 +1631,10 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 // CHECK: scf.for %{{.*}} = %c0 to %c96 step %c1 {
 // CHECK: vector.load %arg1[%{{.*}}] : memref<512xf32>, vector<16xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c64
+// Each whole tile prefetches its share of the next panel: 3 lines an
+// input channel (576 x 32 floats over 6 tiles and 64 channels).
+// CHECK-COUNT-3: memref.prefetch %{{.*}}[%{{.*}}], read, locality<2>, data : memref<294912xf32>
+// CHECK-NOT: memref.prefetch
 // CHECK: vector.load %[[PANELS]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<16x576x32xf32>, vector<16xf32>
 // CHECK: memref.load %[[X]][%{{.*}}] : memref<5184xf32>
 // CHECK: vector.fma
