@@ -423,8 +423,24 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
             Value xw = b4.create<vector::TransferReadOp>(loc, wide, x, ValueRange{n, m, ih, iw}, zero);
             xv = b4.create<vector::ShuffleOp>(loc, xw, xw, lanes);
           }
-          if (isMaxPool) {
-            // The body's own max (float, or unsigned or signed bytes).
+          if (isMaxPool && elt.isF32()) {
+            // x > acc ? x : acc (one vmaxps), or x where x is NaN: NaNs
+            // propagate as maximumf's do (a NaN acc stays), in three
+            // instructions where LLVM lowers maximumf (signed zeros
+            // ordered too) in six: a 112x112 max pool 200 -> 165 us.
+            // Of +0 and -0 either may come out.
+            Value more = b4.create<arith::SelectOp>(
+                loc,
+                b4.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, xv,
+                                         a4[c]),
+                xv, a4[c]);
+            next.push_back(b4.create<arith::SelectOp>(
+                loc,
+                b4.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, xv,
+                                         xv),
+                xv, more));
+          } else if (isMaxPool) {
+            // The body's own max (unsigned or signed bytes).
             OperationState st(loc, bodyMax->getName(), ValueRange{a4[c], xv},
                               vec);
             next.push_back(b4.create(st)->getResult(0));

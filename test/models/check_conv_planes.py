@@ -7,10 +7,13 @@ rows, reading the input in place), against ONNX Runtime: 3x3, 1x1 and
 7x7 kernels, stride 1 and 2, dilation 2, with a bias or none, batch 1 and
 2, with a fused Relu or Sigmoid or no activation. Compiled for the build
 machine's CPU and for x86-64-v3 (AVX2's 8-lane remainder on any machine
-that runs it).
+that runs it). Also a 3x3 stride-2 max pool over input with NaNs (on the
+same vector loops as the direct convs' neighbours, the depthwise ones)
+against NumPy: a window holding a NaN gives NaN.
 
   check_conv_planes.py --kiln K --kiln-run R --work DIR
 """
+import os
 import sys
 
 import numpy as np
@@ -55,11 +58,38 @@ def make(path, n, c, m, k, s, size, bias, act, dilation=1):
     return rng.standard_normal((n, c, size, size), dtype=np.float32)
 
 
+def max_pool_nan(args):
+    """MaxPool 3x3, stride 2, pads 1 on 1x32x20x20 with a NaN in some
+    windows, against NumPy's NaN-propagating max."""
+    name = "maxpool_nan"
+    d = os.path.join(args.work, name)
+    os.makedirs(d, exist_ok=True)
+    model = os.path.join(d, "model.onnx")
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[3, 3], strides=[2, 2],
+                          pads=[1, 1, 1, 1])], "pool",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 32, 20, 20])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, model)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 32, 20, 20), dtype=np.float32)
+    x[0, 3, 5, 7] = x[0, 17, 0, 0] = x[0, 31, 19, 19] = np.nan
+    pad = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    y = np.stack([pad[:, :, i:i + 19:2, j:j + 19:2] for i in range(3) for j in range(3)]).max(0)
+    assert np.isnan(y).any()
+    data = os.path.join(d, "test_data_set_0")
+    ortcheck.write_data(data, (("input_0", x), ("output_0", y)))
+    return ortcheck.check_each_cpu(args.kiln, args.kiln_run, model, data, name)
+
+
 def main():
     args = ortcheck.parse_args()
-    return ortcheck.summary(
-        ortcheck.case(args, name, "X", lambda path, shape=shape: make(path, *shape))
-        for name, shape in CASES.items())
+    results = [ortcheck.case(args, name, "X", lambda path, shape=shape: make(path, *shape))
+               for name, shape in CASES.items()]
+    results.append(max_pool_nan(args))
+    return ortcheck.summary(results)
 
 
 if __name__ == "__main__":

@@ -512,7 +512,8 @@ func.func @depthwise_runtime_bias_relu(%x: memref<?x64x?x?xf32>, %bias: memref<6
 
 // A max pool (3x3, stride 2; loops n, c, kh, kw, oh, ow) takes the same
 // vector loops: phases of each plane, 28-wide rows are two chunks, four
-// rows per block, a max per tap and no weight.
+// rows per block, a max per tap and no weight: x > acc ? x : acc, or x
+// where x is NaN (NaNs propagate, in fewer instructions than maximumf).
 // CHECK-LABEL: func.func @max_pool
 // CHECK-NOT: linalg.generic
 // CHECK: memref.alloc() : memref<2x57x48xf32>
@@ -521,7 +522,12 @@ func.func @depthwise_runtime_bias_relu(%x: memref<?x64x?x?xf32>, %bias: memref<6
 // CHECK-COUNT-8: vector.transfer_read %arg2
 // CHECK-NOT: memref.load
 // CHECK-NOT: vector.shuffle
-// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: %[[X:.*]] = vector.transfer_read
+// CHECK-NEXT: %[[GT:.*]] = arith.cmpf ogt, %[[X]], %[[ACC:.*]] : vector<16xf32>
+// CHECK-NEXT: %[[MAX:.*]] = arith.select %[[GT]], %[[X]], %[[ACC]]
+// CHECK-NEXT: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : vector<16xf32>
+// CHECK-NEXT: arith.select %[[NAN]], %[[X]], %[[MAX]]
+// CHECK-NOT: arith.maximumf
 // CHECK-NOT: vector.fma
 // CHECK: vector.transfer_write
 // CHECK-NOT: linalg.
