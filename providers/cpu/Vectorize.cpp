@@ -571,8 +571,8 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
       Value bp = subMatrix(nb, loc, packed, {p, std::nullopt, std::nullopt});
       if (width != panel)
         bp = view(bp, nb.getIndexAttr(0), k);
-      Operation *op =
-          emitMatmul(nb, loc, a2, bp, view(c2, col, m), mm.transA, false, nextId);
+      Operation *op = emitMatmul(nb, loc, a2, bp, view(c2, col, m), mm.transA,
+                                 false, nextId);
       op->setAttr(kPanelB, nb.getUnitAttr());
       if (noCacheTiles)
         op->setAttr(kNoCacheTiles, nb.getUnitAttr());

@@ -458,9 +458,9 @@ Value transposedWeights(OpBuilder &b, Location loc, Value w) {
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
     mb.create<memref::GlobalOp>(
         global.getLoc(), name, mb.getStringAttr("private"), matrixType,
-        DenseElementsAttr::get(RankedTensorType::get({k, m},
-                                                     type.getElementType()),
-                               ArrayRef<float>(t)),
+        DenseElementsAttr::get(
+            RankedTensorType::get({k, m}, type.getElementType()),
+            ArrayRef<float>(t)),
         /*constant=*/true, global.getAlignmentAttr());
   }
   return b.create<memref::GetGlobalOp>(loc, matrixType, name);

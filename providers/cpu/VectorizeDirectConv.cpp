@@ -24,9 +24,9 @@ using namespace mlir;
 namespace kiln::vectorize {
 
 namespace {
-constexpr int64_t kLanes = 16;      // f32 lanes of a 512-bit vector
-constexpr int64_t kPanel = 32;      // output channels per register tile
-constexpr int64_t kTileRows = 8;    // output positions per register tile
+constexpr int64_t kLanes = 16;   // f32 lanes of a 512-bit vector
+constexpr int64_t kPanel = 32;   // output channels per register tile
+constexpr int64_t kTileRows = 8; // output positions per register tile
 } // namespace
 
 /// Transposes `rows` (8 vectors of 16 lanes, row r = position r) into 16
@@ -179,10 +179,9 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     for (int64_t half = 0; half < 2; ++half) {
       Value v;
       if (init->bias)
-        v = tb.create<vector::LoadOp>(
-            loc, vec, init->bias,
-            ValueRange{tb.create<arith::AddIOp>(loc, ch0,
-                                                idx(tb, half * kLanes))});
+        v = tb.create<vector::LoadOp>(loc, vec, init->bias,
+                                      ValueRange{tb.create<arith::AddIOp>(
+                                          loc, ch0, idx(tb, half * kLanes))});
       else
         v = tb.create<vector::BroadcastOp>(loc, vec, init->scalar);
       start.push_back(v);
@@ -234,7 +233,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
       if (!prefetchBase)
         return;
       Value from = lb.create<arith::AddIOp>(
-          l, prefetchBase, lb.create<arith::MulIOp>(l, ci, idx(lb, perChannel)));
+          l, prefetchBase,
+          lb.create<arith::MulIOp>(l, ci, idx(lb, perChannel)));
       for (int64_t line = 0; line < lines; ++line) {
         Value at = lb.create<arith::MinUIOp>(
             l, lb.create<arith::AddIOp>(l, from, idx(lb, line * kLanes)),
@@ -286,8 +286,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
             map.map(arg, v);
           v = widenBody(tb, loc, body, map, outVec.getShape());
         }
-        Value ch = tb.create<arith::AddIOp>(loc, ch0,
-                                            idx(tb, half * kLanes + j));
+        Value ch =
+            tb.create<arith::AddIOp>(loc, ch0, idx(tb, half * kLanes + j));
         tb.create<vector::StoreOp>(loc, v, dest3, ValueRange{img, ch, p0});
       }
     }
@@ -295,8 +295,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
 
   // Whole tiles: threads take (image, panel, tile) tasks, a panel's tiles
   // in a row (its weights stay in L2).
-  auto tasks = b.create<scf::ForOp>(loc, idx(b, 0),
-                                    idx(b, n * planes * tiles), idx(b, 1));
+  auto tasks = b.create<scf::ForOp>(loc, idx(b, 0), idx(b, n * planes * tiles),
+                                    idx(b, 1));
   {
     OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
     Value t = tasks.getInductionVar();
@@ -305,8 +305,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     Value panel = tb.create<arith::DivUIOp>(loc, rest, idx(tb, tiles));
     Value tile = tb.create<arith::RemUIOp>(loc, rest, idx(tb, tiles));
     emitTile(tb, img, panel,
-             tb.create<arith::MulIOp>(loc, tile, idx(tb, kTileRows)),
-             kTileRows, tile);
+             tb.create<arith::MulIOp>(loc, tile, idx(tb, kTileRows)), kTileRows,
+             tile);
   }
   markParallel(tasks, kParallelMultiplyAdds, kTileRows * kPanel * k);
   // The plane's last positions: one narrower tile per image and panel.

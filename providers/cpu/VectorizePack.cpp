@@ -91,8 +91,7 @@ Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
     auto packedGlobal = mb.create<memref::GlobalOp>(
         global.getLoc(), name, mb.getStringAttr("private"), packedType,
         DenseElementsAttr::get(
-            RankedTensorType::get(packedType.getShape(),
-                                  type.getElementType()),
+            RankedTensorType::get(packedType.getShape(), type.getElementType()),
             ArrayRef<float>(packed)),
         /*constant=*/true, global.getAlignmentAttr());
     packedGlobal->setAttr(kPackedPanels, mb.getUnitAttr());
@@ -149,9 +148,10 @@ int64_t prefetchPanels(ModuleOp module) {
       if (auto add = v.getDefiningOp<arith::AddIOp>())
         return add.getLhs() == iv || add.getRhs() == iv;
       auto apply = v.getDefiningOp<affine::AffineApplyOp>();
-      auto sum = apply ? dyn_cast<AffineBinaryOpExpr>(
-                             apply.getAffineMap().getResult(0))
-                       : AffineBinaryOpExpr(nullptr);
+      auto sum =
+          apply
+              ? dyn_cast<AffineBinaryOpExpr>(apply.getAffineMap().getResult(0))
+              : AffineBinaryOpExpr(nullptr);
       return sum && sum.getKind() == AffineExprKind::Add &&
              !isa<AffineBinaryOpExpr>(sum.getLHS()) &&
              !isa<AffineBinaryOpExpr>(sum.getRHS()) &&
@@ -180,8 +180,8 @@ int64_t prefetchPanels(ModuleOp module) {
     OpBuilder hb(loop);
     Location loc = read.op->getLoc();
     Value flat = hb.create<memref::ReinterpretCastOp>(
-        loc, MemRefType::get({total}, type.getElementType()), read.base,
-        0, ArrayRef<int64_t>{total}, ArrayRef<int64_t>{1});
+        loc, MemRefType::get({total}, type.getElementType()), read.base, 0,
+        ArrayRef<int64_t>{total}, ArrayRef<int64_t>{1});
     OpBuilder b(read.op);
     auto idx = [&](int64_t v) -> Value {
       return b.create<arith::ConstantIndexOp>(loc, v);
