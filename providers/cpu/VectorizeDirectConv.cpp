@@ -150,8 +150,6 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
       loc, dest, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
   auto vec = VectorType::get({kLanes}, f32);
 
-  // The tile of `rows` positions from p0 of image `img`, channels of panel
-  // `panel`.
   Value panelsFlat = b.create<memref::ReinterpretCastOp>(
       loc, MemRefType::get({m * k}, f32), panels, 0, ArrayRef<int64_t>{m * k},
       ArrayRef<int64_t>{1});
