@@ -21,6 +21,10 @@ namespace kiln {
 /// gives buffers allocated in its body per-thread memory. Its value, if an
 /// integer, is the grain: the fewest iterations worth a thread of their own.
 inline constexpr const char *kParallelAttr = "kiln.parallel";
+/// The module attribute giving the CPU target's vector width in bits (512
+/// for AVX-512), set before the providers lower: a lowering may pick the
+/// form that width's kernels take (a conv over a run-time batch).
+inline constexpr const char *kVectorBitsAttr = "kiln.vector_bits";
 /// The grain of a loop that splits only into equal shares for the run's
 /// thread count: otherwise it runs whole on the caller and the parallel
 /// loops inside it split (a matmul's few cache blocks around its split

@@ -107,8 +107,21 @@ static SmallVector<Value> transposeSmall(OpBuilder &b, Location loc,
   return cols;
 }
 
+/// Static f32 operands, but for the batch of x and the output (a run-time
+/// batch: the images are the outer tasks).
+static bool staticButBatch(linalg::GenericOp g) {
+  if (!isF32BufferGeneric(g) || !isMulAddBody(g))
+    return false;
+  auto type = [&](Value v) { return cast<MemRefType>(v.getType()); };
+  MemRefType xt = type(g.getDpsInputs()[0]), ot = type(g.getDpsInits()[0]);
+  return type(g.getDpsInputs()[1]).hasStaticShape() && xt.getRank() == 4 &&
+         ot.getRank() == 4 && xt.isDynamicDim(0) == ot.isDynamicDim(0) &&
+         llvm::none_of(xt.getShape().drop_front(), ShapedType::isDynamic) &&
+         llvm::none_of(ot.getShape().drop_front(), ShapedType::isDynamic);
+}
+
 bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
-  if (vectorBits < 512 || !isCandidate(g) || convGroups(g) != 1)
+  if (vectorBits < 512 || !staticButBatch(g) || convGroups(g) != 1)
     return false;
   std::optional<ConvMatch> cm = matchConv(g);
   if (!cm)
@@ -123,8 +136,6 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   auto xt = cast<MemRefType>(x.getType());
   int64_t h = xt.getDimSize(2), w = xt.getDimSize(3);
-  if (xt.getNumElements() >= (int64_t(1) << 31))
-    return false;
   std::optional<OutputInit> init = matchOutputInit(g);
   if (!init || !constantGlobal(g.getDpsInputs()[1]) ||
       (init->bias && cast<MemRefType>(init->bias.getType()).getRank() != 1))
@@ -141,9 +152,26 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     return ib.create<arith::ConstantIndexOp>(loc, v);
   };
   int64_t positions = oh * ow, k = c * kh * kw, planes = m / kPanel;
+  // The images: static, or x's batch at run time.
+  bool runtimeBatch = xt.isDynamicDim(0);
+  Value images = runtimeBatch ? b.create<memref::DimOp>(loc, x, 0).getResult()
+                              : idx(b, n);
+  // `per` times the images (a constant when they are).
+  auto timesImages = [&](int64_t per) -> Value {
+    return runtimeBatch
+               ? b.create<arith::MulIOp>(loc, images, idx(b, per)).getResult()
+               : idx(b, n * per);
+  };
+  OpFoldResult xSize =
+      runtimeBatch
+          ? OpFoldResult(timesImages(c * h * w))
+          : OpFoldResult(b.getIndexAttr(xt.getNumElements()));
   Value xFlat = b.create<memref::ReinterpretCastOp>(
-      loc, MemRefType::get({xt.getNumElements()}, f32), x, 0,
-      ArrayRef<int64_t>{xt.getNumElements()}, ArrayRef<int64_t>{1});
+      loc,
+      MemRefType::get(
+          {runtimeBatch ? ShapedType::kDynamic : xt.getNumElements()}, f32),
+      x, OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{xSize},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   // The output (the epilogue's, when fused) as [n, m, positions].
   Value dest = epilogue ? epilogue.getDpsInits()[0] : out;
   Value dest3 = b.create<memref::CollapseShapeOp>(
@@ -293,8 +321,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
 
   // Whole tiles: threads take (image, panel, tile) tasks, a panel's tiles
   // in a row (its weights stay in L2).
-  auto tasks = b.create<scf::ForOp>(loc, idx(b, 0), idx(b, n * planes * tiles),
-                                    idx(b, 1));
+  auto tasks = b.create<scf::ForOp>(loc, idx(b, 0),
+                                    timesImages(planes * tiles), idx(b, 1));
   {
     OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
     Value t = tasks.getInductionVar();
@@ -309,8 +337,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   markParallel(tasks, kParallelMultiplyAdds, kTileRows * kPanel * k);
   // The plane's last positions: one narrower tile per image and panel.
   if (left) {
-    auto lastTiles =
-        b.create<scf::ForOp>(loc, idx(b, 0), idx(b, n * planes), idx(b, 1));
+    auto lastTiles = b.create<scf::ForOp>(loc, idx(b, 0),
+                                          timesImages(planes), idx(b, 1));
     OpBuilder tb = OpBuilder::atBlockBegin(lastTiles.getBody());
     Value t = lastTiles.getInductionVar();
     Value img = tb.create<arith::DivUIOp>(loc, t, idx(tb, planes));

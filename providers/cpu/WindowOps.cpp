@@ -384,8 +384,26 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   Value padded = window->padded;
   int64_t ocg = wt.getDimSize(0) / group, icg = wt.getDimSize(1);
   SmallVector<Value> sizes = windowOutputSizes(b, loc, out, padded, kernel, *window);
+  // Only the batch of run-time size, on AVX-512, channels in panels of 32:
+  // the conv's loops as for static shapes, which kiln-cpu-vectorize-
+  // contractions runs as direct tiles over the images (rewriteDirectConv
+  // takes the same convs).
+  auto vectorBits = op->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(
+      kVectorBitsAttr);
+  auto padType = cast<RankedTensorType>(padded.getType());
+  bool runtimeBatchOnly =
+      !out.hasStaticShape() && out.isDynamicDim(0) &&
+      llvm::none_of(out.getShape().drop_front(), ShapedType::isDynamic) &&
+      llvm::none_of(padType.getShape().drop_front(), ShapedType::isDynamic);
+  bool pointwise = llvm::all_of(kernel, [](int64_t k) { return k == 1; }) &&
+                   llvm::all_of(strides, [](int64_t s) { return s == 1; });
+  bool direct = runtimeBatchOnly && vectorBits && vectorBits.getInt() >= 512 &&
+                sp == 2 && group == 1 && wt.hasStaticShape() && elt.isF32() &&
+                wt.getDimSize(0) % 32 == 0 && !pointwise &&
+                out.getDimSize(2) * out.getDimSize(3) >= 8 &&
+                !structuredOnly(op);
   // (The activation is applied per block.)
-  if (!out.hasStaticShape() && !(icg == 1 && ocg == 1 && group > 1) &&
+  if (!out.hasStaticShape() && !direct && !(icg == 1 && ocg == 1 && group > 1) &&
       sp == 2 && wt.hasStaticShape() && isFloat(elt) && !structuredOnly(op)) {
     if (Value v = im2colConv(b, loc, padded, w, op, sizes, *window))
       return SmallVector<Value>{v};

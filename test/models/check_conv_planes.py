@@ -5,7 +5,8 @@ patches x weights^T written back transposed; on AVX-512, every conv with
 channels in panels of 32, as direct tiles of 8 positions, across output
 rows, reading the input in place), against ONNX Runtime: 3x3, 1x1 and
 7x7 kernels, stride 1 and 2, dilation 2, with a bias or none, batch 1 and
-2, with a fused Relu or Sigmoid or no activation. Compiled for the build
+2 (also with the batch symbolic in the model: run-time images), with a
+fused Relu or Sigmoid or no activation. Compiled for the build
 machine's CPU and for x86-64-v3 (AVX2's 8-lane remainder on any machine
 that runs it). Also a 3x3 stride-2 max pool over input with NaNs (on the
 same vector loops as the direct convs' neighbours, the depthwise ones)
@@ -23,8 +24,10 @@ from onnx import TensorProto, helper, numpy_helper
 import ortcheck
 
 # name: batch, in channels, out channels, kernel, stride, input size, bias,
-# activation[, dilation]
+# activation[, dilation[, batch symbolic in the model]]
 CASES = {
+    "k3_c64_m64_14x14_runtime_batch": (3, 64, 64, 3, 1, 14, True, "Relu", 1, True),
+    "k3_s2_c32_m64_15x15_runtime_batch": (2, 32, 64, 3, 2, 15, False, None, 1, True),
     "k3_d2_c16_m64_13x13_n2": (2, 16, 64, 3, 1, 13, True, "Relu", 2),
     "k7_s2_c3_m32_30x30": (1, 3, 32, 7, 2, 30, True, "Relu"),
     "k1_s2_c64_m96_15x15_nobias": (1, 64, 96, 1, 2, 15, False, None),
@@ -36,7 +39,7 @@ CASES = {
 }
 
 
-def make(path, n, c, m, k, s, size, bias, act, dilation=1):
+def make(path, n, c, m, k, s, size, bias, act, dilation=1, symbolic=False):
     rng = np.random.default_rng(m * 100 + c)
     w = (rng.standard_normal((m, c, k, k)) / np.sqrt(c * k * k)).astype(np.float32)
     inits = [numpy_helper.from_array(w, "W")]
@@ -50,7 +53,9 @@ def make(path, n, c, m, k, s, size, bias, act, dilation=1):
     if act:
         nodes.append(helper.make_node(act, ["C"], ["Y"]))
     graph = helper.make_graph(
-        nodes, "conv", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [n, c, size, size])],
+        nodes, "conv",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                       ["N" if symbolic else n, c, size, size])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8

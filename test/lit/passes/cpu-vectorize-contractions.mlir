@@ -1634,7 +1634,7 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 // CHECK: %[[PANELS:.*]] = memref.get_global @cw_kxm_panels32 : memref<16x576x32xf32>
 // CHECK: %[[X:.*]] = memref.reinterpret_cast %arg0 to offset: [0], sizes: [5184], strides: [1]
 // CHECK: %[[OUT:.*]] = memref.collapse_shape %arg2 {{.*}} into memref<1x512x49xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c96 step %c1 {
+// CHECK: scf.for %{{.*}} = %c0 to %c96 step %c1{{.*}} {
 // CHECK: vector.load %arg1[%{{.*}}] : memref<512xf32>, vector<16xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c64
 // Each whole tile prefetches its share of the next panel: 3 lines an
