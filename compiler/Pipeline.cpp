@@ -495,9 +495,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       if (failed(captureSignature(*module, name, variantSuffix + suffix.str(), v.signature)))
         return std::nullopt;
       progress.stage("lowering partitions" + label);
-      (*module)->setAttr(kVectorBitsAttr,
-                         IntegerAttr::get(IntegerType::get(&ctx, 64),
-                                          vectorBits));
+      (*module)->setAttr(
+          kVectorBitsAttr,
+          IntegerAttr::get(IntegerType::get(&ctx, 64), vectorBits));
       if (failed(run("kiln-lower-partitions,kiln-fuse-elementwise,func.func(canonicalize,cse)")))
         return std::nullopt;
       if (stop(EmitKind::Linalg, *module))

@@ -154,18 +154,17 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   int64_t positions = oh * ow, k = c * kh * kw, planes = m / kPanel;
   // The images: static, or x's batch at run time.
   bool runtimeBatch = xt.isDynamicDim(0);
-  Value images = runtimeBatch ? b.create<memref::DimOp>(loc, x, 0).getResult()
-                              : idx(b, n);
+  Value images =
+      runtimeBatch ? b.create<memref::DimOp>(loc, x, 0).getResult() : idx(b, n);
   // `per` times the images (a constant when they are).
   auto timesImages = [&](int64_t per) -> Value {
     return runtimeBatch
                ? b.create<arith::MulIOp>(loc, images, idx(b, per)).getResult()
                : idx(b, n * per);
   };
-  OpFoldResult xSize =
-      runtimeBatch
-          ? OpFoldResult(timesImages(c * h * w))
-          : OpFoldResult(b.getIndexAttr(xt.getNumElements()));
+  OpFoldResult xSize = runtimeBatch
+                           ? OpFoldResult(timesImages(c * h * w))
+                           : OpFoldResult(b.getIndexAttr(xt.getNumElements()));
   Value xFlat = b.create<memref::ReinterpretCastOp>(
       loc,
       MemRefType::get(
@@ -321,8 +320,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
 
   // Whole tiles: threads take (image, panel, tile) tasks, a panel's tiles
   // in a row (its weights stay in L2).
-  auto tasks = b.create<scf::ForOp>(loc, idx(b, 0),
-                                    timesImages(planes * tiles), idx(b, 1));
+  auto tasks = b.create<scf::ForOp>(loc, idx(b, 0), timesImages(planes * tiles),
+                                    idx(b, 1));
   {
     OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
     Value t = tasks.getInductionVar();
@@ -337,8 +336,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   markParallel(tasks, kParallelMultiplyAdds, kTileRows * kPanel * k);
   // The plane's last positions: one narrower tile per image and panel.
   if (left) {
-    auto lastTiles = b.create<scf::ForOp>(loc, idx(b, 0),
-                                          timesImages(planes), idx(b, 1));
+    auto lastTiles =
+        b.create<scf::ForOp>(loc, idx(b, 0), timesImages(planes), idx(b, 1));
     OpBuilder tb = OpBuilder::atBlockBegin(lastTiles.getBody());
     Value t = lastTiles.getInductionVar();
     Value img = tb.create<arith::DivUIOp>(loc, t, idx(tb, planes));

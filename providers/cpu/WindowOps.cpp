@@ -403,8 +403,9 @@ Results lowerConv(OpBuilder &b, Operation *op) {
                 out.getDimSize(2) * out.getDimSize(3) >= 8 &&
                 !structuredOnly(op);
   // (The activation is applied per block.)
-  if (!out.hasStaticShape() && !direct && !(icg == 1 && ocg == 1 && group > 1) &&
-      sp == 2 && wt.hasStaticShape() && isFloat(elt) && !structuredOnly(op)) {
+  if (!out.hasStaticShape() && !direct &&
+      !(icg == 1 && ocg == 1 && group > 1) && sp == 2 && wt.hasStaticShape() &&
+      isFloat(elt) && !structuredOnly(op)) {
     if (Value v = im2colConv(b, loc, padded, w, op, sizes, *window))
       return SmallVector<Value>{v};
     return emitNodeError(op) << "unknown fused activation " << op->getAttr("kiln.activation");
