@@ -7,6 +7,7 @@
 // time (im2col), which kiln-cpu-vectorize-contractions tiles.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/FusionUtils.h"
 #include "passes/Passes.h"
 #include "providers/cpu/IndexGeneric.h"
 #include "providers/cpu/Lowering.h"
@@ -397,8 +398,13 @@ Results lowerConv(OpBuilder &b, Operation *op) {
       llvm::none_of(padType.getShape().drop_front(), ShapedType::isDynamic);
   bool pointwise = llvm::all_of(kernel, [](int64_t k) { return k == 1; }) &&
                    llvm::all_of(strides, [](int64_t s) { return s == 1; });
+  // (Constant weights only: the direct tiles read them packed at compile
+  // time; other weights keep the GEMMs, not naive loops.)
+  bool constantWeights =
+      fusion::constantAttr(w) || w.getDefiningOp<arith::ConstantOp>();
   bool direct = runtimeBatchOnly && vectorBits && vectorBits.getInt() >= 512 &&
-                sp == 2 && group == 1 && wt.hasStaticShape() && elt.isF32() &&
+                constantWeights && sp == 2 && group == 1 &&
+                wt.hasStaticShape() && elt.isF32() &&
                 wt.getDimSize(0) % 32 == 0 && !pointwise &&
                 out.getDimSize(2) * out.getDimSize(3) >= 8 &&
                 !structuredOnly(op);

@@ -122,16 +122,31 @@ func.func @conv1x1_runtime(%x: tensor<?x8x?x?xf32>, %w: tensor<16x8x1x1xf32>) ->
 // -----
 
 // Only the batch of run-time size, on an AVX-512 target (kiln.vector_bits),
-// 32 output channels: the conv's seven loops as for static shapes, over the
-// run-time images (kiln-cpu-vectorize-contractions runs it as direct
-// tiles), with the fused Relu after it.
+// 32 output channels, constant weights: the conv's seven loops as for
+// static shapes, over the run-time images (kiln-cpu-vectorize-contractions
+// runs it as direct tiles), with the fused Relu after it.
 // CHECK-LABEL: func.func @conv_runtime_batch_avx512
 // CHECK-NOT: scf.for
 // CHECK: linalg.generic {{.*}}iterator_types = ["{{parallel|reduction}}", "{{parallel|reduction}}", "{{parallel|reduction}}", "{{parallel|reduction}}", "{{parallel|reduction}}", "{{parallel|reduction}}", "{{parallel|reduction}}"]}
-// CHECK-SAME: ins(%{{.*}}, %arg1 : tensor<?x8x10x10xf32>, tensor<32x8x3x3xf32>) outs(%{{.*}} : tensor<?x32x8x8xf32>)
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<?x8x10x10xf32>, tensor<32x8x3x3xf32>) outs(%{{.*}} : tensor<?x32x8x8xf32>)
 // CHECK: arith.maximumf
 module attributes {kiln.runtime_sizes = {}, kiln.vector_bits = 512 : i64} {
-func.func @conv_runtime_batch_avx512(%x: tensor<?x8x8x8xf32>, %w: tensor<32x8x3x3xf32>, %b: tensor<32xf32>) -> tensor<?x32x8x8xf32> {
+func.func @conv_runtime_batch_avx512(%x: tensor<?x8x8x8xf32>, %b: tensor<32xf32>) -> tensor<?x32x8x8xf32> {
+  %w = onnx.Constant() {value = dense<0.5> : tensor<32x8x3x3xf32>} : () -> tensor<32x8x3x3xf32>
+  %0 = onnx.Conv(%x, %w, %b) {pads = [1, 1, 1, 1], kiln.activation = "Relu"} : (tensor<?x8x8x8xf32>, tensor<32x8x3x3xf32>, tensor<32xf32>) -> tensor<?x32x8x8xf32>
+  return %0 : tensor<?x32x8x8xf32>
+}
+}
+
+// -----
+
+// Weights known only at run time (a graph input) keep the GEMMs on
+// AVX-512 too: the direct tiles read weights packed at compile time.
+// CHECK-LABEL: func.func @conv_runtime_batch_runtime_weights
+// CHECK: scf.for
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<8x3x3x?x?xf32> into tensor<72x?xf32>
+module attributes {kiln.runtime_sizes = {}, kiln.vector_bits = 512 : i64} {
+func.func @conv_runtime_batch_runtime_weights(%x: tensor<?x8x8x8xf32>, %w: tensor<32x8x3x3xf32>, %b: tensor<32xf32>) -> tensor<?x32x8x8xf32> {
   %0 = onnx.Conv(%x, %w, %b) {pads = [1, 1, 1, 1], kiln.activation = "Relu"} : (tensor<?x8x8x8xf32>, tensor<32x8x3x3xf32>, tensor<32xf32>) -> tensor<?x32x8x8xf32>
   return %0 : tensor<?x32x8x8xf32>
 }
