@@ -4,6 +4,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
@@ -42,6 +44,13 @@ LogicalResult CheckOp::verify() {
       (!getValues().empty() && holes != getValues().size()))
     return emitOpError(
         "needs one `{}` in the message per value, at most three");
+  return success();
+}
+
+LogicalResult CheckOp::canonicalize(CheckOp op, PatternRewriter &rewriter) {
+  if (!matchPattern(op.getCondition(), m_One()))
+    return failure();
+  rewriter.eraseOp(op);
   return success();
 }
 

@@ -105,6 +105,9 @@ def Kiln_CheckOp : Kiln_Op<"check", [MemoryEffects<[MemWrite]>]> {
       $_state.addAttribute(getFatalAttrName($_state.name), $_builder.getUnitAttr());
   }]>];
   let hasVerifier = 1;
+  // (A check that always holds goes: one between a kernel and its
+  // epilogue kept them apart.)
+  let hasCanonicalizeMethod = 1;
   let assemblyFormat = [{
     $condition `,` $message (`(` $values^ `:` type($values) `)`)? (`fatal` $fatal^)? attr-dict
     `:` type($condition)
