@@ -34,11 +34,11 @@ struct CompileOptions {
   /// Symbolic dimensions compiled once per listed value; the runtime picks
   /// the variant for each run's input shapes.
   std::vector<DimValues> dimValues;
-  /// --batch-one-variant: without --dim-values, a model whose only
-  /// symbolic dimension is its inputs' leading one (the batch) also gets
-  /// that dimension compiled at 1, a static fast path beside the code for
-  /// every size.
-  bool batchOneVariant = false;
+  /// --batch-one-variant (on unless =false): without --dim-values, a model
+  /// whose only symbolic dimension is its inputs' leading one (the batch)
+  /// also gets that dimension compiled at 1, a static fast path beside the
+  /// code for every size.
+  bool batchOneVariant = true;
   /// --dim-max: bounds of symbolic dims compiled with run-time sizes.
   std::map<std::string, int64_t> dimMax;
   bool showProgress = true;

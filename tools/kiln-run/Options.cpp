@@ -162,7 +162,8 @@ bool parseOptions(int Argc, char **Argv, Options &Opts, std::string &Err) {
       return false;
     else if (Flag == "warmup" && !parseCount(Name, Value, Opts.Warmup, Err))
       return false;
-    else if (Flag == "batch" && !parseCount(Name, Value, Opts.Batch, Err))
+    else if (Flag == "batch" &&
+             !(Opts.BatchGiven = parseCount(Name, Value, Opts.Batch, Err)))
       return false;
     else if (Flag == "threads" && !parseCount(Name, Value, Opts.Threads, Err))
       return false;

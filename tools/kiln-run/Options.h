@@ -19,6 +19,7 @@ struct Options {
   int Warmup = 0;
   /// The size of generated inputs' symbolic dims without a --dim.
   int Batch = 1;
+  bool BatchGiven = false; // --batch given
   /// --threads N: the session's thread count (0: the runtime's default).
   int Threads = 0;
   /// --dim NAME=SIZE: a symbolic dimension's size in generated inputs of a

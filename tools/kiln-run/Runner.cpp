@@ -272,29 +272,35 @@ std::vector<HostValue> gatherInputs(const Options &Opts,
                     " (give --input " + M.inputs[I].name +
                     "=FILE.npy or --inputs-dir DIR)"};
     // A model with shape variants has symbolic dims: random data takes the
-    // first compiled variant's shapes.
-    const kiln_model_info &Shapes =
-        M.abi_version >= 7 && (M.flags & KILN_MODEL_SHAPE_VARIANTS)
-            ? *M.shape_variants[0]
-            : M;
+    // first compiled variant's shapes, or with --batch or --dim the sizes
+    // they give to the variant of run-time sizes (listed last) where there
+    // is one.
+    const kiln_model_info *Shapes = &M;
+    if (M.abi_version >= 7 && (M.flags & KILN_MODEL_SHAPE_VARIANTS)) {
+      Shapes = M.shape_variants[0];
+      const kiln_model_info *Last = M.shape_variants[M.num_shape_variants - 1];
+      if ((Opts.BatchGiven || !Opts.Dims.empty()) &&
+          kiln_model_has_runtime_sizes(Last))
+        Shapes = Last;
+    }
     Inputs.emplace_back();
-    if (kiln_model_has_runtime_sizes(&Shapes)) {
+    if (kiln_model_has_runtime_sizes(Shapes)) {
       // Symbolic dims take their --dim size, else --batch.
       HostTensor &T = Inputs.back().Tensor;
-      T.Name = Shapes.inputs[I].name;
-      T.DType = Shapes.inputs[I].dtype;
-      for (int32_t D = 0; D < Shapes.inputs[I].rank; ++D) {
-        int64_t Dim = Shapes.inputs[I].shape[D];
-        int32_t Sym = kiln_model_dim_symbol(&Shapes, I, D);
+      T.Name = Shapes->inputs[I].name;
+      T.DType = Shapes->inputs[I].dtype;
+      for (int32_t D = 0; D < Shapes->inputs[I].rank; ++D) {
+        int64_t Dim = Shapes->inputs[I].shape[D];
+        int32_t Sym = kiln_model_dim_symbol(Shapes, I, D);
         if (Sym >= 0) {
-          auto It = Opts.Dims.find(Shapes.symbol_names[Sym]);
+          auto It = Opts.Dims.find(Shapes->symbol_names[Sym]);
           Dim = It != Opts.Dims.end() ? It->second : Opts.Batch;
         }
         T.Shape.push_back(Dim);
       }
       T.allocate();
     } else {
-      Inputs.back().Tensor = tensorFor(Shapes, false, I);
+      Inputs.back().Tensor = tensorFor(*Shapes, false, I);
     }
     fillPseudoRandom(Inputs.back().Tensor, static_cast<uint64_t>(I) + 1);
   }

@@ -106,8 +106,9 @@ static cl::opt<bool> quiet("q", cl::desc("Do not print progress"), cl::cat(kilnC
 static cl::opt<bool> batchOne(
     "batch-one-variant",
     cl::desc("A model whose only symbolic dimension is its inputs' batch: also compile "
-             "batch 1 as a static fast path beside the code for every batch"),
-    cl::cat(kilnCategory));
+             "batch 1 as a static fast path beside the code for every batch (default; "
+             "=false for the run-time code alone)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> noShared("no-shared", cl::desc("Do not link libNAME.so"),
                               cl::cat(kilnCategory));
 
