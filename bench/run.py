@@ -6,7 +6,8 @@
       (a model with a symbolic batch, at the data set's batch)
   python3 bench/run.py --models-dir build/bench_models --pin-shapes mobilenet_v2
       (models with symbolic dims compiled for the data set's shapes; without
-      --pin-shapes kiln compiles them once for any size)
+      --pin-shapes kiln compiles them once for any size, and a model whose
+      only symbolic dim is its batch also for batch 1, kiln's default)
   python3 bench/run.py --threads 1,2 --rounds 3 resnet18
       (kiln at kiln-run --threads N beside each peer at N threads, the
       thread counts and the runtimes interleaved in each round; medians over

@@ -361,12 +361,16 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
   OwningOpRef<ModuleOp> firstImport = importModel("", options.import);
   if (!firstImport)
     return 1;
-  // A batch-only symbolic model (unless --batch-one-variant=false): batch 1
-  // static (every kernel on the static schedules) beside the code for
+  // A batch-only symbolic model (by default on host providers, see
+  // CompileOptions::batchOneVariant): batch 1 static (every kernel on the static schedules) beside the code for
   // every batch. (mobilenet_v2 with a symbolic batch ran 1.26x slower at
   // batch 1 than compiled for it.)
   bool batchOne = false;
-  if (options.batchOneVariant && options.dimValues.empty() &&
+  bool hostOnly = llvm::all_of(options.providers, [](const std::string &name) {
+    const Provider *p = lookupProvider(name);
+    return p && p->runsOnHostThread();
+  });
+  if (options.batchOneVariant.value_or(hostOnly) && options.dimValues.empty() &&
       options.emit == EmitKind::Library)
     if (std::optional<std::string> batch = leadingBatchSymbol(*firstImport)) {
       options.dimValues.push_back(DimValues{*batch, {1}});

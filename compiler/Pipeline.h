@@ -7,6 +7,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,13 @@ struct CompileOptions {
   /// Symbolic dimensions compiled once per listed value; the runtime picks
   /// the variant for each run's input shapes.
   std::vector<DimValues> dimValues;
-  /// --batch-one-variant (on unless =false): without --dim-values, a model
-  /// whose only symbolic dimension is its inputs' leading one (the batch)
-  /// also gets that dimension compiled at 1, a static fast path beside the
-  /// code for every size.
-  bool batchOneVariant = true;
+  /// --batch-one-variant: without --dim-values, a model whose only
+  /// symbolic dimension is its inputs' leading one (the batch) also gets
+  /// that dimension compiled at 1, a static fast path beside the code for
+  /// every size. Unset: on when every provider runs on the host (a device
+  /// partition's batch-1 copy could fall under minDeviceElements and move
+  /// to the CPU, changing the provider the session reports).
+  std::optional<bool> batchOneVariant;
   /// --dim-max: bounds of symbolic dims compiled with run-time sizes.
   std::map<std::string, int64_t> dimMax;
   bool showProgress = true;

@@ -106,8 +106,8 @@ static cl::opt<bool> quiet("q", cl::desc("Do not print progress"), cl::cat(kilnC
 static cl::opt<bool> batchOne(
     "batch-one-variant",
     cl::desc("A model whose only symbolic dimension is its inputs' batch: also compile "
-             "batch 1 as a static fast path beside the code for every batch (default; "
-             "=false for the run-time code alone)"),
+             "batch 1 as a static fast path beside the code for every batch (default "
+             "when every provider runs on the host; =false for the run-time code alone)"),
     cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> noShared("no-shared", cl::desc("Do not link libNAME.so"),
                               cl::cat(kilnCategory));
@@ -180,7 +180,8 @@ int main(int argc, char **argv) {
   options.emit = emit;
   options.showProgress = !quiet;
   options.buildSharedLibrary = !noShared;
-  options.batchOneVariant = batchOne;
+  if (batchOne.getNumOccurrences())
+    options.batchOneVariant = batchOne;
   options.optLevel = optLevel;
   if (foldLimit < 0 || foldLimit > (int64_t(1) << 40)) {
     errs() << "kiln: error: --fold-limit=" << foldLimit
