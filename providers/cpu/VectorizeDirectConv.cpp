@@ -120,8 +120,16 @@ static bool staticButBatch(linalg::GenericOp g) {
          llvm::none_of(ot.getShape().drop_front(), ShapedType::isDynamic);
 }
 
+bool directConvShape(int64_t vectorBits, int64_t groups, int64_t m, int64_t kh,
+                     int64_t kw, int64_t sh, int64_t sw, int64_t positions) {
+  // (A 1x1 stride-1 conv is a matmul on x as it lies.)
+  bool pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1;
+  return vectorBits >= 512 && groups == 1 && !pointwise && m % kPanel == 0 &&
+         positions >= kTileRows;
+}
+
 bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
-  if (vectorBits < 512 || !staticButBatch(g) || convGroups(g) != 1)
+  if (!staticButBatch(g))
     return false;
   std::optional<ConvMatch> cm = matchConv(g);
   if (!cm)
@@ -129,9 +137,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
   int64_t n = r[0], m = r[1], c = r[2], kh = r[3], kw = r[4], oh = r[5],
           ow = r[6];
-  // (A 1x1 stride-1 conv is a matmul on x as it lies.)
-  bool pointwise = kh == 1 && kw == 1 && cm->sh == 1 && cm->sw == 1;
-  if (pointwise || m % kPanel || oh * ow < kTileRows)
+  if (!directConvShape(vectorBits, convGroups(g), m, kh, kw, cm->sh, cm->sw,
+                       oh * ow))
     return false;
   Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   auto xt = cast<MemRefType>(x.getType());

@@ -11,6 +11,7 @@
 #include "passes/Passes.h"
 #include "providers/cpu/IndexGeneric.h"
 #include "providers/cpu/Lowering.h"
+#include "providers/cpu/Vectorize.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -396,18 +397,15 @@ Results lowerConv(OpBuilder &b, Operation *op) {
       !out.hasStaticShape() && out.isDynamicDim(0) &&
       llvm::none_of(out.getShape().drop_front(), ShapedType::isDynamic) &&
       llvm::none_of(padType.getShape().drop_front(), ShapedType::isDynamic);
-  bool pointwise = llvm::all_of(kernel, [](int64_t k) { return k == 1; }) &&
-                   llvm::all_of(strides, [](int64_t s) { return s == 1; });
   // (Constant weights only: the direct tiles read them packed at compile
   // time; other weights keep the GEMMs, not naive loops.)
   bool constantWeights =
       fusion::constantAttr(w) || w.getDefiningOp<arith::ConstantOp>();
-  bool direct = runtimeBatchOnly && vectorBits && vectorBits.getInt() >= 512 &&
-                constantWeights && sp == 2 && group == 1 &&
-                wt.hasStaticShape() && elt.isF32() &&
-                wt.getDimSize(0) % 32 == 0 && !pointwise &&
-                out.getDimSize(2) * out.getDimSize(3) >= 8 &&
-                !structuredOnly(op);
+  bool direct = runtimeBatchOnly && vectorBits && constantWeights && sp == 2 &&
+                wt.hasStaticShape() && elt.isF32() && !structuredOnly(op) &&
+                vectorize::directConvShape(vectorBits.getInt(), group, wt.getDimSize(0),
+                                kernel[0], kernel[1], strides[0], strides[1],
+                                out.getDimSize(2) * out.getDimSize(3));
   // (The activation is applied per block.)
   if (!out.hasStaticShape() && !direct &&
       !(icg == 1 && ocg == 1 && group > 1) && sp == 2 && wt.hasStaticShape() &&
