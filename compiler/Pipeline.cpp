@@ -362,9 +362,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
   if (!firstImport)
     return 1;
   // A batch-only symbolic model (by default on host providers, see
-  // CompileOptions::batchOneVariant): batch 1 static (every kernel on the static schedules) beside the code for
-  // every batch. (mobilenet_v2 with a symbolic batch ran 1.26x slower at
-  // batch 1 than compiled for it.)
+  // CompileOptions::batchOneVariant): batch 1 static (every kernel on the
+  // static schedules) beside the code for every batch. (mobilenet_v2 with a
+  // symbolic batch ran 1.26x slower at batch 1 than compiled for it.)
   bool batchOne = false;
   bool hostOnly = llvm::all_of(options.providers, [](const std::string &name) {
     const Provider *p = lookupProvider(name);

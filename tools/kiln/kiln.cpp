@@ -103,12 +103,14 @@ static cl::opt<bool> noProfileHooks(
     cl::desc("Leave out the per-node profiling hooks (kiln-run --profile then shows partitions only)"),
     cl::cat(kilnCategory));
 static cl::opt<bool> quiet("q", cl::desc("Do not print progress"), cl::cat(kilnCategory));
-static cl::opt<bool> batchOne(
-    "batch-one-variant",
-    cl::desc("A model whose only symbolic dimension is its inputs' batch: also compile "
-             "batch 1 as a static fast path beside the code for every batch (default "
-             "when every provider runs on the host; =false for the run-time code alone)"),
-    cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> batchOne("batch-one-variant",
+                              cl::desc("A model whose only symbolic dimension "
+                                       "is its inputs' batch: also compile "
+                                       "batch 1 as a static fast path beside "
+                                       "the code for every batch (default "
+                                       "when every provider runs on the host; "
+                                       "=false for the run-time code alone)"),
+                              cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> noShared("no-shared", cl::desc("Do not link libNAME.so"),
                               cl::cat(kilnCategory));
 
