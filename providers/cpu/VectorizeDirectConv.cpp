@@ -122,9 +122,13 @@ static bool staticButBatch(linalg::GenericOp g) {
 
 bool directConvShape(int64_t vectorBits, int64_t groups, int64_t m, int64_t kh,
                      int64_t kw, int64_t sh, int64_t sw, int64_t positions) {
-  // (A 1x1 stride-1 conv is a matmul on x as it lies.)
+  // A 1x1 stride-1 conv is a matmul on x as it lies, but for a plane past
+  // whole vectors (7x7, 14x14), whose last columns the matmul's register
+  // tiles take a lane at a time.
   bool pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1;
-  return vectorBits >= 512 && groups == 1 && !pointwise && m % kPanel == 0 &&
+  if (pointwise && positions % kLanes == 0)
+    return false;
+  return vectorBits >= 512 && groups == 1 && m % kPanel == 0 &&
          positions >= kTileRows;
 }
 

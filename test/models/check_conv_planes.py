@@ -34,6 +34,10 @@ CASES = {
     "k3_c64_m512_relu": (1, 64, 512, 3, 1, 7, True, "Relu"),
     "k3_c64_m512_nobias_n2": (2, 64, 512, 3, 1, 7, False, None),
     "k1_c320_m1280_sigmoid": (1, 320, 1280, 1, 1, 7, True, "Sigmoid"),
+    # 1x1 stride 1 on planes past whole vectors: the direct tiles on AVX-512.
+    "k1_c96_m160_14x14_relu": (1, 96, 160, 1, 1, 14, True, "Relu"),
+    "k1_c64_m96_7x7_runtime_batch": (3, 64, 96, 1, 1, 7, True, None, 1, True),
+    "k1_c32_m64_3x3_n2_nobias": (2, 32, 64, 1, 1, 3, False, "Relu"),
     "k3_s2_c128_m256": (1, 128, 256, 3, 2, 14, True, None),
     "k3_c256_m256_5x5_relu": (1, 256, 256, 3, 1, 5, True, "Relu"),
 }

@@ -1705,6 +1705,53 @@ func.func @conv_small_plane(%x: memref<1x64x9x9xf32>, %bias: memref<512xf32>, %o
 
 // -----
 
+// 1x1 stride-1 convs: on a 7x7 plane (49 positions, past whole vectors)
+// the direct tiles, whose last position per panel is still 32 channels at
+// once (the matmul on x as it lies took that column a lane at a time);
+// on an 8x8 plane (whole vectors) the matmul on x as it lies.
+// CHECK-LABEL: func.func @conv_pointwise_planes
+// CHECK: memref.get_global @pw7_kxm_panels32 : memref<2x32x32xf32>
+// CHECK: vector.fma
+// CHECK: vector.store %{{.*}} : memref<1x64x7x7xf32>, vector<8xf32>
+// CHECK: memref.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}, %c6, %c6] : memref<1x64x7x7xf32>
+// CHECK-NOT: pw8_kxm
+// CHECK: return
+// AVX2-LABEL: func.func @conv_pointwise_planes
+// AVX2-NOT: _kxm_panels32
+// AVX2: return
+memref.global "private" constant @pw7 : memref<64x32x1x1xf32> = dense<0.5>
+memref.global "private" constant @pw8 : memref<64x32x1x1xf32> = dense<0.25>
+#pX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#pW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#pO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_pointwise_planes(%x7: memref<1x32x7x7xf32>, %o7: memref<1x64x7x7xf32>,
+                                 %x8: memref<1x32x8x8xf32>, %o8: memref<1x64x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w7 = memref.get_global @pw7 : memref<64x32x1x1xf32>
+  %w8 = memref.get_global @pw8 : memref<64x32x1x1xf32>
+  linalg.fill ins(%zero : f32) outs(%o7 : memref<1x64x7x7xf32>)
+  linalg.generic {indexing_maps = [#pX, #pW, #pO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x7, %w7 : memref<1x32x7x7xf32>, memref<64x32x1x1xf32>) outs(%o7 : memref<1x64x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o8 : memref<1x64x8x8xf32>)
+  linalg.generic {indexing_maps = [#pX, #pW, #pO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x8, %w8 : memref<1x32x8x8xf32>, memref<64x32x1x1xf32>) outs(%o8 : memref<1x64x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // A matmul by constant weights packed into panels: each k step of the
 // 8 x 32 register tile prefetches into L2, a 64-byte line at a time, the
 // panel slice the next pass of its k loop reads (256 k steps x 32 floats
