@@ -580,6 +580,34 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
 
   std::vector<Shape> shapes;
   for (size_t index = 0; index < combinations.size(); ++index) {
+    // The automatic batch-1 variant is a fast path: where it does not
+    // compile, the model compiles as before, with run-time sizes alone.
+    if (batchOne) {
+      SmallVector<std::string> errors;
+      std::optional<Shape> shape;
+      {
+        ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Error)
+            errors.push_back(d.str());
+          return success();
+        });
+        shape = compileShape(index);
+      }
+      if (!shape) {
+        breakProgressLine();
+        llvm::errs() << "kiln: note: no batch-1 variant ("
+                     << (errors.empty() ? std::string("?")
+                                        : StringRef(errors.front()).split('\n').first.str())
+                     << "): compiling for run-time sizes alone\n";
+        CompileOptions alone = userOptions;
+        alone.batchOneVariant = false;
+        return compileModel(ctx, alone, os);
+      }
+      if (printed)
+        return 0;
+      shapes.push_back(std::move(*shape));
+      continue;
+    }
     auto shape = compileShape(index);
     if (!shape) {
       if (shapeVariants) {
@@ -617,8 +645,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       genericVariant = true;
     } else {
       breakProgressLine();
-      llvm::errs() << "kiln: note: only the sizes listed with --dim-values run: no code for "
-                      "other sizes ("
+      llvm::errs() << (batchOne ? "kiln: note: only batch 1 runs: no code for other batches ("
+                                : "kiln: note: only the sizes listed with --dim-values run: no "
+                                  "code for other sizes (")
                    << (errors.empty() ? std::string("?")
                                       : StringRef(errors.front()).split('\n').first.str())
                    << ")\n";

@@ -240,6 +240,17 @@ def build(kind):
     if kind == "batch-softmax0":
         return single("Softmax", "softmax_over_n", [("x", F, ["N", 4])],
                       [("y", F, ["N", 4])], axis=0)
+    if kind == "batch-pairs":
+        # Rows of N samples regrouped in pairs: [N, 3] -> [2, 3N/2], which
+        # no batch of 1 can be.
+        shape = numpy_helper.from_array(np.array([2, -1], np.int64), "pairs")
+        graph = helper.make_graph(
+            [helper.make_node("Reshape", ["x", "pairs"], ["y"], name="pair_rows")],
+            "batch_pairs", [helper.make_tensor_value_info("x", F, ["N", 3])],
+            [helper.make_tensor_value_info("y", F, [2, None])], [shape])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
     if kind == "batch-reduce0":
         return single("ReduceMean", "mean_over_n", [("x", F, ["N", 4])],
                       [("y", F, [1, 4])], opset=13, axes=[0])
