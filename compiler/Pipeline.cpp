@@ -595,10 +595,12 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       }
       if (!shape) {
         breakProgressLine();
-        llvm::errs() << "kiln: note: no batch-1 variant ("
-                     << (errors.empty() ? std::string("?")
-                                        : StringRef(errors.front()).split('\n').first.str())
-                     << "): compiling for run-time sizes alone\n";
+        llvm::errs()
+            << "kiln: note: no batch-1 variant ("
+            << (errors.empty()
+                    ? std::string("?")
+                    : StringRef(errors.front()).split('\n').first.str())
+            << "): compiling for run-time sizes alone\n";
         CompileOptions alone = userOptions;
         alone.batchOneVariant = false;
         return compileModel(ctx, alone, os);
@@ -645,12 +647,16 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       genericVariant = true;
     } else {
       breakProgressLine();
-      llvm::errs() << (batchOne ? "kiln: note: only batch 1 runs: no code for other batches ("
-                                : "kiln: note: only the sizes listed with --dim-values run: no "
-                                  "code for other sizes (")
-                   << (errors.empty() ? std::string("?")
-                                      : StringRef(errors.front()).split('\n').first.str())
-                   << ")\n";
+      llvm::errs()
+          << (batchOne
+                  ? "kiln: note: only batch 1 runs: no code for other batches ("
+                  : "kiln: note: only the sizes listed with --dim-values run: "
+                    "no "
+                    "code for other sizes (")
+          << (errors.empty()
+                  ? std::string("?")
+                  : StringRef(errors.front()).split('\n').first.str())
+          << ")\n";
     }
   }
 
