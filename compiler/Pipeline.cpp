@@ -578,35 +578,39 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
     return shape;
   };
 
+  // A compile whose errors are kept quiet: the first one's line for a note
+  // (for code that is optional).
+  auto compileQuietly = [&](size_t index, std::string &why) {
+    SmallVector<std::string> errors;
+    std::optional<Shape> shape;
+    {
+      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &d) {
+        if (d.getSeverity() == DiagnosticSeverity::Error)
+          errors.push_back(d.str());
+        return success();
+      });
+      shape = compileShape(index);
+    }
+    why = errors.empty() ? std::string("?")
+                         : StringRef(errors.front()).split('\n').first.str();
+    return shape;
+  };
+
   std::vector<Shape> shapes;
   for (size_t index = 0; index < combinations.size(); ++index) {
     // The automatic batch-1 variant is a fast path: where it does not
     // compile, the model compiles as before, with run-time sizes alone.
     if (batchOne) {
-      SmallVector<std::string> errors;
-      std::optional<Shape> shape;
-      {
-        ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &d) {
-          if (d.getSeverity() == DiagnosticSeverity::Error)
-            errors.push_back(d.str());
-          return success();
-        });
-        shape = compileShape(index);
-      }
+      std::string why;
+      std::optional<Shape> shape = compileQuietly(index, why);
       if (!shape) {
         breakProgressLine();
-        llvm::errs()
-            << "kiln: note: no batch-1 variant ("
-            << (errors.empty()
-                    ? std::string("?")
-                    : StringRef(errors.front()).split('\n').first.str())
-            << "): compiling for run-time sizes alone\n";
+        llvm::errs() << "kiln: note: no batch-1 variant (" << why
+                     << "): compiling for run-time sizes alone\n";
         CompileOptions alone = userOptions;
         alone.batchOneVariant = false;
         return compileModel(ctx, alone, os);
       }
-      if (printed)
-        return 0;
       shapes.push_back(std::move(*shape));
       continue;
     }
@@ -632,31 +636,18 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
   // path.)
   if (shapeVariants && (combinations.size() > 1 || batchOne) &&
       options.emit == EmitKind::Library) {
-    SmallVector<std::string> errors;
-    std::optional<Shape> generic;
-    {
-      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &d) {
-        if (d.getSeverity() == DiagnosticSeverity::Error)
-          errors.push_back(d.str());
-        return success();
-      });
-      generic = compileShape(combinations.size());
-    }
+    std::string why;
+    std::optional<Shape> generic = compileQuietly(combinations.size(), why);
     if (generic) {
       shapes.push_back(std::move(*generic));
       genericVariant = true;
     } else {
       breakProgressLine();
-      llvm::errs()
-          << (batchOne
-                  ? "kiln: note: only batch 1 runs: no code for other batches ("
-                  : "kiln: note: only the sizes listed with --dim-values run: "
-                    "no "
-                    "code for other sizes (")
-          << (errors.empty()
-                  ? std::string("?")
-                  : StringRef(errors.front()).split('\n').first.str())
-          << ")\n";
+      llvm::errs() << (batchOne ? "kiln: note: only batch 1 runs: no code for "
+                                  "other batches ("
+                                : "kiln: note: only the sizes listed with "
+                                  "--dim-values run: no code for other sizes (")
+                   << why << ")\n";
     }
   }
 
