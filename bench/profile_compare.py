@@ -6,6 +6,7 @@ optimizations, as bench/run.py times it) and prints
 `kiln profile --compare kiln.json ort.json`.
 
   python3 bench/profile_compare.py MODEL_DIR_OR_ONNX [--iterations 20] [--html out.html]
+      [--data-set MODEL_DIR/test_data_set_0]
 """
 import argparse
 import os
@@ -31,6 +32,10 @@ def main():
                     help="intra-op threads of both runtimes (default 1)")
     ap.add_argument("--work", help="keep the profiles here (default: a temporary folder)")
     ap.add_argument("--html", help="also write kiln profile's page comparing the two")
+    ap.add_argument("--data-set", metavar="DIR",
+                    help="profile on this test_data_set's inputs, with kiln compiled for "
+                         "their shapes (as bench/run.py --pin-shapes), instead of random "
+                         "inputs with every symbolic dimension 1")
     args = ap.parse_args()
     model = args.model if args.model.endswith(".onnx") else os.path.join(args.model, "model.onnx")
     name = os.path.basename(os.path.dirname(os.path.abspath(model)))
@@ -39,26 +44,32 @@ def main():
     kiln = os.path.join(args.build, "bin", "kiln")
     kiln_run = os.path.join(args.build, "bin", "kiln-run")
 
-    # The same inputs for both: random ones, written once.
+    # The same inputs for both: the data set's, or random ones, written once.
     m = onnx.load(model, load_external_data=False)
     inits = {i.name for i in m.graph.initializer}
     rng = np.random.default_rng(0)
-    feeds, flags = {}, []
-    for vi in m.graph.input:
-        if vi.name in inits:
-            continue
-        t = vi.type.tensor_type
-        shape = [d.dim_value if d.dim_value > 0 else 1 for d in t.shape.dim]
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
-        a = (rng.integers(0, 100, shape) if np.issubdtype(dtype, np.integer)
-             else rng.standard_normal(shape)).astype(dtype)
+    feeds, flags, pins = {}, [], []
+    graph_inputs = [vi for vi in m.graph.input if vi.name not in inits]
+    for k, vi in enumerate(graph_inputs):
+        if args.data_set:
+            t = onnx.TensorProto()
+            with open(os.path.join(args.data_set, f"input_{k}.pb"), "rb") as f:
+                t.ParseFromString(f.read())
+            a = numpy_helper.to_array(t)
+            pins += ["--input-shape", f"{vi.name}=" + ",".join(map(str, a.shape))]
+        else:
+            t = vi.type.tensor_type
+            shape = [d.dim_value if d.dim_value > 0 else 1 for d in t.shape.dim]
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
+            a = (rng.integers(0, 100, shape) if np.issubdtype(dtype, np.integer)
+                 else rng.standard_normal(shape)).astype(dtype)
         feeds[vi.name] = a
-        path = os.path.join(work, f"in_{len(flags)}.npy")
+        path = os.path.join(work, f"in_{k}.npy")
         np.save(path, a)
         flags.append(f"--input={vi.name}={path}")
 
     prefix = os.path.join(work, name)
-    subprocess.run([kiln, "compile", model, "-o", prefix, "-q"], check=True)
+    subprocess.run([kiln, "compile", model, "-o", prefix, "-q", *pins], check=True)
     kiln_trace = os.path.join(work, f"{name}.kiln.json")
     subprocess.run([kiln_run, os.path.join(work, f"lib{name}.so"), *flags, "--warmup", "3",
                     "--iterations", str(args.iterations), "--threads", str(args.threads),

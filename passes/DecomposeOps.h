@@ -34,6 +34,11 @@ bool decomposeMatMulInteger(mlir::Operation *op);
 bool decomposeConvInteger(mlir::Operation *op);
 bool decomposeQLinearMatMul(mlir::Operation *op);
 bool decomposeQLinearConv(mlir::Operation *op);
+/// Whether the CPU's 8-bit conv kernels take the groups of conv `op` with
+/// 2-D weights of type `wt` [M, C/group, kh, kw]: none (the VNNI kernels),
+/// or one channel in and out per group (depthwise: vector loops that sum
+/// in f32, exact while 255 * 128 * taps < 2^24).
+bool integerKernelGroups(mlir::Operation *op, mlir::RankedTensorType wt);
 
 } // namespace kiln::decompose
 

@@ -16,7 +16,6 @@
 #include "passes/DecomposeOps.h"
 #include "passes/FusionUtils.h"
 
-#include <cmath>
 
 using namespace mlir;
 using namespace kiln::onnx;
@@ -55,17 +54,14 @@ Value alongAxis(GraphBuilder &g, Value p, RankedTensorType xt, Operation *op) {
   return g.op("Reshape", {p, g.ints(shape)}, {}, pt.getElementType());
 }
 
-/// Integer quantization: round to nearest-even, add the zero point, clamp
-/// to the type's range, then Cast (exact after the clamp).
+/// Integer quantization: round to nearest-even, add the zero point, then
+/// Cast, which saturates to the type's range (NaN gives 0: see
+/// providers/cpu/CastOps.cpp), as the clamp QuantizeLinear specifies.
 Value quantizeInt(GraphBuilder &g, Value v, Value zp, IntegerType qt) {
   v = g.op("Round", {v});
   if (zp)
     v = g.op("Add", {v, zp});
-  unsigned w = qt.getWidth();
-  double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
-  double hi =
-      qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
-  return castTo(g, g.op("Clip", {v, g.scalar(lo), g.scalar(hi)}), qt);
+  return castTo(g, v, qt);
 }
 
 /// x - zero_point in `elt` (a scalar or, with `perChannel` dims, a 1-D
@@ -186,8 +182,7 @@ Value integerConv(GraphBuilder &g, Operation *op, Value x, Value za, Value w,
   auto xt = staticType(x), wt = staticType(w);
   if (!xt || !wt || xt.getRank() != 4 ||
       !wt.getElementType().isSignlessInteger(8) || !isZeroPoint(wz) ||
-      getIntAttr(op, "group", 1) != 1 ||
-      (za && staticType(za).getNumElements() != 1))
+      !integerKernelGroups(op, wt) || (za && staticType(za).getNumElements() != 1))
     return Value();
   if (auto pad = op->getAttrOfType<StringAttr>("auto_pad");
       pad && pad.getValue() != "NOTSET")
@@ -227,20 +222,16 @@ Value integerConv(GraphBuilder &g, Operation *op, Value x, Value za, Value w,
 }
 
 /// round(acc * factor) + zero_point in the builder's float type, rounded
-/// half to even and clamped to `qt`'s range. In f32 (f32 scales) this is
-/// how ONNX Runtime requantizes (a float multiplier per tensor or channel);
-/// in f64 as the reference computes it (exact for any int32 sum).
+/// half to even and saturated to `qt`'s range (quantizeInt). In f32 (f32
+/// scales) this is how ONNX Runtime requantizes (a float multiplier per
+/// tensor or channel); in f64 as the reference computes it (exact for any
+/// int32 sum).
 Value requantize(GraphBuilder &g, Value acc, Value factor, Value zeroPoint,
                  IntegerType qt) {
   Type elt = g.elt;
-  Value d = g.op("Add", {g.op("Round", {g.op("Mul", {castTo(g, acc, elt),
-                                                     castTo(g, factor, elt)})}),
-                         castTo(g, zeroPoint, elt)});
-  unsigned w = qt.getWidth();
-  double lo = qt.isUnsigned() ? 0 : -std::ldexp(1.0, w - 1);
-  double hi =
-      qt.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
-  return castTo(g, g.op("Clip", {d, g.scalar(lo), g.scalar(hi)}), qt);
+  return quantizeInt(
+      g, g.op("Mul", {castTo(g, acc, elt), castTo(g, factor, elt)}),
+      castTo(g, zeroPoint, elt), qt);
 }
 
 /// The float type a QLinear op requantizes in: f32 for f32 scales (as
@@ -251,6 +242,17 @@ Type requantizeType(OpBuilder &b, Value scale) {
 }
 
 } // namespace
+
+bool integerKernelGroups(Operation *op, RankedTensorType wt) {
+  int64_t group = getIntAttr(op, "group", 1);
+  if (group == 1)
+    return true;
+  if (wt.getRank() != 4)
+    return false;
+  int64_t taps = wt.getDimSize(2) * wt.getDimSize(3);
+  return wt.getDimSize(0) == group && wt.getDimSize(1) == 1 &&
+         255 * 128 * taps < (int64_t(1) << 24);
+}
 
 bool decomposeDequantize(Operation *op) {
   Value x = op->getOperand(0), scale = op->getOperand(1),
@@ -385,8 +387,8 @@ bool decomposeConvInteger(Operation *op) {
       cast<ShapedType>(op->getOperand(0).getType())
           .getElementType()
           .isUnsignedInteger() &&
-      wt.getElementType().isSignlessInteger(8) &&
-      getIntAttr(op, "group", 1) == 1 &&
+      wt.getElementType().isSignlessInteger(8) && wt.getRank() == 4 &&
+      integerKernelGroups(op, wt) &&
       llvm::all_of(pads, [](int64_t p) { return p == 0; }))
     return false;
   OpBuilder b(op);

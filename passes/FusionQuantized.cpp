@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxOps.h"
+#include "passes/DecomposeOps.h"
 #include "passes/FusionUtils.h"
 #include "passes/GraphBuilder.h"
 #include "passes/Passes.h"
@@ -161,9 +162,10 @@ struct QuantizedGemm : CountedPattern<onnx::GemmOp> {
   }
 };
 
-/// A 2-D Conv (group 1) of the same operands, the weights constant 8-bit
-/// [M, C, kh, kw] dequantized per tensor or per output channel without a
-/// zero point (symmetric, as the quantizer writes s8 weights):
+/// A 2-D Conv (group 1, or depthwise) of the same operands, the weights
+/// constant 8-bit [M, C, kh, kw] dequantized per tensor or per output
+/// channel without a zero point (symmetric, as the quantizer writes s8
+/// weights):
 ///   ConvInteger(x, W, zx) * (sx * sw) + B, the scales and bias per channel.
 struct QuantizedConv : CountedPattern<onnx::ConvOp> {
   using CountedPattern::CountedPattern;
@@ -176,10 +178,11 @@ struct QuantizedConv : CountedPattern<onnx::ConvOp> {
     auto wt = w ? staticTensor(w.getX()) : RankedTensorType();
     if (!x || !w || !xt || xt.getRank() != 4 || !wt || wt.getRank() != 4 ||
         !wt.getElementType().isSignlessInteger(8) || !constantAttr(w.getX()) ||
-        w.getBlockSize() != 0 || op.getGroup() != 1 ||
+        w.getBlockSize() != 0 ||
+        !decompose::integerKernelGroups(op, wt) ||
         op.getAutoPad() != "NOTSET")
       return rewriter.notifyMatchFailure(
-          op, "not a dequantized 2-D conv of group 1");
+          op, "not a dequantized 2-D conv of group 1 or depthwise");
     if (!isNoneValue(w.getXZeroPoint()) &&
         !isZeroIntegerConstant(w.getXZeroPoint()))
       return rewriter.notifyMatchFailure(op, "weights with a zero point");

@@ -151,7 +151,12 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     oh, kh, kw, ow) become vector loops instead: up to eight 16-lane chunks
     of output rows held in registers across the taps, one FMA per chunk and
     tap with the broadcast weight (every sw-th lane of a wider load for
-    stride sw), row ends masked. A fused activation right after (an
+    stride sw), row ends masked. 8-bit depthwise convs (ConvInteger's form:
+    i32 sums of widened 8-bit data and weights) take the same loops in f32,
+    exact while 255 * 128 * taps < 2^24, the bytes converted as they are
+    read; the requantizing generic that reads their sums is applied to each
+    chunk before it is stored, so the sums never reach memory and the
+    output stays 8-bit. A fused activation right after (an
     elementwise epilogue) is applied to the accumulators before they are
     stored, where the k loop is not cache-tiled; likewise, a conv's
     accumulators start from its bias (or fill) in registers instead of from
@@ -183,7 +188,9 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     Statistic<"numRowGathers", "row-gathers",
               "Row gathers fused with elementwise ops as vector loops">,
     Statistic<"numPanelPrefetches", "panel-prefetches",
-              "Register tiles' k loops prefetching their packed panels' next slice">
+              "Register tiles' k loops prefetching their packed panels' next slice">,
+    Statistic<"numEightBitDepthwise", "int8-depthwise",
+              "8-bit depthwise convs as vector loops summing in f32">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

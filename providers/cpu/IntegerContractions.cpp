@@ -34,7 +34,240 @@ namespace kiln {
 #define GEN_PASS_DEF_CPUINTEGERCONTRACTIONS
 #include "providers/Passes.h.inc"
 
+namespace vectorize {
+
+/// `v` through an extension of an i8 block argument: the argument and
+/// whether the extension is unsigned.
+static std::optional<std::pair<Value, bool>> widened8(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isa<arith::ExtUIOp, arith::ExtSIOp>(def) ||
+      !isa<BlockArgument>(def->getOperand(0)) ||
+      !def->getOperand(0).getType().isInteger(8))
+    return std::nullopt;
+  return std::make_pair(def->getOperand(0), isa<arith::ExtUIOp>(def));
+}
+
+std::optional<std::pair<bool, bool>> eightBitMulAdd(linalg::GenericOp g) {
+  Block &body = g.getRegion().front();
+  if (body.getNumArguments() != 3 ||
+      !body.getArgument(2).getType().isInteger(32))
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  Value acc = body.getArgument(2);
+  Value other = add.getLhs() == acc   ? add.getRhs()
+                : add.getRhs() == acc ? add.getLhs()
+                                      : Value();
+  auto mul = other ? other.getDefiningOp<arith::MulIOp>() : arith::MulIOp();
+  if (!mul)
+    return std::nullopt;
+  auto x = widened8(mul.getLhs()), y = widened8(mul.getRhs());
+  if (!x || !y)
+    return std::nullopt;
+  if (x->first == body.getArgument(1))
+    std::swap(x, y);
+  if (x->first != body.getArgument(0) || y->first != body.getArgument(1))
+    return std::nullopt;
+  return std::make_pair(x->second, y->second);
+}
+
+/// The first op after `g` in its block that reads `c`, if the ops between
+/// can run after it: the epilogue then runs in g's store, before them
+/// (the graph order may put an independent op there: a downsample conv
+/// between a block's first conv and its requantization). They may not
+/// write what it reads nor touch what it writes.
+static linalg::GenericOp nextReaderOf(linalg::GenericOp g, Value c) {
+  Operation *next = g->getNextNode();
+  while (next && !llvm::is_contained(next->getOperands(), c)) {
+    if (!isa<memref::AllocOp, ProfileBeginOp, ProfileEndOp, arith::ConstantOp,
+             ViewLikeOpInterface, linalg::LinalgOp, memref::CopyOp>(next))
+      return {};
+    next = next->getNextNode();
+  }
+  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!e || e.getNumDpsInits() != 1)
+    return {};
+  Value out = rootOf(e.getDpsInits()[0]), cRoot = rootOf(c);
+  SmallVector<Value> ins = llvm::map_to_vector(e.getDpsInputs(), rootOf);
+  // (Nor touch C through a view made before g: C is never written now.)
+  auto clashes = [&](ValueRange reads, ValueRange writes) {
+    return llvm::any_of(reads,
+                        [&](Value v) {
+                          Value r = rootOf(v);
+                          return r == out || r == cRoot;
+                        }) ||
+           llvm::any_of(writes, [&](Value v) {
+             Value r = rootOf(v);
+             return r == out || r == cRoot || llvm::is_contained(ins, r);
+           });
+  };
+  for (Operation *op = g->getNextNode(); op != e; op = op->getNextNode()) {
+    if (auto l = dyn_cast<linalg::LinalgOp>(op);
+        l && clashes(l.getDpsInputs(), l.getDpsInits()))
+      return {};
+    if (auto copy = dyn_cast<memref::CopyOp>(op);
+        copy && clashes(copy.getSource(), copy.getTarget()))
+      return {};
+  }
+  return e;
+}
+
+std::optional<ConvEpilogue> matchConvEpilogue(linalg::GenericOp g, Value c) {
+  linalg::GenericOp e = nextReaderOf(g, c);
+  auto ct = cast<MemRefType>(c.getType());
+  if (!e || e.getNumDpsInits() != 1 || e.hasIndexSemantics() ||
+      e.getNumLoops() != 4 ||
+      !llvm::all_of(e.getIteratorTypesArray(),
+                    [](utils::IteratorType t) {
+                      return t == utils::IteratorType::parallel;
+                    }) ||
+      !llvm::is_contained(e.getDpsInputs(), c))
+    return std::nullopt;
+  auto fullLike = [&](Value v, AffineMap map) {
+    auto t = cast<MemRefType>(v.getType());
+    return map.isIdentity() && t.getShape() == ct.getShape() &&
+           t.getLayout().isIdentity();
+  };
+  Value out = e.getDpsInits()[0];
+  if (!fullLike(out, e.getIndexingMapsArray().back()) ||
+      !e.getRegion().front().getArguments().back().use_empty())
+    return std::nullopt;
+  ConvEpilogue ep{e, {}};
+  for (OpOperand *o : e.getDpsInputOperands()) {
+    AffineMap map = e.getMatchingIndexingMap(o);
+    if (o->get() == c) {
+      if (!map.isIdentity())
+        return std::nullopt;
+      ep.kinds.push_back(ConvEpilogue::Acc);
+      continue;
+    }
+    if (fullLike(o->get(), map)) {
+      ep.kinds.push_back(ConvEpilogue::Full);
+      continue;
+    }
+    // One value per channel: results of d0 (the image), d1 or 0 only.
+    for (AffineExpr r : map.getResults()) {
+      auto d = dyn_cast<AffineDimExpr>(r);
+      auto k = dyn_cast<AffineConstantExpr>(r);
+      if (!(d && d.getPosition() < 2) && !(k && k.getValue() == 0))
+        return std::nullopt;
+    }
+    ep.kinds.push_back(ConvEpilogue::PerChannel);
+  }
+  if (!isScalarBodyBefore(e.getRegion().front(), g))
+    return std::nullopt;
+  // Nothing else reads C (it is never written now), and every buffer the
+  // epilogue uses exists where the conv stores.
+  // (C starts as zeros: its users before g set it so.)
+  for (Operation *user : c.getUsers())
+    if (user != g && user != e && !isa<memref::DeallocOp>(user) &&
+        !(user->getBlock() == g->getBlock() && user->isBeforeInBlock(g)))
+      return std::nullopt;
+  for (Value v : e->getOperands())
+    if (Operation *def = v.getDefiningOp();
+        def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g) &&
+        !(isa<memref::AllocOp>(def) && def->getNumOperands() == 0))
+      return std::nullopt;
+  for (Value v : e->getOperands())
+    if (Operation *def = v.getDefiningOp();
+        def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g))
+      def->moveBefore(g);
+  return ep;
+}
+
+/// Whether `fill` writes 0 into all of `c`.
+static bool isZeroFill(linalg::FillOp fill, Value c) {
+  if (!fill || fill.getOutputs().size() != 1 || fill.getOutputs()[0] != c)
+    return false;
+  auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto value = cst ? dyn_cast<IntegerAttr>(cst.getValue()) : IntegerAttr();
+  return value && value.getValue().isZero();
+}
+
+/// Whether `buf` holds zeros when `at` runs: a zero fill writes it before,
+/// and before `at` nothing else but copies out of it uses it (what comes
+/// after does not matter).
+static bool zeroAt(Value buf, Operation *at) {
+  bool zeroed = false;
+  Block *block = at->getBlock();
+  for (Operation *user : buf.getUsers()) {
+    Operation *op = block->findAncestorOpInBlock(*user);
+    if (!op)
+      return false;
+    if (op == at || at->isBeforeInBlock(op))
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(user);
+        fill && isZeroFill(fill, buf))
+      zeroed = true;
+    else if (auto copy = dyn_cast<memref::CopyOp>(user);
+             !copy || copy.getSource() != buf)
+      return false;
+  }
+  return zeroed;
+}
+
+std::optional<ZeroInit> zeroInitBefore(linalg::GenericOp g, Value c) {
+  // (Past the profiler's kernel markers.)
+  Operation *prev = g->getPrevNode();
+  while (prev && isa<ProfileBeginOp, ProfileEndOp>(prev))
+    prev = prev->getPrevNode();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+      fill && isZeroFill(fill, c))
+    return ZeroInit{prev};
+  auto copy = dyn_cast_or_null<memref::CopyOp>(prev);
+  if (copy && copy.getTarget() == c &&
+      copy.getSource().getType() == c.getType() &&
+      copy.getSource().getDefiningOp<memref::AllocOp>() &&
+      zeroAt(copy.getSource(), copy))
+    return ZeroInit{prev};
+  if (c.getDefiningOp<memref::AllocOp>() && zeroAt(c, g))
+    return ZeroInit{};
+  return std::nullopt;
+}
+
+Value convEpilogueValue(OpBuilder &b, Location loc, const ConvEpilogue &ep,
+                        Value acc, Value image, Value channel,
+                        function_ref<Value(unsigned, Type)> full) {
+  linalg::GenericOp e = ep.op;
+  auto vt = dyn_cast<VectorType>(acc.getType());
+  Block &body = e.getRegion().front();
+  SmallVector<AffineMap> maps = e.getIndexingMapsArray();
+  IRMapping map;
+  for (unsigned i = 0; i < e.getNumDpsInputs(); ++i) {
+    Value v;
+    switch (ep.kinds[i]) {
+    case ConvEpilogue::Acc:
+      v = acc;
+      break;
+    case ConvEpilogue::Full:
+      v = full(i, body.getArgument(i).getType());
+      break;
+    case ConvEpilogue::PerChannel: {
+      SmallVector<Value> at;
+      for (AffineExpr r : maps[i].getResults()) {
+        auto d = dyn_cast<AffineDimExpr>(r);
+        at.push_back(!d ? b.create<arith::ConstantIndexOp>(loc, 0).getResult()
+                     : d.getPosition() == 0 ? image
+                                            : channel);
+      }
+      v = b.create<memref::LoadOp>(loc, e.getDpsInputs()[i], at);
+      break;
+    }
+    }
+    map.map(body.getArgument(i), v);
+  }
+  return widenBody(b, loc, body, map,
+                   vt ? vt.getShape() : ArrayRef<int64_t>{});
+}
+
+} // namespace vectorize
+
 namespace {
+
+using vectorize::ZeroInit;
+using vectorize::zeroInitBefore;
 
 constexpr int64_t kLanes = 16; // i32 lanes of a 512-bit register
 constexpr int64_t kRows = 6;   // rows of A per register tile
@@ -44,42 +277,11 @@ constexpr StringLiteral kVpdpbusd = "llvm.x86.avx512.vpdpbusd.512";
 // dot products instead (kPanels x 16 lanes would mostly compute nothing).
 constexpr int64_t kTailPositions = 4;
 
-/// `v` through an extension of an i8 block argument: the argument and
-/// whether the extension is unsigned.
-std::optional<std::pair<Value, bool>> widened8(Value v) {
-  Operation *def = v.getDefiningOp();
-  if (!def || !isa<arith::ExtUIOp, arith::ExtSIOp>(def) ||
-      !isa<BlockArgument>(def->getOperand(0)) ||
-      !def->getOperand(0).getType().isInteger(8))
-    return std::nullopt;
-  return std::make_pair(def->getOperand(0), isa<arith::ExtUIOp>(def));
-}
-
 /// True when the body is `yield(out + extui(a) * extsi(b))` into i32 (the
 /// product's operands in either order).
 bool isU8S8MulAdd(linalg::GenericOp g) {
-  Block &body = g.getRegion().front();
-  if (body.getNumArguments() != 3 ||
-      !body.getArgument(2).getType().isInteger(32))
-    return false;
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
-  if (!add)
-    return false;
-  Value acc = body.getArgument(2);
-  Value other = add.getLhs() == acc   ? add.getRhs()
-                : add.getRhs() == acc ? add.getLhs()
-                                      : Value();
-  auto mul = other ? other.getDefiningOp<arith::MulIOp>() : arith::MulIOp();
-  if (!mul)
-    return false;
-  auto x = widened8(mul.getLhs()), y = widened8(mul.getRhs());
-  if (!x || !y)
-    return false;
-  if (x->first == body.getArgument(1))
-    std::swap(x, y);
-  return x->first == body.getArgument(0) && x->second &&
-         y->first == body.getArgument(1) && !y->second;
+  auto mulAdd = vectorize::eightBitMulAdd(g);
+  return mulAdd && mulAdd->first && !mulAdd->second;
 }
 
 /// The bytes of B when it is a constant global of static shape.
@@ -154,65 +356,6 @@ struct Kernel {
   std::function<void(OpBuilder &, Location, Value, Value, Value, Value)> store =
       nullptr;
 };
-
-/// Whether `fill` writes 0 into all of `c`.
-bool isZeroFill(linalg::FillOp fill, Value c) {
-  if (!fill || fill.getOutputs().size() != 1 || fill.getOutputs()[0] != c)
-    return false;
-  auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-  auto value = cst ? dyn_cast<IntegerAttr>(cst.getValue()) : IntegerAttr();
-  return value && value.getValue().isZero();
-}
-
-/// Whether `buf` holds zeros when `at` runs: a zero fill writes it before,
-/// and before `at` nothing else but copies out of it uses it (what comes
-/// after does not matter).
-bool zeroAt(Value buf, Operation *at) {
-  bool zeroed = false;
-  Block *block = at->getBlock();
-  for (Operation *user : buf.getUsers()) {
-    Operation *op = block->findAncestorOpInBlock(*user);
-    if (!op)
-      return false;
-    if (op == at || at->isBeforeInBlock(op))
-      continue;
-    if (auto fill = dyn_cast<linalg::FillOp>(user);
-        fill && isZeroFill(fill, buf))
-      zeroed = true;
-    else if (auto copy = dyn_cast<memref::CopyOp>(user);
-             !copy || copy.getSource() != buf)
-      return false;
-  }
-  return zeroed;
-}
-
-/// How C of `g` starts when it holds zeros, which g's rewrite makes
-/// redundant (every element of C is stored): the op right before g that
-/// sets it to 0 (a fill, or a copy of a zero-filled buffer, as
-/// bufferization shares one zero fill between convs), to erase; or null
-/// when C itself is that shared buffer (the fill stays for its copies).
-struct ZeroInit {
-  Operation *erase = nullptr;
-};
-
-std::optional<ZeroInit> zeroInitBefore(linalg::GenericOp g, Value c) {
-  // (Past the profiler's kernel markers.)
-  Operation *prev = g->getPrevNode();
-  while (prev && isa<ProfileBeginOp, ProfileEndOp>(prev))
-    prev = prev->getPrevNode();
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
-      fill && isZeroFill(fill, c))
-    return ZeroInit{prev};
-  auto copy = dyn_cast_or_null<memref::CopyOp>(prev);
-  if (copy && copy.getTarget() == c &&
-      copy.getSource().getType() == c.getType() &&
-      copy.getSource().getDefiningOp<memref::AllocOp>() &&
-      zeroAt(copy.getSource(), copy))
-    return ZeroInit{prev};
-  if (c.getDefiningOp<memref::AllocOp>() && zeroAt(c, g))
-    return ZeroInit{};
-  return std::nullopt;
-}
 
 /// C[m .. m+rows, panels cP0 .. cP0+panels] += bcast x vec[vP0 ..]: the
 /// accumulators start from C and stay in registers over the k steps; the
@@ -638,129 +781,12 @@ Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
   return b.create<memref::GetGlobalOp>(loc, type, name);
 }
 
-/// An elementwise generic right after an 8-bit conv that reads its i32
-/// result C (the requantization: zero-point correction, bias, scale,
-/// rounding, clamp; a residual Add fused in), applied to each accumulator
-/// vector before it is stored, into the generic's own output: C is never
-/// written, and the 8-bit result leaves the registers once.
-struct ConvEpilogue {
-  linalg::GenericOp op;
-  /// Per input: C, a tensor of C's shape read alike, or one value per
-  /// output channel (or per image and channel; or one for all).
-  enum Kind { Acc, Full, PerChannel };
-  SmallVector<Kind> kinds;
-};
-
-/// The first op after `g` in its block that reads `c`, if the ops between
-/// can run after it: the epilogue then runs in g's store, before them
-/// (the graph order may put an independent op there: a downsample conv
-/// between a block's first conv and its requantization). They may not
-/// write what it reads nor touch what it writes.
-static linalg::GenericOp nextReaderOf(linalg::GenericOp g, Value c) {
-  Operation *next = g->getNextNode();
-  while (next && !llvm::is_contained(next->getOperands(), c)) {
-    if (!isa<memref::AllocOp, ProfileBeginOp, ProfileEndOp, arith::ConstantOp,
-             ViewLikeOpInterface, linalg::LinalgOp, memref::CopyOp>(next))
-      return {};
-    next = next->getNextNode();
-  }
-  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!e || e.getNumDpsInits() != 1)
-    return {};
-  using vectorize::rootOf;
-  Value out = rootOf(e.getDpsInits()[0]), cRoot = rootOf(c);
-  SmallVector<Value> ins = llvm::map_to_vector(e.getDpsInputs(), vectorize::rootOf);
-  // (Nor touch C through a view made before g: C is never written now.)
-  auto clashes = [&](ValueRange reads, ValueRange writes) {
-    return llvm::any_of(reads,
-                        [&](Value v) {
-                          Value r = rootOf(v);
-                          return r == out || r == cRoot;
-                        }) ||
-           llvm::any_of(writes, [&](Value v) {
-             Value r = rootOf(v);
-             return r == out || r == cRoot || llvm::is_contained(ins, r);
-           });
-  };
-  for (Operation *op = g->getNextNode(); op != e; op = op->getNextNode()) {
-    if (auto l = dyn_cast<linalg::LinalgOp>(op);
-        l && clashes(l.getDpsInputs(), l.getDpsInits()))
-      return {};
-    if (auto copy = dyn_cast<memref::CopyOp>(op);
-        copy && clashes(copy.getSource(), copy.getTarget()))
-      return {};
-  }
-  return e;
-}
-
-std::optional<ConvEpilogue> matchConvEpilogue(linalg::GenericOp g, Value c) {
-  linalg::GenericOp e = nextReaderOf(g, c);
-  auto ct = cast<MemRefType>(c.getType());
-  if (!e || e.getNumDpsInits() != 1 || e.hasIndexSemantics() ||
-      e.getNumLoops() != 4 ||
-      !llvm::all_of(e.getIteratorTypesArray(),
-                    [](utils::IteratorType t) {
-                      return t == utils::IteratorType::parallel;
-                    }) ||
-      !llvm::is_contained(e.getDpsInputs(), c))
-    return std::nullopt;
-  auto fullLike = [&](Value v, AffineMap map) {
-    auto t = cast<MemRefType>(v.getType());
-    return map.isIdentity() && t.getShape() == ct.getShape() &&
-           t.getLayout().isIdentity();
-  };
-  Value out = e.getDpsInits()[0];
-  if (!fullLike(out, e.getIndexingMapsArray().back()) ||
-      !e.getRegion().front().getArguments().back().use_empty())
-    return std::nullopt;
-  ConvEpilogue ep{e, {}};
-  for (OpOperand *o : e.getDpsInputOperands()) {
-    AffineMap map = e.getMatchingIndexingMap(o);
-    if (o->get() == c) {
-      if (!map.isIdentity())
-        return std::nullopt;
-      ep.kinds.push_back(ConvEpilogue::Acc);
-      continue;
-    }
-    if (fullLike(o->get(), map)) {
-      ep.kinds.push_back(ConvEpilogue::Full);
-      continue;
-    }
-    // One value per channel: results of d0 (the image), d1 or 0 only.
-    for (AffineExpr r : map.getResults()) {
-      auto d = dyn_cast<AffineDimExpr>(r);
-      auto k = dyn_cast<AffineConstantExpr>(r);
-      if (!(d && d.getPosition() < 2) && !(k && k.getValue() == 0))
-        return std::nullopt;
-    }
-    ep.kinds.push_back(ConvEpilogue::PerChannel);
-  }
-  if (!vectorize::isScalarBodyBefore(e.getRegion().front(), g))
-    return std::nullopt;
-  // Nothing else reads C (it is never written now), and every buffer the
-  // epilogue uses exists where the conv stores.
-  // (C starts as zeros: its users before g set it so.)
-  for (Operation *user : c.getUsers())
-    if (user != g && user != e && !isa<memref::DeallocOp>(user) &&
-        !(user->getBlock() == g->getBlock() && user->isBeforeInBlock(g)))
-      return std::nullopt;
-  for (Value v : e->getOperands())
-    if (Operation *def = v.getDefiningOp();
-        def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g) &&
-        !(isa<memref::AllocOp>(def) && def->getNumOperands() == 0))
-      return std::nullopt;
-  for (Value v : e->getOperands())
-    if (Operation *def = v.getDefiningOp();
-        def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g))
-      def->moveBefore(g);
-  return ep;
-}
-
 /// The store hook applying `ep` for image `image`, C viewed per image as
 /// [channels, positions] (`rows`, `positions`).
 std::function<void(OpBuilder &, Location, Value, Value, Value, Value)>
-convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
+convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
                   Value image, int64_t rows, int64_t positions) {
+  using vectorize::ConvEpilogue;
   linalg::GenericOp e = ep.op;
   Value offset = b.create<arith::MulIOp>(
       loc, image, b.create<arith::ConstantIndexOp>(loc, rows * positions));
@@ -769,56 +795,25 @@ convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
   };
   SmallVector<Value> views;
   for (auto [o, kind] : llvm::zip(e.getDpsInputs(), ep.kinds))
-    views.push_back(kind == ConvEpilogue::Full ? view(o) : o);
+    views.push_back(kind == ConvEpilogue::Full ? view(o) : Value());
   Value out = view(e.getDpsInits()[0]);
-  SmallVector<AffineMap> maps = e.getIndexingMapsArray();
   // (`acc` a vector of 16 positions of one channel, or one value.)
   return [=](OpBuilder &sb, Location sl, Value acc, Value row, Value col,
-             Value mask) mutable {
+             Value mask) {
     auto vt = dyn_cast<VectorType>(acc.getType());
-    auto vectorOf = [&](Type t) -> Type {
-      return vt ? VectorType::get(vt.getShape(), t) : t;
+    auto full = [&](unsigned i, Type elt) -> Value {
+      if (!vt)
+        return sb.create<memref::LoadOp>(sl, views[i], ValueRange{row, col});
+      auto type = VectorType::get(vt.getShape(), elt);
+      if (!mask)
+        return sb.create<vector::LoadOp>(sl, type, views[i],
+                                         ValueRange{row, col});
+      Value zeros = sb.create<arith::ConstantOp>(
+          sl, DenseElementsAttr::get(type, sb.getZeroAttr(elt)));
+      return sb.create<vector::MaskedLoadOp>(sl, type, views[i],
+                                             ValueRange{row, col}, mask, zeros);
     };
-    Block &body = e.getRegion().front();
-    IRMapping map;
-    for (unsigned i = 0; i < e.getNumDpsInputs(); ++i) {
-      Value v;
-      Type elt = body.getArgument(i).getType();
-      switch (ep.kinds[i]) {
-      case ConvEpilogue::Acc:
-        v = acc;
-        break;
-      case ConvEpilogue::Full:
-        v = !vt ? sb.create<memref::LoadOp>(sl, views[i], ValueRange{row, col})
-                      .getResult()
-            : mask
-                ? sb.create<vector::MaskedLoadOp>(
-                        sl, vectorOf(elt), views[i], ValueRange{row, col}, mask,
-                        sb.create<arith::ConstantOp>(
-                            sl, DenseElementsAttr::get(
-                                    cast<ShapedType>(vectorOf(elt)),
-                                    sb.getZeroAttr(elt))))
-                      .getResult()
-                : sb.create<vector::LoadOp>(sl, vectorOf(elt), views[i],
-                                            ValueRange{row, col})
-                      .getResult();
-        break;
-      case ConvEpilogue::PerChannel: {
-        SmallVector<Value> at;
-        for (AffineExpr r : maps[i].getResults()) {
-          auto d = dyn_cast<AffineDimExpr>(r);
-          at.push_back(!d ? sb.create<arith::ConstantIndexOp>(sl, 0).getResult()
-                       : d.getPosition() == 0 ? image
-                                              : row);
-        }
-        v = sb.create<memref::LoadOp>(sl, views[i], at);
-        break;
-      }
-      }
-      map.map(body.getArgument(i), v);
-    }
-    Value y = vectorize::widenBody(sb, sl, body, map,
-                                   vt ? vt.getShape() : ArrayRef<int64_t>{});
+    Value y = vectorize::convEpilogueValue(sb, sl, ep, acc, image, row, full);
     if (!vt)
       sb.create<memref::StoreOp>(sl, y, out, ValueRange{row, col});
     else if (mask)
@@ -833,7 +828,8 @@ convEpilogueStore(OpBuilder &b, Location loc, const ConvEpilogue &ep,
 /// output positions gathers its patches into per-thread scratch in the
 /// kernel's panel order (through tables of each tap's and each position's
 /// input offset, built now), then every output channel runs over them.
-bool rewriteConv(linalg::GenericOp g, std::optional<ConvEpilogue> &epilogue) {
+bool rewriteConv(linalg::GenericOp g,
+                 std::optional<vectorize::ConvEpilogue> &epilogue) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
       g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
     return false;
@@ -877,7 +873,7 @@ bool rewriteConv(linalg::GenericOp g, std::optional<ConvEpilogue> &epilogue) {
       positionOffset[i * ow + j] = int32_t(i * cm->sh * width + j * cm->sw);
   std::optional<ZeroInit> zeroInit = zeroInitBefore(g, out);
   // (The caller erases the epilogue applied.)
-  epilogue = zeroInit ? matchConvEpilogue(g, out) : std::nullopt;
+  epilogue = zeroInit ? vectorize::matchConvEpilogue(g, out) : std::nullopt;
   OpBuilder b(g);
   Location loc = g.getLoc();
   auto module = g->getParentOfType<ModuleOp>();
@@ -1354,7 +1350,7 @@ struct CpuIntegerContractionsPass
         ++n;
         continue;
       }
-      std::optional<ConvEpilogue> epilogue;
+      std::optional<vectorize::ConvEpilogue> epilogue;
       if (rewriteConv(g, epilogue)) {
         ++n;
         if (epilogue) {

@@ -934,6 +934,17 @@ void applyEpilogue(linalg::GenericOp e, Value c, Operation *before) {
   e.erase();
 }
 
+void eraseIfWriteOnly(Value buf) {
+  auto alloc = buf.getDefiningOp<memref::AllocOp>();
+  if (!alloc || !llvm::all_of(buf.getUsers(), [](Operation *u) {
+        return isa<linalg::FillOp, memref::DeallocOp>(u);
+      }))
+    return;
+  for (Operation *u : llvm::make_early_inc_range(buf.getUsers()))
+    u->erase();
+  alloc->erase();
+}
+
 /// Marks the loop of a transform handle kiln.parallel (kParallelAttr):
 /// its iterations run on the session's threads (kiln-outline-loops).
 std::string annotateParallel(const std::string &handle) {
@@ -1269,7 +1280,8 @@ struct CpuVectorizeContractionsPass
           numTransposedConvs += transposeSmallConv(g, vectorBits);
       }
     }
-    SmallVector<linalg::GenericOp> generics, runtimeDepthwise, maxPools;
+    SmallVector<linalg::GenericOp> generics, runtimeDepthwise, maxPools,
+        eightBitDepthwise;
     module.walk([&](linalg::GenericOp g) {
       if (isCandidate(g))
         generics.push_back(g);
@@ -1277,6 +1289,8 @@ struct CpuVectorizeContractionsPass
         runtimeDepthwise.push_back(g);
       else if (conv && matchMaxPool(g))
         maxPools.push_back(g);
+      else if (conv && isEightBitDepthwise(g))
+        eightBitDepthwise.push_back(g);
     });
     // An elementwise epilogue (the fused activation) found before the
     // rewrite is applied to each C tile before it is stored.
@@ -1328,6 +1342,20 @@ struct CpuVectorizeContractionsPass
       ++depthwise;
       if (e)
         applyEpilogue(e, c, before);
+    }
+    // 8-bit depthwise convs: the same loops in f32, the requantization
+    // (or what else reads the i32 sums first) applied in the store.
+    for (linalg::GenericOp g : eightBitDepthwise) {
+      Value c = g.getDpsInits()[0];
+      std::optional<ConvEpilogue> e = matchConvEpilogue(g, c);
+      rewriteDepthwise(g, *matchDepthwise(g), vectorBits, /*isMaxPool=*/false,
+                       e ? &*e : nullptr);
+      if (e) {
+        e->op.erase();
+        eraseIfWriteOnly(c); // (its sums never reach it)
+      }
+      ++depthwise;
+      ++numEightBitDepthwise;
     }
     // Max pools: the same loops, max for the multiply-add.
     for (linalg::GenericOp g : maxPools) {

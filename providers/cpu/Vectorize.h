@@ -183,6 +183,9 @@ inline mlir::Value rootOf(mlir::Value v) {
 /// int or float result each) whose captured values all exist before `at`,
 /// where a contraction applies it to its tiles.
 bool isScalarBodyBefore(mlir::Block &body, mlir::Operation *at);
+/// Erases buffer `buf` when it is an allocation that nothing reads (only
+/// fills and deallocs use it).
+void eraseIfWriteOnly(mlir::Value buf);
 /// `v` broadcast to a vector of `shape` unless it is a vector (or the
 /// shape is empty).
 mlir::Value asVectorOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
@@ -246,11 +249,59 @@ struct DepthwiseMatch {
 std::optional<DepthwiseMatch> matchDepthwise(mlir::linalg::GenericOp g);
 std::optional<DepthwiseMatch> matchMaxPool(mlir::linalg::GenericOp g);
 bool isRuntimeDepthwise(mlir::linalg::GenericOp g);
+/// A depthwise conv of 8-bit data by 8-bit weights into i32 (ConvInteger's
+/// form, static channels and taps) whose sums f32 holds exactly.
+bool isEightBitDepthwise(mlir::linalg::GenericOp g);
+struct ConvEpilogue;
 /// `vectorBits`: the target's vector registers (chunks kept in them).
-/// Returns the op before the new loops (null: none).
+/// `epilogue` (8-bit convs): applied to each chunk before it is stored, into
+/// its own output (the caller erases it). Returns the op before the new
+/// loops (null: none).
 mlir::Operation *rewriteDepthwise(mlir::linalg::GenericOp g,
                                   const DepthwiseMatch &dm, int64_t vectorBits,
-                                  bool isMaxPool = false);
+                                  bool isMaxPool = false,
+                                  const ConvEpilogue *epilogue = nullptr);
+
+// 8-bit convs (IntegerContractions.cpp).
+/// For a body `yield(out + ext(x) * ext(w))` into i32 of 8-bit x and w
+/// (the product's operands in either order): whether x's and w's
+/// extensions are unsigned.
+std::optional<std::pair<bool, bool>>
+eightBitMulAdd(mlir::linalg::GenericOp g);
+/// An elementwise generic right after an 8-bit conv that reads its i32
+/// result C (the requantization: zero-point correction, bias, scale,
+/// rounding, clamp; a residual Add fused in), applied to each accumulator
+/// vector before it is stored, into the generic's own output: C is never
+/// written, and the 8-bit result leaves the registers once.
+struct ConvEpilogue {
+  mlir::linalg::GenericOp op;
+  /// Per input: C, a tensor of C's shape read alike, or one value per
+  /// output channel (or per image and channel; or one for all).
+  enum Kind { Acc, Full, PerChannel };
+  llvm::SmallVector<Kind> kinds;
+};
+/// How C of `g` starts when it holds zeros, which g's rewrite makes
+/// redundant (every element of C is stored): the op right before g that
+/// sets it to 0 (a fill, or a copy of a zero-filled buffer, as
+/// bufferization shares one zero fill between convs), to erase; or null
+/// when C itself is that shared buffer (the fill stays for its copies).
+struct ZeroInit {
+  mlir::Operation *erase = nullptr;
+};
+std::optional<ZeroInit> zeroInitBefore(mlir::linalg::GenericOp g,
+                                       mlir::Value c);
+/// The epilogue of 8-bit conv `g` writing C = `c`, if the next reader of C
+/// is one (the ops between can run after it); moves what it uses before g.
+std::optional<ConvEpilogue> matchConvEpilogue(mlir::linalg::GenericOp g,
+                                              mlir::Value c);
+/// `ep`'s body on `acc` (a vector, or one value) of output channel
+/// `channel` of image `image`; `full(i, type)` reads input i of kind Full
+/// where acc lies.
+mlir::Value
+convEpilogueValue(mlir::OpBuilder &b, mlir::Location loc,
+                  const ConvEpilogue &ep, mlir::Value acc, mlir::Value image,
+                  mlir::Value channel,
+                  llvm::function_ref<mlir::Value(unsigned, mlir::Type)> full);
 
 } // namespace kiln::vectorize
 

@@ -5,6 +5,7 @@
 // output-row chunks kept in registers across the window's taps.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
 #include "providers/cpu/Vectorize.h"
 
@@ -120,6 +121,21 @@ std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
       maps[0].getNumResults() != 4)
     return std::nullopt;
   return matchWindowMap(maps[0], /*oh=*/4, /*kh=*/2, /*ow=*/5, /*kw=*/3);
+}
+
+bool isEightBitDepthwise(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
+      !eightBitMulAdd(g))
+    return false;
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
+  if (r.size() != 6 || ShapedType::isDynamic(r[1]) ||
+      ShapedType::isDynamic(r[3]) || ShapedType::isDynamic(r[4]))
+    return false;
+  // Every sum exact in f32: at most 255 * 128 per tap.
+  if (255 * 128 * r[3] * r[4] >= (int64_t(1) << 24))
+    return false;
+  return matchDepthwise(g).has_value();
 }
 
 /// A depthwise conv with run-time batch, output rows or columns (the
@@ -256,8 +272,11 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
   std::optional<OutputInit> init = matchOutputInit(g);
   bool inPlace = false;
   for (Operation *op = copy->getNextNode(); op != g; op = op->getNextNode()) {
+    // (The profiler's markers: the pad is a node of its own before an
+    // 8-bit conv.)
     if (isa<memref::AllocOp, memref::SubViewOp, memref::ExpandShapeOp,
-            memref::CollapseShapeOp, arith::ConstantOp>(op))
+            memref::CollapseShapeOp, arith::ConstantOp, ProfileBeginOp,
+            ProfileEndOp>(op))
       continue;
     auto l = dyn_cast<linalg::LinalgOp>(op);
     if (!l)
@@ -294,12 +313,20 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
 /// accumulators start from the output's fill or bias in registers. Returns the
 /// op before the new code.
 Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
-                            int64_t vectorBits, bool isMaxPool) {
+                            int64_t vectorBits, bool isMaxPool,
+                            const ConvEpilogue *epilogue) {
   Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1],
         out = g.getDpsInits()[0];
+  // An 8-bit conv sums in f32 (exact: isEightBitDepthwise) the data and
+  // weights converted as they are read, and stores its i32 sums (or the
+  // epilogue's values).
+  std::optional<std::pair<bool, bool>> eightBit =
+      isMaxPool ? std::nullopt : eightBitMulAdd(g);
   // A chunk is 512 bits: 16 f32 or 64 bytes (an 8-bit max pool).
   Type elt = cast<MemRefType>(out.getType()).getElementType();
-  const int64_t kLanes = 512 / elt.getIntOrFloatBitWidth();
+  Type accElt = eightBit ? Float32Type::get(g.getContext()) : elt;
+  Type xElt = cast<MemRefType>(x.getType()).getElementType();
+  const int64_t kLanes = 512 / accElt.getIntOrFloatBitWidth();
   const int64_t kChunks = vectorBits >= 512 ? 8 : 4;
   Operation *bodyMax =
       isMaxPool ? maxPoolMax(g.getRegion().front(), elt) : nullptr;
@@ -310,25 +337,50 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // the window.)
   if (isMaxPool)
     r = {r[0], r[1], r[4], r[2], r[3], r[5]};
-  auto vec = VectorType::get({kLanes}, elt),
-       wide = VectorType::get({kLanes * dm.sw}, elt);
+  auto vec = VectorType::get({kLanes}, accElt),
+       outVec = VectorType::get({kLanes}, elt),
+       xVec = VectorType::get({kLanes}, xElt),
+       wide = VectorType::get({kLanes * dm.sw}, xElt);
+  // 8-bit values (scalars or vectors) in f32.
+  auto toF32 = [&](OpBuilder &nb, Value v, bool isUnsigned) -> Value {
+    Type t = getElementTypeOrSelf(v.getType()) == v.getType()
+                 ? accElt
+                 : VectorType::get(cast<VectorType>(v.getType()).getShape(),
+                                   accElt);
+    return isUnsigned ? nb.create<arith::UIToFPOp>(loc, t, v).getResult()
+                      : nb.create<arith::SIToFPOp>(loc, t, v).getResult();
+  };
   auto idx = [&](OpBuilder &nb, int64_t v) -> Value { return nb.create<arith::ConstantIndexOp>(loc, v); };
   // Static but for the batch: the planes are per image.
   bool planeStatic =
       llvm::none_of(ArrayRef(r).drop_front(), ShapedType::isDynamic);
   std::optional<OutputInit> init = matchOutputInit(g);
+  // An 8-bit conv's C may start as zeros from further back (a fill
+  // bufferization placed earlier, or one shared by several convs).
+  std::optional<ZeroInit> zeroInit =
+      eightBit && !init ? zeroInitBefore(g, out) : std::nullopt;
   std::optional<PaddedSource> padded =
       planeStatic ? matchPaddedSource(g) : std::nullopt;
   Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(elt));
   Operation *first = zero.getDefiningOp();
-  bool planes = planeStatic && (padded || dm.sw > 1) &&
+  auto zeroOf = [&](Type t) -> Value {
+    return t == elt ? zero
+                    : b.create<arith::ConstantOp>(loc, b.getZeroAttr(t));
+  };
+  Value xZero = zeroOf(xElt);
+  // (An 8-bit conv's plane holds its data in f32, converted once per
+  // element rather than at each of the taps that read it.)
+  bool planes = planeStatic && (padded || dm.sw > 1 || eightBit) &&
                 !cast<MemRefType>(x.getType()).isDynamicDim(2) &&
                 !cast<MemRefType>(x.getType()).isDynamicDim(3);
+  Type planeElt = eightBit ? accElt : xElt;
+  auto planeVec = VectorType::get({kLanes}, planeElt);
+  Value planeZero = planeElt == xElt ? xZero : zeroOf(planeElt);
   // The plane: `s` phases of ph rows by pw columns, wide enough for every
   // full-width read of the last chunk; the padded row it is built from.
   const int64_t sp = dm.sw;
   Value src = padded ? padded->src : x;
-  Value pad = padded ? padded->pad : zero;
+  Value pad = padded ? padded->pad : xZero;
   int64_t top = padded ? padded->top : 0, left = padded ? padded->left : 0;
   auto srcType = cast<MemRefType>(src.getType());
   int64_t ph = cast<MemRefType>(x.getType()).getDimSize(2);
@@ -378,12 +430,15 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
       return offset ? (Value)cb.create<arith::AddIOp>(loc, col0, idx(cb, offset)) : col0;
     };
     SmallVector<Value> accs;
-    for (auto [row, col] : chunks)
-      accs.push_back(accInit ? accInit
-                             : nb.create<vector::TransferReadOp>(
-                                   loc, vec, out,
-                                   ValueRange{n, m, ohs[row], colAt(nb, col)},
-                                   zero));
+    for (auto [row, col] : chunks) {
+      if (accInit) {
+        accs.push_back(accInit);
+        continue;
+      }
+      Value v = nb.create<vector::TransferReadOp>(
+          loc, outVec, out, ValueRange{n, m, ohs[row], colAt(nb, col)}, zero);
+      accs.push_back(eightBit ? toF32(nb, v, false) : v);
+    }
     Value xCol0 = nb.create<arith::MulIOp>(loc, col0, idx(nb, dm.sw));
     SmallVector<Value> sums = upTo(nb, r[3], accs, [&](OpBuilder &b3, Value kh, ValueRange a3) {
       return upTo(b3, r[4], a3, [&](OpBuilder &b4, Value kw, ValueRange a4) {
@@ -391,9 +446,13 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
         Value kwOff = b4.create<arith::AddIOp>(
             loc, b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw)), xCol0);
         Value wb;
-        if (!isMaxPool)
-          wb = b4.create<vector::BroadcastOp>(
-              loc, vec, b4.create<memref::LoadOp>(loc, w, ValueRange{m, idx(b4, 0), kh, kw}));
+        if (!isMaxPool) {
+          Value wv = b4.create<memref::LoadOp>(
+              loc, w, ValueRange{m, idx(b4, 0), kh, kw});
+          if (eightBit)
+            wv = toF32(b4, wv, eightBit->second);
+          wb = b4.create<vector::BroadcastOp>(loc, vec, wv);
+        }
         // In the plane, tap kw's column c = ow * sw + kw * dw lies in
         // phase c % sw at ow + (kw * dw) / sw.
         Value phase, phaseCol;
@@ -414,15 +473,19 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
             Value at = col ? (Value)b4.create<arith::AddIOp>(loc, phaseCol,
                                                              idx(b4, col))
                            : phaseCol;
-            xv = b4.create<vector::TransferReadOp>(loc, vec, plane,
-                                                   ValueRange{phase, ih, at},
-                                                   zero, ArrayRef<bool>{true});
+            xv = b4.create<vector::TransferReadOp>(
+                loc, planeVec, plane, ValueRange{phase, ih, at},
+                planeZero, ArrayRef<bool>{true});
           } else if (dm.sw == 1) {
-            xv = b4.create<vector::TransferReadOp>(loc, vec, x, ValueRange{n, m, ih, iw}, zero);
+            xv = b4.create<vector::TransferReadOp>(
+                loc, xVec, x, ValueRange{n, m, ih, iw}, xZero);
           } else {
-            Value xw = b4.create<vector::TransferReadOp>(loc, wide, x, ValueRange{n, m, ih, iw}, zero);
+            Value xw = b4.create<vector::TransferReadOp>(
+                loc, wide, x, ValueRange{n, m, ih, iw}, xZero);
             xv = b4.create<vector::ShuffleOp>(loc, xw, xw, lanes);
           }
+          if (eightBit && !planes)
+            xv = toF32(b4, xv, eightBit->first);
           if (isMaxPool && elt.isF32()) {
             // x > acc ? x : acc, or x where x is NaN: NaNs propagate as
             // maximumf's do (a NaN acc stays), in four instructions (two
@@ -451,9 +514,26 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
         return next;
       });
     });
-    for (auto [c, chunk] : llvm::enumerate(chunks))
-      nb.create<vector::TransferWriteOp>(loc, sums[c], out,
-                                         ValueRange{n, m, ohs[chunk.first], colAt(nb, chunk.second)});
+    for (auto [c, chunk] : llvm::enumerate(chunks)) {
+      SmallVector<Value> at = {n, m, ohs[chunk.first],
+                               colAt(nb, chunk.second)};
+      Value sum = sums[c];
+      if (eightBit)
+        sum = nb.create<arith::FPToSIOp>(loc, outVec, sum);
+      if (!epilogue) {
+        nb.create<vector::TransferWriteOp>(loc, sum, out, at);
+        continue;
+      }
+      // (Inputs of C's shape are read where the chunk lies.)
+      linalg::GenericOp e = epilogue->op;
+      Value y = convEpilogueValue(
+          nb, loc, *epilogue, sum, n, m, [&](unsigned i, Type t) -> Value {
+            return nb.create<vector::TransferReadOp>(
+                loc, VectorType::get({kLanes}, t), e.getDpsInputs()[i], at,
+                nb.create<arith::ConstantOp>(loc, nb.getZeroAttr(t)));
+          });
+      nb.create<vector::TransferWriteOp>(loc, y, e.getDpsInits()[0], at);
+    }
   };
   // Rows [oh0, oh0 + nRows), all columns: blocks of `numChunks` chunks.
   auto rowBlocks = [&](OpBuilder &nb, Value n, Value m, Value oh0, int64_t nRows,
@@ -525,9 +605,10 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // written to memory and read back at another offset stalled every
   // load on store forwarding: an 8-bit pool ran at half its speed).
   auto buildPlane = [&](OpBuilder &nb, Value n, Value m) -> Value {
-    Value pl =
-        nb.create<memref::AllocOp>(loc, MemRefType::get({sp, ph, pw}, elt));
-    Value padVec = nb.create<vector::BroadcastOp>(loc, vec, pad);
+    Value pl = nb.create<memref::AllocOp>(
+        loc, MemRefType::get({sp, ph, pw}, planeElt));
+    Value padVec = nb.create<vector::BroadcastOp>(
+        loc, planeVec, eightBit ? toF32(nb, pad, eightBit->first) : pad);
     Value padWide = nb.create<vector::BroadcastOp>(loc, wide, pad);
     const bool inBounds[] = {true};
     auto borderRows = [&](int64_t from, int64_t to) {
@@ -569,6 +650,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                for (int64_t l = 0; l < kLanes; ++l)
                  pick.push_back((r ? W - r : 0) + p + l * sp);
                Value pv = rb.create<vector::ShuffleOp>(loc, lo, hi, pick);
+               if (eightBit)
+                 pv = toF32(rb, pv, eightBit->first);
                rb.create<vector::TransferWriteOp>(
                    loc, pv, pl,
                    ValueRange{idx(rb, p), row, idx(rb, j * kLanes)}, inBounds);
@@ -589,12 +672,17 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   loop(b, idx(b, 0), extent(b, 0, 0), 1, {},
        [&](OpBuilder &b0, Value n, ValueRange) {
          upTo(b0, r[1], {}, [&](OpBuilder &b1, Value m, ValueRange) {
-           if (init)
-             accInit = b1.create<vector::BroadcastOp>(
-                 loc, vec,
-                 init->bias ? (Value)b1.create<memref::LoadOp>(loc, init->bias,
-                                                               ValueRange{m})
-                            : init->scalar);
+           if (init) {
+             Value v = init->bias ? (Value)b1.create<memref::LoadOp>(
+                                        loc, init->bias, ValueRange{m})
+                                  : init->scalar;
+             if (eightBit)
+               v = toF32(b1, v, false);
+             accInit = b1.create<vector::BroadcastOp>(loc, vec, v);
+           } else if (zeroInit) {
+             accInit = b1.create<arith::ConstantOp>(
+                 loc, DenseElementsAttr::get(vec, b1.getZeroAttr(accElt)));
+           }
            if (planes)
              plane = buildPlane(b1, n, m);
            byWidth(b1, n, m);
@@ -609,6 +697,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // alone read: matchPaddedSource), are no longer needed.
   if (init)
     init->op->erase();
+  if (zeroInit && zeroInit->erase)
+    zeroInit->erase->erase();
   if (planes && padded) {
     for (Operation *op : padded->ops)
       op->erase();

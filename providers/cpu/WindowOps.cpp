@@ -337,12 +337,30 @@ Value im2colConv(OpBuilder &b, Location loc, Value padded, Value w, Operation *o
   return b.create<tensor::ReshapeOp>(loc, out, perImage.getResult(0), shapeTensor);
 }
 
+/// The multiply-add of a conv's body: f32, or ConvInteger's 8-bit operands
+/// widened to i32 (the form the 8-bit kernels match).
+static void convMulAdd(OpBuilder &nb, Location l, Operation *op, Type elt,
+                       ValueRange args) {
+  if (isFloat(elt)) {
+    Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
+    nb.create<linalg::YieldOp>(
+        l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
+    return;
+  }
+  auto widen = [&](Value v, unsigned i) {
+    return castScalar(nb, l, v, elt, wasUnsigned(op, i));
+  };
+  Value p = nb.create<arith::MulIOp>(l, widen(args[0], 0), widen(args[1], 1));
+  nb.create<linalg::YieldOp>(l,
+                             ValueRange{nb.create<arith::AddIOp>(l, args[2], p)});
+}
+
 /// A depthwise Conv (one input and one output channel per group): loops n,
 /// m, o_1..o_{sp-1}, k_1..k_sp, o_sp, so that each output row is
 /// accumulated over the taps while it stays in cache, the innermost loop a
 /// contiguous (stride 1) multiply-add along the row.
-Value depthwiseConv(OpBuilder &b, Location loc, Value padded, Value w, Value init,
-                    const Windows &win) {
+Value depthwiseConv(OpBuilder &b, Location loc, Operation *op, Value padded,
+                    Value w, Value init, const Windows &win) {
   MLIRContext *ctx = b.getContext();
   auto out = typeOf(init);
   int64_t sp = out.getRank() - 2, nLoops = 2 + 2 * sp;
@@ -364,8 +382,7 @@ Value depthwiseConv(OpBuilder &b, Location loc, Value padded, Value w, Value ini
       ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx), AffineMap::get(nLoops, 0, wE, ctx),
                           AffineMap::get(nLoops, 0, oE, ctx)},
       iters, [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
-        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
+        convMulAdd(nb, l, op, out.getElementType(), args);
       });
   return g.getResult(0);
 }
@@ -424,7 +441,8 @@ Results lowerConv(OpBuilder &b, Operation *op) {
     init = filledTensor(b, loc, out, 0.0, sizes);
   }
   if (icg == 1 && ocg == 1 && group > 1)
-    return withEpilogue(b, op, depthwiseConv(b, loc, padded, w, init, *window));
+    return withEpilogue(b, op,
+                        depthwiseConv(b, loc, op, padded, w, init, *window));
   // Loops: n, m, c, k_1..k_sp, o_1..o_sp: output positions innermost, so the
   // inner loop is a contiguous (vectorizable) multiply-add over a row.
   int64_t nLoops = 2 + sp + 1 + sp;
@@ -451,21 +469,7 @@ Results lowerConv(OpBuilder &b, Operation *op) {
                           AffineMap::get(nLoops, 0, wE, ctx),
                           AffineMap::get(nLoops, 0, oE, ctx)},
       iters, [&](OpBuilder &nb, Location l, ValueRange args) {
-        if (isFloat(elt)) {
-          Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
-          nb.create<linalg::YieldOp>(
-              l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
-          return;
-        }
-        // ConvInteger: 8-bit operands widened to i32 (the form
-        // kiln-cpu-integer-contractions matches).
-        auto widen = [&](Value v, unsigned i) {
-          return castScalar(nb, l, v, elt, wasUnsigned(op, i));
-        };
-        Value p =
-            nb.create<arith::MulIOp>(l, widen(args[0], 0), widen(args[1], 1));
-        nb.create<linalg::YieldOp>(
-            l, ValueRange{nb.create<arith::AddIOp>(l, args[2], p)});
+        convMulAdd(nb, l, op, elt, args);
       });
   return withEpilogue(b, op, g.getResult(0));
 }

@@ -28,20 +28,36 @@ func.func @to_f8(%x: tensor<4xf32>) -> tensor<4xf8E5M2> {
 
 // -----
 
-// 4-bit integers: floats round to nearest-even and saturate; NaN gives 0.
+// 4-bit integers: floats round to nearest-even and saturate (clamped in
+// f32 to [-8, 7], exact there); NaN gives 0.
 // CHECK-LABEL: func.func @to_i4
 // CHECK: %[[R:.*]] = math.roundeven
-// CHECK: arith.fptosi %[[R]] : f32 to i32
+// CHECK: %[[LO:.*]] = arith.maxnumf %[[R]], %{{.*}} : f32
+// CHECK: %[[HI:.*]] = arith.minnumf %[[LO]], %{{.*}} : f32
+// CHECK: arith.fptosi %[[HI]] : f32 to i32
 // CHECK: arith.trunci %{{.*}} : i32 to i4
-// CHECK: arith.cmpf oge, %[[R]], %{{.*}} : f32
-// CHECK: arith.constant 7 : i4
-// CHECK: arith.cmpf olt, %[[R]], %{{.*}} : f32
-// CHECK: arith.constant -8 : i4
 // CHECK: arith.cmpf uno, %[[R]], %[[R]] : f32
 // CHECK: arith.constant 0 : i4
 func.func @to_i4(%x: tensor<4xf32>) -> tensor<4xi4> {
   %0 = onnx.Cast(%x) {to = 22 : i64} : (tensor<4xf32>) -> tensor<4xi4>
   return %0 : tensor<4xi4>
+}
+
+// -----
+
+// An unsigned 8-bit target: the clamp alone, maxnum taking 0 for NaN (no
+// select).
+// CHECK-LABEL: func.func @to_u8
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[LO:.*]] = arith.maxnumf %{{.*}}, %[[ZERO]] : f32
+// CHECK: %[[MAX:.*]] = arith.constant 2.550000e+02 : f32
+// CHECK: %[[HI:.*]] = arith.minnumf %[[LO]], %[[MAX]] : f32
+// CHECK: %[[I:.*]] = arith.fptosi %[[HI]] : f32 to i32
+// CHECK: %[[B:.*]] = arith.trunci %[[I]] : i32 to i8
+// CHECK-NEXT: linalg.yield %[[B]] : i8
+func.func @to_u8(%x: tensor<4xf32>) -> tensor<4xui8> {
+  %0 = onnx.Cast(%x) {to = 2 : i64} : (tensor<4xf32>) -> tensor<4xui8>
+  return %0 : tensor<4xui8>
 }
 
 // -----
