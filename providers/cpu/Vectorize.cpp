@@ -1357,6 +1357,11 @@ struct CpuVectorizeContractionsPass
       ++depthwise;
       ++numEightBitDepthwise;
     }
+    // For `kiln compile --report`.
+    if (!eightBitDepthwise.empty())
+      module->setAttr("kiln.report.int8_depthwise",
+                      IntegerAttr::get(IntegerType::get(module.getContext(), 64),
+                                       eightBitDepthwise.size()));
     // Max pools: the same loops, max for the multiply-add.
     for (linalg::GenericOp g : maxPools) {
       rewriteDepthwise(g, *matchMaxPool(g), vectorBits, /*isMaxPool=*/true);

@@ -72,7 +72,8 @@ def matmul_integer_runtime_b(path, x_shape, za, zb):
     return rand(rng, x_shape, U8)
 
 
-def conv_integer(path, x_shape, w_shape, a_kind, za=None, pads=(1, 1, 1, 1), strides=(1, 1)):
+def conv_integer(path, x_shape, w_shape, a_kind, za=None, pads=(1, 1, 1, 1), strides=(1, 1),
+                 group=1):
     """Y = ConvInteger(X, W, za) with s8 weights, no weight zero point."""
     rng = np.random.default_rng(sum(w_shape))
     inits = [numpy_helper.from_array(rand(rng, w_shape, S8), "W")]
@@ -81,7 +82,8 @@ def conv_integer(path, x_shape, w_shape, a_kind, za=None, pads=(1, 1, 1, 1), str
         inits.append(numpy_helper.from_array(np.array(za, NP[a_kind]), "za"))
         inputs.append("za")
     save(path, [helper.make_node("ConvInteger", inputs, ["Y"], pads=list(pads),
-                                 strides=list(strides), kernel_shape=list(w_shape[2:]))],
+                                 strides=list(strides), kernel_shape=list(w_shape[2:]),
+                                 group=group)],
          [helper.make_tensor_value_info("X", a_kind, list(x_shape))], inits, TensorProto.INT32)
     return rand(rng, x_shape, a_kind)
 
@@ -239,20 +241,26 @@ def static_cnn(path, per_channel, qoperator, batch_dim=None):
                          batch_dim)
 
 
-def static_depthwise(path, qoperator):
-    """A float depthwise conv (group 16) + Relu + 1 x 1 conv, quantized by
-    quantize_static per channel (QLinearConv with group 16: the exact
-    integer conv, in f32 where every sum is exact)."""
+def static_depthwise(path, qoperator, shape=(1, 16, 10, 10), stride=1, relu6=False):
+    """A float depthwise conv (group 16) + Relu (or Clip to [0, 6]) + 1 x 1
+    conv, quantized by quantize_static per channel (QLinearConv with group
+    16: the 8-bit depthwise loops, summing in f32, exact)."""
     rng = np.random.default_rng(9)
     inits = [numpy_helper.from_array((rng.standard_normal((16, 1, 3, 3)) / 3).astype(np.float32),
                                      "W0"),
              numpy_helper.from_array((rng.standard_normal((8, 16, 1, 1)) / 4).astype(np.float32),
                                      "W1"),
              numpy_helper.from_array(rng.standard_normal(16).astype(np.float32) * 0.1, "B0")]
-    nodes = [helper.make_node("Conv", ["X", "W0", "B0"], ["C0"], pads=[1, 1, 1, 1], group=16),
-             helper.make_node("Relu", ["C0"], ["A"]),
+    act = (helper.make_node("Clip", ["C0", "lo", "hi"], ["A"]) if relu6
+           else helper.make_node("Relu", ["C0"], ["A"]))
+    if relu6:
+        inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
+                  numpy_helper.from_array(np.array(6, np.float32), "hi")]
+    nodes = [helper.make_node("Conv", ["X", "W0", "B0"], ["C0"], pads=[1, 1, 1, 1], group=16,
+                              strides=[stride, stride]),
+             act,
              helper.make_node("Conv", ["A", "W1"], ["Y"])]
-    return quantized_cnn(path, nodes, inits, (1, 16, 10, 10), rng, True, qoperator)
+    return quantized_cnn(path, nodes, inits, shape, rng, True, qoperator)
 
 
 # name: (make, tolerance): exact for integer results; one step of y_scale
@@ -295,6 +303,18 @@ CASES = {
     "conv_u8_1x1_k27": (
         lambda p: conv_integer(p, (1, 27, 9, 9), (20, 27, 1, 1), U8, pads=(0, 0, 0, 0)), 0),
     "conv_s8": (lambda p: conv_integer(p, (1, 8, 10, 10), (16, 8, 3, 3), S8, za=-3), 0),
+    # Depthwise (one channel a group): stride 2 over odd planes (17
+    # output columns: a masked chunk), s8 data with a 5 x 5 window over
+    # rows of 40 (3 chunks), no pads.
+    "conv_u8_depthwise_stride2": (
+        lambda p: conv_integer(p, (1, 24, 15, 33), (24, 1, 3, 3), U8, za=7, strides=(2, 2),
+                               group=24), 0),
+    "conv_s8_depthwise_5x5": (
+        lambda p: conv_integer(p, (2, 16, 9, 40), (16, 1, 5, 5), S8, za=-5, pads=(2, 2, 2, 2),
+                               group=16), 0),
+    "conv_u8_depthwise_no_pads": (
+        lambda p: conv_integer(p, (1, 8, 12, 20), (8, 1, 3, 3), U8, za=3, pads=(0, 0, 0, 0),
+                               group=8), 0),
     # 8-bit max pools: stride 2 with pads (resnet's: planes of two phases;
     # 70 output columns: a full and a masked 64-byte chunk), stride 1 on
     # s8 (max is signed) without pads.
@@ -321,6 +341,11 @@ CASES = {
                               0.004),
     "qop_depthwise": (lambda p: static_depthwise(p, qoperator=True), 1e-4),
     "qdq_depthwise": (lambda p: static_depthwise(p, qoperator=False), 1e-4),
+    # mobilenet's: Clip to [0, 6], stride 2 over odd planes.
+    "qop_depthwise_relu6_stride2": (
+        lambda p: static_depthwise(p, True, (1, 16, 21, 37), 2, relu6=True), 1e-4),
+    "qdq_depthwise_relu6_stride2": (
+        lambda p: static_depthwise(p, False, (1, 16, 21, 37), 2, relu6=True), 1e-4),
 }
 
 

@@ -1784,3 +1784,82 @@ func.func @panel_prefetch(%a: memref<64x256xf32>, %c: memref<64x128xf32>) {
   }
   return
 }
+
+// -----
+
+// An 8-bit depthwise conv as kiln-decompose-ops leaves QLinearConv with a
+// group per channel: u8 data padded with its zero point (a node of its
+// own: the profiler's markers sit between the pad and the conv), i32 sums
+// started from a zero fill placed further back, then the requantizing
+// generic (per-channel zero-point term and scale) into u8. Each channel's
+// plane is padded and converted to f32 once; the taps are f32 FMAs (exact);
+// each chunk is converted back to i32 and requantized in registers, then
+// stored as bytes: the i32 buffer, its fill and the padded copy are gone.
+// CHECK-LABEL: func.func @depthwise_u8_requantized
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref<1x4x20x20xi32>
+// CHECK: scf.for %[[M:[a-z0-9_]+]] = %c0 to %c4
+// CHECK: %[[PLANE:[a-z0-9_]+]] = memref.alloc() : memref<1x20x48xf32>
+// CHECK: %[[X0:[a-z0-9_]+]] = vector.transfer_read %arg0[%c0, %[[M]], %{{.*}}, %c0], %c7_i8
+// CHECK: %[[S0:[a-z0-9_]+]] = vector.shuffle %{{.*}}, %[[X0]]
+// CHECK: %[[F0:[a-z0-9_]+]] = arith.uitofp %[[S0]] : vector<16xi8> to vector<16xf32>
+// CHECK: vector.transfer_write %[[F0]], %[[PLANE]]
+// CHECK: scf.for
+// CHECK: memref.load %arg1[%[[M]], %c0, %{{.*}}, %{{.*}}] : memref<4x1x3x3xi8>
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: vector.transfer_read %[[PLANE]]
+// CHECK: vector.fma
+// CHECK: %[[SUM:[a-z0-9_]+]] = arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK: memref.load %arg2[%c0, %[[M]], %c0, %c0] : memref<1x4x1x1xi32>
+// CHECK: arith.addi %[[SUM]]
+// CHECK: math.roundeven
+// CHECK: %[[Q:[a-z0-9_]+]] = arith.trunci %{{.*}} : vector<16xi32> to vector<16xi8>
+// CHECK: vector.transfer_write %[[Q]], %arg4[%c0, %[[M]],
+// CHECK-NOT: linalg.
+// CHECK: return
+#uX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh + kh, ow + kw)>
+#uW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#uO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+#uI = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#uC = affine_map<(n, c, h, w) -> (0, c, 0, 0)>
+#uS = affine_map<(n, c, h, w) -> (c, 0, 0)>
+func.func @depthwise_u8_requantized(%x: memref<1x4x18x18xi8>, %w: memref<4x1x3x3xi8>, %corr: memref<1x4x1x1xi32>, %scale: memref<4x1x1xf32>, %y: memref<1x4x18x18xi8>) {
+  %zero = arith.constant 0 : i32
+  %zx = arith.constant 7 : i8
+  %c = memref.alloc() {alignment = 64 : i64} : memref<1x4x18x18xi32>
+  linalg.fill ins(%zero : i32) outs(%c : memref<1x4x18x18xi32>)
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x4x20x20xi8>
+  linalg.fill ins(%zx : i8) outs(%p : memref<1x4x20x20xi8>)
+  %in = memref.subview %p[0, 0, 1, 1] [1, 4, 18, 18] [1, 1, 1, 1] : memref<1x4x20x20xi8> to memref<1x4x18x18xi8, strided<[1600, 400, 20, 1], offset: 21>>
+  memref.copy %x, %in : memref<1x4x18x18xi8> to memref<1x4x18x18xi8, strided<[1600, 400, 20, 1], offset: 21>>
+  kiln.profile_end "pad"
+  kiln.profile_begin "conv"
+  linalg.generic {indexing_maps = [#uX, #uW, #uO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%p, %w : memref<1x4x20x20xi8>, memref<4x1x3x3xi8>) outs(%c : memref<1x4x18x18xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %m = arith.muli %aw, %bw : i32
+    %s = arith.addi %acc, %m : i32
+    linalg.yield %s : i32
+  }
+  linalg.generic {indexing_maps = [#uI, #uC, #uS, #uI], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c, %corr, %scale : memref<1x4x18x18xi32>, memref<1x4x1x1xi32>, memref<4x1x1xf32>) outs(%y : memref<1x4x18x18xi8>) {
+  ^bb0(%v: i32, %k: i32, %f: f32, %o: i8):
+    %t = arith.addi %v, %k : i32
+    %fl = arith.sitofp %t : i32 to f32
+    %sc = arith.mulf %fl, %f : f32
+    %r = math.roundeven %sc : f32
+    %lo = arith.constant 0.0 : f32
+    %hi = arith.constant 255.0 : f32
+    %cl = arith.maxnumf %r, %lo : f32
+    %ch = arith.minnumf %cl, %hi : f32
+    %i = arith.fptosi %ch : f32 to i32
+    %b8 = arith.trunci %i : i32 to i8
+    linalg.yield %b8 : i8
+  }
+  memref.dealloc %p : memref<1x4x20x20xi8>
+  memref.dealloc %c : memref<1x4x18x18xi32>
+  return
+}

@@ -414,3 +414,24 @@ func.func @loop_runtime_condition(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2
   } : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// QLinearConv with one channel a group (a depthwise conv): the 8-bit
+// kernels' form as for group 1, u8 data padded with its zero point, a
+// zero-point-free ConvInteger keeping the groups, minus za * (each
+// channel's weight sum); no float conv of the centered data.
+// CHECK-LABEL: func.func @qlinear_conv_depthwise
+// CHECK: %[[P:.*]] = onnx.Pad(%arg0, %{{.*}}, %{{.*}}, %{{.*}}) : {{.*}} -> tensor<1x4x8x8xui8>
+// CHECK: %[[C:.*]] = onnx.ConvInteger(%[[P]], %{{.*}}, %{{.*}}, %{{.*}}) {group = 4 : i64} : (tensor<1x4x8x8xui8>, tensor<4x1x3x3xi8>, none, none) -> tensor<1x4x6x6xi32>
+// CHECK: onnx.ReduceSum
+// CHECK: onnx.Sub(%[[C]], %{{.*}}) : (tensor<1x4x6x6xi32>, tensor<1x4x1x1xi32>)
+// CHECK-NOT: onnx.Conv(
+// CHECK: onnx.Cast({{.*}}) {to = 2 : i64} {{.*}} -> tensor<1x4x6x6xui8>
+func.func @qlinear_conv_depthwise(%x: tensor<1x4x6x6xui8>, %s: tensor<f32>, %zx: tensor<ui8>, %ws: tensor<4xf32>) -> tensor<1x4x6x6xui8> {
+  %w = onnx.Constant() {value = dense<[[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]], [[[1, 1, 1], [1, 1, 1], [1, 1, 1]]], [[[-1, 0, 1], [0, 0, 0], [1, 0, -1]]], [[[2, 2, 2], [2, 2, 2], [2, 2, 2]]]]> : tensor<4x1x3x3xi8>} : () -> tensor<4x1x3x3xi8>
+  %zw = onnx.Constant() {value = dense<0> : tensor<i8>} : () -> tensor<i8>
+  %none = onnx.NoValue
+  %0 = onnx.QLinearConv(%x, %s, %zx, %w, %ws, %zw, %s, %zx, %none) {group = 4 : i64, pads = [1, 1, 1, 1]} : (tensor<1x4x6x6xui8>, tensor<f32>, tensor<ui8>, tensor<4x1x3x3xi8>, tensor<4xf32>, tensor<i8>, tensor<f32>, tensor<ui8>, none) -> tensor<1x4x6x6xui8>
+  return %0 : tensor<1x4x6x6xui8>
+}

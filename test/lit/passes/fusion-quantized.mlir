@@ -116,3 +116,49 @@ func.func @maxpool(%x: tensor<1x2x4x4xui8>) -> (tensor<1x2x2x2xui8>, tensor<1x2x
   %q2 = onnx.QuantizeLinear(%p#0, %s2, %z) : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x2x2xui8>
   return %q, %q2 : tensor<1x2x2x2xui8>, tensor<1x2x2x2xui8>
 }
+
+// -----
+
+// QDQ depthwise conv (one channel a group, mobilenet's), weights per
+// channel: ConvInteger with the groups (kiln-decompose-ops gives it the
+// 8-bit depthwise kernels' form), cast, scaled per channel, plus the bias.
+// A window of 23 x 23 taps stays float: 255 * 128 * 529 sums past f32's
+// exact integers, which the kernels sum in.
+// CHECK: kiln.report.fuse_quantized_conv = 1 : i64
+// CHECK-LABEL: func.func @depthwise_conv
+// CHECK: %[[Q:.*]] = onnx.QuantizeLinear(%arg0
+// CHECK: %[[C:.*]] = onnx.ConvInteger(%[[Q]], %{{.*}}, %{{.*}}, %{{.*}}) {group = 4 : i64, pads = [1, 1, 1, 1]} : (tensor<1x4x8x8xui8>, tensor<4x1x3x3xi8>, tensor<ui8>, none) -> tensor<1x4x8x8xi32>
+// CHECK: %[[F:.*]] = onnx.Cast(%[[C]]) {to = 1 : i64}
+// CHECK: %[[S:.*]] = onnx.Mul(%[[F]], %{{.*}}) : (tensor<1x4x8x8xf32>, tensor<1x4x1x1xf32>)
+// CHECK: onnx.Add(%[[S]], %{{.*}}) : (tensor<1x4x8x8xf32>, tensor<1x4x1x1xf32>)
+// CHECK-NOT: onnx.Conv(
+// CHECK-LABEL: func.func @depthwise_wide_window
+// CHECK-NOT: onnx.ConvInteger
+// CHECK: onnx.Conv(
+func.func @depthwise_conv(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %sa = onnx.Constant() {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>
+  %za = onnx.Constant() {value = dense<9> : tensor<ui8>} : () -> tensor<ui8>
+  %w = onnx.Constant() {value = dense<3> : tensor<4x1x3x3xi8>} : () -> tensor<4x1x3x3xi8>
+  %sw = onnx.Constant() {value = dense<[0.5, 0.25, 0.125, 1.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %zw = onnx.Constant() {value = dense<0> : tensor<4xi8>} : () -> tensor<4xi8>
+  %b = onnx.Constant() {value = dense<1.0> : tensor<4xf32>} : () -> tensor<4xf32>
+  %q = onnx.QuantizeLinear(%x, %sa, %za) : (tensor<1x4x8x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x8x8xui8>
+  %a = onnx.DequantizeLinear(%q, %sa, %za) : (tensor<1x4x8x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x8x8xf32>
+  %wd = onnx.DequantizeLinear(%w, %sw, %zw) {axis = 0 : i64} : (tensor<4x1x3x3xi8>, tensor<4xf32>, tensor<4xi8>) -> tensor<4x1x3x3xf32>
+  %y = onnx.Conv(%a, %wd, %b) {group = 4 : i64, pads = [1, 1, 1, 1]} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+func.func @depthwise_wide_window(%x: tensor<1x2x30x30xf32>) -> tensor<1x2x8x8xf32> {
+  %sa = onnx.Constant() {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>
+  %za = onnx.Constant() {value = dense<9> : tensor<ui8>} : () -> tensor<ui8>
+  %w = onnx.Constant() {value = dense<3> : tensor<2x1x23x23xi8>} : () -> tensor<2x1x23x23xi8>
+  %sw = onnx.Constant() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %q = onnx.QuantizeLinear(%x, %sa, %za) : (tensor<1x2x30x30xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x30x30xui8>
+  %a = onnx.DequantizeLinear(%q, %sa, %za) : (tensor<1x2x30x30xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x30x30xf32>
+  %zw = onnx.Constant() {value = dense<0> : tensor<i8>} : () -> tensor<i8>
+  %wd = onnx.DequantizeLinear(%w, %sw, %zw) : (tensor<2x1x23x23xi8>, tensor<f32>, tensor<i8>) -> tensor<2x1x23x23xf32>
+  %none = onnx.NoValue
+  %y = onnx.Conv(%a, %wd, %none) {group = 2 : i64} : (tensor<1x2x30x30xf32>, tensor<2x1x23x23xf32>, none) -> tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
