@@ -12,6 +12,8 @@ tool from the float models:
   bert_dyn_dynamic   quantize_dynamic of the exported BERT (sequence 128) and
   gpt2_dyn_dynamic   GPT-2 decode step, when OUT_DIR has them
                      (bench/export_dynamic_models.py)
+  mobilenet_v2_qdq   quantize_static of the exported mobilenet_v2 (QDQ and
+  mobilenet_v2_qop   QOperator, as resnet18's), when OUT_DIR has it
   resnet18_fp16      fp16 copies (weights, inputs, outputs and constants
   bert_tiny_fp16     in float16: test/models/derive_models.py's to_fp16)
 
@@ -104,6 +106,9 @@ def main():
     for source in ("bert_dyn", "gpt2_dyn"):
         if os.path.exists(os.path.join(out, source, "test_data_set_0")):
             jobs.append((source + "_dynamic", os.path.join(out, source), "dynamic"))
+    if os.path.exists(os.path.join(out, "mobilenet_v2", "test_data_set_0")):
+        for kind in ("qdq", "qop"):
+            jobs.append(("mobilenet_v2_" + kind, os.path.join(out, "mobilenet_v2"), kind))
     for name, src_dir, kind in jobs:
         src = os.path.join(src_dir, "model.onnx")
         dst_dir = os.path.join(out, name)

@@ -36,11 +36,13 @@ if [ -d ../shared/models ]; then
   # Their 8-bit versions, by ONNX Runtime's quantization tool (timed
   # against ONNX Runtime's int8 kernels), and fp16 copies.
   if [ ! -f "$BM/bert_tiny_fp16/test_data_set_0/output_0.pb" ] ||
-     [ ! -f "$BM/gpt2_dyn_dynamic/test_data_set_0/output_0.pb" ]; then
+     [ ! -f "$BM/gpt2_dyn_dynamic/test_data_set_0/output_0.pb" ] ||
+     [ ! -f "$BM/mobilenet_v2_qop/test_data_set_0/output_0.pb" ]; then
     python3 bench/quantize_models.py "$BM" ../shared/models
   fi
   for m in bert_tiny_dynamic bert_tiny_qdq bert_tiny_qop resnet18_qdq resnet18_qop \
-           bert_dyn_dynamic gpt2_dyn_dynamic resnet18_fp16 bert_tiny_fp16; do
+           bert_dyn_dynamic gpt2_dyn_dynamic mobilenet_v2_qdq mobilenet_v2_qop \
+           resnet18_fp16 bert_tiny_fp16; do
     models+=("$BM/$m")
   done
 else
