@@ -50,8 +50,9 @@
 //      left over (fewer than 8 rows, 32 columns, 64 terms) stays naive. A
 //      contraction whose only run-time loop is n (a convolution of run-time
 //      size, lowered as weights x patches) takes blocks of 256, 128, 64,
-//      32, 8, 4, then 1 columns, under blocks of rows that keep the weights
-//      in L2.
+//      32 and 16 columns, under blocks of rows that keep the weights in
+//      L2; the columns past the last whole 16 run as one static 16-wide
+//      block on padded copies (padLastBlock).
 // Anything else (other bodies, integer types, other dynamic shapes, device
 // ops) is left to the naive loops. Steps 2 and 2b live in VectorizeConv.cpp
 // and VectorizeWindows.cpp (shared declarations: Vectorize.h).
@@ -648,6 +649,48 @@ std::optional<MatmulMatch> matchRuntimeContraction(linalg::GenericOp g) {
   return mm;
 }
 
+/// A copy of `g` at the builder's point on each operand's view at [at,
+/// at + extent) along loop d (the whole of every other dim).
+static linalg::GenericOp copyAlong(OpBuilder &vb, linalg::GenericOp g,
+                                   unsigned d, Value at, OpFoldResult extent) {
+  Location loc = g.getLoc();
+  SmallVector<Value> operands;
+  for (auto [v, map] : llvm::zip(g->getOperands(), g.getIndexingMapsArray())) {
+    auto t = cast<MemRefType>(v.getType());
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (unsigned j = 0; j < map.getNumResults(); ++j) {
+      bool along = dimOf(map.getResult(j)) == d;
+      offsets.push_back(along ? OpFoldResult(at) : vb.getIndexAttr(0));
+      sizes.push_back(along ? extent
+                      : t.isDynamicDim(j)
+                          ? OpFoldResult(vb.create<memref::DimOp>(loc, v, j))
+                          : vb.getIndexAttr(t.getDimSize(j)));
+      strides.push_back(vb.getIndexAttr(1));
+    }
+    operands.push_back(
+        vb.create<memref::SubViewOp>(loc, v, offsets, sizes, strides));
+  }
+  Operation *copy = vb.clone(*g);
+  copy->setOperands(operands);
+  return cast<linalg::GenericOp>(copy);
+}
+
+/// Loop d's extent in `g` and its largest multiple of `size`.
+static std::pair<Value, Value> extentAndFull(OpBuilder &b, linalg::GenericOp g,
+                                             unsigned d, int64_t size) {
+  Location loc = g.getLoc();
+  Value total;
+  for (auto [v, map] : llvm::zip(g->getOperands(), g.getIndexingMapsArray()))
+    if (auto p = positionOf(map, d); p && !total)
+      total = b.create<memref::DimOp>(loc, v, *p);
+  Value step = b.create<arith::ConstantIndexOp>(loc, size);
+  Value full = size == 1 ? total
+                         : (Value)b.create<arith::MulIOp>(
+                               loc, b.create<arith::DivUIOp>(loc, total, step),
+                               step);
+  return {total, full};
+}
+
 /// Splits loop `d` of `g` into blocks of `size`: a loop over copies of `g`
 /// on views that are `size` long along it (returned first), then, for
 /// size > 1, one copy on what is left (returned second, of run-time
@@ -658,35 +701,8 @@ blockLoop(linalg::GenericOp g, unsigned d, int64_t size,
           int64_t runtimeExtent = 1) {
   OpBuilder b(g);
   Location loc = g.getLoc();
-  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  Value total;
-  for (auto [v, map] : llvm::zip(g->getOperands(), maps))
-    if (auto p = positionOf(map, d); p && !total)
-      total = b.create<memref::DimOp>(loc, v, *p);
+  auto [total, full] = extentAndFull(b, g, d, size);
   Value step = b.create<arith::ConstantIndexOp>(loc, size);
-  Value full = size == 1 ? total
-                         : (Value)b.create<arith::MulIOp>(
-                               loc, b.create<arith::DivUIOp>(loc, total, step), step);
-  // A copy of `g` on each operand's view at [at, at + extent) along d.
-  auto copyAt = [&](OpBuilder &vb, Value at, OpFoldResult extent) {
-    SmallVector<Value> operands;
-    for (auto [v, map] : llvm::zip(g->getOperands(), maps)) {
-      auto t = cast<MemRefType>(v.getType());
-      SmallVector<OpFoldResult> offsets, sizes, strides;
-      for (unsigned j = 0; j < map.getNumResults(); ++j) {
-        bool along = dimOf(map.getResult(j)) == d;
-        offsets.push_back(along ? OpFoldResult(at) : vb.getIndexAttr(0));
-        sizes.push_back(along                ? extent
-                        : t.isDynamicDim(j) ? OpFoldResult(vb.create<memref::DimOp>(loc, v, j))
-                                            : vb.getIndexAttr(t.getDimSize(j)));
-        strides.push_back(vb.getIndexAttr(1));
-      }
-      operands.push_back(vb.create<memref::SubViewOp>(loc, v, offsets, sizes, strides));
-    }
-    Operation *copy = vb.clone(*g);
-    copy->setOperands(operands);
-    return cast<linalg::GenericOp>(copy);
-  };
   auto loop = b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0), full, step);
   // Blocks along a parallel loop are independent: threads take them, at
   // least `grain` blocks each so that a thread's share pays for its
@@ -704,12 +720,88 @@ blockLoop(linalg::GenericOp g, unsigned d, int64_t size,
       markParallel(loop, kParallelWork, perBlock * iterationCost(g));
   }
   OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-  linalg::GenericOp inner = copyAt(lb, loop.getInductionVar(), lb.getIndexAttr(size));
+  linalg::GenericOp inner =
+      copyAlong(lb, g, d, loop.getInductionVar(), lb.getIndexAttr(size));
   linalg::GenericOp rest;
   if (size > 1)
-    rest = copyAt(b, full, OpFoldResult(b.create<arith::SubIOp>(loc, total, full).getResult()));
+    rest = copyAlong(b, g, d, full,
+                     b.create<arith::SubIOp>(loc, total, full).getResult());
   g.erase();
   return {inner, rest};
+}
+
+/// The last columns of a contraction: `g` with parallel loop d cut at its
+/// largest multiple of `size` (the copy on [0, full) returned), the rest,
+/// under `size` long, on static buffers `size` long along d: the operands
+/// d indexes copied in (inputs zero-filled past the rest), g's copy there
+/// on static sizes (the register tiles take it whole, where blocks of 8,
+/// 4 and 1 columns left the last one scalar), the output copied back;
+/// nothing when the rest is empty. Null (g untouched) unless every other
+/// dim of the operands is static and g writes one output.
+static linalg::GenericOp padLastBlock(linalg::GenericOp g, unsigned d,
+                                      int64_t size) {
+  if (g.getNumDpsInits() != 1)
+    return {};
+  for (auto [v, map] : llvm::zip(g->getOperands(), g.getIndexingMapsArray())) {
+    auto t = cast<MemRefType>(v.getType());
+    for (unsigned j = 0; j < map.getNumResults(); ++j)
+      if (t.isDynamicDim(j) && dimOf(map.getResult(j)) != d)
+        return {};
+  }
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  auto [total, full] = extentAndFull(b, g, d, size);
+  Value rest = b.create<arith::SubIOp>(loc, total, full);
+  linalg::GenericOp head =
+      copyAlong(b, g, d, b.create<arith::ConstantIndexOp>(loc, 0), full);
+  linalg::GenericOp tail = copyAlong(b, g, d, full, rest);
+  auto nonEmpty = b.create<scf::IfOp>(
+      loc,
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, rest,
+                              b.create<arith::ConstantIndexOp>(loc, 0)),
+      /*withElseRegion=*/false);
+  OpBuilder ib = nonEmpty.getThenBodyBuilder();
+  SmallVector<Value> operands;
+  Value outView, out;
+  for (OpOperand &o : tail->getOpOperands()) {
+    Value v = o.get();
+    auto p = positionOf(tail.getMatchingIndexingMap(&o), d);
+    if (!p) {
+      operands.push_back(v);
+      continue;
+    }
+    auto t = cast<MemRefType>(v.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[*p] = size;
+    Value buf = ib.create<memref::AllocOp>(
+        loc, MemRefType::get(shape, t.getElementType()));
+    bool isOut = tail.isDpsInit(&o);
+    if (!isOut)
+      ib.create<linalg::FillOp>(
+          loc,
+          ib.create<arith::ConstantOp>(loc,
+                                       ib.getZeroAttr(t.getElementType()))
+              .getResult(),
+          buf);
+    SmallVector<OpFoldResult> offsets(shape.size(), ib.getIndexAttr(0)),
+        sizes, strides(shape.size(), ib.getIndexAttr(1));
+    for (auto [j, e] : llvm::enumerate(shape))
+      sizes.push_back(j == *p ? OpFoldResult(rest) : ib.getIndexAttr(e));
+    Value view =
+        ib.create<memref::SubViewOp>(loc, buf, offsets, sizes, strides);
+    ib.create<memref::CopyOp>(loc, v, view);
+    if (isOut) {
+      outView = view;
+      out = v;
+    }
+    operands.push_back(buf);
+  }
+  Operation *padded = ib.clone(*tail);
+  padded->setOperands(operands);
+  ib.create<memref::CopyOp>(loc, outView, out);
+  tail.erase();
+  g.erase();
+  return head;
 }
 
 /// Blocks every run-time loop of a contraction to a static size, batch
@@ -726,6 +818,12 @@ void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
   if (dynamic.empty())
     return;
   if (dynamic.size() == 1 && dynamic[0] == mm.n) {
+    // The columns past the last whole 16 as one padded static block.
+    bool padded = false;
+    if (linalg::GenericOp head = padLastBlock(g, mm.n, 16)) {
+      g = head;
+      padded = true;
+    }
     // A convolution's output positions: wide blocks for the cache tiles,
     // then narrower ones (layer 4 of a ResNet has 49 at batch 1). Each
     // block reads all the weights: in blocks of rows that stay in L2 across
@@ -749,9 +847,14 @@ void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
     // (Halving down to 32: a wide block reuses each weight tile across more
     // register tiles.)
     linalg::GenericOp left = g;
-    for (int64_t size : {256, 128, 64, 32, 8, 4, 1})
+    for (int64_t size : {256, 128, 64, 32, 16, 8, 4, 1}) {
+      if (padded && size < 16) {
+        left.erase(); // (a multiple of 16: none left)
+        break;
+      }
       if (left)
         left = blockLoop(left, mm.n, size).second;
+    }
     return;
   }
   if (dynamic.size() == 1 && dynamic[0] == mm.m) {

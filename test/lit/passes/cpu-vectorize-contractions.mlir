@@ -1863,3 +1863,44 @@ func.func @depthwise_u8_requantized(%x: memref<1x4x18x18xi8>, %w: memref<4x1x3x3
   memref.dealloc %c : memref<1x4x18x18xi32>
   return
 }
+
+// -----
+
+// A conv's GEMM over output positions of run-time count (weights x
+// patches): blocks of 256 down to 16 columns, then the columns past the
+// last whole 16 as one static 16-wide block (register tiles 8x16) on
+// padded copies of their patches (zero past the end) and output, copied
+// back; skipped when none are left. No blocks of 8, 4 or 1 columns (the
+// last one ran scalar).
+// CHECK-LABEL: func.func @runtime_columns
+// CHECK: %[[REST:.*]] = arith.subi
+// CHECK: step %c256
+// CHECK: step %c16
+// CHECK: vector<8x16xf32>
+// CHECK: %[[ANY:.*]] = arith.cmpi ugt, %[[REST]], %c0
+// CHECK: scf.if %[[ANY]] {
+// CHECK: %[[B:.*]] = memref.alloc() : memref<72x16xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<72x16xf32>)
+// CHECK: %[[BV:.*]] = memref.subview %[[B]][0, 0] [72, %[[REST]]] [1, 1]
+// CHECK: memref.copy %{{.*}}, %[[BV]]
+// CHECK: %[[C:.*]] = memref.alloc() : memref<64x16xf32>
+// CHECK: %[[CV:.*]] = memref.subview %[[C]][0, 0] [64, %[[REST]]] [1, 1]
+// CHECK: memref.copy %[[OUT:.*]], %[[CV]]
+// CHECK: vector<8x16xf32>
+// CHECK: memref.copy %[[CV]], %[[OUT]]
+// CHECK-NOT: memref<64x1xf32
+// CHECK-NOT: vector<8x4xf32>
+// CHECK: return
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @runtime_columns(%w: memref<64x72xf32>, %p: memref<72x?xf32>, %c: memref<64x?xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%w, %p : memref<64x72xf32>, memref<72x?xf32>) outs(%c : memref<64x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
