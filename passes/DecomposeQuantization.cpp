@@ -387,7 +387,7 @@ bool decomposeConvInteger(Operation *op) {
       cast<ShapedType>(op->getOperand(0).getType())
           .getElementType()
           .isUnsignedInteger() &&
-      wt.getElementType().isSignlessInteger(8) && wt.getRank() == 4 &&
+      wt.getElementType().isSignlessInteger(8) &&
       integerKernelGroups(op, wt) &&
       llvm::all_of(pads, [](int64_t p) { return p == 0; }))
     return false;

@@ -227,10 +227,11 @@ std::optional<ZeroInit> zeroInitBefore(linalg::GenericOp g, Value c) {
   return std::nullopt;
 }
 
-Value convEpilogueValue(OpBuilder &b, Location loc, const ConvEpilogue &ep,
-                        Value acc, Value image, Value channel,
+Value convEpilogueValue(OpBuilder &b, const ConvEpilogue &ep, Value acc,
+                        Value image, Value channel,
                         function_ref<Value(unsigned, Type)> full) {
   linalg::GenericOp e = ep.op;
+  Location loc = e.getLoc();
   auto vt = dyn_cast<VectorType>(acc.getType());
   Block &body = e.getRegion().front();
   SmallVector<AffineMap> maps = e.getIndexingMapsArray();
@@ -813,7 +814,7 @@ convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
       return sb.create<vector::MaskedLoadOp>(sl, type, views[i],
                                              ValueRange{row, col}, mask, zeros);
     };
-    Value y = vectorize::convEpilogueValue(sb, sl, ep, acc, image, row, full);
+    Value y = vectorize::convEpilogueValue(sb, ep, acc, image, row, full);
     if (!vt)
       sb.create<memref::StoreOp>(sl, y, out, ValueRange{row, col});
     else if (mask)

@@ -295,12 +295,12 @@ std::optional<ZeroInit> zeroInitBefore(mlir::linalg::GenericOp g,
 std::optional<ConvEpilogue> matchConvEpilogue(mlir::linalg::GenericOp g,
                                               mlir::Value c);
 /// `ep`'s body on `acc` (a vector, or one value) of output channel
-/// `channel` of image `image`; `full(i, type)` reads input i of kind Full
-/// where acc lies.
+/// `channel` of image `image`, at the epilogue's location (the profiler
+/// then lists its node among the kernel's); `full(i, type)` reads input
+/// i of kind Full where acc lies.
 mlir::Value
-convEpilogueValue(mlir::OpBuilder &b, mlir::Location loc,
-                  const ConvEpilogue &ep, mlir::Value acc, mlir::Value image,
-                  mlir::Value channel,
+convEpilogueValue(mlir::OpBuilder &b, const ConvEpilogue &ep, mlir::Value acc,
+                  mlir::Value image, mlir::Value channel,
                   llvm::function_ref<mlir::Value(unsigned, mlir::Type)> full);
 
 } // namespace kiln::vectorize

@@ -331,7 +331,13 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   Operation *bodyMax =
       isMaxPool ? maxPoolMax(g.getRegion().front(), elt) : nullptr;
   OpBuilder b(g);
+  // (With an epilogue, the code is both nodes': the profiler lists the
+  // epilogue's among the kernel's fused nodes.)
   Location loc = g.getLoc();
+  if (epilogue) {
+    linalg::GenericOp e = epilogue->op;
+    loc = FusedLoc::get(g.getContext(), {loc, e.getLoc()});
+  }
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
   // (A max pool's loops are n c kh kw oh ow; its second operand only sizes
   // the window.)
@@ -527,7 +533,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
       // (Inputs of C's shape are read where the chunk lies.)
       linalg::GenericOp e = epilogue->op;
       Value y = convEpilogueValue(
-          nb, loc, *epilogue, sum, n, m, [&](unsigned i, Type t) -> Value {
+          nb, *epilogue, sum, n, m, [&](unsigned i, Type t) -> Value {
             return nb.create<vector::TransferReadOp>(
                 loc, VectorType::get({kLanes}, t), e.getDpsInputs()[i], at,
                 nb.create<arith::ConstantOp>(loc, nb.getZeroAttr(t)));
