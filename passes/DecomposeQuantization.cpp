@@ -16,7 +16,6 @@
 #include "passes/DecomposeOps.h"
 #include "passes/FusionUtils.h"
 
-
 using namespace mlir;
 using namespace kiln::onnx;
 
@@ -182,7 +181,8 @@ Value integerConv(GraphBuilder &g, Operation *op, Value x, Value za, Value w,
   auto xt = staticType(x), wt = staticType(w);
   if (!xt || !wt || xt.getRank() != 4 ||
       !wt.getElementType().isSignlessInteger(8) || !isZeroPoint(wz) ||
-      !integerKernelGroups(op, wt) || (za && staticType(za).getNumElements() != 1))
+      !integerKernelGroups(op, wt) ||
+      (za && staticType(za).getNumElements() != 1))
     return Value();
   if (auto pad = op->getAttrOfType<StringAttr>("auto_pad");
       pad && pad.getValue() != "NOTSET")
@@ -229,9 +229,9 @@ Value integerConv(GraphBuilder &g, Operation *op, Value x, Value za, Value w,
 Value requantize(GraphBuilder &g, Value acc, Value factor, Value zeroPoint,
                  IntegerType qt) {
   Type elt = g.elt;
-  return quantizeInt(
-      g, g.op("Mul", {castTo(g, acc, elt), castTo(g, factor, elt)}),
-      castTo(g, zeroPoint, elt), qt);
+  return quantizeInt(g,
+                     g.op("Mul", {castTo(g, acc, elt), castTo(g, factor, elt)}),
+                     castTo(g, zeroPoint, elt), qt);
 }
 
 /// The float type a QLinear op requantizes in: f32 for f32 scales (as
@@ -387,8 +387,7 @@ bool decomposeConvInteger(Operation *op) {
       cast<ShapedType>(op->getOperand(0).getType())
           .getElementType()
           .isUnsignedInteger() &&
-      wt.getElementType().isSignlessInteger(8) &&
-      integerKernelGroups(op, wt) &&
+      wt.getElementType().isSignlessInteger(8) && integerKernelGroups(op, wt) &&
       llvm::all_of(pads, [](int64_t p) { return p == 0; }))
     return false;
   OpBuilder b(op);

@@ -178,8 +178,7 @@ struct QuantizedConv : CountedPattern<onnx::ConvOp> {
     auto wt = w ? staticTensor(w.getX()) : RankedTensorType();
     if (!x || !w || !xt || xt.getRank() != 4 || !wt || wt.getRank() != 4 ||
         !wt.getElementType().isSignlessInteger(8) || !constantAttr(w.getX()) ||
-        w.getBlockSize() != 0 ||
-        !decompose::integerKernelGroups(op, wt) ||
+        w.getBlockSize() != 0 || !decompose::integerKernelGroups(op, wt) ||
         op.getAutoPad() != "NOTSET")
       return rewriter.notifyMatchFailure(
           op, "not a dequantized 2-D conv of group 1 or depthwise");

@@ -216,8 +216,8 @@ Value saturatingFloatToInt(OpBuilder &b, Location l, Value x, IntegerType to, bo
     Value c = b.create<arith::MinNumFOp>(
         l, b.create<arith::MaxNumFOp>(l, x, cst(b, l, ft, lowest)),
         cst(b, l, ft, highest));
-    Value r = b.create<arith::TruncIOp>(
-        l, to, b.create<arith::FPToSIOp>(l, wide, c));
+    Value r =
+        b.create<arith::TruncIOp>(l, to, b.create<arith::FPToSIOp>(l, wide, c));
     if (toUnsigned)
       return r;
     Value isNan = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x, x);

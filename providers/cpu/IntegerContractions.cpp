@@ -259,8 +259,7 @@ Value convEpilogueValue(OpBuilder &b, const ConvEpilogue &ep, Value acc,
     }
     map.map(body.getArgument(i), v);
   }
-  return widenBody(b, loc, body, map,
-                   vt ? vt.getShape() : ArrayRef<int64_t>{});
+  return widenBody(b, loc, body, map, vt ? vt.getShape() : ArrayRef<int64_t>{});
 }
 
 } // namespace vectorize

@@ -684,10 +684,10 @@ static std::pair<Value, Value> extentAndFull(OpBuilder &b, linalg::GenericOp g,
     if (auto p = positionOf(map, d); p && !total)
       total = b.create<memref::DimOp>(loc, v, *p);
   Value step = b.create<arith::ConstantIndexOp>(loc, size);
-  Value full = size == 1 ? total
-                         : (Value)b.create<arith::MulIOp>(
-                               loc, b.create<arith::DivUIOp>(loc, total, step),
-                               step);
+  Value full = size == 1
+                   ? total
+                   : (Value)b.create<arith::MulIOp>(
+                         loc, b.create<arith::DivUIOp>(loc, total, step), step);
   return {total, full};
 }
 
@@ -779,12 +779,11 @@ static linalg::GenericOp padLastBlock(linalg::GenericOp g, unsigned d,
     if (!isOut)
       ib.create<linalg::FillOp>(
           loc,
-          ib.create<arith::ConstantOp>(loc,
-                                       ib.getZeroAttr(t.getElementType()))
+          ib.create<arith::ConstantOp>(loc, ib.getZeroAttr(t.getElementType()))
               .getResult(),
           buf);
-    SmallVector<OpFoldResult> offsets(shape.size(), ib.getIndexAttr(0)),
-        sizes, strides(shape.size(), ib.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets(shape.size(), ib.getIndexAttr(0)), sizes,
+        strides(shape.size(), ib.getIndexAttr(1));
     for (auto [j, e] : llvm::enumerate(shape))
       sizes.push_back(j == *p ? OpFoldResult(rest) : ib.getIndexAttr(e));
     Value view =
@@ -1462,9 +1461,10 @@ struct CpuVectorizeContractionsPass
     }
     // For `kiln compile --report`.
     if (!eightBitDepthwise.empty())
-      module->setAttr("kiln.report.int8_depthwise",
-                      IntegerAttr::get(IntegerType::get(module.getContext(), 64),
-                                       eightBitDepthwise.size()));
+      module->setAttr(
+          "kiln.report.int8_depthwise",
+          IntegerAttr::get(IntegerType::get(module.getContext(), 64),
+                           eightBitDepthwise.size()));
     // Max pools: the same loops, max for the multiply-add.
     for (linalg::GenericOp g : maxPools) {
       rewriteDepthwise(g, *matchMaxPool(g), vectorBits, /*isMaxPool=*/true);

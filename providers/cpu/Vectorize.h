@@ -266,8 +266,7 @@ mlir::Operation *rewriteDepthwise(mlir::linalg::GenericOp g,
 /// For a body `yield(out + ext(x) * ext(w))` into i32 of 8-bit x and w
 /// (the product's operands in either order): whether x's and w's
 /// extensions are unsigned.
-std::optional<std::pair<bool, bool>>
-eightBitMulAdd(mlir::linalg::GenericOp g);
+std::optional<std::pair<bool, bool>> eightBitMulAdd(mlir::linalg::GenericOp g);
 /// An elementwise generic right after an 8-bit conv that reads its i32
 /// result C (the requantization: zero-point correction, bias, scale,
 /// rounding, clamp; a residual Add fused in), applied to each accumulator

@@ -125,8 +125,7 @@ std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
 
 bool isEightBitDepthwise(linalg::GenericOp g) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
-      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
-      !eightBitMulAdd(g))
+      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !eightBitMulAdd(g))
     return false;
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
   if (r.size() != 6 || ShapedType::isDynamic(r[1]) ||
@@ -349,10 +348,10 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
        wide = VectorType::get({kLanes * dm.sw}, xElt);
   // 8-bit values (scalars or vectors) in f32.
   auto toF32 = [&](OpBuilder &nb, Value v, bool isUnsigned) -> Value {
-    Type t = getElementTypeOrSelf(v.getType()) == v.getType()
-                 ? accElt
-                 : VectorType::get(cast<VectorType>(v.getType()).getShape(),
-                                   accElt);
+    Type t =
+        getElementTypeOrSelf(v.getType()) == v.getType()
+            ? accElt
+            : VectorType::get(cast<VectorType>(v.getType()).getShape(), accElt);
     return isUnsigned ? nb.create<arith::UIToFPOp>(loc, t, v).getResult()
                       : nb.create<arith::SIToFPOp>(loc, t, v).getResult();
   };
@@ -370,8 +369,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(elt));
   Operation *first = zero.getDefiningOp();
   auto zeroOf = [&](Type t) -> Value {
-    return t == elt ? zero
-                    : b.create<arith::ConstantOp>(loc, b.getZeroAttr(t));
+    return t == elt ? zero : b.create<arith::ConstantOp>(loc, b.getZeroAttr(t));
   };
   Value xZero = zeroOf(xElt);
   // (An 8-bit conv's plane holds its data in f32, converted once per
@@ -480,8 +478,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                                                              idx(b4, col))
                            : phaseCol;
             xv = b4.create<vector::TransferReadOp>(
-                loc, planeVec, plane, ValueRange{phase, ih, at},
-                planeZero, ArrayRef<bool>{true});
+                loc, planeVec, plane, ValueRange{phase, ih, at}, planeZero,
+                ArrayRef<bool>{true});
           } else if (dm.sw == 1) {
             xv = b4.create<vector::TransferReadOp>(
                 loc, xVec, x, ValueRange{n, m, ih, iw}, xZero);
@@ -521,8 +519,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
       });
     });
     for (auto [c, chunk] : llvm::enumerate(chunks)) {
-      SmallVector<Value> at = {n, m, ohs[chunk.first],
-                               colAt(nb, chunk.second)};
+      SmallVector<Value> at = {n, m, ohs[chunk.first], colAt(nb, chunk.second)};
       Value sum = sums[c];
       if (eightBit)
         sum = nb.create<arith::FPToSIOp>(loc, outVec, sum);

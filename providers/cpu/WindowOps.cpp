@@ -351,8 +351,8 @@ static void convMulAdd(OpBuilder &nb, Location l, Operation *op, Type elt,
     return castScalar(nb, l, v, elt, wasUnsigned(op, i));
   };
   Value p = nb.create<arith::MulIOp>(l, widen(args[0], 0), widen(args[1], 1));
-  nb.create<linalg::YieldOp>(l,
-                             ValueRange{nb.create<arith::AddIOp>(l, args[2], p)});
+  nb.create<linalg::YieldOp>(
+      l, ValueRange{nb.create<arith::AddIOp>(l, args[2], p)});
 }
 
 /// A depthwise Conv (one input and one output channel per group): loops n,
@@ -379,7 +379,8 @@ Value depthwiseConv(OpBuilder &b, Location loc, Operation *op, Value padded,
   }
   auto g = b.create<linalg::GenericOp>(
       loc, TypeRange{out}, ValueRange{padded, w}, ValueRange{init},
-      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx), AffineMap::get(nLoops, 0, wE, ctx),
+      ArrayRef<AffineMap>{AffineMap::get(nLoops, 0, xE, ctx),
+                          AffineMap::get(nLoops, 0, wE, ctx),
                           AffineMap::get(nLoops, 0, oE, ctx)},
       iters, [&](OpBuilder &nb, Location l, ValueRange args) {
         convMulAdd(nb, l, op, out.getElementType(), args);
