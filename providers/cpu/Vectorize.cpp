@@ -1459,6 +1459,12 @@ struct CpuVectorizeContractionsPass
       ++depthwise;
       ++numEightBitDepthwise;
     }
+    // Buffers nothing reads any more (a shared zero buffer that convs
+    // started from by copy, now started from zeros in registers).
+    SmallVector<Value> allocs;
+    module.walk([&](memref::AllocOp a) { allocs.push_back(a.getResult()); });
+    for (Value a : allocs)
+      eraseIfWriteOnly(a);
     // For `kiln compile --report`.
     if (!eightBitDepthwise.empty())
       module->setAttr(

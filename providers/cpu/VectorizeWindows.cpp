@@ -190,7 +190,8 @@ std::optional<OutputInit> matchOutputInit(linalg::GenericOp g) {
 }
 
 /// x of `g` as a padded copy (see PaddedSource), if it is one.
-static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
+static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g,
+                                                     bool planesAnyway) {
   Value x = g.getDpsInputs()[0];
   auto alloc = x.getDefiningOp<memref::AllocOp>();
   // (A run-time batch is fine: the planes are per image.)
@@ -277,11 +278,18 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
             memref::CollapseShapeOp, arith::ConstantOp, ProfileBeginOp,
             ProfileEndOp>(op))
       continue;
+    // (Neither the source nor the padded buffer written.)
+    auto elsewhere = [&](Value v) {
+      return rootOf(v) != rootOf(ps.src) && rootOf(v) != rootOf(x);
+    };
+    // (A copy into another buffer: an 8-bit conv's output starting as a
+    // copy of a shared zero buffer.)
+    if (auto c = dyn_cast<memref::CopyOp>(op); c && elsewhere(c.getTarget()))
+      continue;
     auto l = dyn_cast<linalg::LinalgOp>(op);
     if (!l)
       return std::nullopt;
-    if (llvm::all_of(l.getDpsInits(),
-                     [&](Value v) { return rootOf(v) != rootOf(ps.src); }))
+    if (llvm::all_of(l.getDpsInits(), elsewhere))
       continue;
     if (!init || op != init->op)
       return std::nullopt;
@@ -290,8 +298,11 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g) {
   // Those two forms (mobilenet_v2's) only on large planes: below 56x56
   // (all in L2), the padded copy made once costs less than a copy of each
   // plane (28x28 and smaller 15-20% slower; 56x56 and 112x112 3-7% faster).
+  // Unless the conv builds its planes anyway (an 8-bit conv's, in f32):
+  // then the padded copy is a pass of its own for nothing.
   auto ot = cast<MemRefType>(g.getDpsInits()[0].getType());
-  if ((base || inPlace) && ot.getDimSize(2) * ot.getDimSize(3) < 2048)
+  if ((base || inPlace) && !planesAnyway &&
+      ot.getDimSize(2) * ot.getDimSize(3) < 2048)
     return std::nullopt;
   ps.pad = fill.getInputs()[0];
   ps.ops = {copy, copy.getTarget().getDefiningOp(), start};
@@ -365,7 +376,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   std::optional<ZeroInit> zeroInit =
       eightBit && !init ? zeroInitBefore(g, out) : std::nullopt;
   std::optional<PaddedSource> padded =
-      planeStatic ? matchPaddedSource(g) : std::nullopt;
+      planeStatic ? matchPaddedSource(g, /*planesAnyway=*/bool(eightBit))
+                  : std::nullopt;
   Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(elt));
   Operation *first = zero.getDefiningOp();
   auto zeroOf = [&](Type t) -> Value {

@@ -1790,15 +1790,18 @@ func.func @panel_prefetch(%a: memref<64x256xf32>, %c: memref<64x128xf32>) {
 // An 8-bit depthwise conv as kiln-decompose-ops leaves QLinearConv with a
 // group per channel: u8 data padded with its zero point (a node of its
 // own: the profiler's markers sit between the pad and the conv), i32 sums
-// started from a zero fill placed further back, then the requantizing
-// generic (per-channel zero-point term and scale) into u8. Each channel's
-// plane is padded and converted to f32 once; the taps are f32 FMAs (exact);
-// each chunk is converted back to i32 and requantized in registers, then
-// stored as bytes: the i32 buffer, its fill and the padded copy are gone.
+// started as a copy of a zero buffer filled further back (bufferization
+// shares one between convs), then the requantizing generic (per-channel
+// zero-point term and scale) into u8. Each channel's plane is padded and
+// converted to f32 once; the taps are f32 FMAs (exact); each chunk is
+// converted back to i32 and requantized in registers, then stored as
+// bytes: the i32 buffers, the zero fill and copy and the padded copy are
+// gone.
 // CHECK-LABEL: func.func @depthwise_u8_requantized
 // CHECK-NOT: memref.copy
 // CHECK-NOT: linalg.
-// CHECK-NOT: memref<1x4x20x20xi32>
+// CHECK-NOT: memref<1x4x18x18xi32>
+// CHECK-NOT: memref<1x4x20x20xi8>
 // CHECK: scf.for %[[M:[a-z0-9_]+]] = %c0 to %c4
 // CHECK: %[[PLANE:[a-z0-9_]+]] = memref.alloc() : memref<1x20x48xf32>
 // CHECK: %[[X0:[a-z0-9_]+]] = vector.transfer_read %arg0[%c0, %[[M]], %{{.*}}, %c0], %c7_i8
@@ -1827,14 +1830,16 @@ func.func @panel_prefetch(%a: memref<64x256xf32>, %c: memref<64x128xf32>) {
 func.func @depthwise_u8_requantized(%x: memref<1x4x18x18xi8>, %w: memref<4x1x3x3xi8>, %corr: memref<1x4x1x1xi32>, %scale: memref<4x1x1xf32>, %y: memref<1x4x18x18xi8>) {
   %zero = arith.constant 0 : i32
   %zx = arith.constant 7 : i8
-  %c = memref.alloc() {alignment = 64 : i64} : memref<1x4x18x18xi32>
-  linalg.fill ins(%zero : i32) outs(%c : memref<1x4x18x18xi32>)
+  %z = memref.alloc() {alignment = 64 : i64} : memref<1x4x18x18xi32>
+  linalg.fill ins(%zero : i32) outs(%z : memref<1x4x18x18xi32>)
   %p = memref.alloc() {alignment = 64 : i64} : memref<1x4x20x20xi8>
   linalg.fill ins(%zx : i8) outs(%p : memref<1x4x20x20xi8>)
   %in = memref.subview %p[0, 0, 1, 1] [1, 4, 18, 18] [1, 1, 1, 1] : memref<1x4x20x20xi8> to memref<1x4x18x18xi8, strided<[1600, 400, 20, 1], offset: 21>>
   memref.copy %x, %in : memref<1x4x18x18xi8> to memref<1x4x18x18xi8, strided<[1600, 400, 20, 1], offset: 21>>
   kiln.profile_end "pad"
   kiln.profile_begin "conv"
+  %c = memref.alloc() {alignment = 64 : i64} : memref<1x4x18x18xi32>
+  memref.copy %z, %c : memref<1x4x18x18xi32> to memref<1x4x18x18xi32>
   linalg.generic {indexing_maps = [#uX, #uW, #uO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
       ins(%p, %w : memref<1x4x20x20xi8>, memref<4x1x3x3xi8>) outs(%c : memref<1x4x18x18xi32>) {
   ^bb0(%a: i8, %b: i8, %acc: i32):
@@ -1861,6 +1866,7 @@ func.func @depthwise_u8_requantized(%x: memref<1x4x18x18xi8>, %w: memref<4x1x3x3
   }
   memref.dealloc %p : memref<1x4x20x20xi8>
   memref.dealloc %c : memref<1x4x18x18xi32>
+  memref.dealloc %z : memref<1x4x18x18xi32>
   return
 }
 
