@@ -843,17 +843,14 @@ void blockRuntimeContraction(linalg::GenericOp g, const MatmulMatch &mm) {
     // blocks); a longer k loop keeps cache tiles.
     if (!ShapedType::isDynamic(ranges[mm.k]) && ranges[mm.k] <= 1024)
       g->setAttr(kNoCacheTiles, UnitAttr::get(g.getContext()));
-    // (Halving down to 32: a wide block reuses each weight tile across more
+    // (Halving down to 16: a wide block reuses each weight tile across more
     // register tiles.)
+    static constexpr int64_t kSizes[] = {256, 128, 64, 32, 16, 8, 4, 1};
     linalg::GenericOp left = g;
-    for (int64_t size : {256, 128, 64, 32, 16, 8, 4, 1}) {
-      if (padded && size < 16) {
-        left.erase(); // (a multiple of 16: none left)
-        break;
-      }
-      if (left)
-        left = blockLoop(left, mm.n, size).second;
-    }
+    for (int64_t size : ArrayRef(kSizes).take_front(padded ? 5 : 8))
+      left = blockLoop(left, mm.n, size).second;
+    if (padded && left)
+      left.erase(); // (a multiple of 16: none left)
     return;
   }
   if (dynamic.size() == 1 && dynamic[0] == mm.m) {
@@ -1448,23 +1445,14 @@ struct CpuVectorizeContractionsPass
     // 8-bit depthwise convs: the same loops in f32, the requantization
     // (or what else reads the i32 sums first) applied in the store.
     for (linalg::GenericOp g : eightBitDepthwise) {
-      Value c = g.getDpsInits()[0];
-      std::optional<ConvEpilogue> e = matchConvEpilogue(g, c);
+      std::optional<ConvEpilogue> e = matchConvEpilogue(g, g.getDpsInits()[0]);
       rewriteDepthwise(g, *matchDepthwise(g), vectorBits, /*isMaxPool=*/false,
                        e ? &*e : nullptr);
-      if (e) {
+      if (e)
         e->op.erase();
-        eraseIfWriteOnly(c); // (its sums never reach it)
-      }
       ++depthwise;
       ++numEightBitDepthwise;
     }
-    // Buffers nothing reads any more (a shared zero buffer that convs
-    // started from by copy, now started from zeros in registers).
-    SmallVector<Value> allocs;
-    module.walk([&](memref::AllocOp a) { allocs.push_back(a.getResult()); });
-    for (Value a : allocs)
-      eraseIfWriteOnly(a);
     // For `kiln compile --report`.
     if (!eightBitDepthwise.empty())
       module->setAttr(
@@ -1476,6 +1464,13 @@ struct CpuVectorizeContractionsPass
       rewriteDepthwise(g, *matchMaxPool(g), vectorBits, /*isMaxPool=*/true);
       ++depthwise;
     }
+    // Buffers nothing reads any more: an 8-bit depthwise conv's i32 sums
+    // (its epilogue stores instead), a shared zero or padded buffer that
+    // convs started from by copy.
+    SmallVector<Value> allocs;
+    module.walk([&](memref::AllocOp a) { allocs.push_back(a.getResult()); });
+    for (Value a : allocs)
+      eraseIfWriteOnly(a);
     if (failed(applyMarked(module, depthwise != 0)))
       return signalPassFailure();
     numPanelPrefetches += prefetchPanels(module);

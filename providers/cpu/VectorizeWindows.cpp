@@ -721,14 +721,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
       u->erase(); // deallocs
     x.getDefiningOp()->erase();
     // The shared filled buffer, once no conv copies it any more.
-    if (Value a = padded->filled;
-        a && llvm::all_of(a.getUsers(), [](Operation *u) {
-          return isa<linalg::FillOp, memref::DeallocOp>(u);
-        })) {
-      for (Operation *u : llvm::make_early_inc_range(a.getUsers()))
-        u->erase();
-      a.getDefiningOp()->erase();
-    }
+    if (Value a = padded->filled)
+      eraseIfWriteOnly(a);
   }
   return first->getPrevNode();
 }
