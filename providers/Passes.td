@@ -153,8 +153,9 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     tap with the broadcast weight (every sw-th lane of a wider load for
     stride sw), row ends masked. 8-bit depthwise convs (ConvInteger's form:
     i32 sums of widened 8-bit data and weights) take the same loops in f32,
-    exact while 255 * 128 * taps < 2^24, the bytes converted as they are
-    read; the requantizing generic that reads their sums is applied to each
+    exact while 255 * 128 * taps < 2^24: each channel's plane converted
+    once as it is built, constant weights converted at compile time (an
+    f32 global); the requantizing generic that reads their sums is applied to each
     chunk before it is stored, so the sums never reach memory and the
     output stays 8-bit. A fused activation right after (an
     elementwise epilogue) is applied to the accumulators before they are

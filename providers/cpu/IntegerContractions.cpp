@@ -313,6 +313,35 @@ std::optional<SmallVector<int8_t>> constantBytes(Value v) {
   return bytes;
 }
 
+} // namespace
+
+Value vectorize::floatWeights(OpBuilder &b, Location loc, Value w,
+                              bool isUnsigned) {
+  std::optional<SmallVector<int8_t>> bytes = constantBytes(w);
+  if (!bytes)
+    return {};
+  auto get = w.getDefiningOp<memref::GetGlobalOp>();
+  auto type = MemRefType::get(cast<MemRefType>(w.getType()).getShape(),
+                              b.getF32Type());
+  std::string name = (get.getName() + (isUnsigned ? "_u8_f32" : "_f32")).str();
+  auto module = get->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
+    SmallVector<float> values;
+    for (int8_t v : *bytes)
+      values.push_back(isUnsigned ? float(uint8_t(v)) : float(v));
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    mb.create<memref::GlobalOp>(
+        loc, name, mb.getStringAttr("private"), type,
+        DenseElementsAttr::get(
+            RankedTensorType::get(type.getShape(), b.getF32Type()),
+            ArrayRef<float>(values)),
+        /*constant=*/true, mb.getI64IntegerAttr(64));
+  }
+  return b.create<memref::GetGlobalOp>(loc, type, name);
+}
+
+namespace {
+
 /// B [K][N] as vpdpbusd reads it: panels of 16 columns, each k step four
 /// k values of a column side by side, [N/16][K/4][16][4], zero-padded.
 Value packedWeights(OpBuilder &b, Location loc, memref::GetGlobalOp get,

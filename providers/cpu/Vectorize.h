@@ -267,6 +267,11 @@ mlir::Operation *rewriteDepthwise(mlir::linalg::GenericOp g,
 /// (the product's operands in either order): whether x's and w's
 /// extensions are unsigned.
 std::optional<std::pair<bool, bool>> eightBitMulAdd(mlir::linalg::GenericOp g);
+/// The constant 8-bit weights `w` reads (a constant global) as f32,
+/// converted at compile time (one global per weights); null if w is not
+/// one.
+mlir::Value floatWeights(mlir::OpBuilder &b, mlir::Location loc, mlir::Value w,
+                         bool isUnsigned);
 /// An elementwise generic right after an 8-bit conv that reads its i32
 /// result C (the requantization: zero-point correction, bias, scale,
 /// rounding, clamp; a residual Add fused in), applied to each accumulator

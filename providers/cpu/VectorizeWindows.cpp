@@ -380,6 +380,10 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                   : std::nullopt;
   Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(elt));
   Operation *first = zero.getDefiningOp();
+  // (Constant 8-bit weights read as f32, converted at compile time.)
+  Value floatW = eightBit ? floatWeights(b, loc, w, eightBit->second) : Value();
+  if (floatW)
+    w = floatW;
   auto zeroOf = [&](Type t) -> Value {
     return t == elt ? zero : b.create<arith::ConstantOp>(loc, b.getZeroAttr(t));
   };
@@ -465,7 +469,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
         if (!isMaxPool) {
           Value wv = b4.create<memref::LoadOp>(
               loc, w, ValueRange{m, idx(b4, 0), kh, kw});
-          if (eightBit)
+          if (eightBit && !floatW)
             wv = toF32(b4, wv, eightBit->second);
           wb = b4.create<vector::BroadcastOp>(loc, vec, wv);
         }

@@ -1910,3 +1910,34 @@ func.func @runtime_columns(%w: memref<64x72xf32>, %p: memref<72x?xf32>, %c: memr
   }
   return
 }
+
+// -----
+
+// An 8-bit depthwise conv by constant weights: the weights are converted to
+// f32 at compile time (one global), so each tap broadcasts a loaded float
+// instead of converting a byte at run time.
+// CHECK: memref.global "private" constant @dw_f32 : memref<4x1x3x3xf32> = dense<{{\[\[\[\[}}1.000000e+00, -2.000000e+00
+// CHECK-LABEL: func.func @depthwise_u8_constant_weights
+// CHECK: %[[WF:.*]] = memref.get_global @dw_f32 : memref<4x1x3x3xf32>
+// CHECK: memref.load %[[WF]]
+// CHECK-NOT: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: return
+memref.global "private" constant @dw : memref<4x1x3x3xi8> = dense<[[[[1, -2, 3], [4, 5, 6], [7, 8, 9]]], [[[1, 1, 1], [1, 1, 1], [1, 1, 1]]], [[[-1, 0, 1], [0, 0, 0], [1, 0, -1]]], [[[2, 2, 2], [2, 2, 2], [2, 2, 2]]]]>
+#cX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh + kh, ow + kw)>
+#cW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#cO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+func.func @depthwise_u8_constant_weights(%x: memref<1x4x10x10xi8>, %o: memref<1x4x8x8xi32>) {
+  %zero = arith.constant 0 : i32
+  %w = memref.get_global @dw : memref<4x1x3x3xi8>
+  linalg.fill ins(%zero : i32) outs(%o : memref<1x4x8x8xi32>)
+  linalg.generic {indexing_maps = [#cX, #cW, #cO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<1x4x10x10xi8>, memref<4x1x3x3xi8>) outs(%o : memref<1x4x8x8xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %m = arith.muli %aw, %bw : i32
+    %s = arith.addi %acc, %m : i32
+    linalg.yield %s : i32
+  }
+  return
+}
