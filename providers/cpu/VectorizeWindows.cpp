@@ -161,6 +161,9 @@ struct PaddedSource {
   // A filled buffer the padded copy started as a copy of (bufferization
   // shares one fill between the convs that pad alike); null if none.
   Value filled;
+  // g's output is the source's buffer: each channel must be read whole
+  // before its first output row is stored.
+  bool inPlace = false;
 };
 } // namespace
 
@@ -306,6 +309,7 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g,
     return std::nullopt;
   ps.pad = fill.getInputs()[0];
   ps.ops = {copy, copy.getTarget().getDefiningOp(), start};
+  ps.inPlace = inPlace;
   return ps;
 }
 
@@ -375,9 +379,30 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // bufferization placed earlier, or one shared by several convs).
   std::optional<ZeroInit> zeroInit =
       eightBit && !init ? zeroInitBefore(g, out) : std::nullopt;
+  // Stride-1 convs on 512-bit registers read the unpadded source itself:
+  // each source row a block needs is loaded once, in aligned chunks, and
+  // every tap's vector is a shift of two neighbouring chunks in registers
+  // (shiftTaps). No padded copy or plane is written, so nothing is read
+  // back from a store still in flight, and a thread reads the channels it
+  // wrote itself. (On AVX2 a 16-lane shift takes several shuffles.)
+  // Only on narrow rows, where a block has rows enough to share each
+  // source row's loads and shifts among several output rows (mobilenet_v2,
+  // 1 thread: 28x28 f32 74 -> 44 us, 14x14 f32 56 -> 40 us, 7x7 8-bit
+  // 52 -> 41 us). On wider rows a block holds one or two rows, and an
+  // 8-bit conv converts each source chunk anew in every block: 8-bit 28x28
+  // 55 -> 64 us, 56x56 154 -> 206 us.
+  bool shifts = planeStatic && !isMaxPool && dm.sw == 1 && vectorBits >= 512 &&
+                (r[4] - 1) * dm.dw <= 2 * kLanes &&
+                r[5] <= (eightBit ? kLanes : 2 * kLanes);
   std::optional<PaddedSource> padded =
-      planeStatic ? matchPaddedSource(g, /*planesAnyway=*/bool(eightBit))
+      planeStatic ? matchPaddedSource(g, /*planesAnyway=*/eightBit || shifts)
                   : std::nullopt;
+  // (Reading the source while storing over it needs the channel's plane
+  // copied first: planes, or the padded copy as before.)
+  if (padded && padded->inPlace && shifts) {
+    shifts = false;
+    padded = matchPaddedSource(g, /*planesAnyway=*/bool(eightBit));
+  }
   Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(elt));
   Operation *first = zero.getDefiningOp();
   // (Constant 8-bit weights read as f32, converted at compile time.)
@@ -390,7 +415,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   Value xZero = zeroOf(xElt);
   // (An 8-bit conv's plane holds its data in f32, converted once per
   // element rather than at each of the taps that read it.)
-  bool planes = planeStatic && (padded || dm.sw > 1 || eightBit) &&
+  bool planes = !shifts && planeStatic && (padded || dm.sw > 1 || eightBit) &&
                 !cast<MemRefType>(x.getType()).isDynamicDim(2) &&
                 !cast<MemRefType>(x.getType()).isDynamicDim(3);
   Type planeElt = eightBit ? accElt : xElt;
@@ -435,6 +460,98 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
     return ShapedType::isDynamic(r[loop]) ? (Value)nb.create<memref::DimOp>(loc, out, dim)
                                           : idx(nb, r[loop]);
   };
+  // The taps of a block of stride-1 columns (`shifts`): output rows
+  // [oh0, oh0 + nRows), chunks from static column c0, accumulated onto
+  // `accs`. Source row oh * sh + kh * dh - top is loaded once per block as
+  // aligned chunks q (columns c0 + q * kLanes on), the pad where they fall
+  // outside the source; tap kw's vector of chunk j starts at column
+  // c0 + j * kLanes + kw * dw - left, inside chunks q and q + 1. Each
+  // accumulator still takes its taps in (kh, kw) order.
+  auto shiftTaps = [&](OpBuilder &nb, Value n, Value m, Value oh0,
+                       int64_t nRows, int64_t c0, int64_t numChunks,
+                       SmallVector<Value> accs) {
+    auto startOf = [&](int64_t j, int64_t kw) {
+      return j * kLanes + kw * dm.dw - left;
+    };
+    int64_t qLo = llvm::divideFloorSigned(startOf(0, 0), kLanes),
+            qHi = llvm::divideFloorSigned(startOf(numChunks - 1, r[4] - 1),
+                                          kLanes) +
+                  1;
+    Value padVec = nb.create<vector::BroadcastOp>(
+        loc, planeVec, eightBit ? toF32(nb, pad, eightBit->first) : pad);
+    // The chunks with source columns in them.
+    SmallVector<int64_t> inSource;
+    for (int64_t q = qLo; q <= qHi; ++q)
+      if (c0 + q * kLanes >= 0 && c0 + q * kLanes < srcW)
+        inSource.push_back(q);
+    SmallVector<int64_t> offsets; // of the source rows from oh0 * sh
+    for (int64_t row = 0; row < nRows; ++row)
+      for (int64_t kh = 0; kh < r[3]; ++kh)
+        offsets.push_back(row * dm.sh + kh * dm.dh - top);
+    llvm::sort(offsets);
+    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+    Value ih0 = nb.create<arith::MulIOp>(loc, oh0, idx(nb, dm.sh));
+    for (int64_t o : offsets) {
+      Value ih = nb.create<arith::AddIOp>(loc, ih0, idx(nb, o));
+      Value inRows = nb.create<arith::AndIOp>(
+          loc,
+          nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, ih,
+                                   idx(nb, 0)),
+          nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, ih,
+                                   idx(nb, srcH)));
+      auto loaded = nb.create<scf::IfOp>(
+          loc, inRows,
+          [&](OpBuilder &tb, Location) {
+            SmallVector<Value> vs;
+            for (int64_t q : inSource) {
+              int64_t col = c0 + q * kLanes;
+              Value v = tb.create<vector::TransferReadOp>(
+                  loc, xVec, src, ValueRange{n, m, ih, idx(tb, col)}, pad,
+                  ArrayRef<bool>{col + kLanes <= srcW});
+              vs.push_back(eightBit ? toF32(tb, v, eightBit->first) : v);
+            }
+            tb.create<scf::YieldOp>(loc, vs);
+          },
+          [&](OpBuilder &eb, Location) {
+            eb.create<scf::YieldOp>(
+                loc, SmallVector<Value>(inSource.size(), padVec));
+          });
+      auto chunk = [&](int64_t q) -> Value {
+        auto it = llvm::find(inSource, q);
+        return it == inSource.end()
+                   ? padVec
+                   : loaded.getResult(std::distance(inSource.begin(), it));
+      };
+      for (int64_t row = 0; row < nRows; ++row) {
+        int64_t khdh = o - row * dm.sh + top;
+        if (khdh < 0 || khdh % dm.dh || khdh / dm.dh >= r[3])
+          continue;
+        int64_t kh = khdh / dm.dh;
+        for (int64_t kw = 0; kw < r[4]; ++kw) {
+          Value wv = nb.create<memref::LoadOp>(
+              loc, w, ValueRange{m, idx(nb, 0), idx(nb, kh), idx(nb, kw)});
+          if (eightBit && !floatW)
+            wv = toF32(nb, wv, eightBit->second);
+          Value wb = nb.create<vector::BroadcastOp>(loc, vec, wv);
+          for (int64_t j = 0; j < numChunks; ++j) {
+            int64_t start = startOf(j, kw);
+            int64_t q = llvm::divideFloorSigned(start, kLanes),
+                    rem = start - q * kLanes;
+            Value xv = chunk(q);
+            if (rem) {
+              SmallVector<int64_t> pick;
+              for (int64_t l = 0; l < kLanes; ++l)
+                pick.push_back(rem + l);
+              xv = nb.create<vector::ShuffleOp>(loc, xv, chunk(q + 1), pick);
+            }
+            Value &acc = accs[row * numChunks + j];
+            acc = nb.create<vector::FMAOp>(loc, xv, wb, acc);
+          }
+        }
+      }
+    }
+    return accs;
+  };
   // One block: `nRows` rows from `oh0`, `numChunks` chunks of each from
   // column `col0`.
   auto block = [&](OpBuilder &nb, Value n, Value m, Value oh0, int64_t nRows, Value col0,
@@ -460,7 +577,9 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
       accs.push_back(eightBit ? toF32(nb, v, false) : v);
     }
     Value xCol0 = nb.create<arith::MulIOp>(loc, col0, idx(nb, dm.sw));
-    SmallVector<Value> sums = upTo(nb, r[3], accs, [&](OpBuilder &b3, Value kh, ValueRange a3) {
+    SmallVector<Value> sums = shifts ? shiftTaps(nb, n, m, oh0, nRows,
+                                                 *getConstantIntValue(col0),
+                                                 numChunks, accs) : upTo(nb, r[3], accs, [&](OpBuilder &b3, Value kh, ValueRange a3) {
       return upTo(b3, r[4], a3, [&](OpBuilder &b4, Value kw, ValueRange a4) {
         Value khOff = b4.create<arith::MulIOp>(loc, kh, idx(b4, dm.dh));
         Value kwOff = b4.create<arith::AddIOp>(
@@ -718,7 +837,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
     init->op->erase();
   if (zeroInit && zeroInit->erase)
     zeroInit->erase->erase();
-  if (planes && padded) {
+  if ((planes || shifts) && padded) {
     for (Operation *op : padded->ops)
       op->erase();
     for (Operation *u : llvm::make_early_inc_range(x.getUsers()))

@@ -1050,7 +1050,7 @@ func.func @epilogue_reused_buffer(%x: memref<1x8x4x8xf32>, %x2: memref<1x8x4x8xf
 
 // A depthwise conv with padding 1 and a bias, as bufferization leaves it:
 // the input copied into a zero-filled padded buffer, the output filled
-// with the bias per channel. Each channel's plane is padded in a scratch
+// with the bias per channel, on rows wider than 32 columns. Each channel's plane is padded in a scratch
 // buffer instead (the padded copy and its fill are gone; a row's chunks
 // are shuffles of two loads, shifted by the pad), and the accumulators
 // start from the channel's bias in registers (no pass over the output
@@ -1058,20 +1058,20 @@ func.func @epilogue_reused_buffer(%x: memref<1x8x4x8xf32>, %x2: memref<1x8x4x8xf
 // CHECK-LABEL: func.func @depthwise_padded_bias
 // CHECK-NOT: memref.copy
 // CHECK-NOT: linalg.
-// CHECK-NOT: memref<1x4x34x34xf32>
+// CHECK-NOT: memref<1x4x50x50xf32>
 // CHECK: scf.for %[[M:[a-z0-9_]+]] = %c0 to %c4
 // CHECK: %[[BIAS:[a-z0-9_]+]] = memref.load %arg2[%[[M]]]
 // CHECK: %[[INIT:[a-z0-9_]+]] = vector.broadcast %[[BIAS]] : f32 to vector<16xf32>
-// CHECK: %[[PLANE:[a-z0-9_]+]] = memref.alloc() : memref<1x34x48xf32>
+// CHECK: %[[PLANE:[a-z0-9_]+]] = memref.alloc() : memref<1x50x64xf32>
 // CHECK: vector.transfer_write %cst, %[[PLANE]][%c0, %c0, %c0]
-// CHECK: scf.for %[[I:[a-z0-9_]+]] = %c0 to %c32
+// CHECK: scf.for %[[I:[a-z0-9_]+]] = %c0 to %c48
 // CHECK: %[[R:[a-z0-9_]+]] = arith.addi %[[I]], %c1
 // CHECK: %[[X0:[a-z0-9_]+]] = vector.transfer_read %arg0[%c0, %[[M]], %[[I]], %c0]
 // CHECK: %[[S0:[a-z0-9_]+]] = vector.shuffle %cst{{.*}}, %[[X0]] [15, 16, 17,
 // CHECK: vector.transfer_write %[[S0]], %[[PLANE]][%c0, %[[R]], %c0]
 // CHECK: %[[X1:[a-z0-9_]+]] = vector.transfer_read %arg0[%c0, %[[M]], %[[I]], %c16]
 // CHECK: vector.shuffle %[[X0]], %[[X1]] [15, 16, 17,
-// CHECK: vector.transfer_write %cst, %[[PLANE]][%c0, %c33, %c0]
+// CHECK: vector.transfer_write %cst, %[[PLANE]][%c0, %c49, %c0]
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]], %{{.*}} = %[[INIT]]
 // CHECK: vector.transfer_read %[[PLANE]]
 // CHECK: vector.fma
@@ -1082,18 +1082,74 @@ func.func @epilogue_reused_buffer(%x: memref<1x8x4x8xf32>, %x2: memref<1x8x4x8xf
 #qO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
 #qB = affine_map<(n, c, h, w) -> (c)>
 #qI = affine_map<(n, c, h, w) -> (n, c, h, w)>
-func.func @depthwise_padded_bias(%x: memref<1x4x32x32xf32>, %w: memref<4x1x3x3xf32>, %b: memref<4xf32>, %o: memref<1x4x32x32xf32>) {
+func.func @depthwise_padded_bias(%x: memref<1x4x48x48xf32>, %w: memref<4x1x3x3xf32>, %b: memref<4xf32>, %o: memref<1x4x48x48xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x4x50x50xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x4x50x50xf32>)
+  %in = memref.subview %p[0, 0, 1, 1] [1, 4, 48, 48] [1, 1, 1, 1] : memref<1x4x50x50xf32> to memref<1x4x48x48xf32, strided<[10000, 2500, 50, 1], offset: 51>>
+  memref.copy %x, %in : memref<1x4x48x48xf32> to memref<1x4x48x48xf32, strided<[10000, 2500, 50, 1], offset: 51>>
+  linalg.generic {indexing_maps = [#qB, #qI], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : memref<4xf32>) outs(%o : memref<1x4x48x48xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#qX, #qW, #qO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%p, %w : memref<1x4x50x50xf32>, memref<4x1x3x3xf32>) outs(%o : memref<1x4x48x48xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %p : memref<1x4x50x50xf32>
+  return
+}
+
+// -----
+
+// The same on rows of 32 columns: no plane either. Each block loads each
+// source row it needs once, two chunks (pad rows outside the source), and
+// a tap's vector is a shift of two neighbouring chunks (the pad beyond the
+// row's ends): left for kw = 0, none for kw = 1, right for kw = 2.
+// CHECK-LABEL: func.func @depthwise_shifted_taps
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for %[[M:[a-z0-9_]+]] = %c0 to %c4
+// CHECK: %[[INIT:[a-z0-9_]+]] = vector.broadcast {{.*}} : f32 to vector<16xf32>
+// CHECK: scf.for %[[OH:[a-z0-9_]+]] = %c0 to %c32 step %c4
+// CHECK: %[[UP:[a-z0-9_]+]] = arith.addi %[[OH]], %c-1
+// CHECK: %[[IN:[a-z0-9_]+]] = arith.andi
+// CHECK: %[[ROW:[a-z0-9_]+]]:2 = scf.if %[[IN]] -> (vector<16xf32>, vector<16xf32>)
+// CHECK: vector.transfer_read %arg0[%c0, %[[M]], %[[UP]], %c0]
+// CHECK: vector.transfer_read %arg0[%c0, %[[M]], %[[UP]], %c16]
+// CHECK: } else {
+// CHECK: scf.yield %[[PAD:[a-z0-9_]+]], %[[PAD]]
+// CHECK: %[[L:[a-z0-9_]+]] = vector.shuffle %[[PAD]], %[[ROW]]#0 [15, 16, 17,
+// CHECK: vector.fma %[[L]], %{{.*}}, %[[INIT]]
+// CHECK: vector.shuffle %[[ROW]]#0, %[[ROW]]#1 [15, 16, 17,
+// CHECK: vector.fma %[[ROW]]#0
+// CHECK: vector.shuffle %[[ROW]]#0, %[[ROW]]#1 [1, 2, 3,
+// CHECK: vector.shuffle %[[ROW]]#1, %[[PAD]] [1, 2, 3,
+// CHECK: vector.transfer_write
+// CHECK-NOT: linalg.
+// CHECK: return
+#tX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh + kh, ow + kw)>
+#tW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#tO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+#tB = affine_map<(n, c, h, w) -> (c)>
+#tI = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @depthwise_shifted_taps(%x: memref<1x4x32x32xf32>, %w: memref<4x1x3x3xf32>, %b: memref<4xf32>, %o: memref<1x4x32x32xf32>) {
   %zero = arith.constant 0.0 : f32
   %p = memref.alloc() {alignment = 64 : i64} : memref<1x4x34x34xf32>
   linalg.fill ins(%zero : f32) outs(%p : memref<1x4x34x34xf32>)
   %in = memref.subview %p[0, 0, 1, 1] [1, 4, 32, 32] [1, 1, 1, 1] : memref<1x4x34x34xf32> to memref<1x4x32x32xf32, strided<[4624, 1156, 34, 1], offset: 35>>
   memref.copy %x, %in : memref<1x4x32x32xf32> to memref<1x4x32x32xf32, strided<[4624, 1156, 34, 1], offset: 35>>
-  linalg.generic {indexing_maps = [#qB, #qI], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+  linalg.generic {indexing_maps = [#tB, #tI], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
       ins(%b : memref<4xf32>) outs(%o : memref<1x4x32x32xf32>) {
   ^bb0(%a: f32, %c: f32):
     linalg.yield %a : f32
   }
-  linalg.generic {indexing_maps = [#qX, #qW, #qO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+  linalg.generic {indexing_maps = [#tX, #tW, #tO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
       ins(%p, %w : memref<1x4x34x34xf32>, memref<4x1x3x3xf32>) outs(%o : memref<1x4x32x32xf32>) {
   ^bb0(%a: f32, %c: f32, %acc: f32):
     %m = arith.mulf %a, %c : f32
@@ -1239,7 +1295,8 @@ func.func @depthwise_shared_pad_in_place(%x: memref<1x2x48x48xf32>, %y: memref<1
 // -----
 
 // The same on a 28x28 plane (all in L2): the shared padded copy stays, as
-// copying each plane would cost more.
+// copying each plane would cost more. (The output is the source's buffer:
+// no taps shifted in registers from the source, which it overwrites.)
 // CHECK-LABEL: func.func @depthwise_shared_pad_small
 // CHECK: memref.copy %{{.*}}, %{{.*}} : memref<1x2x30x30xf32> to memref<1x2x30x30xf32>
 // CHECK: vector.fma
