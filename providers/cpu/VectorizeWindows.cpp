@@ -386,23 +386,36 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // back from a store still in flight, and a thread reads the channels it
   // wrote itself. (On AVX2 a 16-lane shift takes several shuffles.)
   // Only on narrow rows, where a block has rows enough to share each
-  // source row's loads and shifts among several output rows (mobilenet_v2,
-  // 1 thread: 28x28 f32 74 -> 44 us, 14x14 f32 56 -> 40 us, 7x7 8-bit
-  // 52 -> 41 us). On wider rows a block holds one or two rows, and an
-  // 8-bit conv converts each source chunk anew in every block: 8-bit 28x28
-  // 55 -> 64 us, 56x56 154 -> 206 us.
+  // source row's loads and shifts among several output rows (1 thread:
+  // 960 channels 7x7 f32 36 -> 24 us, with a 7x7 window 175 -> 108 us;
+  // 7x7 8-bit in mobilenet_v2 52 -> 41 us). On wider rows a block holds
+  // one or two rows, and an 8-bit conv converts each source chunk anew in
+  // every block: 8-bit 28x28 55 -> 64 us, 56x56 154 -> 206 us.
   bool shifts = planeStatic && !isMaxPool && dm.sw == 1 && vectorBits >= 512 &&
                 (r[4] - 1) * dm.dw <= 2 * kLanes &&
                 r[5] <= (eightBit ? kLanes : 2 * kLanes);
   std::optional<PaddedSource> padded =
       planeStatic ? matchPaddedSource(g, /*planesAnyway=*/eightBit || shifts)
                   : std::nullopt;
-  // (Reading the source while storing over it needs the channel's plane
-  // copied first: planes, or the padded copy as before.)
-  if (padded && padded->inPlace && shifts) {
+  // Reading the source while storing over it (the output, or the
+  // epilogue's, in the source's buffer: bufferization reuses it) is safe
+  // when one block covers the channel, as every load of a block comes
+  // before its stores; else the channel's plane is copied first. (Planes
+  // also beat the padded copy here: mobilenet_v2 f32, 1 thread, 28x28
+  // 74 -> 44 us, 14x14 56 -> 40 us, and at 2 threads the copy was serial.)
+  auto overwritesSource = [&] {
+    Value s = rootOf(padded ? padded->src : x);
+    SmallVector<Value> written = {out};
+    if (epilogue)
+      written.push_back(linalg::GenericOp(epilogue->op).getDpsInits()[0]);
+    if (auto next = dyn_cast_or_null<linalg::LinalgOp>(g->getNextNode()))
+      llvm::append_range(written, next.getDpsInits());
+    return llvm::any_of(written, [&](Value v) { return rootOf(v) == s; });
+  };
+  bool oneBlock = r[2] * llvm::divideCeil(r[5], kLanes) <= kChunks;
+  if (shifts && !oneBlock &&
+      ((padded && padded->inPlace) || overwritesSource()))
     shifts = false;
-    padded = matchPaddedSource(g, /*planesAnyway=*/bool(eightBit));
-  }
   Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(elt));
   Operation *first = zero.getDefiningOp();
   // (Constant 8-bit weights read as f32, converted at compile time.)

@@ -346,6 +346,10 @@ CASES = {
         lambda p: static_depthwise(p, True, (1, 16, 21, 37), 2, relu6=True), 1e-4),
     "qdq_depthwise_relu6_stride2": (
         lambda p: static_depthwise(p, False, (1, 16, 21, 37), 2, relu6=True), 1e-4),
+    # One block of rows covers a 7x7 channel: taps shifted in registers from
+    # the unpadded source, whose buffer the requantized output reuses.
+    "qop_depthwise_7x7": (lambda p: static_depthwise(p, True, (1, 16, 7, 7)), 1e-4),
+    "qdq_depthwise_7x7": (lambda p: static_depthwise(p, False, (1, 16, 7, 7)), 1e-4),
 }
 
 
