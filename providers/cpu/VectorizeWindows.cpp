@@ -590,82 +590,97 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
       accs.push_back(eightBit ? toF32(nb, v, false) : v);
     }
     Value xCol0 = nb.create<arith::MulIOp>(loc, col0, idx(nb, dm.sw));
-    SmallVector<Value> sums = shifts ? shiftTaps(nb, n, m, oh0, nRows,
-                                                 *getConstantIntValue(col0),
-                                                 numChunks, accs) : upTo(nb, r[3], accs, [&](OpBuilder &b3, Value kh, ValueRange a3) {
-      return upTo(b3, r[4], a3, [&](OpBuilder &b4, Value kw, ValueRange a4) {
-        Value khOff = b4.create<arith::MulIOp>(loc, kh, idx(b4, dm.dh));
-        Value kwOff = b4.create<arith::AddIOp>(
-            loc, b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw)), xCol0);
-        Value wb;
-        if (!isMaxPool) {
-          Value wv = b4.create<memref::LoadOp>(
-              loc, w, ValueRange{m, idx(b4, 0), kh, kw});
-          if (eightBit && !floatW)
-            wv = toF32(b4, wv, eightBit->second);
-          wb = b4.create<vector::BroadcastOp>(loc, vec, wv);
-        }
-        // In the plane, tap kw's column c = ow * sw + kw * dw lies in
-        // phase c % sw at ow + (kw * dw) / sw.
-        Value phase, phaseCol;
-        if (planes) {
-          Value tap = b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw));
-          phase = b4.create<arith::RemUIOp>(loc, tap, idx(b4, sp));
-          phaseCol = b4.create<arith::AddIOp>(
-              loc, col0, b4.create<arith::DivUIOp>(loc, tap, idx(b4, sp)));
-        }
-        SmallVector<Value> next;
-        for (auto [c, chunk] : llvm::enumerate(chunks)) {
-          auto [row, col] = chunk;
-          Value ih = b4.create<arith::AddIOp>(loc, b4.create<arith::MulIOp>(loc, ohs[row], idx(b4, dm.sh)),
-                                              khOff);
-          Value iw = b4.create<arith::AddIOp>(loc, kwOff, idx(b4, col * dm.sw));
-          Value xv;
-          if (planes) {
-            Value at = col ? (Value)b4.create<arith::AddIOp>(loc, phaseCol,
-                                                             idx(b4, col))
-                           : phaseCol;
-            xv = b4.create<vector::TransferReadOp>(
-                loc, planeVec, plane, ValueRange{phase, ih, at}, planeZero,
-                ArrayRef<bool>{true});
-          } else if (dm.sw == 1) {
-            xv = b4.create<vector::TransferReadOp>(
-                loc, xVec, x, ValueRange{n, m, ih, iw}, xZero);
-          } else {
-            Value xw = b4.create<vector::TransferReadOp>(
-                loc, wide, x, ValueRange{n, m, ih, iw}, xZero);
-            xv = b4.create<vector::ShuffleOp>(loc, xw, xw, lanes);
-          }
-          if (eightBit && !planes)
-            xv = toF32(b4, xv, eightBit->first);
-          if (isMaxPool && elt.isF32()) {
-            // x > acc ? x : acc, or x where x is NaN: NaNs propagate as
-            // maximumf's do (a NaN acc stays), in four instructions (two
-            // compares, two masked moves) where LLVM lowers maximumf
-            // (signed zeros ordered too) in six: a 64x112x112 3x3/2 max
-            // pool 203 -> 185 us. Of +0 and -0 either may come out.
-            Value more = b4.create<arith::SelectOp>(
-                loc,
-                b4.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, xv,
-                                         a4[c]),
-                xv, a4[c]);
-            next.push_back(b4.create<arith::SelectOp>(
-                loc,
-                b4.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, xv,
-                                         xv),
-                xv, more));
-          } else if (isMaxPool) {
-            // The body's own max (unsigned or signed bytes).
-            OperationState st(loc, bodyMax->getName(), ValueRange{a4[c], xv},
-                              vec);
-            next.push_back(b4.create(st)->getResult(0));
-          } else {
-            next.push_back(b4.create<vector::FMAOp>(loc, xv, wb, a4[c]));
-          }
-        }
-        return next;
-      });
-    });
+    SmallVector<Value> sums =
+        shifts
+            ? shiftTaps(nb, n, m, oh0, nRows, *getConstantIntValue(col0),
+                        numChunks, accs)
+            : upTo(nb, r[3], accs, [&](OpBuilder &b3, Value kh, ValueRange a3) {
+                return upTo(
+                    b3, r[4], a3, [&](OpBuilder &b4, Value kw, ValueRange a4) {
+                      Value khOff =
+                          b4.create<arith::MulIOp>(loc, kh, idx(b4, dm.dh));
+                      Value kwOff = b4.create<arith::AddIOp>(
+                          loc,
+                          b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw)),
+                          xCol0);
+                      Value wb;
+                      if (!isMaxPool) {
+                        Value wv = b4.create<memref::LoadOp>(
+                            loc, w, ValueRange{m, idx(b4, 0), kh, kw});
+                        if (eightBit && !floatW)
+                          wv = toF32(b4, wv, eightBit->second);
+                        wb = b4.create<vector::BroadcastOp>(loc, vec, wv);
+                      }
+                      // In the plane, tap kw's column c = ow * sw + kw * dw
+                      // lies in phase c % sw at ow + (kw * dw) / sw.
+                      Value phase, phaseCol;
+                      if (planes) {
+                        Value tap =
+                            b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw));
+                        phase =
+                            b4.create<arith::RemUIOp>(loc, tap, idx(b4, sp));
+                        phaseCol = b4.create<arith::AddIOp>(
+                            loc, col0,
+                            b4.create<arith::DivUIOp>(loc, tap, idx(b4, sp)));
+                      }
+                      SmallVector<Value> next;
+                      for (auto [c, chunk] : llvm::enumerate(chunks)) {
+                        auto [row, col] = chunk;
+                        Value ih = b4.create<arith::AddIOp>(
+                            loc,
+                            b4.create<arith::MulIOp>(loc, ohs[row],
+                                                     idx(b4, dm.sh)),
+                            khOff);
+                        Value iw = b4.create<arith::AddIOp>(
+                            loc, kwOff, idx(b4, col * dm.sw));
+                        Value xv;
+                        if (planes) {
+                          Value at = col ? (Value)b4.create<arith::AddIOp>(
+                                               loc, phaseCol, idx(b4, col))
+                                         : phaseCol;
+                          xv = b4.create<vector::TransferReadOp>(
+                              loc, planeVec, plane, ValueRange{phase, ih, at},
+                              planeZero, ArrayRef<bool>{true});
+                        } else if (dm.sw == 1) {
+                          xv = b4.create<vector::TransferReadOp>(
+                              loc, xVec, x, ValueRange{n, m, ih, iw}, xZero);
+                        } else {
+                          Value xw = b4.create<vector::TransferReadOp>(
+                              loc, wide, x, ValueRange{n, m, ih, iw}, xZero);
+                          xv = b4.create<vector::ShuffleOp>(loc, xw, xw, lanes);
+                        }
+                        if (eightBit && !planes)
+                          xv = toF32(b4, xv, eightBit->first);
+                        if (isMaxPool && elt.isF32()) {
+                          // x > acc ? x : acc, or x where x is NaN: NaNs
+                          // propagate as maximumf's do (a NaN acc stays), in
+                          // four instructions (two compares, two masked moves)
+                          // where LLVM lowers maximumf (signed zeros ordered
+                          // too) in six: a 64x112x112 3x3/2 max pool 203 -> 185
+                          // us. Of +0 and -0 either may come out.
+                          Value more = b4.create<arith::SelectOp>(
+                              loc,
+                              b4.create<arith::CmpFOp>(
+                                  loc, arith::CmpFPredicate::OGT, xv, a4[c]),
+                              xv, a4[c]);
+                          next.push_back(b4.create<arith::SelectOp>(
+                              loc,
+                              b4.create<arith::CmpFOp>(
+                                  loc, arith::CmpFPredicate::UNO, xv, xv),
+                              xv, more));
+                        } else if (isMaxPool) {
+                          // The body's own max (unsigned or signed bytes).
+                          OperationState st(loc, bodyMax->getName(),
+                                            ValueRange{a4[c], xv}, vec);
+                          next.push_back(b4.create(st)->getResult(0));
+                        } else {
+                          next.push_back(
+                              b4.create<vector::FMAOp>(loc, xv, wb, a4[c]));
+                        }
+                      }
+                      return next;
+                    });
+              });
     for (auto [c, chunk] : llvm::enumerate(chunks)) {
       SmallVector<Value> at = {n, m, ohs[chunk.first], colAt(nb, chunk.second)};
       Value sum = sums[c];
