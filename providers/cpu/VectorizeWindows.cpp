@@ -408,7 +408,11 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
     SmallVector<Value> written = {out};
     if (epilogue)
       written.push_back(linalg::GenericOp(epilogue->op).getDpsInits()[0]);
-    if (auto next = dyn_cast_or_null<linalg::LinalgOp>(g->getNextNode()))
+    // (The caller's epilogue, after its output's allocation.)
+    Operation *after = g->getNextNode();
+    while (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(after))
+      after = after->getNextNode();
+    if (auto next = dyn_cast_or_null<linalg::LinalgOp>(after))
       llvm::append_range(written, next.getDpsInits());
     return llvm::any_of(written, [&](Value v) { return rootOf(v) == s; });
   };
