@@ -543,7 +543,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       }
       progress.stage("lowering to LLVM" + label);
       // Vector ops left by kiln-cpu-vectorize-contractions go to LLVM first.
-      if (failed(run(std::string("kiln-approximate-math,kiln-flatten-constants,func.func(convert-linalg-to-loops),kiln-outline-loops,convert-vector-to-llvm,") +
+      if (failed(run(std::string("kiln-approximate-math,kiln-flatten-constants,func.func(convert-linalg-to-loops),kiln-outline-loops,convert-vector-to-llvm{reassociate-fp-reductions=1},") +
                      kToLlvmPipeline)))
         return std::nullopt;
       if (primary && options.report) {

@@ -171,8 +171,9 @@ bool rewriteRowGather(mlir::linalg::GenericOp g);
 /// The transform script for one marked elementwise generic.
 std::string elementwiseScheduleFor(mlir::linalg::LinalgOp op, int64_t id,
                                    int64_t vectorBits);
-/// The transform step marking a loop handle kiln.parallel.
-std::string annotateParallel(const std::string &handle);
+/// The transform step marking a loop handle kiln.parallel, each thread
+/// taking at least `grain` of its iterations.
+std::string annotateParallel(const std::string &handle, int64_t grain = 1);
 /// The buffer `v` is a view of (itself if not a view).
 inline mlir::Value rootOf(mlir::Value v) {
   while (auto view = v.getDefiningOp<mlir::ViewLikeOpInterface>())
