@@ -191,7 +191,9 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
     Statistic<"numPanelPrefetches", "panel-prefetches",
               "Register tiles' k loops prefetching their packed panels' next slice">,
     Statistic<"numEightBitDepthwise", "int8-depthwise",
-              "8-bit depthwise convs as vector loops summing in f32">
+              "8-bit depthwise convs as vector loops summing in f32">,
+    Statistic<"numVectorAccumulators", "vector-accumulators",
+              "Row reductions keeping a vector of partial results">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

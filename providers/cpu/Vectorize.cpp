@@ -1524,6 +1524,7 @@ struct CpuVectorizeContractionsPass
       if (failed(applyMarked(module, false)))
         return signalPassFailure();
     }
+    numVectorAccumulators += vectorAccumulators(module);
     module.walk([](Operation *op) {
       op->removeAttr(kMark);
       op->removeAttr(kId);

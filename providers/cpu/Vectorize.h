@@ -171,6 +171,9 @@ bool rewriteRowGather(mlir::linalg::GenericOp g);
 /// The transform script for one marked elementwise generic.
 std::string elementwiseScheduleFor(mlir::linalg::LinalgOp op, int64_t id,
                                    int64_t vectorBits);
+/// Vectorized row sums keep a vector of partial sums
+/// across their loop, added across lanes once after it; returns how many.
+int64_t vectorAccumulators(mlir::Operation *root);
 /// The transform step marking a loop handle kiln.parallel, each thread
 /// taking at least `grain` of its iterations.
 std::string annotateParallel(const std::string &handle, int64_t grain = 1);

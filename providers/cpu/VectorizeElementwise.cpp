@@ -524,4 +524,130 @@ bool rewriteRowGather(linalg::GenericOp g) {
   return true;
 }
 
+/// One vector of partial sums per reduction loop instead of a horizontal
+/// reduction per chunk: the vectorized row reduction
+///   for (chunks) acc = reduce<add>(chunk, acc)
+/// (acc a scalar, perhaps in a one-element vector) becomes
+///   for (chunks) part = part + chunk;  acc = reduce<add>(part, acc)
+/// with one horizontal reduction per row, not a dependent one per chunk
+/// (the rows' sums of a LayerNorm).
+int64_t vectorAccumulators(Operation *root) {
+  // The one-element wrappers of a scalar (inserted into, or broadcast to,
+  // a vector of one element) that lead from `v` to `to`, each used once.
+  auto wrappers = [](Value v, Value to,
+                     SmallVector<Operation *> &chain) -> bool {
+    while (v != to) {
+      if (!v.hasOneUse())
+        return false;
+      Operation *u = *v.getUsers().begin();
+      auto t = dyn_cast<VectorType>(u->getResult(0).getType());
+      if (!isa<vector::InsertElementOp, vector::InsertOp,
+               vector::BroadcastOp, vector::ShapeCastOp>(u) ||
+          u->getNumResults() != 1 || !t || t.getNumElements() != 1)
+        return false;
+      chain.push_back(u);
+      v = u->getResult(0);
+    }
+    return true;
+  };
+  SmallVector<scf::ForOp> loops;
+  root->walk([&](scf::ForOp f) { loops.push_back(f); });
+  int64_t rewritten = 0;
+  IRRewriter rewriter(root->getContext());
+  for (scf::ForOp f : loops) {
+    for (unsigned i = 0; i < f.getNumRegionIterArgs(); ++i) {
+      BlockArgument acc = f.getRegionIterArgs()[i];
+      if (!acc.hasOneUse())
+        continue;
+      // The scalar the reduction adds to: acc, or its one element.
+      Operation *unwrap = nullptr;
+      Value scalar = acc;
+      if (isa<VectorType>(acc.getType())) {
+        auto ex = dyn_cast<vector::ExtractOp>(*acc.getUsers().begin());
+        if (!ex || cast<VectorType>(acc.getType()).getNumElements() != 1 ||
+            isa<VectorType>(ex.getType()))
+          continue;
+        unwrap = ex;
+        scalar = ex.getResult();
+      }
+      if (!scalar.hasOneUse())
+        continue;
+      auto red = dyn_cast<vector::ReductionOp>(*scalar.getUsers().begin());
+      if (!red || red.getAcc() != scalar || red->getBlock() != f.getBody())
+        continue;
+      auto vt = red.getVector().getType();
+      if (vt.getRank() != 1 || vt.isScalable() || vt.getNumElements() < 2 ||
+          !vt.getElementType().isF32() ||
+          red.getKind() != vector::CombiningKind::ADD)
+        continue;
+      SmallVector<Operation *> chain;
+      Value yielded = f.getBody()->getTerminator()->getOperand(i);
+      // (Only the yield may read the sum: it goes from the loop.)
+      if (!red.getResult().hasOneUse() || !yielded.hasOneUse() ||
+          !wrappers(red.getResult(), yielded, chain))
+        continue;
+      // (The chain is cloned after the loop: what else it reads must be
+      // defined outside it.)
+      bool outside = llvm::all_of(chain, [&](Operation *op) {
+        return llvm::all_of(op->getOperands(), [&](Value v) {
+          return llvm::is_contained(chain, v.getDefiningOp()) ||
+                 v == red.getResult() || f.isDefinedOutsideOfLoop(v);
+        });
+      });
+      if (!outside)
+        continue;
+      Location loc = red.getLoc();
+      rewriter.setInsertionPoint(f);
+      Value init = rewriter.create<arith::ConstantOp>(
+          loc, DenseElementsAttr::get(vt, rewriter.getF32FloatAttr(0.0f)));
+      Value chunk = red.getVector();
+      DictionaryAttr marks = f->getDiscardableAttrDictionary();
+      FailureOr<LoopLikeOpInterface> grown = f.replaceWithAdditionalYields(
+          rewriter, init, /*replaceInitOperandUsesInLoop=*/false,
+          [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> parts) {
+            return SmallVector<Value>{
+                b.create<arith::AddFOp>(l, parts[0], chunk)};
+          });
+      if (failed(grown))
+        continue;
+      auto g = cast<scf::ForOp>(grown->getOperation());
+      g->setDiscardableAttrs(marks);
+      // After the loop, one reduction of the partial results onto acc.
+      rewriter.setInsertionPointAfter(g);
+      Value result = g.getResult(i);
+      Value s = result;
+      IRMapping m;
+      // (The body now has g's block arguments.)
+      Value inLoop = g.getRegionIterArgs()[i];
+      Operation *unwrapAfter = nullptr;
+      if (unwrap) {
+        m.map(inLoop, result);
+        unwrapAfter = rewriter.clone(*unwrap, m);
+        s = unwrapAfter->getResult(0);
+      }
+      auto total = rewriter.create<vector::ReductionOp>(
+          loc, vector::CombiningKind::ADD, g.getResults().back(), s);
+      m.map(red.getResult(), total.getResult());
+      Value wrapped = total.getResult();
+      for (Operation *op : chain)
+        wrapped = rewriter.clone(*op, m)->getResult(0);
+      // (Its one reader left: the unwrapping, or the reduction itself.)
+      rewriter.replaceAllUsesExcept(result, wrapped,
+                                    unwrapAfter ? unwrapAfter
+                                                : total.getOperation());
+      // In the loop, acc passes through unchanged.
+      Operation *yield = g.getBody()->getTerminator();
+      rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(i, inLoop); });
+      for (Operation *op : llvm::reverse(chain))
+        rewriter.eraseOp(op);
+      rewriter.eraseOp(red);
+      if (unwrap)
+        rewriter.eraseOp(unwrap);
+      ++rewritten;
+      break; // (f is gone: g holds the rest.)
+    }
+  }
+  return rewritten;
+}
+
 } // namespace kiln::vectorize

@@ -865,13 +865,19 @@ func.func @reduction(%x: memref<4x16x16xf32>, %o: memref<4xf32>) {
 // A sum over the last dim of rows whose number is known only at run time
 // (LayerNorm's mean over a run-time batch): one loop over the rows around a
 // static block of one row, vectorized as above (the row's views fold into
-// the transfers).
+// the transfers). The chunks of a row add up lane by lane in a vector of
+// partial sums, reduced across its lanes once, after the row's loop.
 // CHECK-LABEL: func.func @reduction_runtime_rows
 // CHECK: %[[N:.*]] = memref.dim %arg0, %c0
 // CHECK: scf.for %[[I:[a-z0-9_]+]] = %c0 to %[[N]] step %c1
 // CHECK: vector.transfer_read %arg1[%[[I]], {{.*}} : memref<?x16xf32>, vector<1xf32>
-// CHECK: vector.transfer_read %arg0[%[[I]], {{.*}} : memref<?x16x64xf32>, vector<16xf32>
-// CHECK: vector.reduction <add>
+// CHECK: %[[ROW:[a-z0-9_]+]]:2 = scf.for {{.*}} iter_args(%[[ACC:[a-z0-9_]+]] = %{{.*}}, %[[PART:[a-z0-9_]+]] = %{{.*}}) -> (vector<1x1xf32>, vector<16xf32>)
+// CHECK: %[[X:.*]] = vector.transfer_read %arg0[%[[I]], {{.*}} : memref<?x16x64xf32>, vector<16xf32>
+// CHECK-NOT: vector.reduction
+// CHECK: %[[NEXT:.*]] = arith.addf %[[PART]], %[[X]] : vector<16xf32>
+// CHECK: scf.yield %[[ACC]], %[[NEXT]]
+// CHECK: %[[A:.*]] = vector.extract %[[ROW]]#0[0, 0]
+// CHECK: vector.reduction <add>, %[[ROW]]#1, %[[A]]
 // CHECK-NOT: linalg.generic
 #rin = affine_map<(n, s, d) -> (n, s, d)>
 #rout = affine_map<(n, s, d) -> (n, s)>
