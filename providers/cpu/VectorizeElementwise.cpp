@@ -541,8 +541,8 @@ int64_t vectorAccumulators(Operation *root) {
         return false;
       Operation *u = *v.getUsers().begin();
       auto t = dyn_cast<VectorType>(u->getResult(0).getType());
-      if (!isa<vector::InsertElementOp, vector::InsertOp,
-               vector::BroadcastOp, vector::ShapeCastOp>(u) ||
+      if (!isa<vector::InsertElementOp, vector::InsertOp, vector::BroadcastOp,
+               vector::ShapeCastOp>(u) ||
           u->getNumResults() != 1 || !t || t.getNumElements() != 1)
         return false;
       chain.push_back(u);
@@ -632,9 +632,8 @@ int64_t vectorAccumulators(Operation *root) {
       for (Operation *op : chain)
         wrapped = rewriter.clone(*op, m)->getResult(0);
       // (Its one reader left: the unwrapping, or the reduction itself.)
-      rewriter.replaceAllUsesExcept(result, wrapped,
-                                    unwrapAfter ? unwrapAfter
-                                                : total.getOperation());
+      rewriter.replaceAllUsesExcept(
+          result, wrapped, unwrapAfter ? unwrapAfter : total.getOperation());
       // In the loop, acc passes through unchanged.
       Operation *yield = g.getBody()->getTerminator();
       rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(i, inLoop); });
