@@ -171,8 +171,8 @@ bool rewriteRowGather(mlir::linalg::GenericOp g);
 /// The transform script for one marked elementwise generic.
 std::string elementwiseScheduleFor(mlir::linalg::LinalgOp op, int64_t id,
                                    int64_t vectorBits);
-/// Vectorized row sums keep a vector of partial sums
-/// across their loop, added across lanes once after it; returns how many.
+/// Vectorized sums, minima and maxima keep a vector of partial results
+/// across their loop, reduced across lanes once after it; returns how many.
 int64_t vectorAccumulators(mlir::Operation *root);
 /// The transform step marking a loop handle kiln.parallel, each thread
 /// taking at least `grain` of its iterations.

@@ -14,6 +14,8 @@
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace kiln::vectorize {
@@ -524,26 +526,32 @@ bool rewriteRowGather(linalg::GenericOp g) {
   return true;
 }
 
-/// One vector of partial sums per reduction loop instead of a horizontal
-/// reduction per chunk: the vectorized row reduction
+/// One vector of partial results per reduction loop instead of a
+/// horizontal reduction per chunk: the vectorized reduction
 ///   for (chunks) acc = reduce<add>(chunk, acc)
-/// (acc a scalar, perhaps in a one-element vector) becomes
+/// (acc a scalar, perhaps in a vector of one element) becomes
 ///   for (chunks) part = part + chunk;  acc = reduce<add>(part, acc)
-/// with one horizontal reduction per row, not a dependent one per chunk
-/// (the rows' sums of a LayerNorm).
+/// with one horizontal reduction per loop, not a dependent one per chunk
+/// (the rows' sums of a LayerNorm). Likewise minimumf and maximumf (a
+/// DynamicQuantizeLinear's range), from +inf and -inf: exact in any order.
 int64_t vectorAccumulators(Operation *root) {
-  // The one-element wrappers of a scalar (inserted into, or broadcast to,
-  // a vector of one element) that lead from `v` to `to`, each used once.
-  auto wrappers = [](Value v, Value to,
-                     SmallVector<Operation *> &chain) -> bool {
+  // One element: a scalar or a vector of one element.
+  auto single = [](Type t) {
+    auto v = dyn_cast<VectorType>(t);
+    return !v ? t.isF32() : v.getNumElements() == 1;
+  };
+  // The moves of one element (into or out of a vector of one element)
+  // that lead from `v` to `to`, each used once.
+  auto wrappers = [&](Value v, Value to,
+                      SmallVector<Operation *> &chain) -> bool {
     while (v != to) {
       if (!v.hasOneUse())
         return false;
       Operation *u = *v.getUsers().begin();
-      auto t = dyn_cast<VectorType>(u->getResult(0).getType());
       if (!isa<vector::InsertElementOp, vector::InsertOp, vector::BroadcastOp,
-               vector::ShapeCastOp>(u) ||
-          u->getNumResults() != 1 || !t || t.getNumElements() != 1)
+               vector::ShapeCastOp, vector::SplatOp, vector::ExtractOp,
+               vector::ExtractElementOp>(u) ||
+          u->getNumResults() != 1 || !single(u->getResult(0).getType()))
         return false;
       chain.push_back(u);
       v = u->getResult(0);
@@ -563,12 +571,12 @@ int64_t vectorAccumulators(Operation *root) {
       Operation *unwrap = nullptr;
       Value scalar = acc;
       if (isa<VectorType>(acc.getType())) {
-        auto ex = dyn_cast<vector::ExtractOp>(*acc.getUsers().begin());
-        if (!ex || cast<VectorType>(acc.getType()).getNumElements() != 1 ||
-            isa<VectorType>(ex.getType()))
+        Operation *ex = *acc.getUsers().begin();
+        if (!isa<vector::ExtractOp, vector::ExtractElementOp>(ex) ||
+            !single(acc.getType()) || !ex->getResult(0).getType().isF32())
           continue;
         unwrap = ex;
-        scalar = ex.getResult();
+        scalar = ex->getResult(0);
       }
       if (!scalar.hasOneUse())
         continue;
@@ -576,9 +584,18 @@ int64_t vectorAccumulators(Operation *root) {
       if (!red || red.getAcc() != scalar || red->getBlock() != f.getBody())
         continue;
       auto vt = red.getVector().getType();
+      vector::CombiningKind kind = red.getKind();
+      float start;
+      if (kind == vector::CombiningKind::ADD)
+        start = 0.0f;
+      else if (kind == vector::CombiningKind::MINIMUMF)
+        start = std::numeric_limits<float>::infinity();
+      else if (kind == vector::CombiningKind::MAXIMUMF)
+        start = -std::numeric_limits<float>::infinity();
+      else
+        continue;
       if (vt.getRank() != 1 || vt.isScalable() || vt.getNumElements() < 2 ||
-          !vt.getElementType().isF32() ||
-          red.getKind() != vector::CombiningKind::ADD)
+          !vt.getElementType().isF32())
         continue;
       SmallVector<Operation *> chain;
       Value yielded = f.getBody()->getTerminator()->getOperand(i);
@@ -599,14 +616,20 @@ int64_t vectorAccumulators(Operation *root) {
       Location loc = red.getLoc();
       rewriter.setInsertionPoint(f);
       Value init = rewriter.create<arith::ConstantOp>(
-          loc, DenseElementsAttr::get(vt, rewriter.getF32FloatAttr(0.0f)));
+          loc, DenseElementsAttr::get(vt, rewriter.getF32FloatAttr(start)));
       Value chunk = red.getVector();
       DictionaryAttr marks = f->getDiscardableAttrDictionary();
       FailureOr<LoopLikeOpInterface> grown = f.replaceWithAdditionalYields(
           rewriter, init, /*replaceInitOperandUsesInLoop=*/false,
           [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> parts) {
+            Value part = parts[0];
+            if (kind == vector::CombiningKind::ADD)
+              return SmallVector<Value>{b.create<arith::AddFOp>(l, part, chunk)};
+            if (kind == vector::CombiningKind::MINIMUMF)
+              return SmallVector<Value>{
+                  b.create<arith::MinimumFOp>(l, part, chunk)};
             return SmallVector<Value>{
-                b.create<arith::AddFOp>(l, parts[0], chunk)};
+                b.create<arith::MaximumFOp>(l, part, chunk)};
           });
       if (failed(grown))
         continue;
@@ -626,7 +649,7 @@ int64_t vectorAccumulators(Operation *root) {
         s = unwrapAfter->getResult(0);
       }
       auto total = rewriter.create<vector::ReductionOp>(
-          loc, vector::CombiningKind::ADD, g.getResults().back(), s);
+          loc, kind, g.getResults().back(), s);
       m.map(red.getResult(), total.getResult());
       Value wrapped = total.getResult();
       for (Operation *op : chain)

@@ -893,6 +893,30 @@ func.func @reduction_runtime_rows(%x: memref<?x16x64xf32>, %o: memref<?x16xf32>)
 
 // -----
 
+// The minimum of a whole tensor (DynamicQuantizeLinear's range): a vector
+// of partial minima from +inf across the rows, reduced across its lanes
+// once after them (exact in any order), not once per row.
+// CHECK-LABEL: func.func @reduction_min_all
+// CHECK: %[[INF:[a-z0-9_]+]] = arith.constant dense<0x7F800000> : vector<256xf32>
+// CHECK: %[[R:[a-z0-9_]+]]:2 = scf.for {{.*}} iter_args(%[[ACC:[a-z0-9_]+]] = %{{.*}}, %[[PART:[a-z0-9_]+]] = %[[INF]])
+// CHECK-NOT: vector.reduction
+// CHECK: arith.minimumf %[[PART]], %{{.*}} : vector<256xf32>
+// CHECK: scf.yield %[[ACC]],
+// CHECK: vector.reduction <minimumf>, %[[R]]#1
+#zin = affine_map<(b, n, d) -> (b, n, d)>
+#zout = affine_map<(b, n, d) -> ()>
+func.func @reduction_min_all(%x: memref<1x128x256xf32>, %o: memref<f32>) {
+  linalg.generic {indexing_maps = [#zin, #zout], iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%x : memref<1x128x256xf32>) outs(%o : memref<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.minimumf %a, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
 // A run-time size in the innermost loop (Softmax over a run-time sequence)
 // stays on the naive loops.
 // CHECK-LABEL: func.func @reduction_runtime_inner
