@@ -624,7 +624,8 @@ int64_t vectorAccumulators(Operation *root) {
           [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> parts) {
             Value part = parts[0];
             if (kind == vector::CombiningKind::ADD)
-              return SmallVector<Value>{b.create<arith::AddFOp>(l, part, chunk)};
+              return SmallVector<Value>{
+                  b.create<arith::AddFOp>(l, part, chunk)};
             if (kind == vector::CombiningKind::MINIMUMF)
               return SmallVector<Value>{
                   b.create<arith::MinimumFOp>(l, part, chunk)};
