@@ -1046,22 +1046,21 @@ void eraseIfWriteOnly(Value buf) {
 
 /// Marks the loop of a transform handle kiln.parallel (kParallelAttr):
 /// its iterations run on the session's threads (kiln-outline-loops).
-std::string annotateParallel(const std::string &handle, int64_t grain) {
-  if (grain == 1)
-    return "  transform.annotate " + handle + " \"" +
-           std::string(kParallelAttr) + "\" : !transform.any_op\n";
-  std::string p = "%grain_" + handle.substr(1);
-  std::replace(p.begin(), p.end(), '#', '_');
-  return "  " + p + " = transform.param.constant " + std::to_string(grain) +
-         " : i64 -> !transform.param<i64>\n  transform.annotate " + handle +
-         " \"" + std::string(kParallelAttr) + "\" = " + p +
-         " : !transform.any_op, !transform.param<i64>\n";
+std::string annotateParallel(const std::string &handle) {
+  return "  transform.annotate " + handle + " \"" + std::string(kParallelAttr) +
+         "\" : !transform.any_op\n";
 }
 
 /// The same with grain kParallelEvenGrain: the loop splits only into equal
 /// shares for the run's thread count (else the loops in it split).
 std::string annotateParallelEven(const std::string &handle) {
-  return annotateParallel(handle, kParallelEvenGrain);
+  std::string p = "%even_" + handle.substr(1);
+  std::replace(p.begin(), p.end(), '#', '_');
+  return "  " + p + " = transform.param.constant " +
+         std::to_string(kParallelEvenGrain) +
+         " : i64 -> !transform.param<i64>\n  transform.annotate " + handle +
+         " \"" + std::string(kParallelAttr) + "\" = " + p +
+         " : !transform.any_op, !transform.param<i64>\n";
 }
 
 std::pair<int64_t, int64_t> registerTile(int64_t M, int64_t N,

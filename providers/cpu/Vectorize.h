@@ -174,9 +174,8 @@ std::string elementwiseScheduleFor(mlir::linalg::LinalgOp op, int64_t id,
 /// Vectorized sums, minima and maxima keep a vector of partial results
 /// across their loop, reduced across lanes once after it; returns how many.
 int64_t vectorAccumulators(mlir::Operation *root);
-/// The transform step marking a loop handle kiln.parallel, each thread
-/// taking at least `grain` of its iterations.
-std::string annotateParallel(const std::string &handle, int64_t grain = 1);
+/// The transform step marking a loop handle kiln.parallel.
+std::string annotateParallel(const std::string &handle);
 /// The buffer `v` is a view of (itself if not a view).
 inline mlir::Value rootOf(mlir::Value v) {
   while (auto view = v.getDefiningOp<mlir::ViewLikeOpInterface>())
