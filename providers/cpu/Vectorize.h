@@ -251,6 +251,9 @@ struct DepthwiseMatch {
 };
 std::optional<DepthwiseMatch> matchDepthwise(mlir::linalg::GenericOp g);
 std::optional<DepthwiseMatch> matchMaxPool(mlir::linalg::GenericOp g);
+/// The max of a max pool's body on `t` (f32, or an 8-bit integer with the
+/// signedness the body's max has); null if it is not one.
+mlir::Operation *maxPoolMax(mlir::Block &body, mlir::Type t);
 bool isRuntimeDepthwise(mlir::linalg::GenericOp g);
 /// A depthwise conv of 8-bit data by 8-bit weights into i32 (ConvInteger's
 /// form, static channels and taps) whose sums f32 holds exactly.

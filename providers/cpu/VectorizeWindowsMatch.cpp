@@ -1,0 +1,171 @@
+//===- VectorizeWindowsMatch.cpp - depthwise convs and max pools found ---===//
+//
+// Part of kiln-cpu-vectorize-contractions: which generics are 2-D depthwise
+// convolutions and max pools (their strides and dilations), and what
+// writes a conv's output before it (a fill or a bias), for the window
+// loops (VectorizeWindows.cpp) and the conv rewrites.
+//
+//===----------------------------------------------------------------------===//
+#include "providers/cpu/Vectorize.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/AffineExpr.h"
+
+using namespace mlir;
+
+namespace kiln::vectorize {
+
+/// The strides and dilations of a window read x[n, c, oh * sh + kh * dh,
+/// ow * sw + kw * dw] over 6 loops (the positions of oh, kh, ow, kw
+/// given): the coefficients, read off at unit points, must rebuild the map.
+static std::optional<DepthwiseMatch> matchWindowMap(AffineMap xMap, unsigned oh, unsigned kh,
+                                                    unsigned ow, unsigned kw) {
+  MLIRContext *ctx = xMap.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto at = [&](unsigned dim, unsigned result) {
+    SmallVector<int64_t> point(6, 0);
+    point[dim] = 1;
+    return xMap.compose(point)[result];
+  };
+  DepthwiseMatch dm{at(oh, 2), at(kh, 2), at(ow, 3), at(kw, 3)};
+  if (xMap != AffineMap::get(6, 0,
+                             {d(0), d(1), d(oh) * dm.sh + d(kh) * dm.dh,
+                              d(ow) * dm.sw + d(kw) * dm.dw},
+                             ctx) ||
+      dm.sw < 1 || dm.sw > 4)
+    return std::nullopt;
+  return dm;
+}
+
+/// A 2-D depthwise convolution as the CPU provider emits it: loops
+/// (n, m, oh, kh, kw, ow), maps x: (d0, d1, d2*sh + d3*dh, d5*sw + d4*dw),
+/// w: (d1, 0, d3, d4), out: (d0, d1, d2, d5).
+std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
+  if (g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()))
+    return std::nullopt;
+  auto iters = g.getIteratorTypesArray();
+  for (unsigned i = 0; i < 6; ++i)
+    if ((iters[i] == utils::IteratorType::reduction) != (i == 3 || i == 4))
+      return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(6, 0, {d(1), getAffineConstantExpr(0, ctx), d(3), d(4)}, ctx) ||
+      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx) ||
+      maps[0].getNumResults() != 4)
+    return std::nullopt;
+  auto dm = matchWindowMap(maps[0], /*oh=*/2, /*kh=*/3, /*ow=*/5, /*kw=*/4);
+  if (!dm)
+    return std::nullopt;
+  for (Value v : g->getOperands())
+    if (!hasIdentityLayout(v))
+      return std::nullopt;
+  return dm;
+}
+
+Operation *maxPoolMax(Block &body, Type t) {
+  Operation *max =
+      cast<linalg::YieldOp>(body.getTerminator()).getOperand(0).getDefiningOp();
+  if (!max || max->getNumOperands() != 2)
+    return nullptr;
+  bool ok = t.isF32()
+                ? isa<arith::MaximumFOp>(max)
+                : t.isInteger(8) && isa<arith::MaxUIOp, arith::MaxSIOp>(max);
+  return ok ? max : nullptr;
+}
+
+/// A max pool as the CPU provider emits it, on f32 or 8-bit integers
+/// (loops n, c, kh, kw, oh, ow; x read at (n, c, oh * sh + kh * dh,
+/// ow * sw + kw * dw), the second operand the window, the body max(acc,
+/// x)), on buffers of identity layout with static channels and window;
+/// its strides and dilations.
+std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
+      g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()) ||
+      !llvm::all_of(g->getOperands(), hasIdentityLayout))
+    return std::nullopt;
+  Type t = getElementTypeOrSelf(g.getDpsInits()[0].getType());
+  if (llvm::any_of(g->getOperands(), [&](Value v) {
+        return !isa<MemRefType>(v.getType()) ||
+               getElementTypeOrSelf(v.getType()) != t;
+      }))
+    return std::nullopt;
+  Block &body = g.getRegion().front();
+  Operation *max = maxPoolMax(body, t);
+  Value xArg = body.getArgument(0), acc = body.getArgument(2);
+  if (!llvm::hasNItems(body.getOperations(), 2) || !max ||
+      !((max->getOperand(0) == acc && max->getOperand(1) == xArg) ||
+        (max->getOperand(0) == xArg && max->getOperand(1) == acc)))
+    return std::nullopt;
+  auto iters = g.getIteratorTypesArray();
+  for (unsigned i = 0; i < 6; ++i)
+    if ((iters[i] == utils::IteratorType::reduction) != (i == 2 || i == 3))
+      return std::nullopt;
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  if (ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[2]) || ShapedType::isDynamic(r[3]))
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(6, 0, {d(2), d(3)}, ctx) ||
+      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx) ||
+      maps[0].getNumResults() != 4)
+    return std::nullopt;
+  return matchWindowMap(maps[0], /*oh=*/4, /*kh=*/2, /*ow=*/5, /*kw=*/3);
+}
+
+bool isEightBitDepthwise(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
+      g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !eightBitMulAdd(g))
+    return false;
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
+  if (r.size() != 6 || ShapedType::isDynamic(r[1]) ||
+      ShapedType::isDynamic(r[3]) || ShapedType::isDynamic(r[4]))
+    return false;
+  // Every sum exact in f32: at most 255 * 128 per tap.
+  if (255 * 128 * r[3] * r[4] >= (int64_t(1) << 24))
+    return false;
+  return matchDepthwise(g).has_value();
+}
+
+/// A depthwise conv with run-time batch, output rows or columns (the
+/// channels and taps static), on f32 buffers of identity layout.
+bool isRuntimeDepthwise(linalg::GenericOp g) {
+  if (!isF32BufferGeneric(g) || !isMulAddBody(g))
+    return false;
+  SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
+  if (r.size() != 6 || llvm::all_of(r, [](int64_t e) { return !ShapedType::isDynamic(e); }) ||
+      ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[3]) || ShapedType::isDynamic(r[4]))
+    return false;
+  return matchDepthwise(g).has_value();
+}
+
+std::optional<OutputInit> matchOutputInit(linalg::GenericOp g) {
+  Value out = g.getDpsInits()[0];
+  Operation *prev = g->getPrevNode();
+  while (prev && isa<memref::AllocOp>(prev))
+    prev = prev->getPrevNode();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+      fill && fill.getDpsInits()[0] == out)
+    return OutputInit{fill.getInputs()[0], Value(), fill};
+  auto bias = dyn_cast_or_null<linalg::GenericOp>(prev);
+  if (!bias || bias.getNumDpsInputs() != 1 || bias.getNumDpsInits() != 1 ||
+      bias.getDpsInits()[0] != out || bias.getNumLoops() != 4 ||
+      !llvm::hasSingleElement(bias.getRegion().front()))
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto yield = cast<linalg::YieldOp>(bias.getRegion().front().getTerminator());
+  auto bt = dyn_cast<MemRefType>(bias.getDpsInputs()[0].getType());
+  SmallVector<AffineMap> maps = bias.getIndexingMapsArray();
+  if (!bt || bt.getRank() != 1 || !bt.getLayout().isIdentity() ||
+      yield.getOperand(0) != bias.getRegion().front().getArgument(0) ||
+      maps[0] != AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx) ||
+      !maps[1].isIdentity())
+    return std::nullopt;
+  return OutputInit{Value(), bias.getDpsInputs()[0], bias};
+}
+
+} // namespace kiln::vectorize
