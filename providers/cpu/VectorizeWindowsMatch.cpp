@@ -20,8 +20,9 @@ namespace kiln::vectorize {
 /// The strides and dilations of a window read x[n, c, oh * sh + kh * dh,
 /// ow * sw + kw * dw] over 6 loops (the positions of oh, kh, ow, kw
 /// given): the coefficients, read off at unit points, must rebuild the map.
-static std::optional<DepthwiseMatch> matchWindowMap(AffineMap xMap, unsigned oh, unsigned kh,
-                                                    unsigned ow, unsigned kw) {
+static std::optional<DepthwiseMatch> matchWindowMap(AffineMap xMap, unsigned oh,
+                                                    unsigned kh, unsigned ow,
+                                                    unsigned kw) {
   MLIRContext *ctx = xMap.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   auto at = [&](unsigned dim, unsigned result) {
@@ -52,7 +53,9 @@ std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
   MLIRContext *ctx = g.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  if (maps[1] != AffineMap::get(6, 0, {d(1), getAffineConstantExpr(0, ctx), d(3), d(4)}, ctx) ||
+  if (maps[1] !=
+          AffineMap::get(
+              6, 0, {d(1), getAffineConstantExpr(0, ctx), d(3), d(4)}, ctx) ||
       maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx) ||
       maps[0].getNumResults() != 4)
     return std::nullopt;
@@ -105,7 +108,8 @@ std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
     if ((iters[i] == utils::IteratorType::reduction) != (i == 2 || i == 3))
       return std::nullopt;
   SmallVector<int64_t> r = g.getStaticLoopRanges();
-  if (ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[2]) || ShapedType::isDynamic(r[3]))
+  if (ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[2]) ||
+      ShapedType::isDynamic(r[3]))
     return std::nullopt;
   MLIRContext *ctx = g.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -137,8 +141,10 @@ bool isRuntimeDepthwise(linalg::GenericOp g) {
   if (!isF32BufferGeneric(g) || !isMulAddBody(g))
     return false;
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
-  if (r.size() != 6 || llvm::all_of(r, [](int64_t e) { return !ShapedType::isDynamic(e); }) ||
-      ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[3]) || ShapedType::isDynamic(r[4]))
+  if (r.size() != 6 ||
+      llvm::all_of(r, [](int64_t e) { return !ShapedType::isDynamic(e); }) ||
+      ShapedType::isDynamic(r[1]) || ShapedType::isDynamic(r[3]) ||
+      ShapedType::isDynamic(r[4]))
     return false;
   return matchDepthwise(g).has_value();
 }
