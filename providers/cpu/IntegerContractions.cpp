@@ -324,20 +324,17 @@ Value vectorize::floatWeights(OpBuilder &b, Location loc, Value w,
   auto type = MemRefType::get(cast<MemRefType>(w.getType()).getShape(),
                               b.getF32Type());
   std::string name = (get.getName() + (isUnsigned ? "_u8_f32" : "_f32")).str();
-  auto module = get->getParentOfType<ModuleOp>();
-  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
-    SmallVector<float> values;
-    for (int8_t v : *bytes)
-      values.push_back(isUnsigned ? float(uint8_t(v)) : float(v));
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    mb.create<memref::GlobalOp>(
-        loc, name, mb.getStringAttr("private"), type,
-        DenseElementsAttr::get(
+  return vectorize::derivedGlobal(
+      b, loc, get->getParentOfType<ModuleOp>(), name, type,
+      [&] {
+        SmallVector<float> values;
+        for (int8_t v : *bytes)
+          values.push_back(isUnsigned ? float(uint8_t(v)) : float(v));
+        return DenseElementsAttr::get(
             RankedTensorType::get(type.getShape(), b.getF32Type()),
-            ArrayRef<float>(values)),
-        /*constant=*/true, mb.getI64IntegerAttr(64));
-  }
-  return b.create<memref::GetGlobalOp>(loc, type, name);
+            ArrayRef<float>(values));
+      },
+      b.getI64IntegerAttr(64));
 }
 
 namespace {
@@ -349,24 +346,21 @@ Value packedWeights(OpBuilder &b, Location loc, memref::GetGlobalOp get,
   int64_t panels = llvm::divideCeil(n, kLanes), steps = k / 4;
   auto type = MemRefType::get({panels, steps, 4 * kLanes}, b.getI8Type());
   std::string name = (get.getName() + "_vnni").str();
-  auto module = get->getParentOfType<ModuleOp>();
-  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
-    SmallVector<int8_t> packed(panels * steps * 4 * kLanes, 0);
-    for (int64_t p = 0; p < panels; ++p)
-      for (int64_t q = 0; q < steps; ++q)
-        for (int64_t j = 0; j < kLanes && p * kLanes + j < n; ++j)
-          for (int64_t t = 0; t < 4; ++t)
-            packed[((p * steps + q) * kLanes + j) * 4 + t] =
-                w[(4 * q + t) * n + p * kLanes + j];
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    mb.create<memref::GlobalOp>(
-        loc, name, mb.getStringAttr("private"), type,
-        DenseElementsAttr::get(
+  return vectorize::derivedGlobal(
+      b, loc, get->getParentOfType<ModuleOp>(), name, type,
+      [&] {
+        SmallVector<int8_t> packed(panels * steps * 4 * kLanes, 0);
+        for (int64_t p = 0; p < panels; ++p)
+          for (int64_t q = 0; q < steps; ++q)
+            for (int64_t j = 0; j < kLanes && p * kLanes + j < n; ++j)
+              for (int64_t t = 0; t < 4; ++t)
+                packed[((p * steps + q) * kLanes + j) * 4 + t] =
+                    w[(4 * q + t) * n + p * kLanes + j];
+        return DenseElementsAttr::get(
             RankedTensorType::get(type.getShape(), b.getI8Type()),
-            ArrayRef<int8_t>(packed)),
-        /*constant=*/true, mb.getI64IntegerAttr(64));
-  }
-  return b.create<memref::GetGlobalOp>(loc, type, name);
+            ArrayRef<int8_t>(packed));
+      },
+      b.getI64IntegerAttr(64));
 }
 
 /// The operands of one register-tiled 8-bit product C[rows, cols] +=
@@ -799,15 +793,13 @@ bool rewrite(linalg::GenericOp g) {
 Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
                ArrayRef<int32_t> values) {
   auto type = MemRefType::get({int64_t(values.size())}, b.getI32Type());
-  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    mb.create<memref::GlobalOp>(
-        loc, name, mb.getStringAttr("private"), type,
-        DenseElementsAttr::get(
-            RankedTensorType::get(type.getShape(), b.getI32Type()), values),
-        /*constant=*/true, mb.getI64IntegerAttr(64));
-  }
-  return b.create<memref::GetGlobalOp>(loc, type, name);
+  return vectorize::derivedGlobal(
+      b, loc, module, name, type,
+      [&] {
+        return DenseElementsAttr::get(
+            RankedTensorType::get(type.getShape(), b.getI32Type()), values);
+      },
+      b.getI64IntegerAttr(64));
 }
 
 /// The store hook applying `ep` for image `image`, C viewed per image as
@@ -908,17 +900,14 @@ bool rewriteConv(linalg::GenericOp g,
   auto module = g->getParentOfType<ModuleOp>();
   std::string name = get.getName().str();
   auto rowsType = MemRefType::get({m, steps * 4}, b.getI8Type());
-  if (!module.lookupSymbol<memref::GlobalOp>(name + "_vnni_rows")) {
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    mb.create<memref::GlobalOp>(
-        loc, name + "_vnni_rows", mb.getStringAttr("private"), rowsType,
-        DenseElementsAttr::get(
+  Value weights = vectorize::derivedGlobal(
+      b, loc, module, name + "_vnni_rows", rowsType,
+      [&] {
+        return DenseElementsAttr::get(
             RankedTensorType::get(rowsType.getShape(), b.getI8Type()),
-            ArrayRef<int8_t>(rows)),
-        /*constant=*/true, mb.getI64IntegerAttr(64));
-  }
-  Value weights =
-      b.create<memref::GetGlobalOp>(loc, rowsType, name + "_vnni_rows");
+            ArrayRef<int8_t>(rows));
+      },
+      b.getI64IntegerAttr(64));
   // (Tables per conv: the names carry the shapes they were built for.)
   std::string shape = std::to_string(c) + "x" + std::to_string(h) + "x" +
                       std::to_string(width) + "_k" + std::to_string(kh) + "x" +
@@ -974,16 +963,14 @@ bool rewriteConv(linalg::GenericOp g,
   std::string outShape = "_o" + std::to_string(oh) + "x" + std::to_string(ow);
   std::string runsName = "kiln_conv_runs_" + shape + outShape;
   auto runsType = MemRefType::get({panelsTotal}, b.getI8Type());
-  if (!module.lookupSymbol<memref::GlobalOp>(runsName)) {
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    mb.create<memref::GlobalOp>(
-        loc, runsName, mb.getStringAttr("private"), runsType,
-        DenseElementsAttr::get(
+  Value runsOf = vectorize::derivedGlobal(
+      b, loc, module, runsName, runsType,
+      [&] {
+        return DenseElementsAttr::get(
             RankedTensorType::get({panelsTotal}, b.getI8Type()),
-            ArrayRef<int8_t>(runCount)),
-        /*constant=*/true, IntegerAttr());
-  }
-  Value runsOf = b.create<memref::GetGlobalOp>(loc, runsType, runsName);
+            ArrayRef<int8_t>(runCount));
+      },
+      IntegerAttr());
   Value runLanes = i32Table(b, loc, module,
                             "kiln_conv_run_lanes_" + shape + outShape, runLane);
   Value runBases = i32Table(b, loc, module,

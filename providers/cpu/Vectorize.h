@@ -117,6 +117,14 @@ std::optional<OutputInit> matchOutputInit(mlir::linalg::GenericOp g);
 /// one, of a static, identity-layout constant with a dense value or a
 /// dense_resource value whose blob is present), if any.
 mlir::memref::GlobalOp constantGlobal(mlir::Value v);
+/// The get_global of a private constant global `name` of `type` in
+/// `module`, created with `values` (computed only then) and `alignment` the
+/// first time: later calls with the same name share it.
+mlir::Value derivedGlobal(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::ModuleOp module, llvm::StringRef name,
+                          mlir::MemRefType type,
+                          llvm::function_ref<mlir::DenseElementsAttr()> values,
+                          mlir::IntegerAttr alignment);
 /// The constant 2-D `bm` ([K, N], or [N, K] when `transB`) as panels of
 /// `panel` columns, [N / panel][K][panel] (one global per weights and
 /// width). `bm` must read a constantGlobal.

@@ -447,23 +447,21 @@ Value transposedWeights(OpBuilder &b, Location loc, Value w) {
   auto matrixType = MemRefType::get({k, m}, type.getElementType());
   std::string name = (global.getSymName() + "_kxm").str();
   auto module = global->getParentOfType<ModuleOp>();
-  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
-    // (Readable: constantGlobal checked.)
-    std::optional<SmallVector<float>> v =
-        fusion::elementsFloats(cast<ElementsAttr>(*global.getInitialValue()));
-    SmallVector<float> t(k * m);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < k; ++j)
-        t[j * m + i] = (*v)[i * k + j];
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    mb.create<memref::GlobalOp>(
-        global.getLoc(), name, mb.getStringAttr("private"), matrixType,
-        DenseElementsAttr::get(
+  return derivedGlobal(
+      b, loc, module, name, matrixType,
+      [&] {
+        // (Readable: constantGlobal checked.)
+        std::optional<SmallVector<float>> v = fusion::elementsFloats(
+            cast<ElementsAttr>(*global.getInitialValue()));
+        SmallVector<float> t(k * m);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < k; ++j)
+            t[j * m + i] = (*v)[i * k + j];
+        return DenseElementsAttr::get(
             RankedTensorType::get({k, m}, type.getElementType()),
-            ArrayRef<float>(t)),
-        /*constant=*/true, global.getAlignmentAttr());
-  }
-  return b.create<memref::GetGlobalOp>(loc, matrixType, name);
+            ArrayRef<float>(t));
+      },
+      global.getAlignmentAttr());
 }
 
 bool transposeSmallConv(linalg::GenericOp g, int64_t vectorBits) {

@@ -65,6 +65,18 @@ memref::GlobalOp constantGlobal(Value v) {
   return global;
 }
 
+Value derivedGlobal(OpBuilder &b, Location loc, ModuleOp module,
+                    StringRef name, MemRefType type,
+                    function_ref<DenseElementsAttr()> values,
+                    IntegerAttr alignment) {
+  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    mb.create<memref::GlobalOp>(loc, name, mb.getStringAttr("private"), type,
+                                values(), /*constant=*/true, alignment);
+  }
+  return b.create<memref::GetGlobalOp>(loc, type, name);
+}
+
 Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
                    int64_t panel) {
   memref::GlobalOp global = constantGlobal(bm);
@@ -77,26 +89,28 @@ Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
   std::string name =
       (global.getSymName() + "_panels" + std::to_string(panel)).str();
   auto module = global->getParentOfType<ModuleOp>();
-  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
-    // (Readable: constantGlobal checked.)
-    std::optional<SmallVector<float>> v =
-        fusion::elementsFloats(cast<ElementsAttr>(*global.getInitialValue()));
-    SmallVector<float> packed(panels * k * panel, 0.0f);
-    for (int64_t p = 0; p < panels; ++p)
-      for (int64_t kk = 0; kk < k; ++kk)
-        for (int64_t j = 0, col = p * panel; j < panel && col < n; ++j, ++col)
-          packed[(p * k + kk) * panel + j] =
-              (*v)[transB ? col * k + kk : kk * n + col];
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    auto packedGlobal = mb.create<memref::GlobalOp>(
-        global.getLoc(), name, mb.getStringAttr("private"), packedType,
-        DenseElementsAttr::get(
-            RankedTensorType::get(packedType.getShape(), type.getElementType()),
-            ArrayRef<float>(packed)),
-        /*constant=*/true, global.getAlignmentAttr());
-    packedGlobal->setAttr(kPackedPanels, mb.getUnitAttr());
-  }
-  return b.create<memref::GetGlobalOp>(loc, packedType, name);
+  Value get = derivedGlobal(
+      b, loc, module, name, packedType,
+      [&] {
+        // (Readable: constantGlobal checked.)
+        std::optional<SmallVector<float>> v = fusion::elementsFloats(
+            cast<ElementsAttr>(*global.getInitialValue()));
+        SmallVector<float> packed(panels * k * panel, 0.0f);
+        for (int64_t p = 0; p < panels; ++p)
+          for (int64_t kk = 0; kk < k; ++kk)
+            for (int64_t j = 0, col = p * panel; j < panel && col < n;
+                 ++j, ++col)
+              packed[(p * k + kk) * panel + j] =
+                  (*v)[transB ? col * k + kk : kk * n + col];
+        return DenseElementsAttr::get(
+            RankedTensorType::get(packedType.getShape(),
+                                  type.getElementType()),
+            ArrayRef<float>(packed));
+      },
+      global.getAlignmentAttr());
+  module.lookupSymbol<memref::GlobalOp>(name)->setAttr(
+      kPackedPanels, UnitAttr::get(b.getContext()));
+  return get;
 }
 
 int64_t prefetchPanels(ModuleOp module) {
