@@ -65,9 +65,8 @@ memref::GlobalOp constantGlobal(Value v) {
   return global;
 }
 
-Value derivedGlobal(OpBuilder &b, Location loc, ModuleOp module,
-                    StringRef name, MemRefType type,
-                    function_ref<DenseElementsAttr()> values,
+Value derivedGlobal(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
+                    MemRefType type, function_ref<DenseElementsAttr()> values,
                     IntegerAttr alignment) {
   if (!module.lookupSymbol<memref::GlobalOp>(name)) {
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
@@ -103,8 +102,7 @@ Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
               packed[(p * k + kk) * panel + j] =
                   (*v)[transB ? col * k + kk : kk * n + col];
         return DenseElementsAttr::get(
-            RankedTensorType::get(packedType.getShape(),
-                                  type.getElementType()),
+            RankedTensorType::get(packedType.getShape(), type.getElementType()),
             ArrayRef<float>(packed));
       },
       global.getAlignmentAttr());
