@@ -14,12 +14,13 @@ func.func @transpose(%a: memref<256x512xf32>, %b: memref<512x256xf32>) {
 // -----
 
 // A reduction over the outer dim: the parallel loop after it is split in
-// runs of 16 columns; each column still sums its rows in order.
+// runs of 16 columns; each column still sums its rows in order. (Its
+// contiguous columns vectorize: a grain of 4 runs, not 1.)
 // CHECK-LABEL: func.func @outer_reduction
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c1024 step %c16{{.*}} {
 // CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
 // CHECK-SAME: memref<256x16xf32
-// CHECK: } {kiln.parallel = 1 : i64}
+// CHECK: } {kiln.parallel = 4 : i64}
 #in = affine_map<(r, p) -> (r, p)>
 #out = affine_map<(r, p) -> (p)>
 func.func @outer_reduction(%a: memref<256x1024xf32>, %s: memref<1024xf32>) {
@@ -58,7 +59,7 @@ func.func @small_or_writing(%a: memref<64x64xi64>, %b: memref<64x64xi64>,
 // (sizes unknown here count as 1).
 // CHECK-LABEL: func.func @runtime_rows
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %dim step %c1{{.*}} {
-// CHECK: } {kiln.parallel = 8 : i64}
+// CHECK: } {kiln.parallel = 64 : i64}
 #id = affine_map<(i, j) -> (i, j)>
 func.func @runtime_rows(%a: memref<?x1024xi64>, %b: memref<?x1024xi64>) {
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
@@ -113,6 +114,74 @@ func.func @costly_body(%a: memref<32x64xf32>, %b: memref<64x32xf32>,
   ^bb0(%x: f32, %y: f32):
     %e = math.exp %x : f32
     linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// An LSTM step's gate math reads its gates at fixed offsets along the
+// contiguous loop: LLVM vectorizes it, so its iterations count as lanes
+// and the grain (98 tiles of 16) keeps its 256 columns on one thread. A
+// scalar count (grain 13) split it, and two threads took four times one's
+// time.
+// CHECK-LABEL: func.func @gate_gathers
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c256 step %c16{{.*}} {
+// CHECK: memref.load %{{.*}} : memref<1x1024xf32>
+// CHECK: } {kiln.parallel = 98 : i64}
+func.func @gate_gathers(%g: memref<1x1024xf32>, %c: memref<1x256xf32>,
+                        %h: memref<1x256xf32>) {
+  %c768 = arith.constant 768 : index
+  %one = arith.constant 1.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<1x256xf32>) outs(%h : memref<1x256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i0 = linalg.index 0 : index
+    %i1 = linalg.index 1 : index
+    %j = arith.addi %i1, %c768 : index
+    %a = memref.load %g[%i0, %j] : memref<1x1024xf32>
+    %b = memref.load %g[%i0, %i1] : memref<1x1024xf32>
+    %t = math.tanh %a : f32
+    %n = arith.negf %b : f32
+    %e = math.exp %n : f32
+    %s = arith.addf %e, %one : f32
+    %r = arith.divf %one, %s : f32
+    %m = arith.mulf %r, %t : f32
+    %o = arith.mulf %m, %in : f32
+    linalg.yield %o : f32
+  }
+  return
+}
+
+// -----
+
+// The same loads along the outer dim (a stride of a row per lane): scalar.
+// CHECK-LABEL: func.func @strided_gathers
+// CHECK: } {kiln.parallel = 13 : i64}
+func.func @strided_gathers(%g: memref<1024x1xf32>, %c: memref<1x256xf32>,
+                           %h: memref<1x256xf32>) {
+  %c768 = arith.constant 768 : index
+  %one = arith.constant 1.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<1x256xf32>) outs(%h : memref<1x256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i0 = linalg.index 0 : index
+    %i1 = linalg.index 1 : index
+    %j = arith.addi %i1, %c768 : index
+    %a = memref.load %g[%j, %i0] : memref<1024x1xf32>
+    %b = memref.load %g[%i1, %i0] : memref<1024x1xf32>
+    %t = math.tanh %a : f32
+    %n = arith.negf %b : f32
+    %e = math.exp %n : f32
+    %s = arith.addf %e, %one : f32
+    %r = arith.divf %one, %s : f32
+    %m = arith.mulf %r, %t : f32
+    %o = arith.mulf %m, %in : f32
+    linalg.yield %o : f32
   }
   return
 }
