@@ -50,8 +50,8 @@ struct Job {
         Slots(std::min({Threads, Parts, kMaxSlots})) {
     for (int32_t S = 0; S < Slots; ++S)
       Ranges[S].Left.store(uint64_t(int64_t(Parts) * (S + 1) / Slots) << 32 |
-                        uint64_t(int64_t(Parts) * S / Slots),
-                    std::memory_order_relaxed);
+                               uint64_t(int64_t(Parts) * S / Slots),
+                           std::memory_order_relaxed);
   }
 
   /// Iterations [lo, hi) of range Part. Each slot's share of [0, N) is cut
@@ -80,7 +80,7 @@ struct Job {
       uint64_t V = Ranges[Slot].Left.load(std::memory_order_relaxed);
       while (Lo(V) < Hi(V))
         if (Ranges[Slot].Left.compare_exchange_weak(V, V + 1,
-                                             std::memory_order_relaxed))
+                                                    std::memory_order_relaxed))
           return Lo(V);
     }
     for (;;) {
@@ -93,8 +93,8 @@ struct Job {
       }
       if (Most < 0)
         return -1;
-      if (Ranges[Most].Left.compare_exchange_weak(MostV, MostV - (uint64_t(1) << 32),
-                                           std::memory_order_relaxed))
+      if (Ranges[Most].Left.compare_exchange_weak(
+              MostV, MostV - (uint64_t(1) << 32), std::memory_order_relaxed))
         return Hi(MostV) - 1;
     }
   }
