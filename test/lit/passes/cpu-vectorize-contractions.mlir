@@ -1798,9 +1798,14 @@ func.func @conv_small_plane(%x: memref<1x64x9x9xf32>, %bias: memref<512xf32>, %o
 // 1x1 stride-1 convs: on a 7x7 plane (49 positions, past whole vectors)
 // the direct tiles, whose last position per panel is still 32 channels at
 // once (the matmul on x as it lies took that column a lane at a time);
-// on an 8x8 plane (whole vectors) the matmul on x as it lies.
+// on an 8x8 plane (whole vectors) the matmul on x as it lies. Weights
+// this small (8 KiB) stay in L2: the 12 tasks go tile by tile (a task's
+// tile is its index over the 2 panels), each tile's panels in a row.
 // CHECK-LABEL: func.func @conv_pointwise_planes
 // CHECK: memref.get_global @pw7_kxm_panels32 : memref<2x32x32xf32>
+// CHECK: scf.for %[[T:.*]] = %c0 to %c12 step %c1
+// CHECK: %[[REST:.*]] = arith.remui %[[T]], %c12 : index
+// CHECK-NEXT: arith.divui %[[REST]], %c2 : index
 // CHECK: vector.fma
 // CHECK: vector.store %{{.*}} : memref<1x64x7x7xf32>, vector<8xf32>
 // CHECK: memref.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}, %c6, %c6] : memref<1x64x7x7xf32>
