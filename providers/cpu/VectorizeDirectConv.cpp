@@ -349,7 +349,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     int64_t inner = tilesOuter ? planes : tiles;
     Value outer = tb.create<arith::DivUIOp>(loc, rest, idx(tb, inner));
     Value within = tb.create<arith::RemUIOp>(loc, rest, idx(tb, inner));
-    Value panel = tilesOuter ? within : outer, tile = tilesOuter ? outer : within;
+    Value panel = tilesOuter ? within : outer,
+          tile = tilesOuter ? outer : within;
     // (The next panel's prefetch is for panel-major tasks only.)
     emitTile(tb, img, panel,
              tb.create<arith::MulIOp>(loc, tile, idx(tb, kTileRows)), kTileRows,
