@@ -291,6 +291,33 @@ func.func @heads_in_maps(%q: memref<1x8x2x4xf32>, %k: memref<1x8x2x4xf32>, %s: m
 
 // -----
 
+// The same with 32 query rows: each head's K (its rows H*D apart) is
+// copied transposed into a [D, T] buffer first, and the product reads
+// that as a plain B (a transposed B's columns were read a lane at a time).
+// Eight rows (above) read K as it lies.
+// CHECK-LABEL: func.func @scores_transposed_copy
+// CHECK: scf.for %[[H:.*]] = %c0 to %c2
+// CHECK: %[[KT:.*]] = memref.alloc() : memref<16x32xf32>
+// CHECK: linalg.transpose ins(%{{.*}} : memref<32x16xf32, strided<[32, 1], offset: ?>>) outs(%[[KT]] : memref<16x32xf32>) permutation = [1, 0]
+// CHECK: vector.transfer_read %[[KT]]
+// CHECK: vector.fma
+// CHECK: return
+#sQ = affine_map<(b, h, i, j, d) -> (b, i, h, d)>
+#sK = affine_map<(b, h, i, j, d) -> (b, j, h, d)>
+#sS = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+func.func @scores_transposed_copy(%q: memref<1x32x2x16xf32>, %k: memref<1x32x2x16xf32>, %s: memref<1x2x32x32xf32>) {
+  linalg.generic {indexing_maps = [#sQ, #sK, #sS], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<1x32x2x16xf32>, memref<1x32x2x16xf32>) outs(%s : memref<1x2x32x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Negative: the output holds (n, m), which no named matmul writes.
 // CHECK-LABEL: func.func @transposed_output
 // CHECK: linalg.generic
