@@ -179,7 +179,7 @@ public:
     {
       auto L = lockSpinning(M);
       Queue.push_back(&J);
-      Queued.fetch_add(1, std::memory_order_release);
+      Pushes.fetch_add(1, std::memory_order_release);
     }
     WorkCv.notify_all();
     // The caller takes ranges too, then waits for the others.
@@ -211,7 +211,11 @@ private:
   std::mutex M, StartMutex;
   std::condition_variable WorkCv, DoneCv;
   std::deque<Job *> Queue;
-  std::atomic<int32_t> Queued{0};
+  // Jobs queued so far: an idle worker looks at the queue (under the
+  // lock) again only when this has changed since it last found nothing
+  // there to join (a job never becomes joinable again), so workers idle
+  // beside a full job do not keep taking the lock.
+  std::atomic<uint64_t> Pushes{0};
   std::vector<std::thread> Workers;
 
   /// Takes J, whose ranges are all claimed, off the queue (if no other
@@ -228,7 +232,6 @@ private:
       return;
     J.Queued.store(false, std::memory_order_release);
     Queue.erase(std::find(Queue.begin(), Queue.end(), &J));
-    Queued.fetch_sub(1, std::memory_order_release);
   }
 
   void ensureWorkers(int32_t N) {
@@ -266,8 +269,10 @@ private:
       int32_t Part, Slot;
       std::unique_lock<std::mutex> L;
       auto Until = std::chrono::steady_clock::now() + kSpin;
+      // (Looks once on entry: jobs may have been queued while it ran one.)
+      uint64_t Seen = ~uint64_t(0);
       for (int I = 1;; ++I) {
-        if (Queued.load(std::memory_order_acquire) != 0 ||
+        if (Pushes.load(std::memory_order_acquire) != Seen ||
             Stopping.load(std::memory_order_acquire)) {
           L = lockSpinning(M);
           if (Stopping.load(std::memory_order_relaxed))
@@ -277,6 +282,7 @@ private:
           // misses the next loop until a futex wake reaches it.)
           if ((J = joinable()))
             break;
+          Seen = Pushes.load(std::memory_order_relaxed);
           L.unlock();
         }
         pause();
@@ -291,7 +297,8 @@ private:
           break;
         }
       }
-      // (Queued, so not done: the first range is taken under the lock.)
+      // (The first range is taken under the lock: J is queued, so alive.
+      // None may be left: it then leaves the queue.)
       Slot = J->Joined++;
       Part = J->take(Slot);
       if (Part < 0) {
