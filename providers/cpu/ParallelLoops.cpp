@@ -33,9 +33,19 @@ bool readOnlyBody(linalg::LinalgOp op) {
   return true;
 }
 
-/// Whether `v` varies along loop `inner` of `op` (reads linalg.index of it,
-/// directly or through index arithmetic in the body).
+/// Whether `v` varies along loop `inner` of `op` (reads linalg.index of it
+/// or an operand element indexed by it, directly or through arithmetic in
+/// the body).
 bool variesAlong(Value v, linalg::LinalgOp op, unsigned inner) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() != op.getBlock())
+      return false;
+    AffineMap map =
+        op.getMatchingIndexingMap(op.getMatchingOpOperand(arg));
+    return llvm::any_of(map.getResults(), [&](AffineExpr e) {
+      return e.isFunctionOfDim(inner);
+    });
+  }
   Operation *def = v.getDefiningOp();
   if (!def || def->getBlock() != op.getBlock())
     return false;
@@ -63,7 +73,10 @@ bool unitInnerStride(Value memref) {
 /// counted scalar, its 0.45 us split in two on two threads and took 1.8).
 bool vectorizesInner(linalg::LinalgOp op) {
   unsigned inner = op.getNumLoops() - 1;
-  if (op.getIteratorTypesArray()[inner] != utils::IteratorType::parallel)
+  // (LLVM leaves loops of a few trips scalar.)
+  int64_t trips = op.getStaticLoopRanges()[inner];
+  if (op.getIteratorTypesArray()[inner] != utils::IteratorType::parallel ||
+      (!ShapedType::isDynamic(trips) && trips < 16))
     return false;
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
@@ -98,9 +111,16 @@ bool vectorizesInner(linalg::LinalgOp op) {
       }
       continue;
     }
-    Dialect *d = o.getDialect();
-    if (!isa<linalg::IndexOp>(o) &&
-        !isa_and_nonnull<arith::ArithDialect, math::MathDialect>(d))
+    // Arithmetic, and the math that kiln-approximate-math expands inline
+    // (other math ops and remf become scalar libm calls).
+    bool inlineMath =
+        isa<math::ExpOp, math::TanhOp, math::ErfOp, math::AbsFOp,
+            math::SqrtOp, math::RsqrtOp, math::FmaOp, math::FloorOp,
+            math::CeilOp, math::RoundEvenOp, math::CopySignOp>(o) &&
+        o.getResult(0).getType().isF32();
+    bool arith = isa_and_nonnull<arith::ArithDialect>(o.getDialect()) &&
+                 !isa<arith::RemFOp>(o);
+    if (!isa<linalg::IndexOp>(o) && !inlineMath && !arith)
       return false;
   }
   return true;

@@ -185,3 +185,26 @@ func.func @strided_gathers(%g: memref<1024x1xf32>, %c: memref<1x256xf32>,
   }
   return
 }
+
+// -----
+
+// A gather whose column is read from an operand along the loop: its loads
+// go anywhere, so its iterations stay scalar (a grain of 1 row, not 4).
+// CHECK-LABEL: func.func @column_gather
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64 step %c1{{.*}} {
+// CHECK: } {kiln.parallel = 1 : i64}
+func.func @column_gather(%data: memref<64x4096xf32>, %idx: memref<1024xi64>,
+                         %out: memref<64x1024xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%idx : memref<1024xi64>) outs(%out : memref<64x1024xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %r = linalg.index 0 : index
+    %c = arith.index_cast %i : i64 to index
+    %v = memref.load %data[%r, %c] : memref<64x4096xf32>
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  return
+}
