@@ -40,11 +40,9 @@ bool variesAlong(Value v, linalg::LinalgOp op, unsigned inner) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (arg.getOwner() != op.getBlock())
       return false;
-    AffineMap map =
-        op.getMatchingIndexingMap(op.getMatchingOpOperand(arg));
-    return llvm::any_of(map.getResults(), [&](AffineExpr e) {
-      return e.isFunctionOfDim(inner);
-    });
+    AffineMap map = op.getMatchingIndexingMap(op.getMatchingOpOperand(arg));
+    return llvm::any_of(map.getResults(),
+                        [&](AffineExpr e) { return e.isFunctionOfDim(inner); });
   }
   Operation *def = v.getDefiningOp();
   if (!def || def->getBlock() != op.getBlock())
@@ -114,9 +112,9 @@ bool vectorizesInner(linalg::LinalgOp op) {
     // Arithmetic, and the math that kiln-approximate-math expands inline
     // (other math ops and remf become scalar libm calls).
     bool inlineMath =
-        isa<math::ExpOp, math::TanhOp, math::ErfOp, math::AbsFOp,
-            math::SqrtOp, math::RsqrtOp, math::FmaOp, math::FloorOp,
-            math::CeilOp, math::RoundEvenOp, math::CopySignOp>(o) &&
+        isa<math::ExpOp, math::TanhOp, math::ErfOp, math::AbsFOp, math::SqrtOp,
+            math::RsqrtOp, math::FmaOp, math::FloorOp, math::CeilOp,
+            math::RoundEvenOp, math::CopySignOp>(o) &&
         o.getResult(0).getType().isF32();
     bool arith = isa_and_nonnull<arith::ArithDialect>(o.getDialect()) &&
                  !isa<arith::RemFOp>(o);
