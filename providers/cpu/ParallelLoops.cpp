@@ -53,15 +53,11 @@ bool variesAlong(Value v, linalg::LinalgOp op, unsigned inner) {
                       [&](Value o) { return variesAlong(o, op, inner); });
 }
 
-/// Whether a memref's elements are contiguous along its last dimension.
-bool unitInnerStride(Value memref) {
-  auto type = dyn_cast<MemRefType>(memref.getType());
-  if (!type || type.getRank() == 0)
-    return true;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(getStridesAndOffset(type, strides, offset)) &&
-         strides.back() == 1;
+/// Whether a memref operand's elements are contiguous along its last
+/// dimension (other operands: scalars).
+bool unitInnerStride(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return !type || vectorize::unitInnerStride(type);
 }
 
 /// Whether LLVM's loop vectorizer will take the innermost loop: arithmetic

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "providers/cpu/Vectorize.h"
 
 namespace kiln::cpu {
 
@@ -51,13 +52,9 @@ inline void stridedCopiesToLoops(mlir::Operation *root, bool vectorRows,
       return;
     OpBuilder b(copy);
     Location loc = copy.getLoc();
-    auto unitInnerStride = [](MemRefType t) {
-      SmallVector<int64_t> strides;
-      int64_t offset;
-      return succeeded(getStridesAndOffset(t, strides, offset)) && strides.back() == 1;
-    };
     if (!vectorRows || src.getRank() == 0 || !src.hasStaticShape() ||
-        src.getShape().back() < 4 || !unitInnerStride(src) || !unitInnerStride(dst)) {
+        src.getShape().back() < 4 || !kiln::vectorize::unitInnerStride(src) ||
+        !kiln::vectorize::unitInnerStride(dst)) {
       b.create<linalg::CopyOp>(loc, copy.getSource(), copy.getTarget());
       copy.erase();
       return;

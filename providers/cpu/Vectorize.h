@@ -38,6 +38,16 @@ constexpr int64_t kParallelEvenTrips = 8;
 
 // A matmul sized to stay in L2 (a conv's im2col block): no cache tiles.
 inline constexpr llvm::StringLiteral kNoCacheTiles = "kiln.cv_no_cache_tiles";
+
+/// Whether `t`'s elements are contiguous along its last dimension (a
+/// strided layout whose last stride is 1; rank 0 counts).
+inline bool unitInnerStride(mlir::MemRefType t) {
+  llvm::SmallVector<int64_t> strides;
+  int64_t offset;
+  return t.getRank() == 0 ||
+         (mlir::succeeded(mlir::getStridesAndOffset(t, strides, offset)) &&
+          strides.back() == 1);
+}
 // A matmul reading B as packed panels (packedPanels): its own row tile.
 inline constexpr llvm::StringLiteral kPanelB = "kiln.cv_panel_b";
 

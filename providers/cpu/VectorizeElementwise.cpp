@@ -67,12 +67,8 @@ bool isVectorizableElementwise(linalg::GenericOp g) {
       return false;
     if (!m.isFunctionOfDim(last))
       continue;
-    SmallVector<int64_t> strides;
-    int64_t offset;
     if (m.getResults().back() != lastDim ||
-        failed(getStridesAndOffset(cast<MemRefType>(o.get().getType()), strides,
-                                   offset)) ||
-        strides.back() != 1)
+        !unitInnerStride(cast<MemRefType>(o.get().getType())))
       return false;
   }
   if (g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isFunctionOfDim(last) ==
@@ -346,12 +342,8 @@ matchRowGather(linalg::GenericOp g,
     return {};
   unsigned last = g.getNumLoops() - 1;
   auto contiguous = [](Value v) {
-    SmallVector<int64_t> strides;
-    int64_t offset;
     auto t = dyn_cast<MemRefType>(v.getType());
-    return t && t.hasStaticShape() &&
-           succeeded(getStridesAndOffset(t, strides, offset)) &&
-           strides.back() == 1;
+    return t && t.hasStaticShape() && unitInnerStride(t);
   };
   if (!g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
       !contiguous(g.getDpsInits()[0]) ||
