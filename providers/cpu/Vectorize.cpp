@@ -510,14 +510,39 @@ int64_t packedPanel(linalg::GenericOp g, const MatmulMatch &mm,
   return shared ? 0 : panel;
 }
 
+/// Rows per task when threads split the packed-panel matmuls of `g` by
+/// rows (each task every panel), or 0 when they take panels. Rows where
+/// the panels stay in L2 (kPerCoreWeightBytes) and there is work for
+/// threads: a LayerNorm after a BERT layer's 128 x 128 x 128 matmul split
+/// by panels read half its rows from the other core (4.9 us on one thread
+/// of a Xeon VM, 10.9 on two) and the matmul after a row-split op read
+/// half its input from there. About kParallelEvenTrips blocks of whole
+/// 8-row register tiles, dividing the rows where they can.
+static int64_t panelRowBlock(linalg::GenericOp g, const MatmulMatch &mm,
+                             int64_t panel) {
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  int64_t m = matmulRows(g, mm), n = r[mm.n], k = r[mm.k];
+  int64_t packedBytes = llvm::divideCeil(n, panel) * panel * k * 4;
+  if (mm.transA || m < 16 || m * n * k < kParallelMultiplyAdds ||
+      packedBytes > kPerCoreWeightBytes)
+    return 0;
+  int64_t cap = std::min<int64_t>(
+      std::max<int64_t>(32, m / kParallelEvenTrips / 8 * 8), m / 2 / 8 * 8);
+  int64_t block = dividingTile(m, cap, 8);
+  return block ? block : cap;
+}
+
 /// Whether the matmuls rewriteMatmul makes of `g` split their k loop into
 /// cache tiles.
 bool matmulKCacheTiled(linalg::GenericOp g, const MatmulMatch &mm,
                        int64_t vectorBits) {
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   int64_t panel = packedPanel(g, mm, vectorBits);
+  int64_t rows = matmulRows(g, mm);
+  if (int64_t block = panel ? panelRowBlock(g, mm, panel) : 0)
+    rows = block;
   return !g->hasAttr(kNoCacheTiles) &&
-         kCacheTiled(matmulRows(g, mm), panel ? panel : r[mm.n], r[mm.k]);
+         kCacheTiled(rows, panel ? panel : r[mm.n], r[mm.k]);
 }
 
 bool besideMultiplyAdds(Operation *op) {
@@ -557,39 +582,66 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
     if (foldsBatch(g, mm))
       std::tie(a2, c2) = foldBatch();
     int64_t m = matmulRows(g, mm), n = ranges[mm.n], k = ranges[mm.k];
-    // The matmul of `width` columns of panel `p`.
-    auto panelMatmul = [&](OpBuilder &nb, OpFoldResult p, int64_t width) {
+    // The matmul of `rows` rows from `row` on and `width` columns of panel
+    // `p`.
+    auto panelMatmul = [&](OpBuilder &nb, OpFoldResult row, int64_t rows,
+                           OpFoldResult p, int64_t width) {
       Value col = nb.create<arith::MulIOp>(
           loc, getValueOrCreateConstantIndexOp(nb, loc, p),
           nb.create<arith::ConstantIndexOp>(loc, panel));
-      auto view = [&](Value v, OpFoldResult c0, int64_t rows) -> Value {
+      auto view = [&](Value v, OpFoldResult r0, OpFoldResult c0,
+                      int64_t nr, int64_t nc) -> Value {
         return nb.create<memref::SubViewOp>(
-            loc, v, ArrayRef<OpFoldResult>{nb.getIndexAttr(0), c0},
-            ArrayRef<OpFoldResult>{nb.getIndexAttr(rows),
-                                   nb.getIndexAttr(width)},
+            loc, v, ArrayRef<OpFoldResult>{r0, c0},
+            ArrayRef<OpFoldResult>{nb.getIndexAttr(nr), nb.getIndexAttr(nc)},
             ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1)});
       };
       Value bp = subMatrix(nb, loc, packed, {p, std::nullopt, std::nullopt});
       if (width != panel)
-        bp = view(bp, nb.getIndexAttr(0), k);
-      Operation *op = emitMatmul(nb, loc, a2, bp, view(c2, col, m), mm.transA,
+        bp = view(bp, nb.getIndexAttr(0), nb.getIndexAttr(0), k, width);
+      // (Row blocks only without transA: A's rows are then its rows.)
+      Value ar = rows == m ? a2 : view(a2, row, nb.getIndexAttr(0), rows, k);
+      Operation *op = emitMatmul(nb, loc, ar, bp,
+                                 view(c2, row, col, rows, width), mm.transA,
                                  false, nextId);
       op->setAttr(kPanelB, nb.getUnitAttr());
       if (noCacheTiles)
         op->setAttr(kNoCacheTiles, nb.getUnitAttr());
     };
-    Operation *loop = forEachBatch(
-        b, loc, {n / panel}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> p) {
-          panelMatmul(nb, p[0], panel);
-        });
-    // The columns of the last, padded panel: one matmul after the loop.
-    if (n % panel)
-      panelMatmul(b, b.getIndexAttr(n / panel), n % panel);
-    // (A GEMV's cost is reading its weights: split by their size.)
-    bool gemv = m <= 2;
-    int64_t threshold = gemv ? kParallelWeights : kParallelMultiplyAdds;
-    if ((gemv ? n * k : m * n * k) >= threshold)
-      markParallel(loop, threshold, (gemv ? 1 : m) * panel * k);
+    // Every panel's matmul on `rows` rows: a loop over the whole panels,
+    // then one on the columns of the last, padded panel.
+    auto panels = [&](OpBuilder &nb, OpFoldResult row, int64_t rows) {
+      Operation *loop = forEachBatch(
+          nb, loc, {n / panel}, [&](OpBuilder &pb, ArrayRef<OpFoldResult> p) {
+            panelMatmul(pb, row, rows, p[0], panel);
+          });
+      if (n % panel)
+        panelMatmul(nb, row, rows, nb.getIndexAttr(n / panel), n % panel);
+      return loop;
+    };
+    if (int64_t block = panelRowBlock(g, mm, panel)) {
+      // Threads take blocks of rows, each every panel; the rows past the
+      // last whole block run after them.
+      Operation *loop = forEachBatch(
+          b, loc, {m / block}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> r) {
+            Value row = nb.create<arith::MulIOp>(
+                loc, getValueOrCreateConstantIndexOp(nb, loc, r[0]),
+                nb.create<arith::ConstantIndexOp>(loc, block));
+            panels(nb, row, block);
+          });
+      if (m % block)
+        panels(b, b.getIndexAttr(m - m % block), m % block);
+      markParallel(loop, kParallelMultiplyAdds,
+                   block * llvm::divideCeil(n, panel) * panel * k);
+    } else {
+      // Threads take panels. (A GEMV's cost is reading its weights: split
+      // by their size.)
+      Operation *loop = panels(b, b.getIndexAttr(0), m);
+      bool gemv = m <= 2;
+      int64_t threshold = gemv ? kParallelWeights : kParallelMultiplyAdds;
+      if ((gemv ? n * k : m * n * k) >= threshold)
+        markParallel(loop, threshold, (gemv ? 1 : m) * panel * k);
+    }
     g.erase();
     return c2;
   }

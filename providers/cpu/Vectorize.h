@@ -35,6 +35,13 @@ constexpr int64_t kParallelWeights = 1 << 16;
 // Ranges a split loop should have so that 2 to 8 threads get about even
 // shares of it.
 constexpr int64_t kParallelEvenTrips = 8;
+// Weights up to this size stay in each core's L2 beside its activations:
+// threads then split a contraction by rows (output positions), so that
+// each reads the rows its producer wrote and writes those its consumer
+// reads, rather than by weight panels, which makes every thread read the
+// whole input (on a 2-vCPU Xeon VM a line another core wrote costs
+// several times a local one).
+constexpr int64_t kPerCoreWeightBytes = 256 * 1024;
 
 // A matmul sized to stay in L2 (a conv's im2col block): no cache tiles.
 inline constexpr llvm::StringLiteral kNoCacheTiles = "kiln.cv_no_cache_tiles";

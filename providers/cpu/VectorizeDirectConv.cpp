@@ -27,8 +27,6 @@ namespace {
 constexpr int64_t kLanes = 16;   // f32 lanes of a 512-bit vector
 constexpr int64_t kPanel = 32;   // output channels per register tile
 constexpr int64_t kTileRows = 8; // output positions per register tile
-// Weights up to this size take tile-major tasks (they stay in L2).
-constexpr int64_t kTilesOuterWeightBytes = 256 * 1024;
 } // namespace
 
 /// Transposes `rows` (8 vectors of 16 lanes, row r = position r) into 16
@@ -338,7 +336,7 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   // (mobilenet_v2's 1x1 convs on 14x14 planes, 576 -> 96 channels, after
   // a depthwise conv split by channels: 137 us on one thread, 158 on two
   // of a Xeon VM, each thread reading the whole input).
-  bool tilesOuter = m * k * 4 <= kTilesOuterWeightBytes;
+  bool tilesOuter = m * k * 4 <= kPerCoreWeightBytes;
   auto tasks = b.create<scf::ForOp>(loc, idx(b, 0), timesImages(planes * tiles),
                                     idx(b, 1));
   {

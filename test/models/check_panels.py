@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Constant matmul weights packed into panels, against ONNX Runtime: Gemm
 and MatMul with one, two, three and eight rows (the GEMV's 64- or 32-wide
-panels, the others' 16 or 32), columns that fill whole panels and columns
-that leave the last one zero-padded, B as it lies and transposed (Gemm's
-transB). Compiled for the build machine's CPU and for x86-64-v3 (AVX2
+panels, the others' 16 or 32), and 75 and 128 rows, whose threads take
+blocks of rows (75: two blocks of 32 and 11 rows after them), columns
+that fill whole panels and columns that leave the last one zero-padded,
+B as it lies and transposed (Gemm's transB). Compiled for the build machine's CPU and for x86-64-v3 (AVX2
 panel widths on any machine that runs them).
 
   check_panels.py --kiln K --kiln-run R --work DIR
@@ -39,12 +40,14 @@ def main():
     args = ortcheck.parse_args()
     # Columns: 4 whole 64-wide panels (256) or 8 of 32 or 16 of 16; and
     # the same plus a few columns (a padded last panel).
-    variants = [(m, n, trans_b, gemm) for m in (1, 2, 3, 8) for n in (256, 259)
+    # (k = 128 for the blocks of rows: enough work for threads.)
+    variants = [(m, 40 if m <= 8 else 128, n, trans_b, gemm)
+                for m in (1, 2, 3, 8, 75, 128) for n in (256, 259)
                 for trans_b, gemm in ((False, False), (True, True), (False, True))]
     return ortcheck.summary(
         ortcheck.case(args, f"m{m}_n{n}_{'gemm' if gemm else 'matmul'}{'_tb' if tb else ''}",
-                      "A", lambda path, m=m, n=n, tb=tb, g=gemm: make(path, m, 40, n, tb, g))
-        for m, n, tb, gemm in variants)
+                      "A", lambda path, m=m, k=k, n=n, tb=tb, g=gemm: make(path, m, k, n, tb, g))
+        for m, k, n, tb, gemm in variants)
 
 
 if __name__ == "__main__":

@@ -2063,3 +2063,68 @@ func.func @depthwise_u8_constant_weights(%x: memref<1x4x10x10xi8>, %o: memref<1x
   }
   return
 }
+
+// -----
+
+// Weights that stay in each core's L2 (here 128 KiB): threads take blocks
+// of rows (whole 8-row tiles, about eight blocks, 32 rows at least), each
+// every panel, so that a thread reads the rows of A its producer wrote and
+// writes the rows of C its consumer reads. Two blocks of 32 rows (1M
+// multiply-adds each: grain 1), then the 11 rows left over, one 8-row and
+// one 3-row tile per panel, after the loop.
+// CHECK-LABEL: func.func @panels_by_rows
+// CHECK: memref.get_global @wr_panels32 : memref<8x128x32xf32>
+// CHECK: scf.for %[[R:.*]] = %c0 to %c2 step %c1 {
+// CHECK: %[[ROW:.*]] = arith.muli %[[R]], %c32
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 {
+// CHECK: scf.for %[[T:.*]] = %c0 to %c32 step %c8 {
+// CHECK: affine.apply #{{.*}}()[%[[ROW]], %[[T]]]
+// CHECK: vector<8x32xf32>
+// CHECK: } {kiln.parallel = 1 : i64}
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 {
+// CHECK: vector.transfer_read %arg1[%c64,
+// CHECK: vector<8x32xf32>
+// CHECK: vector.transfer_read %arg1[%c72,
+// CHECK: vector<3x32xf32>
+// CHECK-NOT: kiln.parallel
+// CHECK: return
+memref.global "private" constant @wr : memref<128x256xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @panels_by_rows(%a: memref<75x128xf32>, %c: memref<75x256xf32>) {
+  %b = memref.get_global @wr : memref<128x256xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<75x128xf32>, memref<128x256xf32>) outs(%c : memref<75x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Weights past that (320 KiB): threads take panels, each reading half of
+// them and all of A.
+// CHECK-LABEL: func.func @panels_by_columns
+// CHECK: memref.get_global @wc_panels32 : memref<20x128x32xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c20 step %c1 {
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8 {
+// CHECK: } {kiln.parallel = 4 : i64}
+memref.global "private" constant @wc : memref<128x640xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @panels_by_columns(%a: memref<64x128xf32>, %c: memref<64x640xf32>) {
+  %b = memref.get_global @wc : memref<128x640xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<64x128xf32>, memref<128x640xf32>) outs(%c : memref<64x640xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
