@@ -589,8 +589,8 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
       Value col = nb.create<arith::MulIOp>(
           loc, getValueOrCreateConstantIndexOp(nb, loc, p),
           nb.create<arith::ConstantIndexOp>(loc, panel));
-      auto view = [&](Value v, OpFoldResult r0, OpFoldResult c0,
-                      int64_t nr, int64_t nc) -> Value {
+      auto view = [&](Value v, OpFoldResult r0, OpFoldResult c0, int64_t nr,
+                      int64_t nc) -> Value {
         return nb.create<memref::SubViewOp>(
             loc, v, ArrayRef<OpFoldResult>{r0, c0},
             ArrayRef<OpFoldResult>{nb.getIndexAttr(nr), nb.getIndexAttr(nc)},
@@ -601,9 +601,9 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
         bp = view(bp, nb.getIndexAttr(0), nb.getIndexAttr(0), k, width);
       // (Row blocks only without transA: A's rows are then its rows.)
       Value ar = rows == m ? a2 : view(a2, row, nb.getIndexAttr(0), rows, k);
-      Operation *op = emitMatmul(nb, loc, ar, bp,
-                                 view(c2, row, col, rows, width), mm.transA,
-                                 false, nextId);
+      Operation *op =
+          emitMatmul(nb, loc, ar, bp, view(c2, row, col, rows, width),
+                     mm.transA, false, nextId);
       op->setAttr(kPanelB, nb.getUnitAttr());
       if (noCacheTiles)
         op->setAttr(kNoCacheTiles, nb.getUnitAttr());
