@@ -517,7 +517,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
                           : "") +
                      ",kiln-cpu-integer-contractions{vnni=" +
                      std::to_string(int(vnni)) +
-                     "},kiln-cpu-vectorize-contractions{vector-bits=" +
+                     "},func.func(kiln-cpu-fuse-rows),"
+                     "kiln-cpu-vectorize-contractions{vector-bits=" +
                      std::to_string(vectorBits) +
                      "},func.func(kiln-cpu-parallel-loops),kiln-plan-memory,"
                      "kiln-lower-runtime-calls")))

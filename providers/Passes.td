@@ -257,6 +257,35 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
   ];
 }
 
+def CpuFuseRows : Pass<"kiln-cpu-fuse-rows", "::mlir::func::FuncOp"> {
+  let summary = "Run a reduction over rows and the row-wise host ops after it as one loop over the rows";
+  let description = [{
+    Runs after bufferization and before kiln-cpu-vectorize-contractions. A
+    host linalg.generic on static buffers that reduces over its last loops
+    (a LayerNorm's row sums, a Softmax's row maxima) starts a chain; the
+    generics right after it join while each reads and writes its rows
+    only: its output rows (the first dim of extent above 1, at the same
+    position and length for all) are a parallel loop, every buffer a
+    chain op writes is read and written by the others at that position
+    and no other (and through no other view), other operands are indexed
+    by that loop as a plain dim or not at all, and bodies only compute.
+    Allocations and inits (copies, fills) of buffers the chain has not
+    touched yet that sit between them move before the chain. A chain of
+    two ops or more becomes one scf.for over the rows whose iteration runs
+    every op on its row's views (kiln-cpu-vectorize-contractions then
+    vectorizes them as before), marked kiln.parallel when the whole has
+    65536 units of work or more (iterationCost). Each row's ops keep their
+    order, so results are the same as before and at any thread count; a
+    row stays in cache from its sums to its normalized values.
+  }];
+  let statistics = [
+    Statistic<"numChains", "chains", "Row-wise chains run as one loop">,
+    Statistic<"numOps", "ops", "Ops in those chains">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def CpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Split the outer parallel loop of host linalg ops left on naive loops across threads";
   let description = [{

@@ -720,10 +720,8 @@ std::optional<MatmulMatch> matchRuntimeContraction(linalg::GenericOp g) {
   return mm;
 }
 
-/// A copy of `g` at the builder's point on each operand's view at [at,
-/// at + extent) along loop d (the whole of every other dim).
-static linalg::GenericOp copyAlong(OpBuilder &vb, linalg::GenericOp g,
-                                   unsigned d, Value at, OpFoldResult extent) {
+linalg::GenericOp copyAlong(OpBuilder &vb, linalg::GenericOp g, unsigned d,
+                            Value at, OpFoldResult extent) {
   Location loc = g.getLoc();
   SmallVector<Value> operands;
   for (auto [v, map] : llvm::zip(g->getOperands(), g.getIndexingMapsArray())) {

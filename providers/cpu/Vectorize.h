@@ -103,6 +103,11 @@ int64_t iterationCost(mlir::linalg::LinalgOp op);
 /// thread at least `threshold` work at `perIteration` per iteration.
 void markParallel(mlir::Operation *loop, int64_t threshold,
                   int64_t perIteration);
+/// A copy of `g` (on buffers) at the builder's point on each operand's
+/// view at [at, at + extent) along loop d (the whole of every other dim).
+mlir::linalg::GenericOp copyAlong(mlir::OpBuilder &vb,
+                                  mlir::linalg::GenericOp g, unsigned d,
+                                  mlir::Value at, mlir::OpFoldResult extent);
 /// `out` collapsed by `groups`.
 mlir::Value collapsedOutput(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value out,

@@ -1,0 +1,238 @@
+//===- FuseRows.cpp - kiln-cpu-fuse-rows ----------------------------------===//
+//
+// A reduction over the last dims of rows and the host linalg ops after it
+// that work row by row (a LayerNorm's mean, centring, variance and scaling;
+// a Softmax's max, exp and sum) run as one loop over the rows, each row's
+// ops in turn, rather than one pass over the whole tensor per op.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+#include "providers/Passes.h"
+#include "providers/cpu/Vectorize.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_CPUFUSEROWS
+#include "providers/Passes.h.inc"
+
+namespace {
+
+/// The buffer `v` views (through subviews, reshapes and casts).
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// Rows as a chain sees them: dim `pos` of its ops' outputs, `rows` long,
+/// every dim before it of extent 1 (BERT's [1, 128, 128] and the [1, 128]
+/// of its row means: pos 1).
+struct Rows {
+  unsigned pos;
+  int64_t rows;
+};
+
+/// Where the rows of `g`'s output are, if they are rows: its first dim
+/// of extent above 1.
+std::optional<Rows> rowsOf(linalg::GenericOp g) {
+  auto t = g.getNumDpsInits() == 1
+               ? dyn_cast<MemRefType>(g.getDpsInits()[0].getType())
+               : MemRefType();
+  if (!t || !t.hasStaticShape())
+    return std::nullopt;
+  for (unsigned i = 0; i < t.getRank(); ++i)
+    if (t.getDimSize(i) != 1)
+      return Rows{i, t.getDimSize(i)};
+  return std::nullopt;
+}
+
+/// A chain of row-local ops: each reads and writes its rows only.
+struct Chain {
+  Rows rows;
+  SmallVector<linalg::GenericOp> ops;
+  SmallVector<unsigned> rowLoop;  // per op: its loop over the rows
+  SmallVector<Operation *> hoist; // allocations and inits between them
+  llvm::SmallPtrSet<Value, 8> written; // buffers the ops write
+};
+
+/// The loop of `g` that runs along the chain's rows, if `g` may join:
+/// static buffers, one output, a body that only computes, the rows of
+/// its output a parallel loop, and every operand either indexed by that
+/// loop as a plain dim (at the rows' position, for a buffer the chain
+/// writes) or not at all.
+std::optional<unsigned> rowLoopOf(linalg::GenericOp g, const Chain &c) {
+  // (linalg.index would count from each row's view.)
+  if (!g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
+      g.hasIndexSemantics())
+    return std::nullopt;
+  for (Operation &o : g.getBlock()->without_terminator())
+    if (!isMemoryEffectFree(&o))
+      return std::nullopt;
+  std::optional<Rows> r = rowsOf(g);
+  if (!r || r->pos != c.rows.pos || r->rows != c.rows.rows)
+    return std::nullopt;
+  AffineMap outMap = g.getIndexingMapsArray().back();
+  auto d = dyn_cast<AffineDimExpr>(outMap.getResult(r->pos));
+  if (!d || g.getIteratorTypesArray()[d.getPosition()] !=
+                utils::IteratorType::parallel)
+    return std::nullopt;
+  unsigned loop = d.getPosition();
+  Value out = g.getDpsInits()[0];
+  for (OpOperand &operand : g->getOpOperands()) {
+    auto t = dyn_cast<MemRefType>(operand.get().getType());
+    if (!t || !t.hasStaticShape())
+      return std::nullopt;
+    AffineMap map = g.getMatchingIndexingMap(&operand);
+    std::optional<unsigned> at;
+    for (unsigned j = 0; j < map.getNumResults(); ++j) {
+      AffineExpr e = map.getResult(j);
+      if (!e.isFunctionOfDim(loop))
+        continue;
+      if (e != getAffineDimExpr(loop, g.getContext()) || at)
+        return std::nullopt;
+      at = j;
+    }
+    // Buffers the chain writes (and g's own output) are read and written
+    // row for row; another view of one is not followed.
+    Value root = rootOf(operand.get());
+    bool chainBuffer = root == rootOf(out) || c.written.contains(root);
+    if (chainBuffer && (root != operand.get() || at != c.rows.pos))
+      return std::nullopt;
+  }
+  // A reduction reads each input element once, along all its loops (not
+  // a contraction, whose weights the rows share).
+  if (g.getNumReductionLoops() > 0 &&
+      llvm::any_of(g.getDpsInputOperands(), [&](OpOperand *in) {
+        return !g.getMatchingIndexingMap(in).isIdentity();
+      }))
+    return std::nullopt;
+  // (Its output must be a buffer of its own: an allocation.)
+  if (rootOf(out) != out || !out.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  return loop;
+}
+
+/// A reduction over the last dims of rows: the chain's first op.
+bool isRowReduction(linalg::GenericOp g) {
+  auto iters = g.getIteratorTypesArray();
+  unsigned n = g.getNumReductionLoops();
+  if (n == 0 || n == iters.size())
+    return false;
+  for (unsigned i = iters.size() - n; i < iters.size(); ++i)
+    if (iters[i] != utils::IteratorType::reduction)
+      return false;
+  return true;
+}
+
+/// An op between the chain's ops that can go before all of them: an
+/// allocation, or an init (copy or fill) of a buffer no op of the chain
+/// has touched yet whose source the chain does not write.
+bool hoistable(Operation *op, const Chain &c) {
+  if (auto alloc = dyn_cast<memref::AllocOp>(op))
+    return alloc->getNumOperands() == 0;
+  Value target, source;
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    target = copy.getTarget();
+    source = copy.getSource();
+  } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    if (!fill.hasPureBufferSemantics())
+      return false;
+    target = fill.getDpsInits()[0];
+  } else {
+    return false;
+  }
+  auto alloc = target.getDefiningOp<memref::AllocOp>();
+  if (!alloc || (source && c.written.contains(rootOf(source))))
+    return false;
+  // (Defined in this block, so before the chain's first op if no chain op
+  // uses it: the chain's ops come after its allocation.)
+  return llvm::none_of(c.ops, [&](linalg::GenericOp g) {
+    return llvm::is_contained(g->getOperands(), target);
+  });
+}
+
+struct CpuFuseRowsPass : public impl::CpuFuseRowsBase<CpuFuseRowsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal() || func->getParentOfType<gpu::GPUModuleOp>())
+      return;
+    std::vector<Chain> chains;
+    // Chains in the function's body only (not in loops other passes made).
+    Block &body = func.getBody().front();
+    for (auto it = body.begin(); it != body.end();) {
+      auto g = dyn_cast<linalg::GenericOp>(&*it);
+      std::optional<Rows> rows = g ? rowsOf(g) : std::nullopt;
+      if (!g || !rows || !isRowReduction(g)) {
+        ++it;
+        continue;
+      }
+      Chain c{*rows, {}, {}, {}, {}};
+      std::optional<unsigned> loop = rowLoopOf(g, c);
+      if (!loop) {
+        ++it;
+        continue;
+      }
+      c.ops.push_back(g);
+      c.rowLoop.push_back(*loop);
+      c.written.insert(g.getDpsInits()[0]);
+      SmallVector<Operation *> pending;
+      for (++it; it != body.end(); ++it) {
+        if (auto next = dyn_cast<linalg::GenericOp>(&*it)) {
+          std::optional<unsigned> l = rowLoopOf(next, c);
+          if (!l)
+            break;
+          c.hoist.append(pending);
+          pending.clear();
+          c.ops.push_back(next);
+          c.rowLoop.push_back(*l);
+          c.written.insert(next.getDpsInits()[0]);
+          continue;
+        }
+        if (!hoistable(&*it, c))
+          break;
+        pending.push_back(&*it);
+      }
+      if (c.ops.size() >= 2)
+        chains.push_back(std::move(c));
+    }
+    for (Chain &c : chains)
+      fuse(c);
+  }
+
+  /// One loop over the rows, each iteration every op of `c` on its row.
+  void fuse(Chain &c) {
+    linalg::GenericOp first = c.ops.front();
+    for (Operation *op : c.hoist)
+      op->moveBefore(first);
+    OpBuilder b(first);
+    Location loc = first.getLoc();
+    auto loop = b.create<scf::ForOp>(
+        loc, b.create<arith::ConstantIndexOp>(loc, 0),
+        b.create<arith::ConstantIndexOp>(loc, c.rows.rows),
+        b.create<arith::ConstantIndexOp>(loc, 1));
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    int64_t perRow = 0;
+    for (auto [g, d] : llvm::zip(c.ops, c.rowLoop)) {
+      int64_t iterations = 1;
+      for (int64_t r : g.getStaticLoopRanges())
+        iterations *= r;
+      perRow += vectorize::iterationCost(g) * (iterations / c.rows.rows);
+      vectorize::copyAlong(lb, g, d, loop.getInductionVar(),
+                           lb.getIndexAttr(1));
+      g.erase();
+    }
+    // Threads take rows when the whole has enough work.
+    if (perRow * c.rows.rows >= vectorize::kParallelWork)
+      vectorize::markParallel(loop, vectorize::kParallelWork, perRow);
+    ++numChains;
+    numOps += c.ops.size();
+  }
+};
+
+} // namespace
+} // namespace kiln

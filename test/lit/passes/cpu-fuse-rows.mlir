@@ -1,0 +1,128 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-cpu-fuse-rows))" | FileCheck %s
+
+// A LayerNorm as bufferization leaves it: row sums, means, centring in
+// place, sums of squares, reciprocal deviations (into the means' buffer),
+// then the scaled output. One loop over the 128 rows, each op on its row;
+// the sums' allocations and zero inits go before it. 1797 units of work
+// per row (iterationCost): 37 rows per thread at least.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK: memref.copy %arg0, %[[X:.*]] :
+// CHECK: memref.copy %[[ZERO:.*]], %[[SUM:.*]] : memref<1x128xf32>
+// CHECK: %[[SQ:.*]] = memref.alloc() {{.*}} : memref<1x128xf32>
+// CHECK-NEXT: memref.copy %[[ZERO]], %[[SQ]]
+// CHECK: %[[OUT:.*]] = memref.alloc() {{.*}} : memref<1x128x128xf32>
+// CHECK: scf.for %[[R:.*]] = %c0{{.*}} to %c128{{.*}} step %c1{{.*}} {
+// CHECK: memref.subview %[[X]][0, %[[R]], 0] [1, 1, 128] [1, 1, 1]
+// CHECK: memref.subview %[[SUM]][0, %[[R]]] [1, 1] [1, 1]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: arith.divf
+// CHECK: arith.subf
+// CHECK: memref.subview %[[SQ]][0, %[[R]]] [1, 1] [1, 1]
+// CHECK: arith.mulf
+// CHECK: math.sqrt
+// CHECK: memref.subview %arg1[0] [128] [1]
+// CHECK: memref.subview %[[OUT]][0, %[[R]], 0] [1, 1, 128] [1, 1, 1]
+// CHECK: } {kiln.parallel = 37 : i64}
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[OUT]]
+#x = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1)>
+#col = affine_map<(d0, d1, d2) -> (d2)>
+#r2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @layer_norm(%src: memref<1x128x128xf32>, %gamma: memref<128xf32>,
+                      %zero: memref<1x128xf32>) -> memref<1x128x128xf32> {
+  %x = memref.alloc() {alignment = 64 : i64} : memref<1x128x128xf32>
+  memref.copy %src, %x : memref<1x128x128xf32> to memref<1x128x128xf32>
+  %n = arith.constant 128.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %one = arith.constant 1.0 : f32
+  %mean = memref.alloc() {alignment = 64 : i64} : memref<1x128xf32>
+  %sum = memref.alloc() {alignment = 64 : i64} : memref<1x128xf32>
+  memref.copy %zero, %sum : memref<1x128xf32> to memref<1x128xf32>
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<1x128x128xf32>) outs(%sum : memref<1x128xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#r2, #r2], iterator_types = ["parallel", "parallel"]}
+      ins(%sum : memref<1x128xf32>) outs(%mean : memref<1x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.divf %in, %n : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row, #x], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %mean : memref<1x128x128xf32>, memref<1x128xf32>) outs(%x : memref<1x128x128xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %c = arith.subf %in, %m : f32
+    linalg.yield %c : f32
+  }
+  %sq = memref.alloc() {alignment = 64 : i64} : memref<1x128xf32>
+  memref.copy %zero, %sq : memref<1x128xf32> to memref<1x128xf32>
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<1x128x128xf32>) outs(%sq : memref<1x128xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %p = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#r2, #r2], iterator_types = ["parallel", "parallel"]}
+      ins(%sq : memref<1x128xf32>) outs(%mean : memref<1x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.divf %in, %n : f32
+    %e = arith.addf %v, %eps : f32
+    %d = math.sqrt %e : f32
+    %r = arith.divf %one, %d : f32
+    linalg.yield %r : f32
+  }
+  %out = memref.alloc() {alignment = 64 : i64} : memref<1x128x128xf32>
+  linalg.generic {indexing_maps = [#x, #row, #col, #x], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %mean, %gamma : memref<1x128x128xf32>, memref<1x128xf32>, memref<128xf32>) outs(%out : memref<1x128x128xf32>) {
+  ^bb0(%in: f32, %r: f32, %g: f32, %o: f32):
+    %a = arith.mulf %in, %r : f32
+    %b = arith.mulf %a, %g : f32
+    linalg.yield %b : f32
+  }
+  return %out : memref<1x128x128xf32>
+}
+
+// -----
+
+// A reduction of a contraction's kind (a matmul: B is not read along all
+// loops) starts no chain; nor does a row reduction whose next op reads
+// its sums by column (another row's sum): a chain of one op stays as it
+// was.
+// CHECK-LABEL: func.func @not_row_local
+// CHECK-NOT: scf.for
+// CHECK: return
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @not_row_local(%a: memref<64x64xf32>, %b: memref<64x64xf32>) -> memref<64x64xf32> {
+  %c = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %sums = memref.alloc() : memref<64xf32>
+  linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%c : memref<64x64xf32>) outs(%sums : memref<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  }
+  %o = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %sums : memref<64x64xf32>, memref<64xf32>) outs(%o : memref<64x64xf32>) {
+  ^bb0(%x: f32, %s: f32, %y: f32):
+    %q = arith.divf %x, %s : f32
+    linalg.yield %q : f32
+  }
+  return %o : memref<64x64xf32>
+}
