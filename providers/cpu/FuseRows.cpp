@@ -55,8 +55,8 @@ std::optional<Rows> rowsOf(linalg::GenericOp g) {
 struct Chain {
   Rows rows;
   SmallVector<linalg::GenericOp> ops;
-  SmallVector<unsigned> rowLoop;  // per op: its loop over the rows
-  SmallVector<Operation *> hoist; // allocations and inits between them
+  SmallVector<unsigned> rowLoop;       // per op: its loop over the rows
+  SmallVector<Operation *> hoist;      // allocations and inits between them
   llvm::SmallPtrSet<Value, 8> written; // buffers the ops write
 };
 
@@ -211,10 +211,10 @@ struct CpuFuseRowsPass : public impl::CpuFuseRowsBase<CpuFuseRowsPass> {
       op->moveBefore(first);
     OpBuilder b(first);
     Location loc = first.getLoc();
-    auto loop = b.create<scf::ForOp>(
-        loc, b.create<arith::ConstantIndexOp>(loc, 0),
-        b.create<arith::ConstantIndexOp>(loc, c.rows.rows),
-        b.create<arith::ConstantIndexOp>(loc, 1));
+    auto loop =
+        b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0),
+                             b.create<arith::ConstantIndexOp>(loc, c.rows.rows),
+                             b.create<arith::ConstantIndexOp>(loc, 1));
     OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
     int64_t perRow = 0;
     for (auto [g, d] : llvm::zip(c.ops, c.rowLoop)) {
