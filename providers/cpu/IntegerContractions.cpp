@@ -177,13 +177,12 @@ std::optional<ConvEpilogue> matchConvEpilogue(linalg::GenericOp g, Value c) {
   return ep;
 }
 
-/// Whether `fill` writes 0 into all of `c`.
+/// Whether `fill` writes 0 (an integer 0 or f32 +0.0) into all of `c`.
 static bool isZeroFill(linalg::FillOp fill, Value c) {
   if (!fill || fill.getOutputs().size() != 1 || fill.getOutputs()[0] != c)
     return false;
-  auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-  auto value = cst ? dyn_cast<IntegerAttr>(cst.getValue()) : IntegerAttr();
-  return value && value.getValue().isZero();
+  Value v = fill.getInputs()[0];
+  return matchPattern(v, m_Zero()) || matchPattern(v, m_PosZeroFloat());
 }
 
 /// Whether `buf` holds zeros when `at` runs: a zero fill writes it before,

@@ -545,6 +545,52 @@ bool matmulKCacheTiled(linalg::GenericOp g, const MatmulMatch &mm,
          kCacheTiled(rows, panel ? panel : r[mm.n], r[mm.k]);
 }
 
+std::optional<AccumulatorInit>
+markMatmulAccumulatorInit(linalg::GenericOp g, const MatmulMatch &mm,
+                          int64_t vectorBits) {
+  if (matmulKCacheTiled(g, mm, vectorBits))
+    return std::nullopt;
+  Value c = g.getDpsInits()[0];
+  auto cType = cast<MemRefType>(c.getType());
+  OutputInit init;
+  // (Zeros: no scalar yet, as the schedule would fold away an unused
+  // constant; startAccumulatorsFromInit makes one.)
+  if (std::optional<ZeroInit> zero = zeroInitBefore(g, c);
+      zero && zero->erase) {
+    init = OutputInit{Value(), Value(), zero->erase};
+  } else {
+    // A bias broadcast along C's last dim (a Gemm's, or an Add's that
+    // kiln-fuse-epilogues moved into C's init).
+    Operation *prev = g->getPrevNode();
+    while (prev && isa<memref::AllocOp>(prev))
+      prev = prev->getPrevNode();
+    auto bias = dyn_cast_or_null<linalg::GenericOp>(prev);
+    if (!bias || bias.getNumDpsInputs() != 1 || bias.getNumDpsInits() != 1 ||
+        bias.getDpsInits()[0] != c ||
+        !llvm::hasSingleElement(bias.getRegion().front()))
+      return std::nullopt;
+    Block &body = bias.getRegion().front();
+    auto bt = dyn_cast<MemRefType>(bias.getDpsInputs()[0].getType());
+    SmallVector<AffineMap> maps = bias.getIndexingMapsArray();
+    unsigned last = cType.getRank() - 1;
+    if (!bt || bt.getRank() != 1 || !bt.getLayout().isIdentity() ||
+        bt.getDimSize(0) != cType.getDimSize(last) ||
+        body.getTerminator()->getOperand(0) != body.getArgument(0) ||
+        maps[0] != AffineMap::get(cType.getRank(), 0,
+                                  {getAffineDimExpr(last, g.getContext())},
+                                  g.getContext()) ||
+        !maps[1].isIdentity())
+      return std::nullopt;
+    init = OutputInit{Value(), bias.getDpsInputs()[0], bias};
+  }
+  // (An op nothing folds or moves, that names nothing the rewrite erases.)
+  OpBuilder b(g->getContext());
+  b.setInsertionPointAfter(g);
+  Operation *end =
+      b.create<memref::AssumeAlignmentOp>(g.getLoc(), g.getDpsInputs()[0], 1);
+  return AccumulatorInit{init, Value(), end, /*alongLanes=*/true};
+}
+
 bool besideMultiplyAdds(Operation *op) {
   return llvm::any_of(*op->getBlock(), [](Operation &o) {
     return isa<vector::FMAOp, vector::OuterProductOp, vector::ContractionOp>(o);
@@ -1474,9 +1520,15 @@ struct CpuVectorizeContractionsPass
                                   ? linalg::GenericOp()
                                   : findEpilogue(g);
         Operation *before = stableOpBefore(g);
+        std::optional<AccumulatorInit> acc =
+            markMatmulAccumulatorInit(g, *mm, vectorBits);
         Value c = rewriteMatmul(g, *mm, vectorBits, nextId);
         if (e)
           epilogues.push_back({e, c, before});
+        if (acc) {
+          acc->c = c;
+          accumulatorInits.push_back(*acc);
+        }
       } else if (auto dm = conv ? matchDepthwise(g) : std::nullopt) {
         // (No k loop to split: the taps stay in registers.)
         linalg::GenericOp e = findEpilogue(g);
@@ -1555,6 +1607,13 @@ struct CpuVectorizeContractionsPass
       applyEpilogue(e, c, before);
     for (Operation *op : unusedInits)
       op->erase();
+    // (A shared zero buffer whose copies all went.)
+    if (!unusedInits.empty()) {
+      allocs.clear();
+      module.walk([&](memref::AllocOp a) { allocs.push_back(a.getResult()); });
+      for (Value a : allocs)
+        eraseIfWriteOnly(a);
+    }
     // Then the elementwise ops that are left (the epilogues are gone), in a
     // second schedule: the first one's position anchors must not move.
     if (elementwise) {

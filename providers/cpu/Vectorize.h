@@ -265,11 +265,21 @@ struct AccumulatorInit {
   OutputInit init;
   mlir::Value c;
   mlir::Operation *end;
+  /// The bias runs along C's last dim, the tiles' lanes (a matmul's
+  /// columns), not along dim 1 with the lanes over positions (a conv's).
+  bool alongLanes = false;
 };
 /// Before rewriteConv: the conv's init and an end marker, where its
 /// matmuls can start from the init.
 std::optional<AccumulatorInit> markAccumulatorInit(mlir::linalg::GenericOp g,
                                                    int64_t groups);
+/// The same for a matmul `g` (before rewriteMatmul) whose C starts as
+/// zeros (a fill, or a copy of a zero-filled buffer: init.scalar and
+/// init.bias both null) or as a bias broadcast along its columns, unless
+/// its k loop is split into cache tiles (partial sums).
+std::optional<AccumulatorInit>
+markMatmulAccumulatorInit(mlir::linalg::GenericOp g, const MatmulMatch &mm,
+                          int64_t vectorBits);
 /// After the schedule: replaces the matmuls' reads of C's first value by
 /// the bias or fill, and removes the marker. True if done: the init op may
 /// then go (once nothing anchors on it).

@@ -622,8 +622,11 @@ bool startAccumulatorsFromInit(const AccumulatorInit &a) {
     SmallVector<memref::SubViewOp> views; // from the read to C
   };
   auto cType = cast<MemRefType>(a.c.getType());
-  if (cType.getRank() != 3)
+  int64_t rank = cType.getRank();
+  if (rank != 3 && !(a.alongLanes && rank >= 1))
     return done(false);
+  // The dim the bias runs along: a conv's channels, a matmul's columns.
+  int64_t biasDim = a.alongLanes ? rank - 1 : 1;
   SmallVector<Read> reads;
   bool ok = true;
   for (Operation *op = a.init.op->getNextNode(); op != end;
@@ -637,9 +640,10 @@ bool startAccumulatorsFromInit(const AccumulatorInit &a) {
       }
       if (base != a.c)
         return;
-      // Which of C's dims the read's vector runs along: with a bias, the
-      // columns (dim 2), where the bias is the same for every lane.
-      SmallVector<int64_t> dims = {0, 1, 2};
+      // Which of C's dims the read's vector runs along: with a conv's
+      // bias, the positions (dim 2), where the bias is the same for every
+      // lane; with a matmul's, the columns it runs along.
+      SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, rank));
       for (memref::SubViewOp sv : llvm::reverse(read.views)) {
         llvm::SmallBitVector dropped = sv.getDroppedDims();
         SmallVector<int64_t> kept;
@@ -648,7 +652,8 @@ bool startAccumulatorsFromInit(const AccumulatorInit &a) {
             kept.push_back(d);
         dims = kept;
       }
-      ok &= (!a.init.bias || (!dims.empty() && dims.back() == 2)) &&
+      ok &= (!a.init.bias ||
+             (!dims.empty() && dims.back() == (a.alongLanes ? biasDim : 2))) &&
             r.getVectorType().getRank() == 1 && !r.getMask() &&
             r.getPermutationMap().isMinorIdentity() &&
             llvm::all_of(r.getInBoundsValues(), [](bool v) { return v; }) &&
@@ -657,21 +662,28 @@ bool startAccumulatorsFromInit(const AccumulatorInit &a) {
     });
   if (!ok || reads.empty())
     return done(false);
-  // The bias as C's shape: channels (dim 1) step 1, the rest broadcast.
+  // The bias as C's shape: biasDim step 1, the rest broadcast.
   Value biasView;
   if (a.init.bias) {
     OpBuilder b(a.init.op->getNextNode());
+    SmallVector<int64_t> strides(rank, 0);
+    strides[biasDim] = 1;
     biasView = b.create<memref::ReinterpretCastOp>(
         a.init.op->getLoc(),
         MemRefType::get(cType.getShape(), cType.getElementType(),
-                        StridedLayoutAttr::get(b.getContext(), 0, {0, 1, 0})),
-        a.init.bias, 0, cType.getShape(), ArrayRef<int64_t>{0, 1, 0});
+                        StridedLayoutAttr::get(b.getContext(), 0, strides)),
+        a.init.bias, 0, cType.getShape(), strides);
   }
+  // (A zero init: no scalar was kept across the schedule.)
+  Value zero;
+  if (!a.init.scalar && !a.init.bias)
+    zero = OpBuilder(a.init.op).create<arith::ConstantOp>(
+        a.init.op->getLoc(), FloatAttr::get(cType.getElementType(), 0.0));
   for (Read &read : reads) {
     vector::TransferReadOp r = read.op;
     OpBuilder b(r);
     Location loc = r.getLoc();
-    Value first = a.init.scalar;
+    Value first = zero ? zero : a.init.scalar;
     if (a.init.bias) {
       // The same element of the bias view, through the same subviews.
       Value v = biasView;
@@ -684,6 +696,17 @@ bool startAccumulatorsFromInit(const AccumulatorInit &a) {
         v = b.create<memref::SubViewOp>(loc, type, v, sv.getMixedOffsets(),
                                         sv.getMixedSizes(),
                                         sv.getMixedStrides());
+      }
+      // (Along the lanes: the bias's own vector, as the read's.)
+      if (a.alongLanes) {
+        r.replaceAllUsesWith(
+            b.create<vector::TransferReadOp>(
+                 loc, r.getVectorType(), v, r.getIndices(),
+                 r.getPermutationMapAttr(), r.getPadding(), Value(),
+                 r.getInBoundsAttr())
+                .getResult());
+        r.erase();
+        continue;
       }
       first = b.create<memref::LoadOp>(loc, v, r.getIndices());
     }
