@@ -545,9 +545,9 @@ bool matmulKCacheTiled(linalg::GenericOp g, const MatmulMatch &mm,
          kCacheTiled(rows, panel ? panel : r[mm.n], r[mm.k]);
 }
 
-std::optional<AccumulatorInit>
-markMatmulAccumulatorInit(linalg::GenericOp g, const MatmulMatch &mm,
-                          int64_t vectorBits) {
+std::optional<AccumulatorInit> markMatmulAccumulatorInit(linalg::GenericOp g,
+                                                         const MatmulMatch &mm,
+                                                         int64_t vectorBits) {
   if (matmulKCacheTiled(g, mm, vectorBits))
     return std::nullopt;
   Value c = g.getDpsInits()[0];

@@ -699,12 +699,11 @@ bool startAccumulatorsFromInit(const AccumulatorInit &a) {
       }
       // (Along the lanes: the bias's own vector, as the read's.)
       if (a.alongLanes) {
-        r.replaceAllUsesWith(
-            b.create<vector::TransferReadOp>(
-                 loc, r.getVectorType(), v, r.getIndices(),
-                 r.getPermutationMapAttr(), r.getPadding(), Value(),
-                 r.getInBoundsAttr())
-                .getResult());
+        r.replaceAllUsesWith(b.create<vector::TransferReadOp>(
+                                  loc, r.getVectorType(), v, r.getIndices(),
+                                  r.getPermutationMapAttr(), r.getPadding(),
+                                  Value(), r.getInBoundsAttr())
+                                 .getResult());
         r.erase();
         continue;
       }
