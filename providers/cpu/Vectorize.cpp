@@ -555,9 +555,14 @@ std::optional<AccumulatorInit> markMatmulAccumulatorInit(linalg::GenericOp g,
   OutputInit init;
   // (Zeros: no scalar yet, as the schedule would fold away an unused
   // constant; startAccumulatorsFromInit makes one.)
-  if (std::optional<ZeroInit> zero = zeroInitBefore(g, c);
-      zero && zero->erase) {
-    init = OutputInit{Value(), Value(), zero->erase};
+  if (std::optional<ZeroInit> zero = zeroInitBefore(g, c)) {
+    // C may be the shared zero buffer itself (a later layer's scores):
+    // then a marker stands for the init, which stays for the others.
+    Operation *op = zero->erase;
+    if (!op)
+      op = OpBuilder(g).create<memref::AssumeAlignmentOp>(
+          g.getLoc(), g.getDpsInputs()[0], 1);
+    init = OutputInit{Value(), Value(), op};
   } else {
     // A bias broadcast along C's last dim (a Gemm's, or an Add's that
     // kiln-fuse-epilogues moved into C's init).

@@ -2205,3 +2205,49 @@ func.func @matmul_from_zeros(%a: memref<64x128xf32>) -> memref<64x128xf32> {
   }
   return %c : memref<64x128xf32>
 }
+
+// -----
+
+// The shared zero buffer itself as a later matmul's C (bufferization
+// reuses it for a later layer's scores): both matmuls start from zeros
+// in registers; the copy goes, the fill stays (the buffer is written).
+// CHECK-LABEL: func.func @matmuls_from_shared_zeros
+// CHECK: %[[Z:.*]] = memref.alloc() : memref<64x128xf32>
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[Z]]
+// CHECK-NOT: memref.copy
+// CHECK: %[[D:.*]] = memref.alloc() : memref<64x128xf32>
+// CHECK-NOT: memref.copy
+// CHECK-NOT: vector.transfer_read %[[D]]
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<32xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[D]]
+// CHECK-NOT: vector.transfer_read %[[Z]]
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<32xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[Z]]
+// CHECK: return %[[D]], %[[Z]]
+memref.global "private" constant @wz2 : memref<128x128xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @matmuls_from_shared_zeros(%a: memref<64x128xf32>) -> (memref<64x128xf32>, memref<64x128xf32>) {
+  %b = memref.get_global @wz2 : memref<128x128xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = memref.alloc() : memref<64x128xf32>
+  linalg.fill ins(%zero : f32) outs(%z : memref<64x128xf32>)
+  %d = memref.alloc() : memref<64x128xf32>
+  memref.copy %z, %d : memref<64x128xf32> to memref<64x128xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<64x128xf32>, memref<128x128xf32>) outs(%d : memref<64x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<64x128xf32>, memref<128x128xf32>) outs(%z : memref<64x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return %d, %z : memref<64x128xf32>, memref<64x128xf32>
+}
