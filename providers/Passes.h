@@ -16,9 +16,17 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
 namespace kiln {
+
+/// The buffer `v` views (through subviews, reshapes and casts).
+inline mlir::Value rootOf(mlir::Value v) {
+  while (auto view = v.getDefiningOp<mlir::ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
 
 #define GEN_PASS_DECL
 #include "providers/Passes.h.inc"

@@ -22,13 +22,6 @@ namespace kiln {
 
 namespace {
 
-/// The buffer `v` views (through subviews, reshapes and casts).
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 /// Rows as a chain sees them: dim `pos` of its ops' outputs, `rows` long,
 /// every dim before it of extent 1 (BERT's [1, 128, 128] and the [1, 128]
 /// of its row means: pos 1).

@@ -35,12 +35,6 @@ namespace kiln {
 
 namespace {
 
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 bool isDeviceOp(Operation *op) {
   return isa<linalg::LinalgOp>(op) && op->hasAttr(kCudaDeviceAttr);
 }
