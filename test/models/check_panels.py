@@ -2,7 +2,7 @@
 """Constant matmul weights packed into panels, against ONNX Runtime: Gemm
 and MatMul with one, two, three and eight rows (the GEMV's 64- or 32-wide
 panels, the others' 16 or 32), and 75 and 128 rows, whose threads take
-blocks of rows (75: two blocks of 32 and 11 rows after them), columns
+blocks of rows (75: nine blocks of 8 and 3 rows after them), columns
 that fill whole panels and columns that leave the last one zero-padded,
 B as it lies and transposed (Gemm's transB). Compiled for the build machine's CPU and for x86-64-v3 (AVX2
 panel widths on any machine that runs them).

@@ -2068,23 +2068,21 @@ func.func @depthwise_u8_constant_weights(%x: memref<1x4x10x10xi8>, %o: memref<1x
 // -----
 
 // Weights that stay in each core's L2 (here 128 KiB): threads take blocks
-// of rows (whole 8-row tiles, about eight blocks, 32 rows at least), each
-// every panel, so that a thread reads the rows of A its producer wrote and
-// writes the rows of C its consumer reads. Two blocks of 32 rows (1M
-// multiply-adds each: grain 1), then the 11 rows left over, one 8-row and
-// one 3-row tile per panel, after the loop.
+// of rows (whole 8-row tiles, about eight blocks), each every panel, so
+// that a thread reads the rows of A its producer wrote and writes the
+// rows of C its consumer reads. Nine blocks of 8 rows (262144
+// multiply-adds each: grain 4), then the 3 rows left over, one 3-row tile
+// per panel, after the loop.
 // CHECK-LABEL: func.func @panels_by_rows
 // CHECK: memref.get_global @wr_panels32 : memref<8x128x32xf32>
-// CHECK: scf.for %[[R:.*]] = %c0 to %c2 step %c1 {
-// CHECK: %[[ROW:.*]] = arith.muli %[[R]], %c32
+// CHECK: scf.for %[[R:.*]] = %c0 to %c9 step %c1 {
+// CHECK: %[[ROW:.*]] = arith.muli %[[R]], %c8
 // CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 {
-// CHECK: scf.for %[[T:.*]] = %c0 to %c32 step %c8 {
-// CHECK: affine.apply #{{.*}}()[%[[ROW]], %[[T]]]
+// CHECK: vector.transfer_read %arg1[%[[ROW]], %{{.*}}]
+// CHECK: vector.transfer_read %arg0[%[[ROW]], %{{.*}}]
 // CHECK: vector<8x32xf32>
-// CHECK: } {kiln.parallel = 1 : i64}
+// CHECK: } {kiln.parallel = 4 : i64}
 // CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 {
-// CHECK: vector.transfer_read %arg1[%c64,
-// CHECK: vector<8x32xf32>
 // CHECK: vector.transfer_read %arg1[%c72,
 // CHECK: vector<3x32xf32>
 // CHECK-NOT: kiln.parallel
