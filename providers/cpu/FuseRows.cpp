@@ -51,7 +51,18 @@ struct Chain {
   SmallVector<unsigned> rowLoop;       // per op: its loop over the rows
   SmallVector<Operation *> hoist;      // allocations and inits between them
   llvm::SmallPtrSet<Value, 8> written; // buffers the ops write
+  // Buffers an op read other than row for row (a whole row-independent
+  // operand, or through a view): no later op of the chain may write them.
+  llvm::SmallPtrSet<Value, 8> readAcross;
 };
+
+/// The result of `map` (g's operand) that loop `loop` indexes, if one does.
+std::optional<unsigned> resultAlong(AffineMap map, unsigned loop) {
+  for (unsigned j = 0; j < map.getNumResults(); ++j)
+    if (map.getResult(j).isFunctionOfDim(loop))
+      return j;
+  return std::nullopt;
+}
 
 /// The loop of `g` that runs along the chain's rows, if `g` may join:
 /// static buffers, one output, a body that only computes, the rows of
@@ -104,10 +115,23 @@ std::optional<unsigned> rowLoopOf(linalg::GenericOp g, const Chain &c) {
         return !g.getMatchingIndexingMap(in).isIdentity();
       }))
     return std::nullopt;
-  // (Its output must be a buffer of its own: an allocation.)
-  if (rootOf(out) != out || !out.getDefiningOp<memref::AllocOp>())
+  // (Its output must be a buffer of its own: an allocation, that no op
+  // before it in the chain read across rows.)
+  if (rootOf(out) != out || !out.getDefiningOp<memref::AllocOp>() ||
+      c.readAcross.contains(out))
     return std::nullopt;
   return loop;
+}
+
+/// Adds `g`, whose loop over the rows is `loop`, to `c`.
+void join(Chain &c, linalg::GenericOp g, unsigned loop) {
+  c.ops.push_back(g);
+  c.rowLoop.push_back(loop);
+  c.written.insert(g.getDpsInits()[0]);
+  for (OpOperand *in : g.getDpsInputOperands())
+    if (rootOf(in->get()) != in->get() ||
+        resultAlong(g.getMatchingIndexingMap(in), loop) != c.rows.pos)
+      c.readAcross.insert(rootOf(in->get()));
 }
 
 /// A reduction over the last dims of rows: the chain's first op.
@@ -164,15 +188,13 @@ struct CpuFuseRowsPass : public impl::CpuFuseRowsBase<CpuFuseRowsPass> {
         ++it;
         continue;
       }
-      Chain c{*rows, {}, {}, {}, {}};
+      Chain c{*rows, {}, {}, {}, {}, {}};
       std::optional<unsigned> loop = rowLoopOf(g, c);
       if (!loop) {
         ++it;
         continue;
       }
-      c.ops.push_back(g);
-      c.rowLoop.push_back(*loop);
-      c.written.insert(g.getDpsInits()[0]);
+      join(c, g, *loop);
       SmallVector<Operation *> pending;
       for (++it; it != body.end(); ++it) {
         if (auto next = dyn_cast<linalg::GenericOp>(&*it)) {
@@ -181,9 +203,7 @@ struct CpuFuseRowsPass : public impl::CpuFuseRowsBase<CpuFuseRowsPass> {
             break;
           c.hoist.append(pending);
           pending.clear();
-          c.ops.push_back(next);
-          c.rowLoop.push_back(*l);
-          c.written.insert(next.getDpsInits()[0]);
+          join(c, next, *l);
           continue;
         }
         if (!hoistable(&*it, c))

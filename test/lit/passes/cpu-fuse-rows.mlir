@@ -126,3 +126,57 @@ func.func @not_row_local(%a: memref<64x64xf32>, %b: memref<64x64xf32>) -> memref
   }
   return %o : memref<64x64xf32>
 }
+
+// -----
+
+// An op that writes a buffer an earlier op of the chain read across rows
+// (here T, read by column) does not join: in one loop, row 0's write of T
+// would reach row 1's read of it. The sums and the op after them fuse;
+// the write of T runs after the loop.
+// CHECK-LABEL: func.func @write_after_read_across
+// CHECK: %[[T:.*]] = memref.alloc() : memref<64xf32>
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.divf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: outs(%[[T]] : memref<64xf32>)
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+#v = affine_map<(d0) -> (d0)>
+func.func @write_after_read_across(%src: memref<64x64xf32>) -> (memref<64x64xf32>, memref<64xf32>) {
+  %a = memref.alloc() : memref<64x64xf32>
+  memref.copy %src, %a : memref<64x64xf32> to memref<64x64xf32>
+  %t = memref.alloc() : memref<64xf32>
+  %cst = arith.constant 1.0 : f32
+  linalg.fill ins(%cst : f32) outs(%t : memref<64xf32>)
+  %s = memref.alloc() : memref<64xf32>
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<64x64xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %acc, %x : f32
+    linalg.yield %r : f32
+  }
+  %o = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %s, %t : memref<64x64xf32>, memref<64xf32>, memref<64xf32>) outs(%o : memref<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32, %w: f32):
+    %q = arith.divf %x, %y : f32
+    %p = arith.addf %q, %z : f32
+    linalg.yield %p : f32
+  }
+  linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+      ins(%s : memref<64xf32>) outs(%t : memref<64xf32>) {
+  ^bb0(%x: f32, %w: f32):
+    %d = arith.addf %x, %x : f32
+    linalg.yield %d : f32
+  }
+  return %o, %t : memref<64x64xf32>, memref<64xf32>
+}
