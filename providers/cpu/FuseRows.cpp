@@ -166,10 +166,13 @@ bool hoistable(Operation *op, const Chain &c) {
   auto alloc = target.getDefiningOp<memref::AllocOp>();
   if (!alloc || (source && c.written.contains(rootOf(source))))
     return false;
-  // (Defined in this block, so before the chain's first op if no chain op
-  // uses it: the chain's ops come after its allocation.)
+  // No chain op may have used it, directly or through a view (a buffer
+  // bufferization reuses in place: the init moved before the chain would
+  // clobber what an earlier op reads). Then its allocation, in this block,
+  // comes before the chain's first op or moves with it.
   return llvm::none_of(c.ops, [&](linalg::GenericOp g) {
-    return llvm::is_contained(g->getOperands(), target);
+    return llvm::any_of(g->getOperands(),
+                        [&](Value v) { return rootOf(v) == target; });
   });
 }
 

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -660,6 +661,29 @@ bool startAccumulatorsFromInit(const AccumulatorInit &a) {
             !besideMultiplyAdds(r);
       reads.push_back(std::move(read));
     });
+  // (A matmul's C: nothing else between the init and the marker may read
+  // it, a load or an op the walk above does not see, or it would read C
+  // without the init.)
+  if (a.alongLanes)
+    for (Operation *op = a.init.op->getNextNode(); op != end && ok;
+         op = op->getNextNode())
+      op->walk([&](Operation *o) {
+        if (isa<vector::TransferWriteOp, ViewLikeOpInterface>(o))
+          return;
+        // (The reads above reach C through subviews alone.)
+        if (auto r = dyn_cast<vector::TransferReadOp>(o)) {
+          Value base = r.getSource();
+          while (auto sv = base.getDefiningOp<memref::SubViewOp>())
+            base = sv.getSource();
+          if (base == a.c)
+            return;
+        }
+        for (Value v : o->getOperands()) {
+          while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+            v = view.getViewSource();
+          ok &= v != a.c;
+        }
+      });
   if (!ok || reads.empty())
     return done(false);
   // The bias as C's shape: biasDim step 1, the rest broadcast.

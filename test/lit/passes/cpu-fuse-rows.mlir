@@ -180,3 +180,39 @@ func.func @write_after_read_across(%src: memref<64x64xf32>) -> (memref<64x64xf32
   }
   return %o, %t : memref<64x64xf32>, memref<64xf32>
 }
+
+// -----
+
+// An init between the chain's ops does not move before it when an earlier
+// op read its buffer (here through a view: bufferization reuses a dead
+// buffer in place); the chain ends there, one op long, and nothing fuses.
+// CHECK-LABEL: func.func @init_of_a_buffer_read_before
+// CHECK-NOT: scf.for
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @init_of_a_buffer_read_before(%src: memref<64x64xf32>) -> memref<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<64x64xf32>
+  memref.copy %src, %t : memref<64x64xf32> to memref<64x64xf32>
+  %v = memref.subview %t[0, 0] [64, 64] [1, 1] : memref<64x64xf32> to memref<64x64xf32, strided<[64, 1]>>
+  %s = memref.alloc() : memref<64xf32>
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%v : memref<64x64xf32, strided<[64, 1]>>) outs(%s : memref<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %acc, %x : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%t : memref<64x64xf32>)
+  %o = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %s : memref<64x64xf32>, memref<64xf32>) outs(%o : memref<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %w: f32):
+    %q = arith.addf %x, %y : f32
+    linalg.yield %q : f32
+  }
+  return %o : memref<64x64xf32>
+}
