@@ -564,30 +564,13 @@ std::optional<AccumulatorInit> markMatmulAccumulatorInit(linalg::GenericOp g,
       op = OpBuilder(g).create<memref::AssumeAlignmentOp>(
           g.getLoc(), g.getDpsInputs()[0], 1);
     init = OutputInit{Value(), Value(), op};
+  } else if (std::optional<OutputInit> other =
+                 matchOutputInit(g, cType.getRank() - 1)) {
+    // A fill, or a bias broadcast along C's last dim (a Gemm's, or an
+    // Add's that kiln-fuse-epilogues moved into C's init).
+    init = *other;
   } else {
-    // A bias broadcast along C's last dim (a Gemm's, or an Add's that
-    // kiln-fuse-epilogues moved into C's init).
-    Operation *prev = g->getPrevNode();
-    while (prev && isa<memref::AllocOp>(prev))
-      prev = prev->getPrevNode();
-    auto bias = dyn_cast_or_null<linalg::GenericOp>(prev);
-    if (!bias || bias.getNumDpsInputs() != 1 || bias.getNumDpsInits() != 1 ||
-        bias.getDpsInits()[0] != c ||
-        !llvm::hasSingleElement(bias.getRegion().front()))
-      return std::nullopt;
-    Block &body = bias.getRegion().front();
-    auto bt = dyn_cast<MemRefType>(bias.getDpsInputs()[0].getType());
-    SmallVector<AffineMap> maps = bias.getIndexingMapsArray();
-    unsigned last = cType.getRank() - 1;
-    if (!bt || bt.getRank() != 1 || !bt.getLayout().isIdentity() ||
-        bt.getDimSize(0) != cType.getDimSize(last) ||
-        body.getTerminator()->getOperand(0) != body.getArgument(0) ||
-        maps[0] != AffineMap::get(cType.getRank(), 0,
-                                  {getAffineDimExpr(last, g.getContext())},
-                                  g.getContext()) ||
-        !maps[1].isIdentity())
-      return std::nullopt;
-    init = OutputInit{Value(), bias.getDpsInputs()[0], bias};
+    return std::nullopt;
   }
   // (An op nothing folds or moves, that names nothing the rewrite erases.)
   OpBuilder b(g->getContext());

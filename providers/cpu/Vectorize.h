@@ -131,8 +131,10 @@ struct OutputInit {
   mlir::Operation *op;
 };
 /// The op right before `g` that writes its whole output, if it is a fill or
-/// a per-channel broadcast (loops n, c, h, w; the input indexed by c).
-std::optional<OutputInit> matchOutputInit(mlir::linalg::GenericOp g);
+/// a broadcast of a 1-D bias along output dim `biasDim` (a conv's channels,
+/// dim 1 of n, c, h, w; a matmul's columns, its last dim).
+std::optional<OutputInit> matchOutputInit(mlir::linalg::GenericOp g,
+                                          unsigned biasDim = 1);
 
 // Constant operands packed at compile time (VectorizePack.cpp).
 /// The constant f32 global `v` reads (memref.get_global, or a whole view of
@@ -274,9 +276,10 @@ struct AccumulatorInit {
 std::optional<AccumulatorInit> markAccumulatorInit(mlir::linalg::GenericOp g,
                                                    int64_t groups);
 /// The same for a matmul `g` (before rewriteMatmul) whose C starts as
-/// zeros (a fill, or a copy of a zero-filled buffer: init.scalar and
-/// init.bias both null) or as a bias broadcast along its columns, unless
-/// its k loop is split into cache tiles (partial sums).
+/// zeros (a copy of a zero-filled buffer, or that buffer itself:
+/// init.scalar and init.bias both null), a fill or a bias broadcast along
+/// its columns, unless its k loop is split into cache tiles (partial
+/// sums).
 std::optional<AccumulatorInit>
 markMatmulAccumulatorInit(mlir::linalg::GenericOp g, const MatmulMatch &mm,
                           int64_t vectorBits);

@@ -149,7 +149,8 @@ bool isRuntimeDepthwise(linalg::GenericOp g) {
   return matchDepthwise(g).has_value();
 }
 
-std::optional<OutputInit> matchOutputInit(linalg::GenericOp g) {
+std::optional<OutputInit> matchOutputInit(linalg::GenericOp g,
+                                          unsigned biasDim) {
   Value out = g.getDpsInits()[0];
   Operation *prev = g->getPrevNode();
   while (prev && isa<memref::AllocOp>(prev))
@@ -159,7 +160,7 @@ std::optional<OutputInit> matchOutputInit(linalg::GenericOp g) {
     return OutputInit{fill.getInputs()[0], Value(), fill};
   auto bias = dyn_cast_or_null<linalg::GenericOp>(prev);
   if (!bias || bias.getNumDpsInputs() != 1 || bias.getNumDpsInits() != 1 ||
-      bias.getDpsInits()[0] != out || bias.getNumLoops() != 4 ||
+      bias.getDpsInits()[0] != out || bias.getNumLoops() <= biasDim ||
       !llvm::hasSingleElement(bias.getRegion().front()))
     return std::nullopt;
   MLIRContext *ctx = g.getContext();
@@ -168,7 +169,8 @@ std::optional<OutputInit> matchOutputInit(linalg::GenericOp g) {
   SmallVector<AffineMap> maps = bias.getIndexingMapsArray();
   if (!bt || bt.getRank() != 1 || !bt.getLayout().isIdentity() ||
       yield.getOperand(0) != bias.getRegion().front().getArgument(0) ||
-      maps[0] != AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx) ||
+      maps[0] != AffineMap::get(bias.getNumLoops(), 0,
+                                {getAffineDimExpr(biasDim, ctx)}, ctx) ||
       !maps[1].isIdentity())
     return std::nullopt;
   return OutputInit{Value(), bias.getDpsInputs()[0], bias};
