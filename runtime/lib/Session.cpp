@@ -1195,6 +1195,11 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
     S->Threads = Opts && Opts->num_threads > 0
                      ? std::min<int32_t>(Opts->num_threads, 256)
                      : kiln::rt::defaultThreadCount();
+    if (std::string Bad = kiln::rt::badPinThreadsEnv();
+        !Bad.empty() && S->Threads > 1) {
+      kiln_session_destroy(S);
+      return fail(KILN_ERROR_INVALID_ARGUMENT, Bad);
+    }
     if (Opts && (!Opts->create_thread != !Opts->join_thread)) {
       kiln_session_destroy(S);
       return fail(KILN_ERROR_INVALID_ARGUMENT,

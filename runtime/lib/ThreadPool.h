@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 extern "C" {
 /// A parallel loop's body: iterations [Lo, Hi) with its captured values.
@@ -38,8 +40,25 @@ int32_t defaultThreadCount();
 /// $KILN_NUM_THREADS when it is set but not a positive integer: a line
 /// saying so, for the session that would take its default from it; else "".
 std::string badThreadCountEnv();
+/// $KILN_PIN_THREADS when it is set but not 0 or 1: a line saying so, for
+/// a session with more than one thread; else "".
+std::string badPinThreadsEnv();
 /// The machine's physical cores in this process's CPU affinity mask.
 int32_t physicalCores();
+
+/// A CPU of this process's affinity mask and its core (package, core id).
+struct CpuCore {
+  int Cpu;
+  std::pair<long, long> Core;
+};
+std::vector<CpuCore> cpuCores();
+/// Whether the shared pool pins its workers: $KILN_PIN_THREADS is not "0".
+bool pinThreads();
+/// The CPUs the shared pool's workers are pinned to, in start order: one
+/// per core other than the creating thread's (on `Creator`); none unless
+/// `Pin`. Workers past the list's end are not pinned.
+std::vector<int> workerCpus(const std::vector<CpuCore> &Cpus, int Creator,
+                            bool Pin);
 
 class Pool;
 

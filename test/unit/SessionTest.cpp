@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,6 +49,24 @@ TEST(Session, CreateRejectsNull) {
   EXPECT_EQ(S, nullptr);
   EXPECT_EQ(kiln_session_create(fake::addModel(), nullptr),
             KILN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(Session, BadPinThreadsEnvironmentFailsMultiThreadSessions) {
+  setenv("KILN_PIN_THREADS", "on", 1);
+  kiln_session_options Opts{};
+  Opts.num_threads = 2;
+  kiln_session *S = nullptr;
+  EXPECT_EQ(kiln_session_create_with_options(fake::addModel(), &Opts, &S),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(S, nullptr);
+  EXPECT_NE(std::string(kiln_last_error()).find("KILN_PIN_THREADS is \"on\""),
+            std::string::npos);
+  // One thread has no worker to pin.
+  Opts.num_threads = 1;
+  EXPECT_EQ(kiln_session_create_with_options(fake::addModel(), &Opts, &S),
+            KILN_OK);
+  kiln_session_destroy(S);
+  unsetenv("KILN_PIN_THREADS");
 }
 
 TEST(Session, AbiMismatch) {

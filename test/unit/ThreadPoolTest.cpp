@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
+
 namespace {
 
 struct Record {
@@ -351,4 +353,67 @@ TEST(ThreadPool, AppThreadHookFailureJoinsTheStarted) {
             std::string::npos)
       << Error;
   EXPECT_EQ(App.Joined, 1);
+}
+
+TEST(ThreadPool, WorkersPinnedToCoresOtherThanTheCreators) {
+  using kiln::rt::CpuCore;
+  // Two cores with two SMT siblings each (CPUs 0, 2 on core 0; 1, 3 on 1),
+  // created on CPU 2: one worker, on core 1's first CPU.
+  std::vector<CpuCore> Smt{{0, {0, 0}}, {1, {0, 1}}, {2, {0, 0}}, {3, {0, 1}}};
+  EXPECT_EQ(kiln::rt::workerCpus(Smt, 2, true), std::vector<int>{1});
+  // Four cores over two packages, created on CPU 5: the other three.
+  std::vector<CpuCore> Four{{4, {0, 0}}, {5, {0, 1}}, {6, {1, 0}}, {7, {1, 1}}};
+  EXPECT_EQ(kiln::rt::workerCpus(Four, 5, true), (std::vector<int>{4, 6, 7}));
+  // A creator outside the mask (it moved): every core.
+  EXPECT_EQ(kiln::rt::workerCpus(Four, 0, true),
+            (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_TRUE(kiln::rt::workerCpus(Four, 5, false).empty());
+}
+
+namespace {
+void recordAffinity(void *Ctx, int64_t, int64_t) {
+  auto *Masks = static_cast<std::pair<std::mutex, std::vector<int>> *>(Ctx);
+  cpu_set_t Set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(Set), &Set), 0);
+  std::lock_guard<std::mutex> L(Masks->first);
+  Masks->second.push_back(CPU_COUNT(&Set));
+  // Long enough for the worker to join.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+/// The CPU counts of the masks the threads of a 2-thread loop ran with.
+std::vector<int> loopAffinities() {
+  ThreadsScope Scope(2);
+  std::pair<std::mutex, std::vector<int>> Masks;
+  kilnParallelFor(recordAffinity, &Masks, 2, 1);
+  std::sort(Masks.second.begin(), Masks.second.end());
+  return Masks.second;
+}
+} // namespace
+
+// (ctest runs each test in a process of its own: the shared pool starts
+// in it, after the test has set $KILN_PIN_THREADS.)
+TEST(ThreadPool, SharedPoolWorkerRunsOnOneCore) {
+  if (kiln::rt::physicalCores() < 2)
+    GTEST_SKIP() << "one core in this process's mask: nothing to pin to";
+  ASSERT_EQ(kiln::rt::poolWorkers(), 0) << "run this test alone (ctest does)";
+  unsetenv("KILN_PIN_THREADS");
+  cpu_set_t Set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(Set), &Set), 0);
+  EXPECT_EQ(loopAffinities(), (std::vector<int>{1, CPU_COUNT(&Set)}));
+}
+
+TEST(ThreadPool, SharedPoolWorkerUnpinnedOnRequest) {
+  ASSERT_EQ(kiln::rt::poolWorkers(), 0) << "run this test alone (ctest does)";
+  setenv("KILN_PIN_THREADS", "0", 1);
+  cpu_set_t Set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(Set), &Set), 0);
+  std::vector<int> Masks = loopAffinities();
+  unsetenv("KILN_PIN_THREADS");
+  EXPECT_EQ(Masks, (std::vector<int>(2, CPU_COUNT(&Set))));
+  setenv("KILN_PIN_THREADS", "yes", 1);
+  EXPECT_NE(kiln::rt::badPinThreadsEnv().find("KILN_PIN_THREADS is \"yes\""),
+            std::string::npos);
+  unsetenv("KILN_PIN_THREADS");
+  EXPECT_EQ(kiln::rt::badPinThreadsEnv(), "");
 }

@@ -107,8 +107,9 @@ typedef struct kiln_session_options {
    * intra_op_num_threads): 0 picks $KILN_NUM_THREADS if set, else the
    * machine's physical cores; 1 runs on the caller's thread alone. The
    * threads come from one pool shared by every session of the process;
-   * the caller's thread is one of them. Results are the same at any
-   * count. */
+   * the caller's thread is one of them; each worker is pinned to a core
+   * of its own ($KILN_PIN_THREADS=0: unpinned). Results are the same at
+   * any count. */
   int32_t num_threads;
   /* An app that makes its own threads (ONNX Runtime's custom thread
    * hooks): with both set, the session gets a pool of its own whose
