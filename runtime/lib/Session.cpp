@@ -1195,8 +1195,9 @@ kiln_status kiln_session_create_with_options(const kiln_model_info *Model,
     S->Threads = Opts && Opts->num_threads > 0
                      ? std::min<int32_t>(Opts->num_threads, 256)
                      : kiln::rt::defaultThreadCount();
+    // (Read by the shared pool only: not for a pool of the app's threads.)
     if (std::string Bad = kiln::rt::badPinThreadsEnv();
-        !Bad.empty() && S->Threads > 1) {
+        !Bad.empty() && S->Threads > 1 && !(Opts && Opts->create_thread)) {
       kiln_session_destroy(S);
       return fail(KILN_ERROR_INVALID_ARGUMENT, Bad);
     }

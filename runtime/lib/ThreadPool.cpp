@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 namespace {
 
@@ -105,7 +106,7 @@ thread_local int32_t RunThreads = 1;
 thread_local kiln::rt::Pool *RunPool = nullptr; // null: the shared pool
 thread_local bool InParallel = false;
 
-void pause() {
+void spinPause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #else
@@ -120,7 +121,7 @@ std::unique_lock<std::mutex> lockSpinning(std::mutex &M) {
   for (int I = 0; I < 2048; ++I) {
     if (M.try_lock())
       return std::unique_lock<std::mutex>(M, std::adopt_lock);
-    pause();
+    spinPause();
   }
   return std::unique_lock<std::mutex>(M);
 }
@@ -191,7 +192,7 @@ public:
     J.Done.fetch_add(Ran, std::memory_order_acq_rel);
     auto Until = std::chrono::steady_clock::now() + kSpin;
     for (int I = 0; J.Done.load(std::memory_order_acquire) < J.Parts; ++I) {
-      pause();
+      spinPause();
       if ((I & 63) == 0 && std::chrono::steady_clock::now() > Until) {
         std::unique_lock<std::mutex> L(M);
         DoneCv.wait(L, [&] {
@@ -303,7 +304,7 @@ private:
           Seen = Pushes.load(std::memory_order_relaxed);
           L.unlock();
         }
-        pause();
+        spinPause();
         if ((I & 63) == 0 && std::chrono::steady_clock::now() > Until) {
           L = lockSpinning(M);
           WorkCv.wait(L, [&] {
@@ -412,7 +413,8 @@ namespace kiln::rt {
 std::vector<CpuCore> cpuCores() {
   cpu_set_t Set;
   std::vector<CpuCore> Cpus;
-  if (sched_getaffinity(0, sizeof(Set), &Set) != 0)
+  // (The process's mask, the main thread's: not the calling thread's.)
+  if (sched_getaffinity(getpid(), sizeof(Set), &Set) != 0)
     return Cpus;
   for (int Cpu = 0; Cpu < CPU_SETSIZE; ++Cpu) {
     if (!CPU_ISSET(Cpu, &Set))
@@ -449,16 +451,21 @@ int32_t physicalCores() {
 
 std::vector<int> workerCpus(const std::vector<CpuCore> &Cpus, int Creator,
                             bool Pin) {
+  auto It = std::find_if(Cpus.begin(), Cpus.end(),
+                         [&](const CpuCore &C) { return C.Cpu == Creator; });
+  // (Creator unknown: no pins, rather than one where the caller runs.)
+  if (!Pin || It == Cpus.end())
+    return {};
+  // From the creator's CPU on, round the mask: processes started on
+  // different cores pin their workers to different ones.
+  std::set<std::pair<long, long>> Taken{It->Core};
   std::vector<int> Out;
-  if (!Pin)
-    return Out;
-  std::set<std::pair<long, long>> Taken;
-  for (const CpuCore &C : Cpus)
-    if (C.Cpu == Creator)
-      Taken.insert(C.Core);
-  for (const CpuCore &C : Cpus)
+  size_t At = It - Cpus.begin();
+  for (size_t I = 1; I < Cpus.size(); ++I) {
+    const CpuCore &C = Cpus[(At + I) % Cpus.size()];
     if (Taken.insert(C.Core).second)
       Out.push_back(C.Cpu);
+  }
   return Out;
 }
 

@@ -55,8 +55,9 @@ std::vector<CpuCore> cpuCores();
 /// Whether the shared pool pins its workers: $KILN_PIN_THREADS is not "0".
 bool pinThreads();
 /// The CPUs the shared pool's workers are pinned to, in start order: one
-/// per core other than the creating thread's (on `Creator`); none unless
-/// `Pin`. Workers past the list's end are not pinned.
+/// per core other than the creating thread's (on `Creator`), from the
+/// creator's CPU on round the mask; none unless `Pin` and `Creator` is in
+/// `Cpus`. Workers past the list's end are not pinned.
 std::vector<int> workerCpus(const std::vector<CpuCore> &Cpus, int Creator,
                             bool Pin);
 

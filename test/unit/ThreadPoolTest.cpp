@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
 #include <sched.h>
 
 namespace {
@@ -358,62 +359,123 @@ TEST(ThreadPool, AppThreadHookFailureJoinsTheStarted) {
 TEST(ThreadPool, WorkersPinnedToCoresOtherThanTheCreators) {
   using kiln::rt::CpuCore;
   // Two cores with two SMT siblings each (CPUs 0, 2 on core 0; 1, 3 on 1),
-  // created on CPU 2: one worker, on core 1's first CPU.
+  // created on CPU 2: one worker, on core 1's CPU after it.
   std::vector<CpuCore> Smt{{0, {0, 0}}, {1, {0, 1}}, {2, {0, 0}}, {3, {0, 1}}};
-  EXPECT_EQ(kiln::rt::workerCpus(Smt, 2, true), std::vector<int>{1});
-  // Four cores over two packages, created on CPU 5: the other three.
+  EXPECT_EQ(kiln::rt::workerCpus(Smt, 2, true), std::vector<int>{3});
+  EXPECT_EQ(kiln::rt::workerCpus(Smt, 1, true), std::vector<int>{2});
+  // Four cores over two packages, created on CPU 5: the other three, from
+  // the next on (another process started on CPU 6 pins to 7 first).
   std::vector<CpuCore> Four{{4, {0, 0}}, {5, {0, 1}}, {6, {1, 0}}, {7, {1, 1}}};
-  EXPECT_EQ(kiln::rt::workerCpus(Four, 5, true), (std::vector<int>{4, 6, 7}));
-  // A creator outside the mask (it moved): every core.
-  EXPECT_EQ(kiln::rt::workerCpus(Four, 0, true),
-            (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(kiln::rt::workerCpus(Four, 5, true), (std::vector<int>{6, 7, 4}));
+  EXPECT_EQ(kiln::rt::workerCpus(Four, 6, true), (std::vector<int>{7, 4, 5}));
+  // A creator outside the mask, or unknown (-1): no pins.
+  EXPECT_TRUE(kiln::rt::workerCpus(Four, 0, true).empty());
+  EXPECT_TRUE(kiln::rt::workerCpus(Four, -1, true).empty());
   EXPECT_TRUE(kiln::rt::workerCpus(Four, 5, false).empty());
 }
 
 namespace {
-void recordAffinity(void *Ctx, int64_t, int64_t) {
-  auto *Masks = static_cast<std::pair<std::mutex, std::vector<int>> *>(Ctx);
+struct Affinities {
+  std::mutex M;
+  std::thread::id Caller;
+  std::atomic<bool> WorkerRan{false};
+  // Per range: whether the caller ran it, and its thread's mask.
+  std::vector<std::pair<bool, cpu_set_t>> Masks;
+};
+
+void recordAffinity(void *Ctx, int64_t Lo, int64_t) {
+  auto *A = static_cast<Affinities *>(Ctx);
   cpu_set_t Set;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(Set), &Set), 0);
-  std::lock_guard<std::mutex> L(Masks->first);
-  Masks->second.push_back(CPU_COUNT(&Set));
-  // Long enough for the worker to join.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(Set), &Set), 0);
+  bool OnCaller = std::this_thread::get_id() == A->Caller;
+  {
+    std::lock_guard<std::mutex> L(A->M);
+    A->Masks.push_back({OnCaller, Set});
+  }
+  if (!OnCaller) {
+    A->WorkerRan = true;
+    return;
+  }
+  // The caller's range waits for the worker to take the other (10 s at
+  // most), instead of running both.
+  auto Until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (Lo == 0 && !A->WorkerRan && std::chrono::steady_clock::now() < Until)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
 }
 
-/// The CPU counts of the masks the threads of a 2-thread loop ran with.
-std::vector<int> loopAffinities() {
-  ThreadsScope Scope(2);
-  std::pair<std::mutex, std::vector<int>> Masks;
-  kilnParallelFor(recordAffinity, &Masks, 2, 1);
-  std::sort(Masks.second.begin(), Masks.second.end());
-  return Masks.second;
+/// A 2-thread loop of two ranges run from a thread pinned to `CallerCpu`
+/// (the pool's creator; -1: not pinned): each range's thread and mask.
+std::vector<std::pair<bool, cpu_set_t>> loopAffinities(int CallerCpu) {
+  Affinities A;
+  std::thread T([&] {
+    cpu_set_t One;
+    CPU_ZERO(&One);
+    CPU_SET(CallerCpu, &One);
+    // (A worker starts with its creator's mask.)
+    if (CallerCpu >= 0)
+      ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(One), &One), 0);
+    A.Caller = std::this_thread::get_id();
+    ThreadsScope Scope(2);
+    kilnParallelFor(recordAffinity, &A, 2, 1);
+  });
+  T.join();
+  return A.Masks;
+}
+
+/// The first CPU of this process's mask, and the mask's CPU count.
+std::pair<int, int> processCpus() {
+  cpu_set_t Set;
+  EXPECT_EQ(sched_getaffinity(0, sizeof(Set), &Set), 0);
+  int First = 0;
+  while (First < CPU_SETSIZE && !CPU_ISSET(First, &Set))
+    ++First;
+  return {First, CPU_COUNT(&Set)};
 }
 } // namespace
 
 // (ctest runs each test in a process of its own: the shared pool starts
 // in it, after the test has set $KILN_PIN_THREADS.)
-TEST(ThreadPool, SharedPoolWorkerRunsOnOneCore) {
+TEST(ThreadPool, SharedPoolWorkerPinnedOffTheCreatorsCore) {
   if (kiln::rt::physicalCores() < 2)
     GTEST_SKIP() << "one core in this process's mask: nothing to pin to";
   ASSERT_EQ(kiln::rt::poolWorkers(), 0) << "run this test alone (ctest does)";
   unsetenv("KILN_PIN_THREADS");
-  cpu_set_t Set;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(Set), &Set), 0);
-  EXPECT_EQ(loopAffinities(), (std::vector<int>{1, CPU_COUNT(&Set)}));
+  int Creator = processCpus().first;
+  auto Masks = loopAffinities(Creator);
+  ASSERT_EQ(Masks.size(), 2u);
+  ASSERT_NE(Masks[0].first, Masks[1].first) << "one thread ran both ranges";
+  const cpu_set_t &Worker = Masks[0].first ? Masks[1].second : Masks[0].second;
+  std::vector<int> Want = kiln::rt::workerCpus(kiln::rt::cpuCores(), Creator,
+                                               /*Pin=*/true);
+  ASSERT_FALSE(Want.empty());
+  EXPECT_EQ(CPU_COUNT(&Worker), 1);
+  EXPECT_TRUE(CPU_ISSET(Want[0], &Worker)) << "not on " << Want[0];
+  EXPECT_FALSE(CPU_ISSET(Creator, &Worker));
 }
 
 TEST(ThreadPool, SharedPoolWorkerUnpinnedOnRequest) {
+  if (kiln::rt::physicalCores() < 2)
+    GTEST_SKIP() << "one core in this process's mask: pinning is moot";
   ASSERT_EQ(kiln::rt::poolWorkers(), 0) << "run this test alone (ctest does)";
   setenv("KILN_PIN_THREADS", "0", 1);
-  cpu_set_t Set;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(Set), &Set), 0);
-  std::vector<int> Masks = loopAffinities();
+  int Count = processCpus().second;
+  auto Masks = loopAffinities(-1);
   unsetenv("KILN_PIN_THREADS");
-  EXPECT_EQ(Masks, (std::vector<int>(2, CPU_COUNT(&Set))));
+  ASSERT_EQ(Masks.size(), 2u);
+  ASSERT_NE(Masks[0].first, Masks[1].first) << "one thread ran both ranges";
+  const cpu_set_t &Worker = Masks[0].first ? Masks[1].second : Masks[0].second;
+  EXPECT_EQ(CPU_COUNT(&Worker), Count);
+}
+
+TEST(ThreadPool, BadPinThreadsEnvironmentIsReported) {
   setenv("KILN_PIN_THREADS", "yes", 1);
   EXPECT_NE(kiln::rt::badPinThreadsEnv().find("KILN_PIN_THREADS is \"yes\""),
             std::string::npos);
+  EXPECT_TRUE(kiln::rt::pinThreads());
+  setenv("KILN_PIN_THREADS", "0", 1);
+  EXPECT_EQ(kiln::rt::badPinThreadsEnv(), "");
+  EXPECT_FALSE(kiln::rt::pinThreads());
   unsetenv("KILN_PIN_THREADS");
   EXPECT_EQ(kiln::rt::badPinThreadsEnv(), "");
+  EXPECT_TRUE(kiln::rt::pinThreads());
 }
