@@ -1393,6 +1393,32 @@ func.func @depthwise_shared_pad_small(%x: memref<1x2x28x28xf32>, %w: memref<2x1x
 
 // -----
 
+// 192 rows in cache blocks of 64 would be 3 blocks, and no loop inside
+// has the ranges for the threads (784 columns in 7 blocks of 112): the
+// threads would run the blocks 2:1. 4 blocks of 48 rows instead (a
+// mobilenet_v2 32 -> 192 1x1 conv on a 28x28 map).
+// CHECK-LABEL: func.func @row_blocks_odd
+// CHECK: scf.for {{.*}} = %c0 to %c192 step %c48 {
+// CHECK: scf.for {{.*}} = %c0 to %c784 step %c112 {
+// CHECK: scf.for {{.*}} = %c0 to %c48 step %c8 {
+// CHECK: } {kiln.parallel}
+// CHECK-NEXT: return
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @row_blocks_odd(%a: memref<192x32xf32>, %b: memref<32x784xf32>, %c: memref<192x784xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<192x32xf32>, memref<32x784xf32>) outs(%c : memref<192x784xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Rows in 2 cache blocks of 64 around 3 k blocks (a BERT-base projection's
 // shape): the register tile rows inside split as before, and the row
 // blocks carry the even-shares grain (-1): with 2 (or 1) threads the
