@@ -1768,16 +1768,18 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 
 // A 7x7 plane (49 = 6 x 8 + 1 positions) of whole vectors of channels.
 // On AVX-512 a direct conv: tiles of 8 positions x 32 channels (6 whole
-// tiles x 16 panels of channels, the tasks threads take, then the last
-// position per panel), each k step a row of the weights' panels (packed
-// at compile time) and 8 broadcasts read from the input in place, the
-// accumulators from the bias, transposed in registers and stored per
-// channel through the fused Relu.
+// tiles and the last position, a narrower tile, per panel of channels:
+// 16 x 7 tasks that threads take, each panel's in a row), each k step a
+// row of the weights' panels (packed at compile time) and 8 broadcasts
+// read from the input in place, the accumulators from the bias,
+// transposed in registers and stored per channel through the fused Relu.
 // CHECK-LABEL: func.func @conv_small_plane
 // CHECK: %[[PANELS:.*]] = memref.get_global @cw_kxm_panels32 : memref<16x576x32xf32>
 // CHECK: %[[X:.*]] = memref.reinterpret_cast %arg0 to offset: [0], sizes: [5184], strides: [1]
 // CHECK: %[[OUT:.*]] = memref.collapse_shape %arg2 {{.*}} into memref<1x512x49xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c96 step %c1{{.*}} {
+// CHECK: scf.for %{{.*}} = %c0 to %c112 step %c1{{.*}} {
+// CHECK: %[[WHOLE:.*]] = arith.cmpi ult, %{{.*}}, %c6 : index
+// CHECK: scf.if %[[WHOLE]] {
 // CHECK: vector.load %arg1[%{{.*}}] : memref<512xf32>, vector<16xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c64
 // Each whole tile prefetches its share of the next panel: 3 lines an
@@ -1790,9 +1792,10 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 // CHECK: vector.shuffle
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x512x49xf32>, vector<8xf32>
-// CHECK: } {kiln.parallel
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c16
+// CHECK: } else {
+// CHECK-NOT: memref.prefetch
 // CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %c48] : memref<1x512x49xf32>, vector<1xf32>
+// CHECK: } {kiln.parallel
 // CHECK-NOT: linalg.generic
 // CHECK: return
 // With 256-bit vectors, patches^T x weights^T: the patches copied
@@ -1853,15 +1856,17 @@ func.func @conv_small_plane(%x: memref<1x64x9x9xf32>, %bias: memref<512xf32>, %o
 // the direct tiles, whose last position per panel is still 32 channels at
 // once (the matmul on x as it lies took that column a lane at a time);
 // on an 8x8 plane (whole vectors) the matmul on x as it lies. Weights
-// this small (8 KiB) stay in L2: the 12 tasks go tile by tile (a task's
-// tile is its index over the 2 panels), each tile's panels in a row.
+// this small (8 KiB) stay in L2: the 14 tasks (6 whole tiles and the
+// last position, per panel) go tile by tile (a task's tile is its index
+// over the 2 panels), each tile's panels in a row.
 // CHECK-LABEL: func.func @conv_pointwise_planes
 // CHECK: memref.get_global @pw7_kxm_panels32 : memref<2x32x32xf32>
-// CHECK: scf.for %[[T:.*]] = %c0 to %c12 step %c1
-// CHECK: %[[REST:.*]] = arith.remui %[[T]], %c12 : index
+// CHECK: scf.for %[[T:.*]] = %c0 to %c14 step %c1
+// CHECK: %[[REST:.*]] = arith.remui %[[T]], %c14 : index
 // CHECK-NEXT: arith.divui %[[REST]], %c2 : index
 // CHECK: vector.fma
 // CHECK: vector.store %{{.*}} : memref<1x64x7x7xf32>, vector<8xf32>
+// CHECK: } else {
 // CHECK: memref.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}, %c6, %c6] : memref<1x64x7x7xf32>
 // CHECK-NOT: pw8_kxm
 // CHECK: return
