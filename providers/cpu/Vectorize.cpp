@@ -1294,14 +1294,21 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
     // blocks of 64 rows, now 4 of 48).
     int64_t blocks = cm ? M / cm : 0;
     if (pick == 0 && cm && blocks % 2 && blocks < kParallelEvenTrips) {
+      // (Blocks of whole register tiles first: AVX2's 6-row tiles would
+      // leave rows of a 40-row block to peel.)
+      int64_t even = 0;
       for (int64_t t = cm - 8; t >= 8; t -= 8)
-        if (M % t == 0 && (M / t) % 2 == 0) {
-          cm = t;
-          registerTiles();
-          loops = candidates(tm);
-          pick = pickOf(loops);
-          break;
+        if (M % t == 0 && (M / t) % 2 == 0 && (!even || t % tm == 0)) {
+          even = t;
+          if (t % tm == 0)
+            break;
         }
+      if (even) {
+        cm = even;
+        registerTiles();
+        loops = candidates(tm);
+        pick = pickOf(loops);
+      }
     }
     // Rows left over from the split row tiles are peeled and run after
     // them on one thread (32 rows in tiles of 6: 3 and 2 tiles, then 2

@@ -329,8 +329,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     }
   };
 
-  // Whole tiles: threads take (image, panel, tile) tasks, a panel's tiles
-  // in a row (its weights stay in L2). Weights that all fit in L2 take
+  // Threads take (image, panel, tile) tasks, a panel's tiles in a row
+  // (its weights stay in L2). Weights that all fit in L2 take
   // (image, tile, panel) instead: a thread's tasks then read only its
   // share of the input positions, much of which the other threads wrote
   // (mobilenet_v2's 1x1 convs on 14x14 planes, 576 -> 96 channels, after

@@ -1403,6 +1403,10 @@ func.func @depthwise_shared_pad_small(%x: memref<1x2x28x28xf32>, %w: memref<2x1x
 // CHECK: scf.for {{.*}} = %c0 to %c48 step %c8 {
 // CHECK: } {kiln.parallel}
 // CHECK-NEXT: return
+// AVX2-LABEL: func.func @row_blocks_odd
+// AVX2: scf.for {{.*}} = %c0 to %c192 step %c48 {
+// AVX2: scf.for {{.*}} = %c0 to %c48 step %c6 {
+// AVX2: } {kiln.parallel}
 #mA = affine_map<(m, k, n) -> (m, k)>
 #mB = affine_map<(m, k, n) -> (k, n)>
 #mC = affine_map<(m, k, n) -> (m, n)>
@@ -1896,6 +1900,41 @@ func.func @conv_pointwise_planes(%x7: memref<1x32x7x7xf32>, %o7: memref<1x64x7x7
   linalg.generic {indexing_maps = [#pX, #pW, #pO],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
       ins(%x8, %w8 : memref<1x32x8x8xf32>, memref<64x32x1x1xf32>) outs(%o8 : memref<1x64x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Two images: the task's image is its index over the 14 tasks an image
+// has (7 tiles, the last one position, x 2 panels), in both the whole
+// tiles and the narrow last one.
+// CHECK-LABEL: func.func @conv_pointwise_two_images
+// CHECK: scf.for %[[T:.*]] = %c0 to %c28 step %c1
+// CHECK: %[[IMG:.*]] = arith.divui %[[T]], %c14 : index
+// CHECK: %[[REST:.*]] = arith.remui %[[T]], %c14{{.*}} : index
+// CHECK: %[[TILE:.*]] = arith.divui %[[REST]], %c2{{.*}} : index
+// CHECK: arith.cmpi ult, %[[TILE]], %c6 : index
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[IMG]], %{{.*}}, %{{.*}}] : memref<2x64x49xf32>, vector<8xf32>
+// CHECK: } else {
+// CHECK: arith.muli %[[IMG]], %c1568 : index
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[IMG]], %{{.*}}, %c48] : memref<2x64x49xf32>, vector<1xf32>
+// CHECK: } {kiln.parallel
+memref.global "private" constant @pwb : memref<64x32x1x1xf32> = dense<0.5>
+#pX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#pW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#pO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_pointwise_two_images(%x: memref<2x32x7x7xf32>, %o: memref<2x64x7x7xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @pwb : memref<64x32x1x1xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<2x64x7x7xf32>)
+  linalg.generic {indexing_maps = [#pX, #pW, #pO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<2x32x7x7xf32>, memref<64x32x1x1xf32>) outs(%o : memref<2x64x7x7xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %p : f32
