@@ -9,6 +9,7 @@
 
 #include "compiler/Emit.h"
 #include "compiler/ParallelTasks.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -515,6 +516,12 @@ bool targetHasVnni(StringRef cpuName) {
          tm->getMCSubtargetInfo()->checkFeatures("+avx512vnni");
 }
 
+bool targetHasAmx(StringRef cpuName) {
+  std::string triple;
+  auto tm = createTargetMachine(cpuName, triple);
+  return tm && tm->getMCSubtargetInfo()->checkFeatures("+amx-tile,+amx-int8");
+}
+
 std::optional<std::string> emitObject(ArrayRef<CompiledShape> shapes,
                                       const ModelSignature &top,
                                       const EmitOptions &options,
@@ -554,6 +561,7 @@ std::optional<std::string> emitObject(ArrayRef<CompiledShape> shapes,
       g.setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
   auto hasChecks = [](ModuleOp m) { return m && m->hasAttr("kiln.checks"); };
   auto hasHooks = [](ModuleOp m) { return m && m->hasAttr("kiln.profile_hooks"); };
+  auto hasAmx = [](ModuleOp m) { return m && m->hasAttr(kAmxTilesAttr); };
   DescriptorBuilder descriptor(*llmod, top.name, tm->getTargetCPU().str());
   std::vector<llvm::Constant *> infos;
   for (auto [index, shape] : llvm::enumerate(shapes)) {
@@ -562,7 +570,11 @@ std::optional<std::string> emitObject(ArrayRef<CompiledShape> shapes,
                      (hasChecks(shape.deviceIO) ? KILN_MODEL_DEVICE_IO_CHECKS : 0) |
                      (hasHooks(shape.module) ? KILN_MODEL_PROFILE_HOOKS : 0) |
                      (hasHooks(shape.fallback) ? KILN_MODEL_FALLBACK_PROFILE_HOOKS : 0) |
-                     (hasHooks(shape.deviceIO) ? KILN_MODEL_DEVICE_IO_PROFILE_HOOKS : 0);
+                     (hasHooks(shape.deviceIO) ? KILN_MODEL_DEVICE_IO_PROFILE_HOOKS : 0) |
+                     (hasAmx(shape.module) || hasAmx(shape.fallback) ||
+                              hasAmx(shape.deviceIO)
+                          ? KILN_MODEL_AMX_TILES
+                          : 0);
     llvm::Constant *info =
         descriptor.shapeInfo(shape, flags, shapes.size() > 1 ? "v" + std::to_string(index) + "_" : "");
     if (!info)

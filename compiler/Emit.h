@@ -87,6 +87,9 @@ int64_t targetVectorBits(llvm::StringRef cpuName);
 /// Whether --target-cpu has AVX-512 VNNI (vpdpbusd on 512-bit registers:
 /// kiln-cpu-integer-contractions' 8-bit kernels).
 bool targetHasVnni(llvm::StringRef cpuName);
+/// Whether --target-cpu has AMX-INT8 (tile dot products of bytes:
+/// kiln-cpu-integer-contractions' kernels then run on tiles).
+bool targetHasAmx(llvm::StringRef cpuName);
 
 /// Translates the LLVM-dialect modules, adds the C-ABI descriptor and
 /// partition entry points, optimizes and returns one object file. With

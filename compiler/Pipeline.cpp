@@ -44,6 +44,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Target/LLVMIR/Dialect/AMX/AMXToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
@@ -65,7 +66,7 @@ void registerKilnDialects(DialectRegistry &registry) {
                   linalg::LinalgDialect, math::MathDialect,
                   memref::MemRefDialect, scf::SCFDialect,
                   tensor::TensorDialect, vector::VectorDialect,
-                  gpu::GPUDialect, NVVM::NVVMDialect>();
+                  gpu::GPUDialect, NVVM::NVVMDialect, amx::AMXDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
@@ -73,6 +74,7 @@ void registerKilnDialects(DialectRegistry &registry) {
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerAMXDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
@@ -397,6 +399,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
   // Register tiles are sized for the target's vector registers.
   int64_t vectorBits = targetVectorBits(options.targetCpu);
   bool vnni = targetHasVnni(options.targetCpu);
+  bool amx = vnni && targetHasAmx(options.targetCpu);
   // Without VNNI, 8-bit products would run on i32 loops, slower than the
   // float kernels: QDQ layers then stay float.
   auto forTarget = [&](StringRef pipeline) {
@@ -517,6 +520,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
                           : "") +
                      ",kiln-cpu-integer-contractions{vnni=" +
                      std::to_string(int(vnni)) +
+                     " amx=" + std::to_string(int(amx)) +
                      "},func.func(kiln-cpu-fuse-rows),"
                      "kiln-cpu-vectorize-contractions{vector-bits=" +
                      std::to_string(vectorBits) +
@@ -544,8 +548,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       }
       progress.stage("lowering to LLVM" + label);
       // Vector ops left by kiln-cpu-vectorize-contractions go to LLVM first.
-      if (failed(run(std::string("kiln-approximate-math,kiln-flatten-constants,func.func(convert-linalg-to-loops),kiln-outline-loops,convert-vector-to-llvm{reassociate-fp-reductions=1},") +
-                     kToLlvmPipeline)))
+      if (failed(run(std::string("kiln-approximate-math,kiln-flatten-constants,func.func(convert-linalg-to-loops),kiln-outline-loops,convert-vector-to-llvm{reassociate-fp-reductions=1") +
+                     (amx ? " enable-amx=1}," : "},") + kToLlvmPipeline)))
         return std::nullopt;
       if (primary && options.report) {
         progress.finish();

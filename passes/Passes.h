@@ -25,6 +25,9 @@ inline constexpr const char *kParallelAttr = "kiln.parallel";
 /// for AVX-512), set before the providers lower: a lowering may pick the
 /// form that width's kernels take (a conv over a run-time batch).
 inline constexpr const char *kVectorBitsAttr = "kiln.vector_bits";
+/// The module attribute saying its code runs on AMX tiles: the runtime must
+/// ask the OS for the tile state first (KILN_MODEL_AMX_TILES).
+inline constexpr const char *kAmxTilesAttr = "kiln.amx_tiles";
 /// The grain of a loop that splits only into equal shares for the run's
 /// thread count: otherwise it runs whole on the caller and the parallel
 /// loops inside it split (a matmul's few cache blocks around its split

@@ -2,6 +2,7 @@
 #ifndef KILN_PROVIDERS_PASSES_H
 #define KILN_PROVIDERS_PASSES_H
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -243,17 +243,21 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
   }];
   let options = [
     Option<"vnni", "vnni", "bool", "true",
-           "The target has AVX-512 VNNI (vpdpbusd on 512-bit registers)">
+           "The target has AVX-512 VNNI (vpdpbusd on 512-bit registers)">,
+    Option<"amx", "amx", "bool", "false",
+           "The target has AMX-INT8 (tile dot products of u8/s8 bytes)">
   ];
   let statistics = [
     Statistic<"numKernels", "int8-kernels", "8-bit matmuls on VNNI kernels">,
+    Statistic<"numAmxKernels", "int8-amx-kernels",
+              "8-bit matmuls and convs on AMX tiles">,
     Statistic<"numEpilogues", "int8-epilogues",
               "elementwise epilogues applied in 8-bit convs' stores">
   ];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::amx::AMXDialect", "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -15,6 +15,7 @@
 #include "providers/Passes.h"
 #include "providers/cpu/Vectorize.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -25,6 +26,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 
@@ -275,6 +277,29 @@ constexpr StringLiteral kVpdpbusd = "llvm.x86.avx512.vpdpbusd.512";
 // A conv's last panel with at most this many positions goes as per-position
 // dot products instead (kPanels x 16 lanes would mostly compute nothing).
 constexpr int64_t kTailPositions = 4;
+// AMX: accumulator tiles of 16 rows x 16 i32 columns, up to 2 x 2 of them
+// (with two tiles of A and two of B, the 8 tile registers); a k chunk is
+// 16 steps (64 bytes of a row of A, 16 rows of a panel).
+constexpr int64_t kAmxTileRows = 16;
+constexpr int64_t kAmxRows = 2 * kAmxTileRows;
+constexpr int64_t kAmxSteps = 16;
+// k chunks per straight-line block. MLIR 19's AMX lowering cannot carry a
+// tile through a loop (its phi would take the LLVM array type, not
+// x86_amx), so the accumulators go through memory between blocks.
+constexpr int64_t kAmxChunksPerBlock = 8;
+// Tags each amx.tile_zero apart (see emitAmxTile).
+std::atomic<int64_t> nextZeroTile{0};
+
+/// Whether the kernels run on AMX tiles, and how many do.
+struct AmxTiles {
+  bool enabled;
+  int64_t kernels = 0;
+  /// A kernel whose C starts at 0 (`zeroInit`) takes the tiles.
+  bool use(bool zeroInit) {
+    kernels += enabled && zeroInit;
+    return enabled && zeroInit;
+  }
+};
 
 /// True when the body is `yield(out + extui(a) * extsi(b))` into i32 (the
 /// product's operands in either order).
@@ -377,7 +402,22 @@ struct Kernel {
   // in C's stead: a fused epilogue's. Null: stored into C.
   std::function<void(OpBuilder &, Location, Value, Value, Value, Value)> store =
       nullptr;
+  // On AMX tiles (only with zeroInit: the tiles start at 0).
+  bool amx = false;
 };
+
+/// Stores accumulator vector `acc` of C's row `row` and panel column
+/// `col`: through the kernel's epilogue, or into C (masked: `mask`).
+void storeAccumulator(OpBuilder &b, Location loc, const Kernel &kn, Value acc,
+                      Value row, Value col, Value mask) {
+  if (kn.store)
+    kn.store(b, loc, acc, row, col, mask);
+  else if (mask)
+    b.create<vector::MaskedStoreOp>(loc, kn.c, ValueRange{row, col}, mask,
+                                    acc);
+  else
+    b.create<vector::StoreOp>(loc, acc, kn.c, ValueRange{row, col});
+}
 
 /// C[m .. m+rows, panels cP0 .. cP0+panels] += bcast x vec[vP0 ..]: the
 /// accumulators start from C and stay in registers over the k steps; the
@@ -462,17 +502,157 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
         nb.create<scf::YieldOp>(l, next);
       });
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < panels; ++j) {
-      Value acc = loop.getResult(r * panels + j);
-      if (kn.store)
-        kn.store(b, loc, acc, rowIdx[r], colIdx[j], masked(j) ? mask : Value());
-      else if (masked(j))
-        b.create<vector::MaskedStoreOp>(
-            loc, kn.c, ValueRange{rowIdx[r], colIdx[j]}, mask, acc);
-      else
-        b.create<vector::StoreOp>(loc, acc, kn.c,
-                                  ValueRange{rowIdx[r], colIdx[j]});
+    for (int64_t j = 0; j < panels; ++j)
+      storeAccumulator(b, loc, kn, loop.getResult(r * panels + j), rowIdx[r],
+                       colIdx[j], masked(j) ? mask : Value());
+}
+
+/// C[m .. m+rows, panels cP0 ..] = bcast x vec on AMX tiles (rows 16 or
+/// 32, C starting at 0): per pair of panels, up to 2 x 2 accumulator tiles
+/// over the k chunks (through `acc` [32][32] i32 between blocks of
+/// them), then each row's vectors stored as emitTile stores them (the
+/// columns past C's end are computed, not stored). Every tile is 16 rows
+/// of 64 bytes: LLVM 19 gives each tile register one shape per function,
+/// so tiles of a second shape would need registers of their own (the
+/// 8 are taken). The last k chunk reads up to 64-byte steps past
+/// kn.steps: the caller pads them (zero weights on one side).
+void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
+                 Value vP0, Value cP0, int64_t rows, int64_t panels,
+                 int64_t lastLanes, Value acc) {
+  auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
+    return ib.create<arith::ConstantIndexOp>(l, v).getResult();
+  };
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  SmallVector<int64_t> tileRows(rows / kAmxTileRows, kAmxTileRows);
+  int64_t chunks = llvm::divideCeil(kn.steps, kAmxSteps);
+  for (int64_t j0 = 0; j0 < panels; j0 += 2) {
+    int64_t cols = std::min<int64_t>(2, panels - j0);
+    // C's lines for writing first: the stores that miss (lines another
+    // core read last: the worker's took 6x the caller's time) hold back
+    // every later store, the tiles' into `acc` among them, and the loads
+    // from `acc` wait for those.
+    if (!kn.store)
+      b.create<scf::ForOp>(
+          loc, idx(b, loc, 0), idx(b, loc, rows), idx(b, loc, 1), ValueRange{},
+          [&](OpBuilder &pb, Location l, Value r, ValueRange) {
+            Value row = pb.create<arith::AddIOp>(l, m, r);
+            for (int64_t j = 0; j < cols; ++j) {
+              Value col = pb.create<arith::MulIOp>(
+                  l, pb.create<arith::AddIOp>(l, cP0, idx(pb, l, j0 + j)),
+                  idx(pb, l, kLanes));
+              pb.create<memref::PrefetchOp>(l, kn.c, ValueRange{row, col},
+                                            /*isWrite=*/true, 3, true);
+            }
+            pb.create<scf::YieldOp>(l);
+          });
+    // `count` chunks from step q0, the accumulators from 0 or from `acc`,
+    // into `acc`. (Each amx.tile_zero tagged apart: CSE would make them
+    // one value, which every product then overwrites in place: LLVM would
+    // copy it through memory per use, and runs out of tile registers.)
+    auto segment = [&](OpBuilder &sb, Location sl, Value q0, int64_t count,
+                       bool fromZero) {
+      SmallVector<Value> c;
+      for (auto [i, tr] : llvm::enumerate(tileRows))
+        for (int64_t j = 0; j < cols; ++j) {
+          auto type = VectorType::get({tr, kLanes}, i32);
+          if (fromZero) {
+            auto zero = sb.create<amx::TileZeroOp>(sl, type);
+            zero->setAttr("kiln.tile",
+                          sb.getI64IntegerAttr(nextZeroTile.fetch_add(1)));
+            c.push_back(zero);
+            continue;
+          }
+          c.push_back(sb.create<amx::TileLoadOp>(
+              sl, type, acc,
+              ValueRange{idx(sb, sl, i * kAmxTileRows),
+                         idx(sb, sl, j * kLanes)}));
+        }
+      auto chunk = [&](int64_t first) {
+        Value q = sb.create<arith::AddIOp>(sl, q0, idx(sb, sl, first));
+        Value k4 = sb.create<arith::MulIOp>(sl, q, idx(sb, sl, 4));
+        SmallVector<Value> as, bs;
+        for (auto [i, tr] : llvm::enumerate(tileRows))
+          as.push_back(sb.create<amx::TileLoadOp>(
+              sl, VectorType::get({tr, 4 * kAmxSteps}, i8), kn.bcast,
+              ValueRange{sb.create<arith::AddIOp>(
+                             sl, m, idx(sb, sl, i * kAmxTileRows)),
+                         k4}));
+        for (int64_t j = 0; j < cols; ++j)
+          bs.push_back(sb.create<amx::TileLoadOp>(
+              sl, VectorType::get({kAmxSteps, 4 * kLanes}, i8), kn.vec,
+              ValueRange{sb.create<arith::AddIOp>(sl, vP0, idx(sb, sl, j0 + j)),
+                         q, idx(sb, sl, 0)}));
+        for (size_t i = 0; i < tileRows.size(); ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            Value &cij = c[i * cols + j];
+            auto mul = sb.create<amx::TileMulIOp>(sl, cij.getType(), as[i],
+                                                  bs[j], cij);
+            // (u8 x s8: the unsigned side zero-extends.)
+            mul.setIsZextLhs(kn.bcastUnsigned);
+            mul.setIsZextRhs(!kn.bcastUnsigned);
+            cij = mul;
+          }
+      };
+      for (int64_t t = 0; t < count; ++t)
+        chunk(t * kAmxSteps);
+      for (size_t i = 0; i < tileRows.size(); ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          sb.create<amx::TileStoreOp>(
+              sl, acc,
+              ValueRange{idx(sb, sl, i * kAmxTileRows),
+                         idx(sb, sl, j * kLanes)},
+              c[i * cols + j]);
+    };
+    // The first segment starts from tile_zero, which is pure: loop-invariant
+    // code motion (kiln-cpu-vectorize-contractions) would hoist it out of
+    // the loops, keeping a tile register live through them. Under an
+    // scf.if on the row index (always true) it stays.
+    auto firstSegment = [&](int64_t count) {
+      Value rowOk = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, m,
+                                            idx(b, loc, 0));
+      b.create<scf::IfOp>(loc, rowOk, [&](OpBuilder &ib, Location l) {
+        segment(ib, l, idx(ib, l, 0), count, true);
+        ib.create<scf::YieldOp>(l);
+      });
+    };
+    int64_t blocks = chunks / kAmxChunksPerBlock;
+    if (blocks <= 1) {
+      firstSegment(chunks);
+    } else {
+      int64_t block = kAmxChunksPerBlock * kAmxSteps;
+      firstSegment(kAmxChunksPerBlock);
+      b.create<scf::ForOp>(
+          loc, idx(b, loc, block), idx(b, loc, blocks * block),
+          idx(b, loc, block), ValueRange{},
+          [&](OpBuilder &nb, Location l, Value q0, ValueRange) {
+            segment(nb, l, q0, kAmxChunksPerBlock, false);
+            nb.create<scf::YieldOp>(l);
+          });
+      if (int64_t left = chunks - blocks * kAmxChunksPerBlock)
+        segment(b, loc, idx(b, loc, blocks * block), left, false);
     }
+    // Each row's vectors, as emitTile stores its accumulators.
+    b.create<scf::ForOp>(
+        loc, idx(b, loc, 0), idx(b, loc, rows), idx(b, loc, 1), ValueRange{},
+        [&](OpBuilder &rb, Location l, Value r, ValueRange) {
+          Value row = rb.create<arith::AddIOp>(l, m, r);
+          for (int64_t j = 0; j < cols; ++j) {
+            Value v = rb.create<vector::LoadOp>(
+                l, VectorType::get({kLanes}, i32), acc,
+                ValueRange{r, idx(rb, l, j * kLanes)});
+            Value col = rb.create<arith::MulIOp>(
+                l, rb.create<arith::AddIOp>(l, cP0, idx(rb, l, j0 + j)),
+                idx(rb, l, kLanes));
+            Value mask;
+            if (lastLanes && j0 + j == panels - 1)
+              mask = rb.create<vector::CreateMaskOp>(
+                  l, VectorType::get({kLanes}, rb.getI1Type()),
+                  ValueRange{idx(rb, l, lastLanes)});
+            storeAccumulator(rb, l, kn, v, row, col, mask);
+          }
+          rb.create<scf::YieldOp>(l);
+        });
+  }
 }
 
 /// Rows [rowStart, rowEnd) of the panels: tiles of kRows rows (fewer when
@@ -484,6 +664,36 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
   auto idx = [&](int64_t v) {
     return b.create<arith::ConstantIndexOp>(loc, v).getResult();
   };
+  if (kn.amx) {
+    // Tiles of 32 rows, then of 16, then the rest on the vector kernel.
+    // The accumulators between k blocks and for the stores.
+    Value acc = b.create<memref::AllocOp>(
+        loc, MemRefType::get({kAmxRows, kAmxRows}, b.getI32Type()),
+        b.getI64IntegerAttr(64));
+    auto tiles = [&](Value from, int64_t rows) {
+      Value count = b.create<arith::SubIOp>(loc, rowEnd, from);
+      Value whole = b.create<arith::AddIOp>(
+          loc, from,
+          b.create<arith::MulIOp>(
+              loc, b.create<arith::DivUIOp>(loc, count, idx(rows)),
+              idx(rows)));
+      b.create<scf::ForOp>(loc, from, whole, idx(rows), ValueRange{},
+                           [&](OpBuilder &nb, Location l, Value m, ValueRange) {
+                             emitAmxTile(nb, l, kn, m, vP0, cP0, rows, panels,
+                                         lastLanes, acc);
+                             nb.create<scf::YieldOp>(l);
+                           });
+      return whole;
+    };
+    Value whole = tiles(tiles(rowStart, kAmxRows), kAmxTileRows);
+    if (staticRows > 0 && staticRows % kAmxTileRows == 0)
+      return;
+    Kernel vector = kn;
+    vector.amx = false;
+    emitColumns(b, loc, vector, whole, rowEnd, vP0, cP0, panels, lastLanes,
+                staticRows > 0 ? staticRows % kAmxTileRows : -1);
+    return;
+  }
   int64_t rows = staticRows > 0 ? std::min(kRows, staticRows) : kRows;
   Value count = b.create<arith::SubIOp>(loc, rowEnd, rowStart);
   Value whole = b.create<arith::AddIOp>(
@@ -621,7 +831,7 @@ Value interleaveSteps(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
 /// static. Per batch, B is packed into thread scratch as the constant
 /// weights are at compile time (4 rows of 16 columns a step, interleaved),
 /// then the same register tiles run over it; threads take batches.
-bool rewriteRuntimeB(linalg::GenericOp g) {
+bool rewriteRuntimeB(linalg::GenericOp g, AmxTiles &amx) {
   auto mm = matchU8S8Matmul(g);
   if (!mm)
     return false;
@@ -655,6 +865,8 @@ bool rewriteRuntimeB(linalg::GenericOp g) {
   if (k % 4 != 0 || m * k * n * batch >= (int64_t(1) << 40))
     return false;
   std::optional<ZeroInit> zeroInit = zeroInitBefore(g, c);
+  // (AMX tiles read whole 64-byte chunks of A's rows.)
+  bool useAmx = amx.use(zeroInit && k % (4 * kAmxSteps) == 0);
   OpBuilder b(g);
   Location loc = g.getLoc();
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
@@ -715,6 +927,7 @@ bool rewriteRuntimeB(linalg::GenericOp g) {
                 pb.create<scf::YieldOp>(pl);
               });
         Kernel kn{a2, scratch, c2, steps, true, bool(zeroInit)};
+        kn.amx = useAmx;
         Value rowStart = ib.create<arith::MulIOp>(l, bi, idx(ib, l, m));
         Value rowEnd = ib.create<arith::AddIOp>(l, rowStart, idx(ib, l, m));
         for (int64_t p0 = 0; p0 < panels; p0 += kPanels) {
@@ -733,7 +946,7 @@ bool rewriteRuntimeB(linalg::GenericOp g) {
 }
 
 /// Rewrites `g` when it is an 8-bit matmul the kernel takes.
-bool rewrite(linalg::GenericOp g) {
+bool rewrite(linalg::GenericOp g, AmxTiles &amx) {
   auto mm = matchU8S8Matmul(g);
   if (!mm)
     return false;
@@ -771,6 +984,7 @@ bool rewrite(linalg::GenericOp g) {
             k / 4,
             true,
             bool(zeroInit)};
+  kn.amx = amx.use(zeroInit && k % (4 * kAmxSteps) == 0);
   int64_t staticRows = cast<MemRefType>(a2.getType()).getDimSize(0);
   Value rowsTotal = b.create<memref::DimOp>(loc, a2, 0);
   // (Run-time rows count as 64 for the grain.)
@@ -849,7 +1063,8 @@ convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
 /// kernel's panel order (through tables of each tap's and each position's
 /// input offset, built now), then every output channel runs over them.
 bool rewriteConv(linalg::GenericOp g,
-                 std::optional<vectorize::ConvEpilogue> &epilogue) {
+                 std::optional<vectorize::ConvEpilogue> &epilogue,
+                 AmxTiles &amx) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
       g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || !isU8S8MulAdd(g))
     return false;
@@ -875,12 +1090,23 @@ bool rewriteConv(linalg::GenericOp g,
   int64_t panelsTotal = llvm::divideCeil(positions, kLanes);
   if (int64_t(n) * c * h * width >= (int64_t(1) << 31))
     return false;
-  // Weights as rows of k padded to whole steps; each tap's and position's
+  std::optional<ZeroInit> zeroInit = zeroInitBefore(g, out);
+  // (The caller erases the epilogue applied.)
+  epilogue = zeroInit ? vectorize::matchConvEpilogue(g, out) : std::nullopt;
+  // (Tiles pay from a whole k chunk and whole tiles of channels: with
+  // K = 16 or 24 mostly zeros, 24 channels half on the vector kernel,
+  // mobilenet_v2's first 1x1 convs ran up to 18% slower than on VNNI.)
+  bool useAmx =
+      amx.use(zeroInit && k >= 4 * kAmxSteps && m % kAmxTileRows == 0);
+  // Weights as rows of k padded to whole steps (to whole AMX chunks: the
+  // patches' steps past k meet zero weights); each tap's and position's
   // offset in an image (padded taps and positions read offset 0: the
   // weights there are 0, the positions past the end are not stored).
-  SmallVector<int8_t> rows(m * steps * 4, 0);
+  int64_t packedSteps = useAmx ? llvm::alignTo(steps, kAmxSteps) : steps,
+          rowBytes = packedSteps * 4;
+  SmallVector<int8_t> rows(m * rowBytes, 0);
   for (int64_t i = 0; i < m; ++i)
-    std::copy_n(w->begin() + i * k, k, rows.begin() + i * steps * 4);
+    std::copy_n(w->begin() + i * k, k, rows.begin() + i * rowBytes);
   SmallVector<int32_t> tapOffset(steps * 4, 0),
       positionOffset(panelsTotal * kLanes, 0);
   for (int64_t ci = 0; ci < c; ++ci)
@@ -891,16 +1117,13 @@ bool rewriteConv(linalg::GenericOp g,
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j)
       positionOffset[i * ow + j] = int32_t(i * cm->sh * width + j * cm->sw);
-  std::optional<ZeroInit> zeroInit = zeroInitBefore(g, out);
-  // (The caller erases the epilogue applied.)
-  epilogue = zeroInit ? vectorize::matchConvEpilogue(g, out) : std::nullopt;
   OpBuilder b(g);
   Location loc = g.getLoc();
   auto module = g->getParentOfType<ModuleOp>();
   std::string name = get.getName().str();
-  auto rowsType = MemRefType::get({m, steps * 4}, b.getI8Type());
+  auto rowsType = MemRefType::get({m, rowBytes}, b.getI8Type());
   Value weights = vectorize::derivedGlobal(
-      b, loc, module, name + "_vnni_rows", rowsType,
+      b, loc, module, name + (useAmx ? "_amx_rows" : "_vnni_rows"), rowsType,
       [&] {
         return DenseElementsAttr::get(
             RankedTensorType::get(rowsType.getShape(), b.getI8Type()),
@@ -1160,14 +1383,15 @@ bool rewriteConv(linalg::GenericOp g,
         int64_t rowBlocks =
             std::clamp<int64_t>(llvm::divideCeil(8, units), 1,
                                 std::max<int64_t>(1, m / (8 * kRows)));
-        int64_t blockRows =
-            llvm::alignTo(llvm::divideCeil(m, rowBlocks), kRows);
+        int64_t blockRows = llvm::alignTo(llvm::divideCeil(m, rowBlocks),
+                                          useAmx ? kAmxRows : kRows);
         rowBlocks = llvm::divideCeil(m, blockRows);
         Value packed;
         if (rowBlocks > 1) {
           packed = ib.create<memref::AllocOp>(
               l,
-              MemRefType::get({panelsAll, steps, 4 * kLanes}, ib.getI8Type()));
+              MemRefType::get({panelsAll, packedSteps, 4 * kLanes},
+                              ib.getI8Type()));
           auto packLoop = ib.create<scf::ForOp>(
               l, idx(ib, l, 0), idx(ib, l, panelsAll), idx(ib, l, 1),
               ValueRange{},
@@ -1185,7 +1409,8 @@ bool rewriteConv(linalg::GenericOp g,
           if (!packed) {
             scratch = tb.create<memref::AllocOp>(
                 tl,
-                MemRefType::get({panels, steps, 4 * kLanes}, tb.getI8Type()));
+                MemRefType::get({panels, packedSteps, 4 * kLanes},
+                                tb.getI8Type()));
             for (int64_t jp = 0; jp < panels; ++jp)
               packPanel(tb, tl, idx(tb, tl, jp),
                         tb.create<arith::AddIOp>(tl, p0, idx(tb, tl, jp)),
@@ -1194,6 +1419,7 @@ bool rewriteConv(linalg::GenericOp g,
           }
           Kernel kn{weights, scratch,        outN, steps,
                     false,   bool(zeroInit), store};
+          kn.amx = useAmx;
           emitColumns(tb, tl, kn, rowStart, rowEnd, vP0, p0, panels, lanes,
                       rowBlocks == 1 ? m : -1);
         };
@@ -1283,7 +1509,7 @@ bool rewriteConv(linalg::GenericOp g,
                       rb.create<arith::MulIOp>(
                             rl,
                             rb.create<arith::AddIOp>(rl, row0, idx(rb, rl, r)),
-                            idx(rb, rl, bytes))
+                            idx(rb, rl, rowBytes))
                           .getResult()));
                 auto sums = rb.create<scf::ForOp>(
                     rl, idx(rb, rl, 0), idx(rb, rl, chunks), idx(rb, rl, 1),
@@ -1356,17 +1582,18 @@ struct CpuIntegerContractionsPass
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
     int64_t n = 0, epilogues = 0;
+    AmxTiles tiles{amx};
     // (A conv's rewrite erases the epilogue it applies: not visited then.)
     llvm::DenseSet<Operation *> erased;
     for (linalg::GenericOp g : generics) {
       if (erased.contains(g))
         continue;
-      if (rewrite(g) || rewriteRuntimeB(g)) {
+      if (rewrite(g, tiles) || rewriteRuntimeB(g, tiles)) {
         ++n;
         continue;
       }
       std::optional<vectorize::ConvEpilogue> epilogue;
-      if (rewriteConv(g, epilogue)) {
+      if (rewriteConv(g, epilogue, tiles)) {
         ++n;
         if (epilogue) {
           erased.insert(epilogue->op);
@@ -1377,6 +1604,7 @@ struct CpuIntegerContractionsPass
     }
     numKernels += n;
     numEpilogues += epilogues;
+    numAmxKernels += tiles.kernels;
     // For `kiln compile --report`.
     Builder b(&getContext());
     if (n)
@@ -1385,6 +1613,12 @@ struct CpuIntegerContractionsPass
     if (epilogues)
       getOperation()->setAttr("kiln.report.int8_epilogues",
                               b.getI64IntegerAttr(epilogues));
+    // (The runtime asks the OS for the tile state before running it.)
+    if (tiles.kernels) {
+      getOperation()->setAttr("kiln.report.int8_amx_kernels",
+                              b.getI64IntegerAttr(tiles.kernels));
+      getOperation()->setAttr(kAmxTilesAttr, b.getUnitAttr());
+    }
   }
 };
 

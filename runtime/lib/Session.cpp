@@ -1,5 +1,6 @@
 // kiln_session: validates caller tensors against the model's static
 // signature and runs its partitions in order on a per-session arena.
+#include "AmxTiles.h"
 #include "CudaDriver.h"
 #include "DeviceMemory.h"
 #include "DynamicOps.h"
@@ -535,6 +536,29 @@ kiln_status selectVariant(const kiln_model_info &M, const kiln_tensor *Given,
                   Compiled + " " + dimNamesNote(M));
 }
 
+/// Asks the OS for the AMX tile state when the model (or one of its shape
+/// variants) runs on tiles (ABI 10): without it the first tile instruction
+/// kills the process.
+kiln_status enableAmxTiles(const kiln_model_info &M) {
+  auto uses = [](const kiln_model_info *V) {
+    return V && V->abi_version >= 10 && (V->flags & KILN_MODEL_AMX_TILES);
+  };
+  bool Any = uses(&M);
+  if (hasShapeVariants(M) && M.shape_variants)
+    for (int32_t I = 0; I < M.num_shape_variants; ++I)
+      Any |= uses(M.shape_variants[I]);
+  if (!Any)
+    return KILN_OK;
+  if (const char *Why = kiln::rt::requestAmxTiles())
+    return fail(KILN_ERROR_PROVIDER,
+                "model " + quoted(M.name ? M.name : "?") +
+                    " runs on AMX tiles (compiled for " +
+                    (M.target_cpu ? M.target_cpu : "?") +
+                    ") but this machine cannot run them: " + Why +
+                    "; recompile it with --target-cpu for this machine");
+  return KILN_OK;
+}
+
 kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
   if (M.abi_version < 1 || M.abi_version > KILN_ABI_VERSION)
     return fail(KILN_ERROR_ABI_MISMATCH,
@@ -590,6 +614,8 @@ kiln_status checkModel(const kiln_model_info &M, kiln_session &S) {
                                          M.num_device_io_partitions,
                                          "device I/O partition"))
       return St;
+  if (kiln_status St = enableAmxTiles(M))
+    return St;
   if (S.RuntimeSizes)
     return kiln::rt::checkRuntimeSizes(M);
   if (Symbolic)

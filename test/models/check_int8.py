@@ -11,8 +11,8 @@ QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearAveragePool,
 QLinearGlobalAveragePool, QGemm, QLinearSoftmax) and a depthwise conv,
 also over a run-time batch or row count; 8-bit max pools.
 Compiled for
-the build machine's CPU (VNNI kernels where it has AVX-512 VNNI) and for
-x86-64-v3 (the i32 loops).
+the build machine's CPU (VNNI kernels where it has AVX-512 VNNI, AMX tiles
+where it has AMX-INT8) and for x86-64-v3 (the i32 loops).
 
   check_int8.py --kiln K --kiln-run R --work DIR
 """
@@ -278,6 +278,11 @@ CASES = {
         lambda p: matmul_integer(p, (8, 256), (256, 272), U8, S8, za=7,
                                  zb=np.arange(272, dtype=np.int64) % 9 - 4), 0),
     "mmi_k30": (lambda p: matmul_integer(p, (5, 30), (30, 20), U8, S8), 0),
+    # With AMX: K in 17 chunks of 64 bytes (two blocks of 8, then one), 48
+    # rows (a tile of 32, one of 16), 40 columns (a pair of panels, then
+    # one, masked); 60 rows (the last 12 on the vector kernel).
+    "mmi_amx_k_blocks": (
+        lambda p: matmul_integer(p, (48, 1088), (1088, 40), U8, S8, za=3), 0),
     "mmi_one_row": (lambda p: matmul_integer(p, (1, 512), (512, 1024), U8, S8, za=128), 0),
     "mmi_runtime_rows": (
         lambda p: matmul_integer(p, (13, 64), (64, 96), U8, S8, za=1, dims=["n", 64]), 0),
@@ -297,6 +302,13 @@ CASES = {
     "conv_u8_7x7_row_blocks": (
         lambda p: conv_integer(p, (1, 32, 7, 7), (128, 32, 3, 3), U8, za=17), 0),
     "conv_u8_5x5_plane": (lambda p: conv_integer(p, (1, 16, 5, 5), (24, 16, 3, 3), U8, za=4), 0),
+    # With AMX: K = 1152 (18 chunks: two blocks of 8, then 2), 40
+    # channels (32 on tiles, 8 on the vector kernel); K = 27 padded to a
+    # chunk, 16 channels.
+    "conv_u8_amx_k_blocks": (
+        lambda p: conv_integer(p, (1, 128, 10, 10), (40, 128, 3, 3), U8, za=5), 0),
+    "conv_u8_amx_k27": (
+        lambda p: conv_integer(p, (2, 3, 20, 20), (16, 3, 3, 3), U8, za=2), 0),
     # 14 x 14: the last 4 positions as dot products (13 channels: one a group).
     "conv_u8_14x14_tail": (
         lambda p: conv_integer(p, (2, 16, 14, 14), (13, 16, 3, 3), U8, za=11), 0),

@@ -7,6 +7,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 using fake::floatTensor;
 using fake::Shape23;
@@ -68,6 +71,59 @@ TEST(Session, BadPinThreadsEnvironmentFailsMultiThreadSessions) {
   kiln_session_destroy(S);
   unsetenv("KILN_PIN_THREADS");
 }
+
+#if defined(__x86_64__)
+// A partition that runs AMX tile instructions, as a model compiled for a
+// CPU with AMX-INT8 does: without the tile state granted by the OS, the
+// first one kills the process (SIGILL).
+static void tileFn(void *const *, void *const *Out, void *) {
+  alignas(64) unsigned char Config[64] = {1}; // palette 1
+  Config[16] = 64;                            // tmm0: 64 bytes a row
+  Config[48] = 16;                            // of 16 rows
+  alignas(64) int32_t Tile[256];
+  asm volatile("ldtilecfg %1\n\t"
+               "tilezero %%tmm0\n\t"
+               "movq $64, %%rax\n\t"
+               "tilestored %%tmm0, (%0,%%rax,1)\n\t"
+               "tilerelease"
+               :
+               : "r"(Tile), "m"(Config)
+               : "rax", "memory");
+  *static_cast<float *>(Out[0]) = float(Tile[0] + Tile[255]) + 1.0f;
+}
+
+TEST(Session, AmxTilesModelGetsTheTileStateOrAClearRefusal) {
+  static const int64_t One[1] = {1};
+  static const kiln_tensor_info Out[] = {{"y", KILN_DTYPE_FLOAT, 1, One}};
+  static const kiln_partition_info Part[] = {{"cpu_0", "cpu", 1, tileFn}};
+  kiln_model_info M = fake::modelInfo("tiles", nullptr, 0, Out, 1, Part);
+  M.flags = KILN_MODEL_AMX_TILES;
+  M.target_cpu = "sapphirerapids";
+  unsigned A, B, C, D;
+  bool Amx = __get_cpuid_count(7, 0, &A, &B, &C, &D) && (D & (1u << 24)) &&
+             (D & (1u << 25));
+  kiln_session *S = nullptr;
+  kiln_status St = kiln_session_create(&M, &S);
+  if (!Amx) {
+    // Refused at creation, naming the model, its CPU and the reason.
+    EXPECT_EQ(St, KILN_ERROR_PROVIDER);
+    std::string Msg = kiln_last_error();
+    EXPECT_NE(Msg.find("model \"tiles\" runs on AMX tiles (compiled for "
+                       "sapphirerapids)"),
+              std::string::npos)
+        << Msg;
+    EXPECT_NE(Msg.find("the CPU has no AMX-INT8"), std::string::npos) << Msg;
+    return;
+  }
+  ASSERT_EQ(St, KILN_OK) << kiln_last_error();
+  float Y = 0;
+  kiln_tensor T{"y", KILN_DTYPE_FLOAT, 1, One, &Y, sizeof Y};
+  ASSERT_EQ(kiln_session_run(S, nullptr, 0, &T, 1), KILN_OK)
+      << kiln_session_error(S);
+  EXPECT_EQ(Y, 1.0f);
+  kiln_session_destroy(S);
+}
+#endif
 
 TEST(Session, AbiMismatch) {
   kiln_model_info Info = *fake::addModel();

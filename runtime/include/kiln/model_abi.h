@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 9u
+#define KILN_ABI_VERSION 10u
 
 /* Element types use ONNX TensorProto.DataType numbers. */
 typedef enum kiln_dtype {
@@ -176,6 +176,12 @@ typedef struct kiln_model_info {
 #define KILN_MODEL_FALLBACK_PROFILE_HOOKS 64u
 #define KILN_MODEL_DEVICE_IO_PROFILE_HOOKS 128u
 #define KILN_MODEL_RUNTIME_SIZES 256u
+/* ABI 10. Some partition runs on AMX tiles (Intel AMX-INT8: kiln compile
+ * for a CPU that has it). On Linux a process must ask for the tile state
+ * (arch_prctl ARCH_REQ_XCOMP_PERM) before its first tile instruction; the
+ * runtime does so when it creates a session, and refuses the model when
+ * the machine or the OS cannot give it. */
+#define KILN_MODEL_AMX_TILES 512u
 
 /* ABI 9 size programs (output_sizes). */
 #define KILN_SIZE_CONST 0    /* push operand */

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions=vnni=0 | FileCheck %s --check-prefix=NOVNNI
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions=amx=1 | FileCheck %s --check-prefix=AMX
 
 // MatMulInteger as the CPU provider lowers it (u8 A widened unsigned, s8 B
 // signed): B packed at compile time into [N/16][K/4][64] bytes, tiles of 6
@@ -283,6 +284,101 @@ func.func @runtime_b(%a: memref<3x20x64xi8>, %bm: memref<3x64x20xi8>, %c: memref
     %xw = arith.extui %x : i8 to i32
     %yw = arith.extsi %y : i8 to i32
     %p = arith.muli %xw, %yw : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+// With AMX (C zero-filled right before: the fill goes): 48 rows as a tile
+// of 32 and one of 16, each 2 x 2 accumulator tiles per pair of panels
+// (the 3rd panel alone: 2 x 1), 16 rows x 64 bytes every tile. K = 1088
+// is 17 chunks: the first 8 from tile_zero (under an scf.if, out of reach
+// of loop-invariant code motion), the next 8 in a loop through `acc`, the
+// last alone; A u8 (zext lhs: tdpbusd). C's lines prefetched for writing,
+// then each row's vectors stored from `acc`, the last panel masked (8 of
+// 16 lanes).
+// AMX-LABEL: func.func @amx_rows
+// AMX-NOT: linalg.fill
+// AMX: memref.alloc() {alignment = 64 : i64} : memref<32x32xi32>
+// AMX: scf.for {{.*}} step %c32
+// AMX: memref.prefetch {{.*}}, write
+// AMX: scf.if
+// AMX-COUNT-4: amx.tile_zero
+// AMX: amx.tile_load {{.*}} into vector<16x64xi8>
+// AMX: amx.tile_muli %{{[0-9]+}} zext, %{{[0-9]+}}, %{{[0-9]+}} : vector<16x64xi8>, vector<16x64xi8>, vector<16x16xi32>
+// AMX-COUNT-4: amx.tile_store
+// AMX: scf.for {{.*}} = %c128 to %c256 step %c128
+// AMX-COUNT-4: amx.tile_load {{.*}} : memref<32x32xi32> into vector<16x16xi32>
+// AMX-COUNT-32: amx.tile_muli
+// AMX: vector.load {{.*}} : memref<32x32xi32>, vector<16xi32>
+// AMX: vector.store
+// AMX: scf.for {{.*}} step %c16
+// AMX: vector.create_mask %c8
+// AMX: vector.maskedstore
+// AMX-NOT: vpdpbusd
+memref.global "private" constant @wk : memref<1088x40xi8> = dense<5>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @amx_rows(%a: memref<48x1088xi8>, %c: memref<48x40xi32>) {
+  %zero = arith.constant 0 : i32
+  %w = memref.get_global @wk : memref<1088x40xi8>
+  linalg.fill ins(%zero : i32) outs(%c : memref<48x40xi32>)
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %w : memref<48x1088xi8>, memref<1088x40xi8>) outs(%c : memref<48x40xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xw = arith.extui %x : i8 to i32
+    %yw = arith.extsi %y : i8 to i32
+    %p = arith.muli %xw, %yw : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+// A conv on AMX tiles, K = 8 * 3 * 3 = 72 padded to 128 bytes (zero weights meet
+// the patches' steps past K), the patches' scratch 32 steps deep; the
+// weights (s8) are A: zext rhs (tdpbsud). Without the zero fill, or with
+// K under a chunk, or channels not whole tiles of 16, the VNNI kernel.
+// AMX-LABEL: memref.global "private" constant @cw_amx_rows : memref<16x128xi8>
+// AMX-LABEL: func.func @amx_conv
+// AMX: memref.alloc() : memref<4x32x64xi8>
+// AMX: amx.tile_muli %{{[0-9]+}}, %{{[0-9]+}} zext, %{{[0-9]+}} : vector<16x64xi8>, vector<16x64xi8>, vector<16x16xi32>
+// AMX-LABEL: func.func @amx_conv_no_fill
+// AMX-NOT: amx.
+// AMX: vpdpbusd
+memref.global "private" constant @cw : memref<16x8x3x3xi8> = dense<3>
+#mX = affine_map<(n, m, c, i, j, y, x) -> (n, c, y + i, x + j)>
+#mW = affine_map<(n, m, c, i, j, y, x) -> (m, c, i, j)>
+#mO = affine_map<(n, m, c, i, j, y, x) -> (n, m, y, x)>
+func.func @amx_conv(%x: memref<1x8x18x18xi8>, %out: memref<1x16x16x16xi32>) {
+  %zero = arith.constant 0 : i32
+  %w = memref.get_global @cw : memref<16x8x3x3xi8>
+  linalg.fill ins(%zero : i32) outs(%out : memref<1x16x16x16xi32>)
+  linalg.generic {indexing_maps = [#mX, #mW, #mO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x8x18x18xi8>, memref<16x8x3x3xi8>) outs(%out : memref<1x16x16x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %p = arith.muli %aw, %bw : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+func.func @amx_conv_no_fill(%x: memref<1x8x18x18xi8>, %out: memref<1x16x16x16xi32>) {
+  %w = memref.get_global @cw : memref<16x8x3x3xi8>
+  linalg.generic {indexing_maps = [#mX, #mW, #mO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x8x18x18xi8>, memref<16x8x3x3xi8>) outs(%out : memref<1x16x16x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %p = arith.muli %aw, %bw : i32
     %s = arith.addi %acc, %p : i32
     linalg.yield %s : i32
   }
