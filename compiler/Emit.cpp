@@ -565,16 +565,17 @@ std::optional<std::string> emitObject(ArrayRef<CompiledShape> shapes,
   DescriptorBuilder descriptor(*llmod, top.name, tm->getTargetCPU().str());
   std::vector<llvm::Constant *> infos;
   for (auto [index, shape] : llvm::enumerate(shapes)) {
-    uint32_t flags = (hasChecks(shape.module) ? KILN_MODEL_CHECKS : 0) |
-                     (hasChecks(shape.fallback) ? KILN_MODEL_FALLBACK_CHECKS : 0) |
-                     (hasChecks(shape.deviceIO) ? KILN_MODEL_DEVICE_IO_CHECKS : 0) |
-                     (hasHooks(shape.module) ? KILN_MODEL_PROFILE_HOOKS : 0) |
-                     (hasHooks(shape.fallback) ? KILN_MODEL_FALLBACK_PROFILE_HOOKS : 0) |
-                     (hasHooks(shape.deviceIO) ? KILN_MODEL_DEVICE_IO_PROFILE_HOOKS : 0) |
-                     (hasAmx(shape.module) || hasAmx(shape.fallback) ||
-                              hasAmx(shape.deviceIO)
-                          ? KILN_MODEL_AMX_TILES
-                          : 0);
+    uint32_t flags =
+        (hasChecks(shape.module) ? KILN_MODEL_CHECKS : 0) |
+        (hasChecks(shape.fallback) ? KILN_MODEL_FALLBACK_CHECKS : 0) |
+        (hasChecks(shape.deviceIO) ? KILN_MODEL_DEVICE_IO_CHECKS : 0) |
+        (hasHooks(shape.module) ? KILN_MODEL_PROFILE_HOOKS : 0) |
+        (hasHooks(shape.fallback) ? KILN_MODEL_FALLBACK_PROFILE_HOOKS : 0) |
+        (hasHooks(shape.deviceIO) ? KILN_MODEL_DEVICE_IO_PROFILE_HOOKS : 0) |
+        (hasAmx(shape.module) || hasAmx(shape.fallback) ||
+                 hasAmx(shape.deviceIO)
+             ? KILN_MODEL_AMX_TILES
+             : 0);
     llvm::Constant *info =
         descriptor.shapeInfo(shape, flags, shapes.size() > 1 ? "v" + std::to_string(index) + "_" : "");
     if (!info)

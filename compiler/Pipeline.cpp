@@ -21,15 +21,10 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Target/LLVM/NVVM/Target.h"
-#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/TargetSelect.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
@@ -44,13 +39,18 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/AMX/AMXToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
 
@@ -62,11 +62,10 @@ void registerKilnDialects(DialectRegistry &registry) {
   registry.insert<onnx::ONNXDialect, KilnDialect, affine::AffineDialect,
                   arith::ArithDialect, bufferization::BufferizationDialect,
                   cf::ControlFlowDialect, func::FuncDialect,
-                  index::IndexDialect, LLVM::LLVMDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, vector::VectorDialect,
-                  gpu::GPUDialect, NVVM::NVVMDialect, amx::AMXDialect>();
+                  index::IndexDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
+                  math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect, vector::VectorDialect, gpu::GPUDialect,
+                  NVVM::NVVMDialect, amx::AMXDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
@@ -548,7 +547,10 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       }
       progress.stage("lowering to LLVM" + label);
       // Vector ops left by kiln-cpu-vectorize-contractions go to LLVM first.
-      if (failed(run(std::string("kiln-approximate-math,kiln-flatten-constants,func.func(convert-linalg-to-loops),kiln-outline-loops,convert-vector-to-llvm{reassociate-fp-reductions=1") +
+      if (failed(run(std::string(
+                         "kiln-approximate-math,kiln-flatten-constants,func."
+                         "func(convert-linalg-to-loops),kiln-outline-loops,"
+                         "convert-vector-to-llvm{reassociate-fp-reductions=1") +
                      (amx ? " enable-amx=1}," : "},") + kToLlvmPipeline)))
         return std::nullopt;
       if (primary && options.report) {

@@ -413,8 +413,7 @@ void storeAccumulator(OpBuilder &b, Location loc, const Kernel &kn, Value acc,
   if (kn.store)
     kn.store(b, loc, acc, row, col, mask);
   else if (mask)
-    b.create<vector::MaskedStoreOp>(loc, kn.c, ValueRange{row, col}, mask,
-                                    acc);
+    b.create<vector::MaskedStoreOp>(loc, kn.c, ValueRange{row, col}, mask, acc);
   else
     b.create<vector::StoreOp>(loc, acc, kn.c, ValueRange{row, col});
 }
@@ -597,11 +596,10 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
         chunk(t * kAmxSteps);
       for (size_t i = 0; i < tileRows.size(); ++i)
         for (int64_t j = 0; j < cols; ++j)
-          sb.create<amx::TileStoreOp>(
-              sl, acc,
-              ValueRange{idx(sb, sl, i * kAmxTileRows),
-                         idx(sb, sl, j * kLanes)},
-              c[i * cols + j]);
+          sb.create<amx::TileStoreOp>(sl, acc,
+                                      ValueRange{idx(sb, sl, i * kAmxTileRows),
+                                                 idx(sb, sl, j * kLanes)},
+                                      c[i * cols + j]);
     };
     // The first segment starts from tile_zero, which is pure: loop-invariant
     // code motion (kiln-cpu-vectorize-contractions) would hoist it out of
@@ -675,8 +673,7 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
       Value whole = b.create<arith::AddIOp>(
           loc, from,
           b.create<arith::MulIOp>(
-              loc, b.create<arith::DivUIOp>(loc, count, idx(rows)),
-              idx(rows)));
+              loc, b.create<arith::DivUIOp>(loc, count, idx(rows)), idx(rows)));
       b.create<scf::ForOp>(loc, from, whole, idx(rows), ValueRange{},
                            [&](OpBuilder &nb, Location l, Value m, ValueRange) {
                              emitAmxTile(nb, l, kn, m, vP0, cP0, rows, panels,
@@ -1389,9 +1386,8 @@ bool rewriteConv(linalg::GenericOp g,
         Value packed;
         if (rowBlocks > 1) {
           packed = ib.create<memref::AllocOp>(
-              l,
-              MemRefType::get({panelsAll, packedSteps, 4 * kLanes},
-                              ib.getI8Type()));
+              l, MemRefType::get({panelsAll, packedSteps, 4 * kLanes},
+                                 ib.getI8Type()));
           auto packLoop = ib.create<scf::ForOp>(
               l, idx(ib, l, 0), idx(ib, l, panelsAll), idx(ib, l, 1),
               ValueRange{},
@@ -1408,9 +1404,8 @@ bool rewriteConv(linalg::GenericOp g,
           Value scratch = packed, vP0 = p0;
           if (!packed) {
             scratch = tb.create<memref::AllocOp>(
-                tl,
-                MemRefType::get({panels, packedSteps, 4 * kLanes},
-                                tb.getI8Type()));
+                tl, MemRefType::get({panels, packedSteps, 4 * kLanes},
+                                    tb.getI8Type()));
             for (int64_t jp = 0; jp < panels; ++jp)
               packPanel(tb, tl, idx(tb, tl, jp),
                         tb.create<arith::AddIOp>(tl, p0, idx(tb, tl, jp)),
