@@ -237,9 +237,21 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     requantization, a residual Add fused in: per-channel values, tensors
     of C's shape) is applied to each accumulator vector before it is
     stored, into that generic's output; C is never written.
+    With AMX-INT8 (option amx=1), kernels whose C starts at 0 run on AMX
+    tiles instead: per 32 rows and pair of panels 2 x 2 accumulator tiles
+    of 16 x 16 i32, fed 16 rows x 64 bytes of A and 16 steps of each panel
+    a k chunk (tdpbusd / tdpbsud), k in straight-line blocks of 8 chunks
+    with the sums through a 32 x 32 scratch between them (MLIR 19 cannot
+    carry a tile through a loop), then each row's vectors stored as the
+    VNNI kernel stores its accumulators. Every tile is 16 x 64 bytes (LLVM
+    19 gives a tile register one shape per function): convs pad K to whole
+    chunks with zero weights and take tiles from K >= 64 with channels in
+    whole tiles of 16; matmuls need K % 64 == 0; rows past the last tile of
+    16 stay on the VNNI kernel. The module gets kiln.amx_tiles (the runtime
+    asks the OS for the tile state).
     Without VNNI (option vnni=0), or for other shapes, the generic stays on
     the naive loops, exact in i32. `kiln compile --report`: int8_kernels,
-    int8_epilogues.
+    int8_amx_kernels, int8_epilogues.
   }];
   let options = [
     Option<"vnni", "vnni", "bool", "true",
