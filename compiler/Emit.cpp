@@ -516,6 +516,12 @@ bool targetHasVnni(StringRef cpuName) {
          tm->getMCSubtargetInfo()->checkFeatures("+avx512vnni");
 }
 
+bool targetHasAvx2(StringRef cpuName) {
+  std::string triple;
+  auto tm = createTargetMachine(cpuName, triple);
+  return tm && tm->getMCSubtargetInfo()->checkFeatures("+avx2");
+}
+
 bool targetHasAmx(StringRef cpuName) {
   std::string triple;
   auto tm = createTargetMachine(cpuName, triple);

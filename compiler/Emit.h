@@ -90,6 +90,8 @@ bool targetHasVnni(llvm::StringRef cpuName);
 /// Whether --target-cpu has AMX-INT8 (tile dot products of bytes:
 /// kiln-cpu-integer-contractions' kernels then run on tiles).
 bool targetHasAmx(llvm::StringRef cpuName);
+/// Whether --target-cpu has AVX2 (the 8-bit matmul kernel without VNNI).
+bool targetHasAvx2(llvm::StringRef cpuName);
 
 /// Translates the LLVM-dialect modules, adds the C-ABI descriptor and
 /// partition entry points, optimizes and returns one object file. With

@@ -240,24 +240,32 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     With AMX-INT8 (option amx=1), kernels whose C starts at 0 run on AMX
     tiles instead: per 32 rows and pair of panels 2 x 2 accumulator tiles
     of 16 x 16 i32, fed 16 rows x 64 bytes of A and 16 steps of each panel
-    a k chunk (tdpbusd / tdpbsud), k in straight-line blocks of 8 chunks
-    with the sums through a 32 x 32 scratch between them (MLIR 19 cannot
-    carry a tile through a loop), then each row's vectors stored as the
-    VNNI kernel stores its accumulators. Every tile is 16 x 64 bytes (LLVM
+    a k chunk (tdpbusd / tdpbsud), k straight-line up to 15 chunks, else in
+    blocks of 8 with the sums through a 32 x 32 scratch between them (MLIR
+    19 cannot carry a tile through a loop), then each row's vectors stored
+    as the VNNI kernel stores its accumulators. Every tile is 16 x 64 bytes (LLVM
     19 gives a tile register one shape per function): convs pad K to whole
     chunks with zero weights and take tiles from K >= 64 with channels in
     whole tiles of 16; matmuls need K % 64 == 0; rows past the last tile of
-    16 stay on the VNNI kernel. The module gets kiln.amx_tiles (the runtime
-    asks the OS for the tile state).
-    Without VNNI (option vnni=0), or for other shapes, the generic stays on
-    the naive loops, exact in i32. `kiln compile --report`: int8_kernels,
+    16 stay on the VNNI kernel (a matmul of fewer known rows takes no
+    tiles). The module gets kiln.amx_tiles (the runtime asks the OS for the
+    tile state).
+    Without VNNI but with AVX2 (options vnni=0 avx2=1), matmuls by constant
+    weights run on vpmaddwd instead: B widened to s16 pairs at compile time
+    [N/8][K/2][16], tiles of 6 rows x 2 panels of 8 i32 lanes, each tile's
+    rows of A widened to s16 first; no pair sum saturates (255 * 127 * 2 <
+    2^31; vpmaddubsw's s16 sums would, and are not used).
+    Without VNNI (option vnni=0) otherwise, or for other shapes, the
+    generic stays on the naive loops, exact in i32. `kiln compile --report`: int8_kernels,
     int8_amx_kernels, int8_epilogues.
   }];
   let options = [
     Option<"vnni", "vnni", "bool", "true",
            "The target has AVX-512 VNNI (vpdpbusd on 512-bit registers)">,
     Option<"amx", "amx", "bool", "false",
-           "The target has AMX-INT8 (tile dot products of u8/s8 bytes)">
+           "The target has AMX-INT8 (tile dot products of u8/s8 bytes)">,
+    Option<"avx2", "avx2", "bool", "false",
+           "Without VNNI, the target has AVX2 (vpmaddwd on s16 pairs)">
   ];
   let statistics = [
     Statistic<"numKernels", "int8-kernels", "8-bit matmuls on VNNI kernels">,

@@ -7,7 +7,9 @@
 // an f32 FMA does 16. Widened to i32 on the naive loops, the same product
 // costs several times the float model. ConvInteger's 2-D convs take the
 // same register tile, the weights broadcast against patches packed at run
-// time.
+// time. With AMX-INT8 the same operands feed 16 x 64-byte tiles (a
+// tdpbusd is 16,384 multiply-adds); without VNNI, AVX2's vpmaddwd takes
+// the constant-B matmuls on operands widened to s16.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
@@ -26,7 +28,6 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 
-#include <atomic>
 #include <cstring>
 #include <functional>
 
@@ -287,13 +288,19 @@ constexpr int64_t kAmxSteps = 16;
 // tile through a loop (its phi would take the LLVM array type, not
 // x86_amx), so the accumulators go through memory between blocks.
 constexpr int64_t kAmxChunksPerBlock = 8;
-// Tags each amx.tile_zero apart (see emitAmxTile).
-std::atomic<int64_t> nextZeroTile{0};
+// AVX2 (no VNNI): vpmaddwd multiplies 16 s16 pairs and adds each pair
+// into an i32 lane, 8 lanes: A's u8 and B's s8 widened to s16 first, so no
+// sum saturates (255 * 127 * 2 < 2^31; vpmaddubsw's s16 pair sums would).
+// Register tiles of 6 rows x 2 panels of 8 columns (12 of the 16 ymm).
+constexpr int64_t kLanes8 = 8;
+constexpr int64_t kPanels8 = 2;
+constexpr StringLiteral kVpmaddwd = "llvm.x86.avx2.pmadd.wd";
 
 /// Whether the kernels run on AMX tiles, and how many do.
 struct AmxTiles {
   bool enabled;
   int64_t kernels = 0;
+  int64_t zeroTags = 0; // Kernel::zeroTags
   /// A kernel whose C starts at 0 (`zeroInit`) takes the tiles.
   bool use(bool zeroInit) {
     kernels += enabled && zeroInit;
@@ -387,6 +394,32 @@ Value packedWeights(OpBuilder &b, Location loc, memref::GetGlobalOp get,
       b.getI64IntegerAttr(64));
 }
 
+/// B [K][N] (s8) as vpmaddwd reads it, widened to s16: panels of 8
+/// columns, each k step two k values of a column side by side,
+/// [N/8][K/2][8][2], zero-padded.
+Value packedWeights16(OpBuilder &b, Location loc, memref::GetGlobalOp get,
+                      ArrayRef<int8_t> w, int64_t k, int64_t n) {
+  int64_t panels = llvm::divideCeil(n, kLanes8),
+          steps = llvm::divideCeil(k, 2);
+  auto type = MemRefType::get({panels, steps, 2 * kLanes8}, b.getI16Type());
+  std::string name = (get.getName() + "_pmaddwd").str();
+  return vectorize::derivedGlobal(
+      b, loc, get->getParentOfType<ModuleOp>(), name, type,
+      [&] {
+        SmallVector<int16_t> packed(panels * steps * 2 * kLanes8, 0);
+        for (int64_t p = 0; p < panels; ++p)
+          for (int64_t q = 0; q < steps; ++q)
+            for (int64_t j = 0; j < kLanes8 && p * kLanes8 + j < n; ++j)
+              for (int64_t t = 0; t < 2 && 2 * q + t < k; ++t)
+                packed[((p * steps + q) * kLanes8 + j) * 2 + t] =
+                    w[(2 * q + t) * n + p * kLanes8 + j];
+        return DenseElementsAttr::get(
+            RankedTensorType::get(type.getShape(), b.getI16Type()),
+            ArrayRef<int16_t>(packed));
+      },
+      b.getI64IntegerAttr(64));
+}
+
 /// The operands of one register-tiled 8-bit product C[rows, cols] +=
 /// sum over k steps of bcast[row, 4 bytes] x vec[panel, step, 16 x 4 bytes]:
 /// for a MatMul the rows are A's (u8) and the panels B's (s8, packed at
@@ -402,8 +435,15 @@ struct Kernel {
   // in C's stead: a fused epilogue's. Null: stored into C.
   std::function<void(OpBuilder &, Location, Value, Value, Value, Value)> store =
       nullptr;
-  // On AMX tiles (only with zeroInit: the tiles start at 0).
+  // On AMX tiles (only with zeroInit: the tiles start at 0); `zeroTags`
+  // numbers the amx.tile_zero ops apart (see emitAmxTile).
   bool amx = false;
+  int64_t *zeroTags = nullptr;
+  // On AVX2's vpmaddwd: `vec` holds s16 pairs [N/8][K/2][16], `wide` is
+  // scratch for a tile's rows of A widened to s16 ([kRows][K rounded up
+  // to 16]; set by emitColumns).
+  bool avx2 = false;
+  Value wide;
 };
 
 /// Stores accumulator vector `acc` of C's row `row` and panel column
@@ -422,8 +462,14 @@ void storeAccumulator(OpBuilder &b, Location loc, const Kernel &kn, Value acc,
 /// accumulators start from C and stay in registers over the k steps; the
 /// last panel of the matrix keeps its lanes past the end out of memory
 /// (`lastLanes`, 0 if whole).
+void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m,
+               Value vP0, Value cP0, int64_t rows, int64_t panels,
+               int64_t lastLanes);
+
 void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
               Value cP0, int64_t rows, int64_t panels, int64_t lastLanes) {
+  if (kn.avx2)
+    return emitTile8(b, loc, kn, m, vP0, cP0, rows, panels, lastLanes);
   auto i32x16 = VectorType::get({kLanes}, b.getI32Type());
   auto idx = [&](int64_t v) {
     return b.create<arith::ConstantIndexOp>(loc, v).getResult();
@@ -506,6 +552,113 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
                        colIdx[j], masked(j) ? mask : Value());
 }
 
+/// emitTile on AVX2: C[m .. m+rows, 8-column panels cP0 ..] += A x B, A's
+/// rows widened to s16 into kn.wide first (16 bytes a load; zeros past K),
+/// then per k pair each row's two s16 broadcast as one i32 against each
+/// panel's 8 x 2 s16 (vpmaddwd), summed into i32 accumulators in registers.
+void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m,
+               Value vP0, Value cP0, int64_t rows, int64_t panels,
+               int64_t lastLanes) {
+  auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
+    return ib.create<arith::ConstantIndexOp>(l, v).getResult();
+  };
+  Type i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
+  auto i32x8 = VectorType::get({kLanes8}, i32);
+  auto i16x16 = VectorType::get({2 * kLanes8}, i16);
+  auto i8x16 = VectorType::get({2 * kLanes8}, i8);
+  int64_t k = cast<MemRefType>(kn.bcast.getType()).getDimSize(1);
+  int64_t wideK = cast<MemRefType>(kn.wide.getType()).getDimSize(1);
+  // (Whole 16-byte chunks unmasked: AVX2 has no byte-masked load, LLVM
+  // would load a masked one byte by byte.)
+  int64_t whole = k / 16 * 16;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value row = b.create<arith::AddIOp>(loc, m, idx(b, loc, r));
+    auto widen = [&](OpBuilder &wb, Location l, Value k0, Value bytes) {
+      wb.create<vector::StoreOp>(l,
+                                 wb.create<arith::ExtUIOp>(l, i16x16, bytes),
+                                 kn.wide, ValueRange{idx(wb, l, r), k0});
+    };
+    b.create<scf::ForOp>(
+        loc, idx(b, loc, 0), idx(b, loc, whole), idx(b, loc, 16), ValueRange{},
+        [&](OpBuilder &wb, Location l, Value k0, ValueRange) {
+          widen(wb, l, k0,
+                wb.create<vector::LoadOp>(l, i8x16, kn.bcast,
+                                          ValueRange{row, k0}));
+          wb.create<scf::YieldOp>(l);
+        });
+    if (whole < wideK) {
+      Value mask = b.create<vector::CreateMaskOp>(
+          loc, VectorType::get({16}, b.getI1Type()),
+          ValueRange{idx(b, loc, k - whole)});
+      Value zeros = b.create<arith::ConstantOp>(
+          loc, DenseElementsAttr::get(i8x16, b.getI8IntegerAttr(0)));
+      widen(b, loc, idx(b, loc, whole),
+            b.create<vector::MaskedLoadOp>(loc, i8x16, kn.bcast,
+                                           ValueRange{row, idx(b, loc, whole)},
+                                           mask, zeros));
+    }
+  }
+  Value laneMask;
+  if (lastLanes)
+    laneMask = b.create<vector::CreateMaskOp>(
+        loc, VectorType::get({kLanes8}, b.getI1Type()),
+        ValueRange{idx(b, loc, lastLanes)});
+  auto masked = [&](int64_t j) { return lastLanes && j == panels - 1; };
+  SmallVector<Value> rowIdx, colIdx, init;
+  for (int64_t r = 0; r < rows; ++r)
+    rowIdx.push_back(b.create<arith::AddIOp>(loc, m, idx(b, loc, r)));
+  for (int64_t j = 0; j < panels; ++j)
+    colIdx.push_back(b.create<arith::MulIOp>(
+        loc, b.create<arith::AddIOp>(loc, cP0, idx(b, loc, j)),
+        idx(b, loc, kLanes8)));
+  Value zero32 =
+      b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(i32x8, int32_t(0)));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < panels; ++j)
+      init.push_back(
+          kn.zeroInit ? zero32
+          : masked(j) ? b.create<vector::MaskedLoadOp>(
+                             loc, i32x8, kn.c, ValueRange{rowIdx[r], colIdx[j]},
+                             laneMask, zero32)
+                            .getResult()
+                      : b.create<vector::LoadOp>(
+                             loc, i32x8, kn.c, ValueRange{rowIdx[r], colIdx[j]})
+                            .getResult());
+  auto loop = b.create<scf::ForOp>(
+      loc, idx(b, loc, 0), idx(b, loc, kn.steps), idx(b, loc, 1), init,
+      [&](OpBuilder &nb, Location l, Value q, ValueRange accs) {
+        SmallVector<Value> bv, next;
+        for (int64_t j = 0; j < panels; ++j)
+          bv.push_back(nb.create<vector::LoadOp>(
+              l, i16x16, kn.vec,
+              ValueRange{nb.create<arith::AddIOp>(l, vP0, idx(nb, l, j)), q,
+                         idx(nb, l, 0)}));
+        Value k2 = nb.create<arith::MulIOp>(l, q, idx(nb, l, 2));
+        for (int64_t r = 0; r < rows; ++r) {
+          Value pair = nb.create<vector::LoadOp>(
+              l, VectorType::get({2}, i16), kn.wide,
+              ValueRange{idx(nb, l, r), k2});
+          Value word = nb.create<vector::ExtractOp>(
+              l,
+              nb.create<vector::BitCastOp>(l, VectorType::get({1}, i32), pair),
+              ArrayRef<int64_t>{0});
+          Value bcast = nb.create<vector::BitCastOp>(
+              l, i16x16, nb.create<vector::BroadcastOp>(l, i32x8, word));
+          for (int64_t j = 0; j < panels; ++j)
+            next.push_back(nb.create<arith::AddIOp>(
+                l, accs[r * panels + j],
+                nb.create<LLVM::CallIntrinsicOp>(l, i32x8, kVpmaddwd,
+                                                 ValueRange{bcast, bv[j]})
+                    .getResult(0)));
+        }
+        nb.create<scf::YieldOp>(l, next);
+      });
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < panels; ++j)
+      storeAccumulator(b, loc, kn, loop.getResult(r * panels + j), rowIdx[r],
+                       colIdx[j], masked(j) ? laneMask : Value());
+}
+
 /// C[m .. m+rows, panels cP0 ..] = bcast x vec on AMX tiles (rows 16 or
 /// 32, C starting at 0): per pair of panels, up to 2 x 2 accumulator tiles
 /// over the k chunks (through `acc` [32][32] i32 between blocks of
@@ -513,7 +666,7 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
 /// columns past C's end are computed, not stored). Every tile is 16 rows
 /// of 64 bytes: LLVM 19 gives each tile register one shape per function,
 /// so tiles of a second shape would need registers of their own (the
-/// 8 are taken). The last k chunk reads up to 64-byte steps past
+/// 8 are taken). The last k chunk reads up to 15 steps (60 bytes) past
 /// kn.steps: the caller pads them (zero weights on one side).
 void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
                  Value vP0, Value cP0, int64_t rows, int64_t panels,
@@ -521,6 +674,7 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
     return ib.create<arith::ConstantIndexOp>(l, v).getResult();
   };
+  assert(kn.zeroInit && "AMX tiles start at 0: C would be overwritten");
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
   SmallVector<int64_t> tileRows(rows / kAmxTileRows, kAmxTileRows);
   int64_t chunks = llvm::divideCeil(kn.steps, kAmxSteps);
@@ -556,8 +710,7 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
           auto type = VectorType::get({tr, kLanes}, i32);
           if (fromZero) {
             auto zero = sb.create<amx::TileZeroOp>(sl, type);
-            zero->setAttr("kiln.tile",
-                          sb.getI64IntegerAttr(nextZeroTile.fetch_add(1)));
+            zero->setAttr("kiln.tile", sb.getI64IntegerAttr((*kn.zeroTags)++));
             c.push_back(zero);
             continue;
           }
@@ -662,6 +815,17 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
   auto idx = [&](int64_t v) {
     return b.create<arith::ConstantIndexOp>(loc, v).getResult();
   };
+  if (kn.avx2 && !kn.wide) {
+    Kernel wide = kn;
+    int64_t k = cast<MemRefType>(kn.bcast.getType()).getDimSize(1);
+    wide.wide = b.create<memref::AllocOp>(
+        loc,
+        MemRefType::get({kRows, int64_t(llvm::alignTo(k, 16))},
+                        b.getI16Type()),
+        b.getI64IntegerAttr(64));
+    return emitColumns(b, loc, wide, rowStart, rowEnd, vP0, cP0, panels,
+                       lastLanes, staticRows);
+  }
   if (kn.amx) {
     // Tiles of 32 rows, then of 16, then the rest on the vector kernel.
     // The accumulators between k blocks and for the stores.
@@ -719,17 +883,18 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
                        });
 }
 
-/// The column tiles of `panels` 16-column panels: whole tiles of up to
-/// kPanels panels of whole columns across threads (`perTile` work each, for
+/// The column tiles of `lanes`-column panels: whole tiles of up to
+/// `maxPanels` panels of whole columns across threads (`perTile` work each, for
 /// the grain), then one tile with the rest, its last panel `lastLanes`
 /// wide. `body(b, loc, first panel, panels, lastLanes)` emits a tile.
 void forEachColumnTile(
     OpBuilder &b, Location loc, int64_t columns, int64_t perTile,
-    function_ref<void(OpBuilder &, Location, Value, int64_t, int64_t)> body) {
-  int64_t panels = llvm::divideCeil(columns, kLanes),
-          lastLanes = columns % kLanes;
-  int64_t tile = std::min(kPanels, panels);
-  int64_t tiles = (columns / kLanes) / tile, rest = panels - tiles * tile;
+    function_ref<void(OpBuilder &, Location, Value, int64_t, int64_t)> body,
+    int64_t lanes = kLanes, int64_t maxPanels = kPanels) {
+  int64_t panels = llvm::divideCeil(columns, lanes),
+          lastLanes = columns % lanes;
+  int64_t tile = std::min(maxPanels, panels);
+  int64_t tiles = (columns / lanes) / tile, rest = panels - tiles * tile;
   auto idx = [&](int64_t v) {
     return b.create<arith::ConstantIndexOp>(loc, v).getResult();
   };
@@ -863,7 +1028,8 @@ bool rewriteRuntimeB(linalg::GenericOp g, AmxTiles &amx) {
     return false;
   std::optional<ZeroInit> zeroInit = zeroInitBefore(g, c);
   // (AMX tiles read whole 64-byte chunks of A's rows.)
-  bool useAmx = amx.use(zeroInit && k % (4 * kAmxSteps) == 0);
+  bool useAmx =
+      amx.use(zeroInit && k % (4 * kAmxSteps) == 0 && m >= kAmxTileRows);
   OpBuilder b(g);
   Location loc = g.getLoc();
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
@@ -925,6 +1091,7 @@ bool rewriteRuntimeB(linalg::GenericOp g, AmxTiles &amx) {
               });
         Kernel kn{a2, scratch, c2, steps, true, bool(zeroInit)};
         kn.amx = useAmx;
+        kn.zeroTags = &amx.zeroTags;
         Value rowStart = ib.create<arith::MulIOp>(l, bi, idx(ib, l, m));
         Value rowEnd = ib.create<arith::AddIOp>(l, rowStart, idx(ib, l, m));
         for (int64_t p0 = 0; p0 < panels; p0 += kPanels) {
@@ -943,7 +1110,7 @@ bool rewriteRuntimeB(linalg::GenericOp g, AmxTiles &amx) {
 }
 
 /// Rewrites `g` when it is an 8-bit matmul the kernel takes.
-bool rewrite(linalg::GenericOp g, AmxTiles &amx) {
+bool rewrite(linalg::GenericOp g, AmxTiles &amx, bool avx2) {
   auto mm = matchU8S8Matmul(g);
   if (!mm)
     return false;
@@ -965,7 +1132,8 @@ bool rewrite(linalg::GenericOp g, AmxTiles &amx) {
                    ArrayRef<unsigned>(dc).drop_back()))
     return false;
   int64_t k = bt.getDimSize(0), n = bt.getDimSize(1);
-  if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n) || k % 4 != 0)
+  if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n) ||
+      (!avx2 && k % 4 != 0))
     return false;
   auto get = bm.getDefiningOp<memref::GetGlobalOp>();
   std::optional<SmallVector<int8_t>> w = constantBytes(bm);
@@ -975,13 +1143,41 @@ bool rewrite(linalg::GenericOp g, AmxTiles &amx) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   Value a2 = asMatrix(b, loc, a);
+  if (avx2) {
+    Kernel kn{a2,
+              packedWeights16(b, loc, get, *w, k, n),
+              asMatrix(b, loc, c),
+              int64_t(llvm::divideCeil(k, 2)),
+              true,
+              bool(zeroInit)};
+    kn.avx2 = true;
+    int64_t staticRows = cast<MemRefType>(a2.getType()).getDimSize(0);
+    Value rowsTotal = b.create<memref::DimOp>(loc, a2, 0);
+    int64_t rows = staticRows > 0 ? staticRows : 64;
+    forEachColumnTile(
+        b, loc, n, rows * k * kPanels8 * kLanes8,
+        [&](OpBuilder &nb, Location l, Value p0, int64_t panels,
+            int64_t lastLanes) {
+          emitColumns(nb, l, kn, nb.create<arith::ConstantIndexOp>(l, 0),
+                      rowsTotal, p0, p0, panels, lastLanes, staticRows);
+        },
+        kLanes8, kPanels8);
+    g.erase();
+    if (zeroInit && zeroInit->erase)
+      zeroInit->erase->erase();
+    return true;
+  }
   Kernel kn{a2,
             packedWeights(b, loc, get, *w, k, n),
             asMatrix(b, loc, c),
             k / 4,
             true,
             bool(zeroInit)};
-  kn.amx = amx.use(zeroInit && k % (4 * kAmxSteps) == 0);
+  int64_t aRows = cast<MemRefType>(a2.getType()).getDimSize(0);
+  // (Fewer than 16 known rows would all run on the vector kernel.)
+  kn.amx = amx.use(zeroInit && k % (4 * kAmxSteps) == 0 &&
+                   (ShapedType::isDynamic(aRows) || aRows >= kAmxTileRows));
+  kn.zeroTags = &amx.zeroTags;
   int64_t staticRows = cast<MemRefType>(a2.getType()).getDimSize(0);
   Value rowsTotal = b.create<memref::DimOp>(loc, a2, 0);
   // (Run-time rows count as 64 for the grain.)
@@ -1415,6 +1611,7 @@ bool rewriteConv(linalg::GenericOp g,
           Kernel kn{weights, scratch,        outN, steps,
                     false,   bool(zeroInit), store};
           kn.amx = useAmx;
+          kn.zeroTags = &amx.zeroTags;
           emitColumns(tb, tl, kn, rowStart, rowEnd, vP0, p0, panels, lanes,
                       rowBlocks == 1 ? m : -1);
         };
@@ -1572,7 +1769,7 @@ struct CpuIntegerContractionsPass
     : public impl::CpuIntegerContractionsBase<CpuIntegerContractionsPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (!vnni)
+    if (!vnni && !avx2)
       return;
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
@@ -1583,7 +1780,12 @@ struct CpuIntegerContractionsPass
     for (linalg::GenericOp g : generics) {
       if (erased.contains(g))
         continue;
-      if (rewrite(g, tiles) || rewriteRuntimeB(g, tiles)) {
+      if (!vnni) {
+        // (AVX2: constant-B matmuls only.)
+        n += rewrite(g, tiles, /*avx2=*/true);
+        continue;
+      }
+      if (rewrite(g, tiles, /*avx2=*/false) || rewriteRuntimeB(g, tiles)) {
         ++n;
         continue;
       }

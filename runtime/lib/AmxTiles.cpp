@@ -25,7 +25,7 @@ const char *requestAmxTiles() {
     constexpr long ReqXcompPerm = 0x1023, XtileData = 18;
     if (syscall(SYS_arch_prctl, ReqXcompPerm, XtileData) != 0)
       return std::string("the OS refused the tile state (arch_prctl: ") +
-             std::strerror(errno) + ")";
+             std::strerror(errno) + "; Linux gives it from 5.16 on)";
     return "";
   }();
   return Why.empty() ? nullptr : Why.c_str();

@@ -536,18 +536,11 @@ kiln_status selectVariant(const kiln_model_info &M, const kiln_tensor *Given,
                   Compiled + " " + dimNamesNote(M));
 }
 
-/// Asks the OS for the AMX tile state when the model (or one of its shape
-/// variants) runs on tiles (ABI 10): without it the first tile instruction
-/// kills the process.
+/// Asks the OS for the AMX tile state when the model runs on tiles (ABI
+/// 10; shape variants are checked one by one): without it the first tile
+/// instruction kills the process.
 kiln_status enableAmxTiles(const kiln_model_info &M) {
-  auto uses = [](const kiln_model_info *V) {
-    return V && V->abi_version >= 10 && (V->flags & KILN_MODEL_AMX_TILES);
-  };
-  bool Any = uses(&M);
-  if (hasShapeVariants(M) && M.shape_variants)
-    for (int32_t I = 0; I < M.num_shape_variants; ++I)
-      Any |= uses(M.shape_variants[I]);
-  if (!Any)
+  if (M.abi_version < 10 || !(M.flags & KILN_MODEL_AMX_TILES))
     return KILN_OK;
   if (const char *Why = kiln::rt::requestAmxTiles())
     return fail(KILN_ERROR_PROVIDER,
@@ -555,7 +548,8 @@ kiln_status enableAmxTiles(const kiln_model_info &M) {
                     " runs on AMX tiles (compiled for " +
                     (M.target_cpu ? M.target_cpu : "?") +
                     ") but this machine cannot run them: " + Why +
-                    "; recompile it with --target-cpu for this machine");
+                    "; recompile it for a --target-cpu without AMX (e.g. "
+                    "icelake-server or x86-64-v3)");
   return KILN_OK;
 }
 

@@ -280,7 +280,7 @@ CASES = {
     "mmi_k30": (lambda p: matmul_integer(p, (5, 30), (30, 20), U8, S8), 0),
     # With AMX: K in 17 chunks of 64 bytes (two blocks of 8, then one), 48
     # rows (a tile of 32, one of 16), 40 columns (a pair of panels, then
-    # one, masked); 60 rows (the last 12 on the vector kernel).
+    # one, masked). (mmi_u8s8_batch_n80: 60 rows, the last 12 on VNNI.)
     "mmi_amx_k_blocks": (
         lambda p: matmul_integer(p, (48, 1088), (1088, 40), U8, S8, za=3), 0),
     "mmi_one_row": (lambda p: matmul_integer(p, (1, 512), (512, 1024), U8, S8, za=128), 0),
@@ -302,13 +302,14 @@ CASES = {
     "conv_u8_7x7_row_blocks": (
         lambda p: conv_integer(p, (1, 32, 7, 7), (128, 32, 3, 3), U8, za=17), 0),
     "conv_u8_5x5_plane": (lambda p: conv_integer(p, (1, 16, 5, 5), (24, 16, 3, 3), U8, za=4), 0),
-    # With AMX: K = 1152 (18 chunks: two blocks of 8, then 2), 40
-    # channels (32 on tiles, 8 on the vector kernel); K = 27 padded to a
-    # chunk, 16 channels.
+    # With AMX: K = 1152 (18 chunks: two blocks of 8, then 2), 48
+    # channels (a tile of 32, one of 16), 100 positions (the last 4 as dot
+    # products); K = 72 padded to 2 chunks with zero weights, 16 channels,
+    # two images.
     "conv_u8_amx_k_blocks": (
-        lambda p: conv_integer(p, (1, 128, 10, 10), (40, 128, 3, 3), U8, za=5), 0),
-    "conv_u8_amx_k27": (
-        lambda p: conv_integer(p, (2, 3, 20, 20), (16, 3, 3, 3), U8, za=2), 0),
+        lambda p: conv_integer(p, (1, 128, 10, 10), (48, 128, 3, 3), U8, za=5), 0),
+    "conv_u8_amx_k72": (
+        lambda p: conv_integer(p, (2, 8, 20, 20), (16, 8, 3, 3), U8, za=2), 0),
     # 14 x 14: the last 4 positions as dot products (13 channels: one a group).
     "conv_u8_14x14_tail": (
         lambda p: conv_integer(p, (2, 16, 14, 14), (13, 16, 3, 3), U8, za=11), 0),

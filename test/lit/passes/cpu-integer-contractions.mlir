@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions=vnni=0 | FileCheck %s --check-prefix=NOVNNI
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions=amx=1 | FileCheck %s --check-prefix=AMX
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions="vnni=0 avx2=1" | FileCheck %s --check-prefix=AVX2
 
 // MatMulInteger as the CPU provider lowers it (u8 A widened unsigned, s8 B
 // signed): B packed at compile time into [N/16][K/4][64] bytes, tiles of 6
@@ -21,7 +22,19 @@
 // CHECK: vector.maskedload
 // CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
 // CHECK: vector.maskedstore
-// Without VNNI the generic stays (exact i32 loops).
+// With AVX2 and no VNNI: B widened to s16 pairs at compile time
+// [N/8][K/2][16], tiles of 6 rows x 2 panels of 8 columns, each tile's rows
+// of A widened to s16 (whole 16-byte loads), then per k pair 12 vpmaddwd
+// (each row's pair broadcast as one i32) summed into i32 accumulators.
+// AVX2-LABEL: memref.global "private" constant @w_pmaddwd : memref<9x16x16xi16> = dense<
+// AVX2-LABEL: func.func @batch_of_rows
+// AVX2: memref.alloc() {alignment = 64 : i64} : memref<6x32xi16>
+// AVX2: scf.for {{.*}} step %c6
+// AVX2: vector.load {{.*}} : memref<14x32xi8, strided<[32, 1]>>, vector<16xi8>
+// AVX2: arith.extui {{.*}} : vector<16xi8> to vector<16xi16>
+// AVX2-COUNT-12: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// AVX2-NOT: vpdpbusd
+// Without VNNI nor AVX2 the generic stays (exact i32 loops).
 // NOVNNI-LABEL: func.func @batch_of_rows
 // NOVNNI: linalg.generic
 // NOVNNI-NOT: vpdpbusd
