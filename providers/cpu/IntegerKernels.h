@@ -1,0 +1,115 @@
+//===- IntegerKernels.h - 8-bit register and tile kernels -------*- C++ -*-===//
+//
+// The inner kernels of kiln-cpu-integer-contractions: register tiles of
+// u8 x s8 products into i32 on AVX-512 VNNI (vpdpbusd), AMX tiles and AVX2
+// (vpmaddwd), and the packed weights they read. IntegerContractions.cpp
+// matches the products and packs the operands; these emit the loops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PROVIDERS_CPU_INTEGERKERNELS_H
+#define KILN_PROVIDERS_CPU_INTEGERKERNELS_H
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+
+namespace kiln::int8 {
+
+using namespace mlir;
+
+inline constexpr int64_t kLanes = 16; // i32 lanes of a 512-bit register
+inline constexpr int64_t kRows = 6;   // rows of A per register tile
+inline constexpr int64_t kPanels = 4; // 16-column panels per register tile
+inline constexpr llvm::StringLiteral kVpdpbusd = "llvm.x86.avx512.vpdpbusd.512";
+// A conv's last panel with at most this many positions goes as per-position
+// dot products instead (kPanels x 16 lanes would mostly compute nothing).
+inline constexpr int64_t kTailPositions = 4;
+// AMX: accumulator tiles of 16 rows x 16 i32 columns, up to 2 x 2 of them
+// (with two tiles of A and two of B, the 8 tile registers); a k chunk is
+// 16 steps (64 bytes of a row of A, 16 rows of a panel).
+inline constexpr int64_t kAmxTileRows = 16;
+inline constexpr int64_t kAmxRows = 2 * kAmxTileRows;
+inline constexpr int64_t kAmxSteps = 16;
+// k chunks per straight-line block. MLIR 19's AMX lowering cannot carry a
+// tile through a loop (its phi would take the LLVM array type, not
+// x86_amx), so the accumulators go through memory between blocks.
+inline constexpr int64_t kAmxChunksPerBlock = 8;
+// AVX2 (no VNNI): vpmaddwd multiplies 16 s16 pairs and adds each pair
+// into an i32 lane, 8 lanes: A's u8 and B's s8 widened to s16 first, so no
+// sum saturates (255 * 127 * 2 < 2^31; vpmaddubsw's s16 pair sums would).
+// Register tiles of 6 rows x 2 panels of 8 columns (12 of the 16 ymm).
+inline constexpr int64_t kLanes8 = 8;
+inline constexpr int64_t kPanels8 = 2;
+inline constexpr llvm::StringLiteral kVpmaddwd = "llvm.x86.avx2.pmadd.wd";
+
+
+/// Whether the kernels run on AMX tiles, and how many do.
+struct AmxTiles {
+  bool enabled;
+  int64_t kernels = 0;
+  int64_t zeroTags = 0; // Kernel::zeroTags
+  /// A kernel whose C starts at 0 (`zeroInit`) takes the tiles.
+  bool use(bool zeroInit) {
+    kernels += enabled && zeroInit;
+    return enabled && zeroInit;
+  }
+};
+
+/// The operands of one register-tiled 8-bit product C[rows, cols] +=
+/// sum over k steps of bcast[row, 4 bytes] x vec[panel, step, 16 x 4 bytes]:
+/// for a MatMul the rows are A's (u8) and the panels B's (s8, packed at
+/// compile time); for a Conv the rows are the weights (s8) and the panels
+/// the patches (u8, packed at run time), the columns output positions.
+struct Kernel {
+  Value bcast, vec, c;
+  int64_t steps;
+  bool bcastUnsigned;
+  // C holds zeros (its fill goes): the accumulators start at 0, not from C.
+  bool zeroInit = false;
+  // Stores a finished accumulator (row, first column, lane mask or null)
+  // in C's stead: a fused epilogue's. Null: stored into C.
+  std::function<void(OpBuilder &, Location, Value, Value, Value, Value)> store =
+      nullptr;
+  // On AMX tiles (only with zeroInit: the tiles start at 0); `zeroTags`
+  // numbers the amx.tile_zero ops apart (see emitAmxTile).
+  bool amx = false;
+  int64_t *zeroTags = nullptr;
+  // On AVX2's vpmaddwd: `vec` holds s16 pairs [N/8][K/2][16], `wide` is
+  // scratch for a tile's rows of A widened to s16 ([kRows][K rounded up
+  // to 16]; set by emitColumns).
+  bool avx2 = false;
+  Value wide;
+};
+
+/// B [K][N] as vpdpbusd reads it: panels of 16 columns, each k step four
+/// k values of a column side by side, [N/16][K/4][16][4], zero-padded.
+Value packedWeights(OpBuilder &b, Location loc, memref::GetGlobalOp get,
+                    ArrayRef<int8_t> w, int64_t k, int64_t n);
+
+/// B [K][N] (s8) as vpmaddwd reads it, widened to s16: panels of 8
+/// columns, each k step two k values of a column side by side,
+/// [N/8][K/2][8][2], zero-padded.
+Value packedWeights16(OpBuilder &b, Location loc, memref::GetGlobalOp get,
+                      ArrayRef<int8_t> w, int64_t k, int64_t n);
+
+/// Rows [rowStart, rowEnd) of the panels: tiles of kRows rows (fewer when
+/// `staticRows`, the count when known, is smaller), then the rest: one
+/// tile when the count is known, else single rows. With kn.amx, tiles of
+/// 32 and 16 rows on AMX first; with kn.avx2, the vpmaddwd kernel.
+void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
+                 Value rowEnd, Value vP0, Value cP0, int64_t panels,
+                 int64_t lastLanes, int64_t staticRows);
+
+/// The column tiles of `lanes`-column panels: whole tiles of up to
+/// `maxPanels` panels of whole columns across threads (`perTile` work
+/// each, for the grain), then one tile with the rest, its last panel
+/// `lastLanes` wide. `body(b, loc, first panel, panels, lastLanes)` emits a tile.
+void forEachColumnTile(
+    OpBuilder &b, Location loc, int64_t columns, int64_t perTile,
+    function_ref<void(OpBuilder &, Location, Value, int64_t, int64_t)> body,
+    int64_t lanes = kLanes, int64_t maxPanels = kPanels);
+
+} // namespace kiln::int8
+
+#endif
