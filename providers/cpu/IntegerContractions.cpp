@@ -272,7 +272,6 @@ using namespace int8;
 using vectorize::ZeroInit;
 using vectorize::zeroInitBefore;
 
-
 /// True when the body is `yield(out + extui(a) * extsi(b))` into i32 (the
 /// product's operands in either order).
 bool isU8S8MulAdd(linalg::GenericOp g) {
@@ -334,7 +333,6 @@ Value vectorize::floatWeights(OpBuilder &b, Location loc, Value w,
 }
 
 namespace {
-
 
 /// `v` (identity layout) as a row-major [rows, cols] at element `offset`
 /// (a reinterpret_cast: loads through a collapse_shape would be folded into

@@ -38,8 +38,7 @@ Value packedWeights(OpBuilder &b, Location loc, memref::GetGlobalOp get,
 
 Value packedWeights16(OpBuilder &b, Location loc, memref::GetGlobalOp get,
                       ArrayRef<int8_t> w, int64_t k, int64_t n) {
-  int64_t panels = llvm::divideCeil(n, kLanes8),
-          steps = llvm::divideCeil(k, 2);
+  int64_t panels = llvm::divideCeil(n, kLanes8), steps = llvm::divideCeil(k, 2);
   auto type = MemRefType::get({panels, steps, 2 * kLanes8}, b.getI16Type());
   std::string name = (get.getName() + "_pmaddwd").str();
   return vectorize::derivedGlobal(
@@ -77,9 +76,8 @@ void storeAccumulator(OpBuilder &b, Location loc, const Kernel &kn, Value acc,
 /// accumulators start from C and stay in registers over the k steps; the
 /// last panel of the matrix keeps its lanes past the end out of memory
 /// (`lastLanes`, 0 if whole).
-void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m,
-               Value vP0, Value cP0, int64_t rows, int64_t panels,
-               int64_t lastLanes);
+void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
+               Value cP0, int64_t rows, int64_t panels, int64_t lastLanes);
 
 void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
               Value cP0, int64_t rows, int64_t panels, int64_t lastLanes) {
@@ -109,19 +107,20 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
     rowIdx.push_back(add(m, r));
   for (int64_t j = 0; j < panels; ++j)
     colIdx.push_back(mul(add(cP0, j), kLanes));
-  Value zeros =
-      b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(i32x16, int32_t(0)));
+  Value zeros = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(i32x16, int32_t(0)));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < panels; ++j)
       init.push_back(
           kn.zeroInit ? zeros
-          : masked(j) ? b.create<vector::MaskedLoadOp>(
-                           loc, i32x16, kn.c, ValueRange{rowIdx[r], colIdx[j]},
-                           mask, zero)
-                          .getResult()
-                    : b.create<vector::LoadOp>(loc, i32x16, kn.c,
-                                               ValueRange{rowIdx[r], colIdx[j]})
-                          .getResult());
+          : masked(j)
+              ? b.create<vector::MaskedLoadOp>(loc, i32x16, kn.c,
+                                               ValueRange{rowIdx[r], colIdx[j]},
+                                               mask, zero)
+                    .getResult()
+              : b.create<vector::LoadOp>(loc, i32x16, kn.c,
+                                         ValueRange{rowIdx[r], colIdx[j]})
+                    .getResult());
   auto loop = b.create<scf::ForOp>(
       loc, idx(0), idx(kn.steps), idx(1), init,
       [&](OpBuilder &nb, Location l, Value q, ValueRange accs) {
@@ -171,9 +170,8 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
 /// rows widened to s16 into kn.wide first (16 bytes a load; zeros past K),
 /// then per k pair each row's two s16 broadcast as one i32 against each
 /// panel's 8 x 2 s16 (vpmaddwd), summed into i32 accumulators in registers.
-void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m,
-               Value vP0, Value cP0, int64_t rows, int64_t panels,
-               int64_t lastLanes) {
+void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
+               Value cP0, int64_t rows, int64_t panels, int64_t lastLanes) {
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
     return ib.create<arith::ConstantIndexOp>(l, v).getResult();
   };
@@ -189,18 +187,17 @@ void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m,
   for (int64_t r = 0; r < rows; ++r) {
     Value row = b.create<arith::AddIOp>(loc, m, idx(b, loc, r));
     auto widen = [&](OpBuilder &wb, Location l, Value k0, Value bytes) {
-      wb.create<vector::StoreOp>(l,
-                                 wb.create<arith::ExtUIOp>(l, i16x16, bytes),
+      wb.create<vector::StoreOp>(l, wb.create<arith::ExtUIOp>(l, i16x16, bytes),
                                  kn.wide, ValueRange{idx(wb, l, r), k0});
     };
-    b.create<scf::ForOp>(
-        loc, idx(b, loc, 0), idx(b, loc, whole), idx(b, loc, 16), ValueRange{},
-        [&](OpBuilder &wb, Location l, Value k0, ValueRange) {
-          widen(wb, l, k0,
-                wb.create<vector::LoadOp>(l, i8x16, kn.bcast,
-                                          ValueRange{row, k0}));
-          wb.create<scf::YieldOp>(l);
-        });
+    b.create<scf::ForOp>(loc, idx(b, loc, 0), idx(b, loc, whole),
+                         idx(b, loc, 16), ValueRange{},
+                         [&](OpBuilder &wb, Location l, Value k0, ValueRange) {
+                           widen(wb, l, k0,
+                                 wb.create<vector::LoadOp>(
+                                     l, i8x16, kn.bcast, ValueRange{row, k0}));
+                           wb.create<scf::YieldOp>(l);
+                         });
     if (whole < wideK) {
       Value mask = b.create<vector::CreateMaskOp>(
           loc, VectorType::get({16}, b.getI1Type()),
@@ -226,19 +223,20 @@ void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m,
     colIdx.push_back(b.create<arith::MulIOp>(
         loc, b.create<arith::AddIOp>(loc, cP0, idx(b, loc, j)),
         idx(b, loc, kLanes8)));
-  Value zero32 =
-      b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(i32x8, int32_t(0)));
+  Value zero32 = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(i32x8, int32_t(0)));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < panels; ++j)
       init.push_back(
           kn.zeroInit ? zero32
-          : masked(j) ? b.create<vector::MaskedLoadOp>(
-                             loc, i32x8, kn.c, ValueRange{rowIdx[r], colIdx[j]},
-                             laneMask, zero32)
-                            .getResult()
-                      : b.create<vector::LoadOp>(
-                             loc, i32x8, kn.c, ValueRange{rowIdx[r], colIdx[j]})
-                            .getResult());
+          : masked(j)
+              ? b.create<vector::MaskedLoadOp>(loc, i32x8, kn.c,
+                                               ValueRange{rowIdx[r], colIdx[j]},
+                                               laneMask, zero32)
+                    .getResult()
+              : b.create<vector::LoadOp>(loc, i32x8, kn.c,
+                                         ValueRange{rowIdx[r], colIdx[j]})
+                    .getResult());
   auto loop = b.create<scf::ForOp>(
       loc, idx(b, loc, 0), idx(b, loc, kn.steps), idx(b, loc, 1), init,
       [&](OpBuilder &nb, Location l, Value q, ValueRange accs) {
@@ -250,9 +248,9 @@ void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m,
                          idx(nb, l, 0)}));
         Value k2 = nb.create<arith::MulIOp>(l, q, idx(nb, l, 2));
         for (int64_t r = 0; r < rows; ++r) {
-          Value pair = nb.create<vector::LoadOp>(
-              l, VectorType::get({2}, i16), kn.wide,
-              ValueRange{idx(nb, l, r), k2});
+          Value pair =
+              nb.create<vector::LoadOp>(l, VectorType::get({2}, i16), kn.wide,
+                                        ValueRange{idx(nb, l, r), k2});
           Value word = nb.create<vector::ExtractOp>(
               l,
               nb.create<vector::BitCastOp>(l, VectorType::get({1}, i32), pair),
@@ -434,8 +432,7 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
     int64_t k = cast<MemRefType>(kn.bcast.getType()).getDimSize(1);
     wide.wide = b.create<memref::AllocOp>(
         loc,
-        MemRefType::get({kRows, int64_t(llvm::alignTo(k, 16))},
-                        b.getI16Type()),
+        MemRefType::get({kRows, int64_t(llvm::alignTo(k, 16))}, b.getI16Type()),
         b.getI64IntegerAttr(64));
     return emitColumns(b, loc, wide, rowStart, rowEnd, vP0, cP0, panels,
                        lastLanes, staticRows);

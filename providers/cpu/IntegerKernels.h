@@ -43,7 +43,6 @@ inline constexpr int64_t kLanes8 = 8;
 inline constexpr int64_t kPanels8 = 2;
 inline constexpr llvm::StringLiteral kVpmaddwd = "llvm.x86.avx2.pmadd.wd";
 
-
 /// Whether the kernels run on AMX tiles, and how many do.
 struct AmxTiles {
   bool enabled;
@@ -104,7 +103,8 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
 /// The column tiles of `lanes`-column panels: whole tiles of up to
 /// `maxPanels` panels of whole columns across threads (`perTile` work
 /// each, for the grain), then one tile with the rest, its last panel
-/// `lastLanes` wide. `body(b, loc, first panel, panels, lastLanes)` emits a tile.
+/// `lastLanes` wide. `body(b, loc, first panel, panels, lastLanes)` emits a
+/// tile.
 void forEachColumnTile(
     OpBuilder &b, Location loc, int64_t columns, int64_t perTile,
     function_ref<void(OpBuilder &, Location, Value, int64_t, int64_t)> body,
