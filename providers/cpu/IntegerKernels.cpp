@@ -14,48 +14,43 @@
 
 namespace kiln::int8 {
 
-Value packedWeights(OpBuilder &b, Location loc, memref::GetGlobalOp get,
-                    ArrayRef<int8_t> w, int64_t k, int64_t n) {
-  int64_t panels = llvm::divideCeil(n, kLanes), steps = k / 4;
-  auto type = MemRefType::get({panels, steps, 4 * kLanes}, b.getI8Type());
-  std::string name = (get.getName() + "_vnni").str();
+/// B [K][N] as panels of `lanes` columns, each k step `group` k values of
+/// a column side by side, [N/lanes][K/group][lanes][group] of T (B's s8
+/// widened), zero-padded; named after B with `suffix`.
+template <typename T>
+static Value packPanels(OpBuilder &b, Location loc, memref::GetGlobalOp get,
+                        ArrayRef<int8_t> w, int64_t k, int64_t n, int64_t lanes,
+                        int64_t group, Type elt, StringRef suffix) {
+  int64_t panels = llvm::divideCeil(n, lanes),
+          steps = llvm::divideCeil(k, group);
+  auto type = MemRefType::get({panels, steps, group * lanes}, elt);
   return vectorize::derivedGlobal(
-      b, loc, get->getParentOfType<ModuleOp>(), name, type,
+      b, loc, get->getParentOfType<ModuleOp>(), (get.getName() + suffix).str(),
+      type,
       [&] {
-        SmallVector<int8_t> packed(panels * steps * 4 * kLanes, 0);
+        SmallVector<T> packed(panels * steps * group * lanes, 0);
         for (int64_t p = 0; p < panels; ++p)
           for (int64_t q = 0; q < steps; ++q)
-            for (int64_t j = 0; j < kLanes && p * kLanes + j < n; ++j)
-              for (int64_t t = 0; t < 4; ++t)
-                packed[((p * steps + q) * kLanes + j) * 4 + t] =
-                    w[(4 * q + t) * n + p * kLanes + j];
+            for (int64_t j = 0; j < lanes && p * lanes + j < n; ++j)
+              for (int64_t t = 0; t < group && group * q + t < k; ++t)
+                packed[((p * steps + q) * lanes + j) * group + t] =
+                    w[(group * q + t) * n + p * lanes + j];
         return DenseElementsAttr::get(
-            RankedTensorType::get(type.getShape(), b.getI8Type()),
-            ArrayRef<int8_t>(packed));
+            RankedTensorType::get(type.getShape(), elt), ArrayRef<T>(packed));
       },
       b.getI64IntegerAttr(64));
 }
 
+Value packedWeights(OpBuilder &b, Location loc, memref::GetGlobalOp get,
+                    ArrayRef<int8_t> w, int64_t k, int64_t n) {
+  return packPanels<int8_t>(b, loc, get, w, k, n, kLanes, 4, b.getI8Type(),
+                            "_vnni");
+}
+
 Value packedWeights16(OpBuilder &b, Location loc, memref::GetGlobalOp get,
                       ArrayRef<int8_t> w, int64_t k, int64_t n) {
-  int64_t panels = llvm::divideCeil(n, kLanes8), steps = llvm::divideCeil(k, 2);
-  auto type = MemRefType::get({panels, steps, 2 * kLanes8}, b.getI16Type());
-  std::string name = (get.getName() + "_pmaddwd").str();
-  return vectorize::derivedGlobal(
-      b, loc, get->getParentOfType<ModuleOp>(), name, type,
-      [&] {
-        SmallVector<int16_t> packed(panels * steps * 2 * kLanes8, 0);
-        for (int64_t p = 0; p < panels; ++p)
-          for (int64_t q = 0; q < steps; ++q)
-            for (int64_t j = 0; j < kLanes8 && p * kLanes8 + j < n; ++j)
-              for (int64_t t = 0; t < 2 && 2 * q + t < k; ++t)
-                packed[((p * steps + q) * kLanes8 + j) * 2 + t] =
-                    w[(2 * q + t) * n + p * kLanes8 + j];
-        return DenseElementsAttr::get(
-            RankedTensorType::get(type.getShape(), b.getI16Type()),
-            ArrayRef<int16_t>(packed));
-      },
-      b.getI64IntegerAttr(64));
+  return packPanels<int16_t>(b, loc, get, w, k, n, kLanes8, 2, b.getI16Type(),
+                             "_pmaddwd");
 }
 
 namespace {
@@ -70,6 +65,59 @@ void storeAccumulator(OpBuilder &b, Location loc, const Kernel &kn, Value acc,
     b.create<vector::MaskedStoreOp>(loc, kn.c, ValueRange{row, col}, mask, acc);
   else
     b.create<vector::StoreOp>(loc, acc, kn.c, ValueRange{row, col});
+}
+
+/// A register tile's rows and first columns in C, its accumulators'
+/// first values (0 when C starts at 0, else C's, the last panel's lanes
+/// past the end masked: `mask`, null if whole) and its stores.
+struct TileFrame {
+  SmallVector<Value> rows, cols, init;
+  Value mask;
+  int64_t lastLanes;
+
+  void store(OpBuilder &b, Location loc, const Kernel &kn,
+             ValueRange accs) const {
+    int64_t panels = cols.size();
+    for (size_t r = 0; r < rows.size(); ++r)
+      for (int64_t j = 0; j < panels; ++j)
+        storeAccumulator(b, loc, kn, accs[r * panels + j], rows[r], cols[j],
+                         lastLanes && j == panels - 1 ? mask : Value());
+  }
+};
+
+TileFrame tileFrame(OpBuilder &b, Location loc, const Kernel &kn, Value m,
+                    Value cP0, int64_t rows, int64_t panels, int64_t lastLanes,
+                    int64_t lanes) {
+  auto idx = [&](int64_t v) {
+    return b.create<arith::ConstantIndexOp>(loc, v).getResult();
+  };
+  auto type = VectorType::get({lanes}, b.getI32Type());
+  TileFrame f;
+  f.lastLanes = lastLanes;
+  Value zeros =
+      b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, int32_t(0)));
+  if (lastLanes)
+    f.mask = b.create<vector::CreateMaskOp>(
+        loc, VectorType::get({lanes}, b.getI1Type()), ValueRange{idx(lastLanes)});
+  for (int64_t r = 0; r < rows; ++r)
+    f.rows.push_back(r ? b.create<arith::AddIOp>(loc, m, idx(r)).getResult()
+                       : m);
+  for (int64_t j = 0; j < panels; ++j)
+    f.cols.push_back(b.create<arith::MulIOp>(
+        loc, j ? b.create<arith::AddIOp>(loc, cP0, idx(j)).getResult() : cP0,
+        idx(lanes)));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < panels; ++j) {
+      SmallVector<Value, 2> at{f.rows[r], f.cols[j]};
+      f.init.push_back(
+          kn.zeroInit ? zeros
+          : lastLanes && j == panels - 1
+              ? b.create<vector::MaskedLoadOp>(loc, type, kn.c, at, f.mask,
+                                               zeros)
+                    .getResult()
+              : b.create<vector::LoadOp>(loc, type, kn.c, at).getResult());
+    }
+  return f;
 }
 
 /// C[m .. m+rows, panels cP0 .. cP0+panels] += bcast x vec[vP0 ..]: the
@@ -87,42 +135,10 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
   auto idx = [&](int64_t v) {
     return b.create<arith::ConstantIndexOp>(loc, v).getResult();
   };
-  auto add = [&](Value x, int64_t v) {
-    return v ? b.create<arith::AddIOp>(loc, x, idx(v)).getResult() : x;
-  };
-  auto mul = [&](Value x, int64_t v) {
-    return b.create<arith::MulIOp>(loc, x, idx(v)).getResult();
-  };
-  Value mask, zero;
-  if (lastLanes) {
-    mask = b.create<vector::CreateMaskOp>(
-        loc, VectorType::get({kLanes}, b.getI1Type()),
-        ValueRange{idx(lastLanes)});
-    zero = b.create<arith::ConstantOp>(
-        loc, DenseElementsAttr::get(i32x16, int32_t(0)));
-  }
-  auto masked = [&](int64_t j) { return lastLanes && j == panels - 1; };
-  SmallVector<Value> rowIdx, colIdx, init;
-  for (int64_t r = 0; r < rows; ++r)
-    rowIdx.push_back(add(m, r));
-  for (int64_t j = 0; j < panels; ++j)
-    colIdx.push_back(mul(add(cP0, j), kLanes));
-  Value zeros = b.create<arith::ConstantOp>(
-      loc, DenseElementsAttr::get(i32x16, int32_t(0)));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < panels; ++j)
-      init.push_back(
-          kn.zeroInit ? zeros
-          : masked(j)
-              ? b.create<vector::MaskedLoadOp>(loc, i32x16, kn.c,
-                                               ValueRange{rowIdx[r], colIdx[j]},
-                                               mask, zero)
-                    .getResult()
-              : b.create<vector::LoadOp>(loc, i32x16, kn.c,
-                                         ValueRange{rowIdx[r], colIdx[j]})
-                    .getResult());
+  TileFrame f = tileFrame(b, loc, kn, m, cP0, rows, panels, lastLanes, kLanes);
+  SmallVector<Value> &rowIdx = f.rows;
   auto loop = b.create<scf::ForOp>(
-      loc, idx(0), idx(kn.steps), idx(1), init,
+      loc, idx(0), idx(kn.steps), idx(1), f.init,
       [&](OpBuilder &nb, Location l, Value q, ValueRange accs) {
         auto cst = [&](int64_t v) {
           return nb.create<arith::ConstantIndexOp>(l, v).getResult();
@@ -160,10 +176,7 @@ void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
         }
         nb.create<scf::YieldOp>(l, next);
       });
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < panels; ++j)
-      storeAccumulator(b, loc, kn, loop.getResult(r * panels + j), rowIdx[r],
-                       colIdx[j], masked(j) ? mask : Value());
+  f.store(b, loc, kn, loop.getResults());
 }
 
 /// emitTile on AVX2: C[m .. m+rows, 8-column panels cP0 ..] += A x B, A's
@@ -210,35 +223,10 @@ void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
                                            mask, zeros));
     }
   }
-  Value laneMask;
-  if (lastLanes)
-    laneMask = b.create<vector::CreateMaskOp>(
-        loc, VectorType::get({kLanes8}, b.getI1Type()),
-        ValueRange{idx(b, loc, lastLanes)});
-  auto masked = [&](int64_t j) { return lastLanes && j == panels - 1; };
-  SmallVector<Value> rowIdx, colIdx, init;
-  for (int64_t r = 0; r < rows; ++r)
-    rowIdx.push_back(b.create<arith::AddIOp>(loc, m, idx(b, loc, r)));
-  for (int64_t j = 0; j < panels; ++j)
-    colIdx.push_back(b.create<arith::MulIOp>(
-        loc, b.create<arith::AddIOp>(loc, cP0, idx(b, loc, j)),
-        idx(b, loc, kLanes8)));
-  Value zero32 = b.create<arith::ConstantOp>(
-      loc, DenseElementsAttr::get(i32x8, int32_t(0)));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < panels; ++j)
-      init.push_back(
-          kn.zeroInit ? zero32
-          : masked(j)
-              ? b.create<vector::MaskedLoadOp>(loc, i32x8, kn.c,
-                                               ValueRange{rowIdx[r], colIdx[j]},
-                                               laneMask, zero32)
-                    .getResult()
-              : b.create<vector::LoadOp>(loc, i32x8, kn.c,
-                                         ValueRange{rowIdx[r], colIdx[j]})
-                    .getResult());
+  TileFrame f =
+      tileFrame(b, loc, kn, m, cP0, rows, panels, lastLanes, kLanes8);
   auto loop = b.create<scf::ForOp>(
-      loc, idx(b, loc, 0), idx(b, loc, kn.steps), idx(b, loc, 1), init,
+      loc, idx(b, loc, 0), idx(b, loc, kn.steps), idx(b, loc, 1), f.init,
       [&](OpBuilder &nb, Location l, Value q, ValueRange accs) {
         SmallVector<Value> bv, next;
         for (int64_t j = 0; j < panels; ++j)
@@ -266,10 +254,7 @@ void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
         }
         nb.create<scf::YieldOp>(l, next);
       });
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < panels; ++j)
-      storeAccumulator(b, loc, kn, loop.getResult(r * panels + j), rowIdx[r],
-                       colIdx[j], masked(j) ? laneMask : Value());
+  f.store(b, loc, kn, loop.getResults());
 }
 
 /// C[m .. m+rows, panels cP0 ..] = bcast x vec on AMX tiles (rows 16 or
@@ -293,24 +278,33 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
   int64_t chunks = llvm::divideCeil(kn.steps, kAmxSteps);
   for (int64_t j0 = 0; j0 < panels; j0 += 2) {
     int64_t cols = std::min<int64_t>(2, panels - j0);
+    // A loop over the pair's rows: `body(r, C's row, j, C's column)` for
+    // each of its panels j.
+    auto overRows = [&](function_ref<void(OpBuilder &, Location, Value, Value,
+                                          int64_t, Value)>
+                            body) {
+      b.create<scf::ForOp>(
+          loc, idx(b, loc, 0), idx(b, loc, rows), idx(b, loc, 1), ValueRange{},
+          [&](OpBuilder &rb, Location l, Value r, ValueRange) {
+            Value row = rb.create<arith::AddIOp>(l, m, r);
+            for (int64_t j = 0; j < cols; ++j)
+              body(rb, l, r, row, j,
+                   rb.create<arith::MulIOp>(
+                       l, rb.create<arith::AddIOp>(l, cP0, idx(rb, l, j0 + j)),
+                       idx(rb, l, kLanes)));
+            rb.create<scf::YieldOp>(l);
+          });
+    };
     // C's lines for writing first: the stores that miss (lines another
     // core read last: the worker's took 6x the caller's time) hold back
     // every later store, the tiles' into `acc` among them, and the loads
     // from `acc` wait for those.
     if (!kn.store)
-      b.create<scf::ForOp>(
-          loc, idx(b, loc, 0), idx(b, loc, rows), idx(b, loc, 1), ValueRange{},
-          [&](OpBuilder &pb, Location l, Value r, ValueRange) {
-            Value row = pb.create<arith::AddIOp>(l, m, r);
-            for (int64_t j = 0; j < cols; ++j) {
-              Value col = pb.create<arith::MulIOp>(
-                  l, pb.create<arith::AddIOp>(l, cP0, idx(pb, l, j0 + j)),
-                  idx(pb, l, kLanes));
-              pb.create<memref::PrefetchOp>(l, kn.c, ValueRange{row, col},
-                                            /*isWrite=*/true, 3, true);
-            }
-            pb.create<scf::YieldOp>(l);
-          });
+      overRows([&](OpBuilder &pb, Location l, Value, Value row, int64_t,
+                   Value col) {
+        pb.create<memref::PrefetchOp>(l, kn.c, ValueRange{row, col},
+                                      /*isWrite=*/true, 3, true);
+      });
     // `count` chunks from step q0, the accumulators from 0 or from `acc`,
     // into `acc`. (Each amx.tile_zero tagged apart: CSE would make them
     // one value, which every product then overwrites in place: LLVM would
@@ -396,27 +390,38 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
         segment(b, loc, idx(b, loc, blocks * block), left, false);
     }
     // Each row's vectors, as emitTile stores its accumulators.
-    b.create<scf::ForOp>(
-        loc, idx(b, loc, 0), idx(b, loc, rows), idx(b, loc, 1), ValueRange{},
-        [&](OpBuilder &rb, Location l, Value r, ValueRange) {
-          Value row = rb.create<arith::AddIOp>(l, m, r);
-          for (int64_t j = 0; j < cols; ++j) {
-            Value v = rb.create<vector::LoadOp>(
-                l, VectorType::get({kLanes}, i32), acc,
-                ValueRange{r, idx(rb, l, j * kLanes)});
-            Value col = rb.create<arith::MulIOp>(
-                l, rb.create<arith::AddIOp>(l, cP0, idx(rb, l, j0 + j)),
-                idx(rb, l, kLanes));
-            Value mask;
-            if (lastLanes && j0 + j == panels - 1)
-              mask = rb.create<vector::CreateMaskOp>(
-                  l, VectorType::get({kLanes}, rb.getI1Type()),
-                  ValueRange{idx(rb, l, lastLanes)});
-            storeAccumulator(rb, l, kn, v, row, col, mask);
-          }
-          rb.create<scf::YieldOp>(l);
-        });
+    overRows([&](OpBuilder &rb, Location l, Value r, Value row, int64_t j,
+                 Value col) {
+      Value v = rb.create<vector::LoadOp>(l, VectorType::get({kLanes}, i32),
+                                          acc,
+                                          ValueRange{r, idx(rb, l, j * kLanes)});
+      Value mask;
+      if (lastLanes && j0 + j == panels - 1)
+        mask = rb.create<vector::CreateMaskOp>(
+            l, VectorType::get({kLanes}, rb.getI1Type()),
+            ValueRange{idx(rb, l, lastLanes)});
+      storeAccumulator(rb, l, kn, v, row, col, mask);
+    });
   }
+}
+
+/// A loop over the whole tiles of `rows` rows in [from, end), `tile(m)`
+/// each; returns where the rows left begin.
+Value wholeTiles(OpBuilder &b, Location loc, Value from, Value end,
+                 int64_t rows,
+                 function_ref<void(OpBuilder &, Location, Value)> tile) {
+  Value step = b.create<arith::ConstantIndexOp>(loc, rows);
+  Value count = b.create<arith::SubIOp>(loc, end, from);
+  Value whole = b.create<arith::AddIOp>(
+      loc, from,
+      b.create<arith::MulIOp>(
+          loc, b.create<arith::DivUIOp>(loc, count, step), step));
+  b.create<scf::ForOp>(loc, from, whole, step, ValueRange{},
+                       [&](OpBuilder &nb, Location l, Value m, ValueRange) {
+                         tile(nb, l, m);
+                         nb.create<scf::YieldOp>(l);
+                       });
+  return whole;
 }
 
 } // namespace
@@ -444,18 +449,11 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
         loc, MemRefType::get({kAmxRows, kAmxRows}, b.getI32Type()),
         b.getI64IntegerAttr(64));
     auto tiles = [&](Value from, int64_t rows) {
-      Value count = b.create<arith::SubIOp>(loc, rowEnd, from);
-      Value whole = b.create<arith::AddIOp>(
-          loc, from,
-          b.create<arith::MulIOp>(
-              loc, b.create<arith::DivUIOp>(loc, count, idx(rows)), idx(rows)));
-      b.create<scf::ForOp>(loc, from, whole, idx(rows), ValueRange{},
-                           [&](OpBuilder &nb, Location l, Value m, ValueRange) {
-                             emitAmxTile(nb, l, kn, m, vP0, cP0, rows, panels,
-                                         lastLanes, acc);
-                             nb.create<scf::YieldOp>(l);
-                           });
-      return whole;
+      return wholeTiles(b, loc, from, rowEnd, rows,
+                        [&](OpBuilder &nb, Location l, Value m) {
+                          emitAmxTile(nb, l, kn, m, vP0, cP0, rows, panels,
+                                      lastLanes, acc);
+                        });
     };
     Value whole = tiles(tiles(rowStart, kAmxRows), kAmxTileRows);
     if (staticRows > 0 && staticRows % kAmxTileRows == 0)
@@ -467,17 +465,11 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
     return;
   }
   int64_t rows = staticRows > 0 ? std::min(kRows, staticRows) : kRows;
-  Value count = b.create<arith::SubIOp>(loc, rowEnd, rowStart);
-  Value whole = b.create<arith::AddIOp>(
-      loc, rowStart,
-      b.create<arith::MulIOp>(
-          loc, b.create<arith::DivUIOp>(loc, count, idx(rows)), idx(rows)));
-  b.create<scf::ForOp>(loc, rowStart, whole, idx(rows), ValueRange{},
-                       [&](OpBuilder &nb, Location l, Value m, ValueRange) {
-                         emitTile(nb, l, kn, m, vP0, cP0, rows, panels,
-                                  lastLanes);
-                         nb.create<scf::YieldOp>(l);
-                       });
+  Value whole = wholeTiles(b, loc, rowStart, rowEnd, rows,
+                           [&](OpBuilder &nb, Location l, Value m) {
+                             emitTile(nb, l, kn, m, vP0, cP0, rows, panels,
+                                      lastLanes);
+                           });
   if (staticRows > 0 && staticRows % rows == 0)
     return;
   // A known remainder as one tile: single rows load a panel vector per
