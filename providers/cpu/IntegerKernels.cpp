@@ -94,11 +94,12 @@ TileFrame tileFrame(OpBuilder &b, Location loc, const Kernel &kn, Value m,
   auto type = VectorType::get({lanes}, b.getI32Type());
   TileFrame f;
   f.lastLanes = lastLanes;
-  Value zeros =
-      b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, int32_t(0)));
+  Value zeros = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(type, int32_t(0)));
   if (lastLanes)
     f.mask = b.create<vector::CreateMaskOp>(
-        loc, VectorType::get({lanes}, b.getI1Type()), ValueRange{idx(lastLanes)});
+        loc, VectorType::get({lanes}, b.getI1Type()),
+        ValueRange{idx(lastLanes)});
   for (int64_t r = 0; r < rows; ++r)
     f.rows.push_back(r ? b.create<arith::AddIOp>(loc, m, idx(r)).getResult()
                        : m);
@@ -223,8 +224,7 @@ void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
                                            mask, zeros));
     }
   }
-  TileFrame f =
-      tileFrame(b, loc, kn, m, cP0, rows, panels, lastLanes, kLanes8);
+  TileFrame f = tileFrame(b, loc, kn, m, cP0, rows, panels, lastLanes, kLanes8);
   auto loop = b.create<scf::ForOp>(
       loc, idx(b, loc, 0), idx(b, loc, kn.steps), idx(b, loc, 1), f.init,
       [&](OpBuilder &nb, Location l, Value q, ValueRange accs) {
@@ -300,11 +300,11 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
     // every later store, the tiles' into `acc` among them, and the loads
     // from `acc` wait for those.
     if (!kn.store)
-      overRows([&](OpBuilder &pb, Location l, Value, Value row, int64_t,
-                   Value col) {
-        pb.create<memref::PrefetchOp>(l, kn.c, ValueRange{row, col},
-                                      /*isWrite=*/true, 3, true);
-      });
+      overRows(
+          [&](OpBuilder &pb, Location l, Value, Value row, int64_t, Value col) {
+            pb.create<memref::PrefetchOp>(l, kn.c, ValueRange{row, col},
+                                          /*isWrite=*/true, 3, true);
+          });
     // `count` chunks from step q0, the accumulators from 0 or from `acc`,
     // into `acc`. (Each amx.tile_zero tagged apart: CSE would make them
     // one value, which every product then overwrites in place: LLVM would
@@ -392,9 +392,9 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
     // Each row's vectors, as emitTile stores its accumulators.
     overRows([&](OpBuilder &rb, Location l, Value r, Value row, int64_t j,
                  Value col) {
-      Value v = rb.create<vector::LoadOp>(l, VectorType::get({kLanes}, i32),
-                                          acc,
-                                          ValueRange{r, idx(rb, l, j * kLanes)});
+      Value v =
+          rb.create<vector::LoadOp>(l, VectorType::get({kLanes}, i32), acc,
+                                    ValueRange{r, idx(rb, l, j * kLanes)});
       Value mask;
       if (lastLanes && j0 + j == panels - 1)
         mask = rb.create<vector::CreateMaskOp>(
@@ -414,8 +414,8 @@ Value wholeTiles(OpBuilder &b, Location loc, Value from, Value end,
   Value count = b.create<arith::SubIOp>(loc, end, from);
   Value whole = b.create<arith::AddIOp>(
       loc, from,
-      b.create<arith::MulIOp>(
-          loc, b.create<arith::DivUIOp>(loc, count, step), step));
+      b.create<arith::MulIOp>(loc, b.create<arith::DivUIOp>(loc, count, step),
+                              step));
   b.create<scf::ForOp>(loc, from, whole, step, ValueRange{},
                        [&](OpBuilder &nb, Location l, Value m, ValueRange) {
                          tile(nb, l, m);
@@ -449,11 +449,10 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
         loc, MemRefType::get({kAmxRows, kAmxRows}, b.getI32Type()),
         b.getI64IntegerAttr(64));
     auto tiles = [&](Value from, int64_t rows) {
-      return wholeTiles(b, loc, from, rowEnd, rows,
-                        [&](OpBuilder &nb, Location l, Value m) {
-                          emitAmxTile(nb, l, kn, m, vP0, cP0, rows, panels,
-                                      lastLanes, acc);
-                        });
+      return wholeTiles(
+          b, loc, from, rowEnd, rows, [&](OpBuilder &nb, Location l, Value m) {
+            emitAmxTile(nb, l, kn, m, vP0, cP0, rows, panels, lastLanes, acc);
+          });
     };
     Value whole = tiles(tiles(rowStart, kAmxRows), kAmxTileRows);
     if (staticRows > 0 && staticRows % kAmxTileRows == 0)
@@ -465,11 +464,10 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
     return;
   }
   int64_t rows = staticRows > 0 ? std::min(kRows, staticRows) : kRows;
-  Value whole = wholeTiles(b, loc, rowStart, rowEnd, rows,
-                           [&](OpBuilder &nb, Location l, Value m) {
-                             emitTile(nb, l, kn, m, vP0, cP0, rows, panels,
-                                      lastLanes);
-                           });
+  Value whole = wholeTiles(
+      b, loc, rowStart, rowEnd, rows, [&](OpBuilder &nb, Location l, Value m) {
+        emitTile(nb, l, kn, m, vP0, cP0, rows, panels, lastLanes);
+      });
   if (staticRows > 0 && staticRows % rows == 0)
     return;
   // A known remainder as one tile: single rows load a panel vector per
