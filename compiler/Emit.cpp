@@ -509,23 +509,23 @@ int64_t targetVectorBits(StringRef cpuName) {
   return tm ? registerBits(tm.get()) : 256;
 }
 
-bool targetHasVnni(StringRef cpuName) {
+/// Whether --target-cpu has all of `features` ("+a,+b"), at `bits`-wide
+/// vector registers if given.
+static bool targetHas(StringRef cpuName, StringRef features, int64_t bits = 0) {
   std::string triple;
   auto tm = createTargetMachine(cpuName, triple);
-  return tm && registerBits(tm.get()) == 512 &&
-         tm->getMCSubtargetInfo()->checkFeatures("+avx512vnni");
+  return tm && (!bits || registerBits(tm.get()) == bits) &&
+         tm->getMCSubtargetInfo()->checkFeatures(features);
 }
 
-bool targetHasAvx2(StringRef cpuName) {
-  std::string triple;
-  auto tm = createTargetMachine(cpuName, triple);
-  return tm && tm->getMCSubtargetInfo()->checkFeatures("+avx2");
+bool targetHasVnni(StringRef cpuName) {
+  return targetHas(cpuName, "+avx512vnni", 512);
 }
+
+bool targetHasAvx2(StringRef cpuName) { return targetHas(cpuName, "+avx2"); }
 
 bool targetHasAmx(StringRef cpuName) {
-  std::string triple;
-  auto tm = createTargetMachine(cpuName, triple);
-  return tm && tm->getMCSubtargetInfo()->checkFeatures("+amx-tile,+amx-int8");
+  return targetHas(cpuName, "+amx-tile,+amx-int8");
 }
 
 std::optional<std::string> emitObject(ArrayRef<CompiledShape> shapes,

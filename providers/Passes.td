@@ -243,11 +243,11 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     a k chunk (tdpbusd / tdpbsud), k straight-line up to 15 chunks, else in
     blocks of 8 with the sums through a 32 x 32 scratch between them (MLIR
     19 cannot carry a tile through a loop), then each row's vectors stored
-    as the VNNI kernel stores its accumulators. Every tile is 16 x 64 bytes (LLVM
-    19 gives a tile register one shape per function): convs pad K to whole
-    chunks with zero weights and take tiles from K >= 64 with channels in
-    whole tiles of 16; matmuls need K % 64 == 0; rows past the last tile of
-    16 stay on the VNNI kernel (a matmul of fewer known rows takes no
+    as the VNNI kernel stores its accumulators. Every tile is 16 x 64
+    bytes (LLVM 19 gives a tile register one shape per function): convs
+    pad K to whole chunks with zero weights and take tiles from K >= 64
+    with channels in whole tiles of 16; matmuls need K % 64 == 0; rows past
+    the last tile of 16 stay on the VNNI kernel (a matmul of fewer known rows takes no
     tiles). The module gets kiln.amx_tiles (the runtime asks the OS for the
     tile state).
     Without VNNI but with AVX2 (options vnni=0 avx2=1), matmuls by constant
@@ -256,8 +256,8 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     rows of A widened to s16 first; no pair sum saturates (255 * 127 * 2 <
     2^31; vpmaddubsw's s16 sums would, and are not used).
     Without VNNI (option vnni=0) otherwise, or for other shapes, the
-    generic stays on the naive loops, exact in i32. `kiln compile --report`: int8_kernels,
-    int8_amx_kernels, int8_epilogues.
+    generic stays on the naive loops, exact in i32. `kiln compile
+    --report`: int8_kernels, int8_amx_kernels, int8_epilogues.
   }];
   let options = [
     Option<"vnni", "vnni", "bool", "true",

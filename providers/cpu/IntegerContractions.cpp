@@ -564,52 +564,32 @@ bool rewrite(linalg::GenericOp g, AmxTiles &amx, bool avx2) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   Value a2 = asMatrix(b, loc, a);
-  if (avx2) {
-    Kernel kn{a2,
-              packedWeights16(b, loc, get, *w, k, n),
-              asMatrix(b, loc, c),
-              int64_t(llvm::divideCeil(k, 2)),
-              true,
-              bool(zeroInit)};
-    kn.avx2 = true;
-    int64_t staticRows = cast<MemRefType>(a2.getType()).getDimSize(0);
-    Value rowsTotal = b.create<memref::DimOp>(loc, a2, 0);
-    int64_t rows = staticRows > 0 ? staticRows : 64;
-    forEachColumnTile(
-        b, loc, n, rows * k * kPanels8 * kLanes8,
-        [&](OpBuilder &nb, Location l, Value p0, int64_t panels,
-            int64_t lastLanes) {
-          emitColumns(nb, l, kn, nb.create<arith::ConstantIndexOp>(l, 0),
-                      rowsTotal, p0, p0, panels, lastLanes, staticRows);
-        },
-        kLanes8, kPanels8);
-    g.erase();
-    if (zeroInit && zeroInit->erase)
-      zeroInit->erase->erase();
-    return true;
-  }
   Kernel kn{a2,
-            packedWeights(b, loc, get, *w, k, n),
+            avx2 ? packedWeights16(b, loc, get, *w, k, n)
+                 : packedWeights(b, loc, get, *w, k, n),
             asMatrix(b, loc, c),
-            k / 4,
+            avx2 ? int64_t(llvm::divideCeil(k, 2)) : k / 4,
             true,
             bool(zeroInit)};
-  int64_t aRows = cast<MemRefType>(a2.getType()).getDimSize(0);
-  // (Fewer than 16 known rows would all run on the vector kernel.)
-  kn.amx = amx.use(zeroInit && k % (4 * kAmxSteps) == 0 &&
-                   (ShapedType::isDynamic(aRows) || aRows >= kAmxTileRows));
-  kn.zeroTags = &amx.zeroTags;
+  kn.avx2 = avx2;
   int64_t staticRows = cast<MemRefType>(a2.getType()).getDimSize(0);
+  // (Fewer than 16 known rows would all run on the vector kernel.)
+  kn.amx = !avx2 && amx.use(zeroInit && k % (4 * kAmxSteps) == 0 &&
+                            (staticRows < 0 || staticRows >= kAmxTileRows));
+  kn.zeroTags = &amx.zeroTags;
   Value rowsTotal = b.create<memref::DimOp>(loc, a2, 0);
   // (Run-time rows count as 64 for the grain.)
   int64_t rows = staticRows > 0 ? staticRows : 64;
-  forEachColumnTile(b, loc, n, rows * k * kPanels * kLanes,
-                    [&](OpBuilder &nb, Location l, Value p0, int64_t panels,
-                        int64_t lastLanes) {
-                      emitColumns(
-                          nb, l, kn, nb.create<arith::ConstantIndexOp>(l, 0),
-                          rowsTotal, p0, p0, panels, lastLanes, staticRows);
-                    });
+  int64_t lanes = avx2 ? kLanes8 : kLanes,
+          maxPanels = avx2 ? kPanels8 : kPanels;
+  forEachColumnTile(
+      b, loc, n, rows * k * maxPanels * lanes,
+      [&](OpBuilder &nb, Location l, Value p0, int64_t panels,
+          int64_t lastLanes) {
+        emitColumns(nb, l, kn, nb.create<arith::ConstantIndexOp>(l, 0),
+                    rowsTotal, p0, p0, panels, lastLanes, staticRows);
+      },
+      lanes, maxPanels);
   g.erase();
   if (zeroInit && zeroInit->erase)
     zeroInit->erase->erase();

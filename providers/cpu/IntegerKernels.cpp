@@ -121,12 +121,13 @@ TileFrame tileFrame(OpBuilder &b, Location loc, const Kernel &kn, Value m,
   return f;
 }
 
+void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
+               Value cP0, int64_t rows, int64_t panels, int64_t lastLanes);
+
 /// C[m .. m+rows, panels cP0 .. cP0+panels] += bcast x vec[vP0 ..]: the
 /// accumulators start from C and stay in registers over the k steps; the
 /// last panel of the matrix keeps its lanes past the end out of memory
 /// (`lastLanes`, 0 if whole).
-void emitTile8(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
-               Value cP0, int64_t rows, int64_t panels, int64_t lastLanes);
 
 void emitTile(OpBuilder &b, Location loc, const Kernel &kn, Value m, Value vP0,
               Value cP0, int64_t rows, int64_t panels, int64_t lastLanes) {
@@ -274,7 +275,8 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
   };
   assert(kn.zeroInit && "AMX tiles start at 0: C would be overwritten");
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
-  SmallVector<int64_t> tileRows(rows / kAmxTileRows, kAmxTileRows);
+  int64_t rowTiles = rows / kAmxTileRows;
+  auto cType = VectorType::get({kAmxTileRows, kLanes}, i32);
   int64_t chunks = llvm::divideCeil(kn.steps, kAmxSteps);
   for (int64_t j0 = 0; j0 < panels; j0 += 2) {
     int64_t cols = std::min<int64_t>(2, panels - j0);
@@ -312,17 +314,16 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
     auto segment = [&](OpBuilder &sb, Location sl, Value q0, int64_t count,
                        bool fromZero) {
       SmallVector<Value> c;
-      for (auto [i, tr] : llvm::enumerate(tileRows))
+      for (int64_t i = 0; i < rowTiles; ++i)
         for (int64_t j = 0; j < cols; ++j) {
-          auto type = VectorType::get({tr, kLanes}, i32);
           if (fromZero) {
-            auto zero = sb.create<amx::TileZeroOp>(sl, type);
+            auto zero = sb.create<amx::TileZeroOp>(sl, cType);
             zero->setAttr("kiln.tile", sb.getI64IntegerAttr((*kn.zeroTags)++));
             c.push_back(zero);
             continue;
           }
           c.push_back(sb.create<amx::TileLoadOp>(
-              sl, type, acc,
+              sl, cType, acc,
               ValueRange{idx(sb, sl, i * kAmxTileRows),
                          idx(sb, sl, j * kLanes)}));
         }
@@ -330,9 +331,9 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
         Value q = sb.create<arith::AddIOp>(sl, q0, idx(sb, sl, first));
         Value k4 = sb.create<arith::MulIOp>(sl, q, idx(sb, sl, 4));
         SmallVector<Value> as, bs;
-        for (auto [i, tr] : llvm::enumerate(tileRows))
+        for (int64_t i = 0; i < rowTiles; ++i)
           as.push_back(sb.create<amx::TileLoadOp>(
-              sl, VectorType::get({tr, 4 * kAmxSteps}, i8), kn.bcast,
+              sl, VectorType::get({kAmxTileRows, 4 * kAmxSteps}, i8), kn.bcast,
               ValueRange{sb.create<arith::AddIOp>(
                              sl, m, idx(sb, sl, i * kAmxTileRows)),
                          k4}));
@@ -341,7 +342,7 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
               sl, VectorType::get({kAmxSteps, 4 * kLanes}, i8), kn.vec,
               ValueRange{sb.create<arith::AddIOp>(sl, vP0, idx(sb, sl, j0 + j)),
                          q, idx(sb, sl, 0)}));
-        for (size_t i = 0; i < tileRows.size(); ++i)
+        for (int64_t i = 0; i < rowTiles; ++i)
           for (int64_t j = 0; j < cols; ++j) {
             Value &cij = c[i * cols + j];
             auto mul = sb.create<amx::TileMulIOp>(sl, cij.getType(), as[i],
@@ -354,7 +355,7 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
       };
       for (int64_t t = 0; t < count; ++t)
         chunk(t * kAmxSteps);
-      for (size_t i = 0; i < tileRows.size(); ++i)
+      for (int64_t i = 0; i < rowTiles; ++i)
         for (int64_t j = 0; j < cols; ++j)
           sb.create<amx::TileStoreOp>(sl, acc,
                                       ValueRange{idx(sb, sl, i * kAmxTileRows),

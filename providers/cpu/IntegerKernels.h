@@ -78,7 +78,7 @@ struct Kernel {
   // scratch for a tile's rows of A widened to s16 ([kRows][K rounded up
   // to 16]; set by emitColumns).
   bool avx2 = false;
-  Value wide;
+  Value wide = nullptr;
 };
 
 /// B [K][N] as vpdpbusd reads it: panels of 16 columns, each k step four
