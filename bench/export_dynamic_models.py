@@ -23,8 +23,10 @@ OUTDIR defaults to build/bench_models under the repo root. Interpreters:
 --onnx-python (default $KILN_ONNX_PYTHON or python3). No network access:
 the Hugging Face models are built from configs with random weights
 (torch.manual_seed(0)), never from_pretrained. The torch venv:
-  /usr/bin/python3 -m venv --system-site-packages /tmp/hfvenv   (apt python3-torch)
-  /tmp/hfvenv/bin/pip install transformers==4.30.2
+  /usr/bin/python3 -m venv --system-site-packages /tmp/hfvenv
+      (apt python3-torch python3-yaml python3-requests)
+  /tmp/hfvenv/bin/pip install --no-deps -r bench/hf-requirements.lock
+      (transformers==4.30.2 and everything it pulls in, pinned)
 
 Writes (each model with test_data_set_0/{input,output}_N.pb for bench/run.py:
 seeded random inputs at the shape below, outputs from ONNX Runtime):

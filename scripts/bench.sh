@@ -17,15 +17,16 @@ BM=build/bench_models
 TORCH_PY=${KILN_TORCH_PYTHON:-/tmp/hfvenv/bin/python}
 if [ ! -f "$BM/gpt2_dyn/test_data_set_0/input_0.pb" ] ||
    [ ! -f "$BM/crnn_gru/test_data_set_0/input_0.pb" ]; then
-  if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  if ! /usr/bin/python3 -c 'import torch, yaml, requests' 2>/dev/null; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -q
-    $SUDO apt-get install -y -q python3-torch
+    $SUDO apt-get install -y -q python3-torch python3-yaml python3-requests
   fi
   if ! "$TORCH_PY" -c 'import transformers' 2>/dev/null; then
     /usr/bin/python3 -m venv --system-site-packages "$(dirname "$(dirname "$TORCH_PY")")"
-    "$TORCH_PY" -m pip install -q transformers==4.30.2
+    # (Every package pinned, transitive ones too: --no-deps.)
+    "$TORCH_PY" -m pip install -q --no-deps -r bench/hf-requirements.lock
   fi
   KILN_TORCH_PYTHON=$TORCH_PY python3 bench/export_dynamic_models.py "$BM"
 fi
