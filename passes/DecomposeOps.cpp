@@ -1304,6 +1304,7 @@ const llvm::StringMap<bool (*)(Operation *)> &rewrites() {
       {"onnx.QLinearMatMul", decomposeQLinearMatMul},
       {"onnx.QLinearConv", decomposeQLinearConv},
       {"onnx.CausalConvWithState", decomposeCausalConv},
+      {"onnx.ConvTranspose", decomposeConvTranspose},
       {"onnx.LinearAttention", decomposeLinearAttention},
       {"onnx.CumSum", [](Operation *op) { return decomposeScan(op, false); }},
       {"onnx.CumProd", [](Operation *op) { return decomposeScan(op, true); }},

@@ -26,6 +26,9 @@ void replaceResults(mlir::Operation *op, llvm::ArrayRef<mlir::Value> values);
 mlir::Value castTo(GraphBuilder &g, mlir::Value v, mlir::Type elt,
                    llvm::ArrayRef<mlir::NamedAttribute> extra = {});
 
+// ConvTranspose as a Conv of its phases (DecomposeConvTranspose.cpp).
+bool decomposeConvTranspose(mlir::Operation *op);
+
 // Quantization (DecomposeQuantization.cpp).
 bool decomposeDequantize(mlir::Operation *op);
 bool decomposeQuantize(mlir::Operation *op);

@@ -191,7 +191,16 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   Value panelsFlat = b.create<memref::ReinterpretCastOp>(
       loc, MemRefType::get({m * k}, f32), panels, 0, ArrayRef<int64_t>{m * k},
       ArrayRef<int64_t>{1});
-  int64_t tiles = positions / kTileRows, left = positions % kTileRows;
+  // Tiles of 8 positions, or of 7 or 6 where those fill the plane and 8
+  // does not: a 7x7 plane's 49th position alone took a tile of its own,
+  // whose two dependent FMA chains ran at half a whole tile's speed.
+  int64_t tileRows = kTileRows;
+  for (int64_t r : {kTileRows - 1, kTileRows - 2})
+    if (positions % kTileRows && positions % r == 0) {
+      tileRows = r;
+      break;
+    }
+  int64_t tiles = positions / tileRows, left = positions % tileRows;
   // The tile of `rows` positions from p0 of image `img`, channels of panel
   // `panel`; `tile` its index among the panel's whole tiles (null for the
   // last, partial one).
@@ -310,9 +319,20 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
       SmallVector<Value> rowsOfHalf;
       for (int64_t i = 0; i < rows; ++i)
         rowsOfHalf.push_back(loop.getResult(2 * i + half));
-      SmallVector<Value> cols = rows == kTileRows
-                                    ? transpose8x16(tb, loc, rowsOfHalf)
-                                    : transposeSmall(tb, loc, rowsOfHalf);
+      // 6 or 7 rows: the 8x16 transpose over the last row repeated, each
+      // channel's vector then cut to its first `rows` lanes.
+      SmallVector<Value> cols;
+      if (rows >= kTileRows - 2) {
+        while (rowsOfHalf.size() < kTileRows)
+          rowsOfHalf.push_back(rowsOfHalf.back());
+        cols = transpose8x16(tb, loc, rowsOfHalf);
+        if (rows < kTileRows)
+          for (Value &col : cols)
+            col = tb.create<vector::ShuffleOp>(
+                loc, col, col, llvm::to_vector(llvm::seq<int64_t>(0, rows)));
+      } else {
+        cols = transposeSmall(tb, loc, rowsOfHalf);
+      }
       for (int64_t j = 0; j < kLanes; ++j) {
         Value v = cols[j];
         if (epilogue) {
@@ -358,8 +378,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     // (The next panel's prefetch is for panel-major tasks' whole tiles.)
     auto whole = [&](OpBuilder &wb) {
       emitTile(wb, img, panel,
-               wb.create<arith::MulIOp>(loc, tile, idx(wb, kTileRows)),
-               kTileRows, tilesOuter ? Value() : tile);
+               wb.create<arith::MulIOp>(loc, tile, idx(wb, tileRows)),
+               tileRows, tilesOuter ? Value() : tile);
     };
     if (!left) {
       whole(tb);
@@ -370,10 +390,10 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
       OpBuilder wb = branch.getThenBodyBuilder();
       whole(wb);
       OpBuilder nb = branch.getElseBodyBuilder();
-      emitTile(nb, img, panel, idx(nb, tiles * kTileRows), left, Value());
+      emitTile(nb, img, panel, idx(nb, tiles * tileRows), left, Value());
     }
   }
-  markParallel(tasks, kParallelMultiplyAdds, kTileRows * kPanel * k);
+  markParallel(tasks, kParallelMultiplyAdds, tileRows * kPanel * k);
   init->op->erase();
   if (epilogue)
     epilogue.erase();

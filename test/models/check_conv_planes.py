@@ -2,15 +2,18 @@
 """Convolutions computed with output positions as the rows of the register
 tile (planes a few positions past whole vectors: 7x7 = 49, 5x5 = 25, as
 patches x weights^T written back transposed; on AVX-512, every conv with
-channels in panels of 32, as direct tiles of 8 positions, across output
-rows, reading the input in place), against ONNX Runtime: 3x3, 1x1 and
+channels in panels of 32, as direct tiles of 8 positions, or 7 or 6
+where those fill the plane (7x7, 14x14, 6x6), across output rows,
+reading the input in place), against ONNX Runtime: 3x3, 1x1 and
 7x7 kernels, stride 1 and 2, dilation 2, with a bias or none, batch 1 and
 2 (also with the batch symbolic in the model: run-time images), with a
 fused Relu or Sigmoid or no activation. Compiled for the build
 machine's CPU and for x86-64-v3 (AVX2's 8-lane remainder on any machine
 that runs it). Also a 3x3 stride-2 max pool over input with NaNs (on the
 same vector loops as the direct convs' neighbours, the depthwise ones)
-against NumPy: a window holding a NaN gives NaN.
+against NumPy: a window holding a NaN gives NaN. And ConvTranspose (one
+Conv over the input per output phase, interleaved): 2-D and 1-D, with
+pads, output_padding, groups, a bias or none.
 
   check_conv_planes.py --kiln K --kiln-run R --work DIR
 """
@@ -40,6 +43,7 @@ CASES = {
     "k1_c32_m64_3x3_n2_nobias": (2, 32, 64, 1, 1, 3, False, "Relu"),
     "k3_s2_c128_m256": (1, 128, 256, 3, 2, 14, True, None),
     "k3_c256_m256_5x5_relu": (1, 256, 256, 3, 1, 5, True, "Relu"),
+    "k3_c32_m64_6x6_n2": (2, 32, 64, 3, 1, 6, True, "Relu"),
 }
 
 
@@ -65,6 +69,43 @@ def make(path, n, c, m, k, s, size, bias, act, dilation=1, symbolic=False):
     model.ir_version = 8
     onnx.save(model, path)
     return rng.standard_normal((n, c, size, size), dtype=np.float32)
+
+
+# name: batch, in channels, out channels, kernel, stride, input size, pads,
+# output_padding, group, bias, activation; 1-D where the kernel is a tuple
+# of one.
+CONV_TRANSPOSE_CASES = {
+    "ct_k2_s2_c64_m64_20x20_relu": (1, 64, 64, 2, 2, 20, 0, 0, 1, True, "Relu"),
+    "ct_k2_s2_c64_m1_40x40_sigmoid": (1, 64, 1, 2, 2, 40, 0, 0, 1, True, "Sigmoid"),
+    "ct_k3_s2_p1_op1_c16_m24_g2_9x9_n2": (2, 16, 24, 3, 2, 9, 1, 1, 2, False, None),
+    "ct_k4_s2_p1_c32_m16_12x12": (1, 32, 16, 4, 2, 12, 1, 0, 1, True, None),
+    "ct_1d_k16_s8_p4_c32_m16_25": (1, 32, 16, (16,), 8, 25, 4, 0, 1, True, None),
+}
+
+
+def make_conv_transpose(path, n, c, m, k, s, size, pad, out_pad, group, bias, act):
+    rng = np.random.default_rng(m * 100 + c + s)
+    sp = 1 if isinstance(k, tuple) else 2
+    k = k[0] if isinstance(k, tuple) else k
+    w = (rng.standard_normal((c, m // group) + (k,) * sp) / np.sqrt(c * k)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "W")]
+    inputs = ["X", "W"]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(m, dtype=np.float32), "B"))
+        inputs.append("B")
+    nodes = [helper.make_node("ConvTranspose", inputs, ["C" if act else "Y"],
+                              kernel_shape=[k] * sp, strides=[s] * sp, pads=[pad] * 2 * sp,
+                              output_padding=[out_pad] * sp, group=group)]
+    if act:
+        nodes.append(helper.make_node(act, ["C"], ["Y"]))
+    shape = [n, c] + [size] * sp
+    graph = helper.make_graph(
+        nodes, "conv_transpose", [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return rng.standard_normal(shape, dtype=np.float32)
 
 
 def max_pool_nan(args):
@@ -97,6 +138,9 @@ def main():
     args = ortcheck.parse_args()
     results = [ortcheck.case(args, name, "X", lambda path, shape=shape: make(path, *shape))
                for name, shape in CASES.items()]
+    results += [ortcheck.case(args, name, "X",
+                              lambda path, shape=shape: make_conv_transpose(path, *shape))
+                for name, shape in CONV_TRANSPOSE_CASES.items()]
     results.append(max_pool_nan(args))
     return ortcheck.summary(results)
 

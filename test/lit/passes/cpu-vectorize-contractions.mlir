@@ -1770,35 +1770,34 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 
 // -----
 
-// A 7x7 plane (49 = 6 x 8 + 1 positions) of whole vectors of channels.
-// On AVX-512 a direct conv: tiles of 8 positions x 32 channels (6 whole
-// tiles and the last position, a narrower tile, per panel of channels:
-// 16 x 7 tasks that threads take, each panel's in a row), each k step a
-// row of the weights' panels (packed at compile time) and 8 broadcasts
-// read from the input in place, the accumulators from the bias,
-// transposed in registers and stored per channel through the fused Relu.
+// A 7x7 plane (49 = 7 x 7 positions) of whole vectors of channels.
+// On AVX-512 a direct conv: tiles of 7 positions x 32 channels (8 would
+// leave the 49th position a tile of its own, at half a tile's speed), 7
+// per panel of channels: 16 x 7 tasks that threads take, each panel's in
+// a row, each k step a row of the weights' panels (packed at compile
+// time) and 7 broadcasts read from the input in place, the accumulators
+// from the bias, transposed in registers (the 8 x 16 transpose, its last
+// row repeated) and stored per channel, 7 positions, through the fused
+// Relu.
 // CHECK-LABEL: func.func @conv_small_plane
 // CHECK: %[[PANELS:.*]] = memref.get_global @cw_kxm_panels32 : memref<16x576x32xf32>
 // CHECK: %[[X:.*]] = memref.reinterpret_cast %arg0 to offset: [0], sizes: [5184], strides: [1]
 // CHECK: %[[OUT:.*]] = memref.collapse_shape %arg2 {{.*}} into memref<1x512x49xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c112 step %c1{{.*}} {
-// CHECK: %[[WHOLE:.*]] = arith.cmpi ult, %{{.*}}, %c6 : index
-// CHECK: scf.if %[[WHOLE]] {
+// CHECK-NOT: scf.if
 // CHECK: vector.load %arg1[%{{.*}}] : memref<512xf32>, vector<16xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c64
-// Each whole tile prefetches its share of the next panel: 3 lines an
-// input channel (576 x 32 floats over 6 tiles and 64 channels).
+// Each tile prefetches its share of the next panel: 3 lines an input
+// channel (576 x 32 floats over 7 tiles and 64 channels).
 // CHECK-COUNT-3: memref.prefetch %{{.*}}[%{{.*}}], read, locality<2>, data : memref<294912xf32>
 // CHECK-NOT: memref.prefetch
 // CHECK: vector.load %[[PANELS]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<16x576x32xf32>, vector<16xf32>
 // CHECK: memref.load %[[X]][%{{.*}}] : memref<5184xf32>
 // CHECK: vector.fma
 // CHECK: vector.shuffle
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x512x49xf32>, vector<8xf32>
-// CHECK: } else {
-// CHECK-NOT: memref.prefetch
-// CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %c48] : memref<1x512x49xf32>, vector<1xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<7xf32>
+// CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x512x49xf32>, vector<7xf32>
+// CHECK-NOT: vector<1xf32>
 // CHECK: } {kiln.parallel
 // CHECK-NOT: linalg.generic
 // CHECK: return
@@ -1857,21 +1856,18 @@ func.func @conv_small_plane(%x: memref<1x64x9x9xf32>, %bias: memref<512xf32>, %o
 // -----
 
 // 1x1 stride-1 convs: on a 7x7 plane (49 positions, past whole vectors)
-// the direct tiles, whose last position per panel is still 32 channels at
-// once (the matmul on x as it lies took that column a lane at a time);
-// on an 8x8 plane (whole vectors) the matmul on x as it lies. Weights
-// this small (8 KiB) stay in L2: the 14 tasks (6 whole tiles and the
-// last position, per panel) go tile by tile (a task's tile is its index
-// over the 2 panels), each tile's panels in a row.
+// the direct tiles of 7 positions x 32 channels (the matmul on x as it
+// lies took the last column a lane at a time); on an 8x8 plane (whole
+// vectors) the matmul on x as it lies. Weights this small (8 KiB) stay in
+// L2: the 14 tasks (7 tiles per panel) go tile by tile (a task's tile is
+// its index over the 2 panels), each tile's panels in a row.
 // CHECK-LABEL: func.func @conv_pointwise_planes
 // CHECK: memref.get_global @pw7_kxm_panels32 : memref<2x32x32xf32>
 // CHECK: scf.for %[[T:.*]] = %c0 to %c14 step %c1
 // CHECK: %[[REST:.*]] = arith.remui %[[T]], %c14 : index
 // CHECK-NEXT: arith.divui %[[REST]], %c2 : index
 // CHECK: vector.fma
-// CHECK: vector.store %{{.*}} : memref<1x64x7x7xf32>, vector<8xf32>
-// CHECK: } else {
-// CHECK: memref.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}, %c6, %c6] : memref<1x64x7x7xf32>
+// CHECK: vector.store %{{.*}} : memref<1x64x7x7xf32>, vector<7xf32>
 // CHECK-NOT: pw8_kxm
 // CHECK: return
 // AVX2-LABEL: func.func @conv_pointwise_planes
@@ -1910,31 +1906,32 @@ func.func @conv_pointwise_planes(%x7: memref<1x32x7x7xf32>, %o7: memref<1x64x7x7
 
 // -----
 
-// Two images: the task's image is its index over the 14 tasks an image
-// has (7 tiles, the last one position, x 2 panels), in both the whole
+// Two images on 5x5 planes (25 = 3 x 8 + 1 positions: neither 7 nor 6
+// fills them): the task's image is its index over the 8 tasks an image
+// has (4 tiles, the last one position, x 2 panels), in both the whole
 // tiles and the narrow last one.
 // CHECK-LABEL: func.func @conv_pointwise_two_images
-// CHECK: scf.for %[[T:.*]] = %c0 to %c28 step %c1
-// CHECK: %[[IMG:.*]] = arith.divui %[[T]], %c14 : index
-// CHECK: %[[REST:.*]] = arith.remui %[[T]], %c14{{.*}} : index
+// CHECK: scf.for %[[T:.*]] = %c0 to %c16 step %c1
+// CHECK: %[[IMG:.*]] = arith.divui %[[T]], %c8 : index
+// CHECK: %[[REST:.*]] = arith.remui %[[T]], %c8{{.*}} : index
 // CHECK: %[[TILE:.*]] = arith.divui %[[REST]], %c2{{.*}} : index
-// CHECK: arith.cmpi ult, %[[TILE]], %c6 : index
-// CHECK: vector.store %{{.*}}, %{{.*}}[%[[IMG]], %{{.*}}, %{{.*}}] : memref<2x64x49xf32>, vector<8xf32>
+// CHECK: arith.cmpi ult, %[[TILE]], %c3 : index
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[IMG]], %{{.*}}, %{{.*}}] : memref<2x64x25xf32>, vector<8xf32>
 // CHECK: } else {
-// CHECK: arith.muli %[[IMG]], %c1568 : index
-// CHECK: vector.store %{{.*}}, %{{.*}}[%[[IMG]], %{{.*}}, %c48] : memref<2x64x49xf32>, vector<1xf32>
+// CHECK: arith.muli %[[IMG]], %c800 : index
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[IMG]], %{{.*}}, %c24] : memref<2x64x25xf32>, vector<1xf32>
 // CHECK: } {kiln.parallel
 memref.global "private" constant @pwb : memref<64x32x1x1xf32> = dense<0.5>
 #pX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
 #pW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
 #pO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
-func.func @conv_pointwise_two_images(%x: memref<2x32x7x7xf32>, %o: memref<2x64x7x7xf32>) {
+func.func @conv_pointwise_two_images(%x: memref<2x32x5x5xf32>, %o: memref<2x64x5x5xf32>) {
   %zero = arith.constant 0.0 : f32
   %w = memref.get_global @pwb : memref<64x32x1x1xf32>
-  linalg.fill ins(%zero : f32) outs(%o : memref<2x64x7x7xf32>)
+  linalg.fill ins(%zero : f32) outs(%o : memref<2x64x5x5xf32>)
   linalg.generic {indexing_maps = [#pX, #pW, #pO],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
-      ins(%x, %w : memref<2x32x7x7xf32>, memref<64x32x1x1xf32>) outs(%o : memref<2x64x7x7xf32>) {
+      ins(%x, %w : memref<2x32x5x5xf32>, memref<64x32x1x1xf32>) outs(%o : memref<2x64x5x5xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %p : f32

@@ -435,3 +435,53 @@ func.func @qlinear_conv_depthwise(%x: tensor<1x4x6x6xui8>, %s: tensor<f32>, %zx:
   %0 = onnx.QLinearConv(%x, %s, %zx, %w, %ws, %zw, %s, %zx, %none) {group = 4 : i64, pads = [1, 1, 1, 1]} : (tensor<1x4x6x6xui8>, tensor<f32>, tensor<ui8>, tensor<4x1x3x3xi8>, tensor<4xf32>, tensor<i8>, tensor<f32>, tensor<ui8>, none) -> tensor<1x4x6x6xui8>
   return %0 : tensor<1x4x6x6xui8>
 }
+
+// -----
+
+// ConvTranspose 2x2 stride 2: a 1x1 Conv to 4 phases per channel (bias
+// repeated per phase), interleaved by Reshape/Transpose/Reshape; nothing
+// to cut.
+// CHECK-LABEL: func.func @conv_transpose_2x2_s2
+// CHECK-NOT: onnx.ConvTranspose
+// CHECK: onnx.Transpose{{.*}}perm = [0, 2, 4, 6, 1, 3, 5]
+// CHECK: onnx.Expand
+// CHECK: onnx.Conv{{.*}}kernel_shape = [1, 1]{{.*}}pads = [0, 0, 0, 0]{{.*}} -> tensor<1x32x5x6xf32>
+// CHECK: onnx.Reshape{{.*}} -> tensor<1x8x2x2x5x6xf32>
+// CHECK: onnx.Transpose{{.*}}perm = [0, 1, 4, 2, 5, 3]
+// CHECK: onnx.Reshape{{.*}} -> tensor<1x8x10x12xf32>
+// CHECK-NOT: onnx.Slice
+// CHECK: return
+func.func @conv_transpose_2x2_s2(%x: tensor<1x4x5x6xf32>) -> tensor<1x8x10x12xf32> {
+  %w = onnx.Constant() {value = dense<1.0> : tensor<4x8x2x2xf32>} : () -> tensor<4x8x2x2xf32>
+  %b = onnx.Constant() {value = dense<0.5> : tensor<8xf32>} : () -> tensor<8xf32>
+  %y = onnx.ConvTranspose(%x, %w, %b) {strides = [2, 2]} : (tensor<1x4x5x6xf32>, tensor<4x8x2x2xf32>, tensor<8xf32>) -> tensor<1x8x10x12xf32>
+  return %y : tensor<1x8x10x12xf32>
+}
+
+// -----
+
+// 3x3 stride 2, pads 1, output_padding 1, two groups: the kernel padded to
+// 4x4, 2x2 taps per phase reversed, the Conv padded by 1; the pads cut
+// from the interleaved 12x12.
+// CHECK-LABEL: func.func @conv_transpose_3x3_s2_groups
+// CHECK: onnx.Pad
+// CHECK: onnx.Slice
+// CHECK: onnx.Conv{{.*}}group = 2{{.*}}kernel_shape = [2, 2]{{.*}}pads = [1, 1, 1, 1]{{.*}} -> tensor<1x24x6x6xf32>
+// CHECK: onnx.Slice{{.*}} -> tensor<1x6x10x10xf32>
+// CHECK: return
+func.func @conv_transpose_3x3_s2_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x6x10x10xf32> {
+  %none = onnx.NoValue
+  %y = onnx.ConvTranspose(%x, %w, %none) {group = 2 : i64, strides = [2, 2], pads = [1, 1, 1, 1], output_padding = [1, 1]} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, none) -> tensor<1x6x10x10xf32>
+  return %y : tensor<1x6x10x10xf32>
+}
+
+// -----
+
+// Dilated kernels keep the op (lowered as it is defined).
+// CHECK-LABEL: func.func @conv_transpose_dilated
+// CHECK: onnx.ConvTranspose
+func.func @conv_transpose_dilated(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>) -> tensor<*xf32> {
+  %none = onnx.NoValue
+  %y = onnx.ConvTranspose(%x, %w, %none) {strides = [2, 2], dilations = [2, 2]} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>, none) -> tensor<*xf32>
+  return %y : tensor<*xf32>
+}
