@@ -12,9 +12,9 @@
 // 80x80 map: 30 ms against ONNX Runtime's 2).
 //
 //===----------------------------------------------------------------------===//
-#include "passes/DecomposeOps.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/ShapeInference.h"
+#include "passes/DecomposeOps.h"
 
 #include <limits>
 
@@ -73,7 +73,8 @@ bool decomposeConvTranspose(Operation *op) {
     int64_t t = (k + s - 1) / s, q = xt.getDimSize(2 + i) + t - 1;
     // (Past the interleaved output the result would be the bias alone: an
     // output_padding larger than the kernel's overhang; left as it is.)
-    if (pb[i] < 0 || pb[i] + outSp[i] > q * s || yt.getDimSize(2 + i) != outSp[i])
+    if (pb[i] < 0 || pb[i] + outSp[i] > q * s ||
+        yt.getDimSize(2 + i) != outSp[i])
       return false;
     cut |= pb[i] != 0 || outSp[i] != q * s;
     taps.push_back(t);
@@ -138,7 +139,8 @@ bool decomposeConvTranspose(Operation *op) {
   convPads.append(convPads);
   Value y = g.op<onnx::ConvOp>(
       {ct.getX(), w, bias},
-      {g.attr("group", group), g.b.getNamedAttr("pads", g.b.getI64ArrayAttr(convPads)),
+      {g.attr("group", group),
+       g.b.getNamedAttr("pads", g.b.getI64ArrayAttr(convPads)),
        g.b.getNamedAttr("strides", g.b.getI64ArrayAttr(ones)),
        g.b.getNamedAttr("kernel_shape", g.b.getI64ArrayAttr(taps))});
 

@@ -378,8 +378,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     // (The next panel's prefetch is for panel-major tasks' whole tiles.)
     auto whole = [&](OpBuilder &wb) {
       emitTile(wb, img, panel,
-               wb.create<arith::MulIOp>(loc, tile, idx(wb, tileRows)),
-               tileRows, tilesOuter ? Value() : tile);
+               wb.create<arith::MulIOp>(loc, tile, idx(wb, tileRows)), tileRows,
+               tilesOuter ? Value() : tile);
     };
     if (!left) {
       whole(tb);
