@@ -26,8 +26,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ortcheck
 
-# name: batch, in channels, out channels, kernel, stride, input size, bias,
-# activation[, dilation[, batch symbolic in the model]]
+# name: batch, in channels, out channels, kernel, stride, input size (or
+# (height, width)), bias, activation[, dilation[, batch symbolic in the
+# model]]
 CASES = {
     "k3_c64_m64_14x14_runtime_batch": (3, 64, 64, 3, 1, 14, True, "Relu", 1, True),
     "k3_s2_c32_m64_15x15_runtime_batch": (2, 32, 64, 3, 2, 15, False, None, 1, True),
@@ -44,10 +45,17 @@ CASES = {
     "k3_s2_c128_m256": (1, 128, 256, 3, 2, 14, True, None),
     "k3_c256_m256_5x5_relu": (1, 256, 256, 3, 1, 5, True, "Relu"),
     "k3_c32_m64_6x6_n2": (2, 32, 64, 3, 1, 6, True, "Relu"),
+    # Channel planes (about) a multiple of 2 KiB apart (one L1 set for 16
+    # of a tile's 32 channel lines): tiles in pairs, each channel's 16
+    # positions stored as one line; 1023 positions = 63 pairs, an odd tile
+    # and 7 more.
+    "k3_c3_m32_32x32_lines": (1, 3, 32, 3, 1, 32, True, "Relu"),
+    "k3_c8_m64_31x33_lines_n2": (2, 8, 64, 3, 1, (31, 33), False, None),
 }
 
 
 def make(path, n, c, m, k, s, size, bias, act, dilation=1, symbolic=False):
+    ih, iw = size if isinstance(size, tuple) else (size, size)
     rng = np.random.default_rng(m * 100 + c)
     w = (rng.standard_normal((m, c, k, k)) / np.sqrt(c * k * k)).astype(np.float32)
     inits = [numpy_helper.from_array(w, "W")]
@@ -63,12 +71,12 @@ def make(path, n, c, m, k, s, size, bias, act, dilation=1, symbolic=False):
     graph = helper.make_graph(
         nodes, "conv",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT,
-                                       ["N" if symbolic else n, c, size, size])],
+                                       ["N" if symbolic else n, c, ih, iw])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, path)
-    return rng.standard_normal((n, c, size, size), dtype=np.float32)
+    return rng.standard_normal((n, c, ih, iw), dtype=np.float32)
 
 
 # name: batch, in channels, out channels, kernel, stride, input size, pads,

@@ -1855,6 +1855,41 @@ func.func @conv_small_plane(%x: memref<1x64x9x9xf32>, %bias: memref<512xf32>, %o
 
 // -----
 
+// Channel planes 4 KiB apart (32x32): all 32 channel lines of a tile fall
+// in one L1 set, so tiles go in pairs: the first one's channel vectors
+// wait in a thread scratch, the second's complete them, and each channel's
+// 16 positions are stored as one line (64 pair tasks).
+// CHECK-LABEL: func.func @conv_plane_lines
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1
+// CHECK: %[[HALVES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x8xf32>
+// CHECK: vector.fma
+// CHECK: vector.store %{{.*}}, %[[HALVES]][%{{.*}}, %c0{{.*}}] : memref<32x8xf32>, vector<8xf32>
+// CHECK: vector.fma
+// CHECK: %[[LOW:.*]] = vector.load %[[HALVES]][%{{.*}}, %c0{{.*}}] : memref<32x8xf32>, vector<8xf32>
+// CHECK: %[[LINE:.*]] = vector.shuffle %[[LOW]], %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+// CHECK: vector.store %[[LINE]], %{{.*}} : memref<1x32x1024xf32>, vector<16xf32>
+// CHECK: } {kiln.parallel
+memref.global "private" constant @lw : memref<32x3x3x3xf32> = dense<0.5>
+#lX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#lW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#lO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_plane_lines(%x: memref<1x3x34x34xf32>, %o: memref<1x32x32x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @lw : memref<32x3x3x3xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x32x32x32xf32>)
+  linalg.generic {indexing_maps = [#lX, #lW, #lO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x3x34x34xf32>, memref<32x3x3x3xf32>) outs(%o : memref<1x32x32x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // 1x1 stride-1 convs: on a 7x7 plane (49 positions, past whole vectors)
 // the direct tiles of 7 positions x 32 channels (the matmul on x as it
 // lies took the last column a lane at a time); on an 8x8 plane (whole
