@@ -429,16 +429,16 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
       auto half = VectorType::get({kTileRows}, f32);
       SmallVector<int64_t> both =
           llvm::to_vector(llvm::seq<int64_t>(0, 2 * kTileRows));
-      emitTile(wb, img, panel, p1, kTileRows, tilesOuter ? Value() : second,
-               [&](OpBuilder &sb, Value ch, Value v) {
-                 Value low = sb.create<vector::LoadOp>(
-                     loc, half, halves, ValueRange{ch, idx(sb, 0)});
-                 Value line = sb.create<vector::ShuffleOp>(loc, low, v, both);
-                 sb.create<vector::StoreOp>(
-                     loc, line, dest3,
-                     ValueRange{img, sb.create<arith::AddIOp>(loc, ch0, ch),
-                                p0});
-               });
+      emitTile(
+          wb, img, panel, p1, kTileRows, tilesOuter ? Value() : second,
+          [&](OpBuilder &sb, Value ch, Value v) {
+            Value low = sb.create<vector::LoadOp>(loc, half, halves,
+                                                  ValueRange{ch, idx(sb, 0)});
+            Value line = sb.create<vector::ShuffleOp>(loc, low, v, both);
+            sb.create<vector::StoreOp>(
+                loc, line, dest3,
+                ValueRange{img, sb.create<arith::AddIOp>(loc, ch0, ch), p0});
+          });
     };
     // The units past the whole ones: an odd last whole tile, then the
     // plane's last positions.
