@@ -11,6 +11,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -97,7 +98,12 @@ Value rebuildDynamicBuffer(OpBuilder &b, Location loc, MemRefType m,
 /// constants there).
 bool cloneable(Value v) {
   Operation *def = v.getDefiningOp();
-  return def && def->hasTrait<OpTrait::ConstantLike>();
+  // (Also other pure ops of no operands: the masks of vector.constant_mask,
+  // whose vector<Nxi1> no function could take, kept a stride-2 conv's
+  // im2col blocks on one thread.)
+  return def && (def->hasTrait<OpTrait::ConstantLike>() ||
+                 (def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
+                  isPure(def)));
 }
 
 /// Views a function rebuilds from the values it gets, instead of taking
@@ -133,8 +139,11 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
       auto func = loop->getParentOfType<func::FuncOp>();
       outline(func, loop, next[func]);
     }
-    // One left (a view the function cannot rebuild) runs as a plain loop.
-    module.walk([](scf::ForOp loop) { loop->removeAttr(kParallelAttr); });
+    // One left (a view the function cannot rebuild) runs as a plain loop
+    // (counted: a parallel loop lost silently is a slowdown).
+    module.walk([&](scf::ForOp loop) {
+      numSerial += loop->removeAttr(kParallelAttr) != nullptr;
+    });
     // For `kiln compile --report`.
     // How far the split scales: loops with fewer iterations than 8 or 32
     // threads leave some of them idle.
@@ -143,14 +152,16 @@ struct OutlineLoopsPass : public impl::OutlineLoopsBase<OutlineLoopsPass> {
          {std::pair("kiln.report.parallel_loops", numTasks),
           {"kiln.report.parallel_loops_under_8_tasks", numUnder8},
           {"kiln.report.parallel_loops_under_32_tasks", numUnder32},
-          {"kiln.report.parallel_loops_runtime_trips", numRuntime}})
+          {"kiln.report.parallel_loops_runtime_trips", numRuntime},
+          {"kiln.report.parallel_loops_left_serial", numSerial}})
       if (n)
         module->setAttr(key, b.getI64IntegerAttr(n));
   }
   // Parallel loops, those whose iterations make fewer than 8 or 32
   // ranges of at least their grain (they cannot use 8 or 32 threads), and
   // those whose trip count is known only at run time.
-  int64_t numTasks = 0, numUnder8 = 0, numUnder32 = 0, numRuntime = 0;
+  int64_t numTasks = 0, numUnder8 = 0, numUnder32 = 0, numRuntime = 0,
+          numSerial = 0;
 
   void outline(func::FuncOp func, Operation *nest, int64_t &next) {
     // Device code stays where gpu-to-llvm expects it.

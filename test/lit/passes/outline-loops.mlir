@@ -99,3 +99,27 @@ func.func @parallel(%a: memref<64xf32>, %b: memref<64xf32>) {
   } {kiln.parallel}
   return
 }
+
+// -----
+
+// A mask made above a parallel loop (vector.constant_mask: no function
+// could take its vector<32xi1>) is cloned into the task function like a
+// constant; the loop still becomes a task (before, it stayed a plain loop
+// in the caller, on one thread).
+// CHECK-LABEL: func.func @mask_above
+// CHECK: call @mask_above_loop0
+// CHECK: func.func private @mask_above_loop0({{.*}}) attributes {kiln.outlined, passthrough = ["noinline", ["kiln-parallel-task", "1"]]}
+// CHECK: vector.constant_mask [31] : vector<32xi1>
+// CHECK: vector.maskedload
+func.func @mask_above(%a: memref<4x32xf32>, %b: memref<4x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %z = arith.constant dense<0.0> : vector<32xf32>
+  %m = vector.constant_mask [31] : vector<32xi1>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = vector.maskedload %a[%i, %c0], %m, %z : memref<4x32xf32>, vector<32xi1>, vector<32xf32> into vector<32xf32>
+    vector.store %v, %b[%i, %c0] : memref<4x32xf32>, vector<32xf32>
+  } {kiln.parallel = 1 : i64}
+  return
+}
