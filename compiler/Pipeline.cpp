@@ -206,7 +206,7 @@ static const char *kOptimizePipeline =
     "kiln-shape-inference),kiln-fold-constants,kiln-simplify,cse,"
     "func.func(kiln-shape-inference),kiln-fold-constants,kiln-simplify,cse,"
     "func.func(kiln-shape-inference),kiln-fuse-subgraphs,kiln-fuse-conv,"
-    "kiln-fuse-epilogues";
+    "kiln-fuse-epilogues,func.func(kiln-conv1d-as-2d)";
 // The CPU codegen pipelines live in providers/cpu/Pipelines.h: constant
 // folding JITs the same ones.
 using cpu::kBufferizePipeline;

@@ -300,6 +300,21 @@ def FuseConv : Pass<"kiln-fuse-conv", "::mlir::ModuleOp"> {
   }];
 }
 
+def Conv1dAs2d : Pass<"kiln-conv1d-as-2d", "::mlir::func::FuncOp"> {
+  let summary = "Run 1-D Convs as 2-D Convs of height 1";
+  let description = [{
+    A Conv of rank-3 input with static channels and length (and static
+    weights) becomes Unsqueeze, a 2-D Conv (kernel, strides, dilations and
+    pads with a height of 1 in front; constant weights reshaped in place)
+    and Squeeze, so that it runs on the providers' 2-D conv kernels. Runs
+    after the fusions: the Conv keeps its discardable attributes (a fused
+    activation).
+  }];
+  let statistics = [
+    Statistic<"converted", "converted", "1-D Convs run as 2-D">
+  ];
+}
+
 def FuseQuantized : Pass<"kiln-fuse-quantized", "::mlir::ModuleOp"> {
   let summary = "Turn QDQ MatMul and Gemm layers into 8-bit integer products";
   let description = [{

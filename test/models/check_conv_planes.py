@@ -13,7 +13,8 @@ that runs it). Also a 3x3 stride-2 max pool over input with NaNs (on the
 same vector loops as the direct convs' neighbours, the depthwise ones)
 against NumPy: a window holding a NaN gives NaN. And ConvTranspose (one
 Conv over the input per output phase, interleaved): 2-D and 1-D, with
-pads, output_padding, groups, a bias or none.
+pads, output_padding, groups, a bias or none. And 1-D convs (run as 2-D
+convs of height 1): pointwise, depthwise, strided, dilated.
 
   check_conv_planes.py --kiln K --kiln-run R --work DIR
 """
@@ -116,6 +117,38 @@ def make_conv_transpose(path, n, c, m, k, s, size, pad, out_pad, group, bias, ac
     return rng.standard_normal(shape, dtype=np.float32)
 
 
+# name: batch, in channels, out channels, kernel, stride, length, pads,
+# dilation, group, bias, activation.
+CONV1D_CASES = {
+    "c1d_k1_c144_m288_49": (1, 144, 288, 1, 1, 49, 0, 1, 1, True, None),
+    "c1d_k15_dw288_49_pad7": (1, 288, 288, 15, 1, 49, 7, 1, 288, True, "Sigmoid"),
+    "c1d_k7_c80_m128_50_relu_n2": (2, 80, 128, 7, 1, 50, 3, 1, 1, True, "Relu"),
+    "c1d_k3_s2_c32_m64_100": (1, 32, 64, 3, 2, 100, 1, 1, 1, False, None),
+    "c1d_k3_d3_c16_m16_800": (1, 16, 16, 3, 1, 800, 3, 3, 1, True, "LeakyRelu"),
+}
+
+
+def make_conv1d(path, n, c, m, k, s, length, pad, dilation, group, bias, act):
+    rng = np.random.default_rng(m * 10 + c + k)
+    w = (rng.standard_normal((m, c // group, k)) / np.sqrt(c // group * k)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "W")]
+    inputs = ["X", "W"]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(m, dtype=np.float32), "B"))
+        inputs.append("B")
+    nodes = [helper.make_node("Conv", inputs, ["C" if act else "Y"], kernel_shape=[k],
+                              strides=[s], pads=[pad, pad], dilations=[dilation], group=group)]
+    if act:
+        nodes.append(helper.make_node(act, ["C"], ["Y"]))
+    graph = helper.make_graph(
+        nodes, "conv1d", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [n, c, length])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return rng.standard_normal((n, c, length), dtype=np.float32)
+
+
 def max_pool_nan(args):
     """MaxPool 3x3, stride 2, pads 1 on 1x32x20x20 with a NaN in some
     windows, against NumPy's NaN-propagating max."""
@@ -149,6 +182,8 @@ def main():
     results += [ortcheck.case(args, name, "X",
                               lambda path, shape=shape: make_conv_transpose(path, *shape))
                 for name, shape in CONV_TRANSPOSE_CASES.items()]
+    results += [ortcheck.case(args, name, "X", lambda path, shape=shape: make_conv1d(path, *shape))
+                for name, shape in CONV1D_CASES.items()]
     results.append(max_pool_nan(args))
     return ortcheck.summary(results)
 
