@@ -73,15 +73,15 @@ struct Conv1dAs2dPass : public impl::Conv1dAs2dBase<Conv1dAs2dPass> {
       Value w = weights2d(g, conv.getW(), wt);
       SmallVector<NamedAttribute> attrs;
       for (NamedAttribute a : fusion::opAttributes(conv))
-        if (!llvm::is_contained({"kernel_shape", "strides", "dilations",
-                                 "pads"},
-                                a.getName().getValue()))
+        if (!llvm::is_contained(
+                {"kernel_shape", "strides", "dilations", "pads"},
+                a.getName().getValue()))
           attrs.push_back(a);
-      attrs.push_back(b.getNamedAttr(
-          "kernel_shape", withHeight(b, conv.getKernelShape(), 1,
-                                     wt.getDimSize(2), 1)));
-      attrs.push_back(b.getNamedAttr(
-          "strides", withHeight(b, conv.getStrides(), 1, 1, 1)));
+      attrs.push_back(
+          b.getNamedAttr("kernel_shape", withHeight(b, conv.getKernelShape(), 1,
+                                                    wt.getDimSize(2), 1)));
+      attrs.push_back(
+          b.getNamedAttr("strides", withHeight(b, conv.getStrides(), 1, 1, 1)));
       attrs.push_back(b.getNamedAttr(
           "dilations", withHeight(b, conv.getDilations(), 1, 1, 1)));
       if (auto pads = conv.getPads(); pads && pads->size() == 2) {
