@@ -1776,9 +1776,9 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 // per panel of channels: 16 x 7 tasks that threads take, each panel's in
 // a row, each k step a row of the weights' panels (packed at compile
 // time) and 7 broadcasts read from the input in place, the accumulators
-// from the bias, transposed in registers (the 8 x 16 transpose, its last
-// row repeated) and stored per channel, 7 positions, through the fused
-// Relu.
+// from the bias, through the fused Relu (on the accumulators, 16
+// channels a vector), transposed in registers (the 8 x 16 transpose, its
+// last row repeated) and stored per channel, 7 positions.
 // CHECK-LABEL: func.func @conv_small_plane
 // CHECK: %[[PANELS:.*]] = memref.get_global @cw_kxm_panels32 : memref<16x576x32xf32>
 // CHECK: %[[X:.*]] = memref.reinterpret_cast %arg0 to offset: [0], sizes: [5184], strides: [1]
@@ -1794,8 +1794,9 @@ func.func @twelve_columns(%a: memref<48x128xf32>, %b: memref<128x12xf32>, %c: me
 // CHECK: vector.load %[[PANELS]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<16x576x32xf32>, vector<16xf32>
 // CHECK: memref.load %[[X]][%{{.*}}] : memref<5184xf32>
 // CHECK: vector.fma
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
 // CHECK: vector.shuffle
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<7xf32>
+// CHECK-NOT: arith.maximumf
 // CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x512x49xf32>, vector<7xf32>
 // CHECK-NOT: vector<1xf32>
 // CHECK: } {kiln.parallel
