@@ -107,6 +107,35 @@ static SmallVector<Value> transposeSmall(OpBuilder &b, Location loc,
   return cols;
 }
 
+/// Any count of rows (position r in row r, 16 channels a row) as 16
+/// vectors of `rows` lanes (lane r = position r): 6 to 8 rows by the 8x16
+/// transpose, the last row repeated, then cut; more than 8 as the first 8
+/// and the rest, joined; fewer lane by lane.
+static SmallVector<Value> transposeRows(OpBuilder &b, Location loc,
+                                        ArrayRef<Value> rows) {
+  int64_t n = rows.size();
+  SmallVector<Value> cols;
+  if (n > kTileRows) {
+    SmallVector<Value> lo = transposeRows(b, loc, rows.take_front(kTileRows)),
+                       hi = transposeRows(b, loc, rows.drop_front(kTileRows));
+    for (int64_t j = 0; j < kLanes; ++j)
+      cols.push_back(b.create<vector::ShuffleOp>(
+          loc, lo[j], hi[j], llvm::to_vector(llvm::seq<int64_t>(0, n))));
+    return cols;
+  }
+  if (n < kTileRows - 2)
+    return transposeSmall(b, loc, rows);
+  SmallVector<Value> padded(rows);
+  while (padded.size() < kTileRows)
+    padded.push_back(padded.back());
+  cols = transpose8x16(b, loc, padded);
+  if (n < kTileRows)
+    for (Value &col : cols)
+      col = b.create<vector::ShuffleOp>(
+          loc, col, col, llvm::to_vector(llvm::seq<int64_t>(0, n)));
+  return cols;
+}
+
 /// Static f32 operands, but for the batch of x and the output (a run-time
 /// batch: the images are the outer tasks).
 static bool staticButBatch(linalg::GenericOp g) {
@@ -128,7 +157,7 @@ bool directConvShape(int64_t vectorBits, int64_t groups, int64_t m, int64_t kh,
   bool pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1;
   if (pointwise && positions % kLanes == 0)
     return false;
-  return vectorBits >= 512 && groups == 1 && m % kPanel == 0 &&
+  return vectorBits >= 512 && groups == 1 && m % kLanes == 0 &&
          positions >= kTileRows;
 }
 
@@ -157,12 +186,17 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   Value wT = transposedWeights(b, loc, g.getDpsInputs()[1]);
   if (!wT)
     return false;
-  Value panels = packedPanels(b, loc, wT, /*transB=*/false, kPanel);
+  // Panels of 32 channels (two vectors a position), else of 16 (16, 48,
+  // 80 channels: one vector a position, tiles of 16 positions, which the
+  // im2col GEMM's 8 x 32 tiles ran at half the rate: a UNet's 16-channel
+  // 3x3 convs on 256x256 maps).
+  int64_t pw = m % kPanel == 0 ? kPanel : kLanes, nv = pw / kLanes;
+  Value panels = packedPanels(b, loc, wT, /*transB=*/false, pw);
   Type f32 = b.getF32Type();
   auto idx = [&](OpBuilder &ib, int64_t v) -> Value {
     return ib.create<arith::ConstantIndexOp>(loc, v);
   };
-  int64_t positions = oh * ow, k = c * kh * kw, planes = m / kPanel;
+  int64_t positions = oh * ow, k = c * kh * kw, planes = m / pw;
   // The images: static, or x's batch at run time.
   bool runtimeBatch = xt.isDynamicDim(0);
   Value images =
@@ -200,6 +234,9 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
       tileRows = r;
       break;
     }
+  // (Panels of 16: 16 positions, a 64-byte line per channel.)
+  if (nv == 1 && positions >= 2 * kTileRows)
+    tileRows = 2 * kTileRows;
   int64_t tiles = positions / tileRows, left = positions % tileRows;
   // The tile of `rows` positions from p0 of image `img`, channels of panel
   // `panel`; `tile` its index among the panel's whole tiles (null for the
@@ -222,9 +259,9 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
       offsets.push_back(tb.create<arith::AddIOp>(loc, off, imgBase));
     }
     // Accumulators from the bias (the same for every position) or fill.
-    Value ch0 = tb.create<arith::MulIOp>(loc, panel, idx(tb, kPanel));
+    Value ch0 = tb.create<arith::MulIOp>(loc, panel, idx(tb, pw));
     SmallVector<Value> start;
-    for (int64_t half = 0; half < 2; ++half) {
+    for (int64_t half = 0; half < nv; ++half) {
       Value v;
       if (init->bias)
         v = tb.create<vector::LoadOp>(loc, vec, init->bias,
@@ -248,17 +285,18 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
           lb.create<arith::MulIOp>(l, y, idx(lb, kw)));
       for (int64_t xk = 0; xk < kw; ++xk) {
         Value kIdx = lb.create<arith::AddIOp>(l, kRow, idx(lb, xk));
-        Value w0 = lb.create<vector::LoadOp>(
-            l, vec, panels, ValueRange{panel, kIdx, idx(lb, 0)});
-        Value w1 = lb.create<vector::LoadOp>(
-            l, vec, panels, ValueRange{panel, kIdx, idx(lb, kLanes)});
+        SmallVector<Value> wv;
+        for (int64_t half = 0; half < nv; ++half)
+          wv.push_back(lb.create<vector::LoadOp>(
+              l, vec, panels, ValueRange{panel, kIdx, idx(lb, half * kLanes)}));
         Value tap = lb.create<arith::AddIOp>(l, tapRow, idx(lb, xk * cm->dw));
         for (int64_t i = 0; i < rows; ++i) {
           Value at = lb.create<arith::AddIOp>(l, tap, offsets[i]);
           Value s = lb.create<memref::LoadOp>(l, xFlat, at);
           Value bs = lb.create<vector::BroadcastOp>(l, vec, s);
-          acc[2 * i] = lb.create<vector::FMAOp>(l, bs, w0, acc[2 * i]);
-          acc[2 * i + 1] = lb.create<vector::FMAOp>(l, bs, w1, acc[2 * i + 1]);
+          for (int64_t half = 0; half < nv; ++half)
+            acc[nv * i + half] = lb.create<vector::FMAOp>(
+                l, bs, wv[half], acc[nv * i + half]);
         }
       }
     };
@@ -266,7 +304,7 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     // run, each whole tile its share, a few lines per input channel:
     // weights that come from memory (a 512-channel 3x3 conv's 590 KiB
     // panels) otherwise stall every panel's first tile.
-    int64_t share = llvm::divideCeil(k * kPanel, tiles),
+    int64_t share = llvm::divideCeil(k * pw, tiles),
             perChannel = llvm::divideCeil(share, c),
             lines = llvm::divideCeil(perChannel, kLanes);
     Value prefetchBase;
@@ -275,7 +313,7 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
           loc,
           tb.create<arith::MulIOp>(
               loc, tb.create<arith::AddIOp>(loc, panel, idx(tb, 1)),
-              idx(tb, k * kPanel)),
+              idx(tb, k * pw)),
           tb.create<arith::MulIOp>(loc, tile, idx(tb, share)));
     auto emitPrefetch = [&](OpBuilder &lb, Location l, Value ci) {
       if (!prefetchBase)
@@ -331,24 +369,11 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
         acc = widenBody(tb, loc, body, map, {kLanes});
       }
     }
-    for (int64_t half = 0; half < 2; ++half) {
+    for (int64_t half = 0; half < nv; ++half) {
       SmallVector<Value> rowsOfHalf;
       for (int64_t i = 0; i < rows; ++i)
-        rowsOfHalf.push_back(sums[2 * i + half]);
-      // 6 or 7 rows: the 8x16 transpose over the last row repeated, each
-      // channel's vector then cut to its first `rows` lanes.
-      SmallVector<Value> cols;
-      if (rows >= kTileRows - 2) {
-        while (rowsOfHalf.size() < kTileRows)
-          rowsOfHalf.push_back(rowsOfHalf.back());
-        cols = transpose8x16(tb, loc, rowsOfHalf);
-        if (rows < kTileRows)
-          for (Value &col : cols)
-            col = tb.create<vector::ShuffleOp>(
-                loc, col, col, llvm::to_vector(llvm::seq<int64_t>(0, rows)));
-      } else {
-        cols = transposeSmall(tb, loc, rowsOfHalf);
-      }
+        rowsOfHalf.push_back(sums[nv * i + half]);
+      SmallVector<Value> cols = transposeRows(tb, loc, rowsOfHalf);
       for (int64_t j = 0; j < kLanes; ++j)
         store(tb, idx(tb, half * kLanes + j), cols[j]);
     }
@@ -383,7 +408,7 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     for (int64_t j = 0; j < kPanel; ++j)
       crowded = std::max(crowded, ++perSet[(j * positions * 4 / 64) % 64]);
   }
-  bool pairs = tileRows == kTileRows && tiles >= 2 && crowded > 8;
+  bool pairs = nv == 2 && tileRows == kTileRows && tiles >= 2 && crowded > 8;
   int64_t units = pairs ? tiles / 2 : tiles, odd = pairs ? tiles % 2 : 0;
   int64_t perPlane = units + odd + (left ? 1 : 0);
   auto tasks = b.create<scf::ForOp>(loc, idx(b, 0),
@@ -398,7 +423,7 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     Value within = tb.create<arith::RemUIOp>(loc, rest, idx(tb, inner));
     Value panel = tilesOuter ? within : outer,
           unit = tilesOuter ? outer : within;
-    Value ch0 = tb.create<arith::MulIOp>(loc, panel, idx(tb, kPanel));
+    Value ch0 = tb.create<arith::MulIOp>(loc, panel, idx(tb, pw));
     // Stores straight into the output, at position p0.
     auto storeAt = [&](Value p0) {
       return [&, p0](OpBuilder &sb, Value ch, Value v) {
@@ -476,7 +501,7 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
     }
   }
   markParallel(tasks, kParallelMultiplyAdds,
-               (pairs ? 2 : 1) * tileRows * kPanel * k);
+               (pairs ? 2 : 1) * tileRows * pw * k);
   init->op->erase();
   if (epilogue)
     epilogue.erase();

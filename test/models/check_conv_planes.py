@@ -52,6 +52,12 @@ CASES = {
     # and 7 more.
     "k3_c3_m32_32x32_lines": (1, 3, 32, 3, 1, 32, True, "Relu"),
     "k3_c8_m64_31x33_lines_n2": (2, 8, 64, 3, 1, (31, 33), False, None),
+    # Channels in panels of 16 (16, 48): tiles of 16 positions; 169 = 10
+    # tiles and 9 more, 100 = 6 and 4 more.
+    "k3_c16_m16_40x40_relu": (1, 16, 16, 3, 1, 40, True, "Relu"),
+    "k3_c24_m48_13x13_n2": (2, 24, 48, 3, 1, 13, False, None),
+    "k3_s2_c16_m16_31x31_runtime_batch": (2, 16, 16, 3, 2, 31, True, "Sigmoid", 1, True),
+    "k5_c8_m16_10x10": (1, 8, 16, 5, 1, 10, True, None),
 }
 
 

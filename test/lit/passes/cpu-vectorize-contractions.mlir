@@ -1891,6 +1891,39 @@ func.func @conv_plane_lines(%x: memref<1x3x34x34xf32>, %o: memref<1x32x32x32xf32
 
 // -----
 
+// 16 output channels (not whole panels of 32): panels of 16, one vector a
+// position, tiles of 16 positions (256 = 16 tasks), each channel's 16
+// positions joined from two 8 x 16 transposes and stored as one vector.
+// CHECK-LABEL: func.func @conv_panels16
+// CHECK: memref.get_global @pw16_kxm_panels16 : memref<1x72x16xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c1
+// CHECK: vector.load %[[PANEL:.*]][%{{.*}}, %{{.*}}, %c0{{.*}}] : memref<1x72x16xf32>, vector<16xf32>
+// CHECK-NOT: memref<1x72x16xf32>, vector<16xf32>
+// CHECK: vector.fma
+// CHECK: %[[LINE:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+// CHECK: vector.store %[[LINE]], %{{.*}} : memref<1x16x256xf32>, vector<16xf32>
+// CHECK: } {kiln.parallel
+memref.global "private" constant @pw16 : memref<16x8x3x3xf32> = dense<0.5>
+#qX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#qW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#qO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_panels16(%x: memref<1x8x18x18xf32>, %o: memref<1x16x16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @pw16 : memref<16x8x3x3xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x16x16x16xf32>)
+  linalg.generic {indexing_maps = [#qX, #qW, #qO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x8x18x18xf32>, memref<16x8x3x3xf32>) outs(%o : memref<1x16x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // 1x1 stride-1 convs: on a 7x7 plane (49 positions, past whole vectors)
 // the direct tiles of 7 positions x 32 channels (the matmul on x as it
 // lies took the last column a lane at a time); on an 8x8 plane (whole
