@@ -295,8 +295,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
           Value s = lb.create<memref::LoadOp>(l, xFlat, at);
           Value bs = lb.create<vector::BroadcastOp>(l, vec, s);
           for (int64_t half = 0; half < nv; ++half)
-            acc[nv * i + half] = lb.create<vector::FMAOp>(
-                l, bs, wv[half], acc[nv * i + half]);
+            acc[nv * i + half] =
+                lb.create<vector::FMAOp>(l, bs, wv[half], acc[nv * i + half]);
         }
       }
     };
