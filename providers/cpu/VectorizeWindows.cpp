@@ -238,7 +238,10 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // 7x7 8-bit in mobilenet_v2 52 -> 41 us). On wider rows a block holds
   // one or two rows, and an 8-bit conv converts each source chunk anew in
   // every block: 8-bit 28x28 55 -> 64 us, 56x56 154 -> 206 us.
-  bool shifts = planeStatic && !isMaxPool && dm.sw == 1 && vectorBits >= 512 &&
+  // (Also f32 max pools: a YOLO's 5x5 stride-1 pools on 10x10 maps, 24 us
+  // each through padded planes, against ONNX Runtime's 7.)
+  bool shifts = planeStatic && (!isMaxPool || elt.isF32()) && dm.sw == 1 &&
+                vectorBits >= 512 &&
                 (r[4] - 1) * dm.dw <= 2 * kLanes &&
                 r[5] <= (eightBit ? kLanes : 2 * kLanes);
   std::optional<PaddedSource> padded =
@@ -324,6 +327,19 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
     return ShapedType::isDynamic(r[loop]) ? (Value)nb.create<memref::DimOp>(loc, out, dim)
                                           : idx(nb, r[loop]);
   };
+  // max(acc, x) for an f32 max pool: x > acc ? x : acc, or x where x is
+  // NaN: NaNs propagate as maximumf's do (a NaN acc stays), in four
+  // instructions (two compares, two masked moves) where LLVM lowers
+  // maximumf (signed zeros ordered too) in six: a 64x112x112 3x3/2 max
+  // pool 203 -> 185 us. Of +0 and -0 either may come out.
+  auto maxF32 = [&](OpBuilder &mb, Value xv, Value acc) -> Value {
+    Value more = mb.create<arith::SelectOp>(
+        loc, mb.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, xv, acc),
+        xv, acc);
+    return mb.create<arith::SelectOp>(
+        loc, mb.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, xv, xv),
+        xv, more);
+  };
   // The taps of a block of stride-1 columns (`shifts`): output rows
   // [oh0, oh0 + nRows), chunks from static column c0, accumulated onto
   // `accs`. Source row oh * sh + kh * dh - top is loaded once per block as
@@ -386,11 +402,42 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                    ? padVec
                    : loaded.getResult(std::distance(inSource.begin(), it));
       };
+      // Tap kw's vector of chunk j of this source row.
+      auto tapVec = [&](int64_t j, int64_t kw) -> Value {
+        int64_t start = startOf(j, kw);
+        int64_t q = llvm::divideFloorSigned(start, kLanes),
+                rem = start - q * kLanes;
+        Value xv = chunk(q);
+        if (rem) {
+          SmallVector<int64_t> pick;
+          for (int64_t l = 0; l < kLanes; ++l)
+            pick.push_back(rem + l);
+          xv = nb.create<vector::ShuffleOp>(loc, xv, chunk(q + 1), pick);
+        }
+        return xv;
+      };
+      // A max pool is separable: the row's max over its kw taps once, then
+      // one max per output row that reads it (a 5x5 pool: 8 maxes an
+      // output chunk, not 25).
+      SmallVector<Value> rowMax;
+      for (int64_t j = 0; isMaxPool && j < numChunks; ++j) {
+        Value mx = tapVec(j, 0);
+        for (int64_t kw = 1; kw < r[4]; ++kw)
+          mx = maxF32(nb, tapVec(j, kw), mx);
+        rowMax.push_back(mx);
+      }
       for (int64_t row = 0; row < nRows; ++row) {
         int64_t khdh = o - row * dm.sh + top;
         if (khdh < 0 || khdh % dm.dh || khdh / dm.dh >= r[3])
           continue;
         int64_t kh = khdh / dm.dh;
+        if (isMaxPool) {
+          for (int64_t j = 0; j < numChunks; ++j) {
+            Value &acc = accs[row * numChunks + j];
+            acc = maxF32(nb, rowMax[j], acc);
+          }
+          continue;
+        }
         for (int64_t kw = 0; kw < r[4]; ++kw) {
           Value wv = nb.create<memref::LoadOp>(
               loc, w, ValueRange{m, idx(nb, 0), idx(nb, kh), idx(nb, kw)});
@@ -398,18 +445,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
             wv = toF32(nb, wv, eightBit->second);
           Value wb = nb.create<vector::BroadcastOp>(loc, vec, wv);
           for (int64_t j = 0; j < numChunks; ++j) {
-            int64_t start = startOf(j, kw);
-            int64_t q = llvm::divideFloorSigned(start, kLanes),
-                    rem = start - q * kLanes;
-            Value xv = chunk(q);
-            if (rem) {
-              SmallVector<int64_t> pick;
-              for (int64_t l = 0; l < kLanes; ++l)
-                pick.push_back(rem + l);
-              xv = nb.create<vector::ShuffleOp>(loc, xv, chunk(q + 1), pick);
-            }
             Value &acc = accs[row * numChunks + j];
-            acc = nb.create<vector::FMAOp>(loc, xv, wb, acc);
+            acc = nb.create<vector::FMAOp>(loc, tapVec(j, kw), wb, acc);
           }
         }
       }
@@ -503,22 +540,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                         if (eightBit && !planes)
                           xv = toF32(b4, xv, eightBit->first);
                         if (isMaxPool && elt.isF32()) {
-                          // x > acc ? x : acc, or x where x is NaN: NaNs
-                          // propagate as maximumf's do (a NaN acc stays), in
-                          // four instructions (two compares, two masked moves)
-                          // where LLVM lowers maximumf (signed zeros ordered
-                          // too) in six: a 64x112x112 3x3/2 max pool 203 -> 185
-                          // us. Of +0 and -0 either may come out.
-                          Value more = b4.create<arith::SelectOp>(
-                              loc,
-                              b4.create<arith::CmpFOp>(
-                                  loc, arith::CmpFPredicate::OGT, xv, a4[c]),
-                              xv, a4[c]);
-                          next.push_back(b4.create<arith::SelectOp>(
-                              loc,
-                              b4.create<arith::CmpFOp>(
-                                  loc, arith::CmpFPredicate::UNO, xv, xv),
-                              xv, more));
+                          next.push_back(maxF32(b4, xv, a4[c]));
                         } else if (isMaxPool) {
                           // The body's own max (unsigned or signed bytes).
                           OperationState st(loc, bodyMax->getName(),

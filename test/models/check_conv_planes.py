@@ -11,7 +11,8 @@ fused Relu or Sigmoid or no activation. Compiled for the build
 machine's CPU and for x86-64-v3 (AVX2's 8-lane remainder on any machine
 that runs it). Also a 3x3 stride-2 max pool over input with NaNs (on the
 same vector loops as the direct convs' neighbours, the depthwise ones)
-against NumPy: a window holding a NaN gives NaN. And ConvTranspose (one
+against NumPy: a window holding a NaN gives NaN; the same for a 5x5
+stride-1 pool (a YOLO's SPPF: source chunks shifted in registers). And ConvTranspose (one
 Conv over the input per output phase, interleaved): 2-D and 1-D, with
 pads, output_padding, groups, a bias or none. And 1-D convs (run as 2-D
 convs of height 1): pointwise, depthwise, strided, dilated.
@@ -155,26 +156,29 @@ def make_conv1d(path, n, c, m, k, s, length, pad, dilation, group, bias, act):
     return rng.standard_normal((n, c, length), dtype=np.float32)
 
 
-def max_pool_nan(args):
-    """MaxPool 3x3, stride 2, pads 1 on 1x32x20x20 with a NaN in some
-    windows, against NumPy's NaN-propagating max."""
-    name = "maxpool_nan"
+def max_pool_nan(args, k=3, s=2, size=20):
+    """MaxPool kxk, stride s, pads k // 2 on 1x32xsizexsize with a NaN in
+    some windows, against NumPy's NaN-propagating max."""
+    name = "maxpool_nan" if (k, s) == (3, 2) else f"maxpool_nan_k{k}_s{s}"
     d = os.path.join(args.work, name)
     os.makedirs(d, exist_ok=True)
     model = os.path.join(d, "model.onnx")
+    p = k // 2
     graph = helper.make_graph(
-        [helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[3, 3], strides=[2, 2],
-                          pads=[1, 1, 1, 1])], "pool",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 32, 20, 20])],
+        [helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[k, k], strides=[s, s],
+                          pads=[p, p, p, p])], "pool",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 32, size, size])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     onnx.save(m, model)
     rng = np.random.default_rng(7)
-    x = rng.standard_normal((1, 32, 20, 20), dtype=np.float32)
-    x[0, 3, 5, 7] = x[0, 17, 0, 0] = x[0, 31, 19, 19] = np.nan
-    pad = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
-    y = np.stack([pad[:, :, i:i + 19:2, j:j + 19:2] for i in range(3) for j in range(3)]).max(0)
+    x = rng.standard_normal((1, 32, size, size), dtype=np.float32)
+    x[0, 3, 5, 7] = x[0, 17, 0, 0] = x[0, 31, size - 1, size - 1] = np.nan
+    pad = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=-np.inf)
+    o = (size + 2 * p - k) // s + 1
+    y = np.stack([pad[:, :, i:i + s * (o - 1) + 1:s, j:j + s * (o - 1) + 1:s]
+                  for i in range(k) for j in range(k)]).max(0)
     assert np.isnan(y).any()
     data = os.path.join(d, "test_data_set_0")
     ortcheck.write_data(data, (("input_0", x), ("output_0", y)))
@@ -191,6 +195,8 @@ def main():
     results += [ortcheck.case(args, name, "X", lambda path, shape=shape: make_conv1d(path, *shape))
                 for name, shape in CONV1D_CASES.items()]
     results.append(max_pool_nan(args))
+    # Stride 1 on a narrow map: the source rows' chunks shifted in registers.
+    results.append(max_pool_nan(args, k=5, s=1, size=10))
     return ortcheck.summary(results)
 
 
