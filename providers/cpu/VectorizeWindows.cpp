@@ -241,8 +241,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // (Also f32 max pools: a YOLO's 5x5 stride-1 pools on 10x10 maps, 24 us
   // each through padded planes, against ONNX Runtime's 7.)
   bool shifts = planeStatic && (!isMaxPool || elt.isF32()) && dm.sw == 1 &&
-                vectorBits >= 512 &&
-                (r[4] - 1) * dm.dw <= 2 * kLanes &&
+                vectorBits >= 512 && (r[4] - 1) * dm.dw <= 2 * kLanes &&
                 r[5] <= (eightBit ? kLanes : 2 * kLanes);
   std::optional<PaddedSource> padded =
       planeStatic ? matchPaddedSource(g, /*planesAnyway=*/eightBit || shifts)
