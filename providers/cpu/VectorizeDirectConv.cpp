@@ -1,15 +1,16 @@
 //===- VectorizeDirectConv.cpp - 2-D convolutions without im2col ----------===//
 //
 // Part of kiln-cpu-vectorize-contractions: a 2-D convolution (no groups,
-// static shapes, constant weights, channels in whole panels of two
-// 512-bit vectors) as register tiles of 8 output positions x 32 output
-// channels. The weights are packed at compile time into panels of 32
-// channels, [M / 32][C * KH * KW][32]; each k step loads one panel row and
-// broadcasts the 8 positions' input values straight from the (padded)
+// static shapes, constant weights, channels in whole 512-bit vectors) as
+// register tiles of 8 output positions x 32 output channels (panels of
+// two vectors), or of 16 positions x 16 channels where the channels are
+// not whole panels of 32. The weights are packed at compile time into
+// panels, [M / P][C * KH * KW][P]; each k step loads one panel row and
+// broadcasts the positions' input values straight from the (padded)
 // input, whatever the stride or dilation: no im2col copy, and positions
-// run across output rows. The tile starts from the bias and is transposed
-// in registers into 32 vectors of 8 positions, each stored (through the
-// fused activation) into the NCHW output.
+// run across output rows. The tile starts from the bias, goes through the
+// fused activation in registers and is transposed into vectors of the
+// tile's positions, one per channel, stored into the NCHW output.
 //
 //===----------------------------------------------------------------------===//
 #include "providers/cpu/Vectorize.h"
@@ -238,12 +239,12 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   if (nv == 1 && positions >= 2 * kTileRows)
     tileRows = 2 * kTileRows;
   int64_t tiles = positions / tileRows, left = positions % tileRows;
-  // The tile of `rows` positions from p0 of image `img`, channels of panel
-  // `panel`; `tile` its index among the panel's whole tiles (null for the
-  // last, partial one).
   // Stores channel `ch`'s vector of the tile's positions (through the
   // fused activation already).
   using StoreFn = function_ref<void(OpBuilder &, Value ch, Value v)>;
+  // The tile of `rows` positions from p0 of image `img`, channels of panel
+  // `panel`; `tile` its index among the panel's whole tiles (null for the
+  // last, partial one).
   auto emitTile = [&](OpBuilder &tb, Value img, Value panel, Value p0,
                       int64_t rows, Value tile, StoreFn store) {
     // Each position's input offset at tap (0, 0) of channel 0.
