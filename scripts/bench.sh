@@ -5,24 +5,51 @@
 # and a venv with transformers to export the bench models), builds kiln.
 #
 #   scripts/bench.sh [bench/run.py options]   e.g. --rounds 3 --threads 1
+#   scripts/bench.sh --zoo [bench/run.py options]
+#       the zoo instead (bench/export_zoo.py: ten third-party-style models
+#       that showed kiln's performance cliffs) into docs/performance-zoo.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
+zoo=false
+if [ "${1:-}" = "--zoo" ]; then zoo=true; shift; fi
 scripts/install-deps.sh --bench
 scripts/build.sh
 
-# The exported models: a BERT at sequence 128, a GPT-2 decode step after
-# 128 tokens, mobilenet_v2 and two recurrent models (a 2-layer LSTM over 100
-# frames, conv + 2-layer GRU over 50), each with its test_data_set_0.
-BM=build/bench_models
-TORCH_PY=${KILN_TORCH_PYTHON:-/tmp/hfvenv/bin/python}
-if [ ! -f "$BM/gpt2_dyn/test_data_set_0/input_0.pb" ] ||
-   [ ! -f "$BM/crnn_gru/test_data_set_0/input_0.pb" ]; then
+# Debian's torch, which the exports run under.
+need_torch() {
   if ! /usr/bin/python3 -c 'import torch, yaml, requests' 2>/dev/null; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -q
     $SUDO apt-get install -y -q python3-torch python3-yaml python3-requests
   fi
+}
+
+BM=build/bench_models
+if $zoo; then
+  ZOO=$BM/zoo
+  models=()
+  missing=false
+  for m in mobilenet_v3_small shufflenet_v2_x1_0 ocr_det crnn_rec unet_seg \
+           effnet_b0_lite yolo_lite vit_tiny conformer_lite vocoder_lite; do
+    models+=("$ZOO/$m")
+    [ -f "$ZOO/$m/test_data_set_0/output_0.pb" ] || missing=true
+  done
+  if $missing; then
+    need_torch
+    python3 bench/export_zoo.py "$ZOO"
+  fi
+  exec python3 bench/run.py --threads 1,2 --rounds 3 --iterations 20 --pin-shapes \
+    --markdown docs/performance-zoo.md "$@" "${models[@]}"
+fi
+
+# The exported models: a BERT at sequence 128, a GPT-2 decode step after
+# 128 tokens, mobilenet_v2 and two recurrent models (a 2-layer LSTM over 100
+# frames, conv + 2-layer GRU over 50), each with its test_data_set_0.
+TORCH_PY=${KILN_TORCH_PYTHON:-/tmp/hfvenv/bin/python}
+if [ ! -f "$BM/gpt2_dyn/test_data_set_0/input_0.pb" ] ||
+   [ ! -f "$BM/crnn_gru/test_data_set_0/input_0.pb" ]; then
+  need_torch
   if ! "$TORCH_PY" -c 'import transformers' 2>/dev/null; then
     /usr/bin/python3 -m venv --system-site-packages "$(dirname "$(dirname "$TORCH_PY")")"
     # (Every package pinned, transitive ones too: --no-deps.)
