@@ -27,8 +27,17 @@ bool decomposeConvTranspose(Operation *op) {
   auto ct = dyn_cast<onnx::ConvTransposeOp>(op);
   if (!ct)
     return false;
-  RankedTensorType xt = staticType(ct.getX()), wt = staticType(ct.getW()),
-                   yt = staticType(ct.getY());
+  // Static shapes but for the batch, which the Reshapes copy (0).
+  auto staticButBatch = [](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.getRank() >= 1 &&
+                   llvm::none_of(t.getShape().drop_front(),
+                                 ShapedType::isDynamic)
+               ? t
+               : RankedTensorType();
+  };
+  RankedTensorType xt = staticButBatch(ct.getX()), wt = staticType(ct.getW()),
+                   yt = staticButBatch(ct.getY());
   if (!xt || !wt || !yt || !isFloat(xt.getElementType()) ||
       wt.getElementType() != xt.getElementType())
     return false;
@@ -57,7 +66,8 @@ bool decomposeConvTranspose(Operation *op) {
                                outSp)))
     return false;
   int64_t group = static_cast<int64_t>(ct.getGroup());
-  int64_t n = xt.getDimSize(0), cin = xt.getDimSize(1);
+  // (0: Reshape copies the input's batch, static or not.)
+  int64_t n = 0, cin = xt.getDimSize(1);
   if (group < 1 || cin % group || wt.getDimSize(0) != cin)
     return false;
   int64_t cig = cin / group, cog = wt.getDimSize(1), cout = cog * group;

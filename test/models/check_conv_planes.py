@@ -88,18 +88,20 @@ def make(path, n, c, m, k, s, size, bias, act, dilation=1, symbolic=False):
 
 
 # name: batch, in channels, out channels, kernel, stride, input size, pads,
-# output_padding, group, bias, activation; 1-D where the kernel is a tuple
-# of one.
+# output_padding, group, bias, activation[, batch symbolic in the model];
+# 1-D where the kernel is a tuple of one.
 CONV_TRANSPOSE_CASES = {
     "ct_k2_s2_c64_m64_20x20_relu": (1, 64, 64, 2, 2, 20, 0, 0, 1, True, "Relu"),
     "ct_k2_s2_c64_m1_40x40_sigmoid": (1, 64, 1, 2, 2, 40, 0, 0, 1, True, "Sigmoid"),
     "ct_k3_s2_p1_op1_c16_m24_g2_9x9_n2": (2, 16, 24, 3, 2, 9, 1, 1, 2, False, None),
     "ct_k4_s2_p1_c32_m16_12x12": (1, 32, 16, 4, 2, 12, 1, 0, 1, True, None),
     "ct_1d_k16_s8_p4_c32_m16_25": (1, 32, 16, (16,), 8, 25, 4, 0, 1, True, None),
+    "ct_k4_s2_p1_c16_m8_10x10_runtime_batch": (3, 16, 8, 4, 2, 10, 1, 0, 1, True, "Relu", True),
 }
 
 
-def make_conv_transpose(path, n, c, m, k, s, size, pad, out_pad, group, bias, act):
+def make_conv_transpose(path, n, c, m, k, s, size, pad, out_pad, group, bias, act,
+                        symbolic=False):
     rng = np.random.default_rng(m * 100 + c + s)
     sp = 1 if isinstance(k, tuple) else 2
     k = k[0] if isinstance(k, tuple) else k
@@ -116,7 +118,9 @@ def make_conv_transpose(path, n, c, m, k, s, size, pad, out_pad, group, bias, ac
         nodes.append(helper.make_node(act, ["C"], ["Y"]))
     shape = [n, c] + [size] * sp
     graph = helper.make_graph(
-        nodes, "conv_transpose", [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+        nodes, "conv_transpose",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                       ["N" if symbolic else n] + shape[1:])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8

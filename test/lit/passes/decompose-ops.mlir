@@ -477,6 +477,20 @@ func.func @conv_transpose_3x3_s2_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x
 
 // -----
 
+// A run-time batch: the Reshapes copy it (0).
+// CHECK-LABEL: func.func @conv_transpose_runtime_batch
+// CHECK: onnx.Conv{{.*}} -> tensor<?x16x4x4xf32>
+// CHECK: onnx.Constant() {value = dense<[0, 4, 2, 2, 4, 4]> : tensor<6xi64>}
+// CHECK: onnx.Reshape{{.*}} -> tensor<?x4x2x2x4x4xf32>
+// CHECK: onnx.Reshape{{.*}} -> tensor<?x4x8x8xf32>
+func.func @conv_transpose_runtime_batch(%x: tensor<?x2x4x4xf32>, %w: tensor<2x4x2x2xf32>) -> tensor<?x4x8x8xf32> {
+  %none = onnx.NoValue
+  %y = onnx.ConvTranspose(%x, %w, %none) {strides = [2, 2]} : (tensor<?x2x4x4xf32>, tensor<2x4x2x2xf32>, none) -> tensor<?x4x8x8xf32>
+  return %y : tensor<?x4x8x8xf32>
+}
+
+// -----
+
 // Dilated kernels keep the op (lowered as it is defined).
 // CHECK-LABEL: func.func @conv_transpose_dilated
 // CHECK: onnx.ConvTranspose
