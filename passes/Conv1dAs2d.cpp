@@ -21,16 +21,14 @@ namespace kiln {
 
 namespace {
 
-/// `attr` (one value per spatial dim) with `first` in front for the height.
-ArrayAttr withHeight(Builder &b, std::optional<ArrayAttr> attr, int64_t first,
-                     int64_t fill, int64_t size) {
-  SmallVector<int64_t> values;
+/// The 1-D `attr` (`fill` where absent) with 1 in front for the height.
+ArrayAttr withHeight(Builder &b, std::optional<ArrayAttr> attr, int64_t fill) {
+  SmallVector<int64_t> values = {1};
   if (attr)
     for (Attribute a : *attr)
       values.push_back(cast<IntegerAttr>(a).getInt());
   else
-    values.assign(size, fill);
-  values.insert(values.begin(), first);
+    values.push_back(fill);
   return b.getI64ArrayAttr(values);
 }
 
@@ -78,12 +76,12 @@ struct Conv1dAs2dPass : public impl::Conv1dAs2dBase<Conv1dAs2dPass> {
                 a.getName().getValue()))
           attrs.push_back(a);
       attrs.push_back(
-          b.getNamedAttr("kernel_shape", withHeight(b, conv.getKernelShape(), 1,
-                                                    wt.getDimSize(2), 1)));
+          b.getNamedAttr("kernel_shape", withHeight(b, conv.getKernelShape(),
+                                                    wt.getDimSize(2))));
       attrs.push_back(
-          b.getNamedAttr("strides", withHeight(b, conv.getStrides(), 1, 1, 1)));
-      attrs.push_back(b.getNamedAttr(
-          "dilations", withHeight(b, conv.getDilations(), 1, 1, 1)));
+          b.getNamedAttr("strides", withHeight(b, conv.getStrides(), 1)));
+      attrs.push_back(
+          b.getNamedAttr("dilations", withHeight(b, conv.getDilations(), 1)));
       if (auto pads = conv.getPads(); pads && pads->size() == 2) {
         SmallVector<int64_t> p;
         for (Attribute a : *pads)

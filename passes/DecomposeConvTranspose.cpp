@@ -73,7 +73,7 @@ bool decomposeConvTranspose(Operation *op) {
   int64_t cig = cin / group, cog = wt.getDimSize(1), cout = cog * group;
   // Per dim: taps per phase, the Conv's output length, and the window of
   // the interleaved output that is the result (pads cut from it).
-  SmallVector<int64_t> taps, convOut, phases;
+  SmallVector<int64_t> taps, convOut;
   int64_t perChannel = 1;
   bool cut = false;
   for (int64_t i = 0; i < sp; ++i) {
@@ -89,7 +89,6 @@ bool decomposeConvTranspose(Operation *op) {
     cut |= pb[i] != 0 || outSp[i] != q * s;
     taps.push_back(t);
     convOut.push_back(q);
-    phases.push_back(s);
     perChannel *= s;
   }
 
@@ -157,7 +156,7 @@ bool decomposeConvTranspose(Operation *op) {
   // [n, cout * S, q...] -> [n, cout, s..., q...] -> [n, cout, (q_i, s_i)...]
   // -> [n, cout, q_i * s_i...], then the pads cut.
   SmallVector<int64_t> spread = {n, cout}, outPerm = {0, 1}, full = {n, cout};
-  spread.append(phases);
+  spread.append(strides);
   spread.append(convOut);
   for (int64_t i = 0; i < sp; ++i) {
     outPerm.append({2 + sp + i, 2 + i});
