@@ -6,8 +6,8 @@
 #
 #   scripts/bench.sh [bench/run.py options]   e.g. --rounds 3 --threads 1
 #   scripts/bench.sh --zoo [bench/run.py options]
-#       the zoo instead (bench/export_zoo.py: ten third-party-style models
-#       that showed kiln's performance cliffs) into docs/performance-zoo.md
+#       the zoo instead (bench/export_zoo.py: third-party-style models
+#       that probe kiln for performance cliffs) into docs/performance-zoo.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 zoo=false
@@ -28,17 +28,16 @@ need_torch() {
 BM=build/bench_models
 if $zoo; then
   ZOO=$BM/zoo
-  models=()
-  missing=false
-  for m in mobilenet_v3_small shufflenet_v2_x1_0 ocr_det crnn_rec unet_seg \
-           effnet_b0_lite yolo_lite vit_tiny conformer_lite vocoder_lite; do
-    models+=("$ZOO/$m")
-    [ -f "$ZOO/$m/test_data_set_0/output_0.pb" ] || missing=true
-  done
-  if $missing; then
+  # The exporter lists the models it has yet to export (all its sets);
+  # then every exported model directory is timed.
+  if [ -n "$(python3 bench/export_zoo.py --dry-run "$ZOO")" ]; then
     need_torch
     python3 bench/export_zoo.py "$ZOO"
   fi
+  models=()
+  for d in "$ZOO"/*/; do
+    if [ -f "$d/test_data_set_0/output_0.pb" ]; then models+=("${d%/}"); fi
+  done
   exec python3 bench/run.py --threads 1,2 --rounds 3 --iterations 20 --pin-shapes \
     --markdown docs/performance-zoo.md "$@" "${models[@]}"
 fi
