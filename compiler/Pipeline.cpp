@@ -525,7 +525,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
                      "},func.func(kiln-cpu-fuse-rows),"
                      "kiln-cpu-vectorize-contractions{vector-bits=" +
                      std::to_string(vectorBits) +
-                     "},func.func(kiln-cpu-parallel-loops),kiln-plan-memory,"
+                     "},func.func(kiln-cpu-vectorize-transposes{vector-bits=" +
+                     std::to_string(vectorBits) +
+                     "},kiln-cpu-parallel-loops),kiln-plan-memory,"
                      "kiln-lower-runtime-calls")))
         return std::nullopt;
       if (cuda && !options.cudaEmulate) {

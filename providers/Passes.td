@@ -310,6 +310,37 @@ def CpuFuseRows : Pass<"kiln-cpu-fuse-rows", "::mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def CpuVectorizeTransposes : Pass<"kiln-cpu-vectorize-transposes", "::mlir::func::FuncOp"> {
+  let summary = "Transpose 32-bit buffers that move their innermost dim as 16x16 register tiles";
+  let description = [{
+    Runs after kiln-cpu-vectorize-contractions and before
+    kiln-cpu-parallel-loops. A host linalg.transpose on static buffers of
+    32-bit elements (unit inner stride on both sides) whose permutation
+    moves the input's innermost dim (NCHW to NHWC, a detector head's
+    [A, 85, H, W] to [A, H, W, 85], a ViT's [C, T] tokens to [T, C]) and
+    whose two inner extents (the input's and the output's) are at least 4
+    becomes loops over tiles of up to 16 x 16 elements: 16 contiguous
+    vector loads along the input's inner dim, a transpose in registers,
+    16 contiguous stores along the output's, instead of scalar loops whose
+    reads or writes stride. Partial tiles at the edges take the same path
+    with fewer rows or lanes (static sizes). The outermost loop of more
+    than one iteration is marked kiln.parallel when the transpose has
+    65536 elements or more (unless it is already inside a parallel loop);
+    a transpose copies, so results do not depend on the thread count. Only
+    with vector-bits of 512 or more (the tile is 16 lanes); device code is
+    left alone.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "512",
+           "Vector register width in bits of the target CPU">
+  ];
+  let statistics = [
+    Statistic<"numTransposes", "transposes", "Transposes run as register tiles">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def CpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Split the outer parallel loop of host linalg ops left on naive loops across threads";
   let description = [{

@@ -120,21 +120,14 @@ bool vectorizesInner(linalg::LinalgOp op) {
   return true;
 }
 
-bool inDeviceOrParallelCode(Operation *op) {
-  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
-    if (p->hasAttr(kParallelAttr) ||
-        isa<gpu::LaunchOp, gpu::GPUFuncOp, gpu::GPUModuleOp>(p))
-      return true;
-  return false;
-}
-
 struct CpuParallelLoopsPass
     : public impl::CpuParallelLoopsBase<CpuParallelLoopsPass> {
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics() && op.getNumLoops() > 0 &&
-          !inDeviceOrParallelCode(op) && readOnlyBody(op))
+          !vectorize::inDeviceCode(op) &&
+          !vectorize::inParallelLoop(op) && readOnlyBody(op))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -63,6 +63,7 @@
 #include "providers/Passes.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
@@ -304,6 +305,20 @@ int64_t iterationCost(linalg::LinalgOp op) {
   if (op.getNumReductionLoops() > 0)
     cost += 4;
   return std::max<int64_t>(cost, 1);
+}
+
+bool inDeviceCode(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (isa<gpu::LaunchOp, gpu::GPUFuncOp, gpu::GPUModuleOp>(p))
+      return true;
+  return false;
+}
+
+bool inParallelLoop(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (p->hasAttr(kParallelAttr))
+      return true;
+  return false;
 }
 
 void markParallel(Operation *loop, int64_t threshold, int64_t perIteration) {

@@ -99,6 +99,15 @@ forEachBatch(mlir::OpBuilder &b, mlir::Location loc,
 /// exp, erf, tanh, log, pow or trigonometric op 16 (a polynomial of a dozen
 /// ops or more), 4 more for a reduction; at least 1.
 int64_t iterationCost(mlir::linalg::LinalgOp op);
+/// Whether `op` is inside device code (a GPU launch, function or module).
+bool inDeviceCode(mlir::Operation *op);
+/// Whether `op` is inside a loop marked kiln.parallel.
+bool inParallelLoop(mlir::Operation *op);
+/// Up to 16 rows of 16 lanes of 32-bit elements (row r lane j) as 16
+/// vectors of `rows.size()` lanes (vector j lane r), by register shuffles.
+llvm::SmallVector<mlir::Value> transposeRows(mlir::OpBuilder &b,
+                                             mlir::Location loc,
+                                             llvm::ArrayRef<mlir::Value> rows);
 /// Marks `loop` (if any) kiln.parallel, with the grain that gives each
 /// thread at least `threshold` work at `perIteration` per iteration.
 void markParallel(mlir::Operation *loop, int64_t threshold,

@@ -97,7 +97,9 @@ static SmallVector<Value> transpose8x16(OpBuilder &b, Location loc,
 /// (the last, partial tile of a plane).
 static SmallVector<Value> transposeSmall(OpBuilder &b, Location loc,
                                          ArrayRef<Value> rows) {
-  auto vt = VectorType::get({int64_t(rows.size())}, b.getF32Type());
+  auto vt = VectorType::get(
+      {int64_t(rows.size())},
+      cast<VectorType>(rows.front().getType()).getElementType());
   SmallVector<Value> cols;
   for (int64_t j = 0; j < kLanes; ++j) {
     SmallVector<Value> lanes;
@@ -108,12 +110,11 @@ static SmallVector<Value> transposeSmall(OpBuilder &b, Location loc,
   return cols;
 }
 
-/// Any count of rows (position r in row r, 16 channels a row) as 16
-/// vectors of `rows` lanes (lane r = position r): 6 to 8 rows by the 8x16
-/// transpose, the last row repeated, then cut; more than 8 as the first 8
-/// and the rest, joined; fewer lane by lane.
-static SmallVector<Value> transposeRows(OpBuilder &b, Location loc,
-                                        ArrayRef<Value> rows) {
+// (Any count of rows: 6 to 8 by the 8x16 transpose, the last row
+// repeated, then cut; more than 8 as the first 8 and the rest, joined;
+// fewer lane by lane.)
+SmallVector<Value> transposeRows(OpBuilder &b, Location loc,
+                                 ArrayRef<Value> rows) {
   int64_t n = rows.size();
   SmallVector<Value> cols;
   if (n > kTileRows) {

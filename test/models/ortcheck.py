@@ -84,12 +84,12 @@ def case(args, name, input_name, make, tol=1e-4, rtol=None):
     return check_each_cpu(args.kiln, args.kiln_run, model, data, name, tol, rtol)
 
 
-def summary(results):
-    """Prints how many of the (cases, failures) pairs' cases matched;
-    the exit status (1 if any failed)."""
+def summary(results, reference="ONNX Runtime"):
+    """Prints how many of the (cases, failures) pairs' cases matched the
+    reference; the exit status (1 if any failed)."""
     cases = failures = 0
     for total, failed in results:
         cases += total
         failures += failed
-    print(f"{cases - failures} of {cases} cases match ONNX Runtime")
+    print(f"{cases - failures} of {cases} cases match {reference}")
     return 1 if failures else 0
