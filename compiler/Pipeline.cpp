@@ -521,7 +521,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
                           : "") +
                      ",kiln-cpu-integer-contractions{vnni=" +
                      std::to_string(int(vnni)) +
-                     " amx=" + std::to_string(int(amx)) + " avx2=" + std::to_string(int(avx2)) +
+                     " amx=" + std::to_string(int(amx)) +
+                     " avx2=" + std::to_string(int(avx2)) +
                      "},func.func(kiln-cpu-fuse-rows),"
                      "kiln-cpu-vectorize-contractions{vector-bits=" +
                      std::to_string(vectorBits) +

@@ -126,8 +126,8 @@ struct CpuParallelLoopsPass
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics() && op.getNumLoops() > 0 &&
-          !vectorize::inDeviceCode(op) &&
-          !vectorize::inParallelLoop(op) && readOnlyBody(op))
+          !vectorize::inDeviceCode(op) && !vectorize::inParallelLoop(op) &&
+          readOnlyBody(op))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
