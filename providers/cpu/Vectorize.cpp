@@ -1522,15 +1522,15 @@ struct CpuVectorizeContractionsPass
           numTransposedConvs += transposeSmallConv(g, vectorBits);
       }
     }
-    SmallVector<linalg::GenericOp> generics, runtimeDepthwise, maxPools,
+    SmallVector<linalg::GenericOp> generics, runtimeDepthwise, pools,
         eightBitDepthwise;
     module.walk([&](linalg::GenericOp g) {
       if (isCandidate(g))
         generics.push_back(g);
       else if (conv && isRuntimeDepthwise(g))
         runtimeDepthwise.push_back(g);
-      else if (conv && matchMaxPool(g))
-        maxPools.push_back(g);
+      else if (conv && matchPool(g))
+        pools.push_back(g);
       else if (conv && isEightBitDepthwise(g))
         eightBitDepthwise.push_back(g);
     });
@@ -1595,7 +1595,7 @@ struct CpuVectorizeContractionsPass
     // (or what else reads the i32 sums first) applied in the store.
     for (linalg::GenericOp g : eightBitDepthwise) {
       std::optional<ConvEpilogue> e = matchConvEpilogue(g, g.getDpsInits()[0]);
-      rewriteDepthwise(g, *matchDepthwise(g), vectorBits, /*isMaxPool=*/false,
+      rewriteDepthwise(g, *matchDepthwise(g), vectorBits, /*isPool=*/false,
                        e ? &*e : nullptr);
       if (e)
         e->op.erase();
@@ -1609,8 +1609,8 @@ struct CpuVectorizeContractionsPass
           IntegerAttr::get(IntegerType::get(module.getContext(), 64),
                            eightBitDepthwise.size()));
     // Max pools: the same loops, max for the multiply-add.
-    for (linalg::GenericOp g : maxPools) {
-      rewriteDepthwise(g, *matchMaxPool(g), vectorBits, /*isMaxPool=*/true);
+    for (linalg::GenericOp g : pools) {
+      rewriteDepthwise(g, *matchPool(g), vectorBits, /*isPool=*/true);
       ++depthwise;
     }
     // Buffers nothing reads any more: an 8-bit depthwise conv's i32 sums

@@ -302,10 +302,12 @@ struct DepthwiseMatch {
   int64_t sh, dh, sw, dw;
 };
 std::optional<DepthwiseMatch> matchDepthwise(mlir::linalg::GenericOp g);
-std::optional<DepthwiseMatch> matchMaxPool(mlir::linalg::GenericOp g);
+/// A max pool, or an average pool's sums (f32).
+std::optional<DepthwiseMatch> matchPool(mlir::linalg::GenericOp g);
 /// The max of a max pool's body on `t` (f32, or an 8-bit integer with the
-/// signedness the body's max has); null if it is not one.
-mlir::Operation *maxPoolMax(mlir::Block &body, mlir::Type t);
+/// signedness the body's max has), or the add of an f32 average pool's;
+/// null if it is neither.
+mlir::Operation *poolReduce(mlir::Block &body, mlir::Type t);
 bool isRuntimeDepthwise(mlir::linalg::GenericOp g);
 /// A depthwise conv of 8-bit data by 8-bit weights into i32 (ConvInteger's
 /// form, static channels and taps) whose sums f32 holds exactly.
@@ -317,7 +319,7 @@ struct ConvEpilogue;
 /// loops (null: none).
 mlir::Operation *rewriteDepthwise(mlir::linalg::GenericOp g,
                                   const DepthwiseMatch &dm, int64_t vectorBits,
-                                  bool isMaxPool = false,
+                                  bool isPool = false,
                                   const ConvEpilogue *epilogue = nullptr);
 
 // 8-bit convs (IntegerContractions.cpp).

@@ -174,7 +174,7 @@ static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g,
 /// accumulators start from the output's fill or bias in registers. Returns the
 /// op before the new code.
 Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
-                            int64_t vectorBits, bool isMaxPool,
+                            int64_t vectorBits, bool isPool,
                             const ConvEpilogue *epilogue) {
   Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1],
         out = g.getDpsInits()[0];
@@ -182,15 +182,15 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // weights converted as they are read, and stores its i32 sums (or the
   // epilogue's values).
   std::optional<std::pair<bool, bool>> eightBit =
-      isMaxPool ? std::nullopt : eightBitMulAdd(g);
+      isPool ? std::nullopt : eightBitMulAdd(g);
   // A chunk is 512 bits: 16 f32 or 64 bytes (an 8-bit max pool).
   Type elt = cast<MemRefType>(out.getType()).getElementType();
   Type accElt = eightBit ? Float32Type::get(g.getContext()) : elt;
   Type xElt = cast<MemRefType>(x.getType()).getElementType();
   const int64_t kLanes = 512 / accElt.getIntOrFloatBitWidth();
   const int64_t kChunks = vectorBits >= 512 ? 8 : 4;
-  Operation *bodyMax =
-      isMaxPool ? maxPoolMax(g.getRegion().front(), elt) : nullptr;
+  Operation *bodyReduce =
+      isPool ? poolReduce(g.getRegion().front(), elt) : nullptr;
   OpBuilder b(g);
   // (With an epilogue, the code is both nodes': the profiler lists the
   // epilogue's among the kernel's fused nodes.)
@@ -202,7 +202,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
   // (A max pool's loops are n c kh kw oh ow; its second operand only sizes
   // the window.)
-  if (isMaxPool)
+  if (isPool)
     r = {r[0], r[1], r[4], r[2], r[3], r[5]};
   auto vec = VectorType::get({kLanes}, accElt),
        outVec = VectorType::get({kLanes}, elt),
@@ -240,7 +240,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
   // every block: 8-bit 28x28 55 -> 64 us, 56x56 154 -> 206 us.
   // (Also f32 max pools: a YOLO's 5x5 stride-1 pools on 10x10 maps, 24 us
   // each through padded planes, against ONNX Runtime's 7.)
-  bool shifts = planeStatic && (!isMaxPool || elt.isF32()) && dm.sw == 1 &&
+  bool shifts = planeStatic && (!isPool || elt.isF32()) && dm.sw == 1 &&
                 vectorBits >= 512 && (r[4] - 1) * dm.dw <= 2 * kLanes &&
                 r[5] <= (eightBit ? kLanes : 2 * kLanes);
   std::optional<PaddedSource> padded =
@@ -339,6 +339,17 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
         loc, mb.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, xv, xv),
         xv, more);
   };
+  // A pool's step: that max, an average pool's sum, or the body's own max
+  // (unsigned or signed bytes).
+  auto reduce = [&](OpBuilder &mb, Value xv, Value acc) -> Value {
+    if (isa<arith::AddFOp>(bodyReduce))
+      return mb.create<arith::AddFOp>(loc, acc, xv);
+    if (elt.isF32())
+      return maxF32(mb, xv, acc);
+    OperationState st(loc, bodyReduce->getName(), ValueRange{acc, xv},
+                      xv.getType());
+    return mb.create(st)->getResult(0);
+  };
   // The taps of a block of stride-1 columns (`shifts`): output rows
   // [oh0, oh0 + nRows), chunks from static column c0, accumulated onto
   // `accs`. Source row oh * sh + kh * dh - top is loaded once per block as
@@ -415,14 +426,14 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
         }
         return xv;
       };
-      // A max pool is separable: the row's max over its kw taps once, then
-      // one max per output row that reads it (a 5x5 pool: 8 maxes an
+      // A pool is separable: the row's max (or sum) over its kw taps once,
+      // then one max per output row that reads it (a 5x5 pool: 8 maxes an
       // output chunk, not 25).
       SmallVector<Value> rowMax;
-      for (int64_t j = 0; isMaxPool && j < numChunks; ++j) {
+      for (int64_t j = 0; isPool && j < numChunks; ++j) {
         Value mx = tapVec(j, 0);
         for (int64_t kw = 1; kw < r[4]; ++kw)
-          mx = maxF32(nb, tapVec(j, kw), mx);
+          mx = reduce(nb, tapVec(j, kw), mx);
         rowMax.push_back(mx);
       }
       for (int64_t row = 0; row < nRows; ++row) {
@@ -430,10 +441,10 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
         if (khdh < 0 || khdh % dm.dh || khdh / dm.dh >= r[3])
           continue;
         int64_t kh = khdh / dm.dh;
-        if (isMaxPool) {
+        if (isPool) {
           for (int64_t j = 0; j < numChunks; ++j) {
             Value &acc = accs[row * numChunks + j];
-            acc = maxF32(nb, rowMax[j], acc);
+            acc = reduce(nb, rowMax[j], acc);
           }
           continue;
         }
@@ -491,7 +502,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                           b4.create<arith::MulIOp>(loc, kw, idx(b4, dm.dw)),
                           xCol0);
                       Value wb;
-                      if (!isMaxPool) {
+                      if (!isPool) {
                         Value wv = b4.create<memref::LoadOp>(
                             loc, w, ValueRange{m, idx(b4, 0), kh, kw});
                         if (eightBit && !floatW)
@@ -538,13 +549,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
                         }
                         if (eightBit && !planes)
                           xv = toF32(b4, xv, eightBit->first);
-                        if (isMaxPool && elt.isF32()) {
-                          next.push_back(maxF32(b4, xv, a4[c]));
-                        } else if (isMaxPool) {
-                          // The body's own max (unsigned or signed bytes).
-                          OperationState st(loc, bodyMax->getName(),
-                                            ValueRange{a4[c], xv}, vec);
-                          next.push_back(b4.create(st)->getResult(0));
+                        if (isPool) {
+                          next.push_back(reduce(b4, xv, a4[c]));
                         } else {
                           next.push_back(
                               b4.create<vector::FMAOp>(loc, xv, wb, a4[c]));

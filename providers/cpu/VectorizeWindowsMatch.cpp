@@ -68,23 +68,23 @@ std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
   return dm;
 }
 
-Operation *maxPoolMax(Block &body, Type t) {
+Operation *poolReduce(Block &body, Type t) {
   Operation *max =
       cast<linalg::YieldOp>(body.getTerminator()).getOperand(0).getDefiningOp();
   if (!max || max->getNumOperands() != 2)
     return nullptr;
   bool ok = t.isF32()
-                ? isa<arith::MaximumFOp>(max)
+                ? isa<arith::MaximumFOp, arith::AddFOp>(max)
                 : t.isInteger(8) && isa<arith::MaxUIOp, arith::MaxSIOp>(max);
   return ok ? max : nullptr;
 }
 
-/// A max pool as the CPU provider emits it, on f32 or 8-bit integers
-/// (loops n, c, kh, kw, oh, ow; x read at (n, c, oh * sh + kh * dh,
-/// ow * sw + kw * dw), the second operand the window, the body max(acc,
-/// x)), on buffers of identity layout with static channels and window;
-/// its strides and dilations.
-std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
+/// A max pool as the CPU provider emits it, on f32 or 8-bit integers, or an
+/// f32 average pool's sums (loops n, c, kh, kw, oh, ow; x read at (n, c,
+/// oh * sh + kh * dh, ow * sw + kw * dw), the second operand the window,
+/// the body max(acc, x) or acc + x), on buffers of identity layout with
+/// static channels and window; its strides and dilations.
+std::optional<DepthwiseMatch> matchPool(linalg::GenericOp g) {
   if (!g.hasPureBufferSemantics() || g->hasAttr("kiln.device") ||
       g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
       g.getNumLoops() != 6 || !isa<func::FuncOp>(g->getParentOp()) ||
@@ -97,7 +97,7 @@ std::optional<DepthwiseMatch> matchMaxPool(linalg::GenericOp g) {
       }))
     return std::nullopt;
   Block &body = g.getRegion().front();
-  Operation *max = maxPoolMax(body, t);
+  Operation *max = poolReduce(body, t);
   Value xArg = body.getArgument(0), acc = body.getArgument(2);
   if (!llvm::hasNItems(body.getOperations(), 2) || !max ||
       !((max->getOperand(0) == acc && max->getOperand(1) == xArg) ||

@@ -12,7 +12,8 @@ machine's CPU and for x86-64-v3 (AVX2's 8-lane remainder on any machine
 that runs it). Also a 3x3 stride-2 max pool over input with NaNs (on the
 same vector loops as the direct convs' neighbours, the depthwise ones)
 against NumPy: a window holding a NaN gives NaN; the same for a 5x5
-stride-1 pool (a YOLO's SPPF: source chunks shifted in registers). And ConvTranspose (one
+stride-1 pool (a YOLO's SPPF: source chunks shifted in registers); average
+pools (their sums on the same loops) against ONNX Runtime. And ConvTranspose (one
 Conv over the input per output phase, interleaved): 2-D and 1-D, with
 pads, output_padding, groups, a bias or none. And 1-D convs (run as 2-D
 convs of height 1): pointwise, depthwise, strided, dilated.
@@ -160,6 +161,30 @@ def make_conv1d(path, n, c, m, k, s, length, pad, dilation, group, bias, act):
     return rng.standard_normal((n, c, length), dtype=np.float32)
 
 
+# Average pools (their sums on the max pools' vector loops, then the
+# divisor): name: kernel, stride, pads, count_include_pad, ceil_mode,
+# channels, height, width.
+AVERAGE_POOL_CASES = {
+    "avgpool_k2_s2_densenet": (2, 2, 0, 0, 0, 96, 32, 32),
+    "avgpool_k3_s1_p1_exclude_pad": (3, 1, 1, 0, 0, 40, 17, 17),
+    "avgpool_k3_s2_p1_include_pad": (3, 2, 1, 1, 0, 24, 29, 31),
+    "avgpool_k5_s1_p2_narrow": (5, 1, 2, 0, 0, 32, 10, 10),
+    "avgpool_k3_s2_ceil": (3, 2, 0, 0, 1, 16, 28, 28),
+}
+
+
+def make_average_pool(path, k, s, p, include_pad, ceil, c, h, w):
+    graph = helper.make_graph(
+        [helper.make_node("AveragePool", ["X"], ["Y"], kernel_shape=[k, k], strides=[s, s],
+                          pads=[p] * 4, count_include_pad=include_pad, ceil_mode=ceil)],
+        "pool", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, c, h, w])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    return np.random.default_rng(c * h).standard_normal((1, c, h, w), dtype=np.float32)
+
+
 def max_pool_nan(args, k=3, s=2, size=20):
     """MaxPool kxk, stride s, pads k // 2 on 1x32xsizexsize with a NaN in
     some windows, against NumPy's NaN-propagating max."""
@@ -198,6 +223,10 @@ def main():
                 for name, shape in CONV_TRANSPOSE_CASES.items()]
     results += [ortcheck.case(args, name, "X", lambda path, shape=shape: make_conv1d(path, *shape))
                 for name, shape in CONV1D_CASES.items()]
+    results += [ortcheck.case(args, name, "X",
+                              lambda path, shape=shape: make_average_pool(path, *shape),
+                              tol=1e-5)
+                for name, shape in AVERAGE_POOL_CASES.items()]
     results.append(max_pool_nan(args))
     # Stride 1 on a narrow map: the source rows' chunks shifted in registers.
     results.append(max_pool_nan(args, k=5, s=1, size=10))

@@ -574,6 +574,32 @@ func.func @max_pool(%x: memref<1x4x57x57xf32>, %k: memref<3x3xf32>, %o: memref<1
 
 // -----
 
+// An average pool's sums (2x2, stride 2, DenseNet's transitions) take the
+// same loops: an add per tap, no weight; the divisor is an op of its own.
+// CHECK-LABEL: func.func @average_pool_sums
+// CHECK-NOT: linalg.generic
+// CHECK: vector.transfer_read
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NOT: vector.fma
+// CHECK-NOT: arith.cmpf
+// CHECK: vector.transfer_write
+// CHECK-NOT: linalg.
+// CHECK: return
+#aX = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#aK = affine_map<(n, c, kh, kw, oh, ow) -> (kh, kw)>
+#aO = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh, ow)>
+func.func @average_pool_sums(%x: memref<1x8x32x32xf32>, %k: memref<2x2xf32>, %o: memref<1x8x16x16xf32>) {
+  linalg.generic {indexing_maps = [#aX, #aK, #aO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %k : memref<1x8x32x32xf32>, memref<2x2xf32>) outs(%o : memref<1x8x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // A u8 max pool with pads (resnet's, on 8-bit data after the quantized
 // conv): the same loops on 64-byte chunks, the body's unsigned max. The
 // zero-padded copy goes; each plane row is two 128-byte loads shuffled by
