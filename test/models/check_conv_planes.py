@@ -60,6 +60,14 @@ CASES = {
     "k3_c24_m48_13x13_n2": (2, 24, 48, 3, 1, 13, False, None),
     "k3_s2_c16_m16_31x31_runtime_batch": (2, 16, 16, 3, 2, 31, True, "Sigmoid", 1, True),
     "k5_c8_m16_10x10": (1, 8, 16, 5, 1, 10, True, None),
+    # Channels past whole panels (3x3 to 255: a last panel of 31 of 32, the
+    # 32nd not stored, its bias read with zeros past the end; 1x1 and 100
+    # channels: the matmul, im2col).
+    "k1_c64_m255_13x13_sigmoid": (1, 64, 255, 1, 1, 13, True, "Sigmoid"),
+    "k1_c96_m1000_13x13_relu_runtime_batch": (2, 96, 1000, 1, 1, 13, True, "Relu", 1, True),
+    "k3_c16_m100_9x11_nobias": (1, 16, 100, 3, 1, (9, 11), False, None),
+    "k3_s2_c24_m255_15x15_n2": (2, 24, 255, 3, 2, 15, True, None),
+    "k3_c40_m230_12x12_relu_runtime_batch": (3, 40, 230, 3, 1, 12, True, "Relu", 1, True),
 }
 
 
