@@ -407,8 +407,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
           continue;
         }
         // A channel past m in the last panel: stored in the others only.
-        Value notLast = tb.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::ult, panel, idx(tb, planes - 1));
+        Value notLast = tb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
+                                                 panel, idx(tb, planes - 1));
         auto ifOp = tb.create<scf::IfOp>(loc, notLast, /*withElse=*/false);
         OpBuilder ib = ifOp.getThenBodyBuilder();
         store(ib, idx(ib, ch), cols[j]);
