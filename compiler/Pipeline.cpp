@@ -528,6 +528,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
                      std::to_string(vectorBits) +
                      "},func.func(kiln-cpu-vectorize-transposes{vector-bits=" +
                      std::to_string(vectorBits) +
+                     "},kiln-cpu-vectorize-upsample{vector-bits=" +
+                     std::to_string(vectorBits) +
                      "},kiln-cpu-parallel-loops),kiln-plan-memory,"
                      "kiln-lower-runtime-calls")))
         return std::nullopt;

@@ -341,6 +341,33 @@ def CpuVectorizeTransposes : Pass<"kiln-cpu-vectorize-transposes", "::mlir::func
                            "::mlir::arith::ArithDialect"];
 }
 
+def CpuVectorizeUpsample : Pass<"kiln-cpu-vectorize-upsample", "::mlir::func::FuncOp"> {
+  let summary = "Run nearest upsampling by integer factors as row loads repeated by shuffles";
+  let description = [{
+    Runs after kiln-cpu-vectorize-contractions and before
+    kiln-cpu-parallel-loops. A host linalg.generic on static buffers of
+    32-bit elements that copies its input to its output through
+    `floordiv f` maps on the last dim and optionally the one before it
+    (what the CPU provider emits for Resize and Upsample in nearest mode
+    with integer scales: an FPN's or a YOLO neck's 2x), other dims as they
+    are, becomes loops over the input rows: each 16-element chunk is
+    loaded once, repeated f times by shuffles into f vectors, and stored
+    into each of the output rows that repeat the input row. The outermost
+    loop of more than one iteration is marked kiln.parallel when the output
+    has 65536 elements or more (unless already inside a parallel loop).
+    Only with vector-bits of 512 or more; device code is left alone.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "512",
+           "Vector register width in bits of the target CPU">
+  ];
+  let statistics = [
+    Statistic<"numUpsamples", "upsamples", "Upsampling copies run as repeated rows">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def CpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Split the outer parallel loop of host linalg ops left on naive loops across threads";
   let description = [{

@@ -215,6 +215,9 @@ struct Axis {
   bool identity = true;
   int64_t taps = 1;
   Value idxT, wT;
+  // Output position o reads input o / repeat (nearest, an integer scale);
+  // 0 if not.
+  int64_t repeat = 0;
 };
 
 /// Unrolled up to this many tap combinations per output element.
@@ -427,6 +430,12 @@ Results lowerResize(OpBuilder &b, Operation *op) {
             A.identity = false;
         }
       }
+      if (p.taps == 1 && on % in == 0 && on > in) {
+        A.repeat = on / in;
+        for (int64_t o = 0; o < on && A.repeat; ++o)
+          if (idx[o] != o / A.repeat)
+            A.repeat = 0;
+      }
       if (!A.identity) {
         A.idxT = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(idx)));
         A.wT = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(wt, ArrayRef<float>(w)));
@@ -492,6 +501,28 @@ Results lowerResize(OpBuilder &b, Operation *op) {
   int64_t combos = 1;
   for (int64_t a : resized)
     combos *= ax[a].taps;
+  // Nearest upsampling by integer factors (an FPN's, a YOLO neck's): each
+  // output element the input's at (o / repeat) on the resized axes, a copy
+  // through floordiv maps that kiln-cpu-vectorize-upsample runs as row
+  // loads repeated by shuffles (the index tables' gather is scalar).
+  if (!weighted && !anyOutside && !resized.empty() && !dynamic &&
+      llvm::all_of(resized, [&](int64_t a) { return ax[a].repeat > 0; })) {
+    MLIRContext *ctx = b.getContext();
+    SmallVector<AffineExpr> from;
+    for (int64_t a = 0; a < r; ++a)
+      from.push_back(ax[a].identity
+                         ? getAffineDimExpr(a, ctx)
+                         : getAffineDimExpr(a, ctx).floorDiv(ax[a].repeat));
+    auto g = b.create<linalg::GenericOp>(
+        loc, TypeRange{out}, ValueRange{x}, ValueRange{emptyTensor(b, loc, out)},
+        ArrayRef<AffineMap>{AffineMap::get(r, 0, from, ctx),
+                            AffineMap::getMultiDimIdentityMap(r, ctx)},
+        SmallVector<utils::IteratorType>(r, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          nb.create<linalg::YieldOp>(l, args[0]);
+        });
+    return SmallVector<Value>{g.getResult(0)};
+  }
   // Many tap combinations (antialias tables sized for a run-time scale:
   // 8 taps on 4 axes) reduce over one tap loop per resized axis instead of
   // an unrolled body, whose 4096 products took bufferization a minute.
@@ -543,8 +574,9 @@ bool canLowerResize(Operation *op, std::string &why) {
   StringRef mode = getStrAttr(op, "mode", "nearest");
   StringRef ctm = upsample ? "asymmetric" : getStrAttr(op, "coordinate_transformation_mode", "half_pixel");
   StringRef nm = upsample ? "floor" : getStrAttr(op, "nearest_mode", "round_prefer_floor");
-  if (!t || !isFloat(t.getElementType()))
-    why = "only float data is supported";
+  // (Nearest copies: any data; the other modes weigh taps in float.)
+  if (!t || (!isFloat(t.getElementType()) && mode != "nearest"))
+    why = ("only float data is supported in mode \"" + mode + "\"").str();
   else if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "cubic")
     why = ("mode \"" + mode + "\" is not supported").str();
   else if (!llvm::is_contained({"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Nearest Resize and Upsample by integer factors (on AVX-512 each input row
+chunk loaded once and repeated by shuffles into every output row that
+repeats it) against ONNX Runtime, bit for bit, for this CPU and for
+x86-64-v3: 2x, 3x and 4x, the default half_pixel and round_prefer_floor,
+asymmetric and floor, pytorch_half_pixel, the width alone, rows that are
+not whole vectors, sizes instead of scales, int32 data, a 1-D resize,
+opset 9's Upsample, and a 1.5x resize (the index tables, as before).
+
+  check_upsample.py --kiln K --kiln-run R --work DIR
+"""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import ortcheck
+
+# name: input shape, scales (or None), sizes (or None), element type,
+# coordinate_transformation_mode, nearest_mode, opset
+CASES = {
+    "x2_asymmetric_floor_1x64x40x40": ((1, 64, 40, 40), (1, 1, 2, 2), None, np.float32,
+                                       "asymmetric", "floor", 17),
+    "x2_half_pixel_1x16x20x20": ((1, 16, 20, 20), (1, 1, 2, 2), None, np.float32,
+                                 "half_pixel", "round_prefer_floor", 17),
+    "x3_odd_rows_2x8x7x13": ((2, 8, 7, 13), (1, 1, 3, 3), None, np.float32,
+                             "asymmetric", "floor", 17),
+    "x4_pytorch_half_pixel_1x4x10x37": ((1, 4, 10, 37), (1, 1, 4, 4), None, np.float32,
+                                        "pytorch_half_pixel", "round_prefer_floor", 17),
+    "width_only_x2_1x8x5x40": ((1, 8, 5, 40), (1, 1, 1, 2), None, np.float32,
+                               "asymmetric", "floor", 17),
+    "sizes_x3_1x16x20x20": ((1, 16, 20, 20), None, (1, 16, 60, 60), np.float32,
+                            "half_pixel", "round_prefer_floor", 17),
+    "int32_x2_1x3x9x33": ((1, 3, 9, 33), (1, 1, 2, 2), None, np.int32,
+                          "asymmetric", "floor", 17),
+    "rank3_x2_1x8x33": ((1, 8, 33), (1, 1, 2), None, np.float32,
+                        "asymmetric", "floor", 17),
+    "upsample9_x2_1x32x12x12": ((1, 32, 12, 12), (1, 1, 2, 2), None, np.float32,
+                                None, None, 9),
+    "x1_5_tables_1x8x10x10": ((1, 8, 10, 10), (1, 1, 1.5, 1.5), None, np.float32,
+                              "asymmetric", "floor", 17),
+}
+
+
+def make(path, shape, scales, sizes, dtype, ctm, nearest, opset):
+    elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.INT32
+    inits = []
+    if opset == 9:
+        inits.append(numpy_helper.from_array(np.array(scales, np.float32), "scales"))
+        node = helper.make_node("Upsample", ["X", "scales"], ["Y"], mode="nearest")
+    else:
+        inputs = ["X", ""]
+        if scales:
+            inits.append(numpy_helper.from_array(np.array(scales, np.float32), "scales"))
+            inputs.append("scales")
+        else:
+            inputs += ["", "sizes"]
+            inits.append(numpy_helper.from_array(np.array(sizes, np.int64), "sizes"))
+        node = helper.make_node("Resize", inputs, ["Y"], mode="nearest",
+                                coordinate_transformation_mode=ctm, nearest_mode=nearest)
+    graph = helper.make_graph([node], "resize",
+                              [helper.make_tensor_value_info("X", elem, list(shape))],
+                              [helper.make_tensor_value_info("Y", elem, None)], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    rng = np.random.default_rng(sum(shape))
+    if dtype == np.float32:
+        return rng.standard_normal(shape).astype(np.float32)
+    return rng.integers(-2**31, 2**31 - 1, size=shape, dtype=np.int64).astype(np.int32)
+
+
+def main():
+    args = ortcheck.parse_args()
+    # Bit for bit: nearest resizing copies.
+    results = [ortcheck.case(args, name, "X", lambda path, spec=spec: make(path, *spec), tol=0.0)
+               for name, spec in CASES.items()]
+    return ortcheck.summary(results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
