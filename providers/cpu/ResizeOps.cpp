@@ -514,7 +514,8 @@ Results lowerResize(OpBuilder &b, Operation *op) {
                          ? getAffineDimExpr(a, ctx)
                          : getAffineDimExpr(a, ctx).floorDiv(ax[a].repeat));
     auto g = b.create<linalg::GenericOp>(
-        loc, TypeRange{out}, ValueRange{x}, ValueRange{emptyTensor(b, loc, out)},
+        loc, TypeRange{out}, ValueRange{x},
+        ValueRange{emptyTensor(b, loc, out)},
         ArrayRef<AffineMap>{AffineMap::get(r, 0, from, ctx),
                             AffineMap::getMultiDimIdentityMap(r, ctx)},
         SmallVector<utils::IteratorType>(r, utils::IteratorType::parallel),

@@ -36,7 +36,8 @@ std::optional<SmallVector<int64_t>> matchUpsample(linalg::GenericOp g) {
   auto inType = dyn_cast<MemRefType>(g.getDpsInputs()[0].getType());
   auto outType = dyn_cast<MemRefType>(g.getDpsInits()[0].getType());
   if (!inType || !outType || !inType.hasStaticShape() ||
-      !outType.hasStaticShape() || inType.getElementType() != outType.getElementType() ||
+      !outType.hasStaticShape() ||
+      inType.getElementType() != outType.getElementType() ||
       !inType.getElementType().isIntOrFloat() ||
       inType.getElementType().getIntOrFloatBitWidth() != 32 ||
       !vectorize::unitInnerStride(inType) ||
@@ -90,8 +91,8 @@ void rewrite(linalg::GenericOp g, ArrayRef<int64_t> repeat) {
   auto chunk = [&](OpBuilder &cb, SmallVector<Value> inIdx,
                    SmallVector<Value> outIdx, Value c0, int64_t n) {
     inIdx[last] = c0;
-    Value v = cb.create<vector::LoadOp>(loc, VectorType::get({n}, elem), in,
-                                        inIdx);
+    Value v =
+        cb.create<vector::LoadOp>(loc, VectorType::get({n}, elem), in, inIdx);
     Value o0 = cb.create<arith::MulIOp>(loc, c0, idx(cb, fw));
     for (int64_t k = 0; k * kLanes < n * fw; ++k) {
       int64_t lanes = std::min(kLanes, n * fw - k * kLanes);
@@ -116,9 +117,10 @@ void rewrite(linalg::GenericOp g, ArrayRef<int64_t> repeat) {
       b, loc, extents, [&](OpBuilder &lb, ArrayRef<OpFoldResult> ivs) {
         SmallVector<Value> inIdx, outIdx;
         for (OpFoldResult f : ivs) {
-          Value v = isa<Value>(f)
-                        ? cast<Value>(f)
-                        : idx(lb, cast<IntegerAttr>(cast<Attribute>(f)).getInt());
+          Value v =
+              isa<Value>(f)
+                  ? cast<Value>(f)
+                  : idx(lb, cast<IntegerAttr>(cast<Attribute>(f)).getInt());
           inIdx.push_back(v);
           outIdx.push_back(v); // (the row's first output row: times fh)
         }
