@@ -512,7 +512,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
         return Variant{std::move(module), {}};
       progress.stage("bufferizing and planning memory" + label);
       bool cuda = llvm::is_contained(providerList, "cuda");
-      if (failed(run(std::string(kBufferizePipeline) +
+      if (failed(run(std::string("func.func(kiln-cpu-unshare-fills),") +
+                     kBufferizePipeline +
                      (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}"
                                       : ",kiln-cuda-offload"
                            : "") +

@@ -281,6 +281,27 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
   ];
 }
 
+def CpuUnshareFills : Pass<"kiln-cpu-unshare-fills", "::mlir::func::FuncOp"> {
+  let summary = "Give each op that writes into a filled tensor a fill of its own";
+  let description = [{
+    Runs on tensors right before one-shot-bufferize. CSE merges identical
+    linalg.fills of tensor.empty (the zeros a bias-free conv accumulates
+    into, the pad value a padded input starts as: every conv of a shape
+    shares one); bufferization then copies the one filled buffer for each
+    op that writes into it, which costs a copy's read and write instead of
+    a fill's write, and hides the fill from the kernels that start their
+    accumulators from it (a DenseNet's bias-free 3x3 convs fell back from
+    direct tiles to im2col). A fill (with its tensor.empty) with more than
+    one use as a destination (a DPS init, an insert_slice's dest) is
+    cloned right before each such user (where the kernels look for it);
+    reads keep the original, which goes if none is left.
+  }];
+  let statistics = [
+    Statistic<"numCloned", "cloned", "Fills cloned for a destination of their own">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def CpuFuseRows : Pass<"kiln-cpu-fuse-rows", "::mlir::func::FuncOp"> {
   let summary = "Run a reduction over rows and the row-wise host ops after it as one loop over the rows";
   let description = [{
