@@ -71,8 +71,8 @@ linalg::TransposeOp collapseRuns(linalg::TransposeOp op) {
   return collapsed;
 }
 
-/// What a transpose moves: output dim `outInner` (the output's last) is
-/// input dim `in`; the input's last dim is output dim `out`.
+/// What a transpose moves: the output's last dim is input dim `in`; the
+/// input's last dim is output dim `out`.
 struct InnerSwap {
   int64_t in, out;
 };
