@@ -882,34 +882,41 @@ Results lowerScan(OpBuilder &b, Operation *op, bool product) {
   // A longer axis (RoBERTa's position ids over 512 tokens): the same running
   // slice carried through an scf.for over the axis.
   if (n > kMaxUnrolledScan) {
-    auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+    auto idx = [&](int64_t v) {
+      return b.create<arith::ConstantIndexOp>(loc, v);
+    };
     auto loop = b.create<scf::ForOp>(
         loc, idx(0), idx(n), idx(1), ValueRange{acc, out},
         [&](OpBuilder &nb, Location l, Value step, ValueRange it) {
-          Value i = reverse ? (Value)nb.create<arith::SubIOp>(
-                                  l, nb.create<arith::ConstantIndexOp>(l, n - 1), step)
-                            : step;
+          Value i =
+              reverse
+                  ? (Value)nb.create<arith::SubIOp>(
+                        l, nb.create<arith::ConstantIndexOp>(l, n - 1), step)
+                  : step;
           SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
           offsets[axis] = i;
-          Value slice = nb.create<tensor::ExtractSliceOp>(l, sliceType, x, offsets,
-                                                          sizes, strides);
+          Value slice = nb.create<tensor::ExtractSliceOp>(
+              l, sliceType, x, offsets, sizes, strides);
           // (The running slice updated in place: a loop's yields must be
           // its own buffers, for bufferization.)
           Value o = it[1];
           if (exclusive)
-            o = nb.create<tensor::InsertSliceOp>(l, it[0], o, offsets, sizes, strides);
+            o = nb.create<tensor::InsertSliceOp>(l, it[0], o, offsets, sizes,
+                                                 strides);
           AffineMap id = nb.getMultiDimIdentityMap(rank);
-          Value next =
-              nb.create<linalg::GenericOp>(
-                    l, TypeRange{sliceType}, ValueRange{slice}, ValueRange{it[0]},
-                    ArrayRef<AffineMap>{id, id},
-                    SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-                    [&](OpBuilder &gb, Location gl, ValueRange a) {
-                      gb.create<linalg::YieldOp>(gl, combine(gb, gl, {a[1], a[0]}));
-                    })
-                  .getResult(0);
+          Value next = nb.create<linalg::GenericOp>(
+                             l, TypeRange{sliceType}, ValueRange{slice},
+                             ValueRange{it[0]}, ArrayRef<AffineMap>{id, id},
+                             SmallVector<utils::IteratorType>(
+                                 rank, utils::IteratorType::parallel),
+                             [&](OpBuilder &gb, Location gl, ValueRange a) {
+                               gb.create<linalg::YieldOp>(
+                                   gl, combine(gb, gl, {a[1], a[0]}));
+                             })
+                           .getResult(0);
           if (!exclusive)
-            o = nb.create<tensor::InsertSliceOp>(l, next, o, offsets, sizes, strides);
+            o = nb.create<tensor::InsertSliceOp>(l, next, o, offsets, sizes,
+                                                 strides);
           nb.create<scf::YieldOp>(l, ValueRange{next, o});
         });
     return SmallVector<Value>{loop.getResult(1)};
@@ -917,7 +924,8 @@ Results lowerScan(OpBuilder &b, Operation *op, bool product) {
   for (int64_t step = 0; step < n; ++step) {
     int64_t i = reverse ? n - 1 - step : step;
     Value slice = b.create<tensor::ExtractSliceOp>(loc, sliceType, x, offsetsAt(i), sizes, strides);
-    Value next = elementwise(b, loc, sliceType, ValueRange{acc, slice}, combine);
+    Value next =
+        elementwise(b, loc, sliceType, ValueRange{acc, slice}, combine);
     out = b.create<tensor::InsertSliceOp>(loc, exclusive ? acc : next, out, offsetsAt(i), sizes, strides);
     acc = next;
   }
