@@ -1,4 +1,4 @@
-//===- ImportMicrosoft.cpp - com.microsoft's quantized ops ----------------===//
+//===- ImportMicrosoft.cpp - com.microsoft's ops --------------------------===//
 //
 // onnxruntime.quantization's QOperator format writes, besides the default
 // domain's QLinearConv and QLinearMatMul, ops of ONNX Runtime's own
@@ -6,7 +6,9 @@
 // Each is defined as "dequantize the inputs, run the float op, quantize the
 // result", so the importer writes it so, with default-domain ops. The graph
 // is then what the QDQ format would have written, and kiln-fuse-quantized
-// turns its products into integer kernels the same way.
+// turns its products into integer kernels the same way. The float ops that
+// ONNX Runtime's transformer optimizer writes (Gelu, FastGelu, BiasGelu,
+// QuickGelu, SkipLayerNormalization, FusedMatMul) are their definitions too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -254,8 +256,113 @@ FailureOr<SmallVector<Value>> Expander::run() {
                    input(8) ? elementType(input(8)) : elementType(input(0)));
     return SmallVector<Value>{y};
   }
-  why = std::string("com.microsoft op is not supported (kiln imports its "
-                    "quantized ops ") +
+  // Float ops that ONNX Runtime's transformer optimizer writes (an
+  // "optimized" BERT or GPT-2 export), as their definitions in default-
+  // domain ops. (Attention and EmbedLayerNormalization are not.)
+  auto like = [&](Value x, double v) {
+    Type t = elementType(x);
+    return g.constant(DenseElementsAttr::get(RankedTensorType::get({}, t),
+                                             g.b.getFloatAttr(t, v)));
+  };
+  auto gelu = [&](Value x, StringRef approximate) {
+    return g.op<onnx::GeluOp>(
+        {x}, {g.b.getNamedAttr("approximate", g.b.getStringAttr(approximate))},
+        elementType(x));
+  };
+  auto withBias = [&](Value x, Value bias) {
+    return bias ? g.op<onnx::AddOp>({x, bias}, {}, elementType(x)) : x;
+  };
+  if (op == "Gelu" || op == "BiasGelu" || op == "FastGelu") {
+    if (failed(require({0})) || (op == "BiasGelu" && failed(require({1}))))
+      return failure();
+    Value x = withBias(input(0), input(1));
+    return SmallVector<Value>{gelu(x, op == "FastGelu" ? "tanh" : "none")};
+  }
+  if (op == "QuickGelu") { // x * sigmoid(alpha * x)
+    if (failed(require({0})))
+      return failure();
+    Value x = input(0);
+    const pb::AttributeProto *a = attribute("alpha");
+    Value scaled = g.op<onnx::MulOp>({x, like(x, a ? a->f() : 1.702)}, {},
+                                     elementType(x));
+    Value s = g.op<onnx::SigmoidOp>({scaled}, {}, elementType(x));
+    return SmallVector<Value>{g.op<onnx::MulOp>({x, s}, {}, elementType(x))};
+  }
+  if (op == "SkipLayerNormalization" || op == "SkipSimplifiedLayerNormalization") {
+    // input, skip, gamma, beta, bias -> output, mean, inv_std_var,
+    // input_skip_bias_sum (the simplified form: no beta, RMS).
+    bool simplified = op == "SkipSimplifiedLayerNormalization";
+    if (failed(require({0, 1, 2})))
+      return failure();
+    for (int i = 1; i < 3 && i < node.output_size(); ++i)
+      if (!node.output(i).empty()) {
+        why = "its mean and inverse standard deviation outputs are not "
+              "supported";
+        return failure();
+      }
+    Value x = input(0);
+    Value sum = withBias(g.op<onnx::AddOp>({x, input(1)}, {}, elementType(x)),
+                         simplified ? input(3) : input(4));
+    const pb::AttributeProto *e = attribute("epsilon");
+    float eps = e ? e->f() : 1e-12f;
+    Value y;
+    if (simplified) {
+      // sum / sqrt(mean(sum^2) + eps) * gamma
+      Value sq = g.op<onnx::MulOp>({sum, sum}, {}, elementType(x));
+      Value ms = g.op<onnx::ReduceMeanOp>({sq, g.ints({-1})},
+                                          {g.attr("keepdims", int64_t(1))},
+                                          elementType(x));
+      Value rms = g.op<onnx::SqrtOp>(
+          {g.op<onnx::AddOp>({ms, like(x, eps)}, {}, elementType(x))}, {},
+          elementType(x));
+      y = g.op<onnx::MulOp>(
+          {g.op<onnx::DivOp>({sum, rms}, {}, elementType(x)), input(2)}, {},
+          elementType(x));
+    } else {
+      // (Three results, Mean and InvStdDev unused: not GraphBuilder's one.)
+      OperationState st(g.loc, onnx::LayerNormalizationOp::getOperationName());
+      st.addOperands({sum, input(2), orNone(input(3))});
+      st.addAttributes({g.attr("axis", int64_t(-1)), g.attr("epsilon", eps)});
+      Type u = UnrankedTensorType::get(elementType(x));
+      st.addTypes({u, u, u});
+      Operation *ln = g.b.create(st);
+      (void)onnx::inferShapesFor(ln);
+      y = ln->getResult(0);
+    }
+    return SmallVector<Value>{y, y, y, sum};
+  }
+  if (op == "FusedMatMul") {
+    // alpha * op(A) x op(B), op a transpose of the last two dims.
+    if (failed(require({0, 1})))
+      return failure();
+    if (intAttr("transBatchA", 0) || intAttr("transBatchB", 0)) {
+      why = "transBatchA and transBatchB are not supported";
+      return failure();
+    }
+    auto lastTwo = [&](Value v) -> Value {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || t.getRank() < 2)
+        return Value();
+      SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, t.getRank()));
+      std::swap(perm[t.getRank() - 2], perm[t.getRank() - 1]);
+      return g.op<onnx::TransposeOp>({v}, {g.perm(perm)}, t.getElementType());
+    };
+    Value a = input(0), bm = input(1);
+    if (intAttr("transA", 0))
+      a = lastTwo(a);
+    if (intAttr("transB", 0))
+      bm = lastTwo(bm);
+    if (!a || !bm) {
+      why = "a transposed operand needs a rank of 2 or more";
+      return failure();
+    }
+    Value y = g.op<onnx::MatMulOp>({a, bm}, {}, elementType(input(0)));
+    const pb::AttributeProto *alpha = attribute("alpha");
+    if (alpha && alpha->f() != 1.0f)
+      y = g.op<onnx::MulOp>({y, like(y, alpha->f())}, {}, elementType(y));
+    return SmallVector<Value>{y};
+  }
+  why = std::string("com.microsoft op is not supported (kiln imports ") +
         microsoftOpsList() + ")";
   return failure();
 }
@@ -263,9 +370,11 @@ FailureOr<SmallVector<Value>> Expander::run() {
 } // namespace
 
 const char *microsoftOpsList() {
-  return "QGemm, QLinearAdd, QLinearAveragePool, QLinearConcat, "
-         "QLinearGlobalAveragePool, QLinearLeakyRelu, QLinearMul, "
-         "QLinearReduceMean, QLinearSigmoid, QLinearSoftmax, QLinearWhere";
+  return "BiasGelu, FastGelu, FusedMatMul, Gelu, QGemm, QLinearAdd, "
+         "QLinearAveragePool, QLinearConcat, QLinearGlobalAveragePool, "
+         "QLinearLeakyRelu, QLinearMul, QLinearReduceMean, QLinearSigmoid, "
+         "QLinearSoftmax, QLinearWhere, QuickGelu, SkipLayerNormalization, "
+         "SkipSimplifiedLayerNormalization";
 }
 
 FailureOr<SmallVector<Value>> expandMicrosoftNode(OpBuilder &b, Location loc,

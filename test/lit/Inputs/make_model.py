@@ -141,8 +141,8 @@ def microsoft(kind):
     """com.microsoft nodes: QLinearAdd (imported), Gelu (not), and
     QLinearAdd in a model that does not import the domain."""
     U8 = TensorProto.UINT8
-    if kind == "ms-gelu":
-        node = helper.make_node("Gelu", ["x"], ["y"], name="gelu_1", domain="com.microsoft")
+    if kind == "ms-unsupported":
+        node = helper.make_node("Inverse", ["x"], ["y"], name="inverse_1", domain="com.microsoft")
         io = [("x", F, [2]), ("y", F, [2])]
     else:
         node = helper.make_node("QLinearAdd", ["a", "s", "z", "b", "s", "z", "s", "z"], ["y"],
@@ -152,7 +152,7 @@ def microsoft(kind):
              numpy_helper.from_array(np.array(10, np.uint8), "z")]
     graph = helper.make_graph([node], "ms", [helper.make_tensor_value_info(*v) for v in io[:-1]],
                               [helper.make_tensor_value_info(*io[-1])],
-                              inits if kind != "ms-gelu" else [])
+                              inits if kind != "ms-unsupported" else [])
     opsets = [helper.make_opsetid("", 17)]
     if kind != "ms-no-import":
         opsets.append(helper.make_opsetid("com.microsoft", 1))
