@@ -841,11 +841,11 @@ Results lowerReduce(OpBuilder &b, Operation *op, StringRef kind) {
   return SmallVector<Value>{r};
 }
 
-/// Steps of a scan unrolled; a longer axis is a loop.
-constexpr int64_t kMaxUnrolledScan = 256;
-
 /// CumSum / CumProd over a constant axis: a running Add or Mul of slices,
-/// each inserted into the result (unrolled up to kMaxUnrolledScan steps).
+/// carried through an scf.for over the axis, each inserted into the result.
+/// (kiln-decompose-ops unrolls short axes of float, i32 and i64 data at the
+/// graph level first; this takes the rest: RoBERTa's position ids over 512
+/// tokens.)
 Results lowerScan(OpBuilder &b, Operation *op, bool product) {
   Location loc = op->getLoc();
   Value x = op->getOperand(0);
@@ -863,73 +863,48 @@ Results lowerScan(OpBuilder &b, Operation *op, bool product) {
   SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
   for (int64_t d : sliceShape)
     sizes.push_back(b.getIndexAttr(d));
-  auto offsetsAt = [&](int64_t i) {
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-    offsets[axis] = b.getIndexAttr(i);
-    return offsets;
-  };
   Value acc = b.create<arith::ConstantOp>(
       loc, DenseElementsAttr::get(sliceType, isFloat(elt) ? (Attribute)b.getFloatAttr(elt, product ? 1.0 : 0.0)
                                                           : (Attribute)b.getIntegerAttr(elt, product ? 1 : 0)));
   Value out = b.create<tensor::EmptyOp>(loc, xt.getShape(), elt);
-  auto combine = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+  auto combine = [&](OpBuilder &nb, Location l, Value a, Value x) -> Value {
     if (isFloat(elt))
-      return product ? (Value)nb.create<arith::MulFOp>(l, a[0], a[1])
-                     : (Value)nb.create<arith::AddFOp>(l, a[0], a[1]);
-    return product ? (Value)nb.create<arith::MulIOp>(l, a[0], a[1])
-                   : (Value)nb.create<arith::AddIOp>(l, a[0], a[1]);
+      return product ? (Value)nb.create<arith::MulFOp>(l, a, x)
+                     : (Value)nb.create<arith::AddFOp>(l, a, x);
+    return product ? (Value)nb.create<arith::MulIOp>(l, a, x)
+                   : (Value)nb.create<arith::AddIOp>(l, a, x);
   };
-  // A longer axis (RoBERTa's position ids over 512 tokens): the same running
-  // slice carried through an scf.for over the axis.
-  if (n > kMaxUnrolledScan) {
-    auto idx = [&](int64_t v) {
-      return b.create<arith::ConstantIndexOp>(loc, v);
-    };
-    auto loop = b.create<scf::ForOp>(
-        loc, idx(0), idx(n), idx(1), ValueRange{acc, out},
-        [&](OpBuilder &nb, Location l, Value step, ValueRange it) {
-          Value i =
-              reverse
-                  ? (Value)nb.create<arith::SubIOp>(
-                        l, nb.create<arith::ConstantIndexOp>(l, n - 1), step)
-                  : step;
-          SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
-          offsets[axis] = i;
-          Value slice = nb.create<tensor::ExtractSliceOp>(
-              l, sliceType, x, offsets, sizes, strides);
-          // (The running slice updated in place: a loop's yields must be
-          // its own buffers, for bufferization.)
-          Value o = it[1];
-          if (exclusive)
-            o = nb.create<tensor::InsertSliceOp>(l, it[0], o, offsets, sizes,
-                                                 strides);
-          AffineMap id = nb.getMultiDimIdentityMap(rank);
-          Value next = nb.create<linalg::GenericOp>(
-                             l, TypeRange{sliceType}, ValueRange{slice},
-                             ValueRange{it[0]}, ArrayRef<AffineMap>{id, id},
-                             SmallVector<utils::IteratorType>(
-                                 rank, utils::IteratorType::parallel),
-                             [&](OpBuilder &gb, Location gl, ValueRange a) {
-                               gb.create<linalg::YieldOp>(
-                                   gl, combine(gb, gl, {a[1], a[0]}));
-                             })
-                           .getResult(0);
-          if (!exclusive)
-            o = nb.create<tensor::InsertSliceOp>(l, next, o, offsets, sizes,
-                                                 strides);
-          nb.create<scf::YieldOp>(l, ValueRange{next, o});
-        });
-    return SmallVector<Value>{loop.getResult(1)};
-  }
-  for (int64_t step = 0; step < n; ++step) {
-    int64_t i = reverse ? n - 1 - step : step;
-    Value slice = b.create<tensor::ExtractSliceOp>(loc, sliceType, x, offsetsAt(i), sizes, strides);
-    Value next =
-        elementwise(b, loc, sliceType, ValueRange{acc, slice}, combine);
-    out = b.create<tensor::InsertSliceOp>(loc, exclusive ? acc : next, out, offsetsAt(i), sizes, strides);
-    acc = next;
-  }
-  return SmallVector<Value>{out};
+  auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+  auto loop = b.create<scf::ForOp>(
+      loc, idx(0), idx(n), idx(1), ValueRange{acc, out},
+      [&](OpBuilder &nb, Location l, Value step, ValueRange it) {
+        Value i = reverse ? (Value)nb.create<arith::SubIOp>(
+                                l, nb.create<arith::ConstantIndexOp>(l, n - 1), step)
+                          : step;
+        SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
+        offsets[axis] = i;
+        Value slice =
+            nb.create<tensor::ExtractSliceOp>(l, sliceType, x, offsets, sizes, strides);
+        // (The running slice updated in place: a loop's yields must be its
+        // own buffers, for bufferization.)
+        Value o = it[1];
+        if (exclusive)
+          o = nb.create<tensor::InsertSliceOp>(l, it[0], o, offsets, sizes, strides);
+        AffineMap id = nb.getMultiDimIdentityMap(rank);
+        Value next =
+            nb.create<linalg::GenericOp>(
+                  l, TypeRange{sliceType}, ValueRange{slice}, ValueRange{it[0]},
+                  ArrayRef<AffineMap>{id, id},
+                  SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+                  [&](OpBuilder &gb, Location gl, ValueRange a) {
+                    gb.create<linalg::YieldOp>(gl, combine(gb, gl, a[1], a[0]));
+                  })
+                .getResult(0);
+        if (!exclusive)
+          o = nb.create<tensor::InsertSliceOp>(l, next, o, offsets, sizes, strides);
+        nb.create<scf::YieldOp>(l, ValueRange{next, o});
+      });
+  return SmallVector<Value>{loop.getResult(1)};
 }
 
 bool scanAxisOk(Operation *op, std::string &why) {

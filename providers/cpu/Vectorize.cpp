@@ -1608,7 +1608,8 @@ struct CpuVectorizeContractionsPass
           "kiln.report.int8_depthwise",
           IntegerAttr::get(IntegerType::get(module.getContext(), 64),
                            eightBitDepthwise.size()));
-    // Max pools: the same loops, max for the multiply-add.
+    // Pools: the same loops, a max (or an average pool's add) for the
+    // multiply-add.
     for (linalg::GenericOp g : pools) {
       rewriteDepthwise(g, *matchPool(g), vectorBits, /*isPool=*/true);
       ++depthwise;

@@ -200,8 +200,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
     loc = FusedLoc::get(g.getContext(), {loc, e.getLoc()});
   }
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
-  // (A max pool's loops are n c kh kw oh ow; its second operand only sizes
-  // the window.)
+  // (A pool's loops are n c kh kw oh ow; its second operand only sizes the
+  // window.)
   if (isPool)
     r = {r[0], r[1], r[4], r[2], r[3], r[5]};
   auto vec = VectorType::get({kLanes}, accElt),
@@ -427,7 +427,7 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
         return xv;
       };
       // A pool is separable: the row's max (or sum) over its kw taps once,
-      // then one max per output row that reads it (a 5x5 pool: 8 maxes an
+      // then one more per output row that reads it (a 5x5 pool: 8 maxes an
       // output chunk, not 25).
       SmallVector<Value> rowMax;
       for (int64_t j = 0; isPool && j < numChunks; ++j) {
