@@ -874,34 +874,40 @@ Results lowerScan(OpBuilder &b, Operation *op, bool product) {
     return product ? (Value)nb.create<arith::MulIOp>(l, a, x)
                    : (Value)nb.create<arith::AddIOp>(l, a, x);
   };
-  auto idx = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+  auto idx = [&](int64_t v) {
+    return b.create<arith::ConstantIndexOp>(loc, v);
+  };
   auto loop = b.create<scf::ForOp>(
       loc, idx(0), idx(n), idx(1), ValueRange{acc, out},
       [&](OpBuilder &nb, Location l, Value step, ValueRange it) {
-        Value i = reverse ? (Value)nb.create<arith::SubIOp>(
-                                l, nb.create<arith::ConstantIndexOp>(l, n - 1), step)
-                          : step;
+        Value i =
+            reverse ? (Value)nb.create<arith::SubIOp>(
+                          l, nb.create<arith::ConstantIndexOp>(l, n - 1), step)
+                    : step;
         SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
         offsets[axis] = i;
-        Value slice =
-            nb.create<tensor::ExtractSliceOp>(l, sliceType, x, offsets, sizes, strides);
+        Value slice = nb.create<tensor::ExtractSliceOp>(
+            l, sliceType, x, offsets, sizes, strides);
         // (The running slice updated in place: a loop's yields must be its
         // own buffers, for bufferization.)
         Value o = it[1];
         if (exclusive)
-          o = nb.create<tensor::InsertSliceOp>(l, it[0], o, offsets, sizes, strides);
+          o = nb.create<tensor::InsertSliceOp>(l, it[0], o, offsets, sizes,
+                                               strides);
         AffineMap id = nb.getMultiDimIdentityMap(rank);
         Value next =
             nb.create<linalg::GenericOp>(
                   l, TypeRange{sliceType}, ValueRange{slice}, ValueRange{it[0]},
                   ArrayRef<AffineMap>{id, id},
-                  SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+                  SmallVector<utils::IteratorType>(
+                      rank, utils::IteratorType::parallel),
                   [&](OpBuilder &gb, Location gl, ValueRange a) {
                     gb.create<linalg::YieldOp>(gl, combine(gb, gl, a[1], a[0]));
                   })
                 .getResult(0);
         if (!exclusive)
-          o = nb.create<tensor::InsertSliceOp>(l, next, o, offsets, sizes, strides);
+          o = nb.create<tensor::InsertSliceOp>(l, next, o, offsets, sizes,
+                                               strides);
         nb.create<scf::YieldOp>(l, ValueRange{next, o});
       });
   return SmallVector<Value>{loop.getResult(1)};
