@@ -258,8 +258,9 @@ bool rewriteDirectConv(mlir::linalg::GenericOp g, int64_t vectorBits);
 /// Whether a conv of these sizes is one the direct tiles take (constant
 /// weights and static planes aside): the lowering asks it too, to keep the
 /// conv's loops for them when only the batch is of run-time size.
-bool directConvShape(int64_t vectorBits, int64_t groups, int64_t m, int64_t kh,
-                     int64_t kw, int64_t sh, int64_t sw, int64_t positions);
+bool directConvShape(int64_t vectorBits, int64_t groups, int64_t m, int64_t c,
+                     int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                     int64_t positions);
 
 /// A conv whose output plane is a few positions past whole vectors (7x7:
 /// 49 = 6 x 8 + 1, a scalar column that cost a third of its time) and

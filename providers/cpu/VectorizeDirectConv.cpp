@@ -169,13 +169,32 @@ static int64_t panelWidth(int64_t m, bool pointwise) {
   return 0;
 }
 
-bool directConvShape(int64_t vectorBits, int64_t groups, int64_t m, int64_t kh,
-                     int64_t kw, int64_t sh, int64_t sw, int64_t positions) {
-  // A 1x1 stride-1 conv is a matmul on x as it lies, but for a plane past
-  // whole vectors (7x7, 14x14), whose last columns the matmul's register
-  // tiles take a lane at a time.
+/// How many of the first `channels` channel planes of `positions` f32 each
+/// start in the busiest of the L1's 64 sets of 64-byte lines.
+static int64_t planesPerL1Set(int64_t channels, int64_t positions) {
+  SmallVector<int64_t> perSet(64, 0);
+  int64_t most = 0;
+  for (int64_t j = 0; j < channels; ++j)
+    most = std::max(most, ++perSet[(j * positions * 4 / 64) % 64]);
+  return most;
+}
+
+bool directConvShape(int64_t vectorBits, int64_t groups, int64_t m, int64_t c,
+                     int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                     int64_t positions) {
+  // A 1x1 stride-1 conv is a matmul on x as it lies, and the direct tiles
+  // take it only where the matmul's register tiles would take a plane's
+  // last columns a lane at a time (7x7, 14x14), or where it has 64 input
+  // channels or more in planes that spread over the L1's sets: each k step
+  // then broadcasts from another plane, and the tiles' stores need no
+  // second pass (resnet50's 256 -> 64 on 56x56: 428 us against 618). Not
+  // with fewer channels (mobilenet_v2's 16 -> 96 on 112x112: 474 against
+  // 199, its stores' transposes per few multiply-adds), nor on planes a
+  // multiple of 4 KiB apart (densenet's 128 -> 128 on 32x32: 181 against
+  // 151, every k step's line in one set).
   bool pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1;
-  if (pointwise && positions % kLanes == 0)
+  if (pointwise && positions % kLanes == 0 &&
+      (c < 64 || planesPerL1Set(64, positions) > 8))
     return false;
   return vectorBits >= 512 && groups == 1 && panelWidth(m, kh * kw == 1) &&
          positions >= kTileRows;
@@ -190,8 +209,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
   int64_t n = r[0], m = r[1], c = r[2], kh = r[3], kw = r[4], oh = r[5],
           ow = r[6];
-  if (!directConvShape(vectorBits, convGroups(g), m, kh, kw, cm->sh, cm->sw,
-                       oh * ow))
+  if (!directConvShape(vectorBits, convGroups(g), m, c, kh, kw, cm->sh,
+                       cm->sw, oh * ow))
     return false;
   Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   auto xt = cast<MemRefType>(x.getType());
@@ -439,12 +458,7 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   // (Only there: elsewhere the scratch's round trip cost 8%.) The L1's
   // 64 sets of 64-byte lines: how many of the tile's 32 channel lines
   // share one.
-  int64_t crowded = 0;
-  {
-    SmallVector<int64_t> perSet(64, 0);
-    for (int64_t j = 0; j < kPanel; ++j)
-      crowded = std::max(crowded, ++perSet[(j * positions * 4 / 64) % 64]);
-  }
+  int64_t crowded = planesPerL1Set(kPanel, positions);
   bool pairs = nv == 2 && tileRows == kTileRows && tiles >= 2 && crowded > 8;
   int64_t units = pairs ? tiles / 2 : tiles, odd = pairs ? tiles % 2 : 0;
   int64_t perPlane = units + odd + (left ? 1 : 0);

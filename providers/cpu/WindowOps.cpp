@@ -423,7 +423,8 @@ Results lowerConv(OpBuilder &b, Operation *op) {
       runtimeBatchOnly && vectorBits && constantWeights && sp == 2 &&
       wt.hasStaticShape() && elt.isF32() && !structuredOnly(op) &&
       vectorize::directConvShape(vectorBits.getInt(), group, wt.getDimSize(0),
-                                 kernel[0], kernel[1], strides[0], strides[1],
+                                 wt.getDimSize(1), kernel[0], kernel[1],
+                                 strides[0], strides[1],
                                  out.getDimSize(2) * out.getDimSize(3));
   // (The activation is applied per block.)
   if (!out.hasStaticShape() && !direct &&

@@ -3,7 +3,8 @@
 tile (planes a few positions past whole vectors: 7x7 = 49, 5x5 = 25, as
 patches x weights^T written back transposed; on AVX-512, every conv with
 channels in panels of 32, as direct tiles of 8 positions, or 7 or 6
-where those fill the plane (7x7, 14x14, 6x6), across output rows,
+where those fill the plane (7x7, 14x14, 6x6), across output rows (1x1
+stride 1 only past whole vectors or with 64 channels or more),
 reading the input in place), against ONNX Runtime: 3x3, 1x1 and
 7x7 kernels, stride 1 and 2, dilation 2, with a bias or none, batch 1 and
 2 (also with the batch symbolic in the model: run-time images), with a
@@ -38,6 +39,15 @@ CASES = {
     "k3_d2_c16_m64_13x13_n2": (2, 16, 64, 3, 1, 13, True, "Relu", 2),
     "k7_s2_c3_m32_30x30": (1, 3, 32, 7, 2, 30, True, "Relu"),
     "k1_s2_c64_m96_15x15_nobias": (1, 64, 96, 1, 2, 15, False, None),
+    # 1x1 stride 1 with 64 input channels or more on planes of whole
+    # vectors (12x12, 20x20) whose channel planes spread over the L1's sets:
+    # the direct tiles; on 16x16 (planes a multiple of 1 KiB apart) and with
+    # 32 input channels, the matmul.
+    "k1_c64_m32_12x12_relu": (1, 64, 32, 1, 1, 12, True, "Relu"),
+    "k1_c256_m64_20x20_nobias_n2": (2, 256, 64, 1, 1, 20, False, None),
+    "k1_c128_m96_12x12_runtime_batch": (2, 128, 96, 1, 1, 12, True, "Sigmoid", 1, True),
+    "k1_c64_m64_16x16_relu": (1, 64, 64, 1, 1, 16, True, "Relu"),
+    "k1_c32_m64_20x20": (1, 32, 64, 1, 1, 20, True, None),
     "k3_c64_m512_relu": (1, 64, 512, 3, 1, 7, True, "Relu"),
     "k3_c64_m512_nobias_n2": (2, 64, 512, 3, 1, 7, False, None),
     "k1_c320_m1280_sigmoid": (1, 320, 1280, 1, 1, 7, True, "Sigmoid"),

@@ -2001,6 +2001,47 @@ func.func @conv_pointwise_planes(%x7: memref<1x32x7x7xf32>, %o7: memref<1x64x7x7
 
 // -----
 
+// 1x1 stride-1 convs on planes of whole vectors with 64 input channels:
+// on 12x12 (planes 576 bytes apart, over many L1 sets) the direct tiles;
+// on 16x16 (planes 1 KiB apart, 16 of any 64 in one set) the matmul.
+// CHECK-LABEL: func.func @conv_pointwise_deep
+// CHECK: memref.get_global @dp12_kxm_panels32 : memref<1x64x32xf32>
+// CHECK: vector.fma
+// CHECK-NOT: dp16_kxm
+// CHECK: return
+memref.global "private" constant @dp12 : memref<32x64x1x1xf32> = dense<0.5>
+memref.global "private" constant @dp16 : memref<32x64x1x1xf32> = dense<0.25>
+#dX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#dW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#dO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_pointwise_deep(%x12: memref<1x64x12x12xf32>, %o12: memref<1x32x12x12xf32>,
+                               %x16: memref<1x64x16x16xf32>, %o16: memref<1x32x16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w12 = memref.get_global @dp12 : memref<32x64x1x1xf32>
+  %w16 = memref.get_global @dp16 : memref<32x64x1x1xf32>
+  linalg.fill ins(%zero : f32) outs(%o12 : memref<1x32x12x12xf32>)
+  linalg.generic {indexing_maps = [#dX, #dW, #dO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x12, %w12 : memref<1x64x12x12xf32>, memref<32x64x1x1xf32>) outs(%o12 : memref<1x32x12x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o16 : memref<1x32x16x16xf32>)
+  linalg.generic {indexing_maps = [#dX, #dW, #dO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x16, %w16 : memref<1x64x16x16xf32>, memref<32x64x1x1xf32>) outs(%o16 : memref<1x32x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Two images on 5x5 planes (25 = 3 x 8 + 1 positions: neither 7 nor 6
 // fills them): the task's image is its index over the 8 tasks an image
 // has (4 tiles, the last one position, x 2 panels), in both the whole
