@@ -209,8 +209,8 @@ bool rewriteDirectConv(linalg::GenericOp g, int64_t vectorBits) {
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m c kh kw oh ow
   int64_t n = r[0], m = r[1], c = r[2], kh = r[3], kw = r[4], oh = r[5],
           ow = r[6];
-  if (!directConvShape(vectorBits, convGroups(g), m, c, kh, kw, cm->sh,
-                       cm->sw, oh * ow))
+  if (!directConvShape(vectorBits, convGroups(g), m, c, kh, kw, cm->sh, cm->sw,
+                       oh * ow))
     return false;
   Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   auto xt = cast<MemRefType>(x.getType());

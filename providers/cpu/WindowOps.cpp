@@ -419,13 +419,12 @@ Results lowerConv(OpBuilder &b, Operation *op) {
   // time; other weights keep the GEMMs, not naive loops.)
   bool constantWeights =
       fusion::constantAttr(w) || w.getDefiningOp<arith::ConstantOp>();
-  bool direct =
-      runtimeBatchOnly && vectorBits && constantWeights && sp == 2 &&
-      wt.hasStaticShape() && elt.isF32() && !structuredOnly(op) &&
-      vectorize::directConvShape(vectorBits.getInt(), group, wt.getDimSize(0),
-                                 wt.getDimSize(1), kernel[0], kernel[1],
-                                 strides[0], strides[1],
-                                 out.getDimSize(2) * out.getDimSize(3));
+  bool direct = runtimeBatchOnly && vectorBits && constantWeights && sp == 2 &&
+                wt.hasStaticShape() && elt.isF32() && !structuredOnly(op) &&
+                vectorize::directConvShape(
+                    vectorBits.getInt(), group, wt.getDimSize(0),
+                    wt.getDimSize(1), kernel[0], kernel[1], strides[0],
+                    strides[1], out.getDimSize(2) * out.getDimSize(3));
   // (The activation is applied per block.)
   if (!out.hasStaticShape() && !direct &&
       !(icg == 1 && ocg == 1 && group > 1) && sp == 2 && wt.hasStaticShape() &&
