@@ -512,7 +512,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
         return Variant{std::move(module), {}};
       progress.stage("bufferizing and planning memory" + label);
       bool cuda = llvm::is_contained(providerList, "cuda");
-      if (failed(run(std::string("func.func(kiln-cpu-unshare-fills),") +
+      if (failed(run(std::string("func.func(kiln-cpu-unshare-fills,"
+                                 "kiln-cpu-unshare-slice-sources),") +
                      kBufferizePipeline +
                      (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}"
                                       : ",kiln-cuda-offload"
@@ -531,7 +532,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
                      std::to_string(vectorBits) +
                      "},kiln-cpu-vectorize-upsample{vector-bits=" +
                      std::to_string(vectorBits) +
-                     "},kiln-cpu-parallel-loops),kiln-plan-memory,"
+                     "},kiln-cpu-parallel-loops,kiln-elide-slice-copies),"
+                     "kiln-plan-memory,"
                      "kiln-lower-runtime-calls")))
         return std::nullopt;
       if (cuda && !options.cudaEmulate) {

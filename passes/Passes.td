@@ -185,6 +185,29 @@ def OutlineLoops : Pass<"kiln-outline-loops", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def ElideSliceCopies : Pass<"kiln-elide-slice-copies", "::mlir::func::FuncOp"> {
+  let summary = "Place a concat's parts inside its result instead of copying them there";
+  let description = [{
+    Runs on buffers after the kernels are generated, before
+    kiln-plan-memory. A concat bufferizes to a memref.copy of each part
+    into a subview of the result's allocation. Where the part is an
+    allocation of its own (kiln-cpu-unshare-slice-sources gives it one)
+    used only before the copy, the subview is one contiguous run of the
+    result starting on a 64-byte line, and nothing else touches those
+    bytes of the result between the part's allocation and the copy, the
+    result's allocation becomes a byte buffer (marked `kiln.sliced`, moved
+    before the part's) viewed at offset 0 as the result and at the run's
+    offset as the part: the part's producers write the result in place and
+    the copy goes. Views keep the identity layouts the kernels were
+    generated for. Allocations returned from the function stay (the
+    output buffer is the caller's), as does anything a device touches.
+  }];
+  let statistics = [
+    Statistic<"numElided", "elided", "Copies into a concat's result elided">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Plan all intermediate buffers into one arena and pass outputs by pointer";
   let description = [{

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/kiln/KilnDialect.h"
+#include "passes/BufferAliases.h"
 #include "passes/GlobalString.h"
 #include "passes/NodeName.h"
 #include "passes/Passes.h"
@@ -549,32 +550,6 @@ struct PlanMemoryPass : public impl::PlanMemoryBase<PlanMemoryPass> {
     }
     func.setFunctionType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
                                            func.getResultTypes()));
-  }
-
-  /// Calls `fn` on every use of `root`'s buffer and of its aliases: views,
-  /// and the results of the scf.if or loop it is yielded out of or passed
-  /// into.
-  static void forEachAliasUse(Value root, function_ref<void(OpOperand &)> fn) {
-    SmallVector<Value> work = {root};
-    llvm::DenseSet<Value> seen;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      if (!seen.insert(v).second)
-        continue;
-      for (OpOperand &use : v.getUses()) {
-        fn(use);
-        Operation *user = use.getOwner();
-        SmallVector<Value> aliases;
-        if (isa<ViewLikeOpInterface, RegionBranchOpInterface>(user))
-          aliases.append(user->result_begin(), user->result_end());
-        else if (isa<scf::YieldOp>(user) &&
-                 use.getOperandNumber() < user->getParentOp()->getNumResults())
-          aliases.push_back(user->getParentOp()->getResult(use.getOperandNumber()));
-        for (Value a : aliases)
-          if (isa<MemRefType>(a.getType()))
-            work.push_back(a);
-      }
-    }
   }
 
   /// Whether the buffer of `alloc` (or an alias) is carried into a loop's

@@ -302,6 +302,27 @@ def CpuUnshareFills : Pass<"kiln-cpu-unshare-fills", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def CpuUnshareSliceSources : Pass<"kiln-cpu-unshare-slice-sources", "::mlir::func::FuncOp"> {
+  let summary = "Give each tensor a concat inserts a tensor.empty of its own";
+  let description = [{
+    Runs on tensors right before one-shot-bufferize. A concat is a chain of
+    tensor.insert_slice ops into a tensor.empty; its parts are produced by
+    ops that write in place into a tensor.empty, which CSE merged with
+    every other of the same shape (a SqueezeNet's two expand convs and the
+    max pool before them share one), so bufferization gives them one buffer
+    reused from part to part. For each insert of a contiguous static slice
+    (unit dims, one partial dim, then whole dims: channels of one image),
+    the tensor.empty at the root of its source's chain of DPS inits is
+    cloned right before the op that writes into it, when it has other
+    uses. Each part then has a buffer of its own, live until the concat
+    copies it, which kiln-elide-slice-copies places inside the concat's.
+  }];
+  let statistics = [
+    Statistic<"numCloned", "cloned", "tensor.empty ops cloned for a concat part">
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def CpuFuseRows : Pass<"kiln-cpu-fuse-rows", "::mlir::func::FuncOp"> {
   let summary = "Run a reduction over rows and the row-wise host ops after it as one loop over the rows";
   let description = [{
