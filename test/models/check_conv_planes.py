@@ -8,7 +8,8 @@ stride 1 only past whole vectors or with 64 channels or more),
 reading the input in place), against ONNX Runtime: 3x3, 1x1 and
 7x7 kernels, stride 1 and 2, dilation 2, with a bias or none, batch 1 and
 2 (also with the batch symbolic in the model: run-time images), with a
-fused Relu or Sigmoid or no activation. Compiled for the build
+fused Relu or Sigmoid or no activation, and residual Adds after them
+(the input's or another conv's). Compiled for the build
 machine's CPU and for x86-64-v3 (AVX2's 8-lane remainder on any machine
 that runs it). Also a 3x3 stride-2 max pool over input with NaNs (on the
 same vector loops as the direct convs' neighbours, the depthwise ones)
@@ -232,6 +233,49 @@ def max_pool_nan(args, k=3, s=2, size=20):
     return ortcheck.check_each_cpu(args.kiln, args.kiln_run, model, data, name)
 
 
+# Residual Adds after direct tiles (the Add's other operand the conv's own
+# input, or another conv's output), then an activation.
+# name: batch, in channels, out channels, kernel, stride, input size, the
+# residual ("input": the conv's own input, Relu(X); "conv": a 1x1 conv
+# of X at the same stride, as a ResNet's downsample), activation after the
+# Add.
+RESIDUAL_CASES = {
+    "res_k3_c64_m64_20x20_input_relu": (1, 64, 64, 3, 1, 20, "input", "Relu"),
+    "res_k1_c128_m64_12x12_conv_relu": (1, 128, 64, 1, 1, 12, "conv", "Relu"),
+    "res_k3_c32_m32_32x32_pairs_input": (1, 32, 32, 3, 1, 32, "input", None),
+    "res_k3_s2_c16_m32_15x15_conv_n2": (2, 16, 32, 3, 2, 15, "conv", "Relu"),
+    "res_k3_c32_m32_7x7_input_relu": (1, 32, 32, 3, 1, 7, "input", "Relu"),
+    "res_k3_c32_m64_5x5_conv_sigmoid": (1, 32, 64, 3, 1, 5, "conv", "Sigmoid"),
+}
+
+
+def make_residual(path, n, c, m, k, s, size, source, act):
+    rng = np.random.default_rng(m * 10 + c + k)
+    w = (rng.standard_normal((m, c, k, k)) / np.sqrt(c * k * k)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "W"),
+             numpy_helper.from_array(rng.standard_normal(m, dtype=np.float32), "B")]
+    nodes = [helper.make_node("Relu", ["X"], ["R"]),
+             helper.make_node("Conv", ["R", "W", "B"], ["C"], kernel_shape=[k, k],
+                              strides=[s, s], pads=[k // 2] * 4)]
+    other = "R"
+    if source == "conv":
+        inits.append(numpy_helper.from_array(
+            (rng.standard_normal((m, c, 1, 1)) / np.sqrt(c)).astype(np.float32), "D"))
+        nodes.insert(1, helper.make_node("Conv", ["X", "D"], ["S"], kernel_shape=[1, 1],
+                                         strides=[s, s]))
+        other = "S"
+    nodes.append(helper.make_node("Add", ["C", other], ["A" if act else "Y"]))
+    if act:
+        nodes.append(helper.make_node(act, ["A"], ["Y"]))
+    graph = helper.make_graph(
+        nodes, "residual", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [n, c, size, size])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return rng.standard_normal((n, c, size, size), dtype=np.float32)
+
+
 def main():
     args = ortcheck.parse_args()
     results = [ortcheck.case(args, name, "X", lambda path, shape=shape: make(path, *shape))
@@ -245,6 +289,8 @@ def main():
                               lambda path, shape=shape: make_average_pool(path, *shape),
                               tol=1e-5)
                 for name, shape in AVERAGE_POOL_CASES.items()]
+    results += [ortcheck.case(args, name, "X", lambda path, shape=shape: make_residual(path, *shape))
+                for name, shape in RESIDUAL_CASES.items()]
     results.append(max_pool_nan(args))
     # Stride 1 on a narrow map: the source rows' chunks shifted in registers.
     results.append(max_pool_nan(args, k=5, s=1, size=10))
