@@ -14,7 +14,8 @@ machine's CPU and for x86-64-v3 (AVX2's 8-lane remainder on any machine
 that runs it). Also a 3x3 stride-2 max pool over input with NaNs (on the
 same vector loops as the direct convs' neighbours, the depthwise ones)
 against NumPy: a window holding a NaN gives NaN; the same for a 5x5
-stride-1 pool (a YOLO's SPPF: source chunks shifted in registers); average
+stride-1 pool (a YOLO's SPPF: source chunks shifted in registers) and
+unpadded stride-2 pools (every other lane of the source read in place); average
 pools (their sums on the same loops) against ONNX Runtime. And ConvTranspose (one
 Conv over the input per output phase, interleaved): 2-D and 1-D, with
 pads, output_padding, groups, a bias or none. And 1-D convs (run as 2-D
@@ -204,14 +205,15 @@ def make_average_pool(path, k, s, p, include_pad, ceil, c, h, w):
     return np.random.default_rng(c * h).standard_normal((1, c, h, w), dtype=np.float32)
 
 
-def max_pool_nan(args, k=3, s=2, size=20):
-    """MaxPool kxk, stride s, pads k // 2 on 1x32xsizexsize with a NaN in
-    some windows, against NumPy's NaN-propagating max."""
-    name = "maxpool_nan" if (k, s) == (3, 2) else f"maxpool_nan_k{k}_s{s}"
+def max_pool_nan(args, k=3, s=2, size=20, p=None):
+    """MaxPool kxk, stride s, pads p (k // 2 when None) on
+    1x32xsizexsize with a NaN in some windows, against NumPy's
+    NaN-propagating max."""
+    name = "maxpool_nan" if (k, s, p) == (3, 2, None) else f"maxpool_nan_k{k}_s{s}_{size}"
+    p = k // 2 if p is None else p
     d = os.path.join(args.work, name)
     os.makedirs(d, exist_ok=True)
     model = os.path.join(d, "model.onnx")
-    p = k // 2
     graph = helper.make_graph(
         [helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[k, k], strides=[s, s],
                           pads=[p, p, p, p])], "pool",
@@ -294,6 +296,10 @@ def main():
     results.append(max_pool_nan(args))
     # Stride 1 on a narrow map: the source rows' chunks shifted in registers.
     results.append(max_pool_nan(args, k=5, s=1, size=10))
+    # Stride 2 unpadded: every other lane of the source rows read in place
+    # (no phases), rows past whole vectors, an odd last column dropped.
+    results.append(max_pool_nan(args, k=2, s=2, size=41, p=0))
+    results.append(max_pool_nan(args, k=3, s=2, size=37, p=0))
     return ortcheck.summary(results)
 
 
