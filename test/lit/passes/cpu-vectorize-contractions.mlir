@@ -538,18 +538,19 @@ func.func @depthwise_runtime_bias_relu(%x: memref<?x64x?x?xf32>, %bias: memref<6
 // -----
 
 // A max pool (3x3, stride 2; loops n, c, kh, kw, oh, ow) takes the same
-// vector loops: phases of each plane, 28-wide rows are two chunks, four
-// rows per block, a max per tap and no weight: x > acc ? x : acc, or x
-// where x is NaN (NaNs propagate, in fewer instructions than maximumf).
+// vector loops: unpadded, each tap reads 32 lanes of a source row in place
+// and keeps every other one (no phases written first), 28-wide rows are
+// two chunks, four rows per block, a max per tap and no weight:
+// x > acc ? x : acc, or x where x is NaN (NaNs propagate, in fewer
+// instructions than maximumf).
 // CHECK-LABEL: func.func @max_pool
 // CHECK-NOT: linalg.generic
-// CHECK: memref.alloc() : memref<2x57x48xf32>
-// CHECK: vector.shuffle
+// CHECK-NOT: memref.alloc
 // CHECK: scf.for {{.*}} to %c28 step %c4
 // CHECK-COUNT-8: vector.transfer_read %arg2
 // CHECK-NOT: memref.load
-// CHECK-NOT: vector.shuffle
-// CHECK: %[[X:.*]] = vector.transfer_read
+// CHECK: %[[W:.*]] = vector.transfer_read %arg0{{.*}} : memref<1x4x57x57xf32>, vector<32xf32>
+// CHECK-NEXT: %[[X:.*]] = vector.shuffle %[[W]], %[[W]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
 // CHECK-NEXT: %[[GT:.*]] = arith.cmpf ogt, %[[X]], %[[ACC:.*]] : vector<16xf32>
 // CHECK-NEXT: %[[MAX:.*]] = arith.select %[[GT]], %[[X]], %[[ACC]]
 // CHECK-NEXT: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : vector<16xf32>
