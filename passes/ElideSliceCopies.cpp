@@ -169,8 +169,9 @@ struct ElideSliceCopiesPass
     // comes before, and none leaves the function or runs on a device.
     auto offLimits = [&](Operation *user, Operation *&anc) {
       anc = entry.findAncestorOpInBlock(*user);
+      Dialect *dialect = user->getDialect();
       return !anc || isa<func::ReturnOp>(anc) ||
-             user->getDialect()->getNamespace() == "gpu";
+             (dialect && dialect->getNamespace() == "gpu");
     };
     bool ok = true;
     forEachAliasUse(part.getResult(), [&](OpOperand &use) {
