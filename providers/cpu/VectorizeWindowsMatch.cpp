@@ -69,14 +69,14 @@ std::optional<DepthwiseMatch> matchDepthwise(linalg::GenericOp g) {
 }
 
 Operation *poolReduce(Block &body, Type t) {
-  Operation *max =
+  Operation *step =
       cast<linalg::YieldOp>(body.getTerminator()).getOperand(0).getDefiningOp();
-  if (!max || max->getNumOperands() != 2)
+  if (!step || step->getNumOperands() != 2)
     return nullptr;
   bool ok = t.isF32()
-                ? isa<arith::MaximumFOp, arith::AddFOp>(max)
-                : t.isInteger(8) && isa<arith::MaxUIOp, arith::MaxSIOp>(max);
-  return ok ? max : nullptr;
+                ? isa<arith::MaximumFOp, arith::AddFOp>(step)
+                : t.isInteger(8) && isa<arith::MaxUIOp, arith::MaxSIOp>(step);
+  return ok ? step : nullptr;
 }
 
 /// A max pool as the CPU provider emits it, on f32 or 8-bit integers, or an
@@ -97,11 +97,11 @@ std::optional<DepthwiseMatch> matchPool(linalg::GenericOp g) {
       }))
     return std::nullopt;
   Block &body = g.getRegion().front();
-  Operation *max = poolReduce(body, t);
+  Operation *step = poolReduce(body, t);
   Value xArg = body.getArgument(0), acc = body.getArgument(2);
-  if (!llvm::hasNItems(body.getOperations(), 2) || !max ||
-      !((max->getOperand(0) == acc && max->getOperand(1) == xArg) ||
-        (max->getOperand(0) == xArg && max->getOperand(1) == acc)))
+  if (!llvm::hasNItems(body.getOperations(), 2) || !step ||
+      !((step->getOperand(0) == acc && step->getOperand(1) == xArg) ||
+        (step->getOperand(0) == xArg && step->getOperand(1) == acc)))
     return std::nullopt;
   auto iters = g.getIteratorTypesArray();
   for (unsigned i = 0; i < 6; ++i)
