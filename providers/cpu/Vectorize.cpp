@@ -1286,7 +1286,7 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
   auto pickOf = [](ArrayRef<Candidate> loops) -> int64_t {
     const Candidate *pick = llvm::find_if(loops, [](const Candidate &c) {
       return c.trips >= kParallelEvenTrips &&
-             c.work >= kParallelMultiplyAdds / 2;
+             c.work >= kParallelDispatchMultiplyAdds;
     });
     if (pick == loops.end())
       pick =

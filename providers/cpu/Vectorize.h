@@ -18,10 +18,15 @@
 
 namespace kiln::vectorize {
 
-// Work below which an op stays on one thread (no kiln.parallel loop): a
-// parallel loop's dispatch costs a few microseconds, about what a million
-// multiply-adds or a quarter million elementwise iterations take.
-constexpr int64_t kParallelMultiplyAdds = 1 << 20;
+// Work below which an op stays on one thread (no kiln.parallel loop), and
+// the least a thread's share may have: a dispatch costs 0.3-1 us, a
+// quarter million multiply-adds take 3-15. (At a million, small 1x1 convs
+// of MobileNetV3 and LCNet ran on one thread: 2 threads 1.09x slower.)
+constexpr int64_t kParallelMultiplyAdds = 1 << 18;
+// A loop inside others is dispatched once per iteration of theirs: split
+// it (rather than a loop around it with fewer ranges) when each dispatch
+// covers this much.
+constexpr int64_t kParallelDispatchMultiplyAdds = 1 << 19;
 constexpr int64_t kParallelElements = 1 << 16;
 // ... or, for other ops, this many iterations times their body's cost
 // (iterationCost): one op on each of 65536 elements, an exp on each of

@@ -385,6 +385,10 @@ void kilnParallelFor(kiln_task_fn Fn, void *Context, int64_t N, int64_t Grain) {
     return;
   }
   int64_t Parts = std::min<int64_t>(RunThreads * kRangesPerThread, Ranges);
+  // Whole shares when there are few ranges: 3 on 2 threads ran 2 and 1
+  // (1.5x at best); 2 longer ones still pass the grain.
+  if (Parts > RunThreads)
+    Parts -= Parts % RunThreads;
   Job J{Fn, Context, N, static_cast<int32_t>(Parts), RunThreads};
   (RunPool ? *RunPool : sharedPool()).run(J);
 }

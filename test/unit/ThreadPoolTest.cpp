@@ -62,11 +62,13 @@ TEST(ThreadPool, EveryIterationOnceInContiguousRanges) {
       kilnParallelFor(record, &R, N, 1);
       for (int64_t I = 0; I < N; ++I)
         EXPECT_EQ(R.Hits[I], 1) << "iteration " << I << " of " << N << " at " << Threads;
-      // Four ranges per thread, never more ranges than iterations, and
-      // never more threads than the run has.
-      EXPECT_EQ(R.Ranges.size(),
-                static_cast<size_t>(
-                    Threads == 1 ? 1 : std::min<int64_t>(4 * Threads, N)));
+      // Four ranges per thread, never more ranges than iterations (a
+      // multiple of the threads where there are more), and never more
+      // threads than the run has.
+      int64_t Ranges = Threads == 1 ? 1 : std::min<int64_t>(4 * Threads, N);
+      if (Ranges > Threads)
+        Ranges -= Ranges % Threads;
+      EXPECT_EQ(R.Ranges.size(), static_cast<size_t>(Ranges));
       EXPECT_LE(R.Threads.size(), R.Ranges.size());
       EXPECT_LE(R.Threads.size(), static_cast<size_t>(Threads));
     }
@@ -187,6 +189,22 @@ TEST(ThreadPool, GrainBoundsTheRanges) {
   kilnParallelFor(record, &S, 7, 4); // fewer than 2 x 4: on the caller
   ASSERT_EQ(S.Ranges.size(), 1u);
   EXPECT_EQ(*S.Threads.begin(), std::this_thread::get_id());
+}
+
+TEST(ThreadPool, FewRangesMakeWholeShares) {
+  // 3 ranges of the grain on 2 threads would run 2:1: two halves instead.
+  ThreadsScope Scope(2);
+  Record R;
+  R.Hits.assign(112, 0);
+  kilnParallelFor(record, &R, 112, 37);
+  ASSERT_EQ(R.Ranges.size(), 2u);
+  std::sort(R.Ranges.begin(), R.Ranges.end());
+  EXPECT_EQ(R.Ranges[0], (std::pair<int64_t, int64_t>{0, 56}));
+  // 5 on 2 threads: 4.
+  Record S;
+  S.Hits.assign(50, 0);
+  kilnParallelFor(record, &S, 50, 10);
+  EXPECT_EQ(S.Ranges.size(), 4u);
 }
 
 TEST(ThreadPool, EvenGrainSplitsOnlyEqualShares) {

@@ -2275,7 +2275,7 @@ func.func @depthwise_u8_constant_weights(%x: memref<1x4x10x10xi8>, %o: memref<1x
 // of rows (whole 8-row tiles, about eight blocks), each every panel, so
 // that a thread reads the rows of A its producer wrote and writes the
 // rows of C its consumer reads. Nine blocks of 8 rows (262144
-// multiply-adds each: grain 4), then the 3 rows left over, one 3-row tile
+// multiply-adds each: grain 1), then the 3 rows left over, one 3-row tile
 // per panel, after the loop.
 // CHECK-LABEL: func.func @panels_by_rows
 // CHECK: memref.get_global @wr_panels32 : memref<8x128x32xf32>
@@ -2285,7 +2285,7 @@ func.func @depthwise_u8_constant_weights(%x: memref<1x4x10x10xi8>, %o: memref<1x
 // CHECK: vector.transfer_read %arg1[%[[ROW]], %{{.*}}]
 // CHECK: vector.transfer_read %arg0[%[[ROW]], %{{.*}}]
 // CHECK: vector<8x32xf32>
-// CHECK: } {kiln.parallel = 4 : i64}
+// CHECK: } {kiln.parallel = 1 : i64}
 // CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 {
 // CHECK: vector.transfer_read %arg1[%c72,
 // CHECK: vector<3x32xf32>
@@ -2315,7 +2315,7 @@ func.func @panels_by_rows(%a: memref<75x128xf32>, %c: memref<75x256xf32>) {
 // CHECK: memref.get_global @wc_panels32 : memref<20x128x32xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c20 step %c1 {
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8 {
-// CHECK: } {kiln.parallel = 4 : i64}
+// CHECK: } {kiln.parallel = 1 : i64}
 memref.global "private" constant @wc : memref<128x640xf32> = dense<1.0>
 #mA = affine_map<(m, k, n) -> (m, k)>
 #mB = affine_map<(m, k, n) -> (k, n)>
