@@ -532,7 +532,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
                      std::to_string(vectorBits) +
                      "},kiln-cpu-vectorize-upsample{vector-bits=" +
                      std::to_string(vectorBits) +
-                     "},kiln-cpu-parallel-loops,kiln-elide-slice-copies),"
+                     "},kiln-cpu-fill-pad-borders,kiln-cpu-parallel-loops,"
+                     "kiln-elide-slice-copies),"
                      "kiln-plan-memory,"
                      "kiln-lower-runtime-calls")))
         return std::nullopt;

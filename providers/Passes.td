@@ -410,6 +410,28 @@ def CpuVectorizeUpsample : Pass<"kiln-cpu-vectorize-upsample", "::mlir::func::Fu
                            "::mlir::arith::ArithDialect"];
 }
 
+def CpuFillPadBorders : Pass<"kiln-cpu-fill-pad-borders", "::mlir::func::FuncOp"> {
+  let summary = "Fill only the borders of a buffer whose interior a copy writes next";
+  let description = [{
+    Runs on buffers before kiln-cpu-parallel-loops. A padded input (a
+    conv's, a pool's) is a linalg.fill of the whole buffer with the pad
+    value, then a memref.copy of the source into a static, unit-stride
+    subview of it: every interior element is written twice. Where nothing
+    reads or writes the buffer (or a view of it) between the two, and the
+    copy does not read it, the fill becomes fills of the slabs outside the
+    subview: along each dim in turn, the ranges before and after the
+    subview's, within the subview along the dims before it and whole along
+    those after (a pad of H and W: rows above and below, then the columns
+    beside the interior rows). A copy that covers the whole buffer drops
+    the fill.
+  }];
+  let statistics = [
+    Statistic<"numNarrowed", "narrowed", "Fills narrowed to the borders of a copy">,
+    Statistic<"numSlabs", "slabs", "Border fills made">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def CpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Split the outer parallel loop of host linalg ops left on naive loops across threads";
   let description = [{

@@ -10,6 +10,7 @@
 #include "providers/cpu/Vectorize.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -172,6 +173,17 @@ struct CpuParallelLoopsPass
     bool lanes = vectorizesInner(op);
     SmallVector<int64_t> sizes(ranges.size(), 0);
     sizes[*d] = tile;
+    // A loop of a few trips (a stem's pad over 3 channels, grain 2: one
+    // range) joins the parallel loops inside it, short of the innermost,
+    // into one loop over their product.
+    int64_t trips = extent;
+    unsigned last = *d;
+    while (tile == 1 && !dynamic && trips < vectorize::kParallelEvenTrips &&
+           last + 2 < ranges.size() &&
+           iterators[last + 1] == utils::IteratorType::parallel) {
+      trips *= ranges[++last];
+      sizes[last] = 1;
+    }
     linalg::LinalgTilingOptions options;
     options.setTileSizes(sizes).setLoopType(linalg::LinalgTilingLoopType::Loops);
     rewriter.setInsertionPoint(op);
@@ -180,10 +192,17 @@ struct CpuParallelLoopsPass
     if (failed(tiled) || tiled->loops.empty())
       return;
     rewriter.eraseOp(op);
+    if (last > *d) {
+      SmallVector<scf::ForOp> loops;
+      for (Operation *loop : tiled->loops)
+        loops.push_back(cast<scf::ForOp>(loop));
+      if (failed(coalesceLoops(rewriter, loops)))
+        return signalPassFailure();
+    }
     if (lanes)
       work /= vectorize::kScalarIterationCost;
     int64_t perTile =
-        ShapedType::isDynamic(extent) ? work * tile : work / extent * tile;
+        ShapedType::isDynamic(extent) ? work * tile : work / trips * tile;
     vectorize::markParallel(tiled->loops.front(), vectorize::kParallelWork,
                             perTile);
     ++numSplit;

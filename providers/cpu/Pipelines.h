@@ -62,18 +62,42 @@ inline void stridedCopiesToLoops(mlir::Operation *root, bool vectorRows,
     SmallVector<Value> ivs;
     int64_t elements = src.getNumElements();
     bool split = !parallelAttr.empty() && elements >= parallelElements;
-    for (int64_t d : src.getShape().drop_back()) {
-      auto loop = b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0),
-                                       b.create<arith::ConstantIndexOp>(loc, d),
-                                       b.create<arith::ConstantIndexOp>(loc, 1));
-      elements /= d;
-      if (split && d > 1) {
-        int64_t grain = std::max<int64_t>(1, (parallelElements + elements - 1) / elements);
-        loop->setAttr(parallelAttr, b.getI64IntegerAttr(grain));
+    ArrayRef<int64_t> outer = src.getShape().drop_back();
+    for (size_t i = 0; i < outer.size(); ++i) {
+      // A split loop of fewer than 8 trips takes the loops inside it, one
+      // loop over their rows (a stem's pad copy: 3 channels of 224 rows,
+      // grain 2, was one range; 672 rows make 2).
+      size_t j = i + 1;
+      int64_t trips = outer[i];
+      elements /= outer[i];
+      if (split && trips > 1)
+        for (; j < outer.size() && trips < kiln::vectorize::kParallelEvenTrips;
+             ++j) {
+          trips *= outer[j];
+          elements /= outer[j];
+        }
+      auto loop =
+          b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0),
+                               b.create<arith::ConstantIndexOp>(loc, trips),
+                               b.create<arith::ConstantIndexOp>(loc, 1));
+      if (split && trips > 1) {
+        int64_t grain = (parallelElements + elements - 1) / elements;
+        loop->setAttr(parallelAttr,
+                      b.getI64IntegerAttr(std::max<int64_t>(1, grain)));
         split = false;
       }
       b.setInsertionPoint(loop.getBody()->getTerminator());
-      ivs.push_back(loop.getInductionVar());
+      // The joined loops' indices, innermost last.
+      Value rest = loop.getInductionVar();
+      SmallVector<Value> joined(j - i);
+      for (size_t k = j; k-- > i + 1;) {
+        Value extent = b.create<arith::ConstantIndexOp>(loc, outer[k]);
+        joined[k - i] = b.create<arith::RemUIOp>(loc, rest, extent);
+        rest = b.create<arith::DivUIOp>(loc, rest, extent);
+      }
+      joined[0] = rest;
+      ivs.append(joined);
+      i = j - 1;
     }
     ivs.push_back(b.create<arith::ConstantIndexOp>(loc, 0));
     auto row = VectorType::get({src.getShape().back()}, src.getElementType());

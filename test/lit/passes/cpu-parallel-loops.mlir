@@ -208,3 +208,23 @@ func.func @column_gather(%data: memref<64x4096xf32>, %idx: memref<1024xi64>,
   }
   return
 }
+
+// -----
+
+// An outer parallel loop of fewer than 8 trips takes the parallel loops
+// inside it, short of the innermost: a fill of 3 channels (grain 2 per
+// channel: one range) becomes one loop over their 675 rows, 292 rows per
+// thread at least.
+// CHECK-LABEL: func.func @few_channels
+// CHECK: %[[N:.*]] = arith.muli %c3, %c225
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %[[N]] step
+// CHECK-DAG: %[[H:.*]] = arith.remsi %[[R]], %c225
+// CHECK-DAG: %[[C:.*]] = arith.divsi %[[R]], %c225
+// CHECK: memref.subview %arg0[0, %[[C]], %[[H]], 0] [1, 1, 1, 225]
+// CHECK: linalg.fill
+// CHECK-NEXT: } {kiln.parallel = 292 : i64}
+func.func @few_channels(%a: memref<1x3x225x225xf32>) {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%a : memref<1x3x225x225xf32>)
+  return
+}

@@ -195,6 +195,15 @@ func.func @parallel_scratch(%a: memref<256xf32>) {
 // CHECK: } {kiln.parallel = 64 : i64}
 // CHECK-NOT: kiln.parallel
 // CHECK: return
+// A split loop of fewer than 8 trips takes the loops inside it: a stem's 3
+// channels of 224 rows are one loop of 672 rows (grain 293: 2 ranges where
+// the channel loop, grain 2, made one).
+// CHECK-LABEL: func.func @copy_few_channels
+// CHECK: scf.for %[[R:.*]] = %c0{{.*}} to %c672 step %c1{{.*}} {
+// CHECK-DAG: %[[H:.*]] = arith.remui %[[R]], %c224
+// CHECK-DAG: %[[C:.*]] = arith.divui %[[R]], %c224
+// CHECK: vector.transfer_read %arg0[%{{.*}}, %[[C]], %[[H]], %{{.*}}]{{.*}} vector<224xf32>
+// CHECK: } {kiln.parallel = 293 : i64}
 func.func @copy_split(%a: memref<1x64x32x32xf32>, %b: memref<1x64x34x34xf32>,
                       %c: memref<1x4x8x8xf32>, %d: memref<1x4x10x10xf32>) {
   %bv = memref.subview %b[0, 0, 1, 1] [1, 64, 32, 32] [1, 1, 1, 1]
@@ -203,6 +212,12 @@ func.func @copy_split(%a: memref<1x64x32x32xf32>, %b: memref<1x64x34x34xf32>,
   %dv = memref.subview %d[0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 1, 1]
       : memref<1x4x10x10xf32> to memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
   memref.copy %c, %dv : memref<1x4x8x8xf32> to memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
+  return
+}
+func.func @copy_few_channels(%a: memref<1x3x224x224xf32>, %b: memref<1x3x225x225xf32>) {
+  %bv = memref.subview %b[0, 0, 1, 1] [1, 3, 224, 224] [1, 1, 1, 1]
+      : memref<1x3x225x225xf32> to memref<1x3x224x224xf32, strided<[151875, 50625, 225, 1], offset: 226>>
+  memref.copy %a, %bv : memref<1x3x224x224xf32> to memref<1x3x224x224xf32, strided<[151875, 50625, 225, 1], offset: 226>>
   return
 }
 
