@@ -443,7 +443,10 @@ def CpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "::mlir::func::FuncOp"> {
     reads is tiled along its outermost parallel loop of more than one
     iteration: one iteration per tile, or runs of at least 16 when that
     loop is the innermost or comes after a reduction (so that reads stay
-    contiguous). The tile loop is marked kiln.parallel with a grain of
+    contiguous). An outer loop of fewer than 8 trips takes the parallel
+    loops inside it, short of the innermost, as one coalesced loop (a
+    stem's pad fill over 3 channels: one range of its grain, 675 rows two).
+    The tile loop is marked kiln.parallel with a grain of
     65536 iterations per thread. Reductions keep their order (only a
     parallel loop is split), so results are the same at any thread count.
     Ops in device code or already inside a parallel loop are left alone.
