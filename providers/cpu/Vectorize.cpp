@@ -1611,7 +1611,9 @@ struct CpuVectorizeContractionsPass
     // Pools: the same loops, a max (or an average pool's add) for the
     // multiply-add.
     for (linalg::GenericOp g : pools) {
-      rewriteDepthwise(g, *matchPool(g), vectorBits, /*isPool=*/true);
+      DepthwiseMatch dm = *matchPool(g);
+      if (!rewriteStridedMaxPool(g, dm, vectorBits))
+        rewriteDepthwise(g, dm, vectorBits, /*isPool=*/true);
       ++depthwise;
     }
     // Buffers nothing reads any more: an 8-bit depthwise conv's i32 sums

@@ -310,6 +310,35 @@ struct DepthwiseMatch {
 std::optional<DepthwiseMatch> matchDepthwise(mlir::linalg::GenericOp g);
 /// A max pool, or an average pool's sums (f32).
 std::optional<DepthwiseMatch> matchPool(mlir::linalg::GenericOp g);
+/// A window op's input that is a padded copy of another buffer: an
+/// allocation filled with the pad value, the source copied into its
+/// interior (the last two dims), read by `g` alone. Each thread then pads
+/// its own channel planes in a small scratch buffer instead.
+struct PaddedSource {
+  mlir::Value src, pad;
+  int64_t top = 0, left = 0;
+  llvm::SmallVector<mlir::Operation *> ops; // to erase, in order
+  // A filled buffer the padded copy started as a copy of (bufferization
+  // shares one fill between the convs that pad alike); null if none.
+  mlir::Value filled;
+  // g's output is the source's buffer: each channel must be read whole
+  // before its first output row is stored.
+  bool inPlace = false;
+};
+/// x of `g` as a padded copy (see PaddedSource), if it is one. With
+/// `planesAnyway` (the kernel copies its planes anyway), also where the
+/// padded copy would be made once for several convs or in place.
+std::optional<PaddedSource> matchPaddedSource(mlir::linalg::GenericOp g,
+                                              bool planesAnyway);
+/// max(acc, x) of f32 max pools: NaNs propagate, either zero may come out.
+mlir::Value poolMaxF32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                       mlir::Value acc);
+/// Rewrites `g`, an undilated f32 max pool whose columns step by 2 (padded
+/// or not) on 512-bit registers, into row loops that take each source
+/// row's max over the window's columns once (VectorizeStridedPools.cpp);
+/// false, and nothing changed, for any other pool.
+bool rewriteStridedMaxPool(mlir::linalg::GenericOp g, const DepthwiseMatch &dm,
+                           int64_t vectorBits);
 /// The max of a max pool's body on `t` (f32, or an 8-bit integer with the
 /// signedness the body's max has), or the add of an f32 average pool's;
 /// null if it is neither.

@@ -21,143 +21,18 @@ using namespace mlir;
 
 namespace kiln::vectorize {
 
-namespace {
-/// A window op's input that is a padded copy of another buffer: an
-/// allocation filled with the pad value, the source copied into its
-/// interior (the last two dims), read by `g` alone. Each thread then pads
-/// its own channel planes in a small scratch buffer instead.
-struct PaddedSource {
-  Value src, pad;
-  int64_t top = 0, left = 0;
-  SmallVector<Operation *> ops; // to erase, in order
-  // A filled buffer the padded copy started as a copy of (bufferization
-  // shares one fill between the convs that pad alike); null if none.
-  Value filled;
-  // g's output is the source's buffer: each channel must be read whole
-  // before its first output row is stored.
-  bool inPlace = false;
-};
-} // namespace
-
-/// x of `g` as a padded copy (see PaddedSource), if it is one.
-static std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g,
-                                                     bool planesAnyway) {
-  Value x = g.getDpsInputs()[0];
-  auto alloc = x.getDefiningOp<memref::AllocOp>();
-  // (A run-time batch is fine: the planes are per image.)
-  auto planeStatic = [](MemRefType t) {
-    return t.getRank() == 4 &&
-           llvm::none_of(t.getShape().drop_front(), ShapedType::isDynamic);
-  };
-  if (!alloc || alloc->getBlock() != g->getBlock() ||
-      !planeStatic(alloc.getType()))
-    return std::nullopt;
-  PaddedSource ps;
-  linalg::FillOp fill;
-  memref::CopyOp copy, base; // base: x copied whole from a filled buffer
-  for (Operation *user : x.getUsers()) {
-    if (user == g || isa<memref::DeallocOp>(user))
-      continue;
-    if (auto f = dyn_cast<linalg::FillOp>(user);
-        f && !fill && f.getDpsInits()[0] == x) {
-      fill = f;
-      continue;
-    }
-    if (auto c = dyn_cast<memref::CopyOp>(user);
-        c && !fill && c.getTarget() == x) {
-      // The buffer copied must be one that only a fill writes before the
-      // copy (others copy it too; the last conv may pad into it in place).
-      auto a = c.getSource().getDefiningOp<memref::AllocOp>();
-      if (!a)
-        return std::nullopt;
-      for (Operation *u : a->getUsers()) {
-        if (u->getBlock() != c->getBlock())
-          return std::nullopt;
-        if (auto f = dyn_cast<linalg::FillOp>(u);
-            f && !fill && f.getDpsInits()[0] == a.getResult()) {
-          fill = f;
-          continue;
-        }
-        auto other = dyn_cast<memref::CopyOp>(u);
-        if (u != c && u->isBeforeInBlock(c) &&
-            !(other && other.getSource() == a.getResult()))
-          return std::nullopt;
-      }
-      if (!fill || fill->getBlock() != c->getBlock() ||
-          !fill->isBeforeInBlock(c))
-        return std::nullopt;
-      base = c;
-      ps.filled = a.getResult();
-      continue;
-    }
-    auto sv = dyn_cast<memref::SubViewOp>(user);
-    if (!sv || copy || !sv->hasOneUse())
-      return std::nullopt;
-    copy = dyn_cast<memref::CopyOp>(*sv->getUsers().begin());
-    if (!copy || copy.getTarget() != sv.getResult() || !sv.hasUnitStride())
-      return std::nullopt;
-    ArrayRef<int64_t> offsets = sv.getStaticOffsets();
-    if (offsets.size() != 4 || offsets[0] != 0 || offsets[1] != 0 ||
-        ShapedType::isDynamic(offsets[2]) || ShapedType::isDynamic(offsets[3]))
-      return std::nullopt;
-    ps.top = offsets[2];
-    ps.left = offsets[3];
-  }
-  Operation *start = base ? base.getOperation() : fill.getOperation();
-  if (!fill || !copy || start->getBlock() != g->getBlock() ||
-      copy->getBlock() != g->getBlock() || !start->isBeforeInBlock(copy) ||
-      !copy->isBeforeInBlock(g))
-    return std::nullopt;
-  ps.src = copy.getSource();
-  auto st = dyn_cast<MemRefType>(ps.src.getType());
-  if (!st || !planeStatic(st) || !st.getLayout().isIdentity() ||
-      st.getDimSize(0) != alloc.getType().getDimSize(0) ||
-      st.getDimSize(1) != alloc.getType().getDimSize(1))
-    return std::nullopt;
-  // g now reads the source where the copy did: nothing in between may
-  // write it (linalg ops writing other buffers only), but for g's own
-  // output init, which the accumulators take over in registers: g then
-  // writes its output in place of its input, each channel after its plane
-  // was copied.
-  std::optional<OutputInit> init = matchOutputInit(g);
-  bool inPlace = false;
-  for (Operation *op = copy->getNextNode(); op != g; op = op->getNextNode()) {
-    // (The profiler's markers: the pad is a node of its own before an
-    // 8-bit conv.)
-    if (isa<memref::AllocOp, memref::SubViewOp, memref::ExpandShapeOp,
-            memref::CollapseShapeOp, arith::ConstantOp, ProfileBeginOp,
-            ProfileEndOp>(op))
-      continue;
-    // (Neither the source nor the padded buffer written.)
-    auto elsewhere = [&](Value v) {
-      return rootOf(v) != rootOf(ps.src) && rootOf(v) != rootOf(x);
-    };
-    // (A copy into another buffer: an 8-bit conv's output starting as a
-    // copy of a shared zero buffer.)
-    if (auto c = dyn_cast<memref::CopyOp>(op); c && elsewhere(c.getTarget()))
-      continue;
-    auto l = dyn_cast<linalg::LinalgOp>(op);
-    if (!l)
-      return std::nullopt;
-    if (llvm::all_of(l.getDpsInits(), elsewhere))
-      continue;
-    if (!init || op != init->op)
-      return std::nullopt;
-    inPlace = true;
-  }
-  // Those two forms (mobilenet_v2's) only on large planes: below 56x56
-  // (all in L2), the padded copy made once costs less than a copy of each
-  // plane (28x28 and smaller 15-20% slower; 56x56 and 112x112 3-7% faster).
-  // Unless the conv builds its planes anyway (an 8-bit conv's, in f32):
-  // then the padded copy is a pass of its own for nothing.
-  auto ot = cast<MemRefType>(g.getDpsInits()[0].getType());
-  if ((base || inPlace) && !planesAnyway &&
-      ot.getDimSize(2) * ot.getDimSize(3) < 2048)
-    return std::nullopt;
-  ps.pad = fill.getInputs()[0];
-  ps.ops = {copy, copy.getTarget().getDefiningOp(), start};
-  ps.inPlace = inPlace;
-  return ps;
+// max(acc, x) for an f32 max pool: x > acc ? x : acc, or x where x is
+// NaN: NaNs propagate as maximumf's do (a NaN acc stays), in four
+// instructions (two compares, two masked moves) where LLVM lowers
+// maximumf (signed zeros ordered too) in six: a 64x112x112 3x3/2 max
+// pool 203 -> 185 us. Of +0 and -0 either may come out.
+Value poolMaxF32(OpBuilder &b, Location loc, Value x, Value acc) {
+  Value more = b.create<arith::SelectOp>(
+      loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, acc), x,
+      acc);
+  return b.create<arith::SelectOp>(
+      loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x), x,
+      more);
 }
 
 /// Output rows in 512-bit chunks (16 f32, 64 bytes), up to 8 chunks (4 with
@@ -330,26 +205,13 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
     return ShapedType::isDynamic(r[loop]) ? (Value)nb.create<memref::DimOp>(loc, out, dim)
                                           : idx(nb, r[loop]);
   };
-  // max(acc, x) for an f32 max pool: x > acc ? x : acc, or x where x is
-  // NaN: NaNs propagate as maximumf's do (a NaN acc stays), in four
-  // instructions (two compares, two masked moves) where LLVM lowers
-  // maximumf (signed zeros ordered too) in six: a 64x112x112 3x3/2 max
-  // pool 203 -> 185 us. Of +0 and -0 either may come out.
-  auto maxF32 = [&](OpBuilder &mb, Value xv, Value acc) -> Value {
-    Value more = mb.create<arith::SelectOp>(
-        loc, mb.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, xv, acc),
-        xv, acc);
-    return mb.create<arith::SelectOp>(
-        loc, mb.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, xv, xv),
-        xv, more);
-  };
   // A pool's step: that max, an average pool's sum, or the body's own max
   // (unsigned or signed bytes).
   auto reduce = [&](OpBuilder &mb, Value xv, Value acc) -> Value {
     if (isa<arith::AddFOp>(bodyReduce))
       return mb.create<arith::AddFOp>(loc, acc, xv);
     if (elt.isF32())
-      return maxF32(mb, xv, acc);
+      return poolMaxF32(mb, loc, xv, acc);
     OperationState st(loc, bodyReduce->getName(), ValueRange{acc, xv},
                       xv.getType());
     return mb.create(st)->getResult(0);

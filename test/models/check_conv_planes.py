@@ -300,6 +300,10 @@ def main():
     # (no phases), rows past whole vectors, an odd last column dropped.
     results.append(max_pool_nan(args, k=2, s=2, size=41, p=0))
     results.append(max_pool_nan(args, k=3, s=2, size=37, p=0))
+    # Rows past 4 chunks (two column blocks, each through all the rows),
+    # padded (rows above and below the source) and not.
+    results.append(max_pool_nan(args, k=3, s=2, size=150))
+    results.append(max_pool_nan(args, k=2, s=2, size=150, p=0))
     return ortcheck.summary(results)
 
 

@@ -642,6 +642,51 @@ func.func @max_pool_u8(%x: memref<1x2x20x20xi8>, %k: memref<3x3xi8>, %o: memref<
 
 // -----
 
+// An f32 max pool stepping 2 columns (3x3/2, pads of 1: ResNet's after
+// the stem), its output filled first: the padded copy goes and the source
+// is read as it lies. Each source row is one 32-wide load per 16 outputs,
+// its even and odd columns two shuffles; tap 0 (column 2 * ow - 1) is the
+// odd phase shifted in a lane of the pad. The row's max over its 3 taps
+// is taken once: an output row takes two new rows' and the one carried
+// from the row before (iter_args); rows outside the source are the pad.
+// CHECK-LABEL: func.func @max_pool_strided_padded
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.
+// CHECK: scf.for %{{.*}} = %c0 to %c10 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>)
+// CHECK: arith.cmpi ult
+// CHECK: scf.if {{.*}} -> (vector<16xf32>)
+// CHECK: %[[W:.*]] = vector.transfer_read %arg0{{.*}} : memref<1x2x20x20xf32>, vector<32xf32>
+// CHECK-DAG: vector.shuffle %[[W]], %[[W]] [0, 2, 4,
+// CHECK-DAG: %[[ODD:.*]] = vector.shuffle %[[W]], %[[W]] [1, 3, 5,
+// CHECK: vector.shuffle %{{.*}}, %[[ODD]] [15, 16, 17,
+// CHECK: arith.cmpf uno
+// CHECK: } else {
+// CHECK: vector.transfer_write %{{.*}}, %arg2{{.*}} : vector<16xf32>, memref<1x2x10x10xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+#fX = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#fK = affine_map<(n, c, kh, kw, oh, ow) -> (kh, kw)>
+#fO = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh, ow)>
+func.func @max_pool_strided_padded(%x: memref<1x2x20x20xf32>, %k: memref<3x3xf32>, %o: memref<1x2x10x10xf32>) {
+  %low = arith.constant 0xFF800000 : f32
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x2x22x22xf32>
+  linalg.fill ins(%low : f32) outs(%p : memref<1x2x22x22xf32>)
+  %in = memref.subview %p[0, 0, 1, 1] [1, 2, 20, 20] [1, 1, 1, 1] : memref<1x2x22x22xf32> to memref<1x2x20x20xf32, strided<[968, 484, 22, 1], offset: 23>>
+  memref.copy %x, %in : memref<1x2x20x20xf32> to memref<1x2x20x20xf32, strided<[968, 484, 22, 1], offset: 23>>
+  linalg.fill ins(%low : f32) outs(%o : memref<1x2x10x10xf32>)
+  linalg.generic {indexing_maps = [#fX, #fK, #fO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%p, %k : memref<1x2x22x22xf32>, memref<3x3xf32>) outs(%o : memref<1x2x10x10xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.maximumf %acc, %a : f32
+    linalg.yield %m : f32
+  }
+  memref.dealloc %p : memref<1x2x22x22xf32>
+  return
+}
+
+// -----
+
 // n = 49 (a 7x7 feature map): 16-wide register tiles leave a remainder of
 // 1 where 32-wide ones would leave 17.
 // CHECK-LABEL: func.func @n49
