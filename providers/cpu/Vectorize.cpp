@@ -1562,7 +1562,10 @@ struct CpuVectorizeContractionsPass
         linalg::GenericOp e = findEpilogue(g);
         Value c = g.getDpsInits()[0];
         // (The ops before g that it replaces go: the position comes after.)
-        Operation *before = rewriteDepthwise(g, *dm, vectorBits);
+        std::optional<Operation *> strided =
+            rewriteStridedDepthwise(g, *dm, vectorBits);
+        Operation *before =
+            strided ? *strided : rewriteDepthwise(g, *dm, vectorBits);
         ++depthwise;
         // Now, while its stores are still transfer_writes.
         if (e)

@@ -333,9 +333,15 @@ std::optional<PaddedSource> matchPaddedSource(mlir::linalg::GenericOp g,
 /// max(acc, x) of f32 max pools: NaNs propagate, either zero may come out.
 mlir::Value poolMaxF32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                        mlir::Value acc);
+/// The same for an f32 depthwise conv stepping 2 columns whose output
+/// starts as a fill or a bias: returns the op before the new loops (null:
+/// none), or nothing when `g` is not one.
+std::optional<mlir::Operation *>
+rewriteStridedDepthwise(mlir::linalg::GenericOp g, const DepthwiseMatch &dm,
+                        int64_t vectorBits);
 /// Rewrites `g`, an undilated f32 max pool whose columns step by 2 (padded
 /// or not) on 512-bit registers, into row loops that take each source
-/// row's max over the window's columns once (VectorizeStridedPools.cpp);
+/// row's max over the window's columns once (VectorizeStridedWindows.cpp);
 /// false, and nothing changed, for any other pool.
 bool rewriteStridedMaxPool(mlir::linalg::GenericOp g, const DepthwiseMatch &dm,
                            int64_t vectorBits);

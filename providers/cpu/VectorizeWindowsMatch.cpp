@@ -3,7 +3,7 @@
 // Part of kiln-cpu-vectorize-contractions: which generics are 2-D depthwise
 // convolutions and max pools (their strides and dilations), and what
 // writes a conv's output before it (a fill or a bias), for the window
-// loops (VectorizeWindows.cpp, VectorizeStridedPools.cpp) and the conv
+// loops (VectorizeWindows.cpp, VectorizeStridedWindows.cpp) and the conv
 // rewrites; which window input is a padded copy of another buffer.
 //
 //===----------------------------------------------------------------------===//

@@ -108,6 +108,50 @@ def make(path, n, c, m, k, s, size, bias, act, dilation=1, symbolic=False):
     return rng.standard_normal((n, c, ih, iw), dtype=np.float32)
 
 
+# Depthwise convs stepping 2 columns (f32, AVX-512: source rows read as
+# they lie, even and odd columns de-interleaved in registers, blocks of
+# output rows): name: batch, channels, kernel, stride, input size, pad,
+# bias, activation. One chunk of 16 outputs a row (blocks of 8 rows), 2,
+# 3, and 5 (two column blocks); 5x5; unpadded; two images; a stride of 1
+# along the rows (the columns still step by 2).
+DEPTHWISE_CASES = {
+    "dw_k3_s2_c24_28x28_clip": (1, 24, 3, (2, 2), 28, 1, True, "Clip"),
+    "dw_k3_s2_c16_56x56": (1, 16, 3, (2, 2), 56, 1, True, None),
+    "dw_k3_s2_c8_75x75_relu": (1, 8, 3, (2, 2), 75, 1, True, "Relu"),
+    "dw_k3_s2_c4_150x150_nobias": (1, 4, 3, (2, 2), 150, 1, False, None),
+    "dw_k5_s2_c20_27x27": (1, 20, 5, (2, 2), 27, 2, True, None),
+    "dw_k3_s2_c12_33x33_unpadded_n2": (2, 12, 3, (2, 2), 33, 0, True, None),
+    "dw_k3_s1x2_c8_20x40": (1, 8, 3, (1, 2), (20, 40), 1, True, None),
+}
+
+
+def make_depthwise(path, n, c, k, s, size, pad, bias, act):
+    ih, iw = size if isinstance(size, tuple) else (size, size)
+    rng = np.random.default_rng(c * 10 + k)
+    w = (rng.standard_normal((c, 1, k, k)) / k).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "W")]
+    inputs = ["X", "W"]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(c, dtype=np.float32), "B"))
+        inputs.append("B")
+    nodes = [helper.make_node("Conv", inputs, ["C" if act else "Y"], kernel_shape=[k, k],
+                              strides=list(s), pads=[pad] * 4, group=c)]
+    if act == "Clip":
+        inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
+                  numpy_helper.from_array(np.array(6, np.float32), "hi")]
+        nodes.append(helper.make_node("Clip", ["C", "lo", "hi"], ["Y"]))
+    elif act:
+        nodes.append(helper.make_node(act, ["C"], ["Y"]))
+    graph = helper.make_graph(
+        nodes, "depthwise",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [n, c, ih, iw])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return rng.standard_normal((n, c, ih, iw), dtype=np.float32)
+
+
 # name: batch, in channels, out channels, kernel, stride, input size, pads,
 # output_padding, group, bias, activation[, batch symbolic in the model];
 # 1-D where the kernel is a tuple of one.
@@ -293,6 +337,9 @@ def main():
                 for name, shape in AVERAGE_POOL_CASES.items()]
     results += [ortcheck.case(args, name, "X", lambda path, shape=shape: make_residual(path, *shape))
                 for name, shape in RESIDUAL_CASES.items()]
+    results += [ortcheck.case(args, name, "X",
+                              lambda path, shape=shape: make_depthwise(path, *shape))
+                for name, shape in DEPTHWISE_CASES.items()]
     results.append(max_pool_nan(args))
     # Stride 1 on a narrow map: the source rows' chunks shifted in registers.
     results.append(max_pool_nan(args, k=5, s=1, size=10))

@@ -1235,6 +1235,63 @@ func.func @depthwise_padded_bias(%x: memref<1x4x48x48xf32>, %w: memref<4x1x3x3xf
 
 // -----
 
+// The same stepping 2 (stride 2, AVX-512): no plane and no padded copy.
+// Each source row a block of output rows needs is read once as it lies,
+// a 32-wide load per 16 outputs, its odd and even columns two shuffles;
+// tap 0 (column 2 * ow - 1) is the odd phase shifted in a lane of the pad.
+// 24-wide rows are two chunks, four rows per block (eight accumulators,
+// from the bias); a row above or below the source is the pad (scf.if, its
+// results the accumulators of the rows that read it: the block's first
+// source row, only its first output row's); each output takes its taps in
+// (kh, kw) order.
+// CHECK-LABEL: func.func @depthwise_stride2_padded_bias
+// CHECK-NOT: memref.copy
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.
+// CHECK: scf.for %[[M:[a-z0-9_]+]] = %c0 to %c4
+// CHECK: memref.load %arg2[%[[M]]]
+// CHECK: scf.for %{{.*}} = %c0 to %c24 step %c4
+// CHECK: arith.cmpi ult
+// CHECK: scf.if {{.*}} -> (vector<16xf32>, vector<16xf32>) {
+// CHECK: %[[W:.*]] = vector.transfer_read %arg0{{.*}} : memref<1x4x48x48xf32>, vector<32xf32>
+// CHECK: %[[ODD:.*]] = vector.shuffle %[[W]], %[[W]] [1, 3, 5,
+// CHECK: vector.shuffle %{{.*}}, %[[ODD]] [15, 16, 17,
+// CHECK: vector.shuffle %[[W]], %[[W]] [0, 2, 4,
+// CHECK: vector.fma
+// CHECK: } else {
+// CHECK: vector.fma
+// CHECK: vector.transfer_write {{.*}}, %arg3{{.*}} : vector<16xf32>, memref<1x4x24x24xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+#tX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh * 2 + kh, ow * 2 + kw)>
+#tW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#tO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+#tB = affine_map<(n, c, h, w) -> (c)>
+#tI = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @depthwise_stride2_padded_bias(%x: memref<1x4x48x48xf32>, %w: memref<4x1x3x3xf32>, %b: memref<4xf32>, %o: memref<1x4x24x24xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x4x50x50xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x4x50x50xf32>)
+  %in = memref.subview %p[0, 0, 1, 1] [1, 4, 48, 48] [1, 1, 1, 1] : memref<1x4x50x50xf32> to memref<1x4x48x48xf32, strided<[10000, 2500, 50, 1], offset: 51>>
+  memref.copy %x, %in : memref<1x4x48x48xf32> to memref<1x4x48x48xf32, strided<[10000, 2500, 50, 1], offset: 51>>
+  linalg.generic {indexing_maps = [#tB, #tI], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : memref<4xf32>) outs(%o : memref<1x4x24x24xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#tX, #tW, #tO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%p, %w : memref<1x4x50x50xf32>, memref<4x1x3x3xf32>) outs(%o : memref<1x4x24x24xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %p : memref<1x4x50x50xf32>
+  return
+}
+
+// -----
+
 // The same on rows of 32 columns: no plane either. Each block loads each
 // source row it needs once, two chunks (pad rows outside the source), and
 // a tap's vector is a shift of two neighbouring chunks (the pad beyond the
