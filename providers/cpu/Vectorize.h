@@ -330,6 +330,9 @@ struct PaddedSource {
 /// padded copy would be made once for several convs or in place.
 std::optional<PaddedSource> matchPaddedSource(mlir::linalg::GenericOp g,
                                               bool planesAnyway);
+/// Erases the padded copy `x` of `ps.src` (and its fill, copy and views)
+/// once the window op that alone read it reads the source instead.
+void erasePaddedSource(const PaddedSource &ps, mlir::Value x);
 /// max(acc, x) of f32 max pools: NaNs propagate, either zero may come out.
 mlir::Value poolMaxF32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                        mlir::Value acc);

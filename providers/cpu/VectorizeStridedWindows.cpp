@@ -210,15 +210,8 @@ struct StridedWindow {
   void eraseReplaced() {
     g.erase();
     init.op->erase();
-    if (!padded)
-      return;
-    for (Operation *op : padded->ops)
-      op->erase();
-    for (Operation *u : llvm::make_early_inc_range(x.getUsers()))
-      u->erase(); // deallocs
-    x.getDefiningOp()->erase();
-    if (Value a = padded->filled)
-      eraseIfWriteOnly(a);
+    if (padded)
+      erasePaddedSource(*padded, x);
   }
 };
 

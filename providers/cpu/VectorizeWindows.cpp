@@ -609,16 +609,8 @@ Operation *rewriteDepthwise(linalg::GenericOp g, const DepthwiseMatch &dm,
     init->op->erase();
   if (zeroInit && zeroInit->erase)
     zeroInit->erase->erase();
-  if ((planes || shifts) && padded) {
-    for (Operation *op : padded->ops)
-      op->erase();
-    for (Operation *u : llvm::make_early_inc_range(x.getUsers()))
-      u->erase(); // deallocs
-    x.getDefiningOp()->erase();
-    // The shared filled buffer, once no conv copies it any more.
-    if (Value a = padded->filled)
-      eraseIfWriteOnly(a);
-  }
+  if ((planes || shifts) && padded)
+    erasePaddedSource(*padded, x);
   return first->getPrevNode();
 }
 

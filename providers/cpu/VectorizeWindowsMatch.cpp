@@ -299,4 +299,15 @@ std::optional<PaddedSource> matchPaddedSource(linalg::GenericOp g,
   return ps;
 }
 
+void erasePaddedSource(const PaddedSource &ps, Value x) {
+  for (Operation *op : ps.ops)
+    op->erase();
+  for (Operation *u : llvm::make_early_inc_range(x.getUsers()))
+    u->erase(); // deallocs
+  x.getDefiningOp()->erase();
+  // The shared filled buffer, once no conv copies it any more.
+  if (Value a = ps.filled)
+    eraseIfWriteOnly(a);
+}
+
 } // namespace kiln::vectorize

@@ -83,28 +83,37 @@ CASES = {
 }
 
 
-def make(path, n, c, m, k, s, size, bias, act, dilation=1, symbolic=False):
-    ih, iw = size if isinstance(size, tuple) else (size, size)
-    rng = np.random.default_rng(m * 100 + c)
-    w = (rng.standard_normal((m, c, k, k)) / np.sqrt(c * k * k)).astype(np.float32)
+def save_conv(path, x_shape, w, b, act, **attrs):
+    """A model of one Conv (weights w, bias b or None, attributes attrs) on
+    X of x_shape, then activation act (an op name; Clip is ReLU6)."""
     inits = [numpy_helper.from_array(w, "W")]
     inputs = ["X", "W"]
-    if bias:
-        inits.append(numpy_helper.from_array(rng.standard_normal(m, dtype=np.float32), "B"))
+    if b is not None:
+        inits.append(numpy_helper.from_array(b, "B"))
         inputs.append("B")
-    nodes = [helper.make_node("Conv", inputs, ["C" if act else "Y"], kernel_shape=[k, k],
-                              strides=[s, s], pads=[dilation * (k // 2)] * 4,
-                              dilations=[dilation, dilation])]
-    if act:
+    nodes = [helper.make_node("Conv", inputs, ["C" if act else "Y"],
+                              kernel_shape=list(w.shape[2:]), **attrs)]
+    if act == "Clip":
+        inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
+                  numpy_helper.from_array(np.array(6, np.float32), "hi")]
+        nodes.append(helper.make_node("Clip", ["C", "lo", "hi"], ["Y"]))
+    elif act:
         nodes.append(helper.make_node(act, ["C"], ["Y"]))
     graph = helper.make_graph(
-        nodes, "conv",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
-                                       ["N" if symbolic else n, c, ih, iw])],
+        nodes, "conv", [helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, path)
+
+
+def make(path, n, c, m, k, s, size, bias, act, dilation=1, symbolic=False):
+    ih, iw = size if isinstance(size, tuple) else (size, size)
+    rng = np.random.default_rng(m * 100 + c)
+    w = (rng.standard_normal((m, c, k, k)) / np.sqrt(c * k * k)).astype(np.float32)
+    b = rng.standard_normal(m, dtype=np.float32) if bias else None
+    save_conv(path, ["N" if symbolic else n, c, ih, iw], w, b, act, strides=[s, s],
+              pads=[dilation * (k // 2)] * 4, dilations=[dilation, dilation])
     return rng.standard_normal((n, c, ih, iw), dtype=np.float32)
 
 
@@ -129,26 +138,8 @@ def make_depthwise(path, n, c, k, s, size, pad, bias, act):
     ih, iw = size if isinstance(size, tuple) else (size, size)
     rng = np.random.default_rng(c * 10 + k)
     w = (rng.standard_normal((c, 1, k, k)) / k).astype(np.float32)
-    inits = [numpy_helper.from_array(w, "W")]
-    inputs = ["X", "W"]
-    if bias:
-        inits.append(numpy_helper.from_array(rng.standard_normal(c, dtype=np.float32), "B"))
-        inputs.append("B")
-    nodes = [helper.make_node("Conv", inputs, ["C" if act else "Y"], kernel_shape=[k, k],
-                              strides=list(s), pads=[pad] * 4, group=c)]
-    if act == "Clip":
-        inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
-                  numpy_helper.from_array(np.array(6, np.float32), "hi")]
-        nodes.append(helper.make_node("Clip", ["C", "lo", "hi"], ["Y"]))
-    elif act:
-        nodes.append(helper.make_node(act, ["C"], ["Y"]))
-    graph = helper.make_graph(
-        nodes, "depthwise",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [n, c, ih, iw])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
+    b = rng.standard_normal(c, dtype=np.float32) if bias else None
+    save_conv(path, [n, c, ih, iw], w, b, act, strides=list(s), pads=[pad] * 4, group=c)
     return rng.standard_normal((n, c, ih, iw), dtype=np.float32)
 
 
