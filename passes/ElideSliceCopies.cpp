@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
@@ -57,22 +58,6 @@ std::optional<std::pair<int64_t, int64_t>> touchedBytes(MemRefType t) {
   if (t.getNumElements() == 0)
     return std::make_pair(offset * bytes, offset * bytes);
   return std::make_pair(offset * bytes, (last + 1) * bytes);
-}
-
-/// Whether a view of static layout is one contiguous run of its buffer.
-bool isContiguous(MemRefType t) {
-  SmallVector<int64_t> strides;
-  int64_t offset, expect = 1;
-  if (!t.hasStaticShape() || failed(getStridesAndOffset(t, strides, offset)))
-    return false;
-  for (int64_t i = t.getRank() - 1; i >= 0; --i) {
-    if (t.getDimSize(i) == 1)
-      continue;
-    if (strides[i] != expect)
-      return false;
-    expect *= t.getDimSize(i);
-  }
-  return true;
 }
 
 /// The bytes `v`, an alias of the concat's buffer `root` (an allocation,
@@ -134,7 +119,7 @@ struct ElideSliceCopiesPass
     auto part = src.getDefiningOp<memref::AllocOp>();
     auto slice = copy.getTarget().getDefiningOp<memref::SubViewOp>();
     if (!part || !slice || !isPlainAlloc(part, entry) ||
-        !isContiguous(slice.getType()) ||
+        !memref::isStaticShapeAndContiguousRowMajor(slice.getType()) ||
         slice.getType().getElementType() != part.getType().getElementType())
       return false;
     // The concat's result: an allocation, or the zero-shift view of the

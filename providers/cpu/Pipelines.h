@@ -12,7 +12,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "providers/cpu/Vectorize.h"
 
 namespace kiln::cpu {
@@ -60,46 +62,20 @@ inline void stridedCopiesToLoops(mlir::Operation *root, bool vectorRows,
       return;
     }
     SmallVector<Value> ivs;
-    int64_t elements = src.getNumElements();
-    bool split = !parallelAttr.empty() && elements >= parallelElements;
+    SmallVector<scf::ForOp> nest;
     ArrayRef<int64_t> outer = src.getShape().drop_back();
-    for (size_t i = 0; i < outer.size(); ++i) {
-      // A split loop of fewer than 8 trips takes the loops inside it, one
-      // loop over their rows (a stem's pad copy: 3 channels of 224 rows,
-      // grain 2, was one range; 672 rows make 2).
-      size_t j = i + 1;
-      int64_t trips = outer[i];
-      elements /= outer[i];
-      if (split && trips > 1)
-        for (; j < outer.size() && trips < kiln::vectorize::kParallelEvenTrips;
-             ++j) {
-          trips *= outer[j];
-          elements /= outer[j];
-        }
-      auto loop =
-          b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0),
-                               b.create<arith::ConstantIndexOp>(loc, trips),
-                               b.create<arith::ConstantIndexOp>(loc, 1));
-      if (split && trips > 1) {
-        int64_t grain = (parallelElements + elements - 1) / elements;
-        loop->setAttr(parallelAttr,
-                      b.getI64IntegerAttr(std::max<int64_t>(1, grain)));
-        split = false;
-      }
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      // The joined loops' indices, innermost last.
-      Value rest = loop.getInductionVar();
-      SmallVector<Value> joined(j - i);
-      for (size_t k = j; k-- > i + 1;) {
-        Value extent = b.create<arith::ConstantIndexOp>(loc, outer[k]);
-        joined[k - i] = b.create<arith::RemUIOp>(loc, rest, extent);
-        rest = b.create<arith::DivUIOp>(loc, rest, extent);
-      }
-      joined[0] = rest;
-      ivs.append(joined);
-      i = j - 1;
+    // (Bounds before the nest: coalescing needs them outside it.)
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0),
+          one = b.create<arith::ConstantIndexOp>(loc, 1);
+    SmallVector<Value> extents;
+    for (int64_t d : outer)
+      extents.push_back(b.create<arith::ConstantIndexOp>(loc, d));
+    for (Value extent : extents) {
+      nest.push_back(b.create<scf::ForOp>(loc, zero, extent, one));
+      b.setInsertionPoint(nest.back().getBody()->getTerminator());
+      ivs.push_back(nest.back().getInductionVar());
     }
-    ivs.push_back(b.create<arith::ConstantIndexOp>(loc, 0));
+    ivs.push_back(zero);
     auto row = VectorType::get({src.getShape().back()}, src.getElementType());
     Value pad = b.create<arith::ConstantOp>(loc, b.getZeroAttr(src.getElementType()));
     auto inBounds = b.getBoolArrayAttr({true});
@@ -108,6 +84,28 @@ inline void stridedCopiesToLoops(mlir::Operation *root, bool vectorRows,
     Value v = b.create<vector::TransferReadOp>(loc, row, copy.getSource(), ivs, rowMap, pad,
                                                Value(), inBounds);
     b.create<vector::TransferWriteOp>(loc, v, copy.getTarget(), ivs, rowMap, Value(), inBounds);
+    // Threads split the outermost loop of more than one trip, joined with
+    // the loops inside it while it has fewer than 8 (a stem's pad copy: 3
+    // channels of 224 rows, grain 2, was one range; 672 rows make 2).
+    int64_t elements = src.getNumElements();
+    size_t i =
+        llvm::find_if(outer, [](int64_t d) { return d > 1; }) - outer.begin();
+    if (!parallelAttr.empty() && elements >= parallelElements &&
+        i < outer.size()) {
+      size_t j = i + 1;
+      for (int64_t trips = outer[i];
+           j < outer.size() && trips < kiln::vectorize::kParallelEvenTrips; ++j)
+        trips *= outer[j];
+      if (j > i + 1) {
+        IRRewriter rewriter(b);
+        (void)coalesceLoops(rewriter, MutableArrayRef(nest).slice(i, j - i));
+      }
+      int64_t perTrip = src.getShape().back();
+      for (int64_t d : outer.drop_front(j))
+        perTrip *= d;
+      int64_t grain = (parallelElements + perTrip - 1) / perTrip;
+      nest[i]->setAttr(parallelAttr, b.getI64IntegerAttr(grain));
+    }
     copy.erase();
   });
 }

@@ -330,6 +330,13 @@ struct PaddedSource {
 /// padded copy would be made once for several convs or in place.
 std::optional<PaddedSource> matchPaddedSource(mlir::linalg::GenericOp g,
                                               bool planesAnyway);
+/// The buffers a window op's rewrite writes: g's output, and the outputs of
+/// the linalg op right after it (an epilogue fused into the stores).
+llvm::SmallVector<mlir::Value> writtenWith(mlir::linalg::GenericOp g);
+/// Whether any of `written` is a view of `src`'s buffer (bufferization
+/// reused the source's): rows stored early would overwrite source rows
+/// still to be read.
+bool writesInto(llvm::ArrayRef<mlir::Value> written, mlir::Value src);
 /// Erases the padded copy `x` of `ps.src` (and its fill, copy and views)
 /// once the window op that alone read it reads the source instead.
 void erasePaddedSource(const PaddedSource &ps, mlir::Value x);

@@ -50,7 +50,7 @@ struct StridedWindow {
   static std::optional<StridedWindow> match(linalg::GenericOp g,
                                             const DepthwiseMatch &dm,
                                             int64_t vectorBits, int64_t kw,
-                                            SmallVector<Value> written) {
+                                            ArrayRef<Value> written) {
     Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
     auto xType = cast<MemRefType>(x.getType());
     if (vectorBits < 512 || !xType.getElementType().isF32() ||
@@ -73,9 +73,7 @@ struct StridedWindow {
       sw.top = sw.padded->top;
       sw.left = sw.padded->left;
     }
-    written.push_back(out);
-    if (llvm::any_of(written,
-                     [&](Value v) { return rootOf(v) == rootOf(sw.src); }))
+    if (writesInto(written, sw.src))
       return std::nullopt;
     auto srcType = cast<MemRefType>(sw.src.getType());
     sw.srcH = srcType.getDimSize(2);
@@ -224,7 +222,7 @@ bool rewriteStridedMaxPool(linalg::GenericOp g, const DepthwiseMatch &dm,
     return false;
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n c kh kw oh ow
   std::optional<StridedWindow> sw =
-      StridedWindow::match(g, dm, vectorBits, r[3], {});
+      StridedWindow::match(g, dm, vectorBits, r[3], {g.getDpsInits()[0]});
   if (!sw || !sw->init.scalar)
     return false;
   const int64_t kh = r[2], kw = r[3], oh = r[4], ow = r[5], sh = dm.sh;
@@ -291,15 +289,8 @@ std::optional<Operation *> rewriteStridedDepthwise(linalg::GenericOp g,
   if (!getElementTypeOrSelf(w).isF32() || eightBitMulAdd(g))
     return std::nullopt;
   SmallVector<int64_t> r = g.getStaticLoopRanges(); // n m oh kh kw ow
-  // The fused activation's output, written after each chunk's store.
-  SmallVector<Value> written;
-  Operation *after = g->getNextNode();
-  while (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(after))
-    after = after->getNextNode();
-  if (auto next = dyn_cast_or_null<linalg::LinalgOp>(after))
-    llvm::append_range(written, next.getDpsInits());
   std::optional<StridedWindow> sw =
-      StridedWindow::match(g, dm, vectorBits, r[4], written);
+      StridedWindow::match(g, dm, vectorBits, r[4], writtenWith(g));
   if (!sw)
     return std::nullopt;
   const int64_t oh = r[2], kh = r[3], kw = r[4], ow = r[5], sh = dm.sh;

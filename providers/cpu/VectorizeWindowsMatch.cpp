@@ -310,4 +310,20 @@ void erasePaddedSource(const PaddedSource &ps, Value x) {
     eraseIfWriteOnly(a);
 }
 
+SmallVector<Value> writtenWith(linalg::GenericOp g) {
+  SmallVector<Value> written(g.getDpsInits());
+  // (The caller's epilogue, after its output's allocation.)
+  Operation *after = g->getNextNode();
+  while (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(after))
+    after = after->getNextNode();
+  if (auto next = dyn_cast_or_null<linalg::LinalgOp>(after))
+    llvm::append_range(written, next.getDpsInits());
+  return written;
+}
+
+bool writesInto(ArrayRef<Value> written, Value src) {
+  return llvm::any_of(written,
+                      [&](Value v) { return rootOf(v) == rootOf(src); });
+}
+
 } // namespace kiln::vectorize

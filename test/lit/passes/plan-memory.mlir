@@ -199,9 +199,10 @@ func.func @parallel_scratch(%a: memref<256xf32>) {
 // channels of 224 rows are one loop of 672 rows (grain 293: 2 ranges where
 // the channel loop, grain 2, made one).
 // CHECK-LABEL: func.func @copy_few_channels
-// CHECK: scf.for %[[R:.*]] = %c0{{.*}} to %c672 step %c1{{.*}} {
-// CHECK-DAG: %[[H:.*]] = arith.remui %[[R]], %c224
-// CHECK-DAG: %[[C:.*]] = arith.divui %[[R]], %c224
+// CHECK: %[[N:.*]] = arith.muli %c3, %c224
+// CHECK: scf.for %[[R:.*]] = %c0{{.*}} to %[[N]] step %c1{{.*}} {
+// CHECK-DAG: %[[H:.*]] = arith.remsi %[[R]], %c224
+// CHECK-DAG: %[[C:.*]] = arith.divsi %[[R]], %c224
 // CHECK: vector.transfer_read %arg0[%{{.*}}, %[[C]], %[[H]], %{{.*}}]{{.*}} vector<224xf32>
 // CHECK: } {kiln.parallel = 293 : i64}
 func.func @copy_split(%a: memref<1x64x32x32xf32>, %b: memref<1x64x34x34xf32>,
