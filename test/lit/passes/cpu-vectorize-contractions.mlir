@@ -1985,6 +1985,62 @@ func.func @conv_small_plane(%x: memref<1x64x9x9xf32>, %bias: memref<512xf32>, %o
 
 // -----
 
+// A direct conv on a zero-padded copy (6 source rows in rows 1..6 of 8):
+// a tile skips the kernel rows that read only padding for all its
+// positions. Each tile's first output row r0 and last r1 (tiles of 8
+// positions across rows of 16) bound its kernel rows [yLo, yHi); inner
+// tiles (all 3 rows) keep the unrolled taps, border tiles loop over the
+// rows they need.
+// CHECK-LABEL: func.func @conv_skips_pad_rows
+// CHECK: %[[LO:.*]] = arith.subi %c1{{.*}}, %{{.*}} : index
+// CHECK: arith.maxsi %[[LO]], %c0{{.*}} : index
+// CHECK: %[[YLO:.*]] = arith.divui
+// CHECK: %[[HI:.*]] = arith.subi %c7{{.*}}, %{{.*}} : index
+// CHECK: arith.maxsi %[[HI]], %c0{{.*}} : index
+// CHECK: %[[YHI:.*]] = arith.minsi %{{.*}}, %c3{{.*}} : index
+// CHECK: %[[INNER:.*]] = arith.andi
+// CHECK: scf.if %[[INNER]] -> (vector<16xf32>,
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step
+// CHECK-NOT: scf.for
+// CHECK-COUNT-18: vector.load %{{.*}} : memref<2x288x32xf32>, vector<16xf32>
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step
+// CHECK: scf.for %{{.*}} = %[[YLO]] to %[[YHI]] step
+// CHECK-COUNT-6: vector.load %{{.*}} : memref<2x288x32xf32>, vector<16xf32>
+// CHECK-NOT: vector.load %{{.*}} : memref<2x288x32xf32>
+// CHECK: } {kiln.parallel
+memref.global "private" constant @cw6 : memref<64x32x3x3xf32> = dense<0.5>
+#pI = affine_map<(n, c, h, w) -> (c)>
+#pO = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#pX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#pW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#pOut = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_skips_pad_rows(%x: memref<1x32x6x16xf32>, %bias: memref<64xf32>, %o: memref<1x64x6x16xf32>) {
+  %w = memref.get_global @cw6 : memref<64x32x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x32x8x18xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x32x8x18xf32>)
+  %in = memref.subview %p[0, 0, 1, 1] [1, 32, 6, 16] [1, 1, 1, 1] : memref<1x32x8x18xf32> to memref<1x32x6x16xf32, strided<[4608, 144, 18, 1], offset: 19>>
+  memref.copy %x, %in : memref<1x32x6x16xf32> to memref<1x32x6x16xf32, strided<[4608, 144, 18, 1], offset: 19>>
+  linalg.generic {indexing_maps = [#pI, #pO], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : memref<64xf32>) outs(%o : memref<1x64x6x16xf32>) {
+  ^bb0(%b: f32, %out: f32):
+    linalg.yield %b : f32
+  }
+  linalg.generic {indexing_maps = [#pX, #pW, #pOut],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%p, %w : memref<1x32x8x18xf32>, memref<64x32x3x3xf32>) outs(%o : memref<1x64x6x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %p : memref<1x32x8x18xf32>
+  return
+}
+
+// -----
+
 // Channel planes 4 KiB apart (32x32): all 32 channel lines of a tile fall
 // in one L1 set, so tiles go in pairs: the first one's channel vectors
 // wait in a thread scratch, the second's complete them, and each channel's
