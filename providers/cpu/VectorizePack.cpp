@@ -113,9 +113,18 @@ Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
 
 int64_t prefetchPanels(ModuleOp module) {
   // The register tiles' k loops reading panels with enough multiply-adds
-  // per panel load: others (a GEMV's panels, AVX2's 4-row tiles) read each
-  // panel once or are bound by their loads already.
+  // per panel load, which fetch the slice of the next pass: others (a
+  // GEMV's panels, AVX2's 4-row tiles) read each panel once or are bound
+  // by their loads already.
   constexpr int64_t kMinFmasPerLoad = 8;
+  // But a k loop longer than this whose one or two row tiles hold all of
+  // A's rows (a decode step's 2 to 8, 16 on AVX2) streams its panels from
+  // memory, and fetches them this many k steps ahead per row of the tile
+  // (each loaded vector's FMAs), not a pass ahead (4096 steps, too far):
+  // 4 x 4096 x 4096 best 64 steps ahead, 8 x 4096 x 4096 128 (1.65 ->
+  // 1.34 and 1.33 ms, 85% of the read bound; 2 x 4096 x 4096 1.05x;
+  // AVX2's 4 and 8 rows 1.33x and 1.42x).
+  constexpr int64_t kStreamSteps = 128, kStreamAheadPerRow = 16;
   // A panel read: its memref and indices ([N / P][K][P] and panel, k, 0).
   struct Read {
     Operation *op;
@@ -138,16 +147,40 @@ int64_t prefetchPanels(ModuleOp module) {
       return std::nullopt;
     return r;
   };
-  SmallVector<std::pair<scf::ForOp, Read>> sites;
+  // The k loops, their panel read and FMAs per panel load (the tile's rows).
+  // The rows of the matrix a load in the k loop reads (through views to
+  // its buffer): A's, whose rows at most one tile holds where the panels
+  // are read once.
+  auto rowsRead = [](Operation &op) -> std::optional<int64_t> {
+    Value base;
+    if (auto l = dyn_cast<memref::LoadOp>(op))
+      base = l.getMemRef();
+    else if (auto l = dyn_cast<vector::LoadOp>(op))
+      base = l.getBase();
+    else if (auto r = dyn_cast<vector::TransferReadOp>(op))
+      base = r.getSource();
+    else
+      return std::nullopt;
+    while (auto view = base.getDefiningOp<ViewLikeOpInterface>())
+      base = view.getViewSource();
+    auto type = dyn_cast<MemRefType>(base.getType());
+    if (!type || !type.hasStaticShape() || type.getRank() < 2)
+      return INT64_MAX;
+    return type.getNumElements() / type.getShape().back();
+  };
+  SmallVector<std::tuple<scf::ForOp, Read, int64_t>> sites;
   module.walk([&](scf::ForOp loop) {
     std::optional<Read> first;
-    int64_t loads = 0, fmas = 0;
+    int64_t loads = 0, fmas = 0, rowsOfA = 0;
     for (Operation &op : *loop.getBody()) {
       if (isa<vector::FMAOp>(op))
         ++fmas;
       std::optional<Read> read = panelRead(op);
-      if (!read)
+      if (!read) {
+        if (std::optional<int64_t> rows = rowsRead(op))
+          rowsOfA = std::max(rowsOfA, *rows);
         continue;
+      }
       if (!first)
         first = read;
       ++loads;
@@ -171,11 +204,17 @@ int64_t prefetchPanels(ModuleOp module) {
     };
     std::optional<int64_t> trips = constantTripCount(
         loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
-    if (first && trips && getConstantIntValue(loop.getStep()) == 1 &&
-        kStep(first->indices[1]) && fmas >= kMinFmasPerLoad * loads)
-      sites.push_back({loop, *first});
+    if (!first || !trips || getConstantIntValue(loop.getStep()) != 1 ||
+        !kStep(first->indices[1]))
+      return;
+    // Its panels streamed: one or two tiles hold all of A's rows (the
+    // second reads the panel from L2).
+    int64_t rows = fmas / loads;
+    bool streamed = *trips > kStreamSteps && rowsOfA && rowsOfA <= 2 * rows;
+    if (fmas >= kMinFmasPerLoad * loads || (streamed && rows >= 2))
+      sites.push_back({loop, *first, streamed ? rows : 0});
   });
-  for (auto [loop, read] : sites) {
+  for (auto [loop, read, streamedRows] : sites) {
     // The slice of panel the next pass of this k loop reads lies right
     // after the one it reads now ([N / P][K][P]: the next k block, or the
     // next panel's first), one pass of the loop ahead. Fetched into L2 a
@@ -186,9 +225,11 @@ int64_t prefetchPanels(ModuleOp module) {
     auto type = cast<MemRefType>(read.base.getType());
     int64_t k = type.getDimSize(1), panel = type.getDimSize(2),
             total = type.getNumElements();
-    int64_t ahead = *constantTripCount(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep()) *
-                    panel;
+    int64_t trips = *constantTripCount(loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep());
+    int64_t ahead = trips * panel;
+    if (streamedRows)
+      ahead = std::min(trips, kStreamAheadPerRow * streamedRows) * panel;
     OpBuilder hb(loop);
     Location loc = read.op->getLoc();
     Value flat = hb.create<memref::ReinterpretCastOp>(

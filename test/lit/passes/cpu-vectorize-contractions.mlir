@@ -2272,6 +2272,39 @@ func.func @panel_prefetch(%a: memref<64x256xf32>, %c: memref<64x128xf32>) {
 
 // -----
 
+// Four rows (a small batch's decode step): one 4 x 32 tile holds all of
+// A, so each panel is streamed once from memory, a k loop of 512 steps:
+// each step prefetches the panel 64 steps ahead (16 per row of the tile,
+// 2048 floats), not the next pass (the next panel).
+// CHECK-LABEL: func.func @panel_stream_prefetch
+// CHECK: %[[PANELS:.*]] = memref.get_global @ps_panels32 : memref<4x512x32xf32>
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[PANELS]] to offset: [0], sizes: [65536], strides: [1]
+// CHECK: scf.for %{{.*}} = %c0 to %c512 step %c1
+// CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c2048 : index
+// CHECK: %[[AT:.*]] = arith.minui %[[AHEAD]], %c65535 : index
+// CHECK: memref.prefetch %[[FLAT]][%[[AT]]], read, locality<2>, data
+// CHECK: arith.addi %{{.*}}, %c2064 : index
+// CHECK: memref.prefetch %[[FLAT]]
+// CHECK-NOT: memref.prefetch
+// CHECK: vector.fma
+memref.global "private" constant @ps : memref<512x128xf32> = dense<0.5>
+#nA = affine_map<(m, k, n) -> (m, k)>
+#nB = affine_map<(m, k, n) -> (k, n)>
+#nC = affine_map<(m, k, n) -> (m, n)>
+func.func @panel_stream_prefetch(%a: memref<4x512xf32>, %c: memref<4x128xf32>) {
+  %b = memref.get_global @ps : memref<512x128xf32>
+  linalg.generic {indexing_maps = [#nA, #nB, #nC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<4x512xf32>, memref<512x128xf32>) outs(%c : memref<4x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // An 8-bit depthwise conv as kiln-decompose-ops leaves QLinearConv with a
 // group per channel: u8 data padded with its zero point (a node of its
 // own: the profiler's markers sit between the pad and the conv), i32 sums
