@@ -41,6 +41,10 @@ CASES = {
     "k3_d2_c16_m64_13x13_n2": (2, 16, 64, 3, 1, 13, True, "Relu", 2),
     "k7_s2_c3_m32_30x30": (1, 3, 32, 7, 2, 30, True, "Relu"),
     "k1_s2_c64_m96_15x15_nobias": (1, 64, 96, 1, 2, 15, False, None),
+    # 1x1 stride 2: the input compacted first (every other row and column),
+    # then the stride-1 direct tiles.
+    "k1_s2_c128_m64_14x14_runtime_batch": (3, 128, 64, 1, 2, 14, True, "Relu", 1, True),
+    "k1_s2_c64_m128_13x13_n2": (2, 64, 128, 1, 2, 13, True, None),
     # 1x1 stride 1 with 64 input channels or more on planes of whole
     # vectors (12x12, 20x20) whose channel planes spread over the L1's sets:
     # the direct tiles; on 16x16 (planes a multiple of 1 KiB apart) and with

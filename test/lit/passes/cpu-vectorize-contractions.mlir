@@ -2041,6 +2041,41 @@ func.func @conv_skips_pad_rows(%x: memref<1x32x6x16xf32>, %bias: memref<64xf32>,
 
 // -----
 
+// A 1x1 conv stepping 2 rows and columns: its input compacted first into
+// a plane of the output's size (every other row and column), then the
+// stride-1 direct tiles read the compact buffer.
+// CHECK-DAG: #[[EVERY2:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2)>
+// CHECK-LABEL: func.func @conv1x1_stride2_compacted
+// CHECK: %[[C:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x32x4x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[EVERY2]], #{{.*}}]{{.*}} ins(%arg0 : memref<1x32x8x8xf32>) outs(%[[C]] : memref<1x32x4x4xf32>)
+// CHECK: memref.reinterpret_cast %[[C]] to offset: [0], sizes: [512], strides: [1]
+// CHECK: vector.fma
+memref.global "private" constant @cw2 : memref<64x32x1x1xf32> = dense<0.5>
+#sI = affine_map<(n, c, h, w) -> (c)>
+#sO = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#sX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#sW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#sOut = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv1x1_stride2_compacted(%x: memref<1x32x8x8xf32>, %bias: memref<64xf32>, %o: memref<1x64x4x4xf32>) {
+  %w = memref.get_global @cw2 : memref<64x32x1x1xf32>
+  linalg.generic {indexing_maps = [#sI, #sO], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : memref<64xf32>) outs(%o : memref<1x64x4x4xf32>) {
+  ^bb0(%b: f32, %out: f32):
+    linalg.yield %b : f32
+  }
+  linalg.generic {indexing_maps = [#sX, #sW, #sOut],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x32x8x8xf32>, memref<64x32x1x1xf32>) outs(%o : memref<1x64x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Channel planes 4 KiB apart (32x32): all 32 channel lines of a tile fall
 // in one L1 set, so tiles go in pairs: the first one's channel vectors
 // wait in a thread scratch, the second's complete them, and each channel's
