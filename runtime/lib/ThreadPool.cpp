@@ -176,8 +176,10 @@ public:
   }
 
   void run(Job &J) {
-    if (!Private)
+    if (!Private) {
       ensureWorkers(std::min(J.Parts, J.Threads) - 1);
+      keepWorkersOffCaller();
+    }
     {
       auto L = lockSpinning(M);
       Queue.push_back(&J);
@@ -246,25 +248,73 @@ private:
     // unpinned new or woken worker was placed on the busy caller's vCPU
     // and waited there for milliseconds (a 5-node MLP ran 4.5x slower on
     // two threads in half the processes).
-    if (Workers.empty())
-      PinCpus = workerCpus(cpuCores(), sched_getcpu(), pinThreads());
+    if (Workers.empty() && pinThreads()) {
+      Cores = cpuCores();
+      int Creator = sched_getcpu();
+      PinCpus = workerCpus(Cores, Creator, true);
+      if (!PinCpus.empty())
+        CallerCpu.store(Creator, std::memory_order_release);
+    }
     while (static_cast<int32_t>(Workers.size()) < N) {
       Workers.emplace_back([this] { work(); });
       // Set by the creator, so the thread never waits on the caller's CPU.
-      if (size_t I = Workers.size() - 1; I < PinCpus.size()) {
-        cpu_set_t Set;
-        CPU_ZERO(&Set);
-        CPU_SET(PinCpus[I], &Set);
-        pthread_setaffinity_np(Workers.back().native_handle(), sizeof(Set),
-                               &Set);
-      }
+      if (size_t I = Workers.size() - 1; I < PinCpus.size())
+        pin(Workers.back(), PinCpus[I]);
     }
     Started.store(static_cast<int32_t>(Workers.size()),
                   std::memory_order_release);
   }
   std::atomic<int32_t> Started{0};
-  // The CPU each worker is pinned to, by start order (none past its end).
+  // The CPU each worker is pinned to, by start order (none past its end),
+  // the process's CPUs (both under StartMutex), and the CPU the workers
+  // were pinned around (-1: not pinned).
   std::vector<int> PinCpus;
+  std::vector<CpuCore> Cores;
+  std::atomic<int> CallerCpu{-1};
+  std::atomic<int64_t> NextRepin{0}; // steady clock, us
+  static constexpr std::chrono::microseconds kRepinEvery{10000};
+
+  static void pin(std::thread &T, int Cpu) {
+    cpu_set_t Set;
+    CPU_ZERO(&Set);
+    CPU_SET(Cpu, &Set);
+    pthread_setaffinity_np(T.native_handle(), sizeof(Set), &Set);
+  }
+
+  /// Re-pins the workers around the caller's CPU when the kernel moved the
+  /// caller onto a worker's: the two then shared that CPU while another
+  /// idled, the worker ran only when the caller waited, and two threads
+  /// took as long as one (a 2-vCPU KVM VM: a BERT's GELU in 4 of 6
+  /// processes, a 5-node MLP in 5 of 8). (A look at the CPU per loop; the
+  /// lock and the re-pin only when it changed.)
+  void keepWorkersOffCaller() {
+    int Known = CallerCpu.load(std::memory_order_acquire);
+    if (Known < 0) // (workers not pinned)
+      return;
+    int Cpu = sched_getcpu();
+    if (Cpu < 0 || Cpu == Known)
+      return;
+    // At most every kRepinEvery: a caller the kernel moves back and forth
+    // would otherwise move the worker at every loop.
+    int64_t Now = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+    if (Now < NextRepin.load(std::memory_order_relaxed))
+      return;
+    std::lock_guard<std::mutex> L(StartMutex);
+    if (Cpu == CallerCpu.load(std::memory_order_relaxed))
+      return;
+    CallerCpu.store(Cpu, std::memory_order_relaxed);
+    NextRepin.store(Now + kRepinEvery.count(), std::memory_order_relaxed);
+    if (std::find(PinCpus.begin(), PinCpus.end(), Cpu) == PinCpus.end())
+      return;
+    std::vector<int> Around = workerCpus(Cores, Cpu, true);
+    if (Around.empty())
+      return;
+    PinCpus = Around;
+    for (size_t I = 0; I < Workers.size() && I < PinCpus.size(); ++I)
+      pin(Workers[I], PinCpus[I]);
+  }
 
   static void workerEntry(void *P) { static_cast<Pool *>(P)->work(); }
 

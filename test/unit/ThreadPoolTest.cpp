@@ -471,6 +471,32 @@ TEST(ThreadPool, SharedPoolWorkerPinnedOffTheCreatorsCore) {
   EXPECT_FALSE(CPU_ISSET(Creator, &Worker));
 }
 
+// A caller the kernel later runs on the worker's CPU: the worker moves off
+// it (else the two share that CPU and the worker runs only while the
+// caller waits).
+TEST(ThreadPool, SharedPoolWorkerMovesOffTheCallersNewCpu) {
+  if (kiln::rt::physicalCores() < 2)
+    GTEST_SKIP() << "one core in this process's mask: nothing to pin to";
+  ASSERT_EQ(kiln::rt::poolWorkers(), 0) << "run this test alone (ctest does)";
+  unsetenv("KILN_PIN_THREADS");
+  int Creator = processCpus().first;
+  std::vector<int> First = kiln::rt::workerCpus(kiln::rt::cpuCores(), Creator,
+                                                /*Pin=*/true);
+  ASSERT_FALSE(First.empty());
+  ASSERT_EQ(loopAffinities(Creator).size(), 2u);
+  // Now from a thread on the worker's CPU.
+  auto Masks = loopAffinities(First[0]);
+  ASSERT_EQ(Masks.size(), 2u);
+  ASSERT_NE(Masks[0].first, Masks[1].first) << "one thread ran both ranges";
+  const cpu_set_t &Worker = Masks[0].first ? Masks[1].second : Masks[0].second;
+  std::vector<int> Want = kiln::rt::workerCpus(kiln::rt::cpuCores(), First[0],
+                                               /*Pin=*/true);
+  ASSERT_FALSE(Want.empty());
+  EXPECT_EQ(CPU_COUNT(&Worker), 1);
+  EXPECT_TRUE(CPU_ISSET(Want[0], &Worker)) << "not on " << Want[0];
+  EXPECT_FALSE(CPU_ISSET(First[0], &Worker)) << "still on the caller's CPU";
+}
+
 TEST(ThreadPool, SharedPoolWorkerUnpinnedOnRequest) {
   if (kiln::rt::physicalCores() < 2)
     GTEST_SKIP() << "one core in this process's mask: pinning is moot";
