@@ -281,12 +281,12 @@ private:
     pthread_setaffinity_np(T.native_handle(), sizeof(Set), &Set);
   }
 
-  /// Re-pins the workers around the caller's CPU when the kernel moved the
-  /// caller onto a worker's: the two then shared that CPU while another
-  /// idled, the worker ran only when the caller waited, and two threads
-  /// took as long as one (a 2-vCPU KVM VM: a BERT's GELU in 4 of 6
-  /// processes, a 5-node MLP in 5 of 8). (A look at the CPU per loop; the
-  /// lock and the re-pin only when it changed.)
+  /// Moves the worker off the caller's CPU, to the one the caller left,
+  /// when the kernel moved the caller onto it: the two then shared that
+  /// CPU while another idled, the worker ran only when the caller waited,
+  /// and two threads took as long as one (a 2-vCPU KVM VM: a BERT's GELU
+  /// in 4 of 6 processes, a 5-node MLP in 5 of 8). (A look at the CPU per
+  /// loop; the lock and the re-pin only when it changed.)
   void keepWorkersOffCaller() {
     int Known = CallerCpu.load(std::memory_order_acquire);
     if (Known < 0) // (workers not pinned)
@@ -302,18 +302,19 @@ private:
     if (Now < NextRepin.load(std::memory_order_relaxed))
       return;
     std::lock_guard<std::mutex> L(StartMutex);
-    if (Cpu == CallerCpu.load(std::memory_order_relaxed))
+    int Left = CallerCpu.load(std::memory_order_relaxed);
+    if (Cpu == Left)
       return;
     CallerCpu.store(Cpu, std::memory_order_relaxed);
     NextRepin.store(Now + kRepinEvery.count(), std::memory_order_relaxed);
-    if (std::find(PinCpus.begin(), PinCpus.end(), Cpu) == PinCpus.end())
+    // The worker on the caller's new CPU takes the one the caller left
+    // (the others stay where they are).
+    auto It = std::find(PinCpus.begin(), PinCpus.end(), Cpu);
+    if (It == PinCpus.end())
       return;
-    std::vector<int> Around = workerCpus(Cores, Cpu, true);
-    if (Around.empty())
-      return;
-    PinCpus = Around;
-    for (size_t I = 0; I < Workers.size() && I < PinCpus.size(); ++I)
-      pin(Workers[I], PinCpus[I]);
+    *It = Left;
+    if (size_t I = It - PinCpus.begin(); I < Workers.size())
+      pin(Workers[I], Left);
   }
 
   static void workerEntry(void *P) { static_cast<Pool *>(P)->work(); }
