@@ -147,7 +147,6 @@ int64_t prefetchPanels(ModuleOp module) {
       return std::nullopt;
     return r;
   };
-  // The k loops, their panel read and FMAs per panel load (the tile's rows).
   // The rows of the matrix a load in the k loop reads (through views to
   // its buffer): A's, whose rows at most one tile holds where the panels
   // are read once.
@@ -168,6 +167,8 @@ int64_t prefetchPanels(ModuleOp module) {
       return INT64_MAX;
     return type.getNumElements() / type.getShape().back();
   };
+  // The k loops, their panel read, and the tile's rows where it streams
+  // its panels (0: it fetches the next pass).
   SmallVector<std::tuple<scf::ForOp, Read, int64_t>> sites;
   module.walk([&](scf::ForOp loop) {
     std::optional<Read> first;

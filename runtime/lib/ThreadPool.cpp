@@ -249,9 +249,8 @@ private:
     // and waited there for milliseconds (a 5-node MLP ran 4.5x slower on
     // two threads in half the processes).
     if (Workers.empty() && pinThreads()) {
-      Cores = cpuCores();
       int Creator = sched_getcpu();
-      PinCpus = workerCpus(Cores, Creator, true);
+      PinCpus = workerCpus(cpuCores(), Creator, true);
       if (!PinCpus.empty())
         CallerCpu.store(Creator, std::memory_order_release);
     }
@@ -265,11 +264,10 @@ private:
                   std::memory_order_release);
   }
   std::atomic<int32_t> Started{0};
-  // The CPU each worker is pinned to, by start order (none past its end),
-  // the process's CPUs (both under StartMutex), and the CPU the workers
-  // were pinned around (-1: not pinned).
+  // The CPU each worker is pinned to, by start order (none past its end;
+  // under StartMutex), and the CPU the caller last ran on (-1: workers not
+  // pinned).
   std::vector<int> PinCpus;
-  std::vector<CpuCore> Cores;
   std::atomic<int> CallerCpu{-1};
   std::atomic<int64_t> NextRepin{0}; // steady clock, us
   static constexpr std::chrono::microseconds kRepinEvery{10000};
@@ -284,9 +282,9 @@ private:
   /// Moves the worker off the caller's CPU, to the one the caller left,
   /// when the kernel moved the caller onto it: the two then shared that
   /// CPU while another idled, the worker ran only when the caller waited,
-  /// and two threads took as long as one (a 2-vCPU KVM VM: a BERT's GELU
-  /// in 4 of 6 processes, a 5-node MLP in 5 of 8). (A look at the CPU per
-  /// loop; the lock and the re-pin only when it changed.)
+  /// and two threads took as long as one (a 2-vCPU KVM VM: a GELU over
+  /// 128 x 3072 in 4 of 6 processes, a 5-node MLP in 5 of 8). (A look at the
+  /// CPU per loop; the lock and the re-pin only when it changed.)
   void keepWorkersOffCaller() {
     int Known = CallerCpu.load(std::memory_order_acquire);
     if (Known < 0) // (workers not pinned)

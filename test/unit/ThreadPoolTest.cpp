@@ -440,6 +440,15 @@ std::vector<std::pair<bool, cpu_set_t>> loopAffinities(int CallerCpu) {
   return A.Masks;
 }
 
+/// The worker's mask in a 2-thread loop of two ranges run from a thread
+/// pinned to `CallerCpu` (see loopAffinities), each range on its own thread.
+void workerMask(int CallerCpu, cpu_set_t &Worker) {
+  auto Masks = loopAffinities(CallerCpu);
+  ASSERT_EQ(Masks.size(), 2u);
+  ASSERT_NE(Masks[0].first, Masks[1].first) << "one thread ran both ranges";
+  Worker = Masks[0].first ? Masks[1].second : Masks[0].second;
+}
+
 /// The first CPU of this process's mask, and the mask's CPU count.
 std::pair<int, int> processCpus() {
   cpu_set_t Set;
@@ -459,10 +468,8 @@ TEST(ThreadPool, SharedPoolWorkerPinnedOffTheCreatorsCore) {
   ASSERT_EQ(kiln::rt::poolWorkers(), 0) << "run this test alone (ctest does)";
   unsetenv("KILN_PIN_THREADS");
   int Creator = processCpus().first;
-  auto Masks = loopAffinities(Creator);
-  ASSERT_EQ(Masks.size(), 2u);
-  ASSERT_NE(Masks[0].first, Masks[1].first) << "one thread ran both ranges";
-  const cpu_set_t &Worker = Masks[0].first ? Masks[1].second : Masks[0].second;
+  cpu_set_t Worker;
+  ASSERT_NO_FATAL_FAILURE(workerMask(Creator, Worker));
   std::vector<int> Want = kiln::rt::workerCpus(kiln::rt::cpuCores(), Creator,
                                                /*Pin=*/true);
   ASSERT_FALSE(Want.empty());
@@ -484,12 +491,10 @@ TEST(ThreadPool, SharedPoolWorkerMovesOffTheCallersNewCpu) {
                                                 /*Pin=*/true);
   ASSERT_FALSE(First.empty());
   ASSERT_EQ(loopAffinities(Creator).size(), 2u);
-  // Now from a thread on the worker's CPU.
-  auto Masks = loopAffinities(First[0]);
-  ASSERT_EQ(Masks.size(), 2u);
-  ASSERT_NE(Masks[0].first, Masks[1].first) << "one thread ran both ranges";
-  // (On the CPU the caller left.)
-  const cpu_set_t &Worker = Masks[0].first ? Masks[1].second : Masks[0].second;
+  // Now from a thread on the worker's CPU: the worker on the CPU the
+  // caller left.
+  cpu_set_t Worker;
+  ASSERT_NO_FATAL_FAILURE(workerMask(First[0], Worker));
   EXPECT_EQ(CPU_COUNT(&Worker), 1);
   EXPECT_TRUE(CPU_ISSET(Creator, &Worker)) << "not on " << Creator;
   EXPECT_FALSE(CPU_ISSET(First[0], &Worker)) << "still on the caller's CPU";
@@ -501,11 +506,10 @@ TEST(ThreadPool, SharedPoolWorkerUnpinnedOnRequest) {
   ASSERT_EQ(kiln::rt::poolWorkers(), 0) << "run this test alone (ctest does)";
   setenv("KILN_PIN_THREADS", "0", 1);
   int Count = processCpus().second;
-  auto Masks = loopAffinities(-1);
+  cpu_set_t Worker;
+  workerMask(-1, Worker);
   unsetenv("KILN_PIN_THREADS");
-  ASSERT_EQ(Masks.size(), 2u);
-  ASSERT_NE(Masks[0].first, Masks[1].first) << "one thread ran both ranges";
-  const cpu_set_t &Worker = Masks[0].first ? Masks[1].second : Masks[0].second;
+  ASSERT_FALSE(HasFatalFailure());
   EXPECT_EQ(CPU_COUNT(&Worker), Count);
 }
 
