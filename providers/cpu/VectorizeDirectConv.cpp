@@ -29,6 +29,9 @@ namespace {
 constexpr int64_t kLanes = 16;   // f32 lanes of a 512-bit vector
 constexpr int64_t kPanel = 32;   // output channels per register tile
 constexpr int64_t kTileRows = 8; // output positions per register tile
+// A 1x1 conv whose plane's columns past whole vectors, counted a vector
+// each, are at most this share of its columns runs as a matmul.
+constexpr int64_t kNarrowColumnShare = 64;
 // Weights up to this size are read by every tile from L2 (tasks tile by
 // tile); larger ones a panel at a time, each panel's pass reading the whole
 // input. (256 KiB before: resnet50's 512 -> 256 1x1 conv on 28x28, 512 KiB
@@ -199,7 +202,12 @@ bool directConvShape(int64_t vectorBits, int64_t groups, int64_t m, int64_t c,
   // multiple of 4 KiB apart (densenet's 128 -> 128 on 32x32: 181 against
   // 151, every k step's line in one set).
   bool pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1;
-  if (pointwise && positions % kLanes == 0 &&
+  // (A large plane's last columns are a small share: ssdlite's 16 -> 96 on
+  // 150x150, 4 of 22500. There the direct tiles' 32-byte stores into 96
+  // planes at once, each line written in two halves, missed with the
+  // output not in cache: 815 us in the model against 480 alone.)
+  int64_t rest = positions % kLanes;
+  if (pointwise && rest * kLanes * kNarrowColumnShare <= positions &&
       (c < 64 || planesPerL1Set(64, positions) > 8))
     return false;
   return vectorBits >= 512 && groups == 1 && panelWidth(m, kh * kw == 1) &&

@@ -54,6 +54,9 @@ CASES = {
     "k1_c128_m96_12x12_runtime_batch": (2, 128, 96, 1, 1, 12, True, "Sigmoid", 1, True),
     "k1_c64_m64_16x16_relu": (1, 64, 64, 1, 1, 16, True, "Relu"),
     "k1_c32_m64_20x20": (1, 32, 64, 1, 1, 20, True, None),
+    # A plane with one column past whole vectors in 1089 (33x33): the
+    # matmul, its last column split off.
+    "k1_c16_m96_33x33_relu": (1, 16, 96, 1, 1, 33, True, "Relu"),
     "k3_c64_m512_relu": (1, 64, 512, 3, 1, 7, True, "Relu"),
     "k3_c64_m512_nobias_n2": (2, 64, 512, 3, 1, 7, False, None),
     "k1_c320_m1280_sigmoid": (1, 320, 1280, 1, 1, 7, True, "Sigmoid"),

@@ -2195,6 +2195,35 @@ func.func @conv_pointwise_planes(%x7: memref<1x32x7x7xf32>, %o7: memref<1x64x7x7
 
 // -----
 
+// A 1x1 conv on a plane whose one column past whole vectors (25 x 41 =
+// 1025 = 64 x 16 + 1) is at most a 64th of its vectors: the matmul on x
+// as it lies, not the direct tiles (whose stores write each output line
+// in two halves, two planes of 32 channels at a time).
+// CHECK-LABEL: func.func @conv_pointwise_large_plane
+// CHECK-NOT: _kxm_panels
+// CHECK: vector.fma
+// CHECK: return
+memref.global "private" constant @pwl : memref<64x16x1x1xf32> = dense<0.5>
+#lX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#lW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#lO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+func.func @conv_pointwise_large_plane(%x: memref<1x16x25x41xf32>, %o: memref<1x64x25x41xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @pwl : memref<64x16x1x1xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x64x25x41xf32>)
+  linalg.generic {indexing_maps = [#lX, #lW, #lO],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x16x25x41xf32>, memref<64x16x1x1xf32>) outs(%o : memref<1x64x25x41xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // 1x1 stride-1 convs on planes of whole vectors with 64 input channels:
 // on 12x12 (planes 576 bytes apart, over many L1 sets) the direct tiles;
 // on 16x16 (planes 1 KiB apart, 16 of any 64 in one set) the matmul.
