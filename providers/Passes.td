@@ -384,7 +384,7 @@ def CpuVectorizeTransposes : Pass<"kiln-cpu-vectorize-transposes", "::mlir::func
 }
 
 def CpuVectorizeUpsample : Pass<"kiln-cpu-vectorize-upsample", "::mlir::func::FuncOp"> {
-  let summary = "Run nearest upsampling by integer factors as row loads repeated by shuffles";
+  let summary = "Run nearest and linear upsampling by integer factors as row loads and shuffles";
   let description = [{
     Runs after kiln-cpu-vectorize-contractions and before
     kiln-cpu-parallel-loops. A host linalg.generic on static buffers of
@@ -398,13 +398,28 @@ def CpuVectorizeUpsample : Pass<"kiln-cpu-vectorize-upsample", "::mlir::func::Fu
     loop of more than one iteration is marked kiln.parallel when the output
     has 65536 elements or more (unless already inside a parallel loop).
     Only with vector-bits of 512 or more; device code is left alone.
+
+    Also, with vector-bits of 256 or more, a generic marked
+    kiln.linear_upsample (Resize in linear mode by integer factors on the
+    last axis or the last two, whose taps repeat with the phase o % f: the
+    lowering checks its tables and records each axis's factor and its
+    phases' tap offsets and weights) on static f32 buffers: per image, an
+    x pass over the input rows into a scratch plane (each chunk's window of
+    columns in two overlapping vector loads, or loaded a column at a time
+    and clamped at the row's edges; each output vector's two taps picked
+    from it by shuffles and weighed per phase), then each output row the
+    weighted sum of two plane rows (clamped to the plane). The source is
+    the one non-constant buffer the generic's body loads, read as the
+    output's shape over the factors.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "512",
            "Vector register width in bits of the target CPU">
   ];
   let statistics = [
-    Statistic<"numUpsamples", "upsamples", "Upsampling copies run as repeated rows">
+    Statistic<"numUpsamples", "upsamples", "Upsampling copies run as repeated rows">,
+    Statistic<"numLinearUpsamples", "linear-upsamples",
+              "Linear upsamplings run as shuffled rows">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect"];

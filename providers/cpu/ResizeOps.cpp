@@ -14,9 +14,11 @@
 //===----------------------------------------------------------------------===//
 #include "providers/cpu/IndexGeneric.h"
 #include "providers/cpu/Lowering.h"
+#include "providers/cpu/Vectorize.h"
 
 #include "dialects/kiln/KilnDialect.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -218,7 +220,66 @@ struct Axis {
   // Output position o reads input o / repeat (nearest, an integer scale);
   // 0 if not.
   int64_t repeat = 0;
+  // Linear upsampling by an integer factor whose two taps depend only on
+  // the phase r = o % factor: output o = factor * i + r reads input
+  // clamp(i + offsets[2r + t]) with weight weights[2r + t]; 0 if not.
+  int64_t factor = 0;
+  SmallVector<int64_t> offsets;
+  SmallVector<float> weights;
 };
+
+/// Whether linear tables (`idx`, `w`: 2 taps per output position) of an
+/// axis of `in` -> `on` elements repeat with the phase: then sets the
+/// axis's factor, offsets and weights. Compares what each output position
+/// reads, each input's summed weight, so that taps clamped at the edges
+/// (an index of -1 read as 0) match whichever way the tables spell them.
+void matchLinearPhases(Axis &A, ArrayRef<int64_t> idx, ArrayRef<float> w,
+                       int64_t in, int64_t on) {
+  int64_t s = on / in;
+  if (on % in || s < 2 || in < 3)
+    return;
+  // The phases' taps from input 1, whose neighbours are all inside.
+  SmallVector<int64_t> offsets;
+  SmallVector<float> weights;
+  for (int64_t r = 0; r < s; ++r)
+    for (int64_t t = 0; t < 2; ++t) {
+      int64_t off = idx[2 * (s + r) + t] - 1;
+      if (off < -1 || off > 1)
+        return;
+      offsets.push_back(off);
+      weights.push_back(w[2 * (s + r) + t]);
+    }
+  for (int64_t o = 0; o < on; ++o) {
+    int64_t i = o / s, r = o % s;
+    SmallVector<std::pair<int64_t, double>> got, want;
+    auto add = [](SmallVector<std::pair<int64_t, double>> &m, int64_t k,
+                  double v) {
+      auto it = llvm::find_if(m, [&](auto &e) { return e.first == k; });
+      if (it == m.end())
+        m.push_back({k, v});
+      else
+        it->second += v;
+    };
+    for (int64_t t = 0; t < 2; ++t) {
+      add(got, idx[2 * o + t], w[2 * o + t]);
+      add(want, std::clamp<int64_t>(i + offsets[2 * r + t], 0, in - 1),
+          weights[2 * r + t]);
+    }
+    for (auto [k, v] : got) {
+      auto it = llvm::find_if(want, [&](auto &e) { return e.first == k; });
+      double other = it == want.end() ? 0.0 : it->second;
+      if (std::fabs(v - other) > 1e-6)
+        return;
+    }
+    for (auto [k, v] : want)
+      if (llvm::none_of(got, [&](auto &e) { return e.first == k; }) &&
+          std::fabs(v) > 1e-6)
+        return;
+  }
+  A.factor = s;
+  A.offsets = std::move(offsets);
+  A.weights = std::move(weights);
+}
 
 /// Unrolled up to this many tap combinations per output element.
 constexpr int64_t kMaxUnrolledTaps = 64;
@@ -430,6 +491,8 @@ Results lowerResize(OpBuilder &b, Operation *op) {
             A.identity = false;
         }
       }
+      if (p.taps == 2)
+        matchLinearPhases(A, idx, w, in, on);
       if (p.taps == 1 && on % in == 0 && on > in) {
         A.repeat = on / in;
         for (int64_t o = 0; o < on && A.repeat; ++o)
@@ -530,42 +593,74 @@ Results lowerResize(OpBuilder &b, Operation *op) {
   if (weighted && !anyOutside && combos > kMaxUnrolledTaps)
     return SmallVector<Value>{
         tapReduction(b, loc, x, out, resized, ax, outSizes)};
-  return SmallVector<Value>{indexGeneric(b, loc, out, [&](IB &ib, ArrayRef<Value> i) -> Value {
-    OpBuilder &nb = ib.b;
-    Location l = ib.l;
-    Value acc = scalarConst(nb, l, elt, 0.0);
-    Value outsideFlag;
-    for (int64_t cmb = 0; cmb < combos; ++cmb) {
-      SmallVector<Value> from(i.begin(), i.end());
-      Value w;
-      int64_t rem = cmb;
-      for (int64_t a : resized) {
-        int64_t t = rem % ax[a].taps;
-        rem /= ax[a].taps;
-        Value k = ib.index(nb.create<tensor::ExtractOp>(l, ax[a].idxT, ValueRange{i[a], ib.c(t)}));
-        if (anyOutside && cmb == 0) {
-          Value o = ib.lt(k, 0);
-          outsideFlag = outsideFlag ? (Value)nb.create<arith::OrIOp>(l, outsideFlag, o) : o;
+  Value result = indexGeneric(
+      b, loc, out,
+      [&](IB &ib, ArrayRef<Value> i) -> Value {
+        OpBuilder &nb = ib.b;
+        Location l = ib.l;
+        Value acc = scalarConst(nb, l, elt, 0.0);
+        Value outsideFlag;
+        for (int64_t cmb = 0; cmb < combos; ++cmb) {
+          SmallVector<Value> from(i.begin(), i.end());
+          Value w;
+          int64_t rem = cmb;
+          for (int64_t a : resized) {
+            int64_t t = rem % ax[a].taps;
+            rem /= ax[a].taps;
+            Value k = ib.index(nb.create<tensor::ExtractOp>(
+                l, ax[a].idxT, ValueRange{i[a], ib.c(t)}));
+            if (anyOutside && cmb == 0) {
+              Value o = ib.lt(k, 0);
+              outsideFlag =
+                  outsideFlag
+                      ? (Value)nb.create<arith::OrIOp>(l, outsideFlag, o)
+                      : o;
+            }
+            from[a] = !anyOutside  ? k
+                      : inSizes[a] ? ib.clampBelow(k, inSizes[a])
+                                   : ib.clamp(k, 0, xt.getDimSize(a) - 1);
+            if (weighted) {
+              Value wa = nb.create<tensor::ExtractOp>(
+                  l, ax[a].wT, ValueRange{i[a], ib.c(t)});
+              w = w ? (Value)nb.create<arith::MulFOp>(l, w, wa) : wa;
+            }
+          }
+          Value v = nb.create<tensor::ExtractOp>(l, x, from);
+          if (!weighted) {
+            acc = v;
+            break;
+          }
+          acc = nb.create<arith::AddFOp>(
+              l, acc, w ? (Value)nb.create<arith::MulFOp>(l, v, w) : v);
         }
-        from[a] = !anyOutside    ? k
-                  : inSizes[a] ? ib.clampBelow(k, inSizes[a])
-                               : ib.clamp(k, 0, xt.getDimSize(a) - 1);
-        if (weighted) {
-          Value wa = nb.create<tensor::ExtractOp>(l, ax[a].wT, ValueRange{i[a], ib.c(t)});
-          w = w ? (Value)nb.create<arith::MulFOp>(l, w, wa) : wa;
-        }
-      }
-      Value v = nb.create<tensor::ExtractOp>(l, x, from);
-      if (!weighted) {
-        acc = v;
-        break;
-      }
-      acc = nb.create<arith::AddFOp>(l, acc, w ? (Value)nb.create<arith::MulFOp>(l, v, w) : v);
+        if (outsideFlag)
+          acc = ib.sel(outsideFlag, scalarConst(nb, l, elt, extrap), acc);
+        return acc;
+      },
+      outSizes);
+  // Linear upsampling of the last axis, or the last two, by integer
+  // factors whose taps repeat with the phase (half_pixel, asymmetric: a
+  // segmentation head's 2x to 8x): the taps as an attribute, which
+  // kiln-cpu-vectorize-upsample runs as shuffled rows (the tables' gathers
+  // are scalar).
+  bool lastAxes = !resized.empty() && resized.size() <= 2 &&
+                  resized.back() == r - 1 &&
+                  (resized.size() == 1 || resized.front() == r - 2);
+  if (weighted && !anyOutside && !dynamic && elt.isF32() && lastAxes &&
+      llvm::all_of(resized, [&](int64_t a) { return ax[a].factor > 0; })) {
+    SmallVector<NamedAttribute> phases;
+    for (int64_t a : resized) {
+      NamedAttribute fields[] = {
+          b.getNamedAttr("factor", b.getI64IntegerAttr(ax[a].factor)),
+          b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(ax[a].offsets)),
+          b.getNamedAttr("weights", b.getDenseF32ArrayAttr(ax[a].weights))};
+      phases.push_back(
+          b.getNamedAttr(a == r - 1 ? "x" : "y", b.getDictionaryAttr(fields)));
     }
-    if (outsideFlag)
-      acc = ib.sel(outsideFlag, scalarConst(nb, l, elt, extrap), acc);
-    return acc;
-  }, outSizes)};
+    result.getDefiningOp()->setAttr(vectorize::kLinearUpsample,
+                                    b.getDictionaryAttr(phases));
+  }
+  return SmallVector<Value>{result};
 }
 
 /// What the lowering needs beyond shapes, refused up front.

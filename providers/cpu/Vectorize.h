@@ -170,6 +170,12 @@ mlir::Value packedPanels(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bm,
                          bool transB, int64_t panel);
 /// Marks the globals packedPanels makes.
 inline constexpr llvm::StringLiteral kPackedPanels = "kiln.packed_panels";
+/// On a Resize's generic: linear upsampling of the last axis ("x") and
+/// maybe the one before ("y") by integer factors, each a dictionary of
+/// its factor and its phases' two taps (offsets from the input position
+/// o / factor, clamped to the axis, and weights), which
+/// kiln-cpu-vectorize-upsample runs as shuffled rows.
+inline constexpr llvm::StringLiteral kLinearUpsample = "kiln.linear_upsample";
 /// Prefetches, in the register tiles' k loops over packed panels, the
 /// panels' next slice into L2; returns how many loops.
 int64_t prefetchPanels(mlir::ModuleOp module);

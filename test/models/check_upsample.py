@@ -6,6 +6,14 @@ x86-64-v3: 2x, 3x and 4x, the default half_pixel and round_prefer_floor,
 asymmetric and floor, pytorch_half_pixel, the width alone, rows that are
 not whole vectors, sizes instead of scales, int32 data, a 1-D resize,
 opset 9's Upsample, and a 1.5x resize (the index tables, as before).
+Then linear Resize by integer factors (each input row chunk loaded once,
+its outputs' two taps picked by shuffles; then each output row the
+weighted sum of two such rows) at 1e-5: half_pixel, pytorch_half_pixel
+and asymmetric, 2x to 8x and unequal factors, the width alone, rows
+shorter than a vector, one lane past whole vectors and whole vectors
+(whose last chunk's window leaves the row), 3 rows (the fewest the
+shuffled rows take), and align_corners and a 2-row input (the index
+tables, as before).
 
   check_upsample.py --kiln K --kiln-run R --work DIR
 """
@@ -43,6 +51,36 @@ CASES = {
 }
 
 
+# name: input shape, scales, coordinate_transformation_mode
+LINEAR_CASES = {
+    "linear_x2_half_pixel_1x32x40x40": ((1, 32, 40, 40), (1, 1, 2, 2), "half_pixel"),
+    "linear_x4_pytorch_half_pixel_1x5x20x37": ((1, 5, 20, 37), (1, 1, 4, 4),
+                                               "pytorch_half_pixel"),
+    "linear_x8_half_pixel_1x3x6x9": ((1, 3, 6, 9), (1, 1, 8, 8), "half_pixel"),
+    "linear_x2x3_asymmetric_2x4x7x17": ((2, 4, 7, 17), (1, 1, 2, 3), "asymmetric"),
+    "linear_width_x2_1x6x5x32": ((1, 6, 5, 32), (1, 1, 1, 2), "half_pixel"),
+    "linear_x2_3_rows_1x2x3x16": ((1, 2, 3, 16), (1, 1, 2, 2), "half_pixel"),
+    "linear_rank3_x3_4x3x33": ((4, 3, 33), (1, 3, 3), "asymmetric"),
+    "linear_align_corners_x2_1x4x9x9": ((1, 4, 9, 9), (1, 1, 2, 2), "align_corners"),
+    "linear_x2_2_rows_tables_1x4x2x20": ((1, 4, 2, 20), (1, 1, 2, 2), "half_pixel"),
+}
+
+
+def make_linear(path, shape, scales, ctm):
+    inits = [numpy_helper.from_array(np.array(scales, np.float32), "scales")]
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], mode="linear",
+                            coordinate_transformation_mode=ctm)
+    graph = helper.make_graph([node], "resize",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                             list(shape))],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    return np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
+
+
 def make(path, shape, scales, sizes, dtype, ctm, nearest, opset):
     elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.INT32
     inits = []
@@ -76,6 +114,9 @@ def main():
     # Bit for bit: nearest resizing copies.
     results = [ortcheck.case(args, name, "X", lambda path, spec=spec: make(path, *spec), tol=0.0)
                for name, spec in CASES.items()]
+    results += [ortcheck.case(args, name, "X",
+                              lambda path, spec=spec: make_linear(path, *spec), tol=1e-5)
+                for name, spec in LINEAR_CASES.items()]
     return ortcheck.summary(results)
 
 

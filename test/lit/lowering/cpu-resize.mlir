@@ -2,16 +2,34 @@
 
 // Linear, constant scales: per resized axis a constant table of 2 taps
 // (source index, weight) per output position; the unchanged N and C axes
-// need none.
+// need none. 2x in half_pixel: the taps repeat with the phase (output 2i
+// reads inputs i - 1 and i at 1/4 and 3/4, 2i + 1 inputs i and i + 1 at
+// 3/4 and 1/4), marked for kiln-cpu-vectorize-upsample.
 // CHECK-LABEL: func.func @linear
 // CHECK: arith.constant dense<{{.*}}> : tensor<8x2xi64>
 // CHECK: arith.constant dense<{{.*}}> : tensor<8x2xf32>
 // CHECK-NOT: tensor<1x2xi64>
 // CHECK: linalg.generic
+// CHECK-SAME: kiln.linear_upsample = {x = {factor = 2 : i64, offsets = array<i64: -1, 0, 0, 1>, weights = array<f32: 2.500000e-01, 7.500000e-01, 7.500000e-01, 2.500000e-01>}, y = {factor = 2 : i64, offsets = array<i64: -1, 0, 0, 1>
 func.func @linear(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32> {
   %n = onnx.NoValue
   %s = onnx.Constant() {value = dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32>
   %0 = onnx.Resize(%x, %n, %s, %n) {mode = "linear"} : (tensor<1x1x4x4xf32>, none, tensor<4xf32>, none) -> tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x8x8xf32>
+}
+
+// -----
+
+// Linear with align_corners: the taps' weights change along the axis (no
+// phase pattern), only the tables.
+// CHECK-LABEL: func.func @linear_align_corners
+// CHECK: linalg.generic
+// CHECK-NOT: kiln.linear_upsample
+// CHECK: return
+func.func @linear_align_corners(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32> {
+  %n = onnx.NoValue
+  %s = onnx.Constant() {value = dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %0 = onnx.Resize(%x, %n, %s, %n) {mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x1x4x4xf32>, none, tensor<4xf32>, none) -> tensor<1x1x8x8xf32>
   return %0 : tensor<1x1x8x8xf32>
 }
 
