@@ -4,7 +4,7 @@ OCR, segmentation, speech, language) that probe kiln for performance
 cliffs; bench/run.py times them beside ONNX Runtime and OpenVINO
 (scripts/bench.sh --zoo writes docs/performance-zoo.md).
 
-  python3 bench/export_zoo.py OUTDIR [--set 1|2|all] [--force] [--dry-run] [name ...]
+  python3 bench/export_zoo.py OUTDIR [--set 1|2|3|all] [--force] [--dry-run] [name ...]
 
 runs two steps, each under an interpreter that has what it needs (the
 script re-runs itself under the other one when it lacks a step's modules):
@@ -82,6 +82,22 @@ Set 2 (bench/zoo_models_2.py):
                                                   GELU, sinusoids; its attention's scale
                                                   from q.shape (a Pow of constants) and
                                                   flatten (Shape-derived Reshape)
+
+Set 3 (bench/zoo_models_3.py):
+
+  deeplab_lite        1x3x320x320 -> 1x21x320x320 DeepLabV3+-style segmenter: dilated
+                                                  bottlenecks, ASPP (rates 6, 12, 18,
+                                                  image pooling), decoder, bilinear
+                                                  (half_pixel) 2x and 4x upsampling
+  inception_lite      1x3x299x299 -> 1x1000       Inception-v3's stem and four mixed
+                                                  blocks: four concatenated branches,
+                                                  a zero Pad before each average pool
+  convnext_lite       1x3x224x224 -> 1x1000       ConvNeXt's blocks (widths 48 to 384):
+                                                  7x7 depthwise, LayerNorm and a GELU
+                                                  MLP on NHWC, layer scale
+  swin_lite           1x3x224x224 -> 1x1000       Swin-T's first stage, 4 blocks: 7x7
+                                                  windows by Reshape and Transpose,
+                                                  shifted by Roll every other block
 """
 import argparse
 import importlib.util
@@ -92,6 +108,7 @@ import sys
 # The model definitions, beside this script (sys.path[0] when run as one).
 import zoo_models
 import zoo_models_2
+import zoo_models_3
 
 HERE = os.path.abspath(__file__)
 OPSET = 17
@@ -99,7 +116,7 @@ RTOL, ATOL = 1e-3, 1e-4
 
 # The model sets by --set name: each module has the tables below and
 # models(), the constructors by name.
-SETS = {"1": zoo_models, "2": zoo_models_2}
+SETS = {"1": zoo_models, "2": zoo_models_2, "3": zoo_models_3}
 
 # The test input's shape of each model, in export order; the layers
 # rescaled to an output std of 2 (the last before each model's output
