@@ -19,17 +19,17 @@ Value epilogueActivation(OpBuilder &b, Location l, Value x, StringRef kind,
   Type t = x.getType();
   auto c = [&](double v) { return cst(b, l, t, v); };
   auto clamp = [&](Value v, Value lo, Value hi) {
-    return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, v, lo), hi);
+    return minKeepingNaN(b, l, maxKeepingNaN(b, l, v, lo), hi);
   };
   auto param = [&](size_t i, double dflt) { return i < p.size() ? (double)p[i] : dflt; };
   if (kind == "Relu")
-    return b.create<arith::MaximumFOp>(l, x, c(0.0));
+    return maxKeepingNaN(b, l, x, c(0.0));
   if (kind == "Clip") {
     Value v = x;
     if (!std::isinf(param(0, -INFINITY)))
-      v = b.create<arith::MaximumFOp>(l, v, c(param(0, 0)));
+      v = maxKeepingNaN(b, l, v, c(param(0, 0)));
     if (!std::isinf(param(1, INFINITY)))
-      v = b.create<arith::MinimumFOp>(l, v, c(param(1, 0)));
+      v = minKeepingNaN(b, l, v, c(param(1, 0)));
     return v;
   }
   auto sigmoid = [&](Value v) -> Value {

@@ -81,8 +81,9 @@ Value sigmoid(OpBuilder &b, Location l, Value x) {
                                  b.create<arith::AddFOp>(l, cst(b, l, t, 1.0), e));
 }
 
+/// x clamped to constant bounds, a NaN x kept.
 Value clampF(OpBuilder &b, Location l, Value x, Value lo, Value hi) {
-  return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, x, lo), hi);
+  return minKeepingNaN(b, l, maxKeepingNaN(b, l, x, lo), hi);
 }
 
 Value castScalarImpl(OpBuilder &b, Location l, Value x, Type to,
@@ -349,9 +350,14 @@ void registerElementwiseOps(LoweringTable &m) {
     Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, cst(b, l, x.getType(), 0));
     return b.create<arith::SelectOp>(l, neg, b.create<arith::MulIOp>(l, x, a[1]), x);
   }, false);
-  un("Relu", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
-    return fOrI<arith::MaximumFOp, arith::MaxSIOp>(b, l, x, cst(b, l, x.getType(), 0));
-  }, false);
+  un(
+      "Relu",
+      [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
+        if (isFloat(x.getType()))
+          return maxKeepingNaN(b, l, x, cst(b, l, x.getType(), 0));
+        return b.create<arith::MaxSIOp>(l, x, cst(b, l, x.getType(), 0));
+      },
+      false);
   un("Sigmoid", [](OpBuilder &b, Location l, Value x, Operation *) { return sigmoid(b, l, x); });
   un("Tanh", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::TanhOp>(l, x); });
   un("Exp", [](OpBuilder &b, Location l, Value x, Operation *) -> Value { return b.create<math::ExpOp>(l, x); });

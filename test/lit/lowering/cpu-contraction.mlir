@@ -89,7 +89,8 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 // CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[ACC2]][%[[N]], 0, %{{.*}}] [1, 4, %{{.*}}] [1, 1, 1] : tensor<?x4x?xf32> to tensor<4x?xf32>
 // CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[COLS]] : tensor<4x27xf32>, tensor<27x?xf32>) outs(%[[BLOCK]] : tensor<4x?xf32>)
 // CHECK: %[[RELU:.*]] = linalg.generic {{.*}} outs(%[[G]] : tensor<4x?xf32>)
-// CHECK: arith.maximumf
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
 // CHECK: tensor.insert_slice %[[RELU]] into %[[ACC2]][%[[N]], 0, %{{.*}}] [1, 4, %{{.*}}] [1, 1, 1]
 // CHECK: } {kiln.parallel = 1 : i64}
 // CHECK: } {kiln.parallel = 1 : i64}
@@ -129,7 +130,8 @@ func.func @conv1x1_runtime(%x: tensor<?x8x?x?xf32>, %w: tensor<16x8x1x1xf32>) ->
 // CHECK-NOT: scf.for
 // CHECK: linalg.generic {{.*}}iterator_types = ["{{parallel|reduction}}", "{{parallel|reduction}}", "{{parallel|reduction}}", "{{parallel|reduction}}", "{{parallel|reduction}}", "{{parallel|reduction}}", "{{parallel|reduction}}"]}
 // CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<?x8x10x10xf32>, tensor<32x8x3x3xf32>) outs(%{{.*}} : tensor<?x32x8x8xf32>)
-// CHECK: arith.maximumf
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
 module attributes {kiln.runtime_sizes = {}, kiln.vector_bits = 512 : i64} {
 func.func @conv_runtime_batch_avx512(%x: tensor<?x8x8x8xf32>, %b: tensor<32xf32>) -> tensor<?x32x8x8xf32> {
   %w = onnx.Constant() {value = dense<0.5> : tensor<32x8x3x3xf32>} : () -> tensor<32x8x3x3xf32>

@@ -5,7 +5,8 @@
 // CHECK: %[[C:.*]] = tensor.extract %arg0[] : tensor<i1>
 // CHECK: %[[R:.*]] = scf.if %[[C]] -> (tensor<2x3xf32>) {
 // CHECK: linalg.generic
-// CHECK: arith.maximumf
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
 // CHECK: scf.yield
 // CHECK: } else {
 // CHECK: arith.negf

@@ -6,9 +6,10 @@
 // CHECK-LABEL: func.func @chain
 // CHECK: %[[ADD:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<2x3xf32>, tensor<3xf32>)
 // CHECK: arith.addf
-// Relu is max(x, 0).
+// Relu is max(x, 0), a NaN x kept: x < 0 ? 0 : x.
 // CHECK: %[[RELU:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[ADD]] :
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[NEG:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
+// CHECK: arith.select %[[NEG]], %{{.*}}, %{{.*}} : f32
 // Sigmoid is 1 / (1 + exp(-x)).
 // CHECK: %[[SIG:.*]] = linalg.generic {{.*}} ins(%[[RELU]] :
 // CHECK: arith.negf
@@ -99,7 +100,8 @@ func.func @shift_right(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
 // CHECK-LABEL: func.func @add_relu_epilogue
 // CHECK: linalg.generic
 // CHECK: arith.addf
-// CHECK: arith.maximumf
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
 func.func @add_relu_epilogue(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   %a = onnx.Add(%x, %y) {kiln.activation = "Relu", kiln.activation_params = []} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %a : tensor<4xf32>

@@ -11,7 +11,8 @@
 // LOWER-LABEL: func.func @conv_relu
 // LOWER: %[[G:.*]] = linalg.generic {{.*}}"reduction"
 // LOWER: linalg.generic {{.*}} ins(%[[G]] :
-// LOWER: arith.maximumf
+// LOWER: arith.cmpf olt
+// LOWER: arith.select
 func.func @conv_relu(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %w = onnx.Constant() {value = dense<1.0> : tensor<2x1x1x1xf32>} : () -> tensor<2x1x1x1xf32>
   %none = onnx.NoValue
@@ -30,8 +31,10 @@ func.func @conv_relu(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // CHECK-NOT: onnx.Clip
 // CHECK-NOT: onnx.LeakyRelu
 // LOWER-LABEL: func.func @gemm_clip
-// LOWER: arith.maximumf
-// LOWER: arith.minimumf
+// LOWER: arith.cmpf olt
+// LOWER: arith.select
+// LOWER: arith.cmpf ogt
+// LOWER: arith.select
 // LOWER: arith.cmpf olt
 // LOWER: arith.select
 func.func @gemm_clip(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {

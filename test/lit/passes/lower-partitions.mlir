@@ -9,7 +9,8 @@
 // CHECK-NOT: onnx.
 // CHECK: linalg.generic {{.*}}iterator_types = [{{[^]]*}}"reduction"{{[^]]*}}]
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
-// CHECK: arith.maximumf
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
 // CHECK: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<3x2xf32>) permutation = [1, 0]
 // CHECK: return %[[T]] : tensor<3x2xf32>
 func.func @main(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>) -> tensor<3x2xf32> {
