@@ -48,3 +48,26 @@ func.func @shared(%x: tensor<4xf32>, %y: tensor<3x4xf32>) -> (tensor<4xf32>, ten
   }
   return %0#0, %0#1 : tensor<4xf32>, tensor<3x4xf32>
 }
+
+// -----
+
+// Negative: a nearest 2x upsampling (a copy through floordiv maps on the
+// innermost dim) stays apart from the Add that reads it: fused, the Add
+// would load it an element at a time; apart, the copy runs as shuffled
+// rows and the Add on whole vectors.
+// CHECK-NOT: kiln.report.fuse_elementwise
+// CHECK-LABEL: func.func @upsample_add
+// CHECK: %[[UP:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}]
+// CHECK-SAME: ins(%arg1 : tensor<1x2x4x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[UP]] : tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
+// CHECK: arith.addf
+func.func @upsample_add(%a: tensor<1x2x8x8xf32>, %x: tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32> {
+  %0 = kiln.partition "cpu_0" provider("cpu") -> tensor<1x2x8x8xf32> {
+    %n = onnx.NoValue
+    %s = onnx.Constant() {value = dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+    %u = onnx.Resize(%x, %n, %s, %n) {mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x2x4x4xf32>, none, tensor<4xf32>, none) -> tensor<1x2x8x8xf32>
+    %1 = onnx.Add(%a, %u) : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+    kiln.yield %1 : tensor<1x2x8x8xf32>
+  }
+  return %0 : tensor<1x2x8x8xf32>
+}
