@@ -4,7 +4,8 @@
 // (including a contraction's epilogue and the ops that consume it) are fused
 // into one generic with MLIR's ElementwiseOpsFusion patterns. A producer is
 // fused only into its single consumer, through a permutation indexing map,
-// so no value is computed more than once. Ops of different providers
+// so no value is computed more than once, and only if it reads along its
+// innermost loop by that loop's index (the consumer's vectors stay whole). Ops of different providers
 // (`kiln.device`) are not fused, and a fused op keeps its provider.
 //
 //===----------------------------------------------------------------------===//

@@ -392,7 +392,10 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::ModuleOp"> {
     a permutation map (so nothing is recomputed), which also merges a
     contraction's epilogue with the elementwise ops after it. A fused body
     stays below 256 ops, which keeps compile time linear in the chain's
-    length (each fusion copies both bodies). The number of
+    length (each fusion copies both bodies). A producer that reads along
+    its innermost loop through other than that loop's index (a nearest
+    upsampling's floordiv) stays apart: fused, its consumer would load it
+    an element at a time. The number of
     generics removed is recorded as `kiln.report.fuse_elementwise`.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
