@@ -384,7 +384,7 @@ def CpuVectorizeTransposes : Pass<"kiln-cpu-vectorize-transposes", "::mlir::func
 }
 
 def CpuVectorizeUpsample : Pass<"kiln-cpu-vectorize-upsample", "::mlir::func::FuncOp"> {
-  let summary = "Run nearest and linear upsampling by integer factors as row loads and shuffles";
+  let summary = "Run nearest upsampling by integer factors and linear resizing as row loads, shuffles and gathers";
   let description = [{
     Runs after kiln-cpu-vectorize-contractions and before
     kiln-cpu-parallel-loops. A host linalg.generic on static buffers of
@@ -400,17 +400,21 @@ def CpuVectorizeUpsample : Pass<"kiln-cpu-vectorize-upsample", "::mlir::func::Fu
     Only with vector-bits of 512 or more; device code is left alone.
 
     Also, with vector-bits of 256 or more, a generic marked
-    kiln.linear_upsample (Resize in linear mode by integer factors on the
-    last axis or the last two, whose taps repeat with the phase o % f: the
-    lowering checks its tables and records each axis's factor and its
-    phases' tap offsets and weights) on static f32 buffers: per image, an
-    x pass over the input rows into a scratch plane (each chunk's window of
-    columns in two overlapping vector loads, or loaded a column at a time
-    and clamped at the row's edges; each output vector's two taps picked
-    from it by shuffles and weighed per phase), then each output row the
-    weighted sum of two plane rows (clamped to the plane). The source is
-    the one non-constant buffer the generic's body loads, read as the
-    output's shape over the factors.
+    kiln.linear_upsample (Resize in linear mode on the last axis or the
+    last two: per axis, where the taps repeat with the phase o % f of an
+    integer factor f, the factor and its phases' tap offsets and weights;
+    else each output position's two input indices and weights, from the
+    lowering's tables) on static f32 buffers: per image, an x pass over
+    the input rows into a scratch plane, then each output row the weighted
+    sum of two plane rows. With phases, the x pass loads each chunk's
+    window of columns in two overlapping vector loads (or a column at a
+    time, clamped at the row's edges) and picks each output vector's two
+    taps from it by shuffles, weighed per phase, and the y pass clamps its
+    rows to the plane; without, the x pass gathers the taps through the
+    index table (a constant global [2][n]) and the y pass reads its rows
+    and weights from the y tables. The source is the one non-constant
+    buffer the generic's body loads, read as the output's shape over the
+    axes' input sizes.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "512",

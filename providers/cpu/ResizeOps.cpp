@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace mlir;
 using namespace kiln::onnx;
@@ -226,6 +227,10 @@ struct Axis {
   int64_t factor = 0;
   SmallVector<int64_t> offsets;
   SmallVector<float> weights;
+  // A linear axis's constant tables (2 taps per output position), for the
+  // marker where the taps do not repeat (align_corners, other scales).
+  std::vector<int64_t> linearIdx;
+  std::vector<float> linearW;
 };
 
 /// Whether linear tables (`idx`, `w`: 2 taps per output position) of an
@@ -265,15 +270,16 @@ void matchLinearPhases(Axis &A, ArrayRef<int64_t> idx, ArrayRef<float> w,
       add(want, std::clamp<int64_t>(i + offsets[2 * r + t], 0, in - 1),
           weights[2 * r + t]);
     }
-    for (auto [k, v] : got) {
-      auto it = llvm::find_if(want, [&](auto &e) { return e.first == k; });
+    for (const auto &g : got) {
+      auto it =
+          llvm::find_if(want, [&](auto &e) { return e.first == g.first; });
       double other = it == want.end() ? 0.0 : it->second;
-      if (std::fabs(v - other) > 1e-6)
+      if (std::fabs(g.second - other) > 1e-6)
         return;
     }
-    for (auto [k, v] : want)
-      if (llvm::none_of(got, [&](auto &e) { return e.first == k; }) &&
-          std::fabs(v) > 1e-6)
+    for (const auto &e : want)
+      if (llvm::none_of(got, [&](auto &g) { return g.first == e.first; }) &&
+          std::fabs(e.second) > 1e-6)
         return;
   }
   A.factor = s;
@@ -491,8 +497,14 @@ Results lowerResize(OpBuilder &b, Operation *op) {
             A.identity = false;
         }
       }
-      if (p.taps == 2)
+      if (p.taps == 2) {
         matchLinearPhases(A, idx, w, in, on);
+        if (!A.factor &&
+            llvm::all_of(idx, [&](int64_t k) { return k >= 0 && k < in; })) {
+          A.linearIdx.assign(idx.begin(), idx.end());
+          A.linearW.assign(w.begin(), w.end());
+        }
+      }
       if (p.taps == 1 && on % in == 0 && on > in) {
         A.repeat = on / in;
         for (int64_t o = 0; o < on && A.repeat; ++o)
@@ -638,22 +650,32 @@ Results lowerResize(OpBuilder &b, Operation *op) {
         return acc;
       },
       outSizes);
-  // Linear upsampling of the last axis, or the last two, by integer
-  // factors whose taps repeat with the phase (half_pixel, asymmetric: a
-  // segmentation head's 2x to 8x): the taps as an attribute, which
-  // kiln-cpu-vectorize-upsample runs as shuffled rows (the tables' gathers
-  // are scalar).
+  // Linear resizing of the last axis, or the last two (a segmentation
+  // head's 2x to 8x, align_corners or not): the taps as an attribute,
+  // which kiln-cpu-vectorize-upsample runs as rows (the tables' gathers
+  // are scalar). Per axis, the phases' taps where they repeat with the
+  // phase (integer factors in half_pixel or asymmetric mode), else the
+  // tables.
   bool lastAxes = !resized.empty() && resized.size() <= 2 &&
                   resized.back() == r - 1 &&
                   (resized.size() == 1 || resized.front() == r - 2);
   if (weighted && !anyOutside && !dynamic && elt.isF32() && lastAxes &&
-      llvm::all_of(resized, [&](int64_t a) { return ax[a].factor > 0; })) {
+      llvm::all_of(resized, [&](int64_t a) {
+        return ax[a].taps == 2 && (ax[a].factor || !ax[a].linearIdx.empty());
+      })) {
     SmallVector<NamedAttribute> phases;
     for (int64_t a : resized) {
-      NamedAttribute fields[] = {
-          b.getNamedAttr("factor", b.getI64IntegerAttr(ax[a].factor)),
-          b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(ax[a].offsets)),
-          b.getNamedAttr("weights", b.getDenseF32ArrayAttr(ax[a].weights))};
+      SmallVector<NamedAttribute> fields;
+      if (ax[a].factor)
+        fields = {
+            b.getNamedAttr("factor", b.getI64IntegerAttr(ax[a].factor)),
+            b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(ax[a].offsets)),
+            b.getNamedAttr("weights", b.getDenseF32ArrayAttr(ax[a].weights))};
+      else
+        fields = {
+            b.getNamedAttr("size", b.getI64IntegerAttr(xt.getDimSize(a))),
+            b.getNamedAttr("index", b.getDenseI64ArrayAttr(ax[a].linearIdx)),
+            b.getNamedAttr("weights", b.getDenseF32ArrayAttr(ax[a].linearW))};
       phases.push_back(
           b.getNamedAttr(a == r - 1 ? "x" : "y", b.getDictionaryAttr(fields)));
     }

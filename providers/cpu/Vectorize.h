@@ -170,11 +170,12 @@ mlir::Value packedPanels(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bm,
                          bool transB, int64_t panel);
 /// Marks the globals packedPanels makes.
 inline constexpr llvm::StringLiteral kPackedPanels = "kiln.packed_panels";
-/// On a Resize's generic: linear upsampling of the last axis ("x") and
-/// maybe the one before ("y") by integer factors, each a dictionary of
-/// its factor and its phases' two taps (offsets from the input position
-/// o / factor, clamped to the axis, and weights), which
-/// kiln-cpu-vectorize-upsample runs as shuffled rows.
+/// On a Resize's generic: linear resizing of the last axis ("x") and
+/// maybe the one before ("y"), each a dictionary of its integer factor and
+/// its phases' two taps (offsets from the input position o / factor,
+/// clamped to the axis, and weights), or of its input size and each
+/// output position's two taps (input indices and weights), which
+/// kiln-cpu-vectorize-upsample runs as rows.
 inline constexpr llvm::StringLiteral kLinearUpsample = "kiln.linear_upsample";
 /// Prefetches, in the register tiles' k loops over packed panels, the
 /// panels' next slice into L2; returns how many loops.

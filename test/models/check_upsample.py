@@ -11,9 +11,10 @@ its outputs' two taps picked by shuffles; then each output row the
 weighted sum of two such rows) at 1e-5: half_pixel, pytorch_half_pixel
 and asymmetric, 2x to 8x and unequal factors, the width alone, rows
 shorter than a vector, one lane past whole vectors and whole vectors
-(whose last chunk's window leaves the row), 3 rows (the fewest the
-shuffled rows take), and align_corners and a 2-row input (the index
-tables, as before).
+(whose last chunk's window leaves the row) and 3 rows (the fewest the
+shuffled rows take); and where the taps do not repeat (align_corners,
+1.5x, a 2-row input, 0.5x down, 2x rows by 1.5x columns), the index
+tables' taps gathered per output column and weighed per output row.
 
   check_upsample.py --kiln K --kiln-run R --work DIR
 """
@@ -62,7 +63,11 @@ LINEAR_CASES = {
     "linear_x2_3_rows_1x2x3x16": ((1, 2, 3, 16), (1, 1, 2, 2), "half_pixel"),
     "linear_rank3_x3_4x3x33": ((4, 3, 33), (1, 3, 3), "asymmetric"),
     "linear_align_corners_x2_1x4x9x9": ((1, 4, 9, 9), (1, 1, 2, 2), "align_corners"),
-    "linear_x2_2_rows_tables_1x4x2x20": ((1, 4, 2, 20), (1, 1, 2, 2), "half_pixel"),
+    "linear_align_corners_x4_1x3x10x37": ((1, 3, 10, 37), (1, 1, 4, 4), "align_corners"),
+    "linear_x2_2_rows_1x4x2x20": ((1, 4, 2, 20), (1, 1, 2, 2), "half_pixel"),
+    "linear_x1_5_half_pixel_1x4x12x20": ((1, 4, 12, 20), (1, 1, 1.5, 1.5), "half_pixel"),
+    "linear_x2_by_x1_5_1x3x9x30": ((1, 3, 9, 30), (1, 1, 2, 1.5), "half_pixel"),
+    "linear_down_x0_5_1x4x20x40": ((1, 4, 20, 40), (1, 1, 0.5, 0.5), "half_pixel"),
 }
 
 

@@ -21,10 +21,13 @@ func.func @linear(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32> {
 // -----
 
 // Linear with align_corners: the taps' weights change along the axis (no
-// phase pattern), only the tables.
+// phase pattern): the marker carries each output's two input indices and
+// weights (output 1 reads inputs 0 and 1 at 4/7 and 3/7).
 // CHECK-LABEL: func.func @linear_align_corners
 // CHECK: linalg.generic
-// CHECK-NOT: kiln.linear_upsample
+// CHECK-SAME: kiln.linear_upsample = {x = {index = array<i64: 0, 0, 0, 1, 0, 1,
+// CHECK-SAME: size = 4 : i64, weights = array<f32: 0.000000e+00, 1.000000e+00, 0.571428597, 0.428571433,
+// CHECK-SAME: y = {index = array<i64: 0, 0, 0, 1,
 // CHECK: return
 func.func @linear_align_corners(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32> {
   %n = onnx.NoValue

@@ -161,3 +161,45 @@ func.func @linear_width3(%x: memref<2x3x7xf32>, %y: memref<6x21xf32>) {
   }
   return
 }
+
+// -----
+
+// Without a phase pattern (align_corners 2 -> 4 on both axes): per image,
+// each plane row gathers its two taps per output column through the index
+// table (a global [2][4]: first taps, then second ones) and weighs them by
+// the weight table's; each output row reads its two plane rows and weights
+// from the y tables.
+// CHECK-LABEL: func.func @linear_tables
+// CHECK: %[[XI:.*]] = memref.get_global @__kiln_resize_index_0 : memref<2x4xi32>
+// CHECK: %[[XW:.*]] = memref.get_global @__kiln_resize_weights_0 : memref<2x4xf32>
+// CHECK: memref.get_global @__kiln_resize_index_1 : memref<2x4xi32>
+// CHECK: %[[PLANE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4xf32>
+// CHECK: vector.load %[[XI]][%{{.*}}, %{{.*}}] : memref<2x4xi32>, vector<4xi32>
+// CHECK: vector.load %[[XW]][%{{.*}}, %{{.*}}] : memref<2x4xf32>, vector<4xf32>
+// CHECK: vector.gather %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<3x2x2xf32>, vector<4xi32>, vector<4xi1>, vector<4xf32> into vector<4xf32>
+// CHECK: vector.store %{{.*}}, %[[PLANE]]
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c4
+// CHECK: memref.load %{{.*}} : memref<2x4xi32>
+// CHECK: memref.load %{{.*}} : memref<2x4xf32>
+// CHECK: vector.store %{{.*}} : memref<3x4x4xf32>, vector<4xf32>
+// CHECK-NOT: linalg.generic
+#tid = affine_map<(c, h, w) -> (c, h, w)>
+func.func @linear_tables(%x: memref<3x2x2xf32>, %y: memref<3x4x4xf32>) {
+  linalg.generic {indexing_maps = [#tid], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%y : memref<3x4x4xf32>) attrs = {kiln.linear_upsample = {
+        x = {size = 2 : i64, index = array<i64: 0, 0, 0, 1, 0, 1, 1, 1>,
+             weights = array<f32: 1.0, 0.0, 0.666666686, 0.333333343, 0.333333343, 0.666666686, 0.0, 1.0>},
+        y = {size = 2 : i64, index = array<i64: 0, 0, 0, 1, 0, 1, 1, 1>,
+             weights = array<f32: 1.0, 0.0, 0.666666686, 0.333333343, 0.333333343, 0.666666686, 0.0, 1.0>}}} {
+  ^bb0(%o: f32):
+    %c = linalg.index 0 : index
+    %h = linalg.index 1 : index
+    %w = linalg.index 2 : index
+    %c2 = arith.constant 2 : index
+    %hs = arith.divui %h, %c2 : index
+    %ws = arith.divui %w, %c2 : index
+    %v = memref.load %x[%c, %hs, %ws] : memref<3x2x2xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
