@@ -512,30 +512,30 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
         return Variant{std::move(module), {}};
       progress.stage("bufferizing and planning memory" + label);
       bool cuda = llvm::is_contained(providerList, "cuda");
-      if (failed(run(std::string("func.func(kiln-cpu-unshare-fills,"
-                                 "kiln-cpu-unshare-slice-sources),") +
-                     kBufferizePipeline +
-                     (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}"
-                                      : ",kiln-cuda-offload"
-                           : "") +
-                     (cuda && options.cudaEmulate
-                          ? ",kiln-cuda-emulate,func.func(canonicalize,cse)"
-                          : "") +
-                     ",kiln-cpu-integer-contractions{vnni=" +
-                     std::to_string(int(vnni)) +
-                     " amx=" + std::to_string(int(amx)) +
-                     " avx2=" + std::to_string(int(avx2)) +
-                     "},func.func(kiln-cpu-fuse-rows),"
-                     "kiln-cpu-vectorize-contractions{vector-bits=" +
-                     std::to_string(vectorBits) +
-                     "},func.func(kiln-cpu-vectorize-transposes{vector-bits=" +
-                     std::to_string(vectorBits) +
-                     "},kiln-cpu-vectorize-upsample{vector-bits=" +
-                     std::to_string(vectorBits) +
-                     "},kiln-cpu-fill-pad-borders,kiln-cpu-parallel-loops,"
-                     "kiln-elide-slice-copies),"
-                     "kiln-plan-memory,"
-                     "kiln-lower-runtime-calls")))
+      if (failed(run(
+              std::string("func.func(kiln-cpu-unshare-fills,"
+                          "kiln-cpu-unshare-slice-sources),") +
+              kBufferizePipeline +
+              (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}"
+                               : ",kiln-cuda-offload"
+                    : "") +
+              (cuda && options.cudaEmulate
+                   ? ",kiln-cuda-emulate,func.func(canonicalize,cse)"
+                   : "") +
+              ",kiln-cpu-integer-contractions{vnni=" +
+              std::to_string(int(vnni)) + " amx=" + std::to_string(int(amx)) +
+              " avx2=" + std::to_string(int(avx2)) +
+              "},func.func(kiln-cpu-fuse-rows),"
+              "kiln-cpu-vectorize-contractions{vector-bits=" +
+              std::to_string(vectorBits) +
+              "},func.func(kiln-cpu-vectorize-transposes{vector-bits=" +
+              std::to_string(vectorBits) +
+              "}),kiln-cpu-vectorize-upsample{vector-bits=" +
+              std::to_string(vectorBits) +
+              "},func.func(kiln-cpu-fill-pad-borders,kiln-cpu-parallel-loops,"
+              "kiln-elide-slice-copies),"
+              "kiln-plan-memory,"
+              "kiln-lower-runtime-calls")))
         return std::nullopt;
       if (cuda && !options.cudaEmulate) {
         progress.stage("compiling CUDA kernels to PTX (" + options.cudaArch + ")" + label);

@@ -383,11 +383,12 @@ def CpuVectorizeTransposes : Pass<"kiln-cpu-vectorize-transposes", "::mlir::func
                            "::mlir::arith::ArithDialect"];
 }
 
-def CpuVectorizeUpsample : Pass<"kiln-cpu-vectorize-upsample", "::mlir::func::FuncOp"> {
+def CpuVectorizeUpsample : Pass<"kiln-cpu-vectorize-upsample", "::mlir::ModuleOp"> {
   let summary = "Run nearest upsampling by integer factors and linear resizing as row loads, shuffles and gathers";
   let description = [{
     Runs after kiln-cpu-vectorize-contractions and before
-    kiln-cpu-parallel-loops. A host linalg.generic on static buffers of
+    kiln-cpu-parallel-loops, on the module (the linear tables become
+    constant globals). A host linalg.generic on static buffers of
     32-bit elements that copies its input to its output through
     `floordiv f` maps on the last dim and optionally the one before it
     (what the CPU provider emits for Resize and Upsample in nearest mode

@@ -277,12 +277,13 @@ Value asShape(OpBuilder &b, Location loc, Value in, ArrayRef<int64_t> shape) {
       loc, shape, flat, SmallVector<ReassociationIndices>{into});
 }
 
-/// Linear upsampling in two passes over rows: along x, each chunk of an
-/// input row loaded once (two overlapping vectors: each output's taps are
-/// its input's neighbours) and its outputs picked out by shuffles and
-/// weighted per phase; along y (into the output), each output row the
-/// weighted sum of two x-upsampled rows. Per image, the x pass's rows go
-/// to a scratch plane.
+/// Linear resizing in two passes over rows: along x, with phases, each
+/// chunk of an input row loaded once (two overlapping vectors: each
+/// output's taps are its input's neighbours) and its outputs picked out
+/// by shuffles and weighted per phase, else each chunk of outputs
+/// gathering its taps through the index table; along y (into the output),
+/// each output row the weighted sum of two x-resized rows. Per image, the
+/// x pass's rows go to a scratch plane.
 void rewriteLinear(linalg::GenericOp g, const LinearUpsample &lu,
                    int64_t lanes) {
   OpBuilder b(g);

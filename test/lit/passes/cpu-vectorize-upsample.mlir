@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-cpu-vectorize-upsample))' | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-cpu-vectorize-upsample{vector-bits=256}))' | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vectorize-upsample | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vectorize-upsample=vector-bits=256 | FileCheck %s --check-prefix=AVX2
 
 // A YOLO neck's 2x nearest upsampling: per input row (64 x 40 of them, the
 // outer loop split across threads), chunks of 16 and the last 8 loaded
