@@ -136,21 +136,19 @@ inline mlir::Value cst(mlir::OpBuilder &b, mlir::Location loc, mlir::Type elt,
 /// NaN x kept (Relu, Clip, HardSigmoid): a compare and a select, which x86
 /// runs as one maxps or minps, where arith.maximumf, NaN in either operand,
 /// took three or four instructions (a compare for NaNs and a blend more).
+inline mlir::Value boundKeepingNaN(mlir::OpBuilder &b, mlir::Location l,
+                                   mlir::Value x, mlir::Value bound,
+                                   mlir::arith::CmpFPredicate past) {
+  return b.create<mlir::arith::SelectOp>(
+      l, b.create<mlir::arith::CmpFOp>(l, past, x, bound), bound, x);
+}
 inline mlir::Value maxKeepingNaN(mlir::OpBuilder &b, mlir::Location l,
                                  mlir::Value x, mlir::Value bound) {
-  return b.create<mlir::arith::SelectOp>(
-      l,
-      b.create<mlir::arith::CmpFOp>(l, mlir::arith::CmpFPredicate::OLT, x,
-                                    bound),
-      bound, x);
+  return boundKeepingNaN(b, l, x, bound, mlir::arith::CmpFPredicate::OLT);
 }
 inline mlir::Value minKeepingNaN(mlir::OpBuilder &b, mlir::Location l,
                                  mlir::Value x, mlir::Value bound) {
-  return b.create<mlir::arith::SelectOp>(
-      l,
-      b.create<mlir::arith::CmpFOp>(l, mlir::arith::CmpFPredicate::OGT, x,
-                                    bound),
-      bound, x);
+  return boundKeepingNaN(b, l, x, bound, mlir::arith::CmpFPredicate::OGT);
 }
 /// The operands that are not `none`.
 llvm::SmallVector<mlir::Value> present(mlir::ValueRange vals);

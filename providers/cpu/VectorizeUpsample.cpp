@@ -432,6 +432,23 @@ void rewriteLinear(linalg::GenericOp g, const LinearUpsample &lu,
     if (width % lanes)
       edge(rb, whole * lanes, width % lanes);
   };
+  // `chunk` at every vector of an output row's columns (the start column,
+  // the lanes): a loop over the whole vectors, then the rest.
+  auto outputChunks =
+      [&](OpBuilder &rb,
+          function_ref<void(OpBuilder &, Value, int64_t)> chunk) {
+        if (int64_t whole = outWidth / lanes) {
+          auto loop = rb.create<scf::ForOp>(loc, idx(rb, 0), idx(rb, whole),
+                                            idx(rb, 1));
+          OpBuilder cb = OpBuilder::atBlockTerminator(loop.getBody());
+          chunk(cb,
+                cb.create<arith::MulIOp>(loc, loop.getInductionVar(),
+                                         idx(cb, lanes)),
+                lanes);
+        }
+        if (int64_t rest = outWidth % lanes)
+          chunk(rb, idx(rb, outWidth - rest), rest);
+      };
   // Without phases: each chunk of output columns gathers its two taps from
   // the row through the tables' indices and weighs them by theirs.
   auto gatherRow = [&](OpBuilder &rb, Value src, SmallVector<Value> row,
@@ -460,17 +477,7 @@ void rewriteLinear(linalg::GenericOp g, const LinearUpsample &lu,
       dstRow.back() = c;
       cb.create<vector::StoreOp>(loc, sum, dst, dstRow);
     };
-    if (int64_t whole = outWidth / lanes) {
-      auto loop =
-          rb.create<scf::ForOp>(loc, idx(rb, 0), idx(rb, whole), idx(rb, 1));
-      OpBuilder cb = OpBuilder::atBlockTerminator(loop.getBody());
-      chunk(
-          cb,
-          cb.create<arith::MulIOp>(loc, loop.getInductionVar(), idx(cb, lanes)),
-          lanes);
-    }
-    if (int64_t rest = outWidth % lanes)
-      chunk(rb, idx(rb, outWidth - rest), rest);
+    outputChunks(rb, chunk);
   };
   // Output row `y` of `dst` (at `at`), w0 * row y0 + w1 * row y1 of `src`
   // (the weights as scalars).
@@ -489,17 +496,7 @@ void rewriteLinear(linalg::GenericOp g, const LinearUpsample &lu,
       cb.create<vector::StoreOp>(loc, sum, dst, at);
     };
     at.push_back(Value());
-    if (int64_t whole = outWidth / lanes) {
-      auto loop =
-          rb.create<scf::ForOp>(loc, idx(rb, 0), idx(rb, whole), idx(rb, 1));
-      OpBuilder cb = OpBuilder::atBlockTerminator(loop.getBody());
-      chunk(
-          cb,
-          cb.create<arith::MulIOp>(loc, loop.getInductionVar(), idx(cb, lanes)),
-          lanes);
-    }
-    if (int64_t rest = outWidth % lanes)
-      chunk(rb, idx(rb, outWidth - rest), rest);
+    outputChunks(rb, chunk);
   };
   // Loops over the images (dims before the upsampled ones), or the rows.
   SmallVector<int64_t> extents(inType.getShape().drop_back(lu.y ? 2 : 1));
