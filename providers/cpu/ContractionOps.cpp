@@ -18,9 +18,6 @@ Value epilogueActivation(OpBuilder &b, Location l, Value x, StringRef kind,
                          ArrayRef<float> p) {
   Type t = x.getType();
   auto c = [&](double v) { return cst(b, l, t, v); };
-  auto clamp = [&](Value v, Value lo, Value hi) {
-    return minKeepingNaN(b, l, maxKeepingNaN(b, l, v, lo), hi);
-  };
   auto param = [&](size_t i, double dflt) { return i < p.size() ? (double)p[i] : dflt; };
   if (kind == "Relu")
     return maxKeepingNaN(b, l, x, c(0.0));
@@ -48,11 +45,20 @@ Value epilogueActivation(OpBuilder &b, Location l, Value x, StringRef kind,
     return b.create<arith::SelectOp>(l, neg, b.create<arith::MulFOp>(l, x, c(param(0, 0.01))), x);
   }
   if (kind == "HardSigmoid")
-    return clamp(b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, c(param(0, 0.2))), c(param(1, 0.5))),
-                 c(0.0), c(1.0));
+    return clampKeepingNaN(
+        b, l,
+        b.create<arith::AddFOp>(l,
+                                b.create<arith::MulFOp>(l, x, c(param(0, 0.2))),
+                                c(param(1, 0.5))),
+        c(0.0), c(1.0));
   if (kind == "HardSwish")
     return b.create<arith::MulFOp>(
-        l, x, clamp(b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, c(1.0 / 6.0)), c(0.5)), c(0.0), c(1.0)));
+        l, x,
+        clampKeepingNaN(
+            b, l,
+            b.create<arith::AddFOp>(
+                l, b.create<arith::MulFOp>(l, x, c(1.0 / 6.0)), c(0.5)),
+            c(0.0), c(1.0)));
   if (kind == "Gelu" || kind == "GeluTanh") {
     Value inner;
     if (kind == "GeluTanh") {

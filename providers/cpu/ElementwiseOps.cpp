@@ -81,11 +81,6 @@ Value sigmoid(OpBuilder &b, Location l, Value x) {
                                  b.create<arith::AddFOp>(l, cst(b, l, t, 1.0), e));
 }
 
-/// x clamped to constant bounds, a NaN x kept.
-Value clampF(OpBuilder &b, Location l, Value x, Value lo, Value hi) {
-  return minKeepingNaN(b, l, maxKeepingNaN(b, l, x, lo), hi);
-}
-
 Value castScalarImpl(OpBuilder &b, Location l, Value x, Type to,
                      bool fromUnsigned = false, bool toUnsigned = false) {
   Type from = x.getType();
@@ -482,12 +477,13 @@ void registerElementwiseOps(LoweringTable &m) {
     Type t = x.getType();
     Value y = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, cst(b, l, t, getFloatAttr(op, "alpha", 0.2f))),
                                       cst(b, l, t, getFloatAttr(op, "beta", 0.5f)));
-    return clampF(b, l, y, cst(b, l, t, 0.0), cst(b, l, t, 1.0));
+    return clampKeepingNaN(b, l, y, cst(b, l, t, 0.0), cst(b, l, t, 1.0));
   });
   un("HardSwish", [](OpBuilder &b, Location l, Value x, Operation *) -> Value {
     Type t = x.getType();
     Value y = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, cst(b, l, t, 1.0 / 6.0)), cst(b, l, t, 0.5));
-    return b.create<arith::MulFOp>(l, x, clampF(b, l, y, cst(b, l, t, 0.0), cst(b, l, t, 1.0)));
+    return b.create<arith::MulFOp>(
+        l, x, clampKeepingNaN(b, l, y, cst(b, l, t, 0.0), cst(b, l, t, 1.0)));
   });
   un("Gelu", [](OpBuilder &b, Location l, Value x, Operation *op) -> Value {
     Type t = x.getType();

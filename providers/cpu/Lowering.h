@@ -150,6 +150,12 @@ inline mlir::Value minKeepingNaN(mlir::OpBuilder &b, mlir::Location l,
                                  mlir::Value x, mlir::Value bound) {
   return boundKeepingNaN(b, l, x, bound, mlir::arith::CmpFPredicate::OGT);
 }
+/// x clamped to constant bounds [lo, hi], a NaN x kept.
+inline mlir::Value clampKeepingNaN(mlir::OpBuilder &b, mlir::Location l,
+                                   mlir::Value x, mlir::Value lo,
+                                   mlir::Value hi) {
+  return minKeepingNaN(b, l, maxKeepingNaN(b, l, x, lo), hi);
+}
 /// The operands that are not `none`.
 llvm::SmallVector<mlir::Value> present(mlir::ValueRange vals);
 /// Capability check requiring a float first operand.
