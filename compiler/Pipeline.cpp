@@ -513,8 +513,10 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       progress.stage("bufferizing and planning memory" + label);
       bool cuda = llvm::is_contained(providerList, "cuda");
       if (failed(run(
-              std::string("func.func(kiln-cpu-unshare-fills,"
-                          "kiln-cpu-unshare-slice-sources),") +
+              std::string("func.func(kiln-cpu-block-channels{vector-bits=") +
+              std::to_string(vectorBits) +
+              "},kiln-cpu-unshare-fills,"
+              "kiln-cpu-unshare-slice-sources)," +
               kBufferizePipeline +
               (cuda ? deviceIO ? ",kiln-cuda-offload{device-io=1}"
                                : ",kiln-cuda-offload"
@@ -526,7 +528,9 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
               std::to_string(int(vnni)) + " amx=" + std::to_string(int(amx)) +
               " avx2=" + std::to_string(int(avx2)) +
               "},func.func(kiln-cpu-fuse-rows),"
-              "kiln-cpu-vectorize-contractions{vector-bits=" +
+              "kiln-cpu-vectorize-blocked{vector-bits=" +
+              std::to_string(vectorBits) +
+              "},kiln-cpu-vectorize-contractions{vector-bits=" +
               std::to_string(vectorBits) +
               "},func.func(kiln-cpu-vectorize-transposes{vector-bits=" +
               std::to_string(vectorBits) +

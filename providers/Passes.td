@@ -281,6 +281,76 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
   ];
 }
 
+def CpuBlockChannels : Pass<"kiln-cpu-block-channels", "::mlir::func::FuncOp"> {
+  let summary = "Run conv chains on channel-blocked tensors (NCHWc, c = 16)";
+  let description = [{
+    Runs on tensors after kiln-fuse-elementwise, before bufferization, with
+    vector-bits of 512 or more. A conv generic (loops n, m, c, kh, kw, oh,
+    ow, no groups) on static f32 tensors with constant weights whose input
+    and output channels are multiples of 16, its output started from a
+    fill or a bias along the channels, its input maybe zero-padded by an
+    insert_slice into a filled tensor, becomes a generic marked
+    kiln.blocked_conv over [n, c / 16, h, w, 16] tensors (loops n, mb,
+    oh, ow, mi, cb, kh, kw, ci; the weights read as they lie), the padding
+    an insert_slice into a filled blocked tensor. An elementwise generic
+    (parallel loops over [n, c, h, w], output from tensor.empty, no
+    linalg.index) that reads a blocked value runs on blocked tensors too;
+    its other operands are the same shape (made blocked), per-channel
+    vectors ([c] expanded to [c / 16, 16]) or constants. A value enters
+    the chain through a generic marked kiln.to_blocked and leaves it
+    through one marked kiln.from_blocked (once, before its first reader
+    outside the chain); kiln-cpu-vectorize-blocked runs all three.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "512",
+           "Vector register width in bits of the target CPU">
+  ];
+  let statistics = [
+    Statistic<"numConvs", "blocked-convs", "Convs run on blocked tensors">,
+    Statistic<"numPools", "blocked-pools", "Max and sum pools run on blocked tensors">,
+    Statistic<"numConcats", "blocked-concats", "Channel concats of blocked tensors">,
+    Statistic<"numElementwise", "blocked-elementwise",
+              "Elementwise ops run on blocked tensors">,
+    Statistic<"numReorders", "layout-reorders",
+              "Reorders into or out of the blocked layout">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def CpuVectorizeBlocked : Pass<"kiln-cpu-vectorize-blocked", "::mlir::ModuleOp"> {
+  let summary = "Run blocked convs as register tiles and layout reorders as in-register transposes";
+  let description = [{
+    Runs after bufferization, before kiln-cpu-vectorize-contractions, on
+    the module (the weights are packed into constant globals). A generic
+    marked kiln.blocked_conv on static buffers becomes tasks of one output
+    row of an image for two blocks of 32 output channels (one of 16 when
+    the blocks are odd), each row in tiles of up to 8 positions (the
+    row's last, narrower tile as wide as what is left): per input block,
+    kernel row and tap, each of the 16 input channels is one broadcast
+    per position and one weight vector per output block, the weights
+    packed at compile time as [mb][cb][kh][kw][ci][mi]. The accumulators
+    start from the bias or the fill and go through the elementwise generic
+    right after the conv (a fused activation, a residual Add: its other
+    operands read at the same positions, per-channel ones per block), then
+    are stored as whole vectors. kiln.to_blocked and kiln.from_blocked
+    generics run per image row as 16 x 16 transposes in registers.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "512",
+           "Vector register width in bits of the target CPU">
+  ];
+  let statistics = [
+    Statistic<"numConvs", "blocked-conv-kernels", "Blocked convs run as register tiles">,
+    Statistic<"numPools", "blocked-pool-kernels", "Blocked pools run on whole vectors">,
+    Statistic<"numFused", "blocked-epilogues", "Elementwise ops fused into blocked convs' stores">,
+    Statistic<"numReorders", "reorder-kernels", "Layout reorders run as transposes">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def CpuUnshareFills : Pass<"kiln-cpu-unshare-fills", "::mlir::func::FuncOp"> {
   let summary = "Give each op that writes into a filled tensor a fill of its own";
   let description = [{

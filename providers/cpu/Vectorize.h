@@ -177,6 +177,15 @@ inline constexpr llvm::StringLiteral kPackedPanels = "kiln.packed_panels";
 /// output position's two taps (input indices and weights), which
 /// kiln-cpu-vectorize-upsample runs as rows.
 inline constexpr llvm::StringLiteral kLinearUpsample = "kiln.linear_upsample";
+// The channel-blocked layout (kiln-cpu-block-channels).
+/// Channels per block: [n, c / 16, h, w, 16].
+inline constexpr int64_t kBlockedLanes = 16;
+/// On the generics that reorder [n, c, h, w] into blocks and back, and on
+/// a conv over blocked tensors.
+inline constexpr llvm::StringLiteral kToBlocked = "kiln.to_blocked";
+inline constexpr llvm::StringLiteral kFromBlocked = "kiln.from_blocked";
+inline constexpr llvm::StringLiteral kBlockedConv = "kiln.blocked_conv";
+inline constexpr llvm::StringLiteral kBlockedWindow = "kiln.blocked_window";
 /// Prefetches, in the register tiles' k loops over packed panels, the
 /// panels' next slice into L2; returns how many loops.
 int64_t prefetchPanels(mlir::ModuleOp module);

@@ -1,0 +1,643 @@
+//===- BlockChannels.cpp - kiln-cpu-block-channels ------------------------===//
+//
+// Conv chains in a channel-blocked layout, [n, c / 16, h, w, 16] (NCHWc
+// with c the AVX-512 vector width, as ONNX Runtime's NCHWc transformer and
+// oneDNN lay them out): convs, and the elementwise ops between them,
+// rewritten onto blocked tensors, the layout changed only where a value
+// enters or leaves the chain. A blocked conv's output position holds its
+// channels as one vector, so its kernel stores whole vectors without
+// transposes, reads 16 input channels from one line, and has no scalar
+// column at a row's end; the elementwise ops after it (a residual Add)
+// read the same lines.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+#include "providers/Passes.h"
+#include "providers/cpu/Vectorize.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_CPUBLOCKCHANNELS
+#include "providers/Passes.h.inc"
+
+namespace {
+
+using vectorize::kBlockedLanes;
+
+/// A static f32 [n, c, h, w] tensor type whose channels fill blocks.
+bool blockable(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && rt.hasStaticShape() && rt.getRank() == 4 &&
+         rt.getElementType().isF32() && rt.getDimSize(1) % kBlockedLanes == 0;
+}
+
+RankedTensorType blockedType(RankedTensorType t) {
+  return RankedTensorType::get(
+      {t.getDimSize(0), t.getDimSize(1) / kBlockedLanes, t.getDimSize(2),
+       t.getDimSize(3), kBlockedLanes},
+      t.getElementType());
+}
+
+SmallVector<utils::IteratorType> parallelIters(unsigned n) {
+  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+}
+
+/// The conv generic `g` (no groups, constant weights, static f32, channels
+/// in whole blocks) as parts: its unpadded input, the zero padding around
+/// it (top, left), and how its output starts.
+struct ConvParts {
+  vectorize::ConvMatch cm{1, 1, 1, 1};
+  Value src;
+  int64_t top = 0, left = 0;
+  RankedTensorType paddedType;
+  Value bias;       // 1-D, or null
+  Value fillScalar; // when no bias
+  Value padValue;   // null: not padded
+};
+
+/// A window op's input: `src` as it is, or inserted at (top, left) into a
+/// tensor filled with `padValue`, channels whole.
+struct PaddedInput {
+  Value src;
+  int64_t top = 0, left = 0;
+  Value padValue; // null: not padded
+};
+
+std::optional<PaddedInput> matchPaddedInput(Value x) {
+  // (An insert_slice into anything but a fill is another op: a concat.)
+  auto ins = x.getDefiningOp<tensor::InsertSliceOp>();
+  if (!ins || !ins.getDest().getDefiningOp<linalg::FillOp>())
+    return PaddedInput{x, 0, 0, Value()};
+  auto fill = ins.getDest().getDefiningOp<linalg::FillOp>();
+  SmallVector<int64_t> offsets(ins.getStaticOffsets());
+  if (!fill || !ins.hasUnitStride() || offsets.size() != 4 || offsets[0] ||
+      offsets[1] || ShapedType::isDynamic(offsets[2]) ||
+      ShapedType::isDynamic(offsets[3]) || !blockable(ins.getSourceType()) ||
+      ins.getSourceType().getDimSize(1) !=
+          cast<RankedTensorType>(x.getType()).getDimSize(1))
+    return std::nullopt;
+  return PaddedInput{ins.getSource(), offsets[2], offsets[3],
+                     fill.getInputs()[0]};
+}
+
+std::optional<ConvParts> matchConvParts(linalg::GenericOp g) {
+  // (matchConv reads x at channel c: no groups.)
+  if (!g.hasPureTensorSemantics())
+    return std::nullopt;
+  std::optional<vectorize::ConvMatch> cm = vectorize::matchConv(g);
+  if (!cm)
+    return std::nullopt;
+  Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1],
+        out = g.getDpsInits()[0];
+  if (!blockable(x.getType()) || !blockable(out.getType()) ||
+      !w.getDefiningOp<arith::ConstantOp>())
+    return std::nullopt;
+  // The body: the multiply-add.
+  Block &body = g.getRegion().front();
+  if (std::distance(body.begin(), body.end()) != 3)
+    return std::nullopt;
+  ConvParts p;
+  p.cm = *cm;
+  p.paddedType = cast<RankedTensorType>(x.getType());
+  std::optional<PaddedInput> in = matchPaddedInput(x);
+  if (!in || (in->padValue && !matchPattern(in->padValue, m_AnyZeroFloat())))
+    return std::nullopt;
+  p.src = in->src;
+  p.top = in->top;
+  p.left = in->left;
+  p.padValue = in->padValue;
+  // The output starts from the bias along the channels, or a fill.
+  Operation *init = out.getDefiningOp();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(init)) {
+    p.fillScalar = fill.getInputs()[0];
+  } else if (auto bg = dyn_cast_or_null<linalg::GenericOp>(init);
+             bg && bg.getNumDpsInputs() == 0 &&
+             llvm::hasSingleElement(bg.getRegion().front()) &&
+             bg.getRegion()
+                     .front()
+                     .getTerminator()
+                     ->getOperand(0)
+                     .getParentRegion() != &bg.getRegion()) {
+    // (A splat bias: a generic yielding one value, shared by the convs
+    // of its shape.)
+    p.fillScalar = bg.getRegion().front().getTerminator()->getOperand(0);
+  } else if (auto bg = dyn_cast_or_null<linalg::GenericOp>(init)) {
+    MLIRContext *ctx = g.getContext();
+    if (bg.getNumDpsInputs() != 1 ||
+        bg.getIndexingMapsArray()[0] !=
+            AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx) ||
+        !bg.getIndexingMapsArray()[1].isIdentity() ||
+        !llvm::hasSingleElement(bg.getRegion().front()) ||
+        bg.getRegion().front().getTerminator()->getOperand(0) !=
+            bg.getRegion().front().getArgument(0))
+      return std::nullopt;
+    p.bias = bg.getDpsInputs()[0];
+  } else {
+    return std::nullopt;
+  }
+  return p;
+}
+
+/// A max or sum pool's generic (loops n, c, kh, kw, oh, ow; x read at (n,
+/// c, oh * sh + kh * dh, ow * sw + kw * dw), the window's shape a second
+/// input; one op of the window value and the output's in its body), its
+/// output started from a fill.
+struct PoolParts {
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  PaddedInput in;
+  RankedTensorType paddedType;
+  Value fillScalar;
+};
+
+std::optional<PoolParts> matchPoolParts(linalg::GenericOp g) {
+  using utils::IteratorType;
+  if (!g.hasPureTensorSemantics() || g.getNumLoops() != 6 ||
+      g.getNumDpsInputs() != 2 ||
+      g.getIteratorTypesArray() !=
+          SmallVector<IteratorType>{
+              IteratorType::parallel, IteratorType::parallel,
+              IteratorType::reduction, IteratorType::reduction,
+              IteratorType::parallel, IteratorType::parallel})
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(6, 0, {d(2), d(3)}, ctx) ||
+      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx) ||
+      maps[0].getNumResults() != 4 || maps[0].getNumSymbols())
+    return std::nullopt;
+  auto at = [&](unsigned loop, unsigned result) {
+    SmallVector<int64_t> v(6, 0);
+    v[loop] = 1;
+    return maps[0].compose(v)[result];
+  };
+  PoolParts p;
+  p.sh = at(4, 2);
+  p.sw = at(5, 3);
+  p.dh = at(2, 2);
+  p.dw = at(3, 3);
+  if (maps[0] != AffineMap::get(6, 0,
+                                {d(0), d(1), d(4) * p.sh + d(2) * p.dh,
+                                 d(5) * p.sw + d(3) * p.dw},
+                                ctx))
+    return std::nullopt;
+  Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
+  if (!blockable(x.getType()) || !blockable(out.getType()))
+    return std::nullopt;
+  Block &body = g.getRegion().front();
+  if (std::distance(body.begin(), body.end()) != 2 ||
+      !body.getArgument(1).use_empty() ||
+      body.getTerminator()->getOperand(0).getDefiningOp() != &body.front() ||
+      body.front().getNumRegions())
+    return std::nullopt;
+  for (Value v : body.front().getOperands())
+    if (v != body.getArgument(0) && v != body.getArgument(2))
+      return std::nullopt;
+  auto fill = out.getDefiningOp<linalg::FillOp>();
+  std::optional<PaddedInput> in = matchPaddedInput(x);
+  if (!fill || !in)
+    return std::nullopt;
+  p.in = *in;
+  p.paddedType = cast<RankedTensorType>(x.getType());
+  p.fillScalar = fill.getInputs()[0];
+  return p;
+}
+
+struct Blocker {
+  Block &block;
+  OpBuilder b;
+  // Each NCHW value of the chain and its blocked twin.
+  DenseMap<Value, Value> blocked;
+  SmallVector<Value> order;
+  SmallVector<Operation *> replaced;
+  int64_t convs = 0, pools = 0, concats = 0, elementwise = 0, reorders = 0;
+
+  explicit Blocker(Block &block) : block(block), b(block.getParentOp()) {}
+
+  /// `v` [n, c, h, w] as [n, c / 16, h, w, 16], made before `at`.
+  Value toBlocked(Value v, Operation *at) {
+    if (Value vb = blocked.lookup(v))
+      return vb;
+    MLIRContext *ctx = b.getContext();
+    auto t = cast<RankedTensorType>(v.getType());
+    auto bt = blockedType(t);
+    b.setInsertionPoint(at);
+    Location loc = v.getLoc();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    Value empty =
+        b.create<tensor::EmptyOp>(loc, bt.getShape(), bt.getElementType());
+    auto g = b.create<linalg::GenericOp>(
+        loc, TypeRange{bt}, ValueRange{v}, ValueRange{empty},
+        ArrayRef<AffineMap>{
+            AffineMap::get(
+                5, 0, {d(0), d(1) * kBlockedLanes + d(4), d(2), d(3)}, ctx),
+            AffineMap::getMultiDimIdentityMap(5, ctx)},
+        parallelIters(5), [](OpBuilder &nb, Location l, ValueRange args) {
+          nb.create<linalg::YieldOp>(l, args[0]);
+        });
+    g->setAttr(vectorize::kToBlocked, UnitAttr::get(ctx));
+    ++reorders;
+    record(v, g.getResult(0));
+    return g.getResult(0);
+  }
+
+  void record(Value v, Value vb) {
+    blocked[v] = vb;
+    order.push_back(v);
+  }
+
+  /// A 1-D per-channel operand [c] as [c / 16, 16].
+  Value perChannel(Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return b.create<tensor::ExpandShapeOp>(
+        v.getLoc(),
+        RankedTensorType::get({t.getDimSize(0) / kBlockedLanes, kBlockedLanes},
+                              t.getElementType()),
+        v, SmallVector<ReassociationIndices>{{0, 1}});
+  }
+
+  /// Blocked `xb` inserted at (top, left) into a blocked tensor of
+  /// `paddedType` filled with `padValue` (none: `xb` itself).
+  Value padded(Value xb, Value src, RankedTensorType paddedType, int64_t top,
+               int64_t left, Value padValue, Location loc) {
+    if (!padValue)
+      return xb;
+    auto pt = blockedType(paddedType);
+    Value empty =
+        b.create<tensor::EmptyOp>(loc, pt.getShape(), pt.getElementType());
+    Value filled = b.create<linalg::FillOp>(loc, padValue, empty).getResult(0);
+    auto st = cast<RankedTensorType>(xb.getType());
+    SmallVector<OpFoldResult> offsets = {
+        b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(top),
+        b.getIndexAttr(left), b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes, strides;
+    for (int64_t s : st.getShape()) {
+      sizes.push_back(b.getIndexAttr(s));
+      strides.push_back(b.getIndexAttr(1));
+    }
+    return b.create<tensor::InsertSliceOp>(loc, xb, filled, offsets, sizes,
+                                           strides);
+  }
+
+  void pool(linalg::GenericOp g, const PoolParts &p) {
+    MLIRContext *ctx = b.getContext();
+    Location loc = g.getLoc();
+    Value xb = toBlocked(p.in.src, g);
+    b.setInsertionPoint(g);
+    xb = padded(xb, p.in.src, p.paddedType, p.in.top, p.in.left, p.in.padValue,
+                loc);
+    auto outType = blockedType(cast<RankedTensorType>(g.getResultTypes()[0]));
+    Value init = b.create<linalg::FillOp>(
+                      loc, p.fillScalar,
+                      b.create<tensor::EmptyOp>(loc, outType.getShape(),
+                                                outType.getElementType())
+                          .getResult())
+                     .getResult(0);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    // Loops n, cb, oh, ow, ci (parallel), kh, kw (reductions).
+    SmallVector<utils::IteratorType> iters = parallelIters(7);
+    iters[5] = iters[6] = utils::IteratorType::reduction;
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(7, 0,
+                       {d(0), d(1), d(2) * p.sh + d(5) * p.dh,
+                        d(3) * p.sw + d(6) * p.dw, d(4)},
+                       ctx),
+        AffineMap::get(7, 0, {d(5), d(6)}, ctx),
+        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
+    auto bg = b.create<linalg::GenericOp>(
+        loc, TypeRange{outType}, ValueRange{xb, g.getDpsInputs()[1]},
+        ValueRange{init}, maps, iters,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          IRMapping map;
+          Block &body = g.getRegion().front();
+          map.map(body.getArguments(), args);
+          for (Operation &op : body)
+            nb.clone(op, map);
+        });
+    bg->setAttr(vectorize::kBlockedWindow, UnitAttr::get(ctx));
+    record(g.getResult(0), bg.getResult(0));
+    replaced.push_back(g);
+    ++pools;
+  }
+
+  void conv(linalg::GenericOp g, const ConvParts &p) {
+    MLIRContext *ctx = b.getContext();
+    Location loc = g.getLoc();
+    Value xb = toBlocked(p.src, g);
+    b.setInsertionPoint(g);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    xb = padded(xb, p.src, p.paddedType, p.top, p.left, p.padValue, loc);
+    auto outType = blockedType(cast<RankedTensorType>(g.getResultTypes()[0]));
+    Value init = b.create<tensor::EmptyOp>(loc, outType.getShape(),
+                                           outType.getElementType());
+    if (p.bias) {
+      init =
+          b.create<linalg::GenericOp>(
+               loc, TypeRange{outType}, ValueRange{perChannel(p.bias)},
+               ValueRange{init},
+               ArrayRef<AffineMap>{AffineMap::get(5, 0, {d(1), d(4)}, ctx),
+                                   AffineMap::getMultiDimIdentityMap(5, ctx)},
+               parallelIters(5),
+               [](OpBuilder &nb, Location l, ValueRange args) {
+                 nb.create<linalg::YieldOp>(l, args[0]);
+               })
+              .getResult(0);
+    } else {
+      init = b.create<linalg::FillOp>(loc, p.fillScalar, init).getResult(0);
+    }
+    // Loops n, mb, oh, ow, mi (parallel), cb, kh, kw, ci (reductions); the
+    // weights read as they lie, [m, c, kh, kw] (the kernel packs them).
+    const vectorize::ConvMatch &cm = p.cm;
+    SmallVector<utils::IteratorType> iters = parallelIters(9);
+    for (unsigned i = 5; i < 9; ++i)
+      iters[i] = utils::IteratorType::reduction;
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(9, 0,
+                       {d(0), d(5), d(2) * cm.sh + d(6) * cm.dh,
+                        d(3) * cm.sw + d(7) * cm.dw, d(8)},
+                       ctx),
+        AffineMap::get(9, 0,
+                       {d(1) * kBlockedLanes + d(4),
+                        d(5) * kBlockedLanes + d(8), d(6), d(7)},
+                       ctx),
+        AffineMap::get(9, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
+    auto bg = b.create<linalg::GenericOp>(
+        loc, TypeRange{outType}, ValueRange{xb, g.getDpsInputs()[1]},
+        ValueRange{init}, maps, iters,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          IRMapping map;
+          Block &body = g.getRegion().front();
+          map.map(body.getArguments(), args);
+          for (Operation &op : body)
+            nb.clone(op, map);
+        });
+    // (The rows of x that hold the source, for the kernel to skip the
+    // padding's.)
+    int64_t srcRows = cast<RankedTensorType>(p.src.getType()).getDimSize(2);
+    bg->setAttr(vectorize::kBlockedConv,
+                b.getDenseI64ArrayAttr({p.top, p.top + srcRows}));
+    record(g.getResult(0), bg.getResult(0));
+    replaced.push_back(g);
+    ++convs;
+  }
+
+  /// An elementwise generic over [n, c, h, w] that reads a blocked value:
+  /// the same body over blocked tensors. Its other operands: the same
+  /// shape (made blocked), per-channel vectors, or broadcast scalars.
+  bool elementwiseOp(linalg::GenericOp g) {
+    if (!g.hasPureTensorSemantics() || g.getNumDpsInits() != 1 ||
+        g.getNumLoops() != 4 || !blockable(g.getResultTypes()[0]) ||
+        g.getNumReductionLoops() ||
+        !g.getIndexingMapsArray().back().isIdentity() ||
+        !g.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
+        !g.getRegion().front().getArguments().back().use_empty())
+      return false;
+    bool hasIndex = false;
+    g.getRegion().walk([&](linalg::IndexOp) { hasIndex = true; });
+    if (hasIndex)
+      return false;
+    MLIRContext *ctx = b.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    auto outType = cast<RankedTensorType>(g.getResultTypes()[0]);
+    bool readsBlocked = false;
+    for (auto [v, map] :
+         llvm::zip(g.getDpsInputs(), g.getIndexingMapsArray())) {
+      if (map.isIdentity()) {
+        if (v.getType() != outType)
+          return false;
+        readsBlocked |= bool(blocked.lookup(v));
+        continue;
+      }
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (map == AffineMap::get(4, 0, {d(1)}, ctx) && t && t.hasStaticShape() &&
+          t.getDimSize(0) == outType.getDimSize(1))
+        continue;
+      if (map == AffineMap::get(4, 0, {d(2), d(3)}, ctx))
+        continue;
+      if (map.getNumResults() == 0 ||
+          llvm::all_of(map.getResults(),
+                       [](AffineExpr e) { return isa<AffineConstantExpr>(e); }))
+        continue;
+      return false;
+    }
+    if (!readsBlocked)
+      return false;
+    SmallVector<Value> ins;
+    SmallVector<AffineMap> maps;
+    for (auto [v, map] :
+         llvm::zip(g.getDpsInputs(), g.getIndexingMapsArray())) {
+      if (map.isIdentity()) {
+        ins.push_back(toBlocked(v, g));
+        maps.push_back(AffineMap::getMultiDimIdentityMap(5, ctx));
+        continue;
+      }
+      b.setInsertionPoint(g);
+      if (map.getNumResults() == 1 && map.getResult(0) == d(1)) {
+        ins.push_back(perChannel(v));
+        maps.push_back(AffineMap::get(5, 0, {d(1), d(4)}, ctx));
+        continue;
+      }
+      ins.push_back(v);
+      if (map == AffineMap::get(4, 0, {d(2), d(3)}, ctx))
+        maps.push_back(AffineMap::get(5, 0, {d(2), d(3)}, ctx));
+      else
+        maps.push_back(AffineMap::get(5, 0, map.getResults(), ctx));
+    }
+    b.setInsertionPoint(g);
+    auto bt = blockedType(outType);
+    maps.push_back(AffineMap::getMultiDimIdentityMap(5, ctx));
+    Value empty = b.create<tensor::EmptyOp>(g.getLoc(), bt.getShape(),
+                                            bt.getElementType());
+    auto bg = b.create<linalg::GenericOp>(
+        g.getLoc(), TypeRange{bt}, ins, ValueRange{empty}, maps,
+        parallelIters(5), [&](OpBuilder &nb, Location l, ValueRange args) {
+          IRMapping map;
+          Block &body = g.getRegion().front();
+          map.map(body.getArguments(), args);
+          for (Operation &op : body)
+            nb.clone(op, map);
+        });
+    record(g.getResult(0), bg.getResult(0));
+    replaced.push_back(g);
+    ++elementwise;
+    return true;
+  }
+
+  /// A concat along the channels (insert_slices of whole parts into a
+  /// tensor.empty, each at a multiple of 16 channels, together filling it)
+  /// of which a part is blocked: the blocked parts inserted alike.
+  void concat(tensor::InsertSliceOp first) {
+    if (!first.getDest().getDefiningOp<tensor::EmptyOp>() ||
+        !blockable(first.getDestType()))
+      return;
+    auto whole = first.getDestType();
+    SmallVector<tensor::InsertSliceOp> parts;
+    int64_t filled = 0;
+    bool anyBlocked = false;
+    for (tensor::InsertSliceOp ins = first; ins;) {
+      SmallVector<int64_t> offsets(ins.getStaticOffsets());
+      auto st = ins.getSourceType();
+      if (!ins.hasUnitStride() || st.getRank() != 4 || !blockable(st) ||
+          offsets.size() != 4 || offsets[0] || offsets[2] || offsets[3] ||
+          ShapedType::isDynamic(offsets[1]) || offsets[1] % kBlockedLanes ||
+          st.getDimSize(0) != whole.getDimSize(0) ||
+          st.getDimSize(2) != whole.getDimSize(2) ||
+          st.getDimSize(3) != whole.getDimSize(3))
+        return;
+      parts.push_back(ins);
+      filled += st.getDimSize(1);
+      anyBlocked |= bool(blocked.lookup(ins.getSource()));
+      Value r = ins.getResult();
+      ins = r.hasOneUse()
+                ? dyn_cast<tensor::InsertSliceOp>(*r.getUsers().begin())
+                : tensor::InsertSliceOp();
+      if (ins && ins.getDest() != r)
+        return;
+    }
+    if (filled != whole.getDimSize(1) || !anyBlocked)
+      return;
+    auto bt = blockedType(whole);
+    Location loc = first.getLoc();
+    b.setInsertionPoint(parts.back());
+    Value acc =
+        b.create<tensor::EmptyOp>(loc, bt.getShape(), bt.getElementType());
+    for (tensor::InsertSliceOp ins : parts) {
+      Value part = toBlocked(ins.getSource(), parts.back());
+      b.setInsertionPoint(parts.back());
+      auto pt = cast<RankedTensorType>(part.getType());
+      SmallVector<OpFoldResult> offsets = {
+          b.getIndexAttr(0),
+          b.getIndexAttr(ins.getStaticOffsets()[1] / kBlockedLanes),
+          b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes, strides;
+      for (int64_t d : pt.getShape()) {
+        sizes.push_back(b.getIndexAttr(d));
+        strides.push_back(b.getIndexAttr(1));
+      }
+      acc = b.create<tensor::InsertSliceOp>(loc, part, acc, offsets, sizes,
+                                            strides);
+    }
+    record(parts.back().getResult(), acc);
+    replaced.append(parts.begin(), parts.end());
+    ++concats;
+  }
+
+  /// The blocked `vb` back as [n, c, h, w], made before `at`.
+  Value fromBlocked(Value v, Value vb, Operation *at) {
+    MLIRContext *ctx = b.getContext();
+    auto t = cast<RankedTensorType>(v.getType());
+    b.setInsertionPoint(at);
+    Location loc = v.getLoc();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    Value empty =
+        b.create<tensor::EmptyOp>(loc, t.getShape(), t.getElementType());
+    auto g = b.create<linalg::GenericOp>(
+        loc, TypeRange{t}, ValueRange{vb}, ValueRange{empty},
+        ArrayRef<AffineMap>{AffineMap::get(4, 0,
+                                           {d(0), d(1).floorDiv(kBlockedLanes),
+                                            d(2), d(3), d(1) % kBlockedLanes},
+                                           ctx),
+                            AffineMap::getMultiDimIdentityMap(4, ctx)},
+        parallelIters(4), [](OpBuilder &nb, Location l, ValueRange args) {
+          nb.create<linalg::YieldOp>(l, args[0]);
+        });
+    g->setAttr(vectorize::kFromBlocked, UnitAttr::get(ctx));
+    ++reorders;
+    return g.getResult(0);
+  }
+
+  void run() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (auto ins = dyn_cast<tensor::InsertSliceOp>(op)) {
+        concat(ins);
+        continue;
+      }
+      auto g = dyn_cast<linalg::GenericOp>(op);
+      if (!g)
+        continue;
+      if (std::optional<ConvParts> p = matchConvParts(g)) {
+        conv(g, *p);
+        continue;
+      }
+      // (A pool joins a chain; alone it keeps its own kernels.)
+      if (std::optional<PoolParts> p = matchPoolParts(g);
+          p && blocked.lookup(p->in.src)) {
+        pool(g, *p);
+        continue;
+      }
+      elementwiseOp(g);
+    }
+    // Values still read in NCHW (outside the chain) are reordered back
+    // once, before their first such reader.
+    DenseSet<Operation *> gone(replaced.begin(), replaced.end());
+    for (Value v : order) {
+      if (!v.getDefiningOp() || !gone.contains(v.getDefiningOp()))
+        continue;
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : v.getUses())
+        if (!gone.contains(use.getOwner()))
+          uses.push_back(&use);
+      if (uses.empty())
+        continue;
+      Operation *first = nullptr;
+      for (OpOperand *use : uses) {
+        Operation *user = block.findAncestorOpInBlock(*use->getOwner());
+        if (!first || user->isBeforeInBlock(first))
+          first = user;
+      }
+      Value back = fromBlocked(v, blocked[v], first);
+      for (OpOperand *use : uses)
+        use->set(back);
+    }
+    for (Operation *op : llvm::reverse(replaced))
+      if (op->use_empty())
+        op->erase();
+  }
+};
+
+struct CpuBlockChannelsPass
+    : public impl::CpuBlockChannelsBase<CpuBlockChannelsPass> {
+  using CpuBlockChannelsBase::CpuBlockChannelsBase;
+
+  void runOnOperation() override {
+    if (vectorBits < 512)
+      return;
+    func::FuncOp func = getOperation();
+    if (func.getBody().empty())
+      return;
+    Blocker blocker(func.getBody().front());
+    blocker.run();
+    numConvs += blocker.convs;
+    numPools += blocker.pools;
+    numConcats += blocker.concats;
+    numElementwise += blocker.elementwise;
+    numReorders += blocker.reorders;
+    // The NCHW inits and paddings the chain no longer reads.
+    IRRewriter rewriter(func.getContext());
+    (void)eraseUnreachableBlocks(rewriter, func->getRegions());
+    bool erased = true;
+    while (erased) {
+      erased = false;
+      for (Operation &op :
+           llvm::make_early_inc_range(llvm::reverse(func.getBody().front())))
+        if (isOpTriviallyDead(&op)) {
+          op.erase();
+          erased = true;
+        }
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,855 @@
+//===- VectorizeBlocked.cpp - kiln-cpu-vectorize-blocked ------------------===//
+//
+// The kernels of the channel-blocked layout (kiln-cpu-block-channels):
+// blocked convs as register tiles of output positions x 32 channels whose
+// accumulators are stored as they are (a position's 16 channels one
+// vector), and the reorders into and out of blocks as 16 x 16 transposes
+// in registers.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/FusionUtils.h"
+#include "passes/Passes.h"
+#include "providers/Passes.h"
+#include "providers/cpu/Vectorize.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_CPUVECTORIZEBLOCKED
+#include "providers/Passes.h.inc"
+
+namespace {
+
+using vectorize::kBlockedLanes;
+constexpr int64_t kLanes = kBlockedLanes;
+
+Value idx(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+bool staticBuffer(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.hasStaticShape() && t.getElementType().isF32() &&
+         vectorize::unitInnerStride(t);
+}
+
+/// The coefficient of loop `loop` in result `result` of `map` (linear).
+int64_t coefficient(AffineMap map, unsigned loop, unsigned result) {
+  SmallVector<int64_t> v(map.getNumDims(), 0);
+  v[loop] = 1;
+  return map.compose(v)[result];
+}
+
+/// Splits task index `t` into the digits of `extents` (outermost first).
+SmallVector<Value> digits(OpBuilder &b, Location loc, Value t,
+                          ArrayRef<int64_t> extents) {
+  SmallVector<Value> out(extents.size());
+  for (int64_t i = extents.size() - 1; i >= 0; --i) {
+    if (i == 0) {
+      out[0] = t;
+      break;
+    }
+    out[i] = b.create<arith::RemUIOp>(loc, t, idx(b, loc, extents[i]));
+    t = b.create<arith::DivUIOp>(loc, t, idx(b, loc, extents[i]));
+  }
+  return out;
+}
+
+/// A loop over `count` tasks marked parallel for `perTask` work each.
+scf::ForOp taskLoop(OpBuilder &b, Location loc, int64_t count,
+                    int64_t threshold, int64_t perTask) {
+  auto loop = b.create<scf::ForOp>(loc, idx(b, loc, 0), idx(b, loc, count),
+                                   idx(b, loc, 1));
+  vectorize::markParallel(loop, threshold, perTask);
+  return loop;
+}
+
+/// [n, c, h, w] into [n, c / 16, h, w, 16] (`toBlocked`) or back: per
+/// image row, chunks of 16 positions, each a 16 x 16 transpose of the
+/// block's channel rows (the row's last chunk as wide as what is left).
+bool rewriteReorder(linalg::GenericOp g, bool toBlocked) {
+  if (!g.hasPureBufferSemantics() || g.getNumDpsInputs() != 1 ||
+      !staticBuffer(g.getDpsInputs()[0]) || !staticBuffer(g.getDpsInits()[0]))
+    return false;
+  Value plain = toBlocked ? g.getDpsInputs()[0] : g.getDpsInits()[0],
+        blocked = toBlocked ? g.getDpsInits()[0] : g.getDpsInputs()[0];
+  auto bt = cast<MemRefType>(blocked.getType());
+  if (bt.getRank() != 5 || cast<MemRefType>(plain.getType()).getRank() != 4)
+    return false;
+  int64_t n = bt.getDimSize(0), cb = bt.getDimSize(1), h = bt.getDimSize(2),
+          w = bt.getDimSize(3);
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  auto vec = VectorType::get({kLanes}, b.getF32Type());
+  scf::ForOp rows =
+      taskLoop(b, loc, n * cb * h, vectorize::kParallelElements, w * kLanes);
+  OpBuilder rb = OpBuilder::atBlockBegin(rows.getBody());
+  SmallVector<Value> at = digits(rb, loc, rows.getInductionVar(), {n, cb, h});
+  Value c0 = rb.create<arith::MulIOp>(loc, at[1], idx(rb, loc, kLanes));
+  Value zero = rb.create<arith::ConstantOp>(loc, rb.getF32FloatAttr(0.0f));
+  // The chunk of `width` positions from w0.
+  auto chunk = [&](OpBuilder &cb2, Value w0, int64_t width) {
+    SmallVector<Value> in;
+    int64_t count = toBlocked ? kLanes : width;
+    for (int64_t i = 0; i < count; ++i) {
+      Value ii = idx(cb2, loc, i);
+      if (toBlocked) {
+        Value ch = cb2.create<arith::AddIOp>(loc, c0, ii);
+        SmallVector<Value> pos = {at[0], ch, at[2], w0};
+        in.push_back(
+            width == kLanes
+                ? cb2.create<vector::LoadOp>(loc, vec, plain, pos).getResult()
+                : cb2.create<vector::TransferReadOp>(loc, vec, plain, pos, zero,
+                                                     ArrayRef<bool>{false})
+                      .getResult());
+      } else {
+        Value p = cb2.create<arith::AddIOp>(loc, w0, ii);
+        in.push_back(cb2.create<vector::LoadOp>(
+            loc, vec, blocked,
+            ValueRange{at[0], at[1], at[2], p, idx(cb2, loc, 0)}));
+      }
+    }
+    SmallVector<Value> out = vectorize::transposeRows(cb2, loc, in);
+    for (int64_t j = 0; j < (toBlocked ? width : kLanes); ++j) {
+      Value jj = idx(cb2, loc, j);
+      if (toBlocked) {
+        Value p = cb2.create<arith::AddIOp>(loc, w0, jj);
+        cb2.create<vector::StoreOp>(
+            loc, out[j], blocked,
+            ValueRange{at[0], at[1], at[2], p, idx(cb2, loc, 0)});
+      } else {
+        Value ch = cb2.create<arith::AddIOp>(loc, c0, jj);
+        cb2.create<vector::StoreOp>(loc, out[j], plain,
+                                    ValueRange{at[0], ch, at[2], w0});
+      }
+    }
+  };
+  int64_t whole = w / kLanes, left = w % kLanes;
+  if (whole) {
+    auto loop = rb.create<scf::ForOp>(loc, idx(rb, loc, 0),
+                                      idx(rb, loc, whole * kLanes),
+                                      idx(rb, loc, kLanes));
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    chunk(lb, loop.getInductionVar(), kLanes);
+  }
+  if (left)
+    chunk(rb, idx(rb, loc, whole * kLanes), left);
+  g.erase();
+  return true;
+}
+
+/// How a blocked conv's output starts: the op right before it (allocs and
+/// views aside) that fills it or broadcasts a [mb, 16] bias into it.
+struct BlockedInit {
+  Operation *op;
+  Value scalar, bias;
+};
+
+std::optional<BlockedInit> matchBlockedInit(linalg::GenericOp g) {
+  Value out = g.getDpsInits()[0];
+  Operation *prev = g->getPrevNode();
+  while (prev && isa<memref::AllocOp, memref::ExpandShapeOp,
+                     memref::GetGlobalOp, arith::ConstantOp>(prev))
+    prev = prev->getPrevNode();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev))
+    if (fill.getDpsInits()[0] == out)
+      return BlockedInit{fill, fill.getInputs()[0], Value()};
+  auto bg = dyn_cast_or_null<linalg::GenericOp>(prev);
+  if (!bg || bg.getNumDpsInputs() != 1 || bg.getDpsInits()[0] != out)
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  Block &body = bg.getRegion().front();
+  if (bg.getIndexingMapsArray()[0] != AffineMap::get(5, 0, {d(1), d(4)}, ctx) ||
+      !llvm::hasSingleElement(body) ||
+      body.getTerminator()->getOperand(0) != body.getArgument(0) ||
+      !staticBuffer(bg.getDpsInputs()[0]))
+    return std::nullopt;
+  return BlockedInit{bg, Value(), bg.getDpsInputs()[0]};
+}
+
+/// The elementwise generic right after blocked conv `g` that reads its
+/// output at each position (a fused activation, a residual Add), its other
+/// operands buffers of the output's shape, per-channel [mb, 16] ones or
+/// constants, all written before `g`; its output's allocation moved
+/// before `g`.
+linalg::GenericOp findBlockedEpilogue(linalg::GenericOp g) {
+  Value c = g.getDpsInits()[0];
+  Operation *next = g->getNextNode();
+  while (next &&
+         isa<memref::AllocOp, memref::ExpandShapeOp, memref::GetGlobalOp>(next))
+    next = next->getNextNode();
+  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
+  auto ct = cast<MemRefType>(c.getType());
+  if (!e || e.getNumDpsInits() != 1 || e.getNumLoops() != 5 ||
+      e.getNumReductionLoops() || !e.hasPureBufferSemantics() ||
+      !e.getIndexingMapsArray().back().isIdentity() ||
+      cast<MemRefType>(e.getDpsInits()[0].getType()).getShape() !=
+          ct.getShape() ||
+      !staticBuffer(e.getDpsInits()[0]))
+    return {};
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  bool readsC = false;
+  for (auto [v, map] : llvm::zip(e.getDpsInputs(), e.getIndexingMapsArray())) {
+    if (v == c && map.isIdentity()) {
+      readsC = true;
+      continue;
+    }
+    if (v == c)
+      return {};
+    Operation *def = v.getDefiningOp();
+    if (def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g) &&
+        !isa<memref::ExpandShapeOp, memref::GetGlobalOp>(def))
+      return {};
+    if (map.isIdentity() && staticBuffer(v) &&
+        cast<MemRefType>(v.getType()).getShape() == ct.getShape())
+      continue;
+    if (map == AffineMap::get(5, 0, {d(1), d(4)}, ctx) && staticBuffer(v))
+      continue;
+    if (llvm::all_of(map.getResults(),
+                     [](AffineExpr r) { return isa<AffineConstantExpr>(r); }))
+      continue;
+    return {};
+  }
+  Block &body = e.getRegion().front();
+  if (!readsC || !body.getArguments().back().use_empty() ||
+      !vectorize::isScalarBodyBefore(body, g))
+    return {};
+  Value out = e.getDpsInits()[0];
+  if (out != c)
+    for (Operation *user : c.getUsers())
+      if (user != g && user != e && !isa<memref::DeallocOp>(user) &&
+          !(user->getBlock() == e->getBlock() && user->isBeforeInBlock(g)))
+        return {};
+  if (Operation *def = out.getDefiningOp();
+      def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g)) {
+    if (!(isa<memref::AllocOp>(def) && def->getNumOperands() == 0))
+      return {};
+    def->moveBefore(g);
+  }
+  return e;
+}
+
+/// The weights [m, c, kh, kw] as a constant [mb / nb][cb][ci][kh][kw][nb x
+/// 16]: in the order the tiles read them, each tap's `nb` blocks of output
+/// channels one run of lines.
+Value blockedWeights(OpBuilder &b, Location loc, Value w, int64_t nb) {
+  memref::GlobalOp global = vectorize::constantGlobal(w);
+  if (!global)
+    return Value();
+  MemRefType type = global.getType();
+  int64_t m = type.getDimSize(0), c = type.getDimSize(1),
+          kh = type.getDimSize(2), kw = type.getDimSize(3);
+  int64_t groups = m / kLanes / nb, cb = c / kLanes;
+  auto packedType = MemRefType::get({groups, cb, kLanes, kh, kw, nb * kLanes},
+                                    type.getElementType());
+  std::string name =
+      (global.getSymName() + "_blocked" + std::to_string(nb)).str();
+  return vectorize::derivedGlobal(
+      b, loc, global->getParentOfType<ModuleOp>(), name, packedType,
+      [&] {
+        std::optional<SmallVector<float>> v = fusion::elementsFloats(
+            cast<ElementsAttr>(*global.getInitialValue()));
+        SmallVector<float> packed(m * c * kh * kw);
+        int64_t at = 0;
+        for (int64_t o = 0; o < groups; ++o)
+          for (int64_t i = 0; i < cb; ++i)
+            for (int64_t ci = 0; ci < kLanes; ++ci)
+              for (int64_t y = 0; y < kh; ++y)
+                for (int64_t x = 0; x < kw; ++x)
+                  for (int64_t mo = 0; mo < nb * kLanes; ++mo)
+                    packed[at++] =
+                        (*v)[(((o * nb * kLanes + mo) * c + i * kLanes + ci) *
+                                  kh +
+                              y) *
+                                 kw +
+                             x];
+        return DenseElementsAttr::get(
+            RankedTensorType::get(packedType.getShape(), type.getElementType()),
+            ArrayRef<float>(packed));
+      },
+      b.getI64IntegerAttr(64));
+}
+
+/// Tasks of one output row of an image for `nb` output blocks; each row in
+/// tiles of up to `tileWidth` positions; per tile the accumulators of its
+/// positions x blocks start from the bias, take every input block's 16
+/// channels at every tap (a broadcast per position, a weight vector per
+/// block), go through the epilogue and are stored whole.
+bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
+  if (!g.hasPureBufferSemantics() || g.getNumDpsInputs() != 2 ||
+      g.getNumLoops() != 9)
+    return false;
+  Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
+  if (!staticBuffer(x) || !staticBuffer(out))
+    return false;
+  std::optional<BlockedInit> init = matchBlockedInit(g);
+  if (!init)
+    return false;
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  // n, mb, oh, ow, mi, cb, kh, kw, ci
+  int64_t n = r[0], mb = r[1], oh = r[2], ow = r[3], cb = r[5], kh = r[6],
+          kw = r[7];
+  AffineMap xm = g.getIndexingMapsArray()[0];
+  int64_t sh = coefficient(xm, 2, 2), dh = coefficient(xm, 6, 2),
+          sw = coefficient(xm, 3, 3), dw = coefficient(xm, 7, 3);
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  int64_t nb = mb % 2 == 0 ? 2 : 1;
+  Value wp = blockedWeights(b, loc, g.getDpsInputs()[1], nb);
+  if (!wp)
+    return false;
+  linalg::GenericOp epilogue = findBlockedEpilogue(g);
+  Value dest = epilogue ? epilogue.getDpsInits()[0] : out;
+  Type f32 = b.getF32Type();
+  auto vec = VectorType::get({kLanes}, f32);
+  // Each row in as few tiles as tiles of at most 9 positions (14 with one
+  // block) take, their widths balanced: `wide` tiles of tileWidth
+  // positions, then tiles of one fewer (a 17-wide row as 9 + 8: tiles of 8
+  // left one position for a tile alone, its two FMA chains at a fraction
+  // of the rate).
+  int64_t most = nb == 2 ? 9 : 14;
+  int64_t rowTiles = llvm::divideCeil(ow, most);
+  int64_t tileWidth = llvm::divideCeil(ow, rowTiles),
+          wide = ow - (tileWidth - 1) * rowTiles;
+  int64_t k = cb * kh * kw * kLanes;
+  scf::ForOp tasks =
+      taskLoop(b, loc, n * (mb / nb) * oh, vectorize::kParallelMultiplyAdds,
+               ow * nb * kLanes * k);
+  OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
+  SmallVector<Value> at =
+      digits(tb, loc, tasks.getInductionVar(), {n, mb / nb, oh});
+  Value img = at[0], row = at[2];
+  Value mb0 = tb.create<arith::MulIOp>(loc, at[1], idx(tb, loc, nb));
+  SmallVector<Value> blocks;
+  for (int64_t j = 0; j < nb; ++j)
+    blocks.push_back(tb.create<arith::AddIOp>(loc, mb0, idx(tb, loc, j)));
+  SmallVector<Value> start;
+  for (int64_t j = 0; j < nb; ++j)
+    start.push_back(
+        init->bias
+            ? tb.create<vector::LoadOp>(loc, vec, init->bias,
+                                        ValueRange{blocks[j], idx(tb, loc, 0)})
+                  .getResult()
+            : tb.create<vector::BroadcastOp>(loc, vec, init->scalar)
+                  .getResult());
+  Value inRow0 = tb.create<arith::MulIOp>(loc, row, idx(tb, loc, sh));
+  // Kernel rows that read only x's zero padding rows (outside [top, end))
+  // are skipped, as the NCHW direct tiles do: a 3x3 conv on 7 rows does
+  // 19/21 of the multiply-adds. Row y reads x's row row * sh + y * dh.
+  auto rows = g->getAttrOfType<DenseI64ArrayAttr>(vectorize::kBlockedConv);
+  int64_t top = rows && rows.size() == 2 ? rows[0] : 0,
+          end = rows && rows.size() == 2
+                    ? rows[1]
+                    : cast<MemRefType>(x.getType()).getDimSize(2);
+  // Each output row's [yLo, yHi): yLo = ceil((top - r * sh) / dh) at
+  // least 0, yHi = ceil((end - r * sh) / dh) at most kh. The distinct
+  // pairs (a 3x3 conv's top and bottom rows, the rest) each get their
+  // rows unrolled.
+  auto rowsOf = [&](int64_t r) {
+    auto ceilDiv = [&](int64_t v) {
+      return v <= 0 ? int64_t(0) : int64_t(llvm::divideCeil(v, dh));
+    };
+    return std::make_pair(ceilDiv(top - r * sh),
+                          std::min(kh, ceilDiv(end - r * sh)));
+  };
+  SmallVector<std::pair<int64_t, int64_t>> pairs;
+  for (int64_t r = 0; r < oh; ++r)
+    if (!llvm::is_contained(pairs, rowsOf(r)))
+      pairs.push_back(rowsOf(r));
+  Value yLo, yHi;
+  if (pairs.size() > 1) {
+    auto firstAt = [&](int64_t bound) -> Value {
+      Value d =
+          tb.create<arith::SubIOp>(loc, idx(tb, loc, bound + dh - 1), inRow0);
+      return tb.create<arith::DivUIOp>(
+          loc, tb.create<arith::MaxSIOp>(loc, d, idx(tb, loc, 0)),
+          idx(tb, loc, dh));
+    };
+    yLo = firstAt(top);
+    yHi = tb.create<arith::MinSIOp>(loc, firstAt(end), idx(tb, loc, kh));
+  }
+  // The tile of `width` positions from column `col0`.
+  // The next group's weights, fetched into L2 while this group's rows
+  // run, each tile its share, a few lines per input channel: weights that
+  // come from memory (a 512-channel 3x3 conv's 590 KiB a group) otherwise
+  // stall each group's first row.
+  int64_t groupFloats = k * nb * kLanes, groups = mb / nb,
+          tilesPerRow = rowTiles,
+          share = llvm::divideCeil(groupFloats, oh * tilesPerRow),
+          perChannel = llvm::divideCeil(share, cb * kLanes),
+          lines = llvm::divideCeil(perChannel, kLanes),
+          packed = groups * groupFloats;
+  Value wFlat = tb.create<memref::ReinterpretCastOp>(
+      loc, MemRefType::get({packed}, f32), wp, 0, ArrayRef<int64_t>{packed},
+      ArrayRef<int64_t>{1});
+  auto tile = [&](OpBuilder &ib, Value col0, int64_t width) {
+    Value tileIdx = ib.create<arith::AddIOp>(
+        loc, ib.create<arith::MulIOp>(loc, row, idx(ib, loc, tilesPerRow)),
+        ib.create<arith::DivUIOp>(loc, col0, idx(ib, loc, tileWidth)));
+    Value prefetchBase = ib.create<arith::AddIOp>(
+        loc,
+        ib.create<arith::MulIOp>(
+            loc, ib.create<arith::AddIOp>(loc, at[1], idx(ib, loc, 1)),
+            idx(ib, loc, groupFloats)),
+        ib.create<arith::MulIOp>(loc, tileIdx, idx(ib, loc, share)));
+    SmallVector<Value> acc;
+    for (int64_t p = 0; p < width; ++p)
+      acc.append(start);
+    SmallVector<Value> inCols;
+    for (int64_t p = 0; p < width; ++p)
+      inCols.push_back(ib.create<arith::MulIOp>(
+          loc, ib.create<arith::AddIOp>(loc, col0, idx(ib, loc, p)),
+          idx(ib, loc, sw)));
+    // The multiply-adds of kernel row `y` at input channel `ci` of block
+    // `ib0`.
+    auto emitRow = [&](OpBuilder &rb, Location rl, Value ib0, Value ci, Value y,
+                       SmallVector<Value> &a) {
+      Value inRow = rb.create<arith::AddIOp>(
+          rl, inRow0, rb.create<arith::MulIOp>(rl, y, idx(rb, rl, dh)));
+      for (int64_t xk = 0; xk < kw; ++xk) {
+        SmallVector<Value> wv;
+        for (int64_t j = 0; j < nb; ++j)
+          wv.push_back(rb.create<vector::LoadOp>(
+              rl, vec, wp,
+              ValueRange{at[1], ib0, ci, y, idx(rb, rl, xk),
+                         idx(rb, rl, j * kLanes)}));
+        for (int64_t p = 0; p < width; ++p) {
+          Value col =
+              rb.create<arith::AddIOp>(rl, inCols[p], idx(rb, rl, xk * dw));
+          Value s = rb.create<memref::LoadOp>(
+              rl, x, ValueRange{img, ib0, inRow, col, ci});
+          Value bs = rb.create<vector::BroadcastOp>(rl, vec, s);
+          for (int64_t j = 0; j < nb; ++j)
+            a[p * nb + j] =
+                rb.create<vector::FMAOp>(rl, bs, wv[j], a[p * nb + j]);
+        }
+      }
+    };
+    // Per input channel (a loop, as the NCHW direct tiles: 16 channels x 9
+    // taps unrolled spilled the accumulators), the taps unrolled up to 3x3;
+    // a larger kernel's rows a loop.
+    auto channels = [&](OpBuilder &ib, int64_t lo, int64_t hi,
+                        bool unrolled) -> ValueRange {
+      auto blocksLoop = ib.create<scf::ForOp>(
+          loc, idx(ib, loc, 0), idx(ib, loc, cb), idx(ib, loc, 1), acc,
+          [&](OpBuilder &bb, Location l, Value ib0, ValueRange iter) {
+            auto chLoop = bb.create<scf::ForOp>(
+                l, idx(bb, l, 0), idx(bb, l, kLanes), idx(bb, l, 1), iter,
+                [&](OpBuilder &cb2, Location cl, Value ci, ValueRange cIter) {
+                  SmallVector<Value> a(cIter.begin(), cIter.end());
+                  Value step = cb2.create<arith::AddIOp>(
+                      cl,
+                      cb2.create<arith::MulIOp>(cl, ib0, idx(cb2, cl, kLanes)),
+                      ci);
+                  Value from = cb2.create<arith::AddIOp>(
+                      cl, prefetchBase,
+                      cb2.create<arith::MulIOp>(cl, step,
+                                                idx(cb2, cl, perChannel)));
+                  for (int64_t line = 0; line < lines; ++line)
+                    cb2.create<memref::PrefetchOp>(
+                        cl, wFlat,
+                        ValueRange{cb2.create<arith::MinUIOp>(
+                            cl,
+                            cb2.create<arith::AddIOp>(
+                                cl, from, idx(cb2, cl, line * kLanes)),
+                            idx(cb2, cl, packed - 1))},
+                        /*isWrite=*/false, /*localityHint=*/2,
+                        /*isDataCache=*/true);
+                  if (unrolled) {
+                    for (int64_t y = lo; y < hi; ++y)
+                      emitRow(cb2, cl, ib0, ci, idx(cb2, cl, y), a);
+                    cb2.create<scf::YieldOp>(cl, a);
+                    return;
+                  }
+                  auto rowsLoop = cb2.create<scf::ForOp>(
+                      cl, idx(cb2, cl, lo), idx(cb2, cl, hi), idx(cb2, cl, 1),
+                      a,
+                      [&](OpBuilder &rb, Location rl, Value y,
+                          ValueRange rIter) {
+                        SmallVector<Value> ra(rIter.begin(), rIter.end());
+                        emitRow(rb, rl, ib0, ci, y, ra);
+                        rb.create<scf::YieldOp>(rl, ra);
+                      });
+                  cb2.create<scf::YieldOp>(cl, rowsLoop.getResults());
+                });
+            bb.create<scf::YieldOp>(l, chLoop.getResults());
+          });
+      return blocksLoop.getResults();
+    };
+    bool rowLoop = kh * kw > 9;
+    // (Pairs past the first in nested branches on the row's pair.)
+    std::function<SmallVector<Value>(OpBuilder &, size_t)> byPair =
+        [&](OpBuilder &pb, size_t i) -> SmallVector<Value> {
+      auto [lo, hi] = pairs[i];
+      if (i + 1 == pairs.size())
+        return channels(pb, lo, hi, !rowLoop);
+      Value is = pb.create<arith::AndIOp>(
+          loc,
+          pb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, yLo,
+                                   idx(pb, loc, lo)),
+          pb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, yHi,
+                                   idx(pb, loc, hi)));
+      auto branch = pb.create<scf::IfOp>(loc, ValueRange(acc).getTypes(), is,
+                                         /*withElse=*/true);
+      OpBuilder thenB = branch.getThenBodyBuilder();
+      thenB.create<scf::YieldOp>(loc, channels(thenB, lo, hi, !rowLoop));
+      OpBuilder elseB = branch.getElseBodyBuilder();
+      elseB.create<scf::YieldOp>(loc, byPair(elseB, i + 1));
+      return branch.getResults();
+    };
+    SmallVector<Value> sums = byPair(ib, 0);
+
+    for (int64_t p = 0; p < width; ++p) {
+      Value col = ib.create<arith::AddIOp>(loc, col0, idx(ib, loc, p));
+      for (int64_t j = 0; j < nb; ++j) {
+        Value v = sums[p * nb + j];
+        SmallVector<Value> pos = {img, blocks[j], row, col, idx(ib, loc, 0)};
+        if (epilogue) {
+          Block &body = epilogue.getRegion().front();
+          IRMapping map;
+          for (auto [arg, operand, m] :
+               llvm::zip(body.getArguments(), epilogue.getDpsInputs(),
+                         epilogue.getIndexingMapsArray())) {
+            if (operand == out && m.isIdentity()) {
+              map.map(arg, v);
+            } else if (m.isIdentity()) {
+              map.map(arg, ib.create<vector::LoadOp>(loc, vec, operand, pos)
+                               .getResult());
+            } else if (m.getNumResults() == 2 &&
+                       !isa<AffineConstantExpr>(m.getResult(0))) {
+              map.map(arg, ib.create<vector::LoadOp>(
+                                 loc, vec, operand,
+                                 ValueRange{blocks[j], idx(ib, loc, 0)})
+                               .getResult());
+            } else {
+              SmallVector<Value> cidx;
+              for (AffineExpr e : m.getResults())
+                cidx.push_back(
+                    idx(ib, loc, cast<AffineConstantExpr>(e).getValue()));
+              map.map(
+                  arg,
+                  ib.create<memref::LoadOp>(loc, operand, cidx).getResult());
+            }
+          }
+          v = vectorize::widenBody(ib, loc, body, map, {kLanes});
+        }
+        ib.create<vector::StoreOp>(loc, v, dest, pos);
+      }
+    }
+  };
+  // The wide tiles, then the narrower ones (if any).
+  auto loop = tb.create<scf::ForOp>(loc, idx(tb, loc, 0),
+                                    idx(tb, loc, wide * tileWidth),
+                                    idx(tb, loc, tileWidth));
+  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  tile(lb, loop.getInductionVar(), tileWidth);
+  if (wide < rowTiles) {
+    auto rest =
+        tb.create<scf::ForOp>(loc, idx(tb, loc, wide * tileWidth),
+                              idx(tb, loc, ow), idx(tb, loc, tileWidth - 1));
+    OpBuilder nb2 = OpBuilder::atBlockBegin(rest.getBody());
+    tile(nb2, rest.getInductionVar(), tileWidth - 1);
+  }
+  init->op->erase();
+  if (epilogue) {
+    epilogue.erase();
+    ++fused;
+  }
+  g.erase();
+  return true;
+}
+
+/// The source a padded buffer `x` holds at (top, left): x is an
+/// allocation that a fill with `pad` and one copy of the source into a
+/// subview of it write, and only `g` reads; none otherwise.
+struct PaddedCopy {
+  Value src, pad;
+  int64_t top, left;
+  SmallVector<Operation *> ops; // fill, subview, copy
+};
+
+std::optional<PaddedCopy> matchPaddedCopy(Value x, Operation *g) {
+  auto alloc = x.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != g->getBlock())
+    return std::nullopt;
+  PaddedCopy pc;
+  linalg::FillOp fill;
+  memref::CopyOp copy;
+  memref::SubViewOp sv;
+  for (Operation *user : x.getUsers()) {
+    if (user == g || isa<memref::DeallocOp>(user))
+      continue;
+    if (auto f = dyn_cast<linalg::FillOp>(user); f && !fill) {
+      fill = f;
+      continue;
+    }
+    auto v = dyn_cast<memref::SubViewOp>(user);
+    if (!v || sv || !v->hasOneUse() || !v.hasUnitStride())
+      return std::nullopt;
+    sv = v;
+    copy = dyn_cast<memref::CopyOp>(*v->getUsers().begin());
+    if (!copy || copy.getTarget() != v.getResult())
+      return std::nullopt;
+  }
+  if (!fill || !copy || !fill->isBeforeInBlock(copy) ||
+      !copy->isBeforeInBlock(g) || !staticBuffer(copy.getSource()))
+    return std::nullopt;
+  ArrayRef<int64_t> offsets = sv.getStaticOffsets();
+  if (offsets.size() != 5 || offsets[0] || offsets[1] || offsets[4] ||
+      ShapedType::isDynamic(offsets[2]) || ShapedType::isDynamic(offsets[3]))
+    return std::nullopt;
+  pc.src = copy.getSource();
+  pc.pad = fill.getInputs()[0];
+  pc.top = offsets[2];
+  pc.left = offsets[3];
+  pc.ops = {fill, copy, sv};
+  return pc;
+}
+
+/// Whether `pad` leaves the pool's op unchanged: -inf for a max, 0 for a
+/// sum (their taps on padding may be skipped).
+bool padIsIdentity(Operation &op, Value pad) {
+  FloatAttr f;
+  if (!matchPattern(pad, m_Constant(&f)))
+    return false;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return f.getValue().isInfinity() && f.getValue().isNegative();
+  if (isa<arith::AddFOp>(op))
+    return f.getValue().isZero();
+  return false;
+}
+
+/// A blocked max or sum pool: tasks of one output row of an image's
+/// channel block; each output position's vector of 16 channels starts from
+/// the fill and takes the pool's op with each tap's vector. Where x is a
+/// padded copy whose pad leaves the op unchanged (a max pool's -inf), the
+/// source is read as it lies and taps on the padding skipped: border rows
+/// and columns unrolled over their own taps, inner positions 4 at a time.
+bool rewriteBlockedWindow(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g.getNumDpsInputs() != 2 ||
+      g.getNumLoops() != 7)
+    return false;
+  Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
+  if (!staticBuffer(x) || !staticBuffer(out))
+    return false;
+  Operation *prev = g->getPrevNode();
+  while (prev && isa<memref::AllocOp>(prev))
+    prev = prev->getPrevNode();
+  auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+  if (!fill || fill.getDpsInits()[0] != out)
+    return false;
+  Block &body = g.getRegion().front();
+  if (!vectorize::isScalarBodyBefore(body, g))
+    return false;
+  // (A max pool's max in four instructions, NaNs kept: poolMaxF32.)
+  bool isMax = isa<arith::MaximumFOp>(body.front());
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  // n, cb, oh, ow, ci, kh, kw
+  int64_t n = r[0], cb = r[1], oh = r[2], ow = r[3], kh = r[5], kw = r[6];
+  AffineMap xm = g.getIndexingMapsArray()[0];
+  int64_t sh = coefficient(xm, 2, 2), dh = coefficient(xm, 5, 2),
+          sw = coefficient(xm, 3, 3), dw = coefficient(xm, 6, 3);
+  auto xt = cast<MemRefType>(x.getType());
+  int64_t top = 0, left = 0, h = xt.getDimSize(2), w = xt.getDimSize(3);
+  std::optional<PaddedCopy> pc = matchPaddedCopy(x, g);
+  if (pc && padIsIdentity(body.front(), pc->pad)) {
+    x = pc->src;
+    top = pc->top;
+    left = pc->left;
+    h = cast<MemRefType>(x.getType()).getDimSize(2);
+    w = cast<MemRefType>(x.getType()).getDimSize(3);
+  } else {
+    pc.reset();
+  }
+  // Output position o's taps [lo, hi) along an axis of `size` inputs.
+  auto taps = [](int64_t o, int64_t s, int64_t d, int64_t k, int64_t pad,
+                 int64_t size) {
+    auto ceilDiv = [&](int64_t v) {
+      return v <= 0 ? int64_t(0) : int64_t(llvm::divideCeil(v, d));
+    };
+    return std::make_pair(ceilDiv(pad - o * s),
+                          std::min(k, ceilDiv(pad + size - o * s)));
+  };
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  auto vec = VectorType::get({kLanes}, b.getF32Type());
+  scf::ForOp tasks = taskLoop(b, loc, n * cb * oh, vectorize::kParallelElements,
+                              ow * kLanes * kh * kw);
+  OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
+  SmallVector<Value> at = digits(tb, loc, tasks.getInductionVar(), {n, cb, oh});
+  Value start = tb.create<vector::BroadcastOp>(loc, vec, fill.getInputs()[0]);
+  // x's row of kernel row 0 (before the padding's offset).
+  Value inRow0 = tb.create<arith::MulIOp>(loc, at[2], idx(tb, loc, sh));
+  Value zero = idx(tb, loc, 0);
+  // `count` positions from col0 (a value; `first` its static value, when
+  // known, for the column taps), kernel rows [ylo, yhi).
+  auto positions = [&](OpBuilder &pb, Value col0, int64_t first, int64_t count,
+                       int64_t ylo, int64_t yhi) {
+    SmallVector<Value> acc(count, start);
+    for (int64_t y = ylo; y < yhi; ++y) {
+      Value inRow =
+          pb.create<arith::AddIOp>(loc, inRow0, idx(pb, loc, y * dh - top));
+      for (int64_t p = 0; p < count; ++p) {
+        auto [xlo, xhi] = first < 0 ? std::make_pair(int64_t(0), kw)
+                                    : taps(first + p, sw, dw, kw, left, w);
+        for (int64_t xk = xlo; xk < xhi; ++xk) {
+          Value col = pb.create<arith::AddIOp>(
+              loc,
+              pb.create<arith::MulIOp>(
+                  loc, pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, p)),
+                  idx(pb, loc, sw)),
+              idx(pb, loc, xk * dw - left));
+          Value v = pb.create<vector::LoadOp>(
+              loc, vec, x, ValueRange{at[0], at[1], inRow, col, zero});
+          if (isMax) {
+            acc[p] = vectorize::poolMaxF32(pb, loc, v, acc[p]);
+            continue;
+          }
+          IRMapping map;
+          map.map(body.getArgument(0), v);
+          map.map(body.getArgument(2), acc[p]);
+          acc[p] = vectorize::widenBody(pb, loc, body, map, {kLanes});
+        }
+      }
+    }
+    for (int64_t p = 0; p < count; ++p)
+      pb.create<vector::StoreOp>(
+          loc, acc[p], out,
+          ValueRange{at[0], at[1], at[2],
+                     pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, p)),
+                     zero});
+  };
+  // Columns whose taps all read the source: [innerLo, innerHi).
+  int64_t innerLo = 0, innerHi = ow;
+  while (innerLo < ow &&
+         taps(innerLo, sw, dw, kw, left, w) != std::make_pair(int64_t(0), kw))
+    ++innerLo;
+  while (innerHi > innerLo && taps(innerHi - 1, sw, dw, kw, left, w) !=
+                                  std::make_pair(int64_t(0), kw))
+    --innerHi;
+  constexpr int64_t kStep = 4;
+  auto row = [&](OpBuilder &rb, int64_t ylo, int64_t yhi) {
+    for (int64_t c = 0; c < innerLo; ++c)
+      positions(rb, idx(rb, loc, c), c, 1, ylo, yhi);
+    int64_t whole = (innerHi - innerLo) / kStep,
+            left2 = (innerHi - innerLo) % kStep;
+    if (whole) {
+      auto loop = rb.create<scf::ForOp>(loc, idx(rb, loc, innerLo),
+                                        idx(rb, loc, innerLo + whole * kStep),
+                                        idx(rb, loc, kStep));
+      OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+      positions(lb, loop.getInductionVar(), -1, kStep, ylo, yhi);
+    }
+    if (left2)
+      positions(rb, idx(rb, loc, innerLo + whole * kStep), -1, left2, ylo, yhi);
+    for (int64_t c = std::max(innerHi, innerLo); c < ow; ++c)
+      positions(rb, idx(rb, loc, c), c, 1, ylo, yhi);
+  };
+  // The distinct row tap ranges, each a branch on the task's row.
+  SmallVector<std::pair<int64_t, int64_t>> pairs;
+  SmallVector<SmallVector<int64_t>> rowsOf;
+  for (int64_t o = 0; o < oh; ++o) {
+    auto pr = taps(o, sh, dh, kh, top, h);
+    auto *it = llvm::find(pairs, pr);
+    if (it == pairs.end()) {
+      pairs.push_back(pr);
+      rowsOf.push_back({o});
+    } else {
+      rowsOf[it - pairs.begin()].push_back(o);
+    }
+  }
+  std::function<void(OpBuilder &, size_t)> byPair = [&](OpBuilder &pb,
+                                                        size_t i) {
+    if (i + 1 == pairs.size())
+      return row(pb, pairs[i].first, pairs[i].second);
+    // (Border rows are few: compared one by one.)
+    Value is = pb.create<arith::ConstantIntOp>(loc, 0, 1);
+    for (int64_t o : rowsOf[i])
+      is = pb.create<arith::OrIOp>(
+          loc, is,
+          pb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, at[2],
+                                   idx(pb, loc, o)));
+    auto branch = pb.create<scf::IfOp>(loc, is, /*withElse=*/true);
+    OpBuilder thenB = branch.getThenBodyBuilder();
+    row(thenB, pairs[i].first, pairs[i].second);
+    OpBuilder elseB = branch.getElseBodyBuilder();
+    byPair(elseB, i + 1);
+  };
+  // (The most common pair, the inner rows', last: the else of all.)
+  if (pairs.size() > 1) {
+    size_t most = 0;
+    for (size_t i = 1; i < pairs.size(); ++i)
+      if (rowsOf[i].size() > rowsOf[most].size())
+        most = i;
+    std::swap(pairs[most], pairs.back());
+    std::swap(rowsOf[most], rowsOf.back());
+  }
+  byPair(tb, 0);
+  fill.erase();
+  g.erase();
+  if (pc) {
+    Value padded = pc->ops.front()->getOperand(1);
+    for (Operation *op : pc->ops)
+      op->erase();
+    vectorize::eraseIfWriteOnly(padded);
+  }
+  return true;
+}
+
+struct CpuVectorizeBlockedPass
+    : public impl::CpuVectorizeBlockedBase<CpuVectorizeBlockedPass> {
+  using CpuVectorizeBlockedBase::CpuVectorizeBlockedBase;
+
+  void runOnOperation() override {
+    if (vectorBits < 512)
+      return;
+    SmallVector<linalg::GenericOp> convs, windows, to, from;
+    getOperation().walk([&](linalg::GenericOp g) {
+      if (vectorize::inDeviceCode(g))
+        return;
+      if (g->hasAttr(vectorize::kBlockedConv))
+        convs.push_back(g);
+      else if (g->hasAttr(vectorize::kBlockedWindow))
+        windows.push_back(g);
+      else if (g->hasAttr(vectorize::kToBlocked))
+        to.push_back(g);
+      else if (g->hasAttr(vectorize::kFromBlocked))
+        from.push_back(g);
+    });
+    // (Counted here too: statistics count nothing in a release build.)
+    int64_t fused = 0, done[3] = {0, 0, 0};
+    for (linalg::GenericOp g : convs)
+      done[0] += rewriteBlockedConv(g, fused);
+    for (linalg::GenericOp g : windows)
+      done[1] += rewriteBlockedWindow(g);
+    for (linalg::GenericOp g : to)
+      done[2] += rewriteReorder(g, /*toBlocked=*/true);
+    for (linalg::GenericOp g : from)
+      done[2] += rewriteReorder(g, /*toBlocked=*/false);
+    numConvs += done[0];
+    numPools += done[1];
+    numReorders += done[2];
+    numFused += fused;
+    // (For `kiln compile --report`.)
+    fusion::Counters counters;
+    counters["blocked_convs"] = done[0];
+    counters["blocked_pools"] = done[1];
+    counters["blocked_epilogues"] = fused;
+    counters["layout_reorders"] = done[2];
+    fusion::recordCounters(getOperation(), counters,
+                           {"blocked_convs", "blocked_pools",
+                            "blocked_epilogues", "layout_reorders"});
+  }
+};
+
+} // namespace
+} // namespace kiln
