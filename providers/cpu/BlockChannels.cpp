@@ -211,6 +211,11 @@ std::optional<PoolParts> matchPoolParts(linalg::GenericOp g) {
   return p;
 }
 
+/// A chain is kept where it has at least this many convs and more convs
+/// than reorders into and out of blocks (mobilenet_v2's 1x1 convs between
+/// depthwise convs, two reorders a pair, ran 5% slower blocked).
+constexpr int64_t kMinChainConvs = 2;
+
 struct Blocker {
   Block &block;
   OpBuilder b;
@@ -220,12 +225,69 @@ struct Blocker {
   SmallVector<Operation *> replaced;
   int64_t convs = 0, pools = 0, concats = 0, elementwise = 0, reorders = 0;
 
-  explicit Blocker(Block &block) : block(block), b(block.getParentOp()) {}
+  // The conversions (of a conv, pool, elementwise op or concat, or a
+  // reorder into blocks), joined where one reads another's blocked value:
+  // a chain is kept or undone whole.
+  struct Conversion {
+    SmallVector<Operation *> originals;
+    SmallVector<Value> values; // NCHW values given a blocked twin
+    unsigned parent;
+    bool isConv = false, isReorder = false;
+  };
+  SmallVector<Conversion> conversions;
+  DenseMap<Value, unsigned> conversionOf; // blocked value -> conversion
+  SmallVector<unsigned> active;           // being built (innermost last)
+  // The ops the conversions created, in order, and whose.
+  SmallVector<std::pair<Operation *, unsigned>> created;
+
+  /// Records the ops each conversion creates in the block.
+  struct Recorder : OpBuilder::Listener {
+    Blocker &self;
+    explicit Recorder(Blocker &self) : self(self) {}
+    void notifyOperationInserted(Operation *op,
+                                 OpBuilder::InsertPoint) override {
+      if (op->getBlock() == &self.block && !self.active.empty())
+        self.created.push_back({op, self.active.back()});
+    }
+  } recorder{*this};
+
+  explicit Blocker(Block &block) : block(block), b(block.getParentOp()) {
+    b.setListener(&recorder);
+  }
+
+  unsigned begin(bool isConv = false, bool isReorder = false) {
+    unsigned i = conversions.size();
+    conversions.push_back({});
+    conversions[i].parent = i;
+    conversions[i].isConv = isConv;
+    conversions[i].isReorder = isReorder;
+    active.push_back(i);
+    return i;
+  }
+  void end() { active.pop_back(); }
+  unsigned find(unsigned i) {
+    while (conversions[i].parent != i)
+      i = conversions[i].parent = conversions[conversions[i].parent].parent;
+    return i;
+  }
+  void join(unsigned a, unsigned c) { conversions[find(a)].parent = find(c); }
+  /// The active conversion reads `vb` (a blocked value).
+  void reads(Value vb) {
+    if (!active.empty())
+      join(active.back(), conversionOf.lookup(vb));
+  }
+  void replace(Operation *op) {
+    replaced.push_back(op);
+    conversions[active.back()].originals.push_back(op);
+  }
 
   /// `v` [n, c, h, w] as [n, c / 16, h, w, 16], made before `at`.
   Value toBlocked(Value v, Operation *at) {
-    if (Value vb = blocked.lookup(v))
+    if (Value vb = blocked.lookup(v)) {
+      reads(vb);
       return vb;
+    }
+    begin(/*isConv=*/false, /*isReorder=*/true);
     MLIRContext *ctx = b.getContext();
     auto t = cast<RankedTensorType>(v.getType());
     auto bt = blockedType(t);
@@ -244,14 +306,17 @@ struct Blocker {
           nb.create<linalg::YieldOp>(l, args[0]);
         });
     g->setAttr(vectorize::kToBlocked, UnitAttr::get(ctx));
-    ++reorders;
     record(v, g.getResult(0));
+    end();
+    reads(g.getResult(0));
     return g.getResult(0);
   }
 
   void record(Value v, Value vb) {
     blocked[v] = vb;
     order.push_back(v);
+    conversionOf[vb] = active.back();
+    conversions[active.back()].values.push_back(v);
   }
 
   /// A 1-D per-channel operand [c] as [c / 16, 16].
@@ -288,6 +353,7 @@ struct Blocker {
   }
 
   void pool(linalg::GenericOp g, const PoolParts &p) {
+    begin();
     MLIRContext *ctx = b.getContext();
     Location loc = g.getLoc();
     Value xb = toBlocked(p.in.src, g);
@@ -324,11 +390,12 @@ struct Blocker {
         });
     bg->setAttr(vectorize::kBlockedWindow, UnitAttr::get(ctx));
     record(g.getResult(0), bg.getResult(0));
-    replaced.push_back(g);
-    ++pools;
+    replace(g);
+    end();
   }
 
   void conv(linalg::GenericOp g, const ConvParts &p) {
+    begin(/*isConv=*/true);
     MLIRContext *ctx = b.getContext();
     Location loc = g.getLoc();
     Value xb = toBlocked(p.src, g);
@@ -385,8 +452,8 @@ struct Blocker {
     bg->setAttr(vectorize::kBlockedConv,
                 b.getDenseI64ArrayAttr({p.top, p.top + srcRows}));
     record(g.getResult(0), bg.getResult(0));
-    replaced.push_back(g);
-    ++convs;
+    replace(g);
+    end();
   }
 
   /// An elementwise generic over [n, c, h, w] that reads a blocked value:
@@ -430,6 +497,7 @@ struct Blocker {
     }
     if (!readsBlocked)
       return false;
+    begin();
     SmallVector<Value> ins;
     SmallVector<AffineMap> maps;
     for (auto [v, map] :
@@ -466,8 +534,8 @@ struct Blocker {
             nb.clone(op, map);
         });
     record(g.getResult(0), bg.getResult(0));
-    replaced.push_back(g);
-    ++elementwise;
+    replace(g);
+    end();
     return true;
   }
 
@@ -506,6 +574,7 @@ struct Blocker {
       return;
     auto bt = blockedType(whole);
     Location loc = first.getLoc();
+    begin();
     b.setInsertionPoint(parts.back());
     Value acc =
         b.create<tensor::EmptyOp>(loc, bt.getShape(), bt.getElementType());
@@ -526,8 +595,9 @@ struct Blocker {
                                             strides);
     }
     record(parts.back().getResult(), acc);
-    replaced.append(parts.begin(), parts.end());
-    ++concats;
+    for (tensor::InsertSliceOp ins : parts)
+      replace(ins);
+    end();
   }
 
   /// The blocked `vb` back as [n, c, h, w], made before `at`.
@@ -550,8 +620,58 @@ struct Blocker {
           nb.create<linalg::YieldOp>(l, args[0]);
         });
     g->setAttr(vectorize::kFromBlocked, UnitAttr::get(ctx));
-    ++reorders;
     return g.getResult(0);
+  }
+
+  /// Keeps the chains worth their reorders (kMinChainConvs) and undoes
+  /// the others: their new ops erased, their originals kept.
+  void decide() {
+    DenseSet<Operation *> gone(replaced.begin(), replaced.end());
+    DenseMap<unsigned, std::pair<int64_t, int64_t>> tally; // convs, reorders
+    for (unsigned i = 0; i < conversions.size(); ++i) {
+      Conversion &c = conversions[i];
+      auto &[nConvs, nReorders] = tally[find(i)];
+      nConvs += c.isConv;
+      nReorders += c.isReorder;
+      if (c.isReorder)
+        continue;
+      // (A value read outside the chain is reordered back; the padded
+      // copy of a converted conv's input is not a reader.)
+      auto outside = [&](Operation *user) {
+        if (gone.contains(user))
+          return false;
+        auto ins = dyn_cast<tensor::InsertSliceOp>(user);
+        return !ins || ins->use_empty() ||
+               llvm::any_of(ins->getUsers(),
+                            [&](Operation *u) { return !gone.contains(u); });
+      };
+      for (Value v : c.values)
+        if (llvm::any_of(v.getUsers(), outside))
+          ++nReorders;
+    }
+    DenseSet<Value> dropped;
+    SmallVector<bool> keep(conversions.size());
+    for (unsigned i = 0; i < conversions.size(); ++i) {
+      Conversion &c = conversions[i];
+      auto [nConvs, nReorders] = tally[find(i)];
+      keep[i] = nConvs >= kMinChainConvs && nConvs > nReorders;
+      if (keep[i]) {
+        convs += c.isConv;
+        reorders += c.isReorder;
+        continue;
+      }
+      for (Operation *op : c.originals)
+        llvm::erase(replaced, op);
+      for (Value v : c.values) {
+        blocked.erase(v);
+        dropped.insert(v);
+      }
+    }
+    // (Newest first: a conversion's ops may read a nested one's.)
+    for (auto [op, i] : llvm::reverse(created))
+      if (!keep[i])
+        op->erase();
+    llvm::erase_if(order, [&](Value v) { return dropped.contains(v); });
   }
 
   void run() {
@@ -578,6 +698,7 @@ struct Blocker {
       }
       elementwiseOp(g);
     }
+    decide();
     // Values still read in NCHW (outside the chain) are reordered back
     // once, before their first such reader.
     DenseSet<Operation *> gone(replaced.begin(), replaced.end());
