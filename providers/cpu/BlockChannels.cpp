@@ -216,6 +216,25 @@ std::optional<PoolParts> matchPoolParts(linalg::GenericOp g) {
 /// depthwise convs, two reorders a pair, ran 5% slower blocked).
 constexpr int64_t kMinChainConvs = 2;
 
+/// Whether `map` reads a per-channel operand `v`: d1 at one result, 0 at
+/// the others, which are dims of 1 (a bias [c], a scale [c, 1, 1]).
+bool perChannelMap(AffineMap map, Value v, int64_t channels) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape() || t.getNumElements() != channels)
+    return false;
+  int64_t found = 0;
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == 1) {
+      ++found;
+      continue;
+    }
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!c || c.getValue() != 0 || t.getDimSize(i) != 1)
+      return false;
+  }
+  return found == 1;
+}
+
 struct Blocker {
   Block &block;
   OpBuilder b;
@@ -319,9 +338,17 @@ struct Blocker {
     conversions[active.back()].values.push_back(v);
   }
 
-  /// A 1-D per-channel operand [c] as [c / 16, 16].
+  /// A per-channel operand ([c], [c, 1, 1], ...) as [c / 16, 16].
   Value perChannel(Value v) {
     auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 1) {
+      ReassociationIndices all;
+      for (int64_t i = 0; i < t.getRank(); ++i)
+        all.push_back(i);
+      v = b.create<tensor::CollapseShapeOp>(
+          v.getLoc(), v, SmallVector<ReassociationIndices>{all});
+      t = cast<RankedTensorType>(v.getType());
+    }
     return b.create<tensor::ExpandShapeOp>(
         v.getLoc(),
         RankedTensorType::get({t.getDimSize(0) / kBlockedLanes, kBlockedLanes},
@@ -483,9 +510,7 @@ struct Blocker {
         readsBlocked |= bool(blocked.lookup(v));
         continue;
       }
-      auto t = dyn_cast<RankedTensorType>(v.getType());
-      if (map == AffineMap::get(4, 0, {d(1)}, ctx) && t && t.hasStaticShape() &&
-          t.getDimSize(0) == outType.getDimSize(1))
+      if (perChannelMap(map, v, outType.getDimSize(1)))
         continue;
       if (map == AffineMap::get(4, 0, {d(2), d(3)}, ctx))
         continue;
@@ -508,7 +533,7 @@ struct Blocker {
         continue;
       }
       b.setInsertionPoint(g);
-      if (map.getNumResults() == 1 && map.getResult(0) == d(1)) {
+      if (perChannelMap(map, v, outType.getDimSize(1))) {
         ins.push_back(perChannel(v));
         maps.push_back(AffineMap::get(5, 0, {d(1), d(4)}, ctx));
         continue;

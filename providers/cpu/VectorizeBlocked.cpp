@@ -565,6 +565,9 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
     ++fused;
   }
   g.erase();
+  // (The conv's own buffer, when the epilogue's output took its place.)
+  if (dest != out)
+    vectorize::eraseIfWriteOnly(out);
   return true;
 }
 

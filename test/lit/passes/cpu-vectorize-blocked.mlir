@@ -1,0 +1,120 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vectorize-blocked | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vectorize-blocked=vector-bits=256 | FileCheck %s --check-prefix=AVX2
+
+// A blocked 3x3 conv of 16 -> 32 channels on 8x8 (input padded by one
+// row and column), its bias broadcast first and a residual Add + Relu
+// after it: tasks of one output row for both output blocks; the weights
+// packed at compile time as [1][1][16][3][3][32]; rows 0 and 7 skip the
+// kernel row on the padding (their own unrolled taps); the accumulators
+// start from the bias, take the residual and the Relu, and are stored.
+// CHECK: memref.global "private" constant @w_blocked2 : memref<1x1x16x3x3x32xf32>
+// CHECK-LABEL: func.func @conv
+// CHECK-NOT: memref.alloc
+// CHECK: memref.get_global @w_blocked2
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1
+// CHECK: vector.load %{{.*}} : memref<2x16xf32>, vector<16xf32>
+// CHECK: scf.if
+// CHECK: vector.fma
+// CHECK: memref.prefetch
+// CHECK: vector.load %{{.*}} : memref<1x2x8x8x16xf32>, vector<16xf32>
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}} : memref<1x2x8x8x16xf32>, vector<16xf32>
+// CHECK: } {kiln.parallel
+// CHECK-NOT: linalg.generic
+// AVX2-LABEL: func.func @conv
+// AVX2: linalg.generic
+memref.global "private" constant @w : memref<32x16x3x3xf32> = dense<1.000000e-01> {alignment = 64 : i64}
+memref.global "private" constant @b : memref<32xf32> = dense<5.000000e-01> {alignment = 64 : i64}
+#bias = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1 * 16 + d4, d5 * 16 + d8, d6, d7)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @conv(%x: memref<1x1x10x10x16xf32>, %r: memref<1x2x8x8x16xf32>, %y: memref<1x2x8x8x16xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %w = memref.get_global @w : memref<32x16x3x3xf32>
+  %b = memref.get_global @b : memref<32xf32>
+  %be = memref.expand_shape %b [[0, 1]] output_shape [2, 16] : memref<32xf32> into memref<2x16xf32>
+  %acc = memref.alloc() {alignment = 64 : i64} : memref<1x2x8x8x16xf32>
+  linalg.generic {indexing_maps = [#bias, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%be : memref<2x16xf32>) outs(%acc : memref<1x2x8x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : memref<1x1x10x10x16xf32>, memref<32x16x3x3xf32>) outs(%acc : memref<1x2x8x8x16xf32>) attrs = {kiln.blocked_conv = array<i64: 1, 9>} {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#id5, #id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%acc, %r : memref<1x2x8x8x16xf32>, memref<1x2x8x8x16xf32>) outs(%y : memref<1x2x8x8x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.addf %in, %in_0 : f32
+    %1 = arith.cmpf olt, %0, %cst : f32
+    %2 = arith.select %1, %cst, %0 : f32
+    linalg.yield %2 : f32
+  }
+  return
+}
+
+// -----
+
+// A 3x3 stride-2 max pool padded by one (-inf): the source read as it
+// lies (the padded copy and its fill gone), border rows and columns over
+// their own taps, the inner positions 4 at a time; each max a compare and
+// select pair that keeps NaNs.
+// CHECK-LABEL: func.func @pool
+// CHECK-NOT: memref.copy
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c1
+// CHECK: scf.if
+// CHECK: vector.load %{{.*}} : memref<1x2x15x15x16xf32>, vector<16xf32>
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf uno
+// CHECK: vector.store %{{.*}} : memref<1x2x8x8x16xf32>, vector<16xf32>
+// CHECK-NOT: linalg.generic
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 * 2 + d5, d3 * 2 + d6, d4)>
+#k = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d5, d6)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4)>
+func.func @pool(%src: memref<1x2x15x15x16xf32>, %y: memref<1x2x8x8x16xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x2x17x17x16xf32>
+  linalg.fill ins(%ninf : f32) outs(%p : memref<1x2x17x17x16xf32>)
+  %sv = memref.subview %p[0, 0, 1, 1, 0] [1, 2, 15, 15, 16] [1, 1, 1, 1, 1] : memref<1x2x17x17x16xf32> to memref<1x2x15x15x16xf32, strided<[9248, 4624, 272, 16, 1], offset: 288>>
+  memref.copy %src, %sv : memref<1x2x15x15x16xf32> to memref<1x2x15x15x16xf32, strided<[9248, 4624, 272, 16, 1], offset: 288>>
+  %win = memref.alloc() : memref<3x3xf32>
+  linalg.fill ins(%ninf : f32) outs(%y : memref<1x2x8x8x16xf32>)
+  linalg.generic {indexing_maps = [#x, #k, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%p, %win : memref<1x2x17x17x16xf32>, memref<3x3xf32>) outs(%y : memref<1x2x8x8x16xf32>) attrs = {kiln.blocked_window} {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.maximumf %out, %in : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// Reorders into blocks and back on a 20-wide row: a chunk of 16 positions
+// and one of 4, each a 16 x 16 transpose in registers.
+// CHECK-LABEL: func.func @reorders
+// CHECK: vector.load %{{.*}} : memref<1x32x3x20xf32>, vector<16xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.store %{{.*}} : memref<1x2x3x20x16xf32>, vector<16xf32>
+// CHECK: vector.transfer_read
+// CHECK: vector.load %{{.*}} : memref<1x2x3x20x16xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}} : memref<1x32x3x20xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}} : memref<1x32x3x20xf32>, vector<4xf32>
+// CHECK-NOT: linalg.generic
+#to = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 16 + d4, d2, d3)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#from = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 16, d2, d3, d1 mod 16)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @reorders(%x: memref<1x32x3x20xf32>, %b: memref<1x2x3x20x16xf32>, %y: memref<1x32x3x20xf32>) {
+  linalg.generic {indexing_maps = [#to, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x32x3x20xf32>) outs(%b : memref<1x2x3x20x16xf32>) attrs = {kiln.to_blocked} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#from, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : memref<1x2x3x20x16xf32>) outs(%y : memref<1x32x3x20xf32>) attrs = {kiln.from_blocked} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  return
+}

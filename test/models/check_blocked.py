@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Conv chains on the channel-blocked layout (kiln-cpu-block-channels:
+[n, c / 16, h, w, 16] on AVX-512) against ONNX Runtime: 3x3, 1x1, 5x5
+and 7x7 convs, stride 2 and dilation 2, a bias or none, fused Relu and
+Sigmoid, residual Adds, per-channel and per-position operands; max pools
+(padded, ceil mode) and average pools (count_include_pad 0 and 1) inside
+a chain; channel concats of blocked parts and of a part that enters the
+chain there; output channels in odd blocks (16 a tile), rows split into
+tiles of 9, 8 and 7 positions; batch 2. Compiled for this CPU and for
+x86-64-v3 (where the blocked layout is off: the NCHW kernels on the same
+models). On a CPU with AVX-512, `kiln compile --report` must also show
+the chain blocked (a case whose chain stays NCHW fails).
+
+  check_blocked.py --kiln K --kiln-run R --work DIR
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import ortcheck
+
+
+class Graph:
+    """A small ONNX graph built node by node, weights seeded."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits = [], []
+
+    def const(self, name, shape, scale=0.1):
+        a = (self.rng.standard_normal(shape) * scale).astype(np.float32)
+        self.inits.append(numpy_helper.from_array(a, name))
+        return name
+
+    def node(self, op, ins, name, **attrs):
+        self.nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
+        return name
+
+    def conv(self, name, x, cin, cout, k, stride=1, dil=1, bias=True, act="Relu"):
+        pad = dil * (k // 2)
+        ins = [x, self.const(name + "_w", (cout, cin, k, k))]
+        if bias:
+            ins.append(self.const(name + "_b", (cout,)))
+        y = self.node("Conv", ins, name, kernel_shape=[k, k], pads=[pad] * 4,
+                      strides=[stride] * 2, dilations=[dil] * 2)
+        return self.node(act, [y], name + "_act") if act else y
+
+    def save(self, path, shape, out):
+        g = helper.make_graph(
+            self.nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+            [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)], self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 8
+        onnx.save(m, path)
+        return np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+
+
+def residual(path, n, h):
+    """Two 3x3 convs and a residual Add, a 1x1 stride-2 conv, a padded max
+    pool, a dilated 3x3 conv."""
+    g = Graph(1)
+    a = g.conv("c1", "X", 16, 32, 3)
+    b = g.conv("c2", a, 32, 32, 3, act=None)
+    r = g.node("Relu", [g.node("Add", [b, a], "add")], "add_relu")
+    c = g.conv("c3", r, 32, 64, 1, stride=2, bias=False)
+    p = g.node("MaxPool", [c], "pool", kernel_shape=[3, 3], pads=[1] * 4, strides=[2, 2])
+    d = g.conv("c4", p, 64, 32, 3, dil=2, act="Sigmoid")
+    return g.save(path, [n, 16, h, h], d)
+
+
+def pools(path, n, h):
+    """Average pools (per-position divisors, and not), a ceil-mode max
+    pool, a 5x5 conv, a concat of a conv and a pool, a 2x2 average pool."""
+    g = Graph(2)
+    a = g.conv("c1", "X", 16, 32, 3)
+    p = g.node("MaxPool", [a], "mp", kernel_shape=[3, 3], pads=[1] * 4, strides=[2, 2])
+    b = g.conv("c2", p, 32, 48, 3)
+    q = g.node("AveragePool", [b], "ap", kernel_shape=[3, 3], pads=[1] * 4,
+               count_include_pad=0)
+    c = g.conv("c3", q, 48, 32, 1)
+    d = g.conv("c4", c, 32, 32, 3, stride=2)
+    r = g.node("MaxPool", [d], "mp2", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    e = g.conv("c5", r, 32, 32, 5, act=None)
+    cat = g.node("Concat", [e, r], "cat", axis=1)
+    f = g.conv("c6", cat, 64, 16, 3)
+    s = g.node("AveragePool", [f], "ap2", kernel_shape=[3, 3], pads=[1] * 4,
+               count_include_pad=1)
+    y = g.node("AveragePool", [s], "ap3", kernel_shape=[2, 2], strides=[2, 2])
+    return g.save(path, [n, 16, h, h], y)
+
+
+def odd_blocks(path, n, h):
+    """48 output channels (three blocks: tiles of one block), bias-free
+    convs, a 7x7 kernel, a per-channel scale (Mul by [c, 1, 1]), a concat
+    whose second part enters the chain there."""
+    g = Graph(3)
+    a = g.conv("c1", "X", 16, 48, 3, bias=False)
+    b = g.conv("c2", a, 48, 48, 7, act=None)
+    s = g.node("Mul", [b, g.const("scale", (48, 1, 1), 1.0)], "scale_mul")
+    c = g.conv("c3", s, 48, 16, 1, act="Sigmoid")
+    cat = g.node("Concat", [c, "X"], "cat", axis=1)
+    d = g.conv("c4", cat, 32, 32, 3)
+    return g.save(path, [n, 16, h, h], d)
+
+
+# name: (make, batch, size)
+CASES = {
+    "residual_23x23_n2": (residual, 2, 23),
+    "residual_17x17": (residual, 1, 17),
+    "pools_37x37_n2": (pools, 2, 37),
+    "pools_64x64": (pools, 1, 64),
+    "odd_blocks_12x12_n2": (odd_blocks, 2, 12),
+    "odd_blocks_7x7": (odd_blocks, 1, 7),
+}
+
+
+def has_avx512():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " avx512f" in f.read()
+    except OSError:
+        return False
+
+
+def blocked_convs(args, name):
+    """The blocked convs `kiln compile --report` counts for the case."""
+    model = os.path.join(args.work, name, "model.onnx")
+    r = subprocess.run([args.kiln, "compile", model, "-o",
+                        os.path.join(args.work, name, "report"), "--report"],
+                       capture_output=True, text=True)
+    for line in r.stderr.splitlines():
+        if "rewrite blocked_convs:" in line:
+            return int(line.split(":")[-1])
+    return 0
+
+
+def main():
+    args = ortcheck.parse_args()
+    results = [ortcheck.case(args, name, "X", lambda path, m=m, n=n, h=h: m(path, n, h))
+               for name, (m, n, h) in CASES.items()]
+    if has_avx512():
+        for name in CASES:
+            count = blocked_convs(args, name)
+            results.append((1, 0 if count >= 2 else 1))
+            if count < 2:
+                print(f"FAIL {name}: {count} blocked convs (expected 2 or more)")
+    else:
+        print("note: no AVX-512 here: the blocked layout is not used, the NCHW kernels were checked")
+    return ortcheck.summary(results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
