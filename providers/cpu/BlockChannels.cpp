@@ -216,6 +216,19 @@ std::optional<PoolParts> matchPoolParts(linalg::GenericOp g) {
 /// depthwise convs, two reorders a pair, ran 5% slower blocked).
 constexpr int64_t kMinChainConvs = 2;
 
+/// A body builder that clones `g`'s body (the same scalar ops on the
+/// blocked loops).
+std::function<void(OpBuilder &, Location, ValueRange)>
+sameBody(linalg::GenericOp g) {
+  return [g](OpBuilder &nb, Location, ValueRange args) mutable {
+    IRMapping map;
+    Block &body = g.getRegion().front();
+    map.map(body.getArguments(), args);
+    for (Operation &op : body)
+      nb.clone(op, map);
+  };
+}
+
 /// Whether `map` reads a per-channel operand `v`: d1 at one result, 0 at
 /// the others, which are dims of 1 (a bias [c], a scale [c, 1, 1]).
 bool perChannelMap(AffineMap map, Value v, int64_t channels) {
@@ -407,14 +420,7 @@ struct Blocker {
         AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
     auto bg = b.create<linalg::GenericOp>(
         loc, TypeRange{outType}, ValueRange{xb, g.getDpsInputs()[1]},
-        ValueRange{init}, maps, iters,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          IRMapping map;
-          Block &body = g.getRegion().front();
-          map.map(body.getArguments(), args);
-          for (Operation &op : body)
-            nb.clone(op, map);
-        });
+        ValueRange{init}, maps, iters, sameBody(g));
     bg->setAttr(vectorize::kBlockedWindow, UnitAttr::get(ctx));
     record(g.getResult(0), bg.getResult(0));
     replace(g);
@@ -465,14 +471,7 @@ struct Blocker {
         AffineMap::get(9, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
     auto bg = b.create<linalg::GenericOp>(
         loc, TypeRange{outType}, ValueRange{xb, g.getDpsInputs()[1]},
-        ValueRange{init}, maps, iters,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          IRMapping map;
-          Block &body = g.getRegion().front();
-          map.map(body.getArguments(), args);
-          for (Operation &op : body)
-            nb.clone(op, map);
-        });
+        ValueRange{init}, maps, iters, sameBody(g));
     // (The rows of x that hold the source, for the kernel to skip the
     // padding's.)
     int64_t srcRows = cast<RankedTensorType>(p.src.getType()).getDimSize(2);
@@ -549,15 +548,9 @@ struct Blocker {
     maps.push_back(AffineMap::getMultiDimIdentityMap(5, ctx));
     Value empty = b.create<tensor::EmptyOp>(g.getLoc(), bt.getShape(),
                                             bt.getElementType());
-    auto bg = b.create<linalg::GenericOp>(
-        g.getLoc(), TypeRange{bt}, ins, ValueRange{empty}, maps,
-        parallelIters(5), [&](OpBuilder &nb, Location l, ValueRange args) {
-          IRMapping map;
-          Block &body = g.getRegion().front();
-          map.map(body.getArguments(), args);
-          for (Operation &op : body)
-            nb.clone(op, map);
-        });
+    auto bg = b.create<linalg::GenericOp>(g.getLoc(), TypeRange{bt}, ins,
+                                          ValueRange{empty}, maps,
+                                          parallelIters(5), sameBody(g));
     record(g.getResult(0), bg.getResult(0));
     replace(g);
     end();

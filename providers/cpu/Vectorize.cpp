@@ -1026,17 +1026,28 @@ linalg::GenericOp findEpilogue(linalg::GenericOp g) {
   // (Values it captures must exist where the matmul stores its tiles.)
   if (!isScalarBodyBefore(body, g))
     return {};
+  return placeEpilogueOutput(g, e) ? e : linalg::GenericOp();
+}
+
+bool placeEpilogueOutput(linalg::GenericOp g, linalg::GenericOp e) {
+  Value c = g.getDpsInits()[0], out = e.getDpsInits()[0];
   // Unless the epilogue writes C in place, nothing else may read C after
   // it (the fused code never stores the values before the epilogue).
   if (out != c)
     for (Operation *user : c.getUsers())
       if (user != g && user != e && !isa<memref::DeallocOp>(user) &&
           !(user->getBlock() == e->getBlock() && user->isBeforeInBlock(g)))
-        return {};
+        return false;
+  // The tiles are stored where the contraction was: the epilogue's
+  // output must exist there (its allocation, placed before the epilogue,
+  // moves up).
   if (Operation *def = out.getDefiningOp();
-      def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g))
+      def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g)) {
+    if (!(isa<memref::AllocOp>(def) && def->getNumOperands() == 0))
+      return false;
     def->moveBefore(g);
-  return e;
+  }
+  return true;
 }
 
 bool isScalarBodyBefore(Block &body, Operation *at) {

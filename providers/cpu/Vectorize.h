@@ -269,6 +269,10 @@ mlir::Value widenBody(mlir::OpBuilder &b, mlir::Location loc, mlir::Block &body,
 /// result (a fused activation), which may be applied to its tiles before
 /// they are stored; its output's allocation moved before `g`.
 mlir::linalg::GenericOp findEpilogue(mlir::linalg::GenericOp g);
+/// Whether the tiles of contraction `g` may be stored through epilogue `e`
+/// into its output (nothing else reads g's output after it, unless `e`
+/// writes in place); moves e's output allocation before `g`.
+bool placeEpilogueOutput(mlir::linalg::GenericOp g, mlir::linalg::GenericOp e);
 
 /// A 2-D conv (no groups, not 1x1 stride 1) on AVX-512 whose channels fill
 /// panels of 32, as register tiles of 8 output positions x 32 channels

@@ -223,19 +223,7 @@ linalg::GenericOp findBlockedEpilogue(linalg::GenericOp g) {
   if (!readsC || !body.getArguments().back().use_empty() ||
       !vectorize::isScalarBodyBefore(body, g))
     return {};
-  Value out = e.getDpsInits()[0];
-  if (out != c)
-    for (Operation *user : c.getUsers())
-      if (user != g && user != e && !isa<memref::DeallocOp>(user) &&
-          !(user->getBlock() == e->getBlock() && user->isBeforeInBlock(g)))
-        return {};
-  if (Operation *def = out.getDefiningOp();
-      def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g)) {
-    if (!(isa<memref::AllocOp>(def) && def->getNumOperands() == 0))
-      return {};
-    def->moveBefore(g);
-  }
-  return e;
+  return vectorize::placeEpilogueOutput(g, e) ? e : linalg::GenericOp();
 }
 
 /// The weights [m, c, kh, kw] as a constant [mb / nb][cb][ci][kh][kw][nb x
