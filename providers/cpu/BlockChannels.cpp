@@ -61,6 +61,8 @@ struct ConvParts {
   Value bias;       // 1-D, or null
   Value fillScalar; // when no bias
   Value padValue;   // null: not padded
+  // An input of fewer than 16 channels (a stem's 3), read as it lies.
+  bool plain = false;
 };
 
 /// A window op's input: `src` as it is, or inserted at (top, left) into a
@@ -71,7 +73,7 @@ struct PaddedInput {
   Value padValue; // null: not padded
 };
 
-std::optional<PaddedInput> matchPaddedInput(Value x) {
+std::optional<PaddedInput> matchPaddedInput(Value x, bool wholeBlocks = true) {
   // (An insert_slice into anything but a fill is another op: a concat.)
   auto ins = x.getDefiningOp<tensor::InsertSliceOp>();
   if (!ins || !ins.getDest().getDefiningOp<linalg::FillOp>())
@@ -80,7 +82,8 @@ std::optional<PaddedInput> matchPaddedInput(Value x) {
   SmallVector<int64_t> offsets(ins.getStaticOffsets());
   if (!fill || !ins.hasUnitStride() || offsets.size() != 4 || offsets[0] ||
       offsets[1] || ShapedType::isDynamic(offsets[2]) ||
-      ShapedType::isDynamic(offsets[3]) || !blockable(ins.getSourceType()) ||
+      ShapedType::isDynamic(offsets[3]) ||
+      (wholeBlocks && !blockable(ins.getSourceType())) ||
       ins.getSourceType().getDimSize(1) !=
           cast<RankedTensorType>(x.getType()).getDimSize(1))
     return std::nullopt;
@@ -97,7 +100,13 @@ std::optional<ConvParts> matchConvParts(linalg::GenericOp g) {
     return std::nullopt;
   Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1],
         out = g.getDpsInits()[0];
-  if (!blockable(x.getType()) || !blockable(out.getType()) ||
+  // (An input of fewer channels than a block is read as it lies: the
+  // stem's NCHW image into a blocked chain, as ONNX Runtime's NCHWc
+  // stems do.)
+  auto xt = dyn_cast<RankedTensorType>(x.getType());
+  bool plain = xt && xt.hasStaticShape() && xt.getRank() == 4 &&
+               xt.getElementType().isF32() && xt.getDimSize(1) < kBlockedLanes;
+  if ((!blockable(x.getType()) && !plain) || !blockable(out.getType()) ||
       !w.getDefiningOp<arith::ConstantOp>())
     return std::nullopt;
   // The body: the multiply-add.
@@ -107,7 +116,8 @@ std::optional<ConvParts> matchConvParts(linalg::GenericOp g) {
   ConvParts p;
   p.cm = *cm;
   p.paddedType = cast<RankedTensorType>(x.getType());
-  std::optional<PaddedInput> in = matchPaddedInput(x);
+  p.plain = plain;
+  std::optional<PaddedInput> in = matchPaddedInput(x, !plain);
   if (!in || (in->padValue && !matchPattern(in->padValue, m_AnyZeroFloat())))
     return std::nullopt;
   p.src = in->src;
@@ -431,10 +441,14 @@ struct Blocker {
     begin(/*isConv=*/true);
     MLIRContext *ctx = b.getContext();
     Location loc = g.getLoc();
-    Value xb = toBlocked(p.src, g);
+    Value xb = g.getDpsInputs()[0];
+    if (!p.plain) {
+      xb = toBlocked(p.src, g);
+      b.setInsertionPoint(g);
+      xb = padded(xb, p.src, p.paddedType, p.top, p.left, p.padValue, loc);
+    }
     b.setInsertionPoint(g);
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    xb = padded(xb, p.src, p.paddedType, p.top, p.left, p.padValue, loc);
     auto outType = blockedType(cast<RankedTensorType>(g.getResultTypes()[0]));
     Value init = b.create<tensor::EmptyOp>(loc, outType.getShape(),
                                            outType.getElementType());
@@ -455,20 +469,24 @@ struct Blocker {
     }
     // Loops n, mb, oh, ow, mi (parallel), cb, kh, kw, ci (reductions); the
     // weights read as they lie, [m, c, kh, kw] (the kernel packs them).
+    // (Plain: loops n, mb, oh, ow, mi, c, kh, kw; x read as it lies.)
     const vectorize::ConvMatch &cm = p.cm;
-    SmallVector<utils::IteratorType> iters = parallelIters(9);
-    for (unsigned i = 5; i < 9; ++i)
+    unsigned loops = p.plain ? 8 : 9;
+    SmallVector<utils::IteratorType> iters = parallelIters(loops);
+    for (unsigned i = 5; i < loops; ++i)
       iters[i] = utils::IteratorType::reduction;
+    AffineExpr row = d(2) * cm.sh + d(6) * cm.dh,
+               col = d(3) * cm.sw + d(7) * cm.dw,
+               m = d(1) * kBlockedLanes + d(4);
+    SmallVector<AffineExpr> xE = {d(0), d(5), row, col},
+                            wE = {m, d(5), d(6), d(7)};
+    if (!p.plain) {
+      xE.push_back(d(8));
+      wE[1] = d(5) * kBlockedLanes + d(8);
+    }
     SmallVector<AffineMap> maps = {
-        AffineMap::get(9, 0,
-                       {d(0), d(5), d(2) * cm.sh + d(6) * cm.dh,
-                        d(3) * cm.sw + d(7) * cm.dw, d(8)},
-                       ctx),
-        AffineMap::get(9, 0,
-                       {d(1) * kBlockedLanes + d(4),
-                        d(5) * kBlockedLanes + d(8), d(6), d(7)},
-                       ctx),
-        AffineMap::get(9, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
+        AffineMap::get(loops, 0, xE, ctx), AffineMap::get(loops, 0, wE, ctx),
+        AffineMap::get(loops, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
     auto bg = b.create<linalg::GenericOp>(
         loc, TypeRange{outType}, ValueRange{xb, g.getDpsInputs()[1]},
         ValueRange{init}, maps, iters, sameBody(g));

@@ -229,15 +229,16 @@ linalg::GenericOp findBlockedEpilogue(linalg::GenericOp g) {
 /// The weights [m, c, kh, kw] as a constant [mb / nb][cb][ci][kh][kw][nb x
 /// 16]: in the order the tiles read them, each tap's `nb` blocks of output
 /// channels one run of lines.
-Value blockedWeights(OpBuilder &b, Location loc, Value w, int64_t nb) {
+Value blockedWeights(OpBuilder &b, Location loc, Value w, int64_t nb,
+                     int64_t cPer) {
   memref::GlobalOp global = vectorize::constantGlobal(w);
   if (!global)
     return Value();
   MemRefType type = global.getType();
   int64_t m = type.getDimSize(0), c = type.getDimSize(1),
           kh = type.getDimSize(2), kw = type.getDimSize(3);
-  int64_t groups = m / kLanes / nb, cb = c / kLanes;
-  auto packedType = MemRefType::get({groups, cb, kLanes, kh, kw, nb * kLanes},
+  int64_t groups = m / kLanes / nb, cb = c / cPer;
+  auto packedType = MemRefType::get({groups, cb, cPer, kh, kw, nb * kLanes},
                                     type.getElementType());
   std::string name =
       (global.getSymName() + "_blocked" + std::to_string(nb)).str();
@@ -250,12 +251,12 @@ Value blockedWeights(OpBuilder &b, Location loc, Value w, int64_t nb) {
         int64_t at = 0;
         for (int64_t o = 0; o < groups; ++o)
           for (int64_t i = 0; i < cb; ++i)
-            for (int64_t ci = 0; ci < kLanes; ++ci)
+            for (int64_t ci = 0; ci < cPer; ++ci)
               for (int64_t y = 0; y < kh; ++y)
                 for (int64_t x = 0; x < kw; ++x)
                   for (int64_t mo = 0; mo < nb * kLanes; ++mo)
                     packed[at++] =
-                        (*v)[(((o * nb * kLanes + mo) * c + i * kLanes + ci) *
+                        (*v)[(((o * nb * kLanes + mo) * c + i * cPer + ci) *
                                   kh +
                               y) *
                                  kw +
@@ -273,9 +274,11 @@ Value blockedWeights(OpBuilder &b, Location loc, Value w, int64_t nb) {
 /// channels at every tap (a broadcast per position, a weight vector per
 /// block), go through the epilogue and are stored whole.
 bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
+  // (8 loops: an NCHW input, a stem's 3 channels, read as it lies.)
   if (!g.hasPureBufferSemantics() || g.getNumDpsInputs() != 2 ||
-      g.getNumLoops() != 9)
+      (g.getNumLoops() != 9 && g.getNumLoops() != 8))
     return false;
+  bool plain = g.getNumLoops() == 8;
   Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   if (!staticBuffer(x) || !staticBuffer(out))
     return false;
@@ -283,16 +286,17 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
   if (!init)
     return false;
   SmallVector<int64_t> r = g.getStaticLoopRanges();
-  // n, mb, oh, ow, mi, cb, kh, kw, ci
-  int64_t n = r[0], mb = r[1], oh = r[2], ow = r[3], cb = r[5], kh = r[6],
-          kw = r[7];
+  // n, mb, oh, ow, mi, cb, kh, kw, ci; plain: n, mb, oh, ow, mi, c, kh, kw
+  // (one block of c input channels).
+  int64_t n = r[0], mb = r[1], oh = r[2], ow = r[3], cb = plain ? 1 : r[5],
+          kh = r[6], kw = r[7], cPer = plain ? r[5] : kLanes;
   AffineMap xm = g.getIndexingMapsArray()[0];
   int64_t sh = coefficient(xm, 2, 2), dh = coefficient(xm, 6, 2),
           sw = coefficient(xm, 3, 3), dw = coefficient(xm, 7, 3);
   OpBuilder b(g);
   Location loc = g.getLoc();
   int64_t nb = mb % 2 == 0 ? 2 : 1;
-  Value wp = blockedWeights(b, loc, g.getDpsInputs()[1], nb);
+  Value wp = blockedWeights(b, loc, g.getDpsInputs()[1], nb, cPer);
   if (!wp)
     return false;
   linalg::GenericOp epilogue = findBlockedEpilogue(g);
@@ -308,7 +312,7 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
   int64_t rowTiles = llvm::divideCeil(ow, most);
   int64_t tileWidth = llvm::divideCeil(ow, rowTiles),
           wide = ow - (tileWidth - 1) * rowTiles;
-  int64_t k = cb * kh * kw * kLanes;
+  int64_t k = cb * kh * kw * cPer;
   scf::ForOp tasks =
       taskLoop(b, loc, n * (mb / nb) * oh, vectorize::kParallelMultiplyAdds,
                ow * nb * kLanes * k);
@@ -373,7 +377,7 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
   int64_t groupFloats = k * nb * kLanes, groups = mb / nb,
           tilesPerRow = rowTiles,
           share = llvm::divideCeil(groupFloats, oh * tilesPerRow),
-          perChannel = llvm::divideCeil(share, cb * kLanes),
+          perChannel = llvm::divideCeil(share, cb * cPer),
           lines = llvm::divideCeil(perChannel, kLanes),
           packed = groups * groupFloats;
   Value wFlat = tb.create<memref::ReinterpretCastOp>(
@@ -414,7 +418,9 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
           Value col =
               rb.create<arith::AddIOp>(rl, inCols[p], idx(rb, rl, xk * dw));
           Value s = rb.create<memref::LoadOp>(
-              rl, x, ValueRange{img, ib0, inRow, col, ci});
+              rl, x,
+              plain ? ValueRange{img, ci, inRow, col}
+                    : ValueRange{img, ib0, inRow, col, ci});
           Value bs = rb.create<vector::BroadcastOp>(rl, vec, s);
           for (int64_t j = 0; j < nb; ++j)
             a[p * nb + j] =
@@ -431,12 +437,12 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
           loc, idx(ib, loc, 0), idx(ib, loc, cb), idx(ib, loc, 1), acc,
           [&](OpBuilder &bb, Location l, Value ib0, ValueRange iter) {
             auto chLoop = bb.create<scf::ForOp>(
-                l, idx(bb, l, 0), idx(bb, l, kLanes), idx(bb, l, 1), iter,
+                l, idx(bb, l, 0), idx(bb, l, cPer), idx(bb, l, 1), iter,
                 [&](OpBuilder &cb2, Location cl, Value ci, ValueRange cIter) {
                   SmallVector<Value> a(cIter.begin(), cIter.end());
                   Value step = cb2.create<arith::AddIOp>(
                       cl,
-                      cb2.create<arith::MulIOp>(cl, ib0, idx(cb2, cl, kLanes)),
+                      cb2.create<arith::MulIOp>(cl, ib0, idx(cb2, cl, cPer)),
                       ci);
                   Value from = cb2.create<arith::AddIOp>(
                       cl, prefetchBase,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Conv chains on the channel-blocked layout (kiln-cpu-block-channels:
 [n, c / 16, h, w, 16] on AVX-512) against ONNX Runtime: 3x3, 1x1, 5x5
-and 7x7 convs, stride 2 and dilation 2, a bias or none, fused Relu and
+and 7x7 convs, a stem reading its 3-channel NCHW image as it lies, stride 2 and dilation 2, a bias or none, fused Relu and
 Sigmoid, residual Adds, per-channel and per-position operands; max pools
 (padded, ceil mode) and average pools (count_include_pad 0 and 1) inside
 a chain; channel concats of blocked parts and of a part that enters the
@@ -107,8 +107,22 @@ def odd_blocks(path, n, h):
     return g.save(path, [n, 16, h, h], d)
 
 
+def stem(path, n, h):
+    """A 7x7 stride-2 stem on the 3-channel image (read as it lies into a
+    blocked output), its max pool, then 3x3 convs and a residual Add."""
+    g = Graph(4)
+    a = g.conv("stem", "X", 3, 32, 7, stride=2)
+    p = g.node("MaxPool", [a], "pool", kernel_shape=[3, 3], pads=[1] * 4, strides=[2, 2])
+    b = g.conv("c1", p, 32, 32, 3)
+    c = g.conv("c2", b, 32, 32, 3, act=None)
+    y = g.node("Relu", [g.node("Add", [c, p], "add")], "add_relu")
+    return g.save(path, [n, 3, h, h], y)
+
+
 # name: (make, batch, size)
 CASES = {
+    "stem_45x45_n2": (stem, 2, 45),
+    "stem_64x64": (stem, 1, 64),
     "residual_23x23_n2": (residual, 2, 23),
     "residual_17x17": (residual, 1, 17),
     "pools_37x37_n2": (pools, 2, 37),
