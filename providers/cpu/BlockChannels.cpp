@@ -91,6 +91,41 @@ std::optional<PaddedInput> matchPaddedInput(Value x, bool wholeBlocks = true) {
                      fill.getInputs()[0]};
 }
 
+/// How a conv's output `out` starts: from a 1-D bias along the channels
+/// (`bias`), or a fill or splat (`fillScalar`); false if neither.
+bool matchOutputStart(Value out, Value &bias, Value &fillScalar) {
+  // The output starts from the bias along the channels, or a fill.
+  Operation *init = out.getDefiningOp();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(init)) {
+    fillScalar = fill.getInputs()[0];
+  } else if (auto bg = dyn_cast_or_null<linalg::GenericOp>(init);
+             bg && bg.getNumDpsInputs() == 0 &&
+             llvm::hasSingleElement(bg.getRegion().front()) &&
+             bg.getRegion()
+                     .front()
+                     .getTerminator()
+                     ->getOperand(0)
+                     .getParentRegion() != &bg.getRegion()) {
+    // (A splat bias: a generic yielding one value, shared by the convs
+    // of its shape.)
+    fillScalar = bg.getRegion().front().getTerminator()->getOperand(0);
+  } else if (auto bg = dyn_cast_or_null<linalg::GenericOp>(init)) {
+    MLIRContext *ctx = out.getContext();
+    if (bg.getNumDpsInputs() != 1 ||
+        bg.getIndexingMapsArray()[0] !=
+            AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx) ||
+        !bg.getIndexingMapsArray()[1].isIdentity() ||
+        !llvm::hasSingleElement(bg.getRegion().front()) ||
+        bg.getRegion().front().getTerminator()->getOperand(0) !=
+            bg.getRegion().front().getArgument(0))
+      return false;
+    bias = bg.getDpsInputs()[0];
+  } else {
+    return false;
+  }
+  return true;
+}
+
 std::optional<ConvParts> matchConvParts(linalg::GenericOp g) {
   // (matchConv reads x at channel c: no groups.)
   if (!g.hasPureTensorSemantics())
@@ -124,35 +159,8 @@ std::optional<ConvParts> matchConvParts(linalg::GenericOp g) {
   p.top = in->top;
   p.left = in->left;
   p.padValue = in->padValue;
-  // The output starts from the bias along the channels, or a fill.
-  Operation *init = out.getDefiningOp();
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(init)) {
-    p.fillScalar = fill.getInputs()[0];
-  } else if (auto bg = dyn_cast_or_null<linalg::GenericOp>(init);
-             bg && bg.getNumDpsInputs() == 0 &&
-             llvm::hasSingleElement(bg.getRegion().front()) &&
-             bg.getRegion()
-                     .front()
-                     .getTerminator()
-                     ->getOperand(0)
-                     .getParentRegion() != &bg.getRegion()) {
-    // (A splat bias: a generic yielding one value, shared by the convs
-    // of its shape.)
-    p.fillScalar = bg.getRegion().front().getTerminator()->getOperand(0);
-  } else if (auto bg = dyn_cast_or_null<linalg::GenericOp>(init)) {
-    MLIRContext *ctx = g.getContext();
-    if (bg.getNumDpsInputs() != 1 ||
-        bg.getIndexingMapsArray()[0] !=
-            AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx) ||
-        !bg.getIndexingMapsArray()[1].isIdentity() ||
-        !llvm::hasSingleElement(bg.getRegion().front()) ||
-        bg.getRegion().front().getTerminator()->getOperand(0) !=
-            bg.getRegion().front().getArgument(0))
-      return std::nullopt;
-    p.bias = bg.getDpsInputs()[0];
-  } else {
+  if (!matchOutputStart(out, p.bias, p.fillScalar))
     return std::nullopt;
-  }
   return p;
 }
 
@@ -256,6 +264,67 @@ bool perChannelMap(AffineMap map, Value v, int64_t channels) {
       return false;
   }
   return found == 1;
+}
+
+/// A depthwise conv's generic (loops n, c, oh, kh, kw, ow; x read at (n,
+/// c, oh * sh + kh * dh, ow * sw + kw * dw), constant weights [c, 1, kh,
+/// kw]), its input maybe zero-padded, its output started from a bias or a
+/// fill.
+struct DepthwiseParts {
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  PaddedInput in;
+  RankedTensorType paddedType;
+  Value bias, fillScalar;
+};
+
+std::optional<DepthwiseParts> matchDepthwiseParts(linalg::GenericOp g) {
+  using utils::IteratorType;
+  if (!g.hasPureTensorSemantics() || g.getNumLoops() != 6 ||
+      g.getNumDpsInputs() != 2 ||
+      g.getIteratorTypesArray() !=
+          SmallVector<IteratorType>{
+              IteratorType::parallel, IteratorType::parallel,
+              IteratorType::parallel, IteratorType::reduction,
+              IteratorType::reduction, IteratorType::parallel})
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps[1] !=
+          AffineMap::get(
+              6, 0, {d(1), getAffineConstantExpr(0, ctx), d(3), d(4)}, ctx) ||
+      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx) ||
+      maps[0].getNumResults() != 4 || maps[0].getNumSymbols())
+    return std::nullopt;
+  auto at = [&](unsigned loop, unsigned result) {
+    SmallVector<int64_t> v(6, 0);
+    v[loop] = 1;
+    return maps[0].compose(v)[result];
+  };
+  DepthwiseParts p;
+  p.sh = at(2, 2);
+  p.dh = at(3, 2);
+  p.sw = at(5, 3);
+  p.dw = at(4, 3);
+  if (maps[0] != AffineMap::get(6, 0,
+                                {d(0), d(1), d(2) * p.sh + d(3) * p.dh,
+                                 d(5) * p.sw + d(4) * p.dw},
+                                ctx))
+    return std::nullopt;
+  Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1],
+        out = g.getDpsInits()[0];
+  Block &body = g.getRegion().front();
+  if (!blockable(x.getType()) || !blockable(out.getType()) ||
+      !w.getDefiningOp<arith::ConstantOp>() ||
+      std::distance(body.begin(), body.end()) != 3)
+    return std::nullopt;
+  std::optional<PaddedInput> in = matchPaddedInput(x);
+  if (!in || (in->padValue && !matchPattern(in->padValue, m_AnyZeroFloat())) ||
+      !matchOutputStart(out, p.bias, p.fillScalar))
+    return std::nullopt;
+  p.in = *in;
+  p.paddedType = cast<RankedTensorType>(x.getType());
+  return p;
 }
 
 struct Blocker {
@@ -437,6 +506,63 @@ struct Blocker {
     end();
   }
 
+  /// The blocked output of a conv of `outType` started from `bias` (1-D)
+  /// or `fillScalar`.
+  Value startedOutput(RankedTensorType outType, Value bias, Value fillScalar,
+                      Location loc) {
+    MLIRContext *ctx = b.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    Value init = b.create<tensor::EmptyOp>(loc, outType.getShape(),
+                                           outType.getElementType());
+    if (!bias)
+      return b.create<linalg::FillOp>(loc, fillScalar, init).getResult(0);
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{outType}, ValueRange{perChannel(bias)},
+            ValueRange{init},
+            ArrayRef<AffineMap>{AffineMap::get(5, 0, {d(1), d(4)}, ctx),
+                                AffineMap::getMultiDimIdentityMap(5, ctx)},
+            parallelIters(5),
+            [](OpBuilder &nb, Location l, ValueRange args) {
+              nb.create<linalg::YieldOp>(l, args[0]);
+            })
+        .getResult(0);
+  }
+
+  /// A depthwise conv on blocks: loops n, cb, oh, ow, ci, kh, kw (as a
+  /// pool's), the weights read as they lie.
+  void depthwise(linalg::GenericOp g, const DepthwiseParts &p) {
+    begin(/*isConv=*/true);
+    MLIRContext *ctx = b.getContext();
+    Location loc = g.getLoc();
+    Value xb = toBlocked(p.in.src, g);
+    b.setInsertionPoint(g);
+    xb = padded(xb, p.in.src, p.paddedType, p.in.top, p.in.left, p.in.padValue,
+                loc);
+    auto outType = blockedType(cast<RankedTensorType>(g.getResultTypes()[0]));
+    Value init = startedOutput(outType, p.bias, p.fillScalar, loc);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<utils::IteratorType> iters = parallelIters(7);
+    iters[5] = iters[6] = utils::IteratorType::reduction;
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(7, 0,
+                       {d(0), d(1), d(2) * p.sh + d(5) * p.dh,
+                        d(3) * p.sw + d(6) * p.dw, d(4)},
+                       ctx),
+        AffineMap::get(7, 0,
+                       {d(1) * kBlockedLanes + d(4),
+                        getAffineConstantExpr(0, ctx), d(5), d(6)},
+                       ctx),
+        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
+    auto bg = b.create<linalg::GenericOp>(
+        loc, TypeRange{outType}, ValueRange{xb, g.getDpsInputs()[1]},
+        ValueRange{init}, maps, iters, sameBody(g));
+    bg->setAttr(vectorize::kBlockedWindow, UnitAttr::get(ctx));
+    record(g.getResult(0), bg.getResult(0));
+    replace(g);
+    end();
+  }
+
   void conv(linalg::GenericOp g, const ConvParts &p) {
     begin(/*isConv=*/true);
     MLIRContext *ctx = b.getContext();
@@ -450,25 +576,7 @@ struct Blocker {
     b.setInsertionPoint(g);
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     auto outType = blockedType(cast<RankedTensorType>(g.getResultTypes()[0]));
-    Value init = b.create<tensor::EmptyOp>(loc, outType.getShape(),
-                                           outType.getElementType());
-    if (p.bias) {
-      init =
-          b.create<linalg::GenericOp>(
-               loc, TypeRange{outType}, ValueRange{perChannel(p.bias)},
-               ValueRange{init},
-               ArrayRef<AffineMap>{AffineMap::get(5, 0, {d(1), d(4)}, ctx),
-                                   AffineMap::getMultiDimIdentityMap(5, ctx)},
-               parallelIters(5),
-               [](OpBuilder &nb, Location l, ValueRange args) {
-                 nb.create<linalg::YieldOp>(l, args[0]);
-               })
-              .getResult(0);
-    } else {
-      init = b.create<linalg::FillOp>(loc, p.fillScalar, init).getResult(0);
-    }
-    // Loops n, mb, oh, ow, mi (parallel), cb, kh, kw, ci (reductions); the
-    // weights read as they lie, [m, c, kh, kw] (the kernel packs them).
+    Value init = startedOutput(outType, p.bias, p.fillScalar, loc);
     // (Plain: loops n, mb, oh, ow, mi, c, kh, kw; x read as it lies.)
     const vectorize::ConvMatch &cm = p.cm;
     unsigned loops = p.plain ? 8 : 9;
@@ -724,6 +832,10 @@ struct Blocker {
         continue;
       if (std::optional<ConvParts> p = matchConvParts(g)) {
         conv(g, *p);
+        continue;
+      }
+      if (std::optional<DepthwiseParts> p = matchDepthwiseParts(g)) {
+        depthwise(g, *p);
         continue;
       }
       // (A pool joins a chain; alone it keeps its own kernels.)

@@ -268,6 +268,34 @@ Value blockedWeights(OpBuilder &b, Location loc, Value w, int64_t nb,
       b.getI64IntegerAttr(64));
 }
 
+/// Epilogue `e` of a blocked kernel whose output `out` holds `v` at `pos`
+/// (block `block`): its other operands read at the same position (same
+/// shape), per block ([mb, 16]) or as scalars (constant indices).
+Value applyEpilogue(OpBuilder &ib, Location loc, linalg::GenericOp e, Value out,
+                    Value v, ValueRange pos, Value block) {
+  auto vec = VectorType::get({kLanes}, ib.getF32Type());
+  Block &body = e.getRegion().front();
+  IRMapping map;
+  for (auto [arg, operand, m] : llvm::zip(body.getArguments(), e.getDpsInputs(),
+                                          e.getIndexingMapsArray())) {
+    if (operand == out && m.isIdentity()) {
+      map.map(arg, v);
+    } else if (m.isIdentity()) {
+      map.map(arg, ib.create<vector::LoadOp>(loc, vec, operand, pos));
+    } else if (m.getNumResults() == 2 &&
+               !isa<AffineConstantExpr>(m.getResult(0))) {
+      map.map(arg, ib.create<vector::LoadOp>(
+                       loc, vec, operand, ValueRange{block, idx(ib, loc, 0)}));
+    } else {
+      SmallVector<Value> cidx;
+      for (AffineExpr r : m.getResults())
+        cidx.push_back(idx(ib, loc, cast<AffineConstantExpr>(r).getValue()));
+      map.map(arg, ib.create<memref::LoadOp>(loc, operand, cidx));
+    }
+  }
+  return vectorize::widenBody(ib, loc, body, map, {kLanes});
+}
+
 /// Tasks of one output row of an image for `nb` output blocks; each row in
 /// tiles of up to `tileWidth` positions; per tile the accumulators of its
 /// positions x blocks start from the bias, take every input block's 16
@@ -507,35 +535,8 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
       for (int64_t j = 0; j < nb; ++j) {
         Value v = sums[p * nb + j];
         SmallVector<Value> pos = {img, blocks[j], row, col, idx(ib, loc, 0)};
-        if (epilogue) {
-          Block &body = epilogue.getRegion().front();
-          IRMapping map;
-          for (auto [arg, operand, m] :
-               llvm::zip(body.getArguments(), epilogue.getDpsInputs(),
-                         epilogue.getIndexingMapsArray())) {
-            if (operand == out && m.isIdentity()) {
-              map.map(arg, v);
-            } else if (m.isIdentity()) {
-              map.map(arg, ib.create<vector::LoadOp>(loc, vec, operand, pos)
-                               .getResult());
-            } else if (m.getNumResults() == 2 &&
-                       !isa<AffineConstantExpr>(m.getResult(0))) {
-              map.map(arg, ib.create<vector::LoadOp>(
-                                 loc, vec, operand,
-                                 ValueRange{blocks[j], idx(ib, loc, 0)})
-                               .getResult());
-            } else {
-              SmallVector<Value> cidx;
-              for (AffineExpr e : m.getResults())
-                cidx.push_back(
-                    idx(ib, loc, cast<AffineConstantExpr>(e).getValue()));
-              map.map(
-                  arg,
-                  ib.create<memref::LoadOp>(loc, operand, cidx).getResult());
-            }
-          }
-          v = vectorize::widenBody(ib, loc, body, map, {kLanes});
-        }
+        if (epilogue)
+          v = applyEpilogue(ib, loc, epilogue, out, v, pos, blocks[j]);
         ib.create<vector::StoreOp>(loc, v, dest, pos);
       }
     }
@@ -625,24 +626,59 @@ bool padIsIdentity(Operation &op, Value pad) {
   return false;
 }
 
+/// Depthwise weights [c, 1, kh, kw] as a constant [c / 16][kh][kw][16]:
+/// each tap's vector of a block's 16 channels.
+Value depthwiseWeights(OpBuilder &b, Location loc, Value w) {
+  memref::GlobalOp global = vectorize::constantGlobal(w);
+  if (!global)
+    return Value();
+  MemRefType type = global.getType();
+  int64_t c = type.getDimSize(0), kh = type.getDimSize(2),
+          kw = type.getDimSize(3);
+  if (type.getDimSize(1) != 1 || c % kLanes)
+    return Value();
+  auto packedType =
+      MemRefType::get({c / kLanes, kh, kw, kLanes}, type.getElementType());
+  return vectorize::derivedGlobal(
+      b, loc, global->getParentOfType<ModuleOp>(),
+      (global.getSymName() + "_blocked_taps").str(), packedType,
+      [&] {
+        std::optional<SmallVector<float>> v = fusion::elementsFloats(
+            cast<ElementsAttr>(*global.getInitialValue()));
+        SmallVector<float> packed(c * kh * kw);
+        int64_t at = 0;
+        for (int64_t o = 0; o < c / kLanes; ++o)
+          for (int64_t y = 0; y < kh; ++y)
+            for (int64_t x = 0; x < kw; ++x)
+              for (int64_t ci = 0; ci < kLanes; ++ci)
+                packed[at++] = (*v)[((o * kLanes + ci) * kh + y) * kw + x];
+        return DenseElementsAttr::get(
+            RankedTensorType::get(packedType.getShape(), type.getElementType()),
+            ArrayRef<float>(packed));
+      },
+      b.getI64IntegerAttr(64));
+}
+
 /// A blocked max or sum pool: tasks of one output row of an image's
 /// channel block; each output position's vector of 16 channels starts from
 /// the fill and takes the pool's op with each tap's vector. Where x is a
 /// padded copy whose pad leaves the op unchanged (a max pool's -inf), the
 /// source is read as it lies and taps on the padding skipped: border rows
 /// and columns unrolled over their own taps, inner positions 4 at a time.
-bool rewriteBlockedWindow(linalg::GenericOp g) {
+bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused) {
   if (!g.hasPureBufferSemantics() || g.getNumDpsInputs() != 2 ||
       g.getNumLoops() != 7)
     return false;
   Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   if (!staticBuffer(x) || !staticBuffer(out))
     return false;
-  Operation *prev = g->getPrevNode();
-  while (prev && isa<memref::AllocOp>(prev))
-    prev = prev->getPrevNode();
-  auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
-  if (!fill || fill.getDpsInits()[0] != out)
+  // A depthwise conv's second operand is its weights [c, 1, kh, kw] (a
+  // pool's only sizes the window): multiply-adds from the bias or fill,
+  // then the epilogue, as the blocked convs.
+  bool depthwise =
+      cast<MemRefType>(g.getDpsInputs()[1].getType()).getRank() == 4;
+  std::optional<BlockedInit> init = matchBlockedInit(g);
+  if (!init || (!depthwise && !init->scalar))
     return false;
   Block &body = g.getRegion().front();
   if (!vectorize::isScalarBodyBefore(body, g))
@@ -658,7 +694,10 @@ bool rewriteBlockedWindow(linalg::GenericOp g) {
   auto xt = cast<MemRefType>(x.getType());
   int64_t top = 0, left = 0, h = xt.getDimSize(2), w = xt.getDimSize(3);
   std::optional<PaddedCopy> pc = matchPaddedCopy(x, g);
-  if (pc && padIsIdentity(body.front(), pc->pad)) {
+  FloatAttr padAttr;
+  bool zeroPad = pc && matchPattern(pc->pad, m_Constant(&padAttr)) &&
+                 padAttr.getValue().isZero();
+  if (pc && (depthwise ? zeroPad : padIsIdentity(body.front(), pc->pad))) {
     x = pc->src;
     top = pc->top;
     left = pc->left;
@@ -679,11 +718,25 @@ bool rewriteBlockedWindow(linalg::GenericOp g) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   auto vec = VectorType::get({kLanes}, b.getF32Type());
+  Value wp;
+  linalg::GenericOp epilogue;
+  if (depthwise) {
+    wp = depthwiseWeights(b, loc, g.getDpsInputs()[1]);
+    if (!wp)
+      return false;
+    epilogue = findBlockedEpilogue(g);
+  }
+  Value dest = epilogue ? epilogue.getDpsInits()[0] : out;
   scf::ForOp tasks = taskLoop(b, loc, n * cb * oh, vectorize::kParallelElements,
                               ow * kLanes * kh * kw);
   OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
   SmallVector<Value> at = digits(tb, loc, tasks.getInductionVar(), {n, cb, oh});
-  Value start = tb.create<vector::BroadcastOp>(loc, vec, fill.getInputs()[0]);
+  Value start =
+      init->bias
+          ? tb.create<vector::LoadOp>(loc, vec, init->bias,
+                                      ValueRange{at[1], idx(tb, loc, 0)})
+                .getResult()
+          : tb.create<vector::BroadcastOp>(loc, vec, init->scalar).getResult();
   // x's row of kernel row 0 (before the padding's offset).
   Value inRow0 = tb.create<arith::MulIOp>(loc, at[2], idx(tb, loc, sh));
   Value zero = idx(tb, loc, 0);
@@ -707,6 +760,13 @@ bool rewriteBlockedWindow(linalg::GenericOp g) {
               idx(pb, loc, xk * dw - left));
           Value v = pb.create<vector::LoadOp>(
               loc, vec, x, ValueRange{at[0], at[1], inRow, col, zero});
+          if (depthwise) {
+            Value wv = pb.create<vector::LoadOp>(
+                loc, vec, wp,
+                ValueRange{at[1], idx(pb, loc, y), idx(pb, loc, xk), zero});
+            acc[p] = pb.create<vector::FMAOp>(loc, v, wv, acc[p]);
+            continue;
+          }
           if (isMax) {
             acc[p] = vectorize::poolMaxF32(pb, loc, v, acc[p]);
             continue;
@@ -718,12 +778,15 @@ bool rewriteBlockedWindow(linalg::GenericOp g) {
         }
       }
     }
-    for (int64_t p = 0; p < count; ++p)
-      pb.create<vector::StoreOp>(
-          loc, acc[p], out,
-          ValueRange{at[0], at[1], at[2],
-                     pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, p)),
-                     zero});
+    for (int64_t p = 0; p < count; ++p) {
+      SmallVector<Value> pos = {
+          at[0], at[1], at[2],
+          pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, p)), zero};
+      Value v = acc[p];
+      if (epilogue)
+        v = applyEpilogue(pb, loc, epilogue, out, v, pos, at[1]);
+      pb.create<vector::StoreOp>(loc, v, dest, pos);
+    }
   };
   // Columns whose taps all read the source: [innerLo, innerHi).
   int64_t innerLo = 0, innerHi = ow;
@@ -791,8 +854,14 @@ bool rewriteBlockedWindow(linalg::GenericOp g) {
     std::swap(rowsOf[most], rowsOf.back());
   }
   byPair(tb, 0);
-  fill.erase();
+  init->op->erase();
+  if (epilogue) {
+    epilogue.erase();
+    ++fused;
+  }
   g.erase();
+  if (dest != out)
+    vectorize::eraseIfWriteOnly(out);
   if (pc) {
     Value padded = pc->ops.front()->getOperand(1);
     for (Operation *op : pc->ops)
@@ -827,7 +896,7 @@ struct CpuVectorizeBlockedPass
     for (linalg::GenericOp g : convs)
       done[0] += rewriteBlockedConv(g, fused);
     for (linalg::GenericOp g : windows)
-      done[1] += rewriteBlockedWindow(g);
+      done[1] += rewriteBlockedWindow(g, fused);
     for (linalg::GenericOp g : to)
       done[2] += rewriteReorder(g, /*toBlocked=*/true);
     for (linalg::GenericOp g : from)
@@ -839,11 +908,11 @@ struct CpuVectorizeBlockedPass
     // (For `kiln compile --report`.)
     fusion::Counters counters;
     counters["blocked_convs"] = done[0];
-    counters["blocked_pools"] = done[1];
+    counters["blocked_windows"] = done[1];
     counters["blocked_epilogues"] = fused;
     counters["layout_reorders"] = done[2];
     fusion::recordCounters(getOperation(), counters,
-                           {"blocked_convs", "blocked_pools",
+                           {"blocked_convs", "blocked_windows",
                             "blocked_epilogues", "layout_reorders"});
   }
 };

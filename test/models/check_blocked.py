@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Conv chains on the channel-blocked layout (kiln-cpu-block-channels:
 [n, c / 16, h, w, 16] on AVX-512) against ONNX Runtime: 3x3, 1x1, 5x5
-and 7x7 convs, a stem reading its 3-channel NCHW image as it lies, stride 2 and dilation 2, a bias or none, fused Relu and
+and 7x7 convs, a stem reading its 3-channel NCHW image as it lies, depthwise 3x3 convs
+(stride 1 and 2, with ReLU6), stride 2 and dilation 2, a bias or none, fused Relu and
 Sigmoid, residual Adds, per-channel and per-position operands; max pools
 (padded, ceil mode) and average pools (count_include_pad 0 and 1) inside
 a chain; channel concats of blocked parts and of a part that enters the
@@ -119,8 +120,41 @@ def stem(path, n, h):
     return g.save(path, [n, 3, h, h], y)
 
 
+def inverted_residual(path, n, h):
+    """MobileNet-style blocks on blocks: 1x1 expand, 3x3 depthwise (stride
+    1 and 2, a bias or none) with Clip (ReLU6), 1x1 project, residual Add."""
+    g = Graph(5)
+
+    def dw(name, x, c, stride, bias=True):
+        ins = [x, g.const(name + "_w", (c, 1, 3, 3), 0.3)]
+        if bias:
+            ins.append(g.const(name + "_b", (c,)))
+        y = g.node("Conv", ins, name, kernel_shape=[3, 3], pads=[1] * 4,
+                   strides=[stride] * 2, group=c)
+        return g.node("Clip", [y, g.const(name + "_lo", (), 0.0), g.const(name + "_hi", (), 0.0)],
+                      name + "_clip")
+
+    # (Clip's bounds 0 and 6.)
+    a = g.conv("stem", "X", 16, 32, 3)
+    e = g.conv("e1", a, 32, 96, 1)
+    d = dw("d1", e, 96, 1)
+    p = g.conv("p1", d, 96, 32, 1, act=None)
+    r = g.node("Add", [p, a], "add")
+    e2 = g.conv("e2", r, 32, 64, 1)
+    d2 = dw("d2", e2, 64, 2, bias=False)
+    y = g.conv("p2", d2, 64, 48, 1, act=None)
+    for init in g.inits:
+        if init.name.endswith("_hi"):
+            init.CopyFrom(numpy_helper.from_array(np.array(6.0, np.float32), init.name))
+        if init.name.endswith("_lo"):
+            init.CopyFrom(numpy_helper.from_array(np.array(0.0, np.float32), init.name))
+    return g.save(path, [n, 16, h, h], y)
+
+
 # name: (make, batch, size)
 CASES = {
+    "inverted_residual_30x30_n2": (inverted_residual, 2, 30),
+    "inverted_residual_19x19": (inverted_residual, 1, 19),
     "stem_45x45_n2": (stem, 2, 45),
     "stem_64x64": (stem, 1, 64),
     "residual_23x23_n2": (residual, 2, 23),
