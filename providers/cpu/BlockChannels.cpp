@@ -164,6 +164,42 @@ std::optional<ConvParts> matchConvParts(linalg::GenericOp g) {
   return p;
 }
 
+/// The strides and dilations of a window generic on tensors of 6 loops,
+/// with two inputs, whose x map is (n, c, oh * sh + kh * dh, ow * sw + kw *
+/// dw) for loops n = 0, c = 1 and oh, kh, ow, kw at the given positions
+/// (the kernel loops the reductions).
+struct WindowLoops {
+  int64_t sh, sw, dh, dw;
+};
+
+std::optional<WindowLoops> matchWindowLoops(linalg::GenericOp g, unsigned oh,
+                                            unsigned kh, unsigned ow,
+                                            unsigned kw) {
+  if (!g.hasPureTensorSemantics() || g.getNumLoops() != 6 ||
+      g.getNumDpsInputs() != 2)
+    return std::nullopt;
+  for (auto [i, t] : llvm::enumerate(g.getIteratorTypesArray()))
+    if ((t == utils::IteratorType::reduction) != (i == kh || i == kw))
+      return std::nullopt;
+  AffineMap x = g.getIndexingMapsArray()[0];
+  if (x.getNumResults() != 4 || x.getNumSymbols())
+    return std::nullopt;
+  auto at = [&](unsigned loop, unsigned result) {
+    SmallVector<int64_t> v(6, 0);
+    v[loop] = 1;
+    return x.compose(v)[result];
+  };
+  WindowLoops w{at(oh, 2), at(ow, 3), at(kh, 2), at(kw, 3)};
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  if (x != AffineMap::get(6, 0,
+                          {d(0), d(1), d(oh) * w.sh + d(kh) * w.dh,
+                           d(ow) * w.sw + d(kw) * w.dw},
+                          ctx))
+    return std::nullopt;
+  return w;
+}
+
 /// A max or sum pool's generic (loops n, c, kh, kw, oh, ow; x read at (n,
 /// c, oh * sh + kh * dh, ow * sw + kw * dw), the window's shape a second
 /// input; one op of the window value and the output's in its body), its
@@ -176,37 +212,20 @@ struct PoolParts {
 };
 
 std::optional<PoolParts> matchPoolParts(linalg::GenericOp g) {
-  using utils::IteratorType;
-  if (!g.hasPureTensorSemantics() || g.getNumLoops() != 6 ||
-      g.getNumDpsInputs() != 2 ||
-      g.getIteratorTypesArray() !=
-          SmallVector<IteratorType>{
-              IteratorType::parallel, IteratorType::parallel,
-              IteratorType::reduction, IteratorType::reduction,
-              IteratorType::parallel, IteratorType::parallel})
-    return std::nullopt;
   MLIRContext *ctx = g.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  if (maps[1] != AffineMap::get(6, 0, {d(2), d(3)}, ctx) ||
-      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx) ||
-      maps[0].getNumResults() != 4 || maps[0].getNumSymbols())
+  // Loops n, c, kh, kw, oh, ow.
+  std::optional<WindowLoops> wl = matchWindowLoops(g, 4, 2, 5, 3);
+  if (!wl ||
+      g.getIndexingMapsArray()[1] != AffineMap::get(6, 0, {d(2), d(3)}, ctx) ||
+      g.getIndexingMapsArray()[2] !=
+          AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx))
     return std::nullopt;
-  auto at = [&](unsigned loop, unsigned result) {
-    SmallVector<int64_t> v(6, 0);
-    v[loop] = 1;
-    return maps[0].compose(v)[result];
-  };
   PoolParts p;
-  p.sh = at(4, 2);
-  p.sw = at(5, 3);
-  p.dh = at(2, 2);
-  p.dw = at(3, 3);
-  if (maps[0] != AffineMap::get(6, 0,
-                                {d(0), d(1), d(4) * p.sh + d(2) * p.dh,
-                                 d(5) * p.sw + d(3) * p.dw},
-                                ctx))
-    return std::nullopt;
+  p.sh = wl->sh;
+  p.sw = wl->sw;
+  p.dh = wl->dh;
+  p.dw = wl->dw;
   Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   if (!blockable(x.getType()) || !blockable(out.getType()))
     return std::nullopt;
@@ -278,39 +297,22 @@ struct DepthwiseParts {
 };
 
 std::optional<DepthwiseParts> matchDepthwiseParts(linalg::GenericOp g) {
-  using utils::IteratorType;
-  if (!g.hasPureTensorSemantics() || g.getNumLoops() != 6 ||
-      g.getNumDpsInputs() != 2 ||
-      g.getIteratorTypesArray() !=
-          SmallVector<IteratorType>{
-              IteratorType::parallel, IteratorType::parallel,
-              IteratorType::parallel, IteratorType::reduction,
-              IteratorType::reduction, IteratorType::parallel})
-    return std::nullopt;
   MLIRContext *ctx = g.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  if (maps[1] !=
+  // Loops n, c, oh, kh, kw, ow.
+  std::optional<WindowLoops> wl = matchWindowLoops(g, 2, 3, 5, 4);
+  if (!wl ||
+      g.getIndexingMapsArray()[1] !=
           AffineMap::get(
               6, 0, {d(1), getAffineConstantExpr(0, ctx), d(3), d(4)}, ctx) ||
-      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx) ||
-      maps[0].getNumResults() != 4 || maps[0].getNumSymbols())
+      g.getIndexingMapsArray()[2] !=
+          AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx))
     return std::nullopt;
-  auto at = [&](unsigned loop, unsigned result) {
-    SmallVector<int64_t> v(6, 0);
-    v[loop] = 1;
-    return maps[0].compose(v)[result];
-  };
   DepthwiseParts p;
-  p.sh = at(2, 2);
-  p.dh = at(3, 2);
-  p.sw = at(5, 3);
-  p.dw = at(4, 3);
-  if (maps[0] != AffineMap::get(6, 0,
-                                {d(0), d(1), d(2) * p.sh + d(3) * p.dh,
-                                 d(5) * p.sw + d(4) * p.dw},
-                                ctx))
-    return std::nullopt;
+  p.sh = wl->sh;
+  p.sw = wl->sw;
+  p.dh = wl->dh;
+  p.dw = wl->dw;
   Value x = g.getDpsInputs()[0], w = g.getDpsInputs()[1],
         out = g.getDpsInits()[0];
   Block &body = g.getRegion().front();
@@ -827,8 +829,9 @@ struct Blocker {
         concat(ins);
         continue;
       }
+      // (Another provider's ops stay as they are.)
       auto g = dyn_cast<linalg::GenericOp>(op);
-      if (!g)
+      if (!g || g->hasAttr(vectorize::kDeviceOpAttr))
         continue;
       if (std::optional<ConvParts> p = matchConvParts(g)) {
         conv(g, *p);

@@ -177,6 +177,10 @@ inline constexpr llvm::StringLiteral kPackedPanels = "kiln.packed_panels";
 /// output position's two taps (input indices and weights), which
 /// kiln-cpu-vectorize-upsample runs as rows.
 inline constexpr llvm::StringLiteral kLinearUpsample = "kiln.linear_upsample";
+/// On the structured ops another provider's partition produced (they run
+/// there, not on the CPU's kernels).
+inline constexpr llvm::StringLiteral kDeviceOpAttr = "kiln.device";
+
 // The channel-blocked layout (kiln-cpu-block-channels).
 /// Channels per block: [n, c / 16, h, w, 16].
 inline constexpr int64_t kBlockedLanes = 16;

@@ -268,6 +268,25 @@ Value blockedWeights(OpBuilder &b, Location loc, Value w, int64_t nb,
       b.getI64IntegerAttr(64));
 }
 
+/// Erases what a blocked kernel replaced: `g`, the op starting its output
+/// and its epilogue (counted in `fused`), then g's own output buffer when
+/// the epilogue's took its place.
+void eraseRewritten(linalg::GenericOp g, Operation *init,
+                    linalg::GenericOp epilogue, int64_t &fused) {
+  Value out = g.getDpsInits()[0];
+  init->erase();
+  if (epilogue) {
+    bool elsewhere = epilogue.getDpsInits()[0] != out;
+    epilogue.erase();
+    ++fused;
+    g.erase();
+    if (elsewhere)
+      vectorize::eraseIfWriteOnly(out);
+    return;
+  }
+  g.erase();
+}
+
 /// Epilogue `e` of a blocked kernel whose output `out` holds `v` at `pos`
 /// (block `block`): its other operands read at the same position (same
 /// shape), per block ([mb, 16]) or as scalars (constant indices).
@@ -554,15 +573,7 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
     OpBuilder nb2 = OpBuilder::atBlockBegin(rest.getBody());
     tile(nb2, rest.getInductionVar(), tileWidth - 1);
   }
-  init->op->erase();
-  if (epilogue) {
-    epilogue.erase();
-    ++fused;
-  }
-  g.erase();
-  // (The conv's own buffer, when the epilogue's output took its place.)
-  if (dest != out)
-    vectorize::eraseIfWriteOnly(out);
+  eraseRewritten(g, init->op, epilogue, fused);
   return true;
 }
 
@@ -854,14 +865,7 @@ bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused) {
     std::swap(rowsOf[most], rowsOf.back());
   }
   byPair(tb, 0);
-  init->op->erase();
-  if (epilogue) {
-    epilogue.erase();
-    ++fused;
-  }
-  g.erase();
-  if (dest != out)
-    vectorize::eraseIfWriteOnly(out);
+  eraseRewritten(g, init->op, epilogue, fused);
   if (pc) {
     Value padded = pc->ops.front()->getOperand(1);
     for (Operation *op : pc->ops)
