@@ -200,18 +200,21 @@ std::optional<WindowLoops> matchWindowLoops(linalg::GenericOp g, unsigned oh,
   return w;
 }
 
+/// A pool or depthwise conv: its strides and dilations, its input (maybe
+/// padded) and how its output starts.
+struct WindowParts {
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  PaddedInput in;
+  RankedTensorType paddedType;
+  Value bias, fillScalar; // (a pool: its fill)
+  bool depthwise = false;
+};
+
 /// A max or sum pool's generic (loops n, c, kh, kw, oh, ow; x read at (n,
 /// c, oh * sh + kh * dh, ow * sw + kw * dw), the window's shape a second
 /// input; one op of the window value and the output's in its body), its
 /// output started from a fill.
-struct PoolParts {
-  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
-  PaddedInput in;
-  RankedTensorType paddedType;
-  Value fillScalar;
-};
-
-std::optional<PoolParts> matchPoolParts(linalg::GenericOp g) {
+std::optional<WindowParts> matchPoolParts(linalg::GenericOp g) {
   MLIRContext *ctx = g.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   // Loops n, c, kh, kw, oh, ow.
@@ -221,7 +224,7 @@ std::optional<PoolParts> matchPoolParts(linalg::GenericOp g) {
       g.getIndexingMapsArray()[2] !=
           AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx))
     return std::nullopt;
-  PoolParts p;
+  WindowParts p;
   p.sh = wl->sh;
   p.sw = wl->sw;
   p.dh = wl->dh;
@@ -289,14 +292,7 @@ bool perChannelMap(AffineMap map, Value v, int64_t channels) {
 /// c, oh * sh + kh * dh, ow * sw + kw * dw), constant weights [c, 1, kh,
 /// kw]), its input maybe zero-padded, its output started from a bias or a
 /// fill.
-struct DepthwiseParts {
-  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
-  PaddedInput in;
-  RankedTensorType paddedType;
-  Value bias, fillScalar;
-};
-
-std::optional<DepthwiseParts> matchDepthwiseParts(linalg::GenericOp g) {
+std::optional<WindowParts> matchDepthwiseParts(linalg::GenericOp g) {
   MLIRContext *ctx = g.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   // Loops n, c, oh, kh, kw, ow.
@@ -308,7 +304,8 @@ std::optional<DepthwiseParts> matchDepthwiseParts(linalg::GenericOp g) {
       g.getIndexingMapsArray()[2] !=
           AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx))
     return std::nullopt;
-  DepthwiseParts p;
+  WindowParts p;
+  p.depthwise = true;
   p.sh = wl->sh;
   p.sw = wl->sw;
   p.dh = wl->dh;
@@ -473,8 +470,11 @@ struct Blocker {
                                            strides);
   }
 
-  void pool(linalg::GenericOp g, const PoolParts &p) {
-    begin();
+  /// A pool or depthwise conv on blocks: loops n, cb, oh, ow, ci
+  /// (parallel), kh, kw (reductions); a pool's second operand sizes the
+  /// window, a depthwise conv's weights are read as they lie.
+  void window(linalg::GenericOp g, const WindowParts &p) {
+    begin(/*isConv=*/p.depthwise);
     MLIRContext *ctx = b.getContext();
     Location loc = g.getLoc();
     Value xb = toBlocked(p.in.src, g);
@@ -482,22 +482,20 @@ struct Blocker {
     xb = padded(xb, p.in.src, p.paddedType, p.in.top, p.in.left, p.in.padValue,
                 loc);
     auto outType = blockedType(cast<RankedTensorType>(g.getResultTypes()[0]));
-    Value init = b.create<linalg::FillOp>(
-                      loc, p.fillScalar,
-                      b.create<tensor::EmptyOp>(loc, outType.getShape(),
-                                                outType.getElementType())
-                          .getResult())
-                     .getResult(0);
+    Value init = startedOutput(outType, p.bias, p.fillScalar, loc);
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    // Loops n, cb, oh, ow, ci (parallel), kh, kw (reductions).
     SmallVector<utils::IteratorType> iters = parallelIters(7);
     iters[5] = iters[6] = utils::IteratorType::reduction;
+    SmallVector<AffineExpr> second = {d(5), d(6)};
+    if (p.depthwise)
+      second = {d(1) * kBlockedLanes + d(4), getAffineConstantExpr(0, ctx),
+                d(5), d(6)};
     SmallVector<AffineMap> maps = {
         AffineMap::get(7, 0,
                        {d(0), d(1), d(2) * p.sh + d(5) * p.dh,
                         d(3) * p.sw + d(6) * p.dw, d(4)},
                        ctx),
-        AffineMap::get(7, 0, {d(5), d(6)}, ctx),
+        AffineMap::get(7, 0, second, ctx),
         AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
     auto bg = b.create<linalg::GenericOp>(
         loc, TypeRange{outType}, ValueRange{xb, g.getDpsInputs()[1]},
@@ -529,40 +527,6 @@ struct Blocker {
               nb.create<linalg::YieldOp>(l, args[0]);
             })
         .getResult(0);
-  }
-
-  /// A depthwise conv on blocks: loops n, cb, oh, ow, ci, kh, kw (as a
-  /// pool's), the weights read as they lie.
-  void depthwise(linalg::GenericOp g, const DepthwiseParts &p) {
-    begin(/*isConv=*/true);
-    MLIRContext *ctx = b.getContext();
-    Location loc = g.getLoc();
-    Value xb = toBlocked(p.in.src, g);
-    b.setInsertionPoint(g);
-    xb = padded(xb, p.in.src, p.paddedType, p.in.top, p.in.left, p.in.padValue,
-                loc);
-    auto outType = blockedType(cast<RankedTensorType>(g.getResultTypes()[0]));
-    Value init = startedOutput(outType, p.bias, p.fillScalar, loc);
-    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    SmallVector<utils::IteratorType> iters = parallelIters(7);
-    iters[5] = iters[6] = utils::IteratorType::reduction;
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(7, 0,
-                       {d(0), d(1), d(2) * p.sh + d(5) * p.dh,
-                        d(3) * p.sw + d(6) * p.dw, d(4)},
-                       ctx),
-        AffineMap::get(7, 0,
-                       {d(1) * kBlockedLanes + d(4),
-                        getAffineConstantExpr(0, ctx), d(5), d(6)},
-                       ctx),
-        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
-    auto bg = b.create<linalg::GenericOp>(
-        loc, TypeRange{outType}, ValueRange{xb, g.getDpsInputs()[1]},
-        ValueRange{init}, maps, iters, sameBody(g));
-    bg->setAttr(vectorize::kBlockedWindow, UnitAttr::get(ctx));
-    record(g.getResult(0), bg.getResult(0));
-    replace(g);
-    end();
   }
 
   void conv(linalg::GenericOp g, const ConvParts &p) {
@@ -837,14 +801,14 @@ struct Blocker {
         conv(g, *p);
         continue;
       }
-      if (std::optional<DepthwiseParts> p = matchDepthwiseParts(g)) {
-        depthwise(g, *p);
+      if (std::optional<WindowParts> p = matchDepthwiseParts(g)) {
+        window(g, *p);
         continue;
       }
       // (A pool joins a chain; alone it keeps its own kernels.)
-      if (std::optional<PoolParts> p = matchPoolParts(g);
+      if (std::optional<WindowParts> p = matchPoolParts(g);
           p && blocked.lookup(p->in.src)) {
-        pool(g, *p);
+        window(g, *p);
         continue;
       }
       elementwiseOp(g);
