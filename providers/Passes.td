@@ -343,7 +343,8 @@ def CpuVectorizeBlocked : Pass<"kiln-cpu-vectorize-blocked", "::mlir::ModuleOp">
   ];
   let statistics = [
     Statistic<"numConvs", "blocked-conv-kernels", "Blocked convs run as register tiles">,
-    Statistic<"numPools", "blocked-pool-kernels", "Blocked pools run on whole vectors">,
+    Statistic<"numPools", "blocked-window-kernels",
+              "Blocked pools and depthwise convs run on whole vectors">,
     Statistic<"numFused", "blocked-epilogues", "Elementwise ops fused into blocked convs' stores">,
     Statistic<"numReorders", "reorder-kernels", "Layout reorders run as transposes">
   ];

@@ -343,6 +343,7 @@ struct Blocker {
     SmallVector<Value> values; // NCHW values given a blocked twin
     unsigned parent;
     bool isConv = false, isReorder = false;
+    int64_t *kept = nullptr; // counted there when kept (pools, concats, ...)
   };
   SmallVector<Conversion> conversions;
   DenseMap<Value, unsigned> conversionOf; // blocked value -> conversion
@@ -475,6 +476,8 @@ struct Blocker {
   /// window, a depthwise conv's weights are read as they lie.
   void window(linalg::GenericOp g, const WindowParts &p) {
     begin(/*isConv=*/p.depthwise);
+    if (!p.depthwise)
+      conversions[active.back()].kept = &pools;
     MLIRContext *ctx = b.getContext();
     Location loc = g.getLoc();
     Value xb = toBlocked(p.in.src, g);
@@ -614,6 +617,7 @@ struct Blocker {
     if (!readsBlocked)
       return false;
     begin();
+    conversions[active.back()].kept = &elementwise;
     SmallVector<Value> ins;
     SmallVector<AffineMap> maps;
     for (auto [v, map] :
@@ -685,6 +689,7 @@ struct Blocker {
     auto bt = blockedType(whole);
     Location loc = first.getLoc();
     begin();
+    conversions[active.back()].kept = &concats;
     b.setInsertionPoint(parts.back());
     Value acc =
         b.create<tensor::EmptyOp>(loc, bt.getShape(), bt.getElementType());
@@ -768,6 +773,8 @@ struct Blocker {
       if (keep[i]) {
         convs += c.isConv;
         reorders += c.isReorder;
+        if (c.kept)
+          ++*c.kept;
         continue;
       }
       for (Operation *op : c.originals)
