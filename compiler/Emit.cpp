@@ -524,6 +524,10 @@ bool targetHasVnni(StringRef cpuName) {
 
 bool targetHasAvx2(StringRef cpuName) { return targetHas(cpuName, "+avx2"); }
 
+bool targetHasVbmi(StringRef cpuName) {
+  return targetHas(cpuName, "+avx512vbmi", 512);
+}
+
 bool targetHasAmx(StringRef cpuName) {
   return targetHas(cpuName, "+amx-tile,+amx-int8");
 }

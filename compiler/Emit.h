@@ -92,6 +92,9 @@ bool targetHasVnni(llvm::StringRef cpuName);
 bool targetHasAmx(llvm::StringRef cpuName);
 /// Whether --target-cpu has AVX2 (the 8-bit matmul kernel without VNNI).
 bool targetHasAvx2(llvm::StringRef cpuName);
+/// Whether --target-cpu has AVX-512 VBMI (vpermb: the 8-bit depthwise
+/// kernel's byte permutations).
+bool targetHasVbmi(llvm::StringRef cpuName);
 
 /// Translates the LLVM-dialect modules, adds the C-ABI descriptor and
 /// partition entry points, optimizes and returns one object file. With

@@ -399,6 +399,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
   int64_t vectorBits = targetVectorBits(options.targetCpu);
   bool vnni = targetHasVnni(options.targetCpu);
   bool amx = vnni && targetHasAmx(options.targetCpu);
+  bool vbmi = vnni && targetHasVbmi(options.targetCpu);
   // Without VNNI, dynamically quantized matmuls on AVX2's vpmaddwd.
   bool avx2 = !vnni && targetHasAvx2(options.targetCpu);
   // Without VNNI, 8-bit products would run on i32 loops, slower than the
@@ -527,6 +528,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
               ",kiln-cpu-integer-contractions{vnni=" +
               std::to_string(int(vnni)) + " amx=" + std::to_string(int(amx)) +
               " avx2=" + std::to_string(int(avx2)) +
+              " vbmi=" + std::to_string(int(vbmi)) +
               "},func.func(kiln-cpu-fuse-rows),"
               "kiln-cpu-vectorize-blocked{vector-bits=" +
               std::to_string(vectorBits) +

@@ -257,7 +257,18 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     2^31; vpmaddubsw's s16 sums would, and are not used).
     Without VNNI (option vnni=0) otherwise, or for other shapes, the
     generic stays on the naive loops, exact in i32. `kiln compile
-    --report`: int8_kernels, int8_amx_kernels, int8_epilogues.
+    --report`: int8_kernels, int8_amx_kernels, int8_epilogues,
+    int8_depthwise_vnni.
+    With VBMI as well (option vbmi=1), 2-D depthwise convs of u8 data (the
+    zero-point-padded copy) by constant s8 weights into i32 whose C starts
+    at 0 run on a VNNI kernel too: each thread copies a channel's plane,
+    padded, into scratch; per kernel row and group of 4 taps, one 64-byte
+    load of the plane and one vpermb put the 4 bytes each of 16 output
+    positions (of one row, or of several rows narrower than 16) in their
+    i32 lanes, and one vpdpbusd adds their products with the 4 weights
+    broadcast. Up to 8 such vectors run side by side; the epilogue is
+    applied in the stores as for convs. Other depthwise convs are left to
+    kiln-cpu-vectorize-contractions (in f32).
   }];
   let options = [
     Option<"vnni", "vnni", "bool", "true",
@@ -265,10 +276,15 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     Option<"amx", "amx", "bool", "false",
            "The target has AMX-INT8 (tile dot products of u8/s8 bytes)">,
     Option<"avx2", "avx2", "bool", "false",
-           "Without VNNI, the target has AVX2 (vpmaddwd on s16 pairs)">
+           "Without VNNI, the target has AVX2 (vpmaddwd on s16 pairs)">,
+    Option<"vbmi", "vbmi", "bool", "false",
+           "With VNNI, the target has AVX-512 VBMI (vpermb: any byte of a "
+           "register to any lane)">
   ];
   let statistics = [
     Statistic<"numKernels", "int8-kernels", "8-bit matmuls on VNNI kernels">,
+    Statistic<"numDepthwise", "int8-depthwise-vnni",
+              "8-bit depthwise convs on the VNNI depthwise kernel">,
     Statistic<"numAmxKernels", "int8-amx-kernels",
               "8-bit matmuls and convs on AMX tiles">,
     Statistic<"numEpilogues", "int8-epilogues",

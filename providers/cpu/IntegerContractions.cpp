@@ -266,11 +266,7 @@ Value convEpilogueValue(OpBuilder &b, const ConvEpilogue &ep, Value acc,
 
 } // namespace vectorize
 
-namespace {
-
-using namespace int8;
-using vectorize::ZeroInit;
-using vectorize::zeroInitBefore;
+namespace int8 {
 
 /// True when the body is `yield(out + extui(a) * extsi(b))` into i32 (the
 /// product's operands in either order).
@@ -308,7 +304,11 @@ std::optional<SmallVector<int8_t>> constantBytes(Value v) {
   return bytes;
 }
 
-} // namespace
+} // namespace int8
+
+using namespace int8;
+using vectorize::ZeroInit;
+using vectorize::zeroInitBefore;
 
 Value vectorize::floatWeights(OpBuilder &b, Location loc, Value w,
                               bool isUnsigned) {
@@ -332,7 +332,7 @@ Value vectorize::floatWeights(OpBuilder &b, Location loc, Value w,
       b.getI64IntegerAttr(64));
 }
 
-namespace {
+namespace int8 {
 
 /// `v` (identity layout) as a row-major [rows, cols] at element `offset`
 /// (a reinterpret_cast: loads through a collapse_shape would be folded into
@@ -350,6 +350,10 @@ Value rowMajor(OpBuilder &b, Location loc, Value v, OpFoldResult rows,
       loc, type, v, offset, ArrayRef<OpFoldResult>{rows, b.getIndexAttr(cols)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(cols), b.getIndexAttr(1)});
 }
+
+} // namespace int8
+
+namespace {
 
 /// `v` [d0, ..., dr-1] as [d0 * ... * dr-2, dr-1] (identity layout).
 Value asMatrix(OpBuilder &b, Location loc, Value v) {
@@ -609,6 +613,10 @@ Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
       b.getI64IntegerAttr(64));
 }
 
+} // namespace
+
+namespace int8 {
+
 /// The store hook applying `ep` for image `image`, C viewed per image as
 /// [channels, positions] (`rows`, `positions`).
 std::function<void(OpBuilder &, Location, Value, Value, Value, Value)>
@@ -650,6 +658,10 @@ convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
       sb.create<vector::StoreOp>(sl, y, out, ValueRange{row, col});
   };
 }
+
+} // namespace int8
+
+namespace {
 
 /// Rewrites `g` when it is an 8-bit 2-D conv (ConvInteger without zero
 /// points or pads) by constant weights: per image, each column tile of 64
@@ -1174,7 +1186,7 @@ struct CpuIntegerContractionsPass
       return;
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
-    int64_t n = 0, epilogues = 0;
+    int64_t n = 0, epilogues = 0, depthwise = 0;
     AmxTiles tiles{amx};
     // (A conv's rewrite erases the epilogue it applies: not visited then.)
     llvm::DenseSet<Operation *> erased;
@@ -1191,8 +1203,10 @@ struct CpuIntegerContractionsPass
         continue;
       }
       std::optional<vectorize::ConvEpilogue> epilogue;
-      if (rewriteConv(g, epilogue, tiles)) {
-        ++n;
+      bool dw = vbmi && rewriteDepthwise(g, epilogue);
+      depthwise += dw;
+      if (dw || rewriteConv(g, epilogue, tiles)) {
+        n += !dw;
         if (epilogue) {
           erased.insert(epilogue->op);
           epilogue->op.erase();
@@ -1202,12 +1216,16 @@ struct CpuIntegerContractionsPass
     }
     numKernels += n;
     numEpilogues += epilogues;
+    numDepthwise += depthwise;
     numAmxKernels += tiles.kernels;
     // For `kiln compile --report`.
     Builder b(&getContext());
     if (n)
       getOperation()->setAttr("kiln.report.int8_kernels",
                               b.getI64IntegerAttr(n));
+    if (depthwise)
+      getOperation()->setAttr("kiln.report.int8_depthwise_vnni",
+                              b.getI64IntegerAttr(depthwise));
     if (epilogues)
       getOperation()->setAttr("kiln.report.int8_epilogues",
                               b.getI64IntegerAttr(epilogues));

@@ -9,10 +9,16 @@
 #ifndef KILN_PROVIDERS_CPU_INTEGERKERNELS_H
 #define KILN_PROVIDERS_CPU_INTEGERKERNELS_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
 #include <functional>
+#include <optional>
+
+namespace kiln::vectorize {
+struct ConvEpilogue;
+} // namespace kiln::vectorize
 
 namespace kiln::int8 {
 
@@ -109,6 +115,30 @@ void forEachColumnTile(
     OpBuilder &b, Location loc, int64_t columns, int64_t perTile,
     function_ref<void(OpBuilder &, Location, Value, int64_t, int64_t)> body,
     int64_t lanes = kLanes, int64_t maxPanels = kPanels);
+
+// Shared by the matmul, conv and depthwise rewrites
+// (IntegerContractions.cpp).
+/// True when the body is `yield(out + extui(a) * extsi(b))` into i32 (the
+/// product's operands in either order).
+bool isU8S8MulAdd(linalg::GenericOp g);
+/// The bytes of `v` when it is a constant global of static shape.
+std::optional<SmallVector<int8_t>> constantBytes(Value v);
+/// `v` (identity layout) as a row-major [rows, cols] at element `offset`.
+Value rowMajor(OpBuilder &b, Location loc, Value v, OpFoldResult rows,
+               int64_t cols, OpFoldResult offset);
+/// The store hook applying `ep` for image `image`, C viewed per image as
+/// [channels, positions] (`rows`, `positions`): (builder, location,
+/// accumulator vector, channel, first position, lane mask or null).
+std::function<void(OpBuilder &, Location, Value, Value, Value, Value)>
+convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
+                  Value image, int64_t rows, int64_t positions);
+
+/// Rewrites `g` when it is an 8-bit depthwise conv (u8 data padded with
+/// its zero point, constant s8 weights, C starting at 0) that the VNNI
+/// depthwise kernel takes (IntegerDepthwise.cpp); `epilogue` is then the
+/// requantization applied in its stores, for the caller to erase.
+bool rewriteDepthwise(linalg::GenericOp g,
+                      std::optional<vectorize::ConvEpilogue> &epilogue);
 
 } // namespace kiln::int8
 
