@@ -5,10 +5,11 @@
 // its zero point). Widened to f32 (the generic depthwise loops), a tap
 // costs a conversion and an FMA per 16 positions, and mobilenet_v2's
 // 8-bit depthwise convs ran up to 2x slower than its f32 ones. Here four
-// taps of a kernel row go in one vpdpbusd: per kernel row, a 64-byte load
-// of the channel plane and one byte permutation (vpermb) place the four
-// input bytes of each of 16 output positions in its i32 lane, against the
-// four weights broadcast.
+// taps of a kernel row go in one vpdpbusd: a 64-byte load of the source
+// row and one two-register byte permutation (vpermt2b) with a register of
+// the pad value put the four input bytes of each of 16 output positions
+// in its i32 lane, against the four weights broadcast. The padded copy is
+// never written: taps on the padding pick the pad register's bytes.
 //
 //===----------------------------------------------------------------------===//
 #include "providers/cpu/IntegerKernels.h"
@@ -17,33 +18,48 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace kiln::int8 {
 
 namespace {
 
-/// How one channel's output positions map onto 16-lane vectors: `rows`
-/// output rows of `cols` positions each (several rows only when one holds
-/// the whole width), `chunks` vectors across a row. Lane j reads the bytes
-/// at offsets `lane(j) + tap * dw` of the window loaded for its vector.
-struct Lanes {
-  int64_t rows, cols, chunks;
+// Byte 0 of the second operand of a permutation: the pad register.
+constexpr int64_t kPadByte = 64;
+
+/// The conv's geometry on the unpadded source.
+struct Shape {
+  int64_t oh, ow, kh, kw, sh, sw, dh, dw; // output, window, strides, dilations
+  int64_t srcH, srcW, top, left;          // source plane, its padding
+  int64_t groups;                         // dwords of taps per kernel row
 };
 
-/// The lanes for output width `ow`, `oh` rows, when each vector's bytes
-/// (stride `sw`, `rowStep` bytes between output rows, taps up to `maxTap`
-/// bytes on) fit in one 64-byte window.
-std::optional<Lanes> lanesFor(int64_t oh, int64_t ow, int64_t sw,
-                              int64_t rowStep, int64_t maxTap) {
-  int64_t cols = std::min({kLanes, ow, (63 - maxTap) / sw + 1});
-  if (cols < 1)
-    return std::nullopt;
-  int64_t rows = 1;
-  while (cols == ow && rows < oh && (rows + 1) * ow <= kLanes &&
-         rows * rowStep + sw * (ow - 1) + maxTap <= 63)
-    ++rows;
-  return Lanes{rows, cols, int64_t(llvm::divideCeil(ow, cols))};
+/// Lane j's four bytes (taps 4q .. 4q+3 of kernel row `ky`) as indices
+/// into a window holding source row bytes from column `base` on (the
+/// pad register past 63), for output positions `pos(j)` (row, column);
+/// nothing if a byte lies outside the window.
+std::optional<SmallVector<int64_t>>
+permutation(const Shape &s, int64_t q, int64_t base,
+            function_ref<std::optional<std::pair<int64_t, int64_t>>(int64_t)>
+                pos,
+            function_ref<std::optional<int64_t>(int64_t, int64_t)> at) {
+  SmallVector<int64_t> perm(64, kPadByte);
+  for (int64_t j = 0; j < kLanes; ++j) {
+    std::optional<std::pair<int64_t, int64_t>> p = pos(j);
+    for (int64_t t = 0; p && t < 4 && 4 * q + t < s.kw; ++t) {
+      int64_t sx = p->second * s.sw + (4 * q + t) * s.dw - s.left;
+      if (sx < 0 || sx >= s.srcW)
+        continue;
+      std::optional<int64_t> i = at(p->first, sx - base);
+      if (!i)
+        continue;
+      if (*i < 0 || *i > 63)
+        return std::nullopt;
+      perm[4 * j + t] = *i;
+    }
+  }
+  return perm;
 }
 
 } // namespace
@@ -61,34 +77,80 @@ bool rewriteDepthwise(linalg::GenericOp g,
         out = g.getDpsInits()[0];
   auto get = wv.getDefiningOp<memref::GetGlobalOp>();
   std::optional<SmallVector<int8_t>> w = constantBytes(wv);
-  auto xt = cast<MemRefType>(x.getType());
-  if (!get || !w || !xt.hasStaticShape())
-    return false;
-  const int64_t n = r[0], c = r[1], oh = r[2], kh = r[3], kw = r[4],
-                ow = r[5];
-  const int64_t hp = xt.getDimSize(2), wp = xt.getDimSize(3);
-  const int64_t groups = llvm::divideCeil(kw, 4), positions = oh * ow;
-  const int64_t maxTap = dm->dw * std::min<int64_t>(3, kw - 1);
-  std::optional<Lanes> lanes =
-      lanesFor(oh, ow, dm->sw, dm->sh * wp, maxTap);
-  // (Kernel rows' weights stay in registers.)
   std::optional<ZeroInit> zeroInit = zeroInitBefore(g, out);
-  if (!lanes || kh * groups > 16 || !zeroInit)
+  if (!get || !w || !zeroInit || !cast<MemRefType>(x.getType()).hasStaticShape())
     return false;
-  // Each thread copies a channel's plane (padded, when x is a padded copy)
-  // into scratch with room past its end for the last 64-byte loads. The
-  // outputs must not land on the source while other threads read it.
+  // The source without its padded copy where x is one.
   std::optional<PaddedSource> padded = matchPaddedSource(g, true);
+  if (padded && padded->inPlace)
+    padded.reset();
   Value src = padded ? padded->src : x;
+  auto srcType = cast<MemRefType>(src.getType());
+  const int64_t n = r[0], c = r[1];
+  Shape s{r[2],
+          r[5],
+          r[3],
+          r[4],
+          dm->sh,
+          dm->sw,
+          dm->dh,
+          dm->dw,
+          srcType.getDimSize(2),
+          srcType.getDimSize(3),
+          padded ? padded->top : 0,
+          padded ? padded->left : 0,
+          int64_t(llvm::divideCeil(r[4], 4))};
+  const int64_t positions = s.oh * s.ow;
+  // A plane of at most 64 bytes is one register, and a vector's 16 lanes
+  // any 16 positions; else each vector holds up to 16 of one output row,
+  // its bytes from one 64-byte load of the source row per tap group.
+  const bool wholePlane = s.srcH * s.srcW <= 64;
+  const int64_t maxTap = s.dw * std::min<int64_t>(3, s.kw - 1);
+  const int64_t cols =
+      wholePlane ? kLanes : std::min({kLanes, s.ow, (63 - maxTap) / s.sw + 1});
+  // (Kernel rows' weights stay in registers.)
+  if (cols < 1 || s.kh * s.groups > 16)
+    return false;
+  // Output chunks of a row: first column, lanes, and per tap group the
+  // first source column loaded and the permutation.
+  struct Chunk {
+    int64_t x0, lanes;
+    SmallVector<int64_t> base;
+    SmallVector<SmallVector<int64_t>> perm;
+  };
+  SmallVector<Chunk> chunks;
+  for (int64_t x0 = 0; !wholePlane && x0 < s.ow; x0 += cols) {
+    Chunk ch{x0, std::min(cols, s.ow - x0), {}, {}};
+    for (int64_t q = 0; q < s.groups; ++q) {
+      int64_t base = std::clamp<int64_t>(
+          x0 * s.sw + 4 * q * s.dw - s.left, 0, s.srcW - 1);
+      auto perm = permutation(
+          s, q, base,
+          [&](int64_t j) -> std::optional<std::pair<int64_t, int64_t>> {
+            if (j >= ch.lanes)
+              return std::nullopt;
+            return std::make_pair(int64_t(0), x0 + j);
+          },
+          [](int64_t, int64_t col) -> std::optional<int64_t> { return col; });
+      if (!perm)
+        return false;
+      ch.base.push_back(base);
+      ch.perm.push_back(*perm);
+    }
+    chunks.push_back(ch);
+  }
+  // The outputs must not land on the source while other threads read it.
+  // The epilogue may store into the source itself (bufferization reuses it
+  // at stride 1): each channel's outputs then overwrite only that channel,
+  // and its plane is read first (into a register, or copied to scratch:
+  // the next rows' windows reach back over output rows already stored).
   if (writesInto(SmallVector<Value>(g.getDpsInits()), src))
     return false;
-  // The epilogue may store into the source itself (bufferization reuses
-  // it at stride 1): each channel's outputs then overwrite only that
-  // channel's plane, which its thread has copied first.
   epilogue = matchConvEpilogue(g, out);
   Value epilogueOut =
       epilogue ? linalg::GenericOp(epilogue->op).getDpsInits()[0] : Value();
-  if (epilogueOut && epilogueOut != src && writesInto({epilogueOut}, src)) {
+  const bool inPlace = epilogueOut && epilogueOut == src;
+  if (epilogueOut && !inPlace && writesInto({epilogueOut}, src)) {
     epilogue.reset();
     return false;
   }
@@ -103,55 +165,44 @@ bool rewriteDepthwise(linalg::GenericOp g,
   auto i8 = b.getI8Type(), i32 = b.getI32Type();
   auto bytes64 = VectorType::get({64}, i8);
   auto i32x16 = VectorType::get({kLanes}, i32);
+  auto maskOf = [&](OpBuilder &ib, int64_t on, int64_t lanes) -> Value {
+    SmallVector<bool> bits(lanes, false);
+    std::fill_n(bits.begin(), std::min(on, lanes), true);
+    return ib.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(VectorType::get({lanes}, ib.getI1Type()),
+                                    ArrayRef<bool>(bits)));
+  };
   // Weights as one dword per channel, kernel row and group of 4 taps
   // (byte t: tap 4 * group + t; zero past the row).
-  auto wType = MemRefType::get({c * kh * groups}, i32);
+  auto wType = MemRefType::get({c * s.kh * s.groups}, i32);
   Value wTable = derivedGlobal(
       b, loc, g->getParentOfType<ModuleOp>(),
       (get.getName() + "_dw_vnni").str(), wType,
       [&] {
-        SmallVector<int32_t> words(c * kh * groups, 0);
+        SmallVector<int32_t> words(c * s.kh * s.groups, 0);
         for (int64_t ch = 0; ch < c; ++ch)
-          for (int64_t i = 0; i < kh; ++i)
-            for (int64_t q = 0; q < groups; ++q) {
+          for (int64_t i = 0; i < s.kh; ++i)
+            for (int64_t q = 0; q < s.groups; ++q) {
               uint32_t word = 0;
-              for (int64_t t = 0; t < 4 && 4 * q + t < kw; ++t)
-                word |= uint32_t(uint8_t((*w)[(ch * kh + i) * kw + 4 * q + t]))
-                        << (8 * t);
-              words[(ch * kh + i) * groups + q] = int32_t(word);
+              for (int64_t t = 0; t < 4 && 4 * q + t < s.kw; ++t)
+                word |=
+                    uint32_t(uint8_t((*w)[(ch * s.kh + i) * s.kw + 4 * q + t]))
+                    << (8 * t);
+              words[(ch * s.kh + i) * s.groups + q] = int32_t(word);
             }
         return DenseElementsAttr::get(
             RankedTensorType::get(wType.getShape(), i32),
             ArrayRef<int32_t>(words));
       },
       b.getI64IntegerAttr(64));
-  // The byte permutation of group q's window: lane j's four bytes. Taps
-  // past the row read tap 0's byte (its weight is 0).
-  SmallVector<SmallVector<int64_t>> perms;
-  for (int64_t q = 0; q < groups; ++q) {
-    SmallVector<int64_t> perm(64, 0);
-    for (int64_t j = 0; j < lanes->rows * lanes->cols; ++j)
-      for (int64_t t = 0; t < 4; ++t)
-        perm[4 * j + t] = (j / lanes->cols) * dm->sh * wp +
-                          (j % lanes->cols) * dm->sw +
-                          (4 * q + t < kw ? t : 0) * dm->dw;
-    perms.push_back(perm);
-  }
-  // The plane: hp x wp bytes as x lays them out, then room for every
-  // window's 64 bytes and the row copies' whole-vector stores.
-  const int64_t lastWindow =
-      ((oh - 1) * dm->sh + (kh - 1) * dm->dh) * wp +
-      (lanes->chunks - 1) * lanes->cols * dm->sw + 4 * (groups - 1) * dm->dw;
-  auto srcType = cast<MemRefType>(src.getType());
-  const int64_t srcH = srcType.getDimSize(2), srcW = srcType.getDimSize(3);
-  const int64_t top = padded ? padded->top : 0,
-                left = padded ? padded->left : 0;
-  const int64_t copied = llvm::alignTo(srcW, 64);
-  const int64_t planeBytes = llvm::alignTo(
-      std::max(lastWindow + 64, (hp - 1) * wp + std::max(wp + 64, left + copied)),
-      64);
   Value pad = padded ? padded->pad
                      : b.create<arith::ConstantIntOp>(loc, 0, 8).getResult();
+  // Taps on the padding add pad x weight (the zero-point correction after
+  // counts them); with a zero pad they add nothing and are skipped.
+  std::optional<int64_t> padConst = getConstantIntValue(pad);
+  const bool zeroPad = padConst && *padConst == 0;
+  Value zeros = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(i32x16, b.getZeroAttr(i32)));
   auto forLoop = [&](OpBuilder &ib, Value lb, Value ub, int64_t step,
                      function_ref<void(OpBuilder &, Value)> body) {
     return ib.create<scf::ForOp>(
@@ -161,146 +212,196 @@ bool rewriteDepthwise(linalg::GenericOp g,
           lb2.create<scf::YieldOp>(loc);
         });
   };
-  // Plane (image, ch): row by row, whole 64-byte stores (a row's last one
-  // runs into the next row, which is written after it).
-  auto buildPlane = [&](OpBuilder &pb, Value image, Value ch) -> Value {
-    Value plane = pb.create<memref::AllocOp>(
-        loc, MemRefType::get({planeBytes}, i8), pb.getI64IntegerAttr(64));
-    Value padVec = pb.create<vector::BroadcastOp>(loc, bytes64, pad);
-    auto padRun = [&](OpBuilder &rb, Value rowStart, int64_t from,
-                      int64_t to) {
-      for (int64_t at = from; at < to; at += 64)
-        rb.create<vector::StoreOp>(
-            loc, padVec, plane,
-            ValueRange{rb.create<arith::AddIOp>(loc, rowStart, idx(rb, at))});
-    };
-    auto padRows = [&](int64_t from, int64_t to) {
-      if (from < to)
-        forLoop(pb, idx(pb, from), idx(pb, to), 1, [&](OpBuilder &rb, Value i) {
-          padRun(rb, rb.create<arith::MulIOp>(loc, i, idx(rb, wp)), 0, wp);
-        });
-    };
-    padRows(0, top);
-    forLoop(pb, idx(pb, 0), idx(pb, srcH), 1, [&](OpBuilder &rb, Value i) {
-      Value rowStart = rb.create<arith::MulIOp>(
-          loc, rb.create<arith::AddIOp>(loc, i, idx(rb, top)), idx(rb, wp));
-      padRun(rb, rowStart, 0, left);
-      for (int64_t at = 0; at < srcW; at += 64) {
-        Value v = rb.create<vector::TransferReadOp>(
-            loc, bytes64, src, ValueRange{image, ch, i, idx(rb, at)}, pad,
-            ArrayRef<bool>{at + 64 <= srcW});
-        rb.create<vector::StoreOp>(
-            loc, v, plane,
-            ValueRange{
-                rb.create<arith::AddIOp>(loc, rowStart, idx(rb, left + at))});
-      }
-      padRun(rb, rowStart, left + copied, wp);
-    });
-    padRows(top + srcH, hp);
-    return plane;
+  auto dpbusd = [&](OpBuilder &kb, Value acc, Value bytes, Value weight) {
+    // (vpdpbusd: the second operand's bytes are unsigned.)
+    return kb
+        .create<LLVM::CallIntrinsicOp>(
+            loc, i32x16, kVpdpbusd,
+            ValueRange{acc, kb.create<vector::BitCastOp>(loc, i32x16, bytes),
+                       weight})
+        .getResult(0);
   };
-  Value zeros = b.create<arith::ConstantOp>(
-      loc, DenseElementsAttr::get(i32x16, b.getZeroAttr(i32)));
-  // Vectors per block: enough independent sums to hide vpdpbusd's latency.
-  const int64_t perBlock =
-      std::max<int64_t>(1, 8 / lanes->chunks); // row groups per block
-  const int64_t fullGroups = oh / lanes->rows,
-                lastRows = oh % lanes->rows;
-  forLoop(b, idx(b, 0), idx(b, n), 1, [&](OpBuilder &ib,
-                                                           Value image) {
+  forLoop(b, idx(b, 0), idx(b, n), 1, [&](OpBuilder &ib, Value image) {
     Value outN = epilogue ? Value()
                           : rowMajor(ib, loc, out, ib.getIndexAttr(c),
                                      positions,
                                      ib.create<arith::MulIOp>(
                                            loc, image, idx(ib, c * positions))
                                          .getResult());
-    auto store = epilogue
-                     ? convEpilogueStore(ib, loc, *epilogue, image, c, positions)
-                     : nullptr;
+    auto hook = epilogue
+                    ? convEpilogueStore(ib, loc, *epilogue, image, c, positions)
+                    : nullptr;
+    Value padVec = ib.create<vector::BroadcastOp>(loc, bytes64, pad);
     auto channels = forLoop(ib, idx(ib, 0), idx(ib, c), 1, [&](OpBuilder &cb,
                                                                Value ch) {
-      Value plane = buildPlane(cb, image, ch);
       SmallVector<Value> weights; // [kh][groups], broadcast
-      for (int64_t i = 0; i < kh; ++i)
-        for (int64_t q = 0; q < groups; ++q) {
+      for (int64_t i = 0; i < s.kh; ++i)
+        for (int64_t q = 0; q < s.groups; ++q) {
           Value at = cb.create<arith::AddIOp>(
-              loc, cb.create<arith::MulIOp>(loc, ch, idx(cb, kh * groups)),
-              idx(cb, i * groups + q));
+              loc, cb.create<arith::MulIOp>(loc, ch, idx(cb, s.kh * s.groups)),
+              idx(cb, i * s.groups + q));
           weights.push_back(cb.create<vector::BroadcastOp>(
               loc, i32x16,
               cb.create<memref::LoadOp>(loc, wTable, ValueRange{at})));
         }
-      // `count` row groups from output row `row0`, the last one `tailRows`
-      // rows when nonzero: every kernel row's taps for all of their
-      // vectors, then the stores.
-      auto block = [&](OpBuilder &kb, Value row0, int64_t count,
-                       int64_t tailRows) {
-        struct Vec {
-          int64_t rowOff, colOff, lanes;
-        };
-        SmallVector<Vec> vecs;
-        for (int64_t u = 0; u < count; ++u) {
-          int64_t rows = u + 1 == count && tailRows ? tailRows : lanes->rows;
-          for (int64_t k = 0; k < lanes->chunks; ++k) {
-            int64_t x0 = k * lanes->cols;
-            vecs.push_back({u * lanes->rows, x0,
-                            lanes->rows > 1
-                                ? rows * ow
-                                : std::min(lanes->cols, ow - x0)});
-          }
-        }
-        Value base = kb.create<arith::MulIOp>(loc, row0, idx(kb, dm->sh * wp));
-        SmallVector<Value> accs(vecs.size(), zeros);
-        for (int64_t i = 0; i < kh; ++i)
-          for (int64_t q = 0; q < groups; ++q)
-            for (auto [v, acc] : llvm::zip(vecs, accs)) {
-              int64_t off = (v.rowOff * dm->sh + i * dm->dh) * wp +
-                            v.colOff * dm->sw + 4 * q * dm->dw;
-              Value window = kb.create<vector::LoadOp>(
-                  loc, bytes64, plane,
-                  ValueRange{kb.create<arith::AddIOp>(loc, base, idx(kb, off))});
-              Value quads = kb.create<vector::BitCastOp>(
-                  loc, i32x16,
-                  kb.create<vector::ShuffleOp>(loc, window, window, perms[q]));
-              // (vpdpbusd: the second operand's bytes are unsigned.)
-              acc = kb.create<LLVM::CallIntrinsicOp>(
-                          loc, i32x16, kVpdpbusd,
-                          ValueRange{acc, quads, weights[i * groups + q]})
-                        .getResult(0);
-            }
-        for (auto [v, acc] : llvm::zip(vecs, accs)) {
-          Value p0 = kb.create<arith::AddIOp>(
-              loc, kb.create<arith::MulIOp>(loc, row0, idx(kb, ow)),
-              idx(kb, v.rowOff * ow + v.colOff));
-          Value mask;
-          if (v.lanes < kLanes) {
-            SmallVector<bool> on(kLanes, false);
-            std::fill_n(on.begin(), v.lanes, true);
-            mask = kb.create<arith::ConstantOp>(
-                loc, DenseElementsAttr::get(
-                         VectorType::get({kLanes}, kb.getI1Type()),
-                         ArrayRef<bool>(on)));
-          }
-          if (store)
-            store(kb, loc, acc, ch, p0, mask);
-          else if (mask)
-            kb.create<vector::MaskedStoreOp>(loc, outN, ValueRange{ch, p0},
-                                             mask, acc);
-          else
-            kb.create<vector::StoreOp>(loc, acc, outN, ValueRange{ch, p0});
-        }
+      auto store = [&](OpBuilder &kb, Value acc, Value p0, int64_t lanes) {
+        Value mask = lanes < kLanes ? maskOf(kb, lanes, kLanes) : Value();
+        if (hook)
+          hook(kb, loc, acc, ch, p0, mask);
+        else if (mask)
+          kb.create<vector::MaskedStoreOp>(loc, outN, ValueRange{ch, p0}, mask,
+                                           acc);
+        else
+          kb.create<vector::StoreOp>(loc, acc, outN, ValueRange{ch, p0});
       };
-      int64_t loops = fullGroups / perBlock;
-      if (loops)
-        forLoop(cb, idx(cb, 0), idx(cb, loops * perBlock * lanes->rows),
-                perBlock * lanes->rows, [&](OpBuilder &kb, Value row0) {
-                  block(kb, row0, perBlock, 0);
+      if (wholePlane) {
+        // The plane in one register (the pad past it), every vector's
+        // bytes a permutation of it and the pad register.
+        Value planes = rowMajor(cb, loc, src, cb.getIndexAttr(n * c),
+                                s.srcH * s.srcW, cb.getIndexAttr(0));
+        Value plane = cb.create<arith::AddIOp>(
+            loc, cb.create<arith::MulIOp>(loc, image, idx(cb, c)), ch);
+        Value reg = cb.create<vector::MaskedLoadOp>(
+            loc, bytes64, planes, ValueRange{plane, idx(cb, 0)},
+            maskOf(cb, s.srcH * s.srcW, 64), padVec);
+        for (int64_t p0 = 0; p0 < positions; p0 += kLanes) {
+          Value acc = zeros;
+          for (int64_t i = 0; i < s.kh; ++i)
+            for (int64_t q = 0; q < s.groups; ++q) {
+              auto perm = permutation(
+                  s, q, 0,
+                  [&](int64_t j) -> std::optional<std::pair<int64_t, int64_t>> {
+                    if (p0 + j >= positions)
+                      return std::nullopt;
+                    return std::make_pair((p0 + j) / s.ow, (p0 + j) % s.ow);
+                  },
+                  [&](int64_t y, int64_t sx) -> std::optional<int64_t> {
+                    int64_t sy = y * s.sh + i * s.dh - s.top;
+                    if (sy < 0 || sy >= s.srcH)
+                      return std::nullopt;
+                    return sy * s.srcW + sx;
+                  });
+              if (zeroPad && llvm::all_of(*perm, [](int64_t v) {
+                    return v == kPadByte;
+                  }))
+                continue;
+              acc = dpbusd(cb, acc,
+                           cb.create<vector::ShuffleOp>(loc, reg, padVec, *perm),
+                           weights[i * s.groups + q]);
+            }
+          store(cb, acc, idx(cb, p0), std::min(kLanes, positions - p0));
+        }
+        return;
+      }
+      // The channel's plane: the source's, or in place its copy.
+      Value from = src, fromImage = image, fromCh = ch;
+      if (inPlace) {
+        const int64_t bytes = s.srcH * s.srcW;
+        from = cb.create<memref::AllocOp>(
+            loc, MemRefType::get({1, 1, s.srcH, s.srcW}, i8),
+            cb.getI64IntegerAttr(64));
+        fromImage = fromCh = idx(cb, 0);
+        Value flat = rowMajor(cb, loc, src, cb.getIndexAttr(n * c), bytes,
+                              cb.getIndexAttr(0));
+        Value copy =
+            rowMajor(cb, loc, from, cb.getIndexAttr(1), bytes,
+                     cb.getIndexAttr(0));
+        Value plane = cb.create<arith::AddIOp>(
+            loc, cb.create<arith::MulIOp>(loc, image, idx(cb, c)), ch);
+        for (int64_t at = 0; at < bytes; at += 64) {
+          Value mask = at + 64 <= bytes ? Value() : maskOf(cb, bytes - at, 64);
+          SmallVector<Value> in{plane, idx(cb, at)}, to{idx(cb, 0), idx(cb, at)};
+          if (!mask) {
+            cb.create<vector::StoreOp>(
+                loc, cb.create<vector::LoadOp>(loc, bytes64, flat, in), copy,
+                to);
+            continue;
+          }
+          cb.create<vector::MaskedStoreOp>(
+              loc, copy, to, mask,
+              cb.create<vector::MaskedLoadOp>(loc, bytes64, flat, in, mask,
+                                              padVec));
+        }
+      }
+      // `count` output rows from `y0` (static: `staticY0`, which may
+      // reach the padding rows; else every kernel row is in the source):
+      // per kernel row and tap group, all their chunks, then the stores.
+      auto rows = [&](OpBuilder &kb, Value y0, int64_t count,
+                      std::optional<int64_t> staticY0) {
+        SmallVector<Value> accs(count * chunks.size(), zeros);
+        for (int64_t i = 0; i < s.kh; ++i)
+          for (int64_t u = 0; u < count; ++u) {
+            bool inRows = true;
+            if (staticY0) {
+              int64_t sy = (*staticY0 + u) * s.sh + i * s.dh - s.top;
+              inRows = sy >= 0 && sy < s.srcH;
+              if (!inRows && zeroPad)
+                continue;
+            }
+            Value sy;
+            if (inRows)
+              sy = kb.create<arith::AddIOp>(
+                  loc,
+                  kb.create<arith::MulIOp>(
+                      loc, kb.create<arith::AddIOp>(loc, y0, idx(kb, u)),
+                      idx(kb, s.sh)),
+                  idx(kb, i * s.dh - s.top));
+            for (auto [k, chunk] : llvm::enumerate(chunks))
+              for (int64_t q = 0; q < s.groups; ++q) {
+                Value &acc = accs[u * chunks.size() + k];
+                Value bytes = padVec;
+                if (inRows) {
+                  int64_t base = chunk.base[q];
+                  SmallVector<Value> at{fromImage, fromCh, sy, idx(kb, base)};
+                  Value window =
+                      base + 64 <= s.srcW
+                          ? kb.create<vector::LoadOp>(loc, bytes64, from, at)
+                                .getResult()
+                          : kb.create<vector::MaskedLoadOp>(
+                                  loc, bytes64, from, at,
+                                  maskOf(kb, s.srcW - base, 64), padVec)
+                                .getResult();
+                  bytes = kb.create<vector::ShuffleOp>(loc, window, padVec,
+                                                       chunk.perm[q]);
+                }
+                acc = dpbusd(kb, acc, bytes, weights[i * s.groups + q]);
+              }
+          }
+        for (int64_t u = 0; u < count; ++u)
+          for (auto [k, chunk] : llvm::enumerate(chunks)) {
+            Value p0 = kb.create<arith::AddIOp>(
+                loc,
+                kb.create<arith::MulIOp>(
+                    loc, kb.create<arith::AddIOp>(loc, y0, idx(kb, u)),
+                    idx(kb, s.ow)),
+                idx(kb, chunk.x0));
+            store(kb, accs[u * chunks.size() + k], p0, chunk.lanes);
+          }
+      };
+      // Rows whose every kernel row is in the source: [yLo, yHi).
+      int64_t yLo = std::min(s.oh, int64_t(llvm::divideCeil(s.top, s.sh)));
+      int64_t yHi = std::clamp<int64_t>(
+          llvm::divideFloorSigned(s.srcH - 1 + s.top - (s.kh - 1) * s.dh,
+                                  s.sh) +
+              1,
+          yLo, s.oh);
+      // Up to 8 vectors side by side (vpdpbusd's latency).
+      const int64_t perBlock =
+          std::max<int64_t>(1, 8 / int64_t(chunks.size()));
+      for (int64_t y = 0; y < yLo; y += perBlock)
+        rows(cb, idx(cb, y), std::min(perBlock, yLo - y), y);
+      int64_t blocks = (yHi - yLo) / perBlock;
+      if (blocks)
+        forLoop(cb, idx(cb, yLo), idx(cb, yLo + blocks * perBlock), perBlock,
+                [&](OpBuilder &kb, Value y0) {
+                  rows(kb, y0, perBlock, std::nullopt);
                 });
-      int64_t rest = fullGroups - loops * perBlock + (lastRows ? 1 : 0);
-      if (rest)
-        block(cb, idx(cb, loops * perBlock * lanes->rows), rest, lastRows);
+      if (int64_t rest = yHi - yLo - blocks * perBlock)
+        rows(cb, idx(cb, yLo + blocks * perBlock), rest, std::nullopt);
+      for (int64_t y = yHi; y < s.oh; y += perBlock)
+        rows(cb, idx(cb, y), std::min(perBlock, s.oh - y), y);
     });
-    if (c >= 2 && c * positions * kh * kw >= kParallelMultiplyAdds)
+    if (c >= 2 && c * positions * s.kh * s.kw >= kParallelMultiplyAdds)
       markParallel(channels, 1, 1);
   });
   g.erase();

@@ -73,7 +73,7 @@ def matmul_integer_runtime_b(path, x_shape, za, zb):
 
 
 def conv_integer(path, x_shape, w_shape, a_kind, za=None, pads=(1, 1, 1, 1), strides=(1, 1),
-                 group=1):
+                 group=1, dilations=(1, 1)):
     """Y = ConvInteger(X, W, za) with s8 weights, no weight zero point."""
     rng = np.random.default_rng(sum(w_shape))
     inits = [numpy_helper.from_array(rand(rng, w_shape, S8), "W")]
@@ -83,7 +83,7 @@ def conv_integer(path, x_shape, w_shape, a_kind, za=None, pads=(1, 1, 1, 1), str
         inputs.append("za")
     save(path, [helper.make_node("ConvInteger", inputs, ["Y"], pads=list(pads),
                                  strides=list(strides), kernel_shape=list(w_shape[2:]),
-                                 group=group)],
+                                 group=group, dilations=list(dilations))],
          [helper.make_tensor_value_info("X", a_kind, list(x_shape))], inits, TensorProto.INT32)
     return rand(rng, x_shape, a_kind)
 
@@ -327,6 +327,22 @@ CASES = {
                                group=16), 0),
     "conv_u8_depthwise_no_pads": (
         lambda p: conv_integer(p, (1, 8, 12, 20), (8, 1, 3, 3), U8, za=3, pads=(0, 0, 0, 0),
+                               group=8), 0),
+    # u8 depthwise on the VNNI kernel (AVX-512 VBMI): planes of up to 64
+    # bytes in one register, 16 positions a vector across rows, the pad
+    # (the zero point) picked from a second register; 7 x 7 windows (two
+    # tap groups a row) over rows of 50 (a last chunk of 2); dilation 2;
+    # stride 3; two images.
+    "conv_u8_depthwise_plane_register": (
+        lambda p: conv_integer(p, (2, 8, 7, 7), (8, 1, 3, 3), U8, za=5, group=8), 0),
+    "conv_u8_depthwise_7x7_window": (
+        lambda p: conv_integer(p, (1, 8, 16, 50), (8, 1, 7, 7), U8, za=200, pads=(3, 3, 3, 3),
+                               group=8), 0),
+    "conv_u8_depthwise_dilated": (
+        lambda p: conv_integer(p, (1, 16, 20, 30), (16, 1, 5, 5), U8, za=9, pads=(4, 4, 4, 4),
+                               group=16, dilations=(2, 2)), 0),
+    "conv_u8_depthwise_stride3": (
+        lambda p: conv_integer(p, (2, 8, 20, 61), (8, 1, 3, 3), U8, za=1, strides=(3, 3),
                                group=8), 0),
     # 8-bit max pools: stride 2 with pads (resnet's: planes of two phases;
     # 70 output columns: a full and a masked 64-byte chunk), stride 1 on

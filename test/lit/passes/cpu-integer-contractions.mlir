@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions=vnni=0 | FileCheck %s --check-prefix=NOVNNI
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions=amx=1 | FileCheck %s --check-prefix=AMX
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions="vnni=0 avx2=1" | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-integer-contractions=vbmi=1 | FileCheck %s --check-prefix=DW
 
 // MatMulInteger as the CPU provider lowers it (u8 A widened unsigned, s8 B
 // signed): B packed at compile time into [N/16][K/4][64] bytes, tiles of 6
@@ -388,6 +389,62 @@ func.func @amx_conv_no_fill(%x: memref<1x8x18x18xi8>, %out: memref<1x16x16x16xi3
   %w = memref.get_global @cw : memref<16x8x3x3xi8>
   linalg.generic {indexing_maps = [#mX, #mW, #mO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
       ins(%x, %w : memref<1x8x18x18xi8>, memref<16x8x3x3xi8>) outs(%out : memref<1x16x16x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %p = arith.muli %aw, %bw : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+// A depthwise conv of u8 data (a copy padded with its zero point 3) by
+// constant s8 weights, with VBMI (vbmi=1): the weights as one dword per
+// channel and kernel row (4 taps, the 4th 0). Per channel, the first and
+// last output rows (a kernel row on the pad rows: its taps the pad
+// register's bytes) unrolled, the inner 18 in a loop of blocks of 8 and 2
+// more, each row one vector of 12 positions: per kernel row one masked
+// 64-byte load of the unpadded source row, one two-register permutation
+// with the pad register (the pad columns: byte 64), one vpdpbusd. The
+// padded copy goes. Without VBMI the generic stays for
+// kiln-cpu-vectorize-contractions.
+// DW-LABEL: memref.global "private" constant @dw_dw_vnni : memref<6xi32> = dense<[197121, 394500, 591879, 16645887, 16448508, 16251129]>
+// DW-LABEL: func.func @depthwise
+// DW-NOT: memref.copy
+// DW: vector.broadcast %c3_i8 : i8 to vector<64xi8>
+// DW: scf.for
+// DW-COUNT-3: memref.load {{.*}} : memref<6xi32>
+// DW: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// DW: vector.maskedload %arg0{{.*}} : memref<1x2x20x12xi8>, vector<64xi1>, vector<64xi8> into vector<64xi8>
+// DW-NEXT: vector.shuffle {{.*}} [64, 0, 1, 64, 0, 1, 2, 64,
+// DW-NEXT: vector.bitcast {{.*}} : vector<64xi8> to vector<16xi32>
+// DW-NEXT: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// DW: vector.maskedstore {{.*}} : memref<2x240xi32, strided<[240, 1], offset: ?>>, vector<16xi1>, vector<16xi32>
+// DW: scf.for {{.*}} step %c8
+// DW-COUNT-24: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// DW-COUNT-8: vector.maskedstore
+// DW-NOT: linalg.generic
+// CHECK-LABEL: func.func @depthwise
+// CHECK: linalg.generic
+// CHECK-NOT: vpdpbusd
+memref.global "private" constant @dw : memref<2x1x3x3xi8> = dense<[[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]], [[[-1, -2, -3], [-4, -5, -6], [-7, -8, -9]]]]>
+#mX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh + kh, ow + kw)>
+#mW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#mO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+func.func @depthwise(%x: memref<1x2x20x12xi8>, %out: memref<1x2x20x12xi32>) {
+  %c3 = arith.constant 3 : i8
+  %c0 = arith.constant 0 : i32
+  %w = memref.get_global @dw : memref<2x1x3x3xi8>
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<1x2x22x14xi8>
+  linalg.fill ins(%c3 : i8) outs(%padded : memref<1x2x22x14xi8>)
+  %in = memref.subview %padded[0, 0, 1, 1] [1, 2, 20, 12] [1, 1, 1, 1] : memref<1x2x22x14xi8> to memref<1x2x20x12xi8, strided<[616, 308, 14, 1], offset: 15>>
+  memref.copy %x, %in : memref<1x2x20x12xi8> to memref<1x2x20x12xi8, strided<[616, 308, 14, 1], offset: 15>>
+  linalg.fill ins(%c0 : i32) outs(%out : memref<1x2x20x12xi32>)
+  linalg.generic {indexing_maps = [#mX, #mW, #mO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%padded, %w : memref<1x2x22x14xi8>, memref<2x1x3x3xi8>) outs(%out : memref<1x2x20x12xi32>) {
   ^bb0(%a: i8, %b: i8, %acc: i32):
     %aw = arith.extui %a : i8 to i32
     %bw = arith.extsi %b : i8 to i32
