@@ -39,11 +39,10 @@ struct Shape {
 /// into a window holding source row bytes from column `base` on (the
 /// pad register past 63), for output positions `pos(j)` (row, column);
 /// nothing if a byte lies outside the window.
-std::optional<SmallVector<int64_t>>
-permutation(const Shape &s, int64_t q, int64_t base,
-            function_ref<std::optional<std::pair<int64_t, int64_t>>(int64_t)>
-                pos,
-            function_ref<std::optional<int64_t>(int64_t, int64_t)> at) {
+std::optional<SmallVector<int64_t>> permutation(
+    const Shape &s, int64_t q, int64_t base,
+    function_ref<std::optional<std::pair<int64_t, int64_t>>(int64_t)> pos,
+    function_ref<std::optional<int64_t>(int64_t, int64_t)> at) {
   SmallVector<int64_t> perm(64, kPadByte);
   for (int64_t j = 0; j < kLanes; ++j) {
     std::optional<std::pair<int64_t, int64_t>> p = pos(j);
@@ -78,7 +77,8 @@ bool rewriteDepthwise(linalg::GenericOp g,
   auto get = wv.getDefiningOp<memref::GetGlobalOp>();
   std::optional<SmallVector<int8_t>> w = constantBytes(wv);
   std::optional<ZeroInit> zeroInit = zeroInitBefore(g, out);
-  if (!get || !w || !zeroInit || !cast<MemRefType>(x.getType()).hasStaticShape())
+  if (!get || !w || !zeroInit ||
+      !cast<MemRefType>(x.getType()).hasStaticShape())
     return false;
   // The source without its padded copy where x is one.
   std::optional<PaddedSource> padded = matchPaddedSource(g, true);
@@ -122,8 +122,8 @@ bool rewriteDepthwise(linalg::GenericOp g,
   for (int64_t x0 = 0; !wholePlane && x0 < s.ow; x0 += cols) {
     Chunk ch{x0, std::min(cols, s.ow - x0), {}, {}};
     for (int64_t q = 0; q < s.groups; ++q) {
-      int64_t base = std::clamp<int64_t>(
-          x0 * s.sw + 4 * q * s.dw - s.left, 0, s.srcW - 1);
+      int64_t base =
+          std::clamp<int64_t>(x0 * s.sw + 4 * q * s.dw - s.left, 0, s.srcW - 1);
       auto perm = permutation(
           s, q, base,
           [&](int64_t j) -> std::optional<std::pair<int64_t, int64_t>> {
@@ -222,185 +222,191 @@ bool rewriteDepthwise(linalg::GenericOp g,
         .getResult(0);
   };
   forLoop(b, idx(b, 0), idx(b, n), 1, [&](OpBuilder &ib, Value image) {
-    Value outN = epilogue ? Value()
-                          : rowMajor(ib, loc, out, ib.getIndexAttr(c),
-                                     positions,
-                                     ib.create<arith::MulIOp>(
-                                           loc, image, idx(ib, c * positions))
-                                         .getResult());
+    Value outN = epilogue
+                     ? Value()
+                     : rowMajor(ib, loc, out, ib.getIndexAttr(c), positions,
+                                ib.create<arith::MulIOp>(loc, image,
+                                                         idx(ib, c * positions))
+                                    .getResult());
     auto hook = epilogue
                     ? convEpilogueStore(ib, loc, *epilogue, image, c, positions)
                     : nullptr;
     Value padVec = ib.create<vector::BroadcastOp>(loc, bytes64, pad);
-    auto channels = forLoop(ib, idx(ib, 0), idx(ib, c), 1, [&](OpBuilder &cb,
-                                                               Value ch) {
-      SmallVector<Value> weights; // [kh][groups], broadcast
-      for (int64_t i = 0; i < s.kh; ++i)
-        for (int64_t q = 0; q < s.groups; ++q) {
-          Value at = cb.create<arith::AddIOp>(
-              loc, cb.create<arith::MulIOp>(loc, ch, idx(cb, s.kh * s.groups)),
-              idx(cb, i * s.groups + q));
-          weights.push_back(cb.create<vector::BroadcastOp>(
-              loc, i32x16,
-              cb.create<memref::LoadOp>(loc, wTable, ValueRange{at})));
-        }
-      auto store = [&](OpBuilder &kb, Value acc, Value p0, int64_t lanes) {
-        Value mask = lanes < kLanes ? maskOf(kb, lanes, kLanes) : Value();
-        if (hook)
-          hook(kb, loc, acc, ch, p0, mask);
-        else if (mask)
-          kb.create<vector::MaskedStoreOp>(loc, outN, ValueRange{ch, p0}, mask,
-                                           acc);
-        else
-          kb.create<vector::StoreOp>(loc, acc, outN, ValueRange{ch, p0});
-      };
-      if (wholePlane) {
-        // The plane in one register (the pad past it), every vector's
-        // bytes a permutation of it and the pad register.
-        Value planes = rowMajor(cb, loc, src, cb.getIndexAttr(n * c),
-                                s.srcH * s.srcW, cb.getIndexAttr(0));
-        Value plane = cb.create<arith::AddIOp>(
-            loc, cb.create<arith::MulIOp>(loc, image, idx(cb, c)), ch);
-        Value reg = cb.create<vector::MaskedLoadOp>(
-            loc, bytes64, planes, ValueRange{plane, idx(cb, 0)},
-            maskOf(cb, s.srcH * s.srcW, 64), padVec);
-        for (int64_t p0 = 0; p0 < positions; p0 += kLanes) {
-          Value acc = zeros;
+    auto channels =
+        forLoop(ib, idx(ib, 0), idx(ib, c), 1, [&](OpBuilder &cb, Value ch) {
+          SmallVector<Value> weights; // [kh][groups], broadcast
           for (int64_t i = 0; i < s.kh; ++i)
             for (int64_t q = 0; q < s.groups; ++q) {
-              auto perm = permutation(
-                  s, q, 0,
-                  [&](int64_t j) -> std::optional<std::pair<int64_t, int64_t>> {
-                    if (p0 + j >= positions)
-                      return std::nullopt;
-                    return std::make_pair((p0 + j) / s.ow, (p0 + j) % s.ow);
-                  },
-                  [&](int64_t y, int64_t sx) -> std::optional<int64_t> {
-                    int64_t sy = y * s.sh + i * s.dh - s.top;
-                    if (sy < 0 || sy >= s.srcH)
-                      return std::nullopt;
-                    return sy * s.srcW + sx;
-                  });
-              if (zeroPad && llvm::all_of(*perm, [](int64_t v) {
-                    return v == kPadByte;
-                  }))
-                continue;
-              acc = dpbusd(cb, acc,
-                           cb.create<vector::ShuffleOp>(loc, reg, padVec, *perm),
-                           weights[i * s.groups + q]);
-            }
-          store(cb, acc, idx(cb, p0), std::min(kLanes, positions - p0));
-        }
-        return;
-      }
-      // The channel's plane: the source's, or in place its copy.
-      Value from = src, fromImage = image, fromCh = ch;
-      if (inPlace) {
-        const int64_t bytes = s.srcH * s.srcW;
-        from = cb.create<memref::AllocOp>(
-            loc, MemRefType::get({1, 1, s.srcH, s.srcW}, i8),
-            cb.getI64IntegerAttr(64));
-        fromImage = fromCh = idx(cb, 0);
-        Value flat = rowMajor(cb, loc, src, cb.getIndexAttr(n * c), bytes,
-                              cb.getIndexAttr(0));
-        Value copy =
-            rowMajor(cb, loc, from, cb.getIndexAttr(1), bytes,
-                     cb.getIndexAttr(0));
-        Value plane = cb.create<arith::AddIOp>(
-            loc, cb.create<arith::MulIOp>(loc, image, idx(cb, c)), ch);
-        for (int64_t at = 0; at < bytes; at += 64) {
-          Value mask = at + 64 <= bytes ? Value() : maskOf(cb, bytes - at, 64);
-          SmallVector<Value> in{plane, idx(cb, at)}, to{idx(cb, 0), idx(cb, at)};
-          if (!mask) {
-            cb.create<vector::StoreOp>(
-                loc, cb.create<vector::LoadOp>(loc, bytes64, flat, in), copy,
-                to);
-            continue;
-          }
-          cb.create<vector::MaskedStoreOp>(
-              loc, copy, to, mask,
-              cb.create<vector::MaskedLoadOp>(loc, bytes64, flat, in, mask,
-                                              padVec));
-        }
-      }
-      // `count` output rows from `y0` (static: `staticY0`, which may
-      // reach the padding rows; else every kernel row is in the source):
-      // per kernel row and tap group, all their chunks, then the stores.
-      auto rows = [&](OpBuilder &kb, Value y0, int64_t count,
-                      std::optional<int64_t> staticY0) {
-        SmallVector<Value> accs(count * chunks.size(), zeros);
-        for (int64_t i = 0; i < s.kh; ++i)
-          for (int64_t u = 0; u < count; ++u) {
-            bool inRows = true;
-            if (staticY0) {
-              int64_t sy = (*staticY0 + u) * s.sh + i * s.dh - s.top;
-              inRows = sy >= 0 && sy < s.srcH;
-              if (!inRows && zeroPad)
-                continue;
-            }
-            Value sy;
-            if (inRows)
-              sy = kb.create<arith::AddIOp>(
+              Value at = cb.create<arith::AddIOp>(
                   loc,
-                  kb.create<arith::MulIOp>(
-                      loc, kb.create<arith::AddIOp>(loc, y0, idx(kb, u)),
-                      idx(kb, s.sh)),
-                  idx(kb, i * s.dh - s.top));
-            for (auto [k, chunk] : llvm::enumerate(chunks))
-              for (int64_t q = 0; q < s.groups; ++q) {
-                Value &acc = accs[u * chunks.size() + k];
-                Value bytes = padVec;
-                if (inRows) {
-                  int64_t base = chunk.base[q];
-                  SmallVector<Value> at{fromImage, fromCh, sy, idx(kb, base)};
-                  Value window =
-                      base + 64 <= s.srcW
-                          ? kb.create<vector::LoadOp>(loc, bytes64, from, at)
-                                .getResult()
-                          : kb.create<vector::MaskedLoadOp>(
-                                  loc, bytes64, from, at,
-                                  maskOf(kb, s.srcW - base, 64), padVec)
-                                .getResult();
-                  bytes = kb.create<vector::ShuffleOp>(loc, window, padVec,
-                                                       chunk.perm[q]);
+                  cb.create<arith::MulIOp>(loc, ch, idx(cb, s.kh * s.groups)),
+                  idx(cb, i * s.groups + q));
+              weights.push_back(cb.create<vector::BroadcastOp>(
+                  loc, i32x16,
+                  cb.create<memref::LoadOp>(loc, wTable, ValueRange{at})));
+            }
+          auto store = [&](OpBuilder &kb, Value acc, Value p0, int64_t lanes) {
+            Value mask = lanes < kLanes ? maskOf(kb, lanes, kLanes) : Value();
+            if (hook)
+              hook(kb, loc, acc, ch, p0, mask);
+            else if (mask)
+              kb.create<vector::MaskedStoreOp>(loc, outN, ValueRange{ch, p0},
+                                               mask, acc);
+            else
+              kb.create<vector::StoreOp>(loc, acc, outN, ValueRange{ch, p0});
+          };
+          if (wholePlane) {
+            // The plane in one register (the pad past it), every vector's
+            // bytes a permutation of it and the pad register.
+            Value planes = rowMajor(cb, loc, src, cb.getIndexAttr(n * c),
+                                    s.srcH * s.srcW, cb.getIndexAttr(0));
+            Value plane = cb.create<arith::AddIOp>(
+                loc, cb.create<arith::MulIOp>(loc, image, idx(cb, c)), ch);
+            Value reg = cb.create<vector::MaskedLoadOp>(
+                loc, bytes64, planes, ValueRange{plane, idx(cb, 0)},
+                maskOf(cb, s.srcH * s.srcW, 64), padVec);
+            for (int64_t p0 = 0; p0 < positions; p0 += kLanes) {
+              Value acc = zeros;
+              for (int64_t i = 0; i < s.kh; ++i)
+                for (int64_t q = 0; q < s.groups; ++q) {
+                  auto perm = permutation(
+                      s, q, 0,
+                      [&](int64_t j)
+                          -> std::optional<std::pair<int64_t, int64_t>> {
+                        if (p0 + j >= positions)
+                          return std::nullopt;
+                        return std::make_pair((p0 + j) / s.ow, (p0 + j) % s.ow);
+                      },
+                      [&](int64_t y, int64_t sx) -> std::optional<int64_t> {
+                        int64_t sy = y * s.sh + i * s.dh - s.top;
+                        if (sy < 0 || sy >= s.srcH)
+                          return std::nullopt;
+                        return sy * s.srcW + sx;
+                      });
+                  if (zeroPad && llvm::all_of(*perm, [](int64_t v) {
+                        return v == kPadByte;
+                      }))
+                    continue;
+                  acc = dpbusd(
+                      cb, acc,
+                      cb.create<vector::ShuffleOp>(loc, reg, padVec, *perm),
+                      weights[i * s.groups + q]);
                 }
-                acc = dpbusd(kb, acc, bytes, weights[i * s.groups + q]);
+              store(cb, acc, idx(cb, p0), std::min(kLanes, positions - p0));
+            }
+            return;
+          }
+          // The channel's plane: the source's, or in place its copy.
+          Value from = src, fromImage = image, fromCh = ch;
+          if (inPlace) {
+            const int64_t bytes = s.srcH * s.srcW;
+            from = cb.create<memref::AllocOp>(
+                loc, MemRefType::get({1, 1, s.srcH, s.srcW}, i8),
+                cb.getI64IntegerAttr(64));
+            fromImage = fromCh = idx(cb, 0);
+            Value flat = rowMajor(cb, loc, src, cb.getIndexAttr(n * c), bytes,
+                                  cb.getIndexAttr(0));
+            Value copy = rowMajor(cb, loc, from, cb.getIndexAttr(1), bytes,
+                                  cb.getIndexAttr(0));
+            Value plane = cb.create<arith::AddIOp>(
+                loc, cb.create<arith::MulIOp>(loc, image, idx(cb, c)), ch);
+            for (int64_t at = 0; at < bytes; at += 64) {
+              Value mask =
+                  at + 64 <= bytes ? Value() : maskOf(cb, bytes - at, 64);
+              SmallVector<Value> in{plane, idx(cb, at)},
+                  to{idx(cb, 0), idx(cb, at)};
+              if (!mask) {
+                cb.create<vector::StoreOp>(
+                    loc, cb.create<vector::LoadOp>(loc, bytes64, flat, in),
+                    copy, to);
+                continue;
               }
+              cb.create<vector::MaskedStoreOp>(
+                  loc, copy, to, mask,
+                  cb.create<vector::MaskedLoadOp>(loc, bytes64, flat, in, mask,
+                                                  padVec));
+            }
           }
-        for (int64_t u = 0; u < count; ++u)
-          for (auto [k, chunk] : llvm::enumerate(chunks)) {
-            Value p0 = kb.create<arith::AddIOp>(
-                loc,
-                kb.create<arith::MulIOp>(
-                    loc, kb.create<arith::AddIOp>(loc, y0, idx(kb, u)),
-                    idx(kb, s.ow)),
-                idx(kb, chunk.x0));
-            store(kb, accs[u * chunks.size() + k], p0, chunk.lanes);
-          }
-      };
-      // Rows whose every kernel row is in the source: [yLo, yHi).
-      int64_t yLo = std::min(s.oh, int64_t(llvm::divideCeil(s.top, s.sh)));
-      int64_t yHi = std::clamp<int64_t>(
-          llvm::divideFloorSigned(s.srcH - 1 + s.top - (s.kh - 1) * s.dh,
-                                  s.sh) +
-              1,
-          yLo, s.oh);
-      // Up to 8 vectors side by side (vpdpbusd's latency).
-      const int64_t perBlock =
-          std::max<int64_t>(1, 8 / int64_t(chunks.size()));
-      for (int64_t y = 0; y < yLo; y += perBlock)
-        rows(cb, idx(cb, y), std::min(perBlock, yLo - y), y);
-      int64_t blocks = (yHi - yLo) / perBlock;
-      if (blocks)
-        forLoop(cb, idx(cb, yLo), idx(cb, yLo + blocks * perBlock), perBlock,
-                [&](OpBuilder &kb, Value y0) {
-                  rows(kb, y0, perBlock, std::nullopt);
-                });
-      if (int64_t rest = yHi - yLo - blocks * perBlock)
-        rows(cb, idx(cb, yLo + blocks * perBlock), rest, std::nullopt);
-      for (int64_t y = yHi; y < s.oh; y += perBlock)
-        rows(cb, idx(cb, y), std::min(perBlock, s.oh - y), y);
-    });
+          // `count` output rows from `y0` (static: `staticY0`, which may
+          // reach the padding rows; else every kernel row is in the source):
+          // per kernel row and tap group, all their chunks, then the stores.
+          auto rows = [&](OpBuilder &kb, Value y0, int64_t count,
+                          std::optional<int64_t> staticY0) {
+            SmallVector<Value> accs(count * chunks.size(), zeros);
+            for (int64_t i = 0; i < s.kh; ++i)
+              for (int64_t u = 0; u < count; ++u) {
+                bool inRows = true;
+                if (staticY0) {
+                  int64_t sy = (*staticY0 + u) * s.sh + i * s.dh - s.top;
+                  inRows = sy >= 0 && sy < s.srcH;
+                  if (!inRows && zeroPad)
+                    continue;
+                }
+                Value sy;
+                if (inRows)
+                  sy = kb.create<arith::AddIOp>(
+                      loc,
+                      kb.create<arith::MulIOp>(
+                          loc, kb.create<arith::AddIOp>(loc, y0, idx(kb, u)),
+                          idx(kb, s.sh)),
+                      idx(kb, i * s.dh - s.top));
+                for (auto [k, chunk] : llvm::enumerate(chunks))
+                  for (int64_t q = 0; q < s.groups; ++q) {
+                    Value &acc = accs[u * chunks.size() + k];
+                    Value bytes = padVec;
+                    if (inRows) {
+                      int64_t base = chunk.base[q];
+                      SmallVector<Value> at{fromImage, fromCh, sy,
+                                            idx(kb, base)};
+                      Value window =
+                          base + 64 <= s.srcW
+                              ? kb.create<vector::LoadOp>(loc, bytes64, from,
+                                                          at)
+                                    .getResult()
+                              : kb.create<vector::MaskedLoadOp>(
+                                      loc, bytes64, from, at,
+                                      maskOf(kb, s.srcW - base, 64), padVec)
+                                    .getResult();
+                      bytes = kb.create<vector::ShuffleOp>(loc, window, padVec,
+                                                           chunk.perm[q]);
+                    }
+                    acc = dpbusd(kb, acc, bytes, weights[i * s.groups + q]);
+                  }
+              }
+            for (int64_t u = 0; u < count; ++u)
+              for (auto [k, chunk] : llvm::enumerate(chunks)) {
+                Value p0 = kb.create<arith::AddIOp>(
+                    loc,
+                    kb.create<arith::MulIOp>(
+                        loc, kb.create<arith::AddIOp>(loc, y0, idx(kb, u)),
+                        idx(kb, s.ow)),
+                    idx(kb, chunk.x0));
+                store(kb, accs[u * chunks.size() + k], p0, chunk.lanes);
+              }
+          };
+          // Rows whose every kernel row is in the source: [yLo, yHi).
+          int64_t yLo = std::min(s.oh, int64_t(llvm::divideCeil(s.top, s.sh)));
+          int64_t yHi = std::clamp<int64_t>(
+              llvm::divideFloorSigned(s.srcH - 1 + s.top - (s.kh - 1) * s.dh,
+                                      s.sh) +
+                  1,
+              yLo, s.oh);
+          // Up to 8 vectors side by side (vpdpbusd's latency).
+          const int64_t perBlock =
+              std::max<int64_t>(1, 8 / int64_t(chunks.size()));
+          for (int64_t y = 0; y < yLo; y += perBlock)
+            rows(cb, idx(cb, y), std::min(perBlock, yLo - y), y);
+          int64_t blocks = (yHi - yLo) / perBlock;
+          if (blocks)
+            forLoop(cb, idx(cb, yLo), idx(cb, yLo + blocks * perBlock),
+                    perBlock, [&](OpBuilder &kb, Value y0) {
+                      rows(kb, y0, perBlock, std::nullopt);
+                    });
+          if (int64_t rest = yHi - yLo - blocks * perBlock)
+            rows(cb, idx(cb, yLo + blocks * perBlock), rest, std::nullopt);
+          for (int64_t y = yHi; y < s.oh; y += perBlock)
+            rows(cb, idx(cb, y), std::min(perBlock, s.oh - y), y);
+        });
     if (c >= 2 && c * positions * s.kh * s.kw >= kParallelMultiplyAdds)
       markParallel(channels, 1, 1);
   });
