@@ -79,20 +79,18 @@ bool ownOutput(OpBuilder &b, Location loc, linalg::GenericOp e, Value src) {
   };
   std::function<bool(Value)> readAfter = [&](Value v) {
     return llvm::any_of(v.getUsers(), [&](Operation *u) {
-      return after(u) ||
-             llvm::any_of(u->getResults(), [&](Value r) {
+      return after(u) || llvm::any_of(u->getResults(), [&](Value r) {
                return isa<MemRefType>(r.getType()) && readAfter(r);
              });
     });
   };
   for (Operation *u : src.getUsers())
-    if (u != e && !after(u) &&
-        llvm::any_of(u->getResults(), [&](Value r) {
+    if (u != e && !after(u) && llvm::any_of(u->getResults(), [&](Value r) {
           return isa<MemRefType>(r.getType()) && readAfter(r);
         }))
       return false;
-  Value fresh = b.create<memref::AllocOp>(loc, alloc.getType(),
-                                          alloc.getAlignmentAttr());
+  Value fresh =
+      b.create<memref::AllocOp>(loc, alloc.getType(), alloc.getAlignmentAttr());
   src.replaceUsesWithIf(fresh, [&](OpOperand &use) {
     return use.getOwner() == e || after(use.getOwner());
   });
