@@ -195,9 +195,9 @@ bool rewriteDepthwise(linalg::GenericOp g,
   if (epilogue)
     loc = FusedLoc::get(g.getContext(), {loc, epilogue->op.getLoc()});
   // In place, a row's stores would overwrite source rows the next rows'
-  // windows still read: the epilogue gets a buffer of its own (copying
-  // each channel's plane to scratch first instead: 14x14 planes 38 against
-  // 21 ns a channel). A plane in one register is read before any store.
+  // windows still read: the epilogue gets a buffer of its own. (Copying
+  // each channel's plane to scratch first cost 38 ns a channel on 14x14
+  // planes, against 21.) A plane in one register is read before any store.
   if (inPlace && !wholePlane && !ownOutput(b, loc, epilogue->op, src)) {
     epilogue.reset();
     return false;
