@@ -6,7 +6,7 @@ channels in panels of 32, as direct tiles of 8 positions, or 7 or 6
 where those fill the plane (7x7, 14x14, 6x6), across output rows (1x1
 stride 1 only past whole vectors or with 64 channels or more),
 reading the input in place), against ONNX Runtime: 3x3, 1x1 and
-7x7 kernels, stride 1 and 2, dilation 2, with a bias or none, batch 1 and
+7x7 kernels, stride 1 and 2, dilation 2, grouped, with a bias or none, batch 1 and
 2 (also with the batch symbolic in the model: run-time images), with a
 fused Relu or Sigmoid or no activation, and residual Adds after them
 (the input's or another conv's). Compiled for the build
@@ -87,6 +87,10 @@ CASES = {
     "k3_c16_m100_9x11_nobias": (1, 16, 100, 3, 1, (9, 11), False, None),
     "k3_s2_c24_m255_15x15_n2": (2, 24, 255, 3, 2, 15, True, None),
     "k3_c40_m230_12x12_relu_runtime_batch": (3, 40, 230, 3, 1, 12, True, "Relu", 1, True),
+    # Grouped (ResNeXt's 32 groups of 4 channels, RegNet's groups of 8):
+    # threads take groups, each im2col-ing its own.
+    "k3_c128_m128_g32_28x28_relu_n2": (2, 128, 128, 3, 1, 28, True, "Relu", 1, False, 32),
+    "k3_s2_c64_m64_g8_29x29": (1, 64, 64, 3, 2, 29, False, None, 1, False, 8),
 }
 
 
@@ -114,13 +118,14 @@ def save_conv(path, x_shape, w, b, act, **attrs):
     onnx.save(model, path)
 
 
-def make(path, n, c, m, k, s, size, bias, act, dilation=1, symbolic=False):
+def make(path, n, c, m, k, s, size, bias, act, dilation=1, symbolic=False, group=1):
     ih, iw = size if isinstance(size, tuple) else (size, size)
     rng = np.random.default_rng(m * 100 + c)
-    w = (rng.standard_normal((m, c, k, k)) / np.sqrt(c * k * k)).astype(np.float32)
+    w = (rng.standard_normal((m, c // group, k, k)) / np.sqrt(c // group * k * k)).astype(
+        np.float32)
     b = rng.standard_normal(m, dtype=np.float32) if bias else None
     save_conv(path, ["N" if symbolic else n, c, ih, iw], w, b, act, strides=[s, s],
-              pads=[dilation * (k // 2)] * 4, dilations=[dilation, dilation])
+              pads=[dilation * (k // 2)] * 4, dilations=[dilation, dilation], group=group)
     return rng.standard_normal((n, c, ih, iw), dtype=np.float32)
 
 
