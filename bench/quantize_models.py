@@ -18,6 +18,11 @@ tool from the float models:
   bert_tiny_fp16     in float16: test/models/derive_models.py's to_fp16)
 
   python3 bench/quantize_models.py OUT_DIR MODELS_DIR
+  python3 bench/quantize_models.py --zoo ZOO_DIR
+      QDQ copies of zoo models (bench/export_zoo.py) as ZOO_DIR/NAME_qdq,
+      the same way: effnet_b0_lite and yolo_lite (SiLU as a QDQ Sigmoid
+      and Mul after each conv), mobilenet_v3_small (Hardswish, SE) and
+      resnet50_lite
 
 MODELS_DIR holds bert_tiny and resnet18 (model.onnx, test_data_set_0).
 Static quantization calibrates on four deterministic random inputs (token
@@ -91,7 +96,27 @@ def write_data_set(src_dir, model_path, out_dir):
             f.write(numpy_helper.from_array(y).SerializeToString())
 
 
+ZOO_QDQ = ("effnet_b0_lite", "yolo_lite", "mobilenet_v3_small", "resnet50_lite")
+
+
+def quantize_zoo(zoo):
+    for name in ZOO_QDQ:
+        src_dir = os.path.join(zoo, name)
+        if not os.path.exists(os.path.join(src_dir, "test_data_set_0")):
+            continue
+        src, dst_dir = os.path.join(src_dir, "model.onnx"), os.path.join(zoo, name + "_qdq")
+        dst = os.path.join(dst_dir, "model.onnx")
+        os.makedirs(dst_dir, exist_ok=True)
+        quantize_static(src, dst, RandomReader(src), quant_format=QuantFormat.QDQ,
+                        per_channel=True, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8)
+        write_data_set(src_dir, dst, dst_dir)
+        print(f"quantize_models: {dst}")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--zoo":
+        return quantize_zoo(sys.argv[2])
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     out, models = sys.argv[1], sys.argv[2]

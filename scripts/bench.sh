@@ -34,6 +34,11 @@ if $zoo; then
     need_torch
     python3 bench/export_zoo.py "$ZOO"
   fi
+  # QDQ copies of some (ONNX Runtime's quantization tool; timed against its
+  # int8 kernels).
+  if [ ! -f "$ZOO/resnet50_lite_qdq/test_data_set_0/output_0.pb" ]; then
+    python3 bench/quantize_models.py --zoo "$ZOO"
+  fi
   models=()
   for d in "$ZOO"/*/; do
     if [ -f "$d/test_data_set_0/output_0.pb" ]; then models+=("${d%/}"); fi
