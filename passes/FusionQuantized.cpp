@@ -287,6 +287,139 @@ struct QuantizeDequantizePair : CountedPattern<onnx::DequantizeLinearOp> {
   }
 };
 
+/// An 8-bit result that is an elementwise function of one 8-bit tensor
+/// alone: QuantizeLinear(f(DequantizeLinear(x))), f made of elementwise
+/// float ops on scalar constants, maybe through more quantize-dequantize
+/// pairs (a QDQ SiLU: Q(DQ(x) * DQ(Q(Sigmoid(DQ(x)))))). It takes 256
+/// values, so it is a table lookup: the table is the same ops on the 256
+/// values of x (kiln-fold-constants computes it, with the kernels the ops
+/// would run on), read by a Gather. Only where f costs more than a
+/// requantization (a sigmoid, tanh, exp, erf or hard-swish in it): in a
+/// conv's store, a QDQ SiLU cost as much as the conv's products.
+struct QuantizedLookup : CountedPattern<onnx::QuantizeLinearOp> {
+  using CountedPattern::CountedPattern;
+
+  /// Adds the ops computing `v` from `source` (set on the first leaf) to
+  /// `ops`; false if `v` is not such a function.
+  static bool collect(Value v, Value &source, SetVector<Operation *> &ops,
+                      bool &costly) {
+    // (A lookup's chain is a few ops: bounds the walk back from each
+    // quantize through a float model.)
+    if (ops.size() > 64)
+      return false;
+    if (auto c = constantAttr(v))
+      return c.getNumElements() == 1;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumResults() != 1)
+      return false;
+    if (ops.contains(def))
+      return true;
+    auto sameShape = [](Value r, Value src) {
+      auto t = staticTensor(r);
+      return t && src && t.getShape() == staticTensor(src).getShape();
+    };
+    if (auto dq = dyn_cast<onnx::DequantizeLinearOp>(def)) {
+      if (!activationDequantize(dq))
+        return false;
+      // Through a quantize of the same function first; else x is a leaf.
+      if (auto q = dq.getX().getDefiningOp<onnx::QuantizeLinearOp>()) {
+        SetVector<Operation *> inner = ops;
+        Value innerSource = source;
+        bool innerCostly = costly;
+        if (isScalarParam(q.getYScale()) && isScalarParam(q.getYZeroPoint()) &&
+            collect(q.getX(), innerSource, inner, innerCostly) &&
+            sameShape(q.getX(), innerSource)) {
+          ops = std::move(inner);
+          source = innerSource;
+          costly = innerCostly;
+          ops.insert(q);
+          ops.insert(dq);
+          return true;
+        }
+      }
+      // (Not a constant: kiln-fold-constants computes those, the tables
+      // built here among them.)
+      if ((source && source != dq.getX()) || constantAttr(dq.getX()))
+        return false;
+      source = dq.getX();
+      if (!staticTensor(source))
+        return false;
+      ops.insert(dq);
+      return true;
+    }
+    if (!isa<onnx::SigmoidOp, onnx::TanhOp, onnx::ExpOp, onnx::ErfOp,
+             onnx::HardSwishOp, onnx::HardSigmoidOp, onnx::ReluOp,
+             onnx::LeakyReluOp, onnx::ClipOp, onnx::MulOp, onnx::AddOp,
+             onnx::SubOp, onnx::DivOp>(def) ||
+        !cast<ShapedType>(v.getType()).getElementType().isF32())
+      return false;
+    for (Value o : def->getOperands())
+      if (!isNoneValue(o) && !collect(o, source, ops, costly))
+        return false;
+    if (!sameShape(v, source))
+      return false;
+    costly |= isa<onnx::SigmoidOp, onnx::TanhOp, onnx::ExpOp, onnx::ErfOp,
+                  onnx::HardSwishOp>(def);
+    ops.insert(def);
+    return true;
+  }
+
+  LogicalResult matchAndRewrite(onnx::QuantizeLinearOp q,
+                                PatternRewriter &rewriter) const override {
+    Value source;
+    SetVector<Operation *> ops;
+    bool costly = false;
+    auto yt = staticTensor(q.getY());
+    if (!yt || !isEightBit(yt) || !isScalarParam(q.getYScale()) ||
+        !isScalarParam(q.getYZeroPoint()) ||
+        !collect(q.getX(), source, ops, costly) || !costly || !source ||
+        staticTensor(source).getShape() != yt.getShape())
+      return rewriter.notifyMatchFailure(
+          q, "not an 8-bit function of one 8-bit tensor through costly ops");
+    // The 256 values of x, in the table's order.
+    auto xt = cast<IntegerType>(staticTensor(source).getElementType());
+    SmallVector<APInt> values;
+    for (int64_t i = 0; i < 256; ++i)
+      values.push_back(APInt(8, xt.isUnsigned() ? i : i - 128));
+    GraphBuilder g(rewriter, q.getLoc(), rewriter.getF32Type());
+    IRMapping map;
+    map.map(source, g.constant(DenseElementsAttr::get(
+                        RankedTensorType::get({256}, xt), values)));
+    SmallVector<Operation *> order(ops.begin(), ops.end());
+    order.push_back(q);
+    llvm::sort(order, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (Operation *op : order) {
+      Operation *c = rewriter.clone(*op, map);
+      for (Value r : c->getResults())
+        r.setType(UnrankedTensorType::get(getElementTypeOrSelf(r.getType())));
+      (void)onnx::inferShapesFor(c);
+    }
+    Type i32 = rewriter.getI32Type();
+    // (ONNX's INT32 is 6.)
+    Value table =
+        g.op("Cast", {map.lookup(q.getY())}, {g.attr("to", int64_t(6))}, i32);
+    Value index = g.op("Cast", {source}, {g.attr("to", int64_t(6))}, i32);
+    if (!xt.isUnsigned())
+      index = g.op("Add", {index, g.constant(DenseElementsAttr::get(
+                                      RankedTensorType::get({}, i32),
+                                      rewriter.getI32IntegerAttr(128)))});
+    Value looked =
+        g.op("Gather", {table, index}, {g.attr("axis", int64_t(0))}, i32);
+    // (Every index is 0..255 by its type: no range check.)
+    looked.getDefiningOp()->setAttr(kIndicesInRangeAttr,
+                                    rewriter.getUnitAttr());
+    // (ONNX's UINT8 is 2, INT8 3.)
+    Value y =
+        g.op("Cast", {looked},
+             {g.attr("to",
+                     int64_t(yt.getElementType().isUnsignedInteger() ? 2 : 3))},
+             yt.getElementType());
+    return replaceCounted(rewriter, q, y, counters, "fuse_quantized_lookup");
+  }
+};
+
 struct FuseQuantizedPass : public impl::FuseQuantizedBase<FuseQuantizedPass> {
   using Base::Base;
   void runOnOperation() override {
@@ -297,7 +430,7 @@ struct FuseQuantizedPass : public impl::FuseQuantizedBase<FuseQuantizedPass> {
     if (integerProducts)
       products.add<QuantizedMatMul, QuantizedGemm, QuantizedConv>(&getContext(),
                                                                   counters);
-    products.add<QuantizedMaxPool>(&getContext(), counters);
+    products.add<QuantizedMaxPool, QuantizedLookup>(&getContext(), counters);
     pairs.add<QuantizeDequantizePair>(&getContext(), counters);
     FrozenRewritePatternSet frozenProducts(std::move(products)),
         frozenPairs(std::move(pairs));
@@ -308,7 +441,7 @@ struct FuseQuantizedPass : public impl::FuseQuantizedBase<FuseQuantizedPass> {
     recordCounters(getOperation(), counters,
                    {"fuse_quantized_matmul", "fuse_quantized_gemm",
                     "fuse_quantized_conv", "fuse_quantized_maxpool",
-                    "fuse_quantize_dequantize"});
+                    "fuse_quantized_lookup", "fuse_quantize_dequantize"});
   }
 };
 

@@ -41,6 +41,10 @@ inline constexpr const char *kParallelTaskFnAttr = "kiln-parallel-task";
 /// trip count is known: a recurrent op's steps (kiln-decompose-recurrent),
 /// where unrolling a long sequence costs compile time and code size.
 inline constexpr const char *kKeepLoopAttr = "kiln.keep_loop";
+/// Marks an onnx.Gather whose indices are in range by construction
+/// (kiln-fuse-quantized's table lookups, indexed by 8-bit values): the
+/// lowering checks no range.
+inline constexpr const char *kIndicesInRangeAttr = "kiln.indices_in_range";
 
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"

@@ -139,7 +139,7 @@ def dynamic_mlp(path, rows, sizes, rows_dim=None):
     return rng.standard_normal((rows, sizes[0])).astype(np.float32)
 
 
-def quantize_static(float_path, path, data, per_channel, qoperator):
+def quantize_static(float_path, path, data, per_channel, qoperator, signed=False):
     """onnxruntime.quantization.quantize_static of the float model at
     `float_path`, calibrated on `data` (feeds of X): u8 activations, s8
     weights, the QDQ format or, with `qoperator`, the QOperator one
@@ -156,7 +156,8 @@ def quantize_static(float_path, path, data, per_channel, qoperator):
 
     quantize(float_path, path, Reader(),
              quant_format=QuantFormat.QOperator if qoperator else QuantFormat.QDQ,
-             per_channel=per_channel, activation_type=QuantType.QUInt8,
+             per_channel=per_channel,
+             activation_type=QuantType.QInt8 if signed else QuantType.QUInt8,
              weight_type=QuantType.QInt8)
     os.remove(float_path)
 
@@ -191,7 +192,8 @@ def static_mlp(path, rows, sizes, per_channel, qoperator=False, rows_dim=None):
     return data[0]
 
 
-def quantized_cnn(path, nodes, inits, shape, rng, per_channel, qoperator, batch_dim=None):
+def quantized_cnn(path, nodes, inits, shape, rng, per_channel, qoperator, batch_dim=None,
+                  signed=False):
     """The float graph of `nodes` (input X of `shape`, output Y) quantized
     by quantize_static, calibrated on three normal inputs; the first one.
     `batch_dim`: the input's batch declared by that name (a run-time
@@ -201,8 +203,29 @@ def quantized_cnn(path, nodes, inits, shape, rng, per_channel, qoperator, batch_
     dims = [batch_dim or shape[0]] + list(shape[1:])
     save(float_path, nodes, [helper.make_tensor_value_info("X", f, dims)], inits, f, opset=13)
     data = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
-    quantize_static(float_path, path, data, per_channel, qoperator)
+    quantize_static(float_path, path, data, per_channel, qoperator, signed)
     return data[0]
+
+
+def static_silu(path, signed=False):
+    """Conv + SiLU (x * Sigmoid(x)), Conv + Tanh, Conv, quantized by
+    quantize_static (QDQ): each activation a function of its conv's 8-bit
+    output alone, looked up in a table of its 256 values (u8, or s8 data
+    with `signed`)."""
+    rng = np.random.default_rng(13)
+
+    def w(name, shape):
+        return numpy_helper.from_array(
+            (rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))).astype(np.float32), name)
+    inits = [w("W0", (24, 8, 3, 3)), w("W1", (16, 24, 1, 1)), w("W2", (8, 16, 3, 3)),
+             numpy_helper.from_array(rng.standard_normal(24).astype(np.float32) * 0.3, "B0")]
+    nodes = [helper.make_node("Conv", ["X", "W0", "B0"], ["C0"], pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["C0"], ["S0"]),
+             helper.make_node("Mul", ["C0", "S0"], ["A0"]),
+             helper.make_node("Conv", ["A0", "W1"], ["C1"]),
+             helper.make_node("Tanh", ["C1"], ["A1"]),
+             helper.make_node("Conv", ["A1", "W2"], ["Y"], pads=[1, 1, 1, 1])]
+    return quantized_cnn(path, nodes, inits, (1, 8, 20, 20), rng, True, False, signed=signed)
 
 
 def static_cnn(path, per_channel, qoperator, batch_dim=None):
@@ -368,6 +391,10 @@ CASES = {
                               1e-4),
     "qdq_cnn_runtime_batch": (lambda p: static_cnn(p, True, qoperator=False, batch_dim="N"),
                               0.004),
+    # QDQ SiLU and Tanh after convs: table lookups (u8 and s8 data).
+    # (Within one step of the output scale, as the QDQ CNN.)
+    "qdq_silu_tanh": (lambda p: static_silu(p), 0.004),
+    "qdq_silu_tanh_s8": (lambda p: static_silu(p, signed=True), 0.004),
     "qop_depthwise": (lambda p: static_depthwise(p, qoperator=True), 1e-4),
     "qdq_depthwise": (lambda p: static_depthwise(p, qoperator=False), 1e-4),
     # mobilenet's: Clip to [0, 6], stride 2 over odd planes.

@@ -162,3 +162,44 @@ func.func @depthwise_wide_window(%x: tensor<1x2x30x30xf32>) -> tensor<1x2x8x8xf3
   %y = onnx.Conv(%a, %wd, %none) {group = 2 : i64} : (tensor<1x2x30x30xf32>, tensor<2x1x23x23xf32>, none) -> tensor<1x2x8x8xf32>
   return %y : tensor<1x2x8x8xf32>
 }
+
+// -----
+
+// A QDQ SiLU: Q(DQ(x) * DQ(Q(Sigmoid(DQ(x))))) is a function of the 8-bit
+// x alone: the same ops on x's 256 values (an arange constant, for
+// kiln-fold-constants to compute) make a table, which a Gather reads at
+// x (no range check: 8-bit indices), cast back to 8 bits. A requantized
+// Relu (no sigmoid, tanh, exp, erf or hard-swish) stays.
+// CHECK: kiln.report.fuse_quantized_lookup = 1
+// CHECK-LABEL: func.func @silu
+// CHECK: %[[X:.*]] = onnx.QuantizeLinear(%arg0,
+// CHECK: %[[V:.*]] = onnx.Constant() {value = dense<"0x000102{{.*}}FDFEFF"> : tensor<256xui8>}
+// CHECK: onnx.DequantizeLinear(%[[V]], {{.*}}) : {{.*}} -> tensor<256xf32>
+// CHECK: onnx.Sigmoid({{.*}}) : (tensor<256xf32>) -> tensor<256xf32>
+// CHECK: %[[T:.*]] = onnx.QuantizeLinear({{.*}}) : {{.*}} -> tensor<256xui8>
+// CHECK: %[[T32:.*]] = onnx.Cast(%[[T]]) {to = 6 : i64} : (tensor<256xui8>) -> tensor<256xi32>
+// CHECK: %[[I:.*]] = onnx.Cast(%[[X]]) {to = 6 : i64} : (tensor<1x4x5x5xui8>) -> tensor<1x4x5x5xi32>
+// CHECK: %[[G:.*]] = onnx.Gather(%[[T32]], %[[I]]) {kiln.indices_in_range}
+// CHECK: %[[Y:.*]] = onnx.Cast(%[[G]]) {to = 2 : i64} : (tensor<1x4x5x5xi32>) -> tensor<1x4x5x5xui8>
+// CHECK-NOT: onnx.Sigmoid
+// CHECK: onnx.Relu
+// CHECK: onnx.QuantizeLinear
+// CHECK: return %[[Y]]
+func.func @silu(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xui8>, tensor<1x4x5x5xui8>) {
+  %s = onnx.Constant() {value = dense<0.05> : tensor<f32>} : () -> tensor<f32>
+  %z = onnx.Constant() {value = dense<100> : tensor<ui8>} : () -> tensor<ui8>
+  %ss = onnx.Constant() {value = dense<0.0039> : tensor<f32>} : () -> tensor<f32>
+  %zs = onnx.Constant() {value = dense<0> : tensor<ui8>} : () -> tensor<ui8>
+  %so = onnx.Constant() {value = dense<0.03> : tensor<f32>} : () -> tensor<f32>
+  %zo = onnx.Constant() {value = dense<10> : tensor<ui8>} : () -> tensor<ui8>
+  %q = onnx.QuantizeLinear(%x, %s, %z) : (tensor<1x4x5x5xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x5x5xui8>
+  %d = onnx.DequantizeLinear(%q, %s, %z) : (tensor<1x4x5x5xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x5x5xf32>
+  %sg = onnx.Sigmoid(%d) : (tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %qs = onnx.QuantizeLinear(%sg, %ss, %zs) : (tensor<1x4x5x5xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x5x5xui8>
+  %ds = onnx.DequantizeLinear(%qs, %ss, %zs) : (tensor<1x4x5x5xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x5x5xf32>
+  %m = onnx.Mul(%ds, %d) : (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %y = onnx.QuantizeLinear(%m, %so, %zo) : (tensor<1x4x5x5xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x5x5xui8>
+  %r = onnx.Relu(%d) : (tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %yr = onnx.QuantizeLinear(%r, %so, %zo) : (tensor<1x4x5x5xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x5x5xui8>
+  return %y, %yr : tensor<1x4x5x5xui8>, tensor<1x4x5x5xui8>
+}
