@@ -169,7 +169,7 @@ func.func @depthwise_wide_window(%x: tensor<1x2x30x30xf32>) -> tensor<1x2x8x8xf3
 // x alone: the same ops on x's 256 values (an arange constant, for
 // kiln-fold-constants to compute) make a table, which a Gather reads at
 // x (no range check: 8-bit indices), cast back to 8 bits. A requantized
-// Relu (no sigmoid, tanh, exp, erf or hard-swish) stays.
+// Relu (no sigmoid, tanh, exp or erf) stays.
 // CHECK: kiln.report.fuse_quantized_lookup = 1
 // CHECK-LABEL: func.func @silu
 // CHECK: %[[X:.*]] = onnx.QuantizeLinear(%arg0,
