@@ -354,10 +354,17 @@ def FuseQuantized : Pass<"kiln-fuse-quantized", "::mlir::ModuleOp"> {
     same per-tensor parameters, left for float readers (Add, Relu, pools),
     becomes the same rounding in f32 (it vectorizes and fuses). A MaxPool
     between a DequantizeLinear and a QuantizeLinear with the same per-tensor
-    parameters (a positive scale) runs on the 8-bit data. Counts:
+    parameters (a positive scale) runs on the 8-bit data. A QuantizeLinear
+    (per tensor) of elementwise float ops on scalar constants whose only
+    other input is one DequantizeLinear'd 8-bit tensor x (maybe through more
+    quantize-dequantize pairs), with a Sigmoid, Tanh, Exp or Erf among them
+    (a QDQ SiLU: x * Sigmoid(x)), is a function of x's 256 values: it
+    becomes a Gather (marked kiln.indices_in_range: no range check) from a
+    table made of the same ops on an arange of x's type, which
+    kiln-fold-constants computes. Counts:
     `kiln.report.fuse_quantized_matmul`, `kiln.report.fuse_quantized_gemm`,
     `kiln.report.fuse_quantized_conv`, `kiln.report.fuse_quantized_maxpool`,
-    `kiln.report.fuse_quantize_dequantize`.
+    `kiln.report.fuse_quantized_lookup`, `kiln.report.fuse_quantize_dequantize`.
   }];
   let options = [
     Option<"integerProducts", "integer-products", "bool", "true",
