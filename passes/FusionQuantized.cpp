@@ -374,7 +374,10 @@ struct QuantizedLookup : CountedPattern<onnx::QuantizeLinearOp> {
     if (!yt || !isEightBit(yt) || !isScalarParam(q.getYScale()) ||
         !isScalarParam(q.getYZeroPoint()) ||
         !collect(q.getX(), source, ops, costly) || !costly || !source ||
-        staticTensor(source).getShape() != yt.getShape())
+        staticTensor(source).getShape() != yt.getShape() ||
+        llvm::any_of(ops, [&](Operation *op) {
+          return op->getBlock() != q->getBlock();
+        }))
       return rewriter.notifyMatchFailure(
           q, "not an 8-bit function of one 8-bit tensor through costly ops");
     // The 256 values of x, in the table's order.
