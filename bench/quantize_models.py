@@ -96,6 +96,15 @@ def write_data_set(src_dir, model_path, out_dir):
             f.write(numpy_helper.from_array(y).SerializeToString())
 
 
+def quantize(src, dst, qoperator):
+    """quantize_static: u8 activations, s8 weights per channel, the QDQ or
+    the QOperator format, calibrated on RandomReader's inputs."""
+    quantize_static(src, dst, RandomReader(src),
+                    quant_format=QuantFormat.QOperator if qoperator else QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
+
+
 ZOO_QDQ = ("effnet_b0_lite", "yolo_lite", "mobilenet_v3_small", "resnet50_lite")
 
 
@@ -107,9 +116,7 @@ def quantize_zoo(zoo):
         src, dst_dir = os.path.join(src_dir, "model.onnx"), os.path.join(zoo, name + "_qdq")
         dst = os.path.join(dst_dir, "model.onnx")
         os.makedirs(dst_dir, exist_ok=True)
-        quantize_static(src, dst, RandomReader(src), quant_format=QuantFormat.QDQ,
-                        per_channel=True, activation_type=QuantType.QUInt8,
-                        weight_type=QuantType.QInt8)
+        quantize(src, dst, qoperator=False)
         write_data_set(src_dir, dst, dst_dir)
         print(f"quantize_models: {dst}")
 
@@ -144,10 +151,7 @@ def main():
         elif kind == "dynamic":
             quantize_dynamic(src, dst, weight_type=QuantType.QInt8)
         else:
-            quantize_static(src, dst, RandomReader(src),
-                            quant_format=QuantFormat.QDQ if kind == "qdq" else QuantFormat.QOperator,
-                            per_channel=True, activation_type=QuantType.QUInt8,
-                            weight_type=QuantType.QInt8)
+            quantize(src, dst, qoperator=kind == "qop")
         write_data_set(src_dir, dst, dst_dir)
         print(f"quantize_models: {dst}")
 

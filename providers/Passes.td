@@ -261,13 +261,18 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     int8_depthwise_vnni.
     With VBMI as well (option vbmi=1), 2-D depthwise convs of u8 data (the
     zero-point-padded copy) by constant s8 weights into i32 whose C starts
-    at 0 run on a VNNI kernel too: each thread copies a channel's plane,
-    padded, into scratch; per kernel row and group of 4 taps, one 64-byte
-    load of the plane and one vpermb put the 4 bytes each of 16 output
-    positions (of one row, or of several rows narrower than 16) in their
-    i32 lanes, and one vpdpbusd adds their products with the 4 weights
-    broadcast. Up to 8 such vectors run side by side; the epilogue is
-    applied in the stores as for convs. Other depthwise convs are left to
+    at 0 run on a VNNI kernel too (IntegerDepthwise.cpp): per kernel row
+    and group of 4 taps, one 64-byte load of the unpadded source row
+    (masked inside the row) and one two-register byte permutation
+    (vpermt2b) with a register of the pad value put the 4 bytes each of 16
+    output positions of a row in their i32 lanes, and one vpdpbusd adds
+    their products with the 4 weights broadcast; a plane of up to 64 bytes
+    is one register, and a vector any 16 of its positions. Output rows
+    whose windows reach the pad rows are unrolled, the others run in
+    blocks of up to 8 vectors; the padded copy goes. The epilogue is
+    applied in the stores as for convs; where it would store into the
+    source itself, it gets a buffer of its own (the source's later
+    readers read that). Other depthwise convs are left to
     kiln-cpu-vectorize-contractions (in f32).
   }];
   let options = [
