@@ -532,6 +532,7 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
               "},func.func(kiln-cpu-fuse-rows),"
               "kiln-cpu-vectorize-blocked{vector-bits=" +
               std::to_string(vectorBits) +
+              " winograd=" + std::to_string(int(options.winograd)) +
               "},kiln-cpu-vectorize-contractions{vector-bits=" +
               std::to_string(vectorBits) +
               "},func.func(kiln-cpu-vectorize-transposes{vector-bits=" +

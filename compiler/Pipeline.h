@@ -30,6 +30,8 @@ struct CompileOptions {
   std::string providerAssignment;
   /// Device partitions smaller than this (elements) run on the CPU.
   int64_t minDeviceElements = 256;
+  /// 3x3 convs at stride 1 on the blocked layout as Winograd tiles.
+  bool winograd = true;
   EmitKind emit = EmitKind::Library;
   ImportOptions import;
   /// Symbolic dimensions compiled once per listed value; the runtime picks

@@ -360,10 +360,13 @@ def CpuVectorizeBlocked : Pass<"kiln-cpu-vectorize-blocked", "::mlir::ModuleOp">
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "512",
-           "Vector register width in bits of the target CPU">
+           "Vector register width in bits of the target CPU">,
+    Option<"winograd", "winograd", "bool", "true",
+           "Run 3x3 convs at stride 1 as Winograd F(2x2, 3x3) tiles">
   ];
   let statistics = [
     Statistic<"numConvs", "blocked-conv-kernels", "Blocked convs run as register tiles">,
+    Statistic<"numWinograd", "winograd-convs", "Blocked 3x3 convs run as Winograd tiles">,
     Statistic<"numPools", "blocked-window-kernels",
               "Blocked pools and depthwise convs run on whole vectors">,
     Statistic<"numFused", "blocked-epilogues", "Elementwise ops fused into blocked convs' stores">,

@@ -10,6 +10,7 @@
 #include "passes/FusionUtils.h"
 #include "passes/Passes.h"
 #include "providers/Passes.h"
+#include "providers/cpu/BlockedKernels.h"
 #include "providers/cpu/Vectorize.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,10 +26,7 @@ namespace kiln {
 #define GEN_PASS_DEF_CPUVECTORIZEBLOCKED
 #include "providers/Passes.h.inc"
 
-namespace {
-
-using vectorize::kBlockedLanes;
-constexpr int64_t kLanes = kBlockedLanes;
+namespace blocked {
 
 Value idx(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);
@@ -40,14 +38,12 @@ bool staticBuffer(Value v) {
          vectorize::unitInnerStride(t);
 }
 
-/// The coefficient of loop `loop` in result `result` of `map` (linear).
 int64_t coefficient(AffineMap map, unsigned loop, unsigned result) {
   SmallVector<int64_t> v(map.getNumDims(), 0);
   v[loop] = 1;
   return map.compose(v)[result];
 }
 
-/// Splits task index `t` into the digits of `extents` (outermost first).
 SmallVector<Value> digits(OpBuilder &b, Location loc, Value t,
                           ArrayRef<int64_t> extents) {
   SmallVector<Value> out(extents.size());
@@ -62,7 +58,6 @@ SmallVector<Value> digits(OpBuilder &b, Location loc, Value t,
   return out;
 }
 
-/// A loop over `count` tasks marked parallel for `perTask` work each.
 scf::ForOp taskLoop(OpBuilder &b, Location loc, int64_t count,
                     int64_t threshold, int64_t perTask) {
   auto loop = b.create<scf::ForOp>(loc, idx(b, loc, 0), idx(b, loc, count),
@@ -70,6 +65,122 @@ scf::ForOp taskLoop(OpBuilder &b, Location loc, int64_t count,
   vectorize::markParallel(loop, threshold, perTask);
   return loop;
 }
+
+std::optional<BlockedInit> matchBlockedInit(linalg::GenericOp g) {
+  Value out = g.getDpsInits()[0];
+  Operation *prev = g->getPrevNode();
+  while (prev && isa<memref::AllocOp, memref::ExpandShapeOp,
+                     memref::GetGlobalOp, arith::ConstantOp>(prev))
+    prev = prev->getPrevNode();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev))
+    if (fill.getDpsInits()[0] == out)
+      return BlockedInit{fill, fill.getInputs()[0], Value()};
+  auto bg = dyn_cast_or_null<linalg::GenericOp>(prev);
+  if (!bg || bg.getNumDpsInputs() != 1 || bg.getDpsInits()[0] != out)
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  Block &body = bg.getRegion().front();
+  if (bg.getIndexingMapsArray()[0] != AffineMap::get(5, 0, {d(1), d(4)}, ctx) ||
+      !llvm::hasSingleElement(body) ||
+      body.getTerminator()->getOperand(0) != body.getArgument(0) ||
+      !staticBuffer(bg.getDpsInputs()[0]))
+    return std::nullopt;
+  return BlockedInit{bg, Value(), bg.getDpsInputs()[0]};
+}
+
+linalg::GenericOp findBlockedEpilogue(linalg::GenericOp g) {
+  Value c = g.getDpsInits()[0];
+  Operation *next = g->getNextNode();
+  while (next &&
+         isa<memref::AllocOp, memref::ExpandShapeOp, memref::GetGlobalOp>(next))
+    next = next->getNextNode();
+  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
+  auto ct = cast<MemRefType>(c.getType());
+  if (!e || e.getNumDpsInits() != 1 || e.getNumLoops() != 5 ||
+      e.getNumReductionLoops() || !e.hasPureBufferSemantics() ||
+      !e.getIndexingMapsArray().back().isIdentity() ||
+      cast<MemRefType>(e.getDpsInits()[0].getType()).getShape() !=
+          ct.getShape() ||
+      !staticBuffer(e.getDpsInits()[0]))
+    return {};
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  bool readsC = false;
+  for (auto [v, map] : llvm::zip(e.getDpsInputs(), e.getIndexingMapsArray())) {
+    if (v == c && map.isIdentity()) {
+      readsC = true;
+      continue;
+    }
+    if (v == c)
+      return {};
+    Operation *def = v.getDefiningOp();
+    if (def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g) &&
+        !isa<memref::ExpandShapeOp, memref::GetGlobalOp>(def))
+      return {};
+    if (map.isIdentity() && staticBuffer(v) &&
+        cast<MemRefType>(v.getType()).getShape() == ct.getShape())
+      continue;
+    if (map == AffineMap::get(5, 0, {d(1), d(4)}, ctx) && staticBuffer(v))
+      continue;
+    if (llvm::all_of(map.getResults(),
+                     [](AffineExpr r) { return isa<AffineConstantExpr>(r); }))
+      continue;
+    return {};
+  }
+  Block &body = e.getRegion().front();
+  if (!readsC || !body.getArguments().back().use_empty() ||
+      !vectorize::isScalarBodyBefore(body, g))
+    return {};
+  return vectorize::placeEpilogueOutput(g, e) ? e : linalg::GenericOp();
+}
+
+void eraseRewritten(linalg::GenericOp g, Operation *init,
+                    linalg::GenericOp epilogue, int64_t &fused) {
+  Value out = g.getDpsInits()[0];
+  init->erase();
+  if (epilogue) {
+    bool elsewhere = epilogue.getDpsInits()[0] != out;
+    epilogue.erase();
+    ++fused;
+    g.erase();
+    if (elsewhere)
+      vectorize::eraseIfWriteOnly(out);
+    return;
+  }
+  g.erase();
+}
+
+Value applyEpilogue(OpBuilder &ib, Location loc, linalg::GenericOp e, Value out,
+                    Value v, ValueRange pos, Value block) {
+  auto vec = VectorType::get({kLanes}, ib.getF32Type());
+  Block &body = e.getRegion().front();
+  IRMapping map;
+  for (auto [arg, operand, m] : llvm::zip(body.getArguments(), e.getDpsInputs(),
+                                          e.getIndexingMapsArray())) {
+    if (operand == out && m.isIdentity()) {
+      map.map(arg, v);
+    } else if (m.isIdentity()) {
+      map.map(arg, ib.create<vector::LoadOp>(loc, vec, operand, pos));
+    } else if (m.getNumResults() == 2 &&
+               !isa<AffineConstantExpr>(m.getResult(0))) {
+      map.map(arg, ib.create<vector::LoadOp>(
+                       loc, vec, operand, ValueRange{block, idx(ib, loc, 0)}));
+    } else {
+      SmallVector<Value> cidx;
+      for (AffineExpr r : m.getResults())
+        cidx.push_back(idx(ib, loc, cast<AffineConstantExpr>(r).getValue()));
+      map.map(arg, ib.create<memref::LoadOp>(loc, operand, cidx));
+    }
+  }
+  return vectorize::widenBody(ib, loc, body, map, {kLanes});
+}
+
+} // namespace blocked
+
+namespace {
+
+using namespace blocked;
 
 /// [n, c, h, w] into [n, c / 16, h, w, 16] (`toBlocked`) or back: per
 /// image row, chunks of 16 positions, each a 16 x 16 transpose of the
@@ -145,87 +256,6 @@ bool rewriteReorder(linalg::GenericOp g, bool toBlocked) {
   return true;
 }
 
-/// How a blocked conv's output starts: the op right before it (allocs and
-/// views aside) that fills it or broadcasts a [mb, 16] bias into it.
-struct BlockedInit {
-  Operation *op;
-  Value scalar, bias;
-};
-
-std::optional<BlockedInit> matchBlockedInit(linalg::GenericOp g) {
-  Value out = g.getDpsInits()[0];
-  Operation *prev = g->getPrevNode();
-  while (prev && isa<memref::AllocOp, memref::ExpandShapeOp,
-                     memref::GetGlobalOp, arith::ConstantOp>(prev))
-    prev = prev->getPrevNode();
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev))
-    if (fill.getDpsInits()[0] == out)
-      return BlockedInit{fill, fill.getInputs()[0], Value()};
-  auto bg = dyn_cast_or_null<linalg::GenericOp>(prev);
-  if (!bg || bg.getNumDpsInputs() != 1 || bg.getDpsInits()[0] != out)
-    return std::nullopt;
-  MLIRContext *ctx = g.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  Block &body = bg.getRegion().front();
-  if (bg.getIndexingMapsArray()[0] != AffineMap::get(5, 0, {d(1), d(4)}, ctx) ||
-      !llvm::hasSingleElement(body) ||
-      body.getTerminator()->getOperand(0) != body.getArgument(0) ||
-      !staticBuffer(bg.getDpsInputs()[0]))
-    return std::nullopt;
-  return BlockedInit{bg, Value(), bg.getDpsInputs()[0]};
-}
-
-/// The elementwise generic right after blocked conv `g` that reads its
-/// output at each position (a fused activation, a residual Add), its other
-/// operands buffers of the output's shape, per-channel [mb, 16] ones or
-/// constants, all written before `g`; its output's allocation moved
-/// before `g`.
-linalg::GenericOp findBlockedEpilogue(linalg::GenericOp g) {
-  Value c = g.getDpsInits()[0];
-  Operation *next = g->getNextNode();
-  while (next &&
-         isa<memref::AllocOp, memref::ExpandShapeOp, memref::GetGlobalOp>(next))
-    next = next->getNextNode();
-  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
-  auto ct = cast<MemRefType>(c.getType());
-  if (!e || e.getNumDpsInits() != 1 || e.getNumLoops() != 5 ||
-      e.getNumReductionLoops() || !e.hasPureBufferSemantics() ||
-      !e.getIndexingMapsArray().back().isIdentity() ||
-      cast<MemRefType>(e.getDpsInits()[0].getType()).getShape() !=
-          ct.getShape() ||
-      !staticBuffer(e.getDpsInits()[0]))
-    return {};
-  MLIRContext *ctx = g.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  bool readsC = false;
-  for (auto [v, map] : llvm::zip(e.getDpsInputs(), e.getIndexingMapsArray())) {
-    if (v == c && map.isIdentity()) {
-      readsC = true;
-      continue;
-    }
-    if (v == c)
-      return {};
-    Operation *def = v.getDefiningOp();
-    if (def && def->getBlock() == g->getBlock() && !def->isBeforeInBlock(g) &&
-        !isa<memref::ExpandShapeOp, memref::GetGlobalOp>(def))
-      return {};
-    if (map.isIdentity() && staticBuffer(v) &&
-        cast<MemRefType>(v.getType()).getShape() == ct.getShape())
-      continue;
-    if (map == AffineMap::get(5, 0, {d(1), d(4)}, ctx) && staticBuffer(v))
-      continue;
-    if (llvm::all_of(map.getResults(),
-                     [](AffineExpr r) { return isa<AffineConstantExpr>(r); }))
-      continue;
-    return {};
-  }
-  Block &body = e.getRegion().front();
-  if (!readsC || !body.getArguments().back().use_empty() ||
-      !vectorize::isScalarBodyBefore(body, g))
-    return {};
-  return vectorize::placeEpilogueOutput(g, e) ? e : linalg::GenericOp();
-}
-
 /// The weights [m, c, kh, kw] as a constant [mb / nb][cb][ci][kh][kw][nb x
 /// 16]: in the order the tiles read them, each tap's `nb` blocks of output
 /// channels one run of lines.
@@ -266,53 +296,6 @@ Value blockedWeights(OpBuilder &b, Location loc, Value w, int64_t nb,
             ArrayRef<float>(packed));
       },
       b.getI64IntegerAttr(64));
-}
-
-/// Erases what a blocked kernel replaced: `g`, the op starting its output
-/// and its epilogue (counted in `fused`), then g's own output buffer when
-/// the epilogue's took its place.
-void eraseRewritten(linalg::GenericOp g, Operation *init,
-                    linalg::GenericOp epilogue, int64_t &fused) {
-  Value out = g.getDpsInits()[0];
-  init->erase();
-  if (epilogue) {
-    bool elsewhere = epilogue.getDpsInits()[0] != out;
-    epilogue.erase();
-    ++fused;
-    g.erase();
-    if (elsewhere)
-      vectorize::eraseIfWriteOnly(out);
-    return;
-  }
-  g.erase();
-}
-
-/// Epilogue `e` of a blocked kernel whose output `out` holds `v` at `pos`
-/// (block `block`): its other operands read at the same position (same
-/// shape), per block ([mb, 16]) or as scalars (constant indices).
-Value applyEpilogue(OpBuilder &ib, Location loc, linalg::GenericOp e, Value out,
-                    Value v, ValueRange pos, Value block) {
-  auto vec = VectorType::get({kLanes}, ib.getF32Type());
-  Block &body = e.getRegion().front();
-  IRMapping map;
-  for (auto [arg, operand, m] : llvm::zip(body.getArguments(), e.getDpsInputs(),
-                                          e.getIndexingMapsArray())) {
-    if (operand == out && m.isIdentity()) {
-      map.map(arg, v);
-    } else if (m.isIdentity()) {
-      map.map(arg, ib.create<vector::LoadOp>(loc, vec, operand, pos));
-    } else if (m.getNumResults() == 2 &&
-               !isa<AffineConstantExpr>(m.getResult(0))) {
-      map.map(arg, ib.create<vector::LoadOp>(
-                       loc, vec, operand, ValueRange{block, idx(ib, loc, 0)}));
-    } else {
-      SmallVector<Value> cidx;
-      for (AffineExpr r : m.getResults())
-        cidx.push_back(idx(ib, loc, cast<AffineConstantExpr>(r).getValue()));
-      map.map(arg, ib.create<memref::LoadOp>(loc, operand, cidx));
-    }
-  }
-  return vectorize::widenBody(ib, loc, body, map, {kLanes});
 }
 
 /// Tasks of one output row of an image for `nb` output blocks; each row in
@@ -896,9 +879,14 @@ struct CpuVectorizeBlockedPass
         from.push_back(g);
     });
     // (Counted here too: statistics count nothing in a release build.)
-    int64_t fused = 0, done[3] = {0, 0, 0};
-    for (linalg::GenericOp g : convs)
+    int64_t fused = 0, done[4] = {0, 0, 0, 0};
+    for (linalg::GenericOp g : convs) {
+      if (winograd && rewriteWinogradConv(g, fused)) {
+        ++done[3];
+        continue;
+      }
       done[0] += rewriteBlockedConv(g, fused);
+    }
     for (linalg::GenericOp g : windows)
       done[1] += rewriteBlockedWindow(g, fused);
     for (linalg::GenericOp g : to)
@@ -906,17 +894,19 @@ struct CpuVectorizeBlockedPass
     for (linalg::GenericOp g : from)
       done[2] += rewriteReorder(g, /*toBlocked=*/false);
     numConvs += done[0];
+    numWinograd += done[3];
     numPools += done[1];
     numReorders += done[2];
     numFused += fused;
     // (For `kiln compile --report`.)
     fusion::Counters counters;
     counters["blocked_convs"] = done[0];
+    counters["winograd_convs"] = done[3];
     counters["blocked_windows"] = done[1];
     counters["blocked_epilogues"] = fused;
     counters["layout_reorders"] = done[2];
     fusion::recordCounters(getOperation(), counters,
-                           {"blocked_convs", "blocked_windows",
+                           {"blocked_convs", "winograd_convs", "blocked_windows",
                             "blocked_epilogues", "layout_reorders"});
   }
 };

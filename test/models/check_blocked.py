@@ -7,7 +7,8 @@ Sigmoid, residual Adds, per-channel and per-position operands; max pools
 (padded, ceil mode) and average pools (count_include_pad 0 and 1) inside
 a chain; channel concats of blocked parts and of a part that enters the
 chain there; output channels in odd blocks (16 a tile), rows split into
-tiles of 9, 8 and 7 positions; batch 2. Compiled for this CPU and for
+tiles of 9, 8 and 7 positions; 3x3 convs at stride 1 on even planes as
+Winograd tiles; batch 2. Compiled for this CPU and for
 x86-64-v3 (where the blocked layout is off: the NCHW kernels on the same
 models). On a CPU with AVX-512, `kiln compile --report` must also show
 the chain blocked (a case whose chain stays NCHW fails).
@@ -151,6 +152,19 @@ def inverted_residual(path, n, h):
     return g.save(path, [n, 16, h, h], y)
 
 
+def winograd(path, n, h):
+    """3x3 convs at stride 1 as Winograd tiles: two and three output blocks
+    (tiles of 2 and of 1 block), bias-free, a residual Add with Relu and a
+    Sigmoid in the store; a plane as wide as 2 tiles."""
+    g = Graph(6)
+    a = g.conv("c1", "X", 32, 32, 3)
+    b = g.conv("c2", a, 32, 48, 3, bias=False)
+    c = g.conv("c3", b, 48, 32, 3, act=None)
+    r = g.node("Relu", [g.node("Add", [c, a], "add")], "add_relu")
+    d = g.conv("c4", r, 32, 64, 3, act="Sigmoid")
+    return g.save(path, [n, 32, h, h], d)
+
+
 # name: (make, batch, size)
 CASES = {
     "inverted_residual_30x30_n2": (inverted_residual, 2, 30),
@@ -163,6 +177,8 @@ CASES = {
     "pools_64x64": (pools, 1, 64),
     "odd_blocks_12x12_n2": (odd_blocks, 2, 12),
     "odd_blocks_7x7": (odd_blocks, 1, 7),
+    "winograd_28x28_n2": (winograd, 2, 28),
+    "winograd_4x4": (winograd, 1, 4),
 }
 
 
@@ -175,15 +191,18 @@ def has_avx512():
 
 
 def blocked_convs(args, name):
-    """The blocked convs `kiln compile --report` counts for the case."""
+    """The blocked convs `kiln compile --report` counts for the case: direct
+    and Winograd."""
     model = os.path.join(args.work, name, "model.onnx")
     r = subprocess.run([args.kiln, "compile", model, "-o",
                         os.path.join(args.work, name, "report"), "--report"],
                        capture_output=True, text=True)
+    counts = {"blocked_convs": 0, "winograd_convs": 0}
     for line in r.stderr.splitlines():
-        if "rewrite blocked_convs:" in line:
-            return int(line.split(":")[-1])
-    return 0
+        for key in counts:
+            if f"rewrite {key}:" in line:
+                counts[key] = int(line.split(":")[-1])
+    return counts
 
 
 def main():
@@ -192,10 +211,18 @@ def main():
                for name, (m, n, h) in CASES.items()]
     if has_avx512():
         for name in CASES:
-            count = blocked_convs(args, name)
+            counts = blocked_convs(args, name)
+            count = sum(counts.values())
             results.append((1, 0 if count >= 2 else 1))
             if count < 2:
                 print(f"FAIL {name}: {count} blocked convs (expected 2 or more)")
+            # (The Winograd cases must take that path: 4 convs, all even.)
+            if name.startswith("winograd"):
+                ok = counts["winograd_convs"] == 4
+                results.append((1, 0 if ok else 1))
+                if not ok:
+                    print(f"FAIL {name}: {counts['winograd_convs']} Winograd convs "
+                          "(expected 4)")
     else:
         print("note: no AVX-512 here: the blocked layout is not used, the NCHW kernels were checked")
     return ortcheck.summary(results)

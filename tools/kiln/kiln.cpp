@@ -65,6 +65,12 @@ static cl::opt<std::string> providerAssignment(
     cl::desc("JSON file pinning nodes or op types to a provider: "
              "{\"nodes\": {\"conv_1\": \"cpu\"}, \"op_types\": {\"Softmax\": \"cpu\"}}"),
     cl::value_desc("file.json"), cl::cat(kilnCategory));
+static cl::opt<bool> winograd(
+    "winograd",
+    cl::desc("Run 3x3 convs at stride 1 on the blocked layout as Winograd F(2x2, 3x3) "
+             "tiles (default on; =false keeps the direct kernels, whose sums follow "
+             "the definition's order)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<int64_t> minDeviceElements(
     "min-device-elements",
     cl::desc("Device partitions whose largest tensor has fewer elements run on "
@@ -179,6 +185,7 @@ int main(int argc, char **argv) {
               "(README, CUDA)\n";
   options.providerAssignment = providerAssignment;
   options.minDeviceElements = minDeviceElements;
+  options.winograd = winograd;
   options.emit = emit;
   options.showProgress = !quiet;
   options.buildSharedLibrary = !noShared;
