@@ -28,6 +28,10 @@ namespace kiln::blocked {
 
 namespace {
 
+/// What a core's L2 holds (2 MiB on Sapphire Rapids, 1 MiB on Zen 4 and
+/// 5): the fused tasks' U must fit to be read from there by every task.
+constexpr int64_t kL2Bytes = 1 << 20;
+
 /// The weights [m, c, 3, 3] as G g G^T, a constant [16][m / 16 / nb][c]
 /// [nb x 16]: per transform element, each input channel's nb blocks of
 /// output channels one run of lines, in the order the matmuls read them.
@@ -92,12 +96,28 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
       coefficient(xm, 6, 2) != 1 || coefficient(xm, 3, 3) != 1 ||
       coefficient(xm, 7, 3) != 1)
     return false;
-  // Whole 2x2 tiles (odd planes: the direct tiles); two blocks of input
-  // and of output channels at least, or the transforms cost more than the
-  // products they save.
+  // Two blocks of input and of output channels at least, or the
+  // transforms cost more than the products they save.
   auto xt = cast<MemRefType>(x.getType());
-  if (oh % 2 || ow % 2 || ow < 4 || cb < 2 || mb < 2 ||
-      xt.getDimSize(2) < oh + 2 || xt.getDimSize(3) < ow + 2)
+  int64_t xh = xt.getDimSize(2), xw = xt.getDimSize(3);
+  if (oh < 2 || ow < 3 || cb < 2 || mb < 2 || xh < oh + 2 || xw < ow + 2)
+    return false;
+  // (An odd plane's last tiles reach one row or column past x: read as
+  // zeros, they feed only the tile's second output row or column, which
+  // is not stored.)
+  int64_t rowPairs = llvm::divideCeil(oh, 2), tiles = llvm::divideCeil(ow, 2),
+          c = cb * kLanes, m = mb * kLanes;
+  // Fused: a task per pair of output rows runs the three steps through
+  // thread scratch, every task reading all of U (16/9 of the weights):
+  // from L2 when U fits there, else it must be spread over enough tiles.
+  // Phased: a small plane whose U would come from memory for each of its
+  // few row pairs runs each step over the whole image (a task per input
+  // block, per transform element and block pair, per output block), U
+  // read once, V and M in buffers of the image.
+  int64_t uBytes = 16 * c * m * 4, planeTiles = rowPairs * tiles,
+          vmBytes = n * 16 * planeTiles * (c + m) * 4;
+  bool phased = uBytes > kL2Bytes && vmBytes <= 4 * kL2Bytes;
+  if (!phased && uBytes > kL2Bytes && tiles < 16)
     return false;
   std::optional<BlockedInit> init = matchBlockedInit(g);
   if (!init)
@@ -112,20 +132,7 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
   Value dest = epilogue ? epilogue.getDpsInits()[0] : out;
   Type f32 = b.getF32Type();
   auto vec = VectorType::get({kLanes}, f32);
-  int64_t tiles = ow / 2, c = cb * kLanes, m = mb * kLanes;
-  scf::ForOp tasks = taskLoop(b, loc, n * (oh / 2),
-                              vectorize::kParallelMultiplyAdds,
-                              16 * tiles * c * m);
-  OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
-  SmallVector<Value> at =
-      digits(tb, loc, tasks.getInductionVar(), {n, oh / 2});
-  Value img = at[0];
-  Value row0 = tb.create<arith::MulIOp>(loc, at[1], idx(tb, loc, 2));
-  // (In a parallel loop's body: per-thread scratch.)
-  Value vs = tb.create<memref::AllocOp>(
-      loc, MemRefType::get({16, tiles, c}, f32), tb.getI64IntegerAttr(64));
-  Value ms = tb.create<memref::AllocOp>(
-      loc, MemRefType::get({16, tiles, m}, f32), tb.getI64IntegerAttr(64));
+  int64_t gemmTiles = phased ? planeTiles : tiles;
   auto forLoop = [&](OpBuilder &ob, int64_t hi,
                      function_ref<void(OpBuilder &, Value)> body) {
     auto loop = ob.create<scf::ForOp>(loc, idx(ob, loc, 0), idx(ob, loc, hi),
@@ -140,19 +147,56 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
     return ob.create<arith::SubFOp>(loc, p, q);
   };
 
-  // Input transform V = B^T d B of each tile's 4x4 block, per input block.
-  forLoop(tb, cb, [&](OpBuilder &ib, Value blk) {
+  // V [16][tiles][c] and M [16][tiles][m] of a task (fused) or
+  // [n * 16][planeTiles][...] of the images (phased): the index of
+  // element `e` of image `img`, of tile `t` of row pair `rp`.
+  auto eAt = [&](OpBuilder &ob, Value img, Value e) -> Value {
+    if (!phased)
+      return e;
+    return ob.create<arith::AddIOp>(
+        loc, ob.create<arith::MulIOp>(loc, img, idx(ob, loc, 16)), e);
+  };
+  auto tileAt = [&](OpBuilder &ob, Value rp, Value t) -> Value {
+    if (!phased)
+      return t;
+    return ob.create<arith::AddIOp>(
+        loc, ob.create<arith::MulIOp>(loc, rp, idx(ob, loc, tiles)), t);
+  };
+
+  // Input transform V = B^T d B of the 4x4 blocks of row pair `rp`'s
+  // tiles in input block `blk`.
+  auto inputTransform = [&](OpBuilder &ib, Value vs, Value img, Value rp,
+                            Value blk) {
+    Value row0 = ib.create<arith::MulIOp>(loc, rp, idx(ib, loc, 2));
+    Value ch = ib.create<arith::MulIOp>(loc, blk, idx(ib, loc, kLanes));
+    Value zero =
+        ib.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vec, 0.0f));
     forLoop(ib, tiles, [&](OpBuilder &pb, Value t) {
       Value col0 = pb.create<arith::MulIOp>(loc, t, idx(pb, loc, 2));
+      // Index `at` (+ `i`) of a dim of `size`: clamped into x, and whether
+      // it lies inside (only the last of an odd plane's rows or columns
+      // may not).
+      auto inside = [&](Value at, int64_t i, int64_t size,
+                        bool odd) -> std::pair<Value, Value> {
+        Value v = pb.create<arith::AddIOp>(loc, at, idx(pb, loc, i));
+        if (!odd || i < 3)
+          return {v, Value()};
+        Value in = pb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, v,
+                                            idx(pb, loc, size));
+        return {pb.create<arith::MinSIOp>(loc, v, idx(pb, loc, size - 1)), in};
+      };
       Value d[4][4];
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i) {
+        auto [row, rowIn] = inside(row0, i, xh, oh % 2);
+        for (int j = 0; j < 4; ++j) {
+          auto [col, colIn] = inside(col0, j, xw, ow % 2);
           d[i][j] = pb.create<vector::LoadOp>(
-              loc, vec, x,
-              ValueRange{img, blk,
-                         pb.create<arith::AddIOp>(loc, row0, idx(pb, loc, i)),
-                         pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, j)),
-                         idx(pb, loc, 0)});
+              loc, vec, x, ValueRange{img, blk, row, col, idx(pb, loc, 0)});
+          for (Value in : {rowIn, colIn})
+            if (in)
+              d[i][j] = pb.create<arith::SelectOp>(loc, in, d[i][j], zero);
+        }
+      }
       Value s[4][4];
       for (int j = 0; j < 4; ++j) {
         s[0][j] = sub(pb, d[0][j], d[2][j]);
@@ -160,78 +204,81 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
         s[2][j] = sub(pb, d[2][j], d[1][j]);
         s[3][j] = sub(pb, d[1][j], d[3][j]);
       }
-      Value ch = pb.create<arith::MulIOp>(loc, blk, idx(pb, loc, kLanes));
+      Value at = tileAt(pb, rp, t);
       for (int i = 0; i < 4; ++i) {
         Value v[4] = {sub(pb, s[i][0], s[i][2]), add(pb, s[i][1], s[i][2]),
                       sub(pb, s[i][2], s[i][1]), sub(pb, s[i][1], s[i][3])};
         for (int j = 0; j < 4; ++j)
-          pb.create<vector::StoreOp>(loc, v[j], vs,
-                                     ValueRange{idx(pb, loc, i * 4 + j), t, ch});
+          pb.create<vector::StoreOp>(
+              loc, v[j], vs,
+              ValueRange{eAt(pb, img, idx(pb, loc, i * 4 + j)), at, ch});
       }
     });
-  });
+  };
 
-  // Per transform element, M[e] = V[e] U[e]: tiles of up to 9 tiles x 2
-  // blocks (14 x 1) as the direct kernel's, their widths balanced.
+  // M[e] = V[e] U[e] for block pair `grp` (one block if odd): register
+  // tiles of up to 9 tiles x 2 blocks (14 x 1) as the direct kernel's,
+  // their widths balanced.
   int64_t most = nb == 2 ? 9 : 14;
-  int64_t rowTiles = llvm::divideCeil(tiles, most);
-  int64_t width = llvm::divideCeil(tiles, rowTiles),
-          wide = tiles - (width - 1) * rowTiles;
-  forLoop(tb, 16, [&](OpBuilder &eb, Value e) {
-    forLoop(eb, groups, [&](OpBuilder &gb, Value grp) {
-      auto tile = [&](OpBuilder &kb, Value t0, int64_t w) {
-        Value zero = kb.create<arith::ConstantOp>(
-            loc, DenseElementsAttr::get(vec, 0.0f));
-        SmallVector<Value> acc(w * nb, zero);
-        SmallVector<Value> ts;
-        for (int64_t p = 0; p < w; ++p)
-          ts.push_back(kb.create<arith::AddIOp>(loc, t0, idx(kb, loc, p)));
-        auto k = kb.create<scf::ForOp>(
-            loc, idx(kb, loc, 0), idx(kb, loc, c), idx(kb, loc, 1), acc,
-            [&](OpBuilder &cb2, Location l, Value ci, ValueRange iter) {
-              SmallVector<Value> a(iter.begin(), iter.end());
-              SmallVector<Value> wv;
+  int64_t rowTiles = llvm::divideCeil(gemmTiles, most);
+  int64_t width = llvm::divideCeil(gemmTiles, rowTiles),
+          wide = gemmTiles - (width - 1) * rowTiles;
+  auto product = [&](OpBuilder &gb, Value vs, Value ms, Value img, Value e,
+                     Value grp) {
+    Value ve = eAt(gb, img, e);
+    Value ch0 = gb.create<arith::MulIOp>(loc, grp, idx(gb, loc, nb * kLanes));
+    auto tile = [&](OpBuilder &kb, Value t0, int64_t w) {
+      Value zero =
+          kb.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vec, 0.0f));
+      SmallVector<Value> acc(w * nb, zero);
+      SmallVector<Value> ts;
+      for (int64_t p = 0; p < w; ++p)
+        ts.push_back(kb.create<arith::AddIOp>(loc, t0, idx(kb, loc, p)));
+      auto k = kb.create<scf::ForOp>(
+          loc, idx(kb, loc, 0), idx(kb, loc, c), idx(kb, loc, 1), acc,
+          [&](OpBuilder &cb2, Location l, Value ci, ValueRange iter) {
+            SmallVector<Value> a(iter.begin(), iter.end());
+            SmallVector<Value> wv;
+            for (int64_t j = 0; j < nb; ++j)
+              wv.push_back(cb2.create<vector::LoadOp>(
+                  l, vec, u, ValueRange{e, grp, ci, idx(cb2, l, j * kLanes)}));
+            for (int64_t p = 0; p < w; ++p) {
+              Value s =
+                  cb2.create<memref::LoadOp>(l, vs, ValueRange{ve, ts[p], ci});
+              Value bs = cb2.create<vector::BroadcastOp>(l, vec, s);
               for (int64_t j = 0; j < nb; ++j)
-                wv.push_back(cb2.create<vector::LoadOp>(
-                    l, vec, u,
-                    ValueRange{e, grp, ci, idx(cb2, l, j * kLanes)}));
-              for (int64_t p = 0; p < w; ++p) {
-                Value s =
-                    cb2.create<memref::LoadOp>(l, vs, ValueRange{e, ts[p], ci});
-                Value bs = cb2.create<vector::BroadcastOp>(l, vec, s);
-                for (int64_t j = 0; j < nb; ++j)
-                  a[p * nb + j] =
-                      cb2.create<vector::FMAOp>(l, bs, wv[j], a[p * nb + j]);
-              }
-              cb2.create<scf::YieldOp>(l, a);
-            });
-        Value ch0 =
-            kb.create<arith::MulIOp>(loc, grp, idx(kb, loc, nb * kLanes));
-        for (int64_t p = 0; p < w; ++p)
-          for (int64_t j = 0; j < nb; ++j)
-            kb.create<vector::StoreOp>(
-                loc, k.getResult(p * nb + j), ms,
-                ValueRange{e, ts[p],
-                           kb.create<arith::AddIOp>(
-                               loc, ch0, idx(kb, loc, j * kLanes))});
-      };
-      auto loop = gb.create<scf::ForOp>(loc, idx(gb, loc, 0),
-                                        idx(gb, loc, wide * width),
-                                        idx(gb, loc, width));
-      OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-      tile(lb, loop.getInductionVar(), width);
-      if (wide < rowTiles) {
-        auto rest = gb.create<scf::ForOp>(loc, idx(gb, loc, wide * width),
-                                          idx(gb, loc, tiles),
-                                          idx(gb, loc, width - 1));
-        OpBuilder rb = OpBuilder::atBlockBegin(rest.getBody());
-        tile(rb, rest.getInductionVar(), width - 1);
-      }
-    });
-  });
+                a[p * nb + j] =
+                    cb2.create<vector::FMAOp>(l, bs, wv[j], a[p * nb + j]);
+            }
+            cb2.create<scf::YieldOp>(l, a);
+          });
+      for (int64_t p = 0; p < w; ++p)
+        for (int64_t j = 0; j < nb; ++j)
+          kb.create<vector::StoreOp>(
+              loc, k.getResult(p * nb + j), ms,
+              ValueRange{ve, ts[p],
+                         kb.create<arith::AddIOp>(loc, ch0,
+                                                  idx(kb, loc, j * kLanes))});
+    };
+    auto loop = gb.create<scf::ForOp>(loc, idx(gb, loc, 0),
+                                      idx(gb, loc, wide * width),
+                                      idx(gb, loc, width));
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    tile(lb, loop.getInductionVar(), width);
+    if (wide < rowTiles) {
+      auto rest = gb.create<scf::ForOp>(loc, idx(gb, loc, wide * width),
+                                        idx(gb, loc, gemmTiles),
+                                        idx(gb, loc, width - 1));
+      OpBuilder rb = OpBuilder::atBlockBegin(rest.getBody());
+      tile(rb, rest.getInductionVar(), width - 1);
+    }
+  };
 
-  // Output transform Y = A^T M A, the bias, the epilogue, the store.
-  forLoop(tb, mb, [&](OpBuilder &ob, Value blk) {
+  // Output transform Y = A^T M A of row pair `rp`'s tiles in output block
+  // `blk`, the bias, the epilogue, the store.
+  auto outputTransform = [&](OpBuilder &ob, Value ms, Value img, Value rp,
+                             Value blk) {
+    Value row0 = ob.create<arith::MulIOp>(loc, rp, idx(ob, loc, 2));
     Value bias =
         init->bias
             ? ob.create<vector::LoadOp>(loc, vec, init->bias,
@@ -241,11 +288,13 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
                   .getResult();
     Value ch = ob.create<arith::MulIOp>(loc, blk, idx(ob, loc, kLanes));
     forLoop(ob, tiles, [&](OpBuilder &pb, Value t) {
+      Value at = tileAt(pb, rp, t);
       Value mv[4][4];
       for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 4; ++j)
           mv[i][j] = pb.create<vector::LoadOp>(
-              loc, vec, ms, ValueRange{idx(pb, loc, i * 4 + j), t, ch});
+              loc, vec, ms,
+              ValueRange{eAt(pb, img, idx(pb, loc, i * 4 + j)), at, ch});
       Value s[2][4];
       for (int j = 0; j < 4; ++j) {
         s[0][j] = add(pb, add(pb, mv[0][j], mv[1][j]), mv[2][j]);
@@ -257,18 +306,82 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
                       sub(pb, sub(pb, s[i][1], s[i][2]), s[i][3])};
         Value row = pb.create<arith::AddIOp>(loc, row0, idx(pb, loc, i));
         for (int j = 0; j < 2; ++j) {
-          Value v = add(pb, y[j], bias);
-          SmallVector<Value> pos = {
-              img, blk, row,
-              pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, j)),
-              idx(pb, loc, 0)};
+          Value col = pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, j));
+          // (Second rows and columns past an odd plane's end: not stored.)
+          Value in;
+          if (i == 1 && oh % 2)
+            in = pb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, row,
+                                          idx(pb, loc, oh));
+          if (j == 1 && ow % 2) {
+            Value colIn = pb.create<arith::CmpIOp>(
+                loc, arith::CmpIPredicate::slt, col, idx(pb, loc, ow));
+            in = in ? pb.create<arith::AndIOp>(loc, in, colIn).getResult()
+                    : colIn;
+          }
+          OpBuilder sb = pb;
+          if (in) {
+            auto branch = pb.create<scf::IfOp>(loc, in, /*withElse=*/false);
+            sb = branch.getThenBodyBuilder();
+          }
+          Value v = add(sb, y[j], bias);
+          SmallVector<Value> pos = {img, blk, row, col, idx(sb, loc, 0)};
           if (epilogue)
-            v = applyEpilogue(pb, loc, epilogue, out, v, pos, blk);
-          pb.create<vector::StoreOp>(loc, v, dest, pos);
+            v = applyEpilogue(sb, loc, epilogue, out, v, pos, blk);
+          sb.create<vector::StoreOp>(loc, v, dest, pos);
         }
       }
     });
-  });
+  };
+
+  int64_t products = 16 * tiles * c * m;
+  if (phased) {
+    Value vAll = b.create<memref::AllocOp>(
+        loc, MemRefType::get({n * 16, planeTiles, c}, f32),
+        b.getI64IntegerAttr(64));
+    Value mAll = b.create<memref::AllocOp>(
+        loc, MemRefType::get({n * 16, planeTiles, m}, f32),
+        b.getI64IntegerAttr(64));
+    scf::ForOp in = taskLoop(b, loc, n * cb * rowPairs,
+                             vectorize::kParallelElements, 16 * tiles * kLanes);
+    OpBuilder ib = OpBuilder::atBlockBegin(in.getBody());
+    SmallVector<Value> at =
+        digits(ib, loc, in.getInductionVar(), {n, cb, rowPairs});
+    inputTransform(ib, vAll, at[0], at[2], at[1]);
+    scf::ForOp mm = taskLoop(b, loc, n * 16 * groups,
+                             vectorize::kParallelMultiplyAdds,
+                             planeTiles * c * nb * kLanes);
+    OpBuilder pb = OpBuilder::atBlockBegin(mm.getBody());
+    at = digits(pb, loc, mm.getInductionVar(), {n, 16, groups});
+    product(pb, vAll, mAll, at[0], at[1], at[2]);
+    scf::ForOp outs = taskLoop(b, loc, n * mb * rowPairs,
+                               vectorize::kParallelElements,
+                               16 * tiles * kLanes);
+    OpBuilder ob = OpBuilder::atBlockBegin(outs.getBody());
+    at = digits(ob, loc, outs.getInductionVar(), {n, mb, rowPairs});
+    outputTransform(ob, mAll, at[0], at[2], at[1]);
+  } else {
+    scf::ForOp tasks = taskLoop(b, loc, n * rowPairs,
+                                vectorize::kParallelMultiplyAdds, products);
+    OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
+    SmallVector<Value> at =
+        digits(tb, loc, tasks.getInductionVar(), {n, rowPairs});
+    // (In a parallel loop's body: per-thread scratch.)
+    Value vs = tb.create<memref::AllocOp>(
+        loc, MemRefType::get({16, tiles, c}, f32), tb.getI64IntegerAttr(64));
+    Value ms = tb.create<memref::AllocOp>(
+        loc, MemRefType::get({16, tiles, m}, f32), tb.getI64IntegerAttr(64));
+    forLoop(tb, cb, [&](OpBuilder &ib, Value blk) {
+      inputTransform(ib, vs, at[0], at[1], blk);
+    });
+    forLoop(tb, 16, [&](OpBuilder &eb, Value e) {
+      forLoop(eb, groups, [&](OpBuilder &gb, Value grp) {
+        product(gb, vs, ms, at[0], e, grp);
+      });
+    });
+    forLoop(tb, mb, [&](OpBuilder &ob, Value blk) {
+      outputTransform(ob, ms, at[0], at[1], blk);
+    });
+  }
   eraseRewritten(g, init->op, epilogue, fused);
   return true;
 }
