@@ -681,8 +681,9 @@ struct Blocker {
       ins = r.hasOneUse()
                 ? dyn_cast<tensor::InsertSliceOp>(*r.getUsers().begin())
                 : tensor::InsertSliceOp();
+      // (An insert of the whole, a conv's padding, reads the concat.)
       if (ins && ins.getDest() != r)
-        return;
+        ins = tensor::InsertSliceOp();
     }
     if (filled != whole.getDimSize(1) || !anyBlocked)
       return;
