@@ -92,21 +92,43 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
   // n, mb, oh, ow, mi, cb, kh, kw, ci.
   int64_t n = r[0], mb = r[1], oh = r[2], ow = r[3], cb = r[5];
   AffineMap xm = g.getIndexingMapsArray()[0];
+  int64_t dh = coefficient(xm, 6, 2), dw = coefficient(xm, 7, 3);
   if (r[6] != 3 || r[7] != 3 || coefficient(xm, 2, 2) != 1 ||
-      coefficient(xm, 6, 2) != 1 || coefficient(xm, 3, 3) != 1 ||
-      coefficient(xm, 7, 3) != 1)
+      coefficient(xm, 3, 3) != 1 || dh < 1 || dw < 1)
     return false;
   // Two blocks of input and of output channels at least, or the
   // transforms cost more than the products they save.
   auto xt = cast<MemRefType>(x.getType());
   int64_t xh = xt.getDimSize(2), xw = xt.getDimSize(3);
-  if (oh < 2 || ow < 3 || cb < 2 || mb < 2 || xh < oh + 2 || xw < ow + 2)
+  if (oh < 2 || ow < 3 || cb < 2 || mb < 2 || xh < oh + 2 * dh ||
+      xw < ow + 2 * dw)
     return false;
-  // (An odd plane's last tiles reach one row or column past x: read as
-  // zeros, they feed only the tile's second output row or column, which
-  // is not stored.)
-  int64_t rowPairs = llvm::divideCeil(oh, 2), tiles = llvm::divideCeil(ow, 2),
+  // A tile's rows are y and y + dh (dilated: rows 2 dh apart in one tile
+  // each, dh tiles a band of 2 dh rows), its columns alike. Where the
+  // plane does not end on a whole band, the last band's tiles may lack
+  // their second row: their 4th input row lies past x, read as zeros (it
+  // feeds only that row, which is not stored).
+  auto pairsOf = [](int64_t size, int64_t d) {
+    return size / (2 * d) * d + std::min(size % (2 * d), d);
+  };
+  int64_t rowPairs = pairsOf(oh, dh), tiles = pairsOf(ow, dw),
           c = cb * kLanes, m = mb * kLanes;
+  bool rowsEnd = oh % (2 * dh), colsEnd = ow % (2 * dw);
+  // Against the direct tiles, which skip kernel rows that read only
+  // padding rows (x's rows outside [top, end)): a tile costs 16 products
+  // (4 an output) and about a fifth more in transforms, and a last band
+  // cut short computes rows and columns it does not store. At a large
+  // dilation on a small plane (an ASPP's rate 36 on 40 rows) most kernel
+  // rows read padding: the direct tiles win.
+  auto rowsAttr = g->getAttrOfType<DenseI64ArrayAttr>(vectorize::kBlockedConv);
+  int64_t top = rowsAttr && rowsAttr.size() == 2 ? rowsAttr[0] : 0,
+          end = rowsAttr && rowsAttr.size() == 2 ? rowsAttr[1] : xh;
+  int64_t directRows = 0;
+  for (int64_t y = 0; y < oh; ++y)
+    for (int64_t k = 0; k < 3; ++k)
+      directRows += y + k * dh >= top && y + k * dh < end;
+  if (5 * (2 * rowPairs) * (2 * tiles) >= directRows * 3 * ow)
+    return false;
   // Fused: a task per pair of output rows runs the three steps through
   // thread scratch, every task reading all of U (16/9 of the weights):
   // from L2 when U fits there, else it must be spread over enough tiles.
@@ -163,23 +185,32 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
         loc, ob.create<arith::MulIOp>(loc, rp, idx(ob, loc, tiles)), t);
   };
 
+  // The first row of pair `p` (column of tile `p`) at dilation `d`.
+  auto firstOf = [&](OpBuilder &ob, Value p, int64_t d) -> Value {
+    Value two = ob.create<arith::MulIOp>(loc, p, idx(ob, loc, 2));
+    if (d == 1)
+      return two;
+    // 2 d (p / d) + p % d = 2 p - p % d.
+    return ob.create<arith::SubIOp>(
+        loc, two, ob.create<arith::RemUIOp>(loc, p, idx(ob, loc, d)));
+  };
+
   // Input transform V = B^T d B of the 4x4 blocks of row pair `rp`'s
   // tiles in input block `blk`.
   auto inputTransform = [&](OpBuilder &ib, Value vs, Value img, Value rp,
                             Value blk) {
-    Value row0 = ib.create<arith::MulIOp>(loc, rp, idx(ib, loc, 2));
+    Value row0 = firstOf(ib, rp, dh);
     Value ch = ib.create<arith::MulIOp>(loc, blk, idx(ib, loc, kLanes));
     Value zero =
         ib.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vec, 0.0f));
     forLoop(ib, tiles, [&](OpBuilder &pb, Value t) {
-      Value col0 = pb.create<arith::MulIOp>(loc, t, idx(pb, loc, 2));
-      // Index `at` (+ `i`) of a dim of `size`: clamped into x, and whether
-      // it lies inside (only the last of an odd plane's rows or columns
-      // may not).
-      auto inside = [&](Value at, int64_t i, int64_t size,
-                        bool odd) -> std::pair<Value, Value> {
-        Value v = pb.create<arith::AddIOp>(loc, at, idx(pb, loc, i));
-        if (!odd || i < 3)
+      Value col0 = firstOf(pb, t, dw);
+      // Index `at` + `i` d of a dim of `size`: clamped into x, and whether
+      // it lies inside (only a last band's 4th row or column may not).
+      auto inside = [&](Value at, int64_t i, int64_t d, int64_t size,
+                        bool end) -> std::pair<Value, Value> {
+        Value v = pb.create<arith::AddIOp>(loc, at, idx(pb, loc, i * d));
+        if (!end || i < 3)
           return {v, Value()};
         Value in = pb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, v,
                                             idx(pb, loc, size));
@@ -187,9 +218,9 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
       };
       Value d[4][4];
       for (int i = 0; i < 4; ++i) {
-        auto [row, rowIn] = inside(row0, i, xh, oh % 2);
+        auto [row, rowIn] = inside(row0, i, dh, xh, rowsEnd);
         for (int j = 0; j < 4; ++j) {
-          auto [col, colIn] = inside(col0, j, xw, ow % 2);
+          auto [col, colIn] = inside(col0, j, dw, xw, colsEnd);
           d[i][j] = pb.create<vector::LoadOp>(
               loc, vec, x, ValueRange{img, blk, row, col, idx(pb, loc, 0)});
           for (Value in : {rowIn, colIn})
@@ -278,7 +309,7 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
   // `blk`, the bias, the epilogue, the store.
   auto outputTransform = [&](OpBuilder &ob, Value ms, Value img, Value rp,
                              Value blk) {
-    Value row0 = ob.create<arith::MulIOp>(loc, rp, idx(ob, loc, 2));
+    Value row0 = firstOf(ob, rp, dh);
     Value bias =
         init->bias
             ? ob.create<vector::LoadOp>(loc, vec, init->bias,
@@ -300,19 +331,20 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
         s[0][j] = add(pb, add(pb, mv[0][j], mv[1][j]), mv[2][j]);
         s[1][j] = sub(pb, sub(pb, mv[1][j], mv[2][j]), mv[3][j]);
       }
-      Value col0 = pb.create<arith::MulIOp>(loc, t, idx(pb, loc, 2));
+      Value col0 = firstOf(pb, t, dw);
       for (int i = 0; i < 2; ++i) {
         Value y[2] = {add(pb, add(pb, s[i][0], s[i][1]), s[i][2]),
                       sub(pb, sub(pb, s[i][1], s[i][2]), s[i][3])};
-        Value row = pb.create<arith::AddIOp>(loc, row0, idx(pb, loc, i));
+        Value row = pb.create<arith::AddIOp>(loc, row0, idx(pb, loc, i * dh));
         for (int j = 0; j < 2; ++j) {
-          Value col = pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, j));
-          // (Second rows and columns past an odd plane's end: not stored.)
+          Value col =
+              pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, j * dw));
+          // (Second rows and columns past the plane's end: not stored.)
           Value in;
-          if (i == 1 && oh % 2)
+          if (i == 1 && rowsEnd)
             in = pb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, row,
                                           idx(pb, loc, oh));
-          if (j == 1 && ow % 2) {
+          if (j == 1 && colsEnd) {
             Value colIn = pb.create<arith::CmpIOp>(
                 loc, arith::CmpIPredicate::slt, col, idx(pb, loc, ow));
             in = in ? pb.create<arith::AndIOp>(loc, in, colIn).getResult()

@@ -8,7 +8,7 @@ Sigmoid, residual Adds, per-channel and per-position operands; max pools
 a chain; channel concats of blocked parts and of a part that enters the
 chain there; output channels in odd blocks (16 a tile), rows split into
 tiles of 9, 8 and 7 positions; 3x3 convs at stride 1 as Winograd tiles
-(even and odd planes); batch 2. Compiled for this CPU and for
+(even and odd planes, dilated); batch 2. Compiled for this CPU and for
 x86-64-v3 (where the blocked layout is off: the NCHW kernels on the same
 models). On a CPU with AVX-512, `kiln compile --report` must also show
 the chain blocked (a case whose chain stays NCHW fails).
@@ -165,6 +165,20 @@ def winograd(path, n, h):
     return g.save(path, [n, 32, h, h], d)
 
 
+def winograd_dilated(path, n, h):
+    """Dilated 3x3 convs as Winograd tiles (ASPP-style): dilation 2, 3 and
+    5 (tiles 2 d apart, bands of 2 d rows, a last band cut short). On 13
+    rows the rate-5 conv stays direct: its kernel rows read mostly
+    padding, which the direct tiles skip."""
+    g = Graph(7)
+    a = g.conv("c1", "X", 32, 32, 3, dil=2)
+    b = g.conv("c2", a, 32, 48, 3, dil=3, bias=False)
+    c = g.conv("c3", b, 48, 32, 3, dil=5, act=None)
+    r = g.node("Relu", [g.node("Add", [c, a], "add")], "add_relu")
+    d = g.conv("c4", r, 32, 32, 3, dil=2)
+    return g.save(path, [n, 32, h, h], d)
+
+
 # name: (make, batch, size)
 CASES = {
     "inverted_residual_30x30_n2": (inverted_residual, 2, 30),
@@ -181,6 +195,8 @@ CASES = {
     "winograd_4x4": (winograd, 1, 4),
     "winograd_7x7_n2": (winograd, 2, 7),
     "winograd_13x13": (winograd, 1, 13),
+    "winograd_dilated_20x20_n2": (winograd_dilated, 2, 20),
+    "winograd_dilated_13x13": (winograd_dilated, 1, 13),
 }
 
 
@@ -218,13 +234,14 @@ def main():
             results.append((1, 0 if count >= 2 else 1))
             if count < 2:
                 print(f"FAIL {name}: {count} blocked convs (expected 2 or more)")
-            # (The Winograd cases must take that path: all 4 convs.)
+            # (The Winograd cases must take that path where it pays.)
             if name.startswith("winograd"):
-                ok = counts["winograd_convs"] == 4
+                want = 3 if name == "winograd_dilated_13x13" else 4
+                ok = counts["winograd_convs"] == want
                 results.append((1, 0 if ok else 1))
                 if not ok:
                     print(f"FAIL {name}: {counts['winograd_convs']} Winograd convs "
-                          "(expected 4)")
+                          f"(expected {want})")
     else:
         print("note: no AVX-512 here: the blocked layout is not used, the NCHW kernels were checked")
     return ortcheck.summary(results)
