@@ -113,3 +113,52 @@ func.func @lone(%arg0: tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32> {
   } -> tensor<1x32x8x8xf32>
   return %4 : tensor<1x32x8x8xf32>
 }
+
+// -----
+
+// A concat of two blocked convs' results whose whole is then padded for a
+// 3x3 conv (inserted into a padded buffer): the parts inserted as blocks,
+// the padding blocked, the 3x3 conv in the chain.
+// CHECK-LABEL: func.func @concat_padded
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0, 0] [1, 1, 8, 8, 16] [1, 1, 1, 1, 1] : tensor<1x1x8x8x16xf32> into tensor<1x2x8x8x16xf32>
+// CHECK: tensor.insert_slice %{{.*}}[0, 1, 0, 0, 0] [1, 1, 8, 8, 16] [1, 1, 1, 1, 1] : tensor<1x1x8x8x16xf32> into tensor<1x2x8x8x16xf32>
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 1, 1, 0] [1, 2, 8, 8, 16] [1, 1, 1, 1, 1] : tensor<1x2x8x8x16xf32> into tensor<1x2x10x10x16xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x2x10x10x16xf32>, tensor<32x32x3x3xf32>) outs(%{{.*}} : tensor<1x2x8x8x16xf32>) attrs = {kiln.blocked_conv = array<i64: 1, 9>}
+// CHECK: kiln.from_blocked
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 + d3, d6 + d4)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>
+func.func @concat_padded(%arg0: tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %w1 = arith.constant dense<0.1> : tensor<16x16x1x1xf32>
+  %w2 = arith.constant dense<0.2> : tensor<16x16x1x1xf32>
+  %w3 = arith.constant dense<0.3> : tensor<32x32x3x3xf32>
+  %0 = tensor.empty() : tensor<1x16x8x8xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %a = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%arg0, %w1 : tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) outs(%1 : tensor<1x16x8x8xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x16x8x8xf32>
+  %b = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%a, %w2 : tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) outs(%1 : tensor<1x16x8x8xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x16x8x8xf32>
+  %2 = tensor.empty() : tensor<1x32x8x8xf32>
+  %c1 = tensor.insert_slice %a into %2[0, 0, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1] : tensor<1x16x8x8xf32> into tensor<1x32x8x8xf32>
+  %c2 = tensor.insert_slice %b into %c1[0, 16, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1] : tensor<1x16x8x8xf32> into tensor<1x32x8x8xf32>
+  %3 = tensor.empty() : tensor<1x32x10x10xf32>
+  %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<1x32x10x10xf32>) -> tensor<1x32x10x10xf32>
+  %p = tensor.insert_slice %c2 into %4[0, 0, 1, 1] [1, 32, 8, 8] [1, 1, 1, 1] : tensor<1x32x8x8xf32> into tensor<1x32x10x10xf32>
+  %5 = linalg.fill ins(%cst : f32) outs(%2 : tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  %6 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%p, %w3 : tensor<1x32x10x10xf32>, tensor<32x32x3x3xf32>) outs(%5 : tensor<1x32x8x8xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x32x8x8xf32>
+  return %6 : tensor<1x32x8x8xf32>
+}

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-vectorize-blocked | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-vectorize-blocked=vector-bits=256 | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vectorize-blocked=winograd=0 | FileCheck %s --check-prefix=DIRECT
 
 // A blocked 3x3 conv of 16 -> 32 channels on 8x8 (input padded by one
 // row and column), its bias broadcast first and a residual Add + Relu
@@ -51,6 +52,63 @@ func.func @conv(%x: memref<1x1x10x10x16xf32>, %r: memref<1x2x8x8x16xf32>, %y: me
     %0 = arith.addf %in, %in_0 : f32
     %1 = arith.cmpf olt, %0, %cst : f32
     %2 = arith.select %1, %cst, %0 : f32
+    linalg.yield %2 : f32
+  }
+  return
+}
+
+// -----
+
+// A blocked 3x3 conv of 32 -> 32 channels on 7x7 as Winograd F(2x2, 3x3)
+// tiles: the weights as G g G^T, [16][1][32][32]; a task per pair of
+// output rows (4) with its V and M in thread scratch [16][4 tiles][32];
+// the odd plane's 4th input row and column past x read as zeros, the
+// second output row and column past the plane not stored; the bias and
+// the Relu in the store. winograd=0: the direct tiles.
+// CHECK: memref.global "private" constant @w2_winograd2 : memref<16x1x32x32xf32>
+// CHECK-LABEL: func.func @winograd
+// CHECK: memref.get_global @w2_winograd2
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<16x4x32xf32>
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<16x4x32xf32>
+// CHECK: arith.select %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}} : memref<16x4x32xf32>, vector<16xf32>
+// CHECK: vector.fma
+// CHECK: scf.if
+// CHECK: arith.select
+// CHECK: vector.store %{{.*}} : memref<1x2x7x7x16xf32>, vector<16xf32>
+// CHECK: } {kiln.parallel
+// CHECK-NOT: linalg.generic
+// DIRECT-LABEL: func.func @winograd
+// DIRECT-NOT: memref.alloc
+// DIRECT: memref.get_global @w2_blocked2
+memref.global "private" constant @w2 : memref<32x32x3x3xf32> = dense<1.000000e-01> {alignment = 64 : i64}
+memref.global "private" constant @b2 : memref<32xf32> = dense<5.000000e-01> {alignment = 64 : i64}
+#bias = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1 * 16 + d4, d5 * 16 + d8, d6, d7)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @winograd(%x: memref<1x2x9x9x16xf32>, %y: memref<1x2x7x7x16xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %w = memref.get_global @w2 : memref<32x32x3x3xf32>
+  %b = memref.get_global @b2 : memref<32xf32>
+  %be = memref.expand_shape %b [[0, 1]] output_shape [2, 16] : memref<32xf32> into memref<2x16xf32>
+  %acc = memref.alloc() {alignment = 64 : i64} : memref<1x2x7x7x16xf32>
+  linalg.generic {indexing_maps = [#bias, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%be : memref<2x16xf32>) outs(%acc : memref<1x2x7x7x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : memref<1x2x9x9x16xf32>, memref<32x32x3x3xf32>) outs(%acc : memref<1x2x7x7x16xf32>) attrs = {kiln.blocked_conv = array<i64: 1, 8>} {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%acc : memref<1x2x7x7x16xf32>) outs(%y : memref<1x2x7x7x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %1 = arith.cmpf olt, %in, %cst : f32
+    %2 = arith.select %1, %cst, %in : f32
     linalg.yield %2 : f32
   }
   return
