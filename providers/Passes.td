@@ -355,8 +355,15 @@ def CpuVectorizeBlocked : Pass<"kiln-cpu-vectorize-blocked", "::mlir::ModuleOp">
     start from the bias or the fill and go through the elementwise generic
     right after the conv (a fused activation, a residual Add: its other
     operands read at the same positions, per-channel ones per block), then
-    are stored as whole vectors. kiln.to_blocked and kiln.from_blocked
-    generics run per image row as 16 x 16 transposes in registers.
+    are stored as whole vectors. A 3x3 conv at stride 1 (dilated or not)
+    on two blocks of input and of output channels or more runs as Winograd
+    F(2x2, 3x3) tiles instead where they cost less (4 products per output
+    against 9, less the kernel rows on padding that the direct tiles
+    skip): the input transform of each tile's 4x4 block, 16 matmuls on the
+    same register tiles against G g G^T packed at compile time, the output
+    transform with the bias and epilogue in the store (winograd=0: the
+    direct tiles only). kiln.to_blocked and kiln.from_blocked generics run
+    per image row as 16 x 16 transposes in registers.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "512",

@@ -10,7 +10,9 @@
 // [c], one matmul per transform element e on the blocked kernel's register
 // tiles (a broadcast of V[e][t][c] per tile, a vector of U[e][c] per 16
 // output channels) into scratch [16][tiles][m], then the output transform,
-// the bias and the conv's epilogue in the store.
+// the bias and the conv's epilogue in the store. Small planes with large
+// weights run the three steps each over the whole image; a dilated conv's
+// tiles take rows and columns d apart.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FusionUtils.h"
