@@ -906,8 +906,9 @@ struct CpuVectorizeBlockedPass
     counters["blocked_epilogues"] = fused;
     counters["layout_reorders"] = done[2];
     fusion::recordCounters(getOperation(), counters,
-                           {"blocked_convs", "winograd_convs", "blocked_windows",
-                            "blocked_epilogues", "layout_reorders"});
+                           {"blocked_convs", "winograd_convs",
+                            "blocked_windows", "blocked_epilogues",
+                            "layout_reorders"});
   }
 };
 

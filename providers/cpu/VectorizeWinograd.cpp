@@ -44,8 +44,8 @@ Value winogradWeights(OpBuilder &b, Location loc, Value w, int64_t nb) {
   MemRefType type = global.getType();
   int64_t m = type.getDimSize(0), c = type.getDimSize(1);
   int64_t groups = m / kLanes / nb;
-  auto packedType = MemRefType::get({16, groups, c, nb * kLanes},
-                                    type.getElementType());
+  auto packedType =
+      MemRefType::get({16, groups, c, nb * kLanes}, type.getElementType());
   std::string name =
       (global.getSymName() + "_winograd" + std::to_string(nb)).str();
   return vectorize::derivedGlobal(
@@ -63,8 +63,8 @@ Value winogradWeights(OpBuilder &b, Location loc, Value w, int64_t nb) {
             double gk[4][3], u[4][4];
             for (int r = 0; r < 4; ++r)
               for (int s = 0; s < 3; ++s)
-                gk[r][s] = g[r][0] * k[s] + g[r][1] * k[3 + s] +
-                           g[r][2] * k[6 + s];
+                gk[r][s] =
+                    g[r][0] * k[s] + g[r][1] * k[3 + s] + g[r][2] * k[6 + s];
             for (int r = 0; r < 4; ++r)
               for (int s = 0; s < 4; ++s)
                 u[r][s] = gk[r][0] * g[s][0] + gk[r][1] * g[s][1] +
@@ -113,8 +113,8 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
   auto pairsOf = [](int64_t size, int64_t d) {
     return size / (2 * d) * d + std::min(size % (2 * d), d);
   };
-  int64_t rowPairs = pairsOf(oh, dh), tiles = pairsOf(ow, dw),
-          c = cb * kLanes, m = mb * kLanes;
+  int64_t rowPairs = pairsOf(oh, dh), tiles = pairsOf(ow, dw), c = cb * kLanes,
+          m = mb * kLanes;
   bool rowsEnd = oh % (2 * dh), colsEnd = ow % (2 * dw);
   // Against the direct tiles, which skip kernel rows that read only
   // padding rows (x's rows outside [top, end)): a tile costs 16 products
@@ -295,9 +295,8 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
                          kb.create<arith::AddIOp>(loc, ch0,
                                                   idx(kb, loc, j * kLanes))});
     };
-    auto loop = gb.create<scf::ForOp>(loc, idx(gb, loc, 0),
-                                      idx(gb, loc, wide * width),
-                                      idx(gb, loc, width));
+    auto loop = gb.create<scf::ForOp>(
+        loc, idx(gb, loc, 0), idx(gb, loc, wide * width), idx(gb, loc, width));
     OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
     tile(lb, loop.getInductionVar(), width);
     if (wide < rowTiles) {
@@ -315,12 +314,11 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
                              Value blk) {
     Value row0 = firstOf(ob, rp, dh);
     Value bias =
-        init->bias
-            ? ob.create<vector::LoadOp>(loc, vec, init->bias,
-                                        ValueRange{blk, idx(ob, loc, 0)})
-                  .getResult()
-            : ob.create<vector::BroadcastOp>(loc, vec, init->scalar)
-                  .getResult();
+        init->bias ? ob.create<vector::LoadOp>(loc, vec, init->bias,
+                                               ValueRange{blk, idx(ob, loc, 0)})
+                         .getResult()
+                   : ob.create<vector::BroadcastOp>(loc, vec, init->scalar)
+                         .getResult();
     Value ch = ob.create<arith::MulIOp>(loc, blk, idx(ob, loc, kLanes));
     forLoop(ob, tiles, [&](OpBuilder &pb, Value t) {
       Value at = tileAt(pb, rp, t);
@@ -341,8 +339,7 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
                       sub(pb, sub(pb, s[i][1], s[i][2]), s[i][3])};
         Value row = pb.create<arith::AddIOp>(loc, row0, idx(pb, loc, i * dh));
         for (int j = 0; j < 2; ++j) {
-          Value col =
-              pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, j * dw));
+          Value col = pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, j * dw));
           // (Second rows and columns past the plane's end: not stored.)
           Value in;
           if (i == 1 && rowsEnd)
@@ -383,15 +380,15 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
     SmallVector<Value> at =
         digits(ib, loc, in.getInductionVar(), {n, cb, rowPairs});
     inputTransform(ib, vAll, at[0], at[2], at[1]);
-    scf::ForOp mm = taskLoop(b, loc, n * 16 * groups,
-                             vectorize::kParallelMultiplyAdds,
-                             planeTiles * c * nb * kLanes);
+    scf::ForOp mm =
+        taskLoop(b, loc, n * 16 * groups, vectorize::kParallelMultiplyAdds,
+                 planeTiles * c * nb * kLanes);
     OpBuilder pb = OpBuilder::atBlockBegin(mm.getBody());
     at = digits(pb, loc, mm.getInductionVar(), {n, 16, groups});
     product(pb, vAll, mAll, at[0], at[1], at[2]);
-    scf::ForOp outs = taskLoop(b, loc, n * mb * rowPairs,
-                               vectorize::kParallelElements,
-                               16 * tiles * kLanes);
+    scf::ForOp outs =
+        taskLoop(b, loc, n * mb * rowPairs, vectorize::kParallelElements,
+                 16 * tiles * kLanes);
     OpBuilder ob = OpBuilder::atBlockBegin(outs.getBody());
     at = digits(ob, loc, outs.getInductionVar(), {n, mb, rowPairs});
     outputTransform(ob, mAll, at[0], at[2], at[1]);
