@@ -67,11 +67,9 @@ static cl::opt<std::string> providerAssignment(
     cl::value_desc("file.json"), cl::cat(kilnCategory));
 static cl::opt<bool> winograd(
     "winograd",
-    cl::desc(
-        "Run 3x3 convs at stride 1 on the blocked layout as Winograd F(2x2, "
-        "3x3) "
-        "tiles (default on; =false keeps the direct kernels, whose sums follow "
-        "the definition's order)"),
+    cl::desc("Run 3x3 convs at stride 1 on the blocked layout as Winograd "
+             "F(2x2, 3x3) tiles (default on; =false keeps the direct kernels, "
+             "whose sums follow the definition's order)"),
     cl::init(true), cl::cat(kilnCategory));
 static cl::opt<int64_t> minDeviceElements(
     "min-device-elements",
