@@ -145,6 +145,10 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
   bool phased = uBytes > kL2Bytes && vmBytes <= 4 * kL2Bytes;
   if (!phased && uBytes > kL2Bytes && tiles < 8)
     return false;
+  // (A fused task's V and M, a row's tiles on all channels, past twice L2
+  // would stream from L3 between the steps.)
+  if (!phased && 16 * tiles * (c + m) * 4 > 2 * kL2Bytes)
+    return false;
   std::optional<BlockedInit> init = matchBlockedInit(g);
   if (!init)
     return false;
