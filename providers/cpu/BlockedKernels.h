@@ -12,6 +12,7 @@
 #include "providers/cpu/Vectorize.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
@@ -58,6 +59,14 @@ void eraseRewritten(linalg::GenericOp g, Operation *init,
 /// shape), per block ([mb, 16]) or as scalars (constant indices).
 Value applyEpilogue(OpBuilder &ib, Location loc, linalg::GenericOp e, Value out,
                     Value v, ValueRange pos, Value block);
+
+/// Constant global `global`'s f32 values repacked by `pack` (the values,
+/// the packed buffer) into a derived constant global of `shape`, named
+/// after it with `suffix`, 64-byte aligned; packed once per name.
+Value packedWeights(
+    OpBuilder &b, Location loc, memref::GlobalOp global, StringRef suffix,
+    ArrayRef<int64_t> shape,
+    function_ref<void(ArrayRef<float>, MutableArrayRef<float>)> pack);
 
 /// Rewrites blocked conv `g` when it is a 3x3 conv at stride 1 on enough
 /// channels: Winograd F(2x2, 3x3) tiles (VectorizeWinograd.cpp).

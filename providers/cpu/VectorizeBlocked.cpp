@@ -176,6 +176,26 @@ Value applyEpilogue(OpBuilder &ib, Location loc, linalg::GenericOp e, Value out,
   return vectorize::widenBody(ib, loc, body, map, {kLanes});
 }
 
+Value packedWeights(
+    OpBuilder &b, Location loc, memref::GlobalOp global, StringRef suffix,
+    ArrayRef<int64_t> shape,
+    function_ref<void(ArrayRef<float>, MutableArrayRef<float>)> pack) {
+  Type elt = global.getType().getElementType();
+  auto packedType = MemRefType::get(shape, elt);
+  return vectorize::derivedGlobal(
+      b, loc, global->getParentOfType<ModuleOp>(),
+      (global.getSymName() + suffix).str(), packedType,
+      [&] {
+        std::optional<SmallVector<float>> v = fusion::elementsFloats(
+            cast<ElementsAttr>(*global.getInitialValue()));
+        SmallVector<float> packed(packedType.getNumElements());
+        pack(*v, packed);
+        return DenseElementsAttr::get(RankedTensorType::get(shape, elt),
+                                      ArrayRef<float>(packed));
+      },
+      b.getI64IntegerAttr(64));
+}
+
 } // namespace blocked
 
 namespace {
@@ -268,16 +288,10 @@ Value blockedWeights(OpBuilder &b, Location loc, Value w, int64_t nb,
   int64_t m = type.getDimSize(0), c = type.getDimSize(1),
           kh = type.getDimSize(2), kw = type.getDimSize(3);
   int64_t groups = m / kLanes / nb, cb = c / cPer;
-  auto packedType = MemRefType::get({groups, cb, cPer, kh, kw, nb * kLanes},
-                                    type.getElementType());
-  std::string name =
-      (global.getSymName() + "_blocked" + std::to_string(nb)).str();
-  return vectorize::derivedGlobal(
-      b, loc, global->getParentOfType<ModuleOp>(), name, packedType,
-      [&] {
-        std::optional<SmallVector<float>> v = fusion::elementsFloats(
-            cast<ElementsAttr>(*global.getInitialValue()));
-        SmallVector<float> packed(m * c * kh * kw);
+  return packedWeights(
+      b, loc, global, "_blocked" + std::to_string(nb),
+      {groups, cb, cPer, kh, kw, nb * kLanes},
+      [&](ArrayRef<float> v, MutableArrayRef<float> packed) {
         int64_t at = 0;
         for (int64_t o = 0; o < groups; ++o)
           for (int64_t i = 0; i < cb; ++i)
@@ -286,16 +300,11 @@ Value blockedWeights(OpBuilder &b, Location loc, Value w, int64_t nb,
                 for (int64_t x = 0; x < kw; ++x)
                   for (int64_t mo = 0; mo < nb * kLanes; ++mo)
                     packed[at++] =
-                        (*v)[(((o * nb * kLanes + mo) * c + i * cPer + ci) *
-                                  kh +
-                              y) *
-                                 kw +
-                             x];
-        return DenseElementsAttr::get(
-            RankedTensorType::get(packedType.getShape(), type.getElementType()),
-            ArrayRef<float>(packed));
-      },
-      b.getI64IntegerAttr(64));
+                        v[(((o * nb * kLanes + mo) * c + i * cPer + ci) * kh +
+                           y) *
+                              kw +
+                          x];
+      });
 }
 
 /// Tasks of one output row of an image for `nb` output blocks; each row in
@@ -631,26 +640,16 @@ Value depthwiseWeights(OpBuilder &b, Location loc, Value w) {
           kw = type.getDimSize(3);
   if (type.getDimSize(1) != 1 || c % kLanes)
     return Value();
-  auto packedType =
-      MemRefType::get({c / kLanes, kh, kw, kLanes}, type.getElementType());
-  return vectorize::derivedGlobal(
-      b, loc, global->getParentOfType<ModuleOp>(),
-      (global.getSymName() + "_blocked_taps").str(), packedType,
-      [&] {
-        std::optional<SmallVector<float>> v = fusion::elementsFloats(
-            cast<ElementsAttr>(*global.getInitialValue()));
-        SmallVector<float> packed(c * kh * kw);
+  return packedWeights(
+      b, loc, global, "_blocked_taps", {c / kLanes, kh, kw, kLanes},
+      [&](ArrayRef<float> v, MutableArrayRef<float> packed) {
         int64_t at = 0;
         for (int64_t o = 0; o < c / kLanes; ++o)
           for (int64_t y = 0; y < kh; ++y)
             for (int64_t x = 0; x < kw; ++x)
               for (int64_t ci = 0; ci < kLanes; ++ci)
-                packed[at++] = (*v)[((o * kLanes + ci) * kh + y) * kw + x];
-        return DenseElementsAttr::get(
-            RankedTensorType::get(packedType.getShape(), type.getElementType()),
-            ArrayRef<float>(packed));
-      },
-      b.getI64IntegerAttr(64));
+                packed[at++] = v[((o * kLanes + ci) * kh + y) * kw + x];
+      });
 }
 
 /// A blocked max or sum pool: tasks of one output row of an image's

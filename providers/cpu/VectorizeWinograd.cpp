@@ -44,21 +44,15 @@ Value winogradWeights(OpBuilder &b, Location loc, Value w, int64_t nb) {
   MemRefType type = global.getType();
   int64_t m = type.getDimSize(0), c = type.getDimSize(1);
   int64_t groups = m / kLanes / nb;
-  auto packedType =
-      MemRefType::get({16, groups, c, nb * kLanes}, type.getElementType());
-  std::string name =
-      (global.getSymName() + "_winograd" + std::to_string(nb)).str();
-  return vectorize::derivedGlobal(
-      b, loc, global->getParentOfType<ModuleOp>(), name, packedType,
-      [&] {
-        std::optional<SmallVector<float>> v = fusion::elementsFloats(
-            cast<ElementsAttr>(*global.getInitialValue()));
+  return packedWeights(
+      b, loc, global, "_winograd" + std::to_string(nb),
+      {16, groups, c, nb * kLanes},
+      [&](ArrayRef<float> v, MutableArrayRef<float> packed) {
         static const double g[4][3] = {
             {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-        SmallVector<float> packed(16 * m * c);
         for (int64_t o = 0; o < m; ++o)
           for (int64_t i = 0; i < c; ++i) {
-            const float *k = v->data() + (o * c + i) * 9;
+            const float *k = v.data() + (o * c + i) * 9;
             // G k (4 x 3), then (G k) G^T (4 x 4), in double.
             double gk[4][3], u[4][4];
             for (int r = 0; r < 4; ++r)
@@ -74,11 +68,7 @@ Value winogradWeights(OpBuilder &b, Location loc, Value w, int64_t nb) {
               packed[((e * groups + group) * c + i) * nb * kLanes + lane] =
                   float(u[e / 4][e % 4]);
           }
-        return DenseElementsAttr::get(
-            RankedTensorType::get(packedType.getShape(), type.getElementType()),
-            ArrayRef<float>(packed));
-      },
-      b.getI64IntegerAttr(64));
+      });
 }
 
 } // namespace
