@@ -32,7 +32,10 @@ model.onnx and test_data_set_N. Compiles each model with kiln, times it with
             it out, and it is skipped with a note when not installed:
             scripts/bench.sh installs bench/requirements.lock).
 Each peer's outputs are compared with the data set's expected outputs
-once; a peer that disagrees is flagged beside its time. Prints medians and
+once; a peer that disagrees is flagged beside its time. OpenVINO first
+loads and runs each model in a child process: where it crashes (it
+segfaults on a GhostNet-style QDQ model) its cells are n/a with a note,
+and the run goes on. Prints medians and
 the ratios PEER/kiln (> 1 means kiln is faster). Absolute times drift on
 shared machines; read the ratios. With several thread counts it also prints
 each runtime's speed-up over its own first thread count's time.
@@ -113,6 +116,19 @@ class OpenVinoPeer:
         import openvino
         return f"OpenVINO {openvino.__version__.split('-')[0]}"
 
+    @staticmethod
+    def probe(model, data, pin):
+        """Loads and runs the model once in a child process, since OpenVINO
+        2026.4 segfaults on some models (a GhostNet-style QDQ model), which
+        would end the whole run. Returns why it cannot be timed, or None
+        (an exception is left to prepare, which reports its message)."""
+        cmd = [sys.executable, os.path.abspath(__file__), "--probe-openvino", model, data]
+        res = subprocess.run(cmd + (["--pin-shapes"] if pin else []),
+                             capture_output=True, text=True)
+        if res.returncode < 0:
+            return f"crashed loading or running the model (signal {-res.returncode})"
+        return None
+
     @classmethod
     def prepare(cls, model, feeds, threads, pin):
         import openvino as ov
@@ -147,6 +163,11 @@ PEERS = {"ort": OrtPeer, "openvino": OpenVinoPeer}
 
 
 def main():
+    # (OpenVinoPeer.probe's child: prepare and run once, in this process.)
+    if len(sys.argv) >= 4 and sys.argv[1] == "--probe-openvino":
+        model, data = sys.argv[2], sys.argv[3]
+        OpenVinoPeer.prepare(model, load_feeds(model, data), 1, "--pin-shapes" in sys.argv)()
+        return 0
     ap = argparse.ArgumentParser()
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "..", "shared", "models"))
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -310,6 +331,12 @@ def run_peers(args, names, threads, peers, out, kiln, runner, width):
         name, model, data, feeds = prepare(args, name, out, kiln)
         runs = {}
         for peer in peers:
+            why = getattr(peer, "probe", lambda *a: None)(model, data, args.pin_shapes)
+            if why:
+                notes.append(f"{name}: {peer.name} {why}: not timed")
+                for t in threads:
+                    runs[peer.name, t] = None
+                continue
             try:
                 for t in threads:
                     runs[peer.name, t] = peer.prepare(model, feeds, t, args.pin_shapes)
