@@ -438,10 +438,10 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
                      ib.create<arith::SubIOp>(loc, blk, lo));
       Value k0 = kb.create<arith::MulIOp>(loc, lo, idx(kb, loc, kLanes));
       Value k1 = kb.create<arith::MulIOp>(loc, hi, idx(kb, loc, kLanes));
-      Value more = chunks > 1 ? kb.create<arith::CmpIOp>(
-                                      loc, arith::CmpIPredicate::ne, ck,
-                                      idx(kb, loc, 0))
-                              : Value();
+      Value more = chunks > 1
+                       ? kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
+                                                  ck, idx(kb, loc, 0))
+                       : Value();
       forLoop(kb, 16, [&](OpBuilder &eb, Value e) {
         forLoop(eb, groups, [&](OpBuilder &gb, Value grp) {
           product(gb, vs, ms, at[0], e, grp, k0, k1, more);
