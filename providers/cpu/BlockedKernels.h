@@ -49,6 +49,10 @@ std::optional<BlockedInit> matchBlockedInit(linalg::GenericOp g);
 /// constants, all written before `g`; its output's allocation moved
 /// before `g`.
 linalg::GenericOp findBlockedEpilogue(linalg::GenericOp g);
+/// The rows [top, end) of blocked conv `g`'s padded input that hold its
+/// source (kiln.blocked_conv's value; all of them without one): kernel
+/// rows reading only the others read padding.
+std::pair<int64_t, int64_t> sourceRows(linalg::GenericOp g);
 /// Erases what a blocked kernel replaced: `g`, the op starting its output
 /// and its epilogue (counted in `fused`), then g's own output buffer when
 /// the epilogue's took its place.

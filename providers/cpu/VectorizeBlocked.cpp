@@ -135,6 +135,13 @@ linalg::GenericOp findBlockedEpilogue(linalg::GenericOp g) {
   return vectorize::placeEpilogueOutput(g, e) ? e : linalg::GenericOp();
 }
 
+std::pair<int64_t, int64_t> sourceRows(linalg::GenericOp g) {
+  auto rows = g->getAttrOfType<DenseI64ArrayAttr>(vectorize::kBlockedConv);
+  if (rows && rows.size() == 2)
+    return {rows[0], rows[1]};
+  return {0, cast<MemRefType>(g.getDpsInputs()[0].getType()).getDimSize(2)};
+}
+
 void eraseRewritten(linalg::GenericOp g, Operation *init,
                     linalg::GenericOp epilogue, int64_t &fused) {
   Value out = g.getDpsInits()[0];
@@ -376,11 +383,7 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
   // Kernel rows that read only x's zero padding rows (outside [top, end))
   // are skipped, as the NCHW direct tiles do: a 3x3 conv on 7 rows does
   // 19/21 of the multiply-adds. Row y reads x's row row * sh + y * dh.
-  auto rows = g->getAttrOfType<DenseI64ArrayAttr>(vectorize::kBlockedConv);
-  int64_t top = rows && rows.size() == 2 ? rows[0] : 0,
-          end = rows && rows.size() == 2
-                    ? rows[1]
-                    : cast<MemRefType>(x.getType()).getDimSize(2);
+  auto [top, end] = sourceRows(g);
   // Each output row's [yLo, yHi): yLo = ceil((top - r * sh) / dh) at
   // least 0, yHi = ceil((end - r * sh) / dh) at most kh. The distinct
   // pairs (a 3x3 conv's top and bottom rows, the rest) each get their

@@ -112,9 +112,7 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
   // cut short computes rows and columns it does not store. At a large
   // dilation on a small plane (an ASPP's rate 36 on 40 rows) most kernel
   // rows read padding: the direct tiles win.
-  auto rowsAttr = g->getAttrOfType<DenseI64ArrayAttr>(vectorize::kBlockedConv);
-  int64_t top = rowsAttr && rowsAttr.size() == 2 ? rowsAttr[0] : 0,
-          end = rowsAttr && rowsAttr.size() == 2 ? rowsAttr[1] : xh;
+  auto [top, end] = sourceRows(g);
   int64_t directRows = 0;
   for (int64_t y = 0; y < oh; ++y)
     for (int64_t k = 0; k < 3; ++k)
