@@ -292,6 +292,8 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
               "8-bit depthwise convs on the VNNI depthwise kernel">,
     Statistic<"numAmxKernels", "int8-amx-kernels",
               "8-bit matmuls and convs on AMX tiles">,
+    Statistic<"numAmxDirectConvs", "int8-amx-direct-convs",
+              "8-bit convs on AMX tiles read from the relaid input in place">,
     Statistic<"numEpilogues", "int8-epilogues",
               "elementwise epilogues applied in 8-bit convs' stores">
   ];

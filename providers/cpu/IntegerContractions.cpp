@@ -351,6 +351,39 @@ Value rowMajor(OpBuilder &b, Location loc, Value v, OpFoldResult rows,
       ArrayRef<OpFoldResult>{b.getIndexAttr(cols), b.getIndexAttr(1)});
 }
 
+
+/// Four vectors of 16 bytes (k values t = 0..3 of 16 columns) as one step
+/// of a panel, column j's four bytes side by side: [16][4]. One byte
+/// permutation of the four concatenated (vpermb on AVX-512 VBMI).
+Value interleaveSteps(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
+  auto concat = [&](Value x, Value y) {
+    int64_t n = cast<VectorType>(x.getType()).getNumElements();
+    SmallVector<int64_t> all;
+    for (int64_t j = 0; j < 2 * n; ++j)
+      all.push_back(j);
+    return b.create<vector::ShuffleOp>(loc, x, y, all).getResult();
+  };
+  Value four = concat(concat(rows[0], rows[1]), concat(rows[2], rows[3]));
+  SmallVector<int64_t> interleave;
+  for (int64_t j = 0; j < kLanes; ++j)
+    for (int64_t t = 0; t < 4; ++t)
+      interleave.push_back(t * kLanes + j);
+  return b.create<vector::ShuffleOp>(loc, four, four, interleave);
+}
+
+/// A constant global of i32 `values`, named `name`, and its get_global.
+Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
+               ArrayRef<int32_t> values) {
+  auto type = MemRefType::get({int64_t(values.size())}, b.getI32Type());
+  return vectorize::derivedGlobal(
+      b, loc, module, name, type,
+      [&] {
+        return DenseElementsAttr::get(
+            RankedTensorType::get(type.getShape(), b.getI32Type()), values);
+      },
+      b.getI64IntegerAttr(64));
+}
+
 } // namespace int8
 
 namespace {
@@ -393,24 +426,6 @@ SmallVector<unsigned> loopDims(AffineMap map) {
   return d.size() == map.getNumResults() ? d : SmallVector<unsigned>();
 }
 
-/// Four vectors of 16 bytes (k values t = 0..3 of 16 columns) as one step
-/// of a panel, column j's four bytes side by side: [16][4]. One byte
-/// permutation of the four concatenated (vpermb on AVX-512 VBMI).
-Value interleaveSteps(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
-  auto concat = [&](Value x, Value y) {
-    int64_t n = cast<VectorType>(x.getType()).getNumElements();
-    SmallVector<int64_t> all;
-    for (int64_t j = 0; j < 2 * n; ++j)
-      all.push_back(j);
-    return b.create<vector::ShuffleOp>(loc, x, y, all).getResult();
-  };
-  Value four = concat(concat(rows[0], rows[1]), concat(rows[2], rows[3]));
-  SmallVector<int64_t> interleave;
-  for (int64_t j = 0; j < kLanes; ++j)
-    for (int64_t t = 0; t < 4; ++t)
-      interleave.push_back(t * kLanes + j);
-  return b.create<vector::ShuffleOp>(loc, four, four, interleave);
-}
 
 /// Rewrites `g` when it is an 8-bit matmul of two run-time operands
 /// (attention's products in a quantized transformer): A [batch..., M, K]
@@ -600,18 +615,6 @@ bool rewrite(linalg::GenericOp g, AmxTiles &amx, bool avx2) {
   return true;
 }
 
-/// A constant global of i32 `values`, named `name`, and its get_global.
-Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
-               ArrayRef<int32_t> values) {
-  auto type = MemRefType::get({int64_t(values.size())}, b.getI32Type());
-  return vectorize::derivedGlobal(
-      b, loc, module, name, type,
-      [&] {
-        return DenseElementsAttr::get(
-            RankedTensorType::get(type.getShape(), b.getI32Type()), values);
-      },
-      b.getI64IntegerAttr(64));
-}
 
 } // namespace
 
@@ -704,6 +707,26 @@ bool rewriteConv(linalg::GenericOp g,
   // mobilenet_v2's first 1x1 convs ran up to 18% slower than on VNNI.)
   bool useAmx =
       amx.use(zeroInit && k >= 4 * kAmxSteps && m % kAmxTileRows == 0);
+  ConvSizes sizes{n,  c,      h,      width,  m,      kh,     kw,
+                  oh, ow,     cm->sh, cm->sw, cm->dh, cm->dw};
+  if (useAmx && amxDirectConvFits(sizes)) {
+    OpBuilder b(g);
+    emitAmxDirectConv(
+        b, g.getLoc(), sizes, x, out, *w, get.getName(),
+        [&](OpBuilder &ib, Location l, Value image)
+            -> std::function<void(OpBuilder &, Location, Value, Value, Value,
+                                  Value)> {
+          if (!epilogue)
+            return nullptr;
+          return convEpilogueStore(ib, l, *epilogue, image, m, oh * ow);
+        },
+        amx);
+    ++amx.directConvs;
+    g.erase();
+    if (zeroInit->erase)
+      zeroInit->erase->erase();
+    return true;
+  }
   // Weights as rows of k padded to whole steps (to whole AMX chunks: the
   // patches' steps past k meet zero weights); each tap's and position's
   // offset in an image (padded taps and positions read offset 0: the
@@ -1218,6 +1241,7 @@ struct CpuIntegerContractionsPass
     numEpilogues += epilogues;
     numDepthwise += depthwise;
     numAmxKernels += tiles.kernels;
+    numAmxDirectConvs += tiles.directConvs;
     // For `kiln compile --report`.
     Builder b(&getContext());
     if (n)
@@ -1235,6 +1259,9 @@ struct CpuIntegerContractionsPass
                               b.getI64IntegerAttr(tiles.kernels));
       getOperation()->setAttr(kAmxTilesAttr, b.getUnitAttr());
     }
+    if (tiles.directConvs)
+      getOperation()->setAttr("kiln.report.int8_amx_direct_convs",
+                              b.getI64IntegerAttr(tiles.directConvs));
   }
 };
 

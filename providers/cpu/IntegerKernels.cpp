@@ -301,7 +301,7 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
     // core read last: the worker's took 6x the caller's time) hold back
     // every later store, the tiles' into `acc` among them, and the loads
     // from `acc` wait for those.
-    if (!kn.store)
+    if (!kn.store && !kn.remap)
       overRows(
           [&](OpBuilder &pb, Location l, Value, Value row, int64_t, Value col) {
             pb.create<memref::PrefetchOp>(l, kn.c, ValueRange{row, col},
@@ -337,11 +337,14 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
               ValueRange{sb.create<arith::AddIOp>(
                              sl, m, idx(sb, sl, i * kAmxTileRows)),
                          k4}));
-        for (int64_t j = 0; j < cols; ++j)
-          bs.push_back(sb.create<amx::TileLoadOp>(
-              sl, VectorType::get({kAmxSteps, 4 * kLanes}, i8), kn.vec,
-              ValueRange{sb.create<arith::AddIOp>(sl, vP0, idx(sb, sl, j0 + j)),
-                         q, idx(sb, sl, 0)}));
+        for (int64_t j = 0; j < cols; ++j) {
+          Value panel = sb.create<arith::AddIOp>(sl, vP0, idx(sb, sl, j0 + j));
+          bs.push_back(kn.amxB ? kn.amxB(sb, sl, panel, q)
+                               : sb.create<amx::TileLoadOp>(
+                                     sl,
+                                     VectorType::get({kAmxSteps, 4 * kLanes}, i8),
+                                     kn.vec, ValueRange{panel, q, idx(sb, sl, 0)}));
+        }
         for (int64_t i = 0; i < rowTiles; ++i)
           for (int64_t j = 0; j < cols; ++j) {
             Value &cij = c[i * cols + j];
@@ -401,6 +404,9 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
         mask = rb.create<vector::CreateMaskOp>(
             l, VectorType::get({kLanes}, rb.getI1Type()),
             ValueRange{idx(rb, l, lastLanes)});
+      if (kn.remap)
+        kn.remap(rb, l, rb.create<arith::AddIOp>(l, cP0, idx(rb, l, j0 + j)),
+                 v, col, mask);
       storeAccumulator(rb, l, kn, v, row, col, mask);
     });
   }
@@ -456,7 +462,9 @@ void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
           });
     };
     Value whole = tiles(tiles(rowStart, kAmxRows), kAmxTileRows);
-    if (staticRows > 0 && staticRows % kAmxTileRows == 0)
+    // (B read in place has no packed panels for the vector kernel: its
+    // callers give whole tiles of rows.)
+    if (kn.amxB || (staticRows > 0 && staticRows % kAmxTileRows == 0))
       return;
     Kernel vector = kn;
     vector.amx = false;

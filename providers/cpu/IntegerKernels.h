@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
 #include <optional>
@@ -54,6 +55,7 @@ struct AmxTiles {
   bool enabled;
   int64_t kernels = 0;
   int64_t zeroTags = 0; // Kernel::zeroTags
+  int64_t directConvs = 0; // of the kernels, direct convs
   /// A kernel whose C starts at 0 (`zeroInit`) takes the tiles.
   bool use(bool zeroInit) {
     kernels += enabled && zeroInit;
@@ -85,6 +87,16 @@ struct Kernel {
   // to 16]; set by emitColumns).
   bool avx2 = false;
   Value wide = nullptr;
+  // On AMX with B read where it lies (the direct conv's input, no packed
+  // `vec`): the tile of panel `panel` at step `step` (a multiple of 16).
+  std::function<Value(OpBuilder &, Location, Value panel, Value step)> amxB =
+      nullptr;
+  // Where panel `panel`'s accumulator goes when its lanes are not C's
+  // consecutive columns: permutes `acc` and sets the first column and the
+  // lane mask (the direct conv's positions past a row's end dropped).
+  std::function<void(OpBuilder &, Location, Value panel, Value &acc,
+                     Value &col, Value &mask)>
+      remap = nullptr;
 };
 
 /// B [K][N] as vpdpbusd reads it: panels of 16 columns, each k step four
@@ -126,6 +138,33 @@ std::optional<SmallVector<int8_t>> constantBytes(Value v);
 /// `v` (identity layout) as a row-major [rows, cols] at element `offset`.
 Value rowMajor(OpBuilder &b, Location loc, Value v, OpFoldResult rows,
                int64_t cols, OpFoldResult offset);
+/// Four vectors of 16 bytes (k values t = 0..3 of 16 columns) as one step
+/// of a panel, column j's four bytes side by side: [16][4].
+Value interleaveSteps(OpBuilder &b, Location loc, ArrayRef<Value> rows);
+/// A constant global of i32 `values`, named `name`, and its get_global.
+Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
+               ArrayRef<int32_t> values);
+
+/// A 2-D conv's static sizes: input [n, c, h, w], weights [m, c, kh, kw],
+/// output [n, m, oh, ow], strides and dilations.
+struct ConvSizes {
+  int64_t n, c, h, w, m, kh, kw, oh, ow, sh, sw, dh, dw;
+};
+/// Whether the direct AMX conv (IntegerAmxConv.cpp) takes a conv of these
+/// sizes.
+bool amxDirectConvFits(const ConvSizes &s);
+/// Emits `out` = conv(`x`, weights `w` [m][c][kh][kw]) as the direct AMX
+/// conv: the input relaid per image as 4-channel dwords, split by stride
+/// phase, and the tiles loaded from it in place (no patches packed);
+/// `store` (may be null) applies the epilogue of an image.
+void emitAmxDirectConv(
+    OpBuilder &b, Location loc, const ConvSizes &s, Value x, Value out,
+    ArrayRef<int8_t> w, StringRef weightsName,
+    function_ref<std::function<void(OpBuilder &, Location, Value, Value, Value,
+                                    Value)>(OpBuilder &, Location, Value)>
+        store,
+    AmxTiles &amx);
+
 /// The store hook applying `ep` for image `image`, C viewed per image as
 /// [channels, positions] (`rows`, `positions`): (builder, location,
 /// accumulator vector, channel, first position, lane mask or null).

@@ -17,6 +17,7 @@ where it has AMX-INT8) and for x86-64-v3 (the i32 loops).
   check_int8.py --kiln K --kiln-run R --work DIR
 """
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -333,6 +334,27 @@ CASES = {
         lambda p: conv_integer(p, (1, 128, 10, 10), (48, 128, 3, 3), U8, za=5), 0),
     "conv_u8_amx_k72": (
         lambda p: conv_integer(p, (2, 8, 20, 20), (16, 8, 3, 3), U8, za=2), 0),
+    # With AMX, direct convs (input channels in whole 64-byte chunks, output
+    # channels in tiles of 16): tiles read from the relaid input in place.
+    # 14 x 14 (padded rows of 16: panels across rows, two dropped lanes
+    # each), stride 2 over an odd plane (rows of a phase past the image)
+    # with two images, 1 x 1 at stride 2, dilation 2, 5 x 5 over 192
+    # channels (75 chunks: blocks of 8, then 3; 5 panels: a unit of 4,
+    # then 1).
+    "conv_u8_amx_direct_14x14": (
+        lambda p: conv_integer(p, (1, 64, 14, 14), (32, 64, 3, 3), U8, za=3), 0),
+    "conv_u8_amx_direct_stride2_odd": (
+        lambda p: conv_integer(p, (2, 128, 15, 15), (48, 128, 3, 3), U8, za=1,
+                               strides=(2, 2)), 0),
+    "conv_u8_amx_direct_1x1_stride2": (
+        lambda p: conv_integer(p, (1, 64, 14, 14), (16, 64, 1, 1), U8, pads=(0, 0, 0, 0),
+                               strides=(2, 2)), 0),
+    "conv_u8_amx_direct_dilated": (
+        lambda p: conv_integer(p, (1, 64, 11, 11), (16, 64, 3, 3), U8, za=6,
+                               pads=(2, 2, 2, 2), dilations=(2, 2)), 0),
+    "conv_u8_amx_direct_5x5": (
+        lambda p: conv_integer(p, (1, 192, 7, 7), (64, 192, 5, 5), U8, za=2,
+                               pads=(2, 2, 2, 2)), 0),
     # 14 x 14: the last 4 positions as dot products (13 channels: one a group).
     "conv_u8_14x14_tail": (
         lambda p: conv_integer(p, (2, 16, 14, 14), (13, 16, 3, 3), U8, za=11), 0),
@@ -409,11 +431,40 @@ CASES = {
 }
 
 
+def has_amx_int8():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " amx_int8" in f.read()
+    except OSError:
+        return False
+
+
+def amx_direct_convs(args, name):
+    """The direct AMX convs `kiln compile --report` counts for the case."""
+    r = subprocess.run([args.kiln, "compile", os.path.join(args.work, name, "model.onnx"),
+                        "-o", os.path.join(args.work, name, "report"), "--report"],
+                       capture_output=True, text=True)
+    for line in r.stderr.splitlines():
+        if "rewrite int8_amx_direct_convs:" in line:
+            return int(line.split(":")[-1])
+    return 0
+
+
 def main():
     args = ortcheck.parse_args()
-    return ortcheck.summary(
-        ortcheck.case(args, name, "X", make, tol=tol, rtol=0)
-        for name, (make, tol) in CASES.items())
+    results = [ortcheck.case(args, name, "X", make, tol=tol, rtol=0)
+               for name, (make, tol) in CASES.items()]
+    # (The direct cases must take that path where the CPU has AMX-INT8.)
+    if has_amx_int8():
+        for name in CASES:
+            if name.startswith("conv_u8_amx_direct"):
+                count = amx_direct_convs(args, name)
+                results.append((1, 0 if count == 1 else 1))
+                if count != 1:
+                    print(f"FAIL {name}: {count} direct AMX convs (expected 1)")
+    else:
+        print("note: no AMX-INT8 here: the direct AMX convs were not checked")
+    return ortcheck.summary(results)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,335 @@
+//===- IntegerAmxConv.cpp - direct 8-bit convs on AMX tiles ---------------===//
+//
+// Part of kiln-cpu-integer-contractions. An 8-bit conv whose input
+// channels come in whole 64-byte k chunks runs on AMX tiles without packed
+// patches: per image the input is relaid once as 4-channel dwords
+// ([c / 4][phase][h / sh][w / sw], channels 4q .. 4q + 3 of a position
+// side by side, each stride phase a plane of its own), so that a tap's 16
+// channel quads at 16 consecutive positions of a phase plane are a tile
+// of 16 rows of 64 bytes at a fixed row stride, loaded where it lies. The
+// weights, [m][kh][kw][c] at compile time, are the other tile. Positions
+// run over the phase plane's whole width (one index for all taps); those
+// past an output row's end are computed and dropped in the store, which
+// moves each panel's kept lanes together (vpermd through a table).
+//
+//===----------------------------------------------------------------------===//
+#include "providers/cpu/IntegerKernels.h"
+#include "providers/cpu/Vectorize.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace kiln::int8 {
+
+namespace {
+constexpr int64_t kChunkChannels = 4 * kAmxSteps; // input channels a k chunk
+constexpr llvm::StringLiteral kVpermd = "llvm.x86.avx512.permvar.si.512";
+} // namespace
+
+bool amxDirectConvFits(const ConvSizes &s) {
+  return s.c % kChunkChannels == 0 && s.m % kAmxTileRows == 0 && s.sh >= 1 &&
+         s.sh <= 2 && s.sw >= 1 && s.sw <= 2;
+}
+
+void emitAmxDirectConv(
+    OpBuilder &b, Location loc, const ConvSizes &s, Value x, Value out,
+    ArrayRef<int8_t> w, StringRef weightsName,
+    function_ref<std::function<void(OpBuilder &, Location, Value, Value, Value,
+                                    Value)>(OpBuilder &, Location, Value)>
+        store,
+    AmxTiles &amx) {
+  auto idx = [](OpBuilder &ib, Location l, int64_t v) {
+    return ib.create<arith::ConstantIndexOp>(l, v).getResult();
+  };
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  int64_t taps = s.kh * s.kw, quads = s.c / 4, k = taps * s.c;
+  // Phase planes: input row y, column x in plane (y % sh, x % sw) at
+  // (y / sh, x / sw).
+  int64_t hs = llvm::divideCeil(s.h, s.sh), ws = llvm::divideCeil(s.w, s.sw);
+  int64_t phases = s.sh * s.sw, plane = hs * ws;
+  SmallVector<int32_t> tapOffset(taps);
+  for (int64_t i = 0; i < s.kh; ++i)
+    for (int64_t j = 0; j < s.kw; ++j) {
+      int64_t y = i * s.dh, xx = j * s.dw;
+      tapOffset[i * s.kw + j] =
+          int32_t(((y % s.sh) * s.sw + xx % s.sw) * plane + (y / s.sh) * ws +
+                  xx / s.sw);
+    }
+  // Output (oy, ox) is position oy * ws + ox; a panel's kept lanes, their
+  // count and the first one's output position.
+  int64_t positions = s.oh * ws, panels = llvm::divideCeil(positions, kLanes);
+  SmallVector<int32_t> perm(panels * kLanes, 0), kept(panels, 0),
+      first(panels, 0);
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      int64_t q = p * kLanes + j, oy = q / ws, ox = q % ws;
+      if (oy >= s.oh || ox >= s.ow)
+        continue;
+      if (!kept[p])
+        first[p] = int32_t(oy * s.ow + ox);
+      perm[p * kLanes + kept[p]++] = int32_t(j);
+    }
+  // A quad's dwords: the phase planes, then what the last panel reads
+  // past them at the farthest tap (and the relayout's last 16-dword store).
+  int64_t span =
+      std::max(phases * plane + kLanes,
+               panels * kLanes +
+                   *std::max_element(tapOffset.begin(), tapOffset.end()));
+  // Weights as rows [m][kh][kw][c]: a k chunk is one tap's 64 channels.
+  SmallVector<int8_t> rows(s.m * k);
+  for (int64_t o = 0; o < s.m; ++o)
+    for (int64_t ci = 0; ci < s.c; ++ci)
+      for (int64_t t = 0; t < taps; ++t)
+        rows[o * k + t * s.c + ci] = w[(o * s.c + ci) * taps + t];
+  auto module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  auto rowsType = MemRefType::get({s.m, k}, i8);
+  Value weights = vectorize::derivedGlobal(
+      b, loc, module, (weightsName + "_amx_taps").str(), rowsType,
+      [&] {
+        return DenseElementsAttr::get(RankedTensorType::get({s.m, k}, i8),
+                                      ArrayRef<int8_t>(rows));
+      },
+      b.getI64IntegerAttr(64));
+  std::string shape =
+      std::to_string(s.c) + "x" + std::to_string(s.h) + "x" +
+      std::to_string(s.w) + "_k" + std::to_string(s.kh) + "x" +
+      std::to_string(s.kw) + "_s" + std::to_string(s.sh) + "x" +
+      std::to_string(s.sw) + "_d" + std::to_string(s.dh) + "x" +
+      std::to_string(s.dw) + "_o" + std::to_string(s.oh) + "x" +
+      std::to_string(s.ow);
+  Value tapTable =
+      i32Table(b, loc, module, "kiln_amx_conv_taps_" + shape, tapOffset);
+  Value permTable =
+      i32Table(b, loc, module, "kiln_amx_conv_perm_" + shape, perm);
+  Value keptTable =
+      i32Table(b, loc, module, "kiln_amx_conv_kept_" + shape, kept);
+  Value firstTable =
+      i32Table(b, loc, module, "kiln_amx_conv_first_" + shape, first);
+
+  int64_t bytes = s.n * s.c * s.h * s.w;
+  Value flat = b.create<memref::ReinterpretCastOp>(
+      loc, MemRefType::get({bytes}, i8), x, b.getIndexAttr(0),
+      ArrayRef<OpFoldResult>{b.getIndexAttr(bytes)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  auto i8x64 = VectorType::get({4 * kLanes}, i8);
+  b.create<scf::ForOp>(
+      loc, idx(b, loc, 0), idx(b, loc, s.n), idx(b, loc, 1), ValueRange{},
+      [&](OpBuilder &ib, Location l, Value image, ValueRange) {
+        Value imageBase =
+            ib.create<arith::MulIOp>(l, image, idx(ib, l, s.c * s.h * s.w));
+        // The relayout, threads taking quads: each phase row 16 positions
+        // at a time, four channels' bytes (16 or, at stride 2, 32 loaded:
+        // every other one kept; masked at the row's end) interleaved. A
+        // row's last store runs into the next row, which overwrites it;
+        // rows of a phase past the image are zeros.
+        Value relaid = ib.create<memref::AllocOp>(
+            l, MemRefType::get({quads, span * 4}, i8), ib.getI64IntegerAttr(64));
+        auto relay = ib.create<scf::ForOp>(
+            l, idx(ib, l, 0), idx(ib, l, quads), idx(ib, l, 1), ValueRange{},
+            [&](OpBuilder &qb, Location ql, Value quad, ValueRange) {
+              Value zeros = qb.create<arith::ConstantOp>(
+                  ql, DenseElementsAttr::get(i8x64, qb.getI8IntegerAttr(0)));
+              for (int64_t py = 0; py < s.sh; ++py)
+                for (int64_t px = 0; px < s.sw; ++px) {
+                  int64_t base = (py * s.sw + px) * plane;
+                  int64_t rowsIn = llvm::divideCeil(s.h - py, s.sh);
+                  // The four channels' bytes of row y from column
+                  // xs * sw + px, interleaved.
+                  auto relayStep = [&](OpBuilder &xb, Location xl, Value y,
+                                  Value xs) -> Value {
+                    Value x0 = xb.create<arith::AddIOp>(
+                        xl,
+                        xb.create<arith::MulIOp>(xl, xs, idx(xb, xl, s.sw)),
+                        idx(xb, xl, px));
+                    Value left = xb.create<arith::MinSIOp>(
+                        xl, idx(xb, xl, kLanes * s.sw),
+                        xb.create<arith::SubIOp>(xl, idx(xb, xl, s.w), x0));
+                    auto loadType = VectorType::get({kLanes * s.sw}, i8);
+                    Value mask = xb.create<vector::CreateMaskOp>(
+                        xl, VectorType::get({kLanes * s.sw}, xb.getI1Type()),
+                        ValueRange{left});
+                    Value none = xb.create<arith::ConstantOp>(
+                        xl, DenseElementsAttr::get(loadType,
+                                                   xb.getI8IntegerAttr(0)));
+                    SmallVector<Value> channels;
+                    for (int64_t t = 0; t < 4; ++t) {
+                      Value ch = xb.create<arith::AddIOp>(
+                          xl, xb.create<arith::MulIOp>(xl, quad, idx(xb, xl, 4)),
+                          idx(xb, xl, t));
+                      Value at = xb.create<arith::AddIOp>(
+                          xl, imageBase,
+                          xb.create<arith::AddIOp>(
+                              xl,
+                              xb.create<arith::MulIOp>(
+                                  xl, ch, idx(xb, xl, s.h * s.w)),
+                              xb.create<arith::AddIOp>(
+                                  xl,
+                                  xb.create<arith::MulIOp>(xl, y,
+                                                           idx(xb, xl, s.w)),
+                                  x0)));
+                      Value v = xb.create<vector::MaskedLoadOp>(
+                          xl, loadType, flat, ValueRange{at}, mask, none);
+                      if (s.sw == 2) {
+                        SmallVector<int64_t> even;
+                        for (int64_t j = 0; j < kLanes; ++j)
+                          even.push_back(2 * j);
+                        v = xb.create<vector::ShuffleOp>(xl, v, v, even);
+                      }
+                      channels.push_back(v);
+                    }
+                    return interleaveSteps(xb, xl, channels);
+                  };
+                  auto rowLoop = [&](int64_t from, int64_t to, bool data) {
+                    qb.create<scf::ForOp>(
+                        ql, idx(qb, ql, from), idx(qb, ql, to),
+                        idx(qb, ql, 1), ValueRange{},
+                        [&](OpBuilder &rb, Location rl, Value ys, ValueRange) {
+                          Value rowAt = rb.create<arith::AddIOp>(
+                              rl, idx(rb, rl, base),
+                              rb.create<arith::MulIOp>(rl, ys,
+                                                       idx(rb, rl, ws)));
+                          Value y = rb.create<arith::AddIOp>(
+                              rl,
+                              rb.create<arith::MulIOp>(rl, ys,
+                                                       idx(rb, rl, s.sh)),
+                              idx(rb, rl, py));
+                          rb.create<scf::ForOp>(
+                              rl, idx(rb, rl, 0), idx(rb, rl, ws),
+                              idx(rb, rl, kLanes), ValueRange{},
+                              [&](OpBuilder &xb, Location xl, Value xs,
+                                  ValueRange) {
+                                Value at = xb.create<arith::MulIOp>(
+                                    xl, xb.create<arith::AddIOp>(xl, rowAt, xs),
+                                    idx(xb, xl, 4));
+                                Value v = zeros;
+                                if (data)
+                                  v = relayStep(xb, xl, y, xs);
+                                xb.create<vector::StoreOp>(
+                                    xl, v, relaid, ValueRange{quad, at});
+                                xb.create<scf::YieldOp>(xl);
+                              });
+                          rb.create<scf::YieldOp>(rl);
+                        });
+                  };
+                  rowLoop(0, rowsIn, true);
+                  if (rowsIn < hs)
+                    rowLoop(rowsIn, hs, false);
+                }
+              // Past the planes: zeros (read only by dropped positions).
+              for (int64_t at = phases * plane; at < span; at += kLanes)
+                qb.create<vector::StoreOp>(
+                    ql, zeros, relaid,
+                    ValueRange{quad, idx(qb, ql, std::min(at, span - kLanes) *
+                                                     4)});
+              qb.create<scf::YieldOp>(ql);
+            });
+        vectorize::markParallel(relay, vectorize::kParallelElements,
+                                s.h * s.w * 4);
+
+        Value outN = rowMajor(
+            ib, l, out, ib.getIndexAttr(s.m), s.oh * s.ow,
+            ib.create<arith::MulIOp>(l, image, idx(ib, l, s.m * s.oh * s.ow))
+                .getResult());
+        auto storeN = store(ib, l, image);
+        Kernel kn{weights, Value(), outN, k / 4, false, true, storeN};
+        kn.amx = true;
+        kn.zeroTags = &amx.zeroTags;
+        // B: 16 quads of one tap at 16 positions, rows a quad apart.
+        kn.amxB = [&, relaid](OpBuilder &tb, Location tl, Value panel,
+                              Value step) -> Value {
+          Value chunk =
+              tb.create<arith::DivUIOp>(tl, step, idx(tb, tl, kAmxSteps));
+          int64_t perTap = s.c / kChunkChannels;
+          Value tap = tb.create<arith::DivUIOp>(tl, chunk, idx(tb, tl, perTap));
+          Value quad0 = tb.create<arith::MulIOp>(
+              tl, tb.create<arith::RemUIOp>(tl, chunk, idx(tb, tl, perTap)),
+              idx(tb, tl, kAmxSteps));
+          Value off = tb.create<arith::IndexCastOp>(
+              tl, tb.getIndexType(),
+              tb.create<memref::LoadOp>(tl, tapTable, ValueRange{tap}));
+          Value at = tb.create<arith::MulIOp>(
+              tl,
+              tb.create<arith::AddIOp>(
+                  tl, tb.create<arith::MulIOp>(tl, panel, idx(tb, tl, kLanes)),
+                  off),
+              idx(tb, tl, 4));
+          return tb.create<amx::TileLoadOp>(
+              tl, VectorType::get({kAmxSteps, 4 * kLanes}, tb.getI8Type()),
+              relaid, ValueRange{quad0, at});
+        };
+        kn.remap = [&](OpBuilder &tb, Location tl, Value panel, Value &acc,
+                       Value &col, Value &mask) {
+          auto i32x16 = VectorType::get({kLanes}, i32);
+          Value at = tb.create<arith::MulIOp>(tl, panel, idx(tb, tl, kLanes));
+          Value order =
+              tb.create<vector::LoadOp>(tl, i32x16, permTable, ValueRange{at});
+          acc = tb.create<LLVM::CallIntrinsicOp>(tl, i32x16, kVpermd,
+                                                 ValueRange{acc, order})
+                    .getResult(0);
+          auto entry = [&](Value table) {
+            return tb.create<arith::IndexCastOp>(
+                tl, tb.getIndexType(),
+                tb.create<memref::LoadOp>(tl, table, ValueRange{panel}));
+          };
+          col = entry(firstTable);
+          mask = tb.create<vector::CreateMaskOp>(
+              tl, VectorType::get({kLanes}, tb.getI1Type()),
+              ValueRange{entry(keptTable)});
+        };
+        // Threads take tiles of up to kPanels panels x blocks of output
+        // channels (blocks when the tiles are few).
+        int64_t tile = std::min(kPanels, panels),
+                units = llvm::divideCeil(panels, tile),
+                rest = panels - (units - 1) * tile;
+        int64_t rowBlocks =
+            std::clamp<int64_t>(llvm::divideCeil(8, units), 1,
+                                std::max<int64_t>(1, s.m / (8 * kRows)));
+        int64_t blockRows =
+            llvm::alignTo(llvm::divideCeil(s.m, rowBlocks), kAmxRows);
+        rowBlocks = llvm::divideCeil(s.m, blockRows);
+        auto loop = ib.create<scf::ForOp>(
+            l, idx(ib, l, 0), idx(ib, l, units * rowBlocks), idx(ib, l, 1),
+            ValueRange{},
+            [&](OpBuilder &tb, Location tl, Value it, ValueRange) {
+              Value t = tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, rowBlocks));
+              Value rowStart = tb.create<arith::MulIOp>(
+                  tl, tb.create<arith::RemUIOp>(tl, it, idx(tb, tl, rowBlocks)),
+                  idx(tb, tl, blockRows));
+              Value rowEnd = tb.create<arith::MinUIOp>(
+                  tl,
+                  tb.create<arith::AddIOp>(tl, rowStart,
+                                           idx(tb, tl, blockRows)),
+                  idx(tb, tl, s.m));
+              Value p0 = tb.create<arith::MulIOp>(tl, t, idx(tb, tl, tile));
+              auto unit = [&](OpBuilder &ub, Location ul, int64_t count) {
+                emitColumns(ub, ul, kn, rowStart, rowEnd, p0, p0, count, 0,
+                            rowBlocks == 1 ? s.m : -1);
+              };
+              if (rest == tile) {
+                unit(tb, tl, tile);
+              } else {
+                Value whole = tb.create<arith::CmpIOp>(
+                    tl, arith::CmpIPredicate::ult, t, idx(tb, tl, units - 1));
+                tb.create<scf::IfOp>(
+                    tl, whole,
+                    [&](OpBuilder &wb, Location wl) {
+                      unit(wb, wl, tile);
+                      wb.create<scf::YieldOp>(wl);
+                    },
+                    [&](OpBuilder &wb, Location wl) {
+                      unit(wb, wl, rest);
+                      wb.create<scf::YieldOp>(wl);
+                    });
+              }
+              tb.create<scf::YieldOp>(tl);
+            });
+        vectorize::markParallel(loop, vectorize::kParallelMultiplyAdds,
+                                blockRows * k * tile * kLanes);
+        ib.create<scf::YieldOp>(l);
+      });
+}
+
+} // namespace kiln::int8
