@@ -566,7 +566,8 @@ int compileModel(MLIRContext &ctx, const CompileOptions &userOptions,
       progress.stage("lowering to LLVM" + label);
       // Vector ops left by kiln-cpu-vectorize-contractions go to LLVM first.
       if (failed(run(std::string(
-                         "kiln-approximate-math,kiln-flatten-constants,func."
+                         "kiln-approximate-math,kiln-cpu-divide-by-constant,"
+                         "kiln-flatten-constants,func."
                          "func(convert-linalg-to-loops),kiln-outline-loops,"
                          "convert-vector-to-llvm{reassociate-fp-reductions=1") +
                      (amx ? " enable-amx=1}," : "},") + kToLlvmPipeline)))
