@@ -11,6 +11,7 @@
 // read the same lines.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/FusionUtils.h"
 #include "passes/Passes.h"
 #include "providers/Passes.h"
 #include "providers/cpu/Vectorize.h"
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -32,18 +34,101 @@ namespace {
 
 using vectorize::kBlockedLanes;
 
-/// A static f32 [n, c, h, w] tensor type whose channels fill blocks.
+/// Channels past a multiple of 16 are blocked with the last block padded
+/// (24 as 32, as ONNX Runtime's NCHWc pads them) from this many on.
+constexpr int64_t kMinPaddedChannels = 24;
+
+/// A static f32 [n, c, h, w] tensor type whose channels fill blocks, the
+/// last maybe padded. The padded channels hold finite values that meet
+/// zero weights: convs' padded weights and biases are 0, and only ops
+/// that keep finite values finite run on them (finiteOnFinite).
 bool blockable(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);
-  return rt && rt.hasStaticShape() && rt.getRank() == 4 &&
-         rt.getElementType().isF32() && rt.getDimSize(1) % kBlockedLanes == 0;
+  if (!rt || !rt.hasStaticShape() || rt.getRank() != 4 ||
+      !rt.getElementType().isF32())
+    return false;
+  int64_t c = rt.getDimSize(1);
+  return c % kBlockedLanes == 0 || c >= kMinPaddedChannels;
+}
+
+/// Whether `t`'s channels fill whole blocks (no padding).
+bool wholeBlocks(Type t) {
+  return cast<RankedTensorType>(t).getDimSize(1) % kBlockedLanes == 0;
 }
 
 RankedTensorType blockedType(RankedTensorType t) {
   return RankedTensorType::get(
-      {t.getDimSize(0), t.getDimSize(1) / kBlockedLanes, t.getDimSize(2),
-       t.getDimSize(3), kBlockedLanes},
+      {t.getDimSize(0), int64_t(llvm::divideCeil(t.getDimSize(1), kBlockedLanes)),
+       t.getDimSize(2), t.getDimSize(3), kBlockedLanes},
       t.getElementType());
+}
+
+/// Whether `g`'s body gives finite results for finite operands, so that
+/// padded channels stay finite: no division but by a nonzero constant or
+/// by 1 + exp (a sigmoid), no log, sqrt or pow.
+bool finiteOnFinite(linalg::GenericOp g) {
+  auto positive = [](Value v) {
+    FloatAttr c;
+    return matchPattern(v, m_Constant(&c)) && c.getValueAsDouble() > 0;
+  };
+  WalkResult r = g.getRegion().walk([&](Operation *op) {
+    if (isa<linalg::YieldOp, arith::ConstantOp, arith::AddFOp, arith::SubFOp,
+            arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp,
+            arith::MaxNumFOp, arith::MinNumFOp, arith::NegFOp, arith::CmpFOp,
+            arith::SelectOp, math::FmaOp, math::AbsFOp, math::ExpOp,
+            math::TanhOp, math::ErfOp>(op))
+      return WalkResult::advance();
+    if (auto div = dyn_cast<arith::DivFOp>(op)) {
+      Value d = div.getRhs();
+      FloatAttr c;
+      if (matchPattern(d, m_Constant(&c)) && !c.getValue().isZero())
+        return WalkResult::advance();
+      auto add = d.getDefiningOp<arith::AddFOp>();
+      if (add && ((positive(add.getLhs()) &&
+                   add.getRhs().getDefiningOp<math::ExpOp>()) ||
+                  (positive(add.getRhs()) &&
+                   add.getLhs().getDefiningOp<math::ExpOp>())))
+        return WalkResult::advance();
+    }
+    return WalkResult::interrupt();
+  });
+  return !r.wasInterrupted();
+}
+
+/// Whether constant weights `w` can be read (to pad them).
+bool readableWeights(Value w) {
+  auto cst = w.getDefiningOp<arith::ConstantOp>();
+  return cst && fusion::elementsFloats(dyn_cast<ElementsAttr>(cst.getValue()));
+}
+
+/// Constant weights [m, c, ...] with m and c (when `padInputs`) padded
+/// with zeros to whole blocks; `w` itself when whole.
+Value paddedWeights(OpBuilder &b, Value w, bool padInputs) {
+  auto t = cast<RankedTensorType>(w.getType());
+  int64_t m = t.getDimSize(0), c = t.getDimSize(1);
+  int64_t pm = llvm::alignTo(m, kBlockedLanes),
+          pc = padInputs ? llvm::alignTo(c, kBlockedLanes) : c;
+  if (pm == m && pc == c)
+    return w;
+  auto cst = w.getDefiningOp<arith::ConstantOp>();
+  std::optional<SmallVector<float>> values =
+      fusion::elementsFloats(dyn_cast<ElementsAttr>(cst.getValue()));
+  if (!values)
+    return Value();
+  int64_t inner = t.getNumElements() / (m * c);
+  SmallVector<float> out(pm * pc * inner, 0.0f);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < c; ++j)
+      std::copy_n(values->begin() + (i * c + j) * inner, inner,
+                  out.begin() + (i * pc + j) * inner);
+  SmallVector<int64_t> shape(t.getShape());
+  shape[0] = pm;
+  shape[1] = pc;
+  auto pt = RankedTensorType::get(shape, t.getElementType());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(cst);
+  return b.create<arith::ConstantOp>(
+      cst.getLoc(), DenseElementsAttr::get(pt, ArrayRef<float>(out)));
 }
 
 SmallVector<utils::IteratorType> parallelIters(unsigned n) {
@@ -142,7 +227,9 @@ std::optional<ConvParts> matchConvParts(linalg::GenericOp g) {
   bool plain = xt && xt.hasStaticShape() && xt.getRank() == 4 &&
                xt.getElementType().isF32() && xt.getDimSize(1) < kBlockedLanes;
   if ((!blockable(x.getType()) && !plain) || !blockable(out.getType()) ||
-      !w.getDefiningOp<arith::ConstantOp>())
+      !w.getDefiningOp<arith::ConstantOp>() ||
+      ((!wholeBlocks(out.getType()) || (!plain && !wholeBlocks(x.getType()))) &&
+       !readableWeights(w)))
     return std::nullopt;
   // The body: the multiply-add.
   Block &body = g.getRegion().front();
@@ -315,6 +402,7 @@ std::optional<WindowParts> matchDepthwiseParts(linalg::GenericOp g) {
   Block &body = g.getRegion().front();
   if (!blockable(x.getType()) || !blockable(out.getType()) ||
       !w.getDefiningOp<arith::ConstantOp>() ||
+      (!wholeBlocks(out.getType()) && !readableWeights(w)) ||
       std::distance(body.begin(), body.end()) != 3)
     return std::nullopt;
   std::optional<PaddedInput> in = matchPaddedInput(x);
@@ -405,6 +493,9 @@ struct Blocker {
     b.setInsertionPoint(at);
     Location loc = v.getLoc();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    // (A padded last block: the channels inserted into zeros first.)
+    if (!wholeBlocks(t))
+      v = zeroPadded(v, 1, bt.getDimSize(1) * kBlockedLanes, loc);
     Value empty =
         b.create<tensor::EmptyOp>(loc, bt.getShape(), bt.getElementType());
     auto g = b.create<linalg::GenericOp>(
@@ -430,7 +521,31 @@ struct Blocker {
     conversions[active.back()].values.push_back(v);
   }
 
-  /// A per-channel operand ([c], [c, 1, 1], ...) as [c / 16, 16].
+  /// `v` with dim `dim` grown to `size`, inserted at 0 into zeros.
+  Value zeroPadded(Value v, unsigned dim, int64_t size, Location loc) {
+    auto t = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[dim] = size;
+    Value zero = b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(t.getElementType(), 0.0));
+    Value filled =
+        b.create<linalg::FillOp>(
+             loc, zero,
+             b.create<tensor::EmptyOp>(loc, shape, t.getElementType())
+                 .getResult())
+            .getResult(0);
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (int64_t s : t.getShape()) {
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(b.getIndexAttr(s));
+      strides.push_back(b.getIndexAttr(1));
+    }
+    return b.create<tensor::InsertSliceOp>(loc, v, filled, offsets, sizes,
+                                           strides);
+  }
+
+  /// A per-channel operand ([c], [c, 1, 1], ...) as [c / 16, 16] (a
+  /// padded block's channels 0).
   Value perChannel(Value v) {
     auto t = cast<RankedTensorType>(v.getType());
     if (t.getRank() != 1) {
@@ -441,10 +556,12 @@ struct Blocker {
           v.getLoc(), v, SmallVector<ReassociationIndices>{all});
       t = cast<RankedTensorType>(v.getType());
     }
+    int64_t blocks = int64_t(llvm::divideCeil(t.getDimSize(0), kBlockedLanes));
+    if (t.getDimSize(0) % kBlockedLanes)
+      v = zeroPadded(v, 0, blocks * kBlockedLanes, v.getLoc());
     return b.create<tensor::ExpandShapeOp>(
         v.getLoc(),
-        RankedTensorType::get({t.getDimSize(0) / kBlockedLanes, kBlockedLanes},
-                              t.getElementType()),
+        RankedTensorType::get({blocks, kBlockedLanes}, t.getElementType()),
         v, SmallVector<ReassociationIndices>{{0, 1}});
   }
 
@@ -500,9 +617,12 @@ struct Blocker {
                        ctx),
         AffineMap::get(7, 0, second, ctx),
         AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
-    auto bg = b.create<linalg::GenericOp>(
-        loc, TypeRange{outType}, ValueRange{xb, g.getDpsInputs()[1]},
-        ValueRange{init}, maps, iters, sameBody(g));
+    Value w = g.getDpsInputs()[1];
+    if (p.depthwise)
+      w = paddedWeights(b, w, /*padInputs=*/false);
+    auto bg = b.create<linalg::GenericOp>(loc, TypeRange{outType},
+                                          ValueRange{xb, w}, ValueRange{init},
+                                          maps, iters, sameBody(g));
     bg->setAttr(vectorize::kBlockedWindow, UnitAttr::get(ctx));
     record(g.getResult(0), bg.getResult(0));
     replace(g);
@@ -564,9 +684,10 @@ struct Blocker {
     SmallVector<AffineMap> maps = {
         AffineMap::get(loops, 0, xE, ctx), AffineMap::get(loops, 0, wE, ctx),
         AffineMap::get(loops, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
-    auto bg = b.create<linalg::GenericOp>(
-        loc, TypeRange{outType}, ValueRange{xb, g.getDpsInputs()[1]},
-        ValueRange{init}, maps, iters, sameBody(g));
+    Value w = paddedWeights(b, g.getDpsInputs()[1], /*padInputs=*/!p.plain);
+    auto bg = b.create<linalg::GenericOp>(loc, TypeRange{outType},
+                                          ValueRange{xb, w}, ValueRange{init},
+                                          maps, iters, sameBody(g));
     // (The rows of x that hold the source, for the kernel to skip the
     // padding's.)
     int64_t srcRows = cast<RankedTensorType>(p.src.getType()).getDimSize(2);
@@ -590,7 +711,8 @@ struct Blocker {
       return false;
     bool hasIndex = false;
     g.getRegion().walk([&](linalg::IndexOp) { hasIndex = true; });
-    if (hasIndex)
+    if (hasIndex ||
+        (!wholeBlocks(g.getResultTypes()[0]) && !finiteOnFinite(g)))
       return false;
     MLIRContext *ctx = b.getContext();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -658,7 +780,7 @@ struct Blocker {
   /// of which a part is blocked: the blocked parts inserted alike.
   void concat(tensor::InsertSliceOp first) {
     if (!first.getDest().getDefiningOp<tensor::EmptyOp>() ||
-        !blockable(first.getDestType()))
+        !blockable(first.getDestType()) || !wholeBlocks(first.getDestType()))
       return;
     auto whole = first.getDestType();
     SmallVector<tensor::InsertSliceOp> parts;
@@ -668,6 +790,7 @@ struct Blocker {
       SmallVector<int64_t> offsets(ins.getStaticOffsets());
       auto st = ins.getSourceType();
       if (!ins.hasUnitStride() || st.getRank() != 4 || !blockable(st) ||
+          !wholeBlocks(st) ||
           offsets.size() != 4 || offsets[0] || offsets[2] || offsets[3] ||
           ShapedType::isDynamic(offsets[1]) || offsets[1] % kBlockedLanes ||
           st.getDimSize(0) != whole.getDimSize(0) ||

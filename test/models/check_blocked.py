@@ -153,6 +153,29 @@ def inverted_residual(path, n, h):
     return g.save(path, [n, 16, h, h], y)
 
 
+def padded_blocks(path, n, h):
+    """Channels past whole blocks (24, 72, 40, 63: the last block padded
+    with zeros, as an SSDLite's): 1x1 convs in and out of 24 channels, a
+    depthwise conv on 72, a residual Add and SiLU on the padded blocks, a
+    max pool, a division by a per-channel constant (which leaves the chain:
+    its padded channels would divide by 0), a stride-2 conv, a 63-channel
+    head."""
+    g = Graph(10)
+    a = g.conv("c1", "X", 16, 24, 3)
+    e = g.conv("e1", a, 24, 72, 1)
+    d = g.node("Relu", [g.node("Conv", [e, g.const("dw_w", (72, 1, 3, 3), 0.3),
+                                        g.const("dw_b", (72,))], "dw",
+                               kernel_shape=[3, 3], pads=[1] * 4, group=72)], "dw_relu")
+    p = g.conv("p1", d, 72, 24, 1, act=None)
+    r = g.node("Add", [p, a], "add")
+    silu = g.node("Mul", [r, g.node("Sigmoid", [r], "sig")], "silu")
+    m = g.node("MaxPool", [silu], "pool", kernel_shape=[3, 3], pads=[1] * 4)
+    q = g.node("Div", [m, g.const("divisor", (24, 1, 1), 1.0)], "div")
+    c = g.conv("c2", q, 24, 40, 3, stride=2)
+    y = g.conv("head", c, 40, 63, 1, act=None)
+    return g.save(path, [n, 16, h, h], y)
+
+
 def winograd(path, n, h):
     """3x3 convs at stride 1 as Winograd tiles: two and three output blocks
     (tiles of 2 and of 1 block), bias-free, a residual Add with Relu and a
@@ -213,6 +236,8 @@ CASES = {
     "pools_64x64": (pools, 1, 64),
     "odd_blocks_12x12_n2": (odd_blocks, 2, 12),
     "odd_blocks_7x7": (odd_blocks, 1, 7),
+    "padded_blocks_19x19_n2": (padded_blocks, 2, 19),
+    "padded_blocks_10x10": (padded_blocks, 1, 10),
     "winograd_28x28_n2": (winograd, 2, 28),
     "winograd_4x4": (winograd, 1, 4),
     "winograd_7x7_n2": (winograd, 2, 7),

@@ -162,3 +162,64 @@ func.func @concat_padded(%arg0: tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32> {
   } -> tensor<1x32x8x8xf32>
   return %6 : tensor<1x32x8x8xf32>
 }
+
+// -----
+
+// 24 channels between two 1x1 convs (then a third on 32): blocked as 2
+// blocks, the last padded with zeros. The first conv's weights and bias
+// are padded to 32 output channels, the second's weights to 32 input
+// channels; the Relu between them (finite on finite) runs on the padded
+// blocks too.
+// CHECK-LABEL: func.func @padded_channels
+// CHECK-DAG: arith.constant dense<{{.*}}> : tensor<32x32x1x1xf32>
+// CHECK-DAG: arith.constant dense<{{.*}}> : tensor<32x32x1x1xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0] [24] [1] : tensor<24xf32> into tensor<32xf32>
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x8x8x16xf32>) attrs = {kiln.blocked_conv = array<i64: 0, 8>}
+// CHECK: arith.cmpf olt
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x2x8x8x16xf32>, tensor<32x32x1x1xf32>) outs(%{{.*}} : tensor<1x2x8x8x16xf32>) attrs = {kiln.blocked_conv = array<i64: 0, 8>}
+// CHECK: kiln.blocked_conv
+// CHECK: kiln.from_blocked
+#bias = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 + d3, d6 + d4)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>
+func.func @padded_channels(%arg0: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %w1 = arith.constant dense<0.1> : tensor<24x32x1x1xf32>
+  %b1 = arith.constant dense<0.5> : tensor<24xf32>
+  %w2 = arith.constant dense<0.2> : tensor<32x24x1x1xf32>
+  %w3 = arith.constant dense<0.3> : tensor<32x32x1x1xf32>
+  %0 = tensor.empty() : tensor<1x24x8x8xf32>
+  %1 = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b1 : tensor<24xf32>) outs(%0 : tensor<1x24x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x24x8x8xf32>
+  %2 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%arg0, %w1 : tensor<1x32x8x8xf32>, tensor<24x32x1x1xf32>) outs(%1 : tensor<1x24x8x8xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x24x8x8xf32>
+  %3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%2 : tensor<1x24x8x8xf32>) outs(%0 : tensor<1x24x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %11 = arith.cmpf olt, %in, %cst : f32
+    %12 = arith.select %11, %cst, %in : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x24x8x8xf32>
+  %4 = tensor.empty() : tensor<1x32x8x8xf32>
+  %5 = linalg.fill ins(%cst : f32) outs(%4 : tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  %6 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%3, %w2 : tensor<1x24x8x8xf32>, tensor<32x24x1x1xf32>) outs(%5 : tensor<1x32x8x8xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x32x8x8xf32>
+  %7 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%6, %w3 : tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) outs(%5 : tensor<1x32x8x8xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x32x8x8xf32>
+  return %7 : tensor<1x32x8x8xf32>
+}
