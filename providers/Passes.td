@@ -257,8 +257,18 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     2^31; vpmaddubsw's s16 sums would, and are not used).
     Without VNNI (option vnni=0) otherwise, or for other shapes, the
     generic stays on the naive loops, exact in i32. `kiln compile
-    --report`: int8_kernels, int8_amx_kernels, int8_epilogues,
-    int8_depthwise_vnni.
+    --report`: int8_kernels, int8_amx_kernels, int8_amx_direct_convs,
+    int8_epilogues, int8_depthwise_vnni.
+    On AMX, a conv whose input channels fill 64-byte k chunks (c % 64 ==
+    0), output channels whole tiles of 16, at stride 1 or 2, packs no
+    patches (IntegerAmxConv.cpp): per image the input is relaid once as
+    4-channel dwords, [c / 4][stride phase][h / sh][w / sw] (threads take
+    channel quads), and each k chunk (one tap's 64 channels; the weights
+    [m][kh][kw][c] at compile time) loads its tile of 16 quads x 16
+    positions where it lies, the rows a quad apart. Positions run over
+    the phase plane's whole width, so every tap is one offset; those past
+    an output row's end are computed and dropped in the store, which
+    moves each panel's kept lanes together (vpermd through a table).
     With VBMI as well (option vbmi=1), 2-D depthwise convs of u8 data (the
     zero-point-padded copy) by constant s8 weights into i32 whose C starts
     at 0 run on a VNNI kernel too (IntegerDepthwise.cpp): per kernel row
@@ -310,7 +320,12 @@ def CpuBlockChannels : Pass<"kiln-cpu-block-channels", "::mlir::func::FuncOp"> {
     Runs on tensors after kiln-fuse-elementwise, before bufferization, with
     vector-bits of 512 or more. A conv generic (loops n, m, c, kh, kw, oh,
     ow, no groups) on static f32 tensors with constant weights whose input
-    and output channels are multiples of 16, its output started from a
+    and output channels are multiples of 16 or at least 24 (the last block
+    then padded with zeros, as ONNX Runtime's NCHWc pads: the weights and
+    bias padded with zeros at compile time, so padded channels hold 0 or,
+    after an activation, finite values that meet zero weights; on padded
+    blocks only elementwise ops that keep finite values finite run, and
+    concats need whole blocks), its output started from a
     fill or a bias along the channels, its input maybe zero-padded by an
     insert_slice into a filled tensor, becomes a generic marked
     kiln.blocked_conv over [n, c / 16, h, w, 16] tensors (loops n, mb,
