@@ -40,3 +40,22 @@ func.func @left_alone(%a: f32, %d: f32, %e: f64) -> (f32, f32, f32, f64) {
   %3 = arith.divf %e, %c : f64
   return %0, %1, %2, %3 : f32, f32, f32, f64
 }
+
+// -----
+
+// A dividend bounded well inside the range by construction (an i32
+// converted, scaled by a constant: an 8-bit epilogue's value) cannot be
+// infinite or NaN: no NaN check.
+// CHECK-LABEL: func.func @bounded
+// CHECK: math.fma
+// CHECK: %[[Q:.*]] = math.fma
+// CHECK-NOT: arith.cmpf
+// CHECK: return %[[Q]]
+func.func @bounded(%acc: vector<16xi32>) -> vector<16xf32> {
+  %s = arith.constant dense<0.0123> : vector<16xf32>
+  %b = arith.constant dense<0.0371> : vector<16xf32>
+  %f = arith.sitofp %acc : vector<16xi32> to vector<16xf32>
+  %x = arith.mulf %f, %s : vector<16xf32>
+  %0 = arith.divf %x, %b : vector<16xf32>
+  return %0 : vector<16xf32>
+}
