@@ -33,6 +33,7 @@ namespace {
 /// What a core's L2 holds (2 MiB on Sapphire Rapids, 1 MiB on Zen 4 and
 /// 5): the fused tasks' U must fit to be read from there by every task.
 constexpr int64_t kL2Bytes = 1 << 20;
+constexpr int64_t kPhasedMinPositions = 128;
 
 /// The weights [m, c, 3, 3] as G g G^T, a constant [16][m / 16 / nb][c]
 /// [nb x 16]: per transform element, each input channel's nb blocks of
@@ -132,6 +133,13 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
           vmBytes = n * 16 * planeTiles * (c + m) * 4;
   bool phased = uBytes > kL2Bytes && vmBytes <= 4 * kL2Bytes;
   if (!phased && uBytes > kL2Bytes && tiles < 8)
+    return false;
+  // (Phased, U streams from memory once: 64 bytes per input x output
+  // channel, against 9 direct products per output position. Under
+  // kPhasedMinPositions of them, streaming costs more than it saves where
+  // memory is slow: resnet50's 512-channel 7 x 7 conv took 1.6x the
+  // direct time on an Intel Xeon VM, though 0.8x on an AMD EPYC one.)
+  if (phased && n * oh * ow < kPhasedMinPositions)
     return false;
   // (A fused task's V and M, a row's tiles on all channels, past twice L2
   // would stream from L3 between the steps.)
