@@ -34,13 +34,11 @@ bool amxDirectConvFits(const ConvSizes &s) {
          s.sh <= 2 && s.sw >= 1 && s.sw <= 2;
 }
 
-void emitAmxDirectConv(
-    OpBuilder &b, Location loc, const ConvSizes &s, Value x, Value out,
-    ArrayRef<int8_t> w, StringRef weightsName,
-    function_ref<std::function<void(OpBuilder &, Location, Value, Value, Value,
-                                    Value)>(OpBuilder &, Location, Value)>
-        store,
-    AmxTiles &amx) {
+void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
+                       Value x, Value out, ArrayRef<int8_t> w,
+                       StringRef weightsName,
+                       function_ref<StoreHook(OpBuilder &, Location, Value)> store,
+                       AmxTiles &amx) {
   auto idx = [](OpBuilder &ib, Location l, int64_t v) {
     return ib.create<arith::ConstantIndexOp>(l, v).getResult();
   };
@@ -281,53 +279,16 @@ void emitAmxDirectConv(
         };
         // Threads take tiles of up to kPanels panels x blocks of output
         // channels (blocks when the tiles are few).
-        int64_t tile = std::min(kPanels, panels),
-                units = llvm::divideCeil(panels, tile),
-                rest = panels - (units - 1) * tile;
-        int64_t rowBlocks =
-            std::clamp<int64_t>(llvm::divideCeil(8, units), 1,
-                                std::max<int64_t>(1, s.m / (8 * kRows)));
-        int64_t blockRows =
-            llvm::alignTo(llvm::divideCeil(s.m, rowBlocks), kAmxRows);
-        rowBlocks = llvm::divideCeil(s.m, blockRows);
-        auto loop = ib.create<scf::ForOp>(
-            l, idx(ib, l, 0), idx(ib, l, units * rowBlocks), idx(ib, l, 1),
-            ValueRange{},
-            [&](OpBuilder &tb, Location tl, Value it, ValueRange) {
-              Value t = tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, rowBlocks));
-              Value rowStart = tb.create<arith::MulIOp>(
-                  tl, tb.create<arith::RemUIOp>(tl, it, idx(tb, tl, rowBlocks)),
-                  idx(tb, tl, blockRows));
-              Value rowEnd = tb.create<arith::MinUIOp>(
-                  tl,
-                  tb.create<arith::AddIOp>(tl, rowStart,
-                                           idx(tb, tl, blockRows)),
-                  idx(tb, tl, s.m));
-              Value p0 = tb.create<arith::MulIOp>(tl, t, idx(tb, tl, tile));
-              auto unit = [&](OpBuilder &ub, Location ul, int64_t count) {
-                emitColumns(ub, ul, kn, rowStart, rowEnd, p0, p0, count, 0,
-                            rowBlocks == 1 ? s.m : -1);
-              };
-              if (rest == tile) {
-                unit(tb, tl, tile);
-              } else {
-                Value whole = tb.create<arith::CmpIOp>(
-                    tl, arith::CmpIPredicate::ult, t, idx(tb, tl, units - 1));
-                tb.create<scf::IfOp>(
-                    tl, whole,
-                    [&](OpBuilder &wb, Location wl) {
-                      unit(wb, wl, tile);
-                      wb.create<scf::YieldOp>(wl);
-                    },
-                    [&](OpBuilder &wb, Location wl) {
-                      unit(wb, wl, rest);
-                      wb.create<scf::YieldOp>(wl);
-                    });
-              }
-              tb.create<scf::YieldOp>(tl);
-            });
-        vectorize::markParallel(loop, vectorize::kParallelMultiplyAdds,
-                                blockRows * k * tile * kLanes);
+        int64_t tile = std::min(kPanels, panels);
+        ConvUnits u(panels / tile, tile, panels % tile, s.m, kAmxRows);
+        forEachConvUnit(ib, l, u, k * tile * kLanes,
+                        [&](OpBuilder &tb, Location tl, Value p0,
+                            int64_t count, bool, Value rowStart,
+                            Value rowEnd) {
+                          emitColumns(tb, tl, kn, rowStart, rowEnd, p0, p0,
+                                      count, 0,
+                                      u.rowBlocks == 1 ? s.m : -1);
+                        });
         ib.create<scf::YieldOp>(l);
       });
 }

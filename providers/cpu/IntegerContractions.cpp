@@ -622,8 +622,7 @@ namespace int8 {
 
 /// The store hook applying `ep` for image `image`, C viewed per image as
 /// [channels, positions] (`rows`, `positions`).
-std::function<void(OpBuilder &, Location, Value, Value, Value, Value)>
-convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
+StoreHook convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
                   Value image, int64_t rows, int64_t positions) {
   using vectorize::ConvEpilogue;
   linalg::GenericOp e = ep.op;
@@ -713,9 +712,7 @@ bool rewriteConv(linalg::GenericOp g,
     OpBuilder b(g);
     emitAmxDirectConv(
         b, g.getLoc(), sizes, x, out, *w, get.getName(),
-        [&](OpBuilder &ib, Location l, Value image)
-            -> std::function<void(OpBuilder &, Location, Value, Value, Value,
-                                  Value)> {
+        [&](OpBuilder &ib, Location l, Value image) -> StoreHook {
           if (!epilogue)
             return nullptr;
           return convEpilogueStore(ib, l, *epilogue, image, m, oh * ow);
@@ -1008,13 +1005,8 @@ bool rewriteConv(linalg::GenericOp g,
         int64_t tile = std::min(kPanels, panelsAll);
         int64_t tiles = (positions / kLanes) / tile,
                 rest = panelsAll - tiles * tile;
-        int64_t units = tiles + (rest ? 1 : 0);
-        int64_t rowBlocks =
-            std::clamp<int64_t>(llvm::divideCeil(8, units), 1,
-                                std::max<int64_t>(1, m / (8 * kRows)));
-        int64_t blockRows = llvm::alignTo(llvm::divideCeil(m, rowBlocks),
-                                          useAmx ? kAmxRows : kRows);
-        rowBlocks = llvm::divideCeil(m, blockRows);
+        ConvUnits u(tiles, tile, rest, m, useAmx ? kAmxRows : kRows);
+        int64_t rowBlocks = u.rowBlocks;
         Value packed;
         if (rowBlocks > 1) {
           packed = ib.create<memref::AllocOp>(
@@ -1051,43 +1043,13 @@ bool rewriteConv(linalg::GenericOp g,
           emitColumns(tb, tl, kn, rowStart, rowEnd, vP0, p0, panels, lanes,
                       rowBlocks == 1 ? m : -1);
         };
-        auto loop = ib.create<scf::ForOp>(
-            l, idx(ib, l, 0), idx(ib, l, units * rowBlocks), idx(ib, l, 1),
-            ValueRange{},
-            [&](OpBuilder &tb, Location tl, Value it, ValueRange) {
-              Value t =
-                  tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, rowBlocks));
-              Value rowStart = tb.create<arith::MulIOp>(
-                  tl, tb.create<arith::RemUIOp>(tl, it, idx(tb, tl, rowBlocks)),
-                  idx(tb, tl, blockRows));
-              Value rowEnd = tb.create<arith::MinUIOp>(
-                  tl,
-                  tb.create<arith::AddIOp>(tl, rowStart,
-                                           idx(tb, tl, blockRows)),
-                  idx(tb, tl, m));
-              Value p0 = tb.create<arith::MulIOp>(tl, t, idx(tb, tl, tile));
-              if (!rest) {
-                emitUnit(tb, tl, p0, tile, 0, rowStart, rowEnd);
-              } else if (!tiles) {
-                emitUnit(tb, tl, p0, rest, lastLanes, rowStart, rowEnd);
-              } else {
-                Value whole = tb.create<arith::CmpIOp>(
-                    tl, arith::CmpIPredicate::ult, t, idx(tb, tl, tiles));
-                tb.create<scf::IfOp>(
-                    tl, whole,
-                    [&](OpBuilder &wb, Location wl) {
-                      emitUnit(wb, wl, p0, tile, 0, rowStart, rowEnd);
-                      wb.create<scf::YieldOp>(wl);
-                    },
-                    [&](OpBuilder &wb, Location wl) {
-                      emitUnit(wb, wl, p0, rest, lastLanes, rowStart, rowEnd);
-                      wb.create<scf::YieldOp>(wl);
-                    });
-              }
-              tb.create<scf::YieldOp>(tl);
-            });
-        vectorize::markParallel(loop, vectorize::kParallelMultiplyAdds,
-                                blockRows * k * tile * kLanes);
+        forEachConvUnit(ib, l, u, k * tile * kLanes,
+                        [&](OpBuilder &tb, Location tl, Value p0,
+                            int64_t panels, bool isRest, Value rowStart,
+                            Value rowEnd) {
+                          emitUnit(tb, tl, p0, panels, isRest ? lastLanes : 0,
+                                   rowStart, rowEnd);
+                        });
         // The tail positions: each one's patch gathered into contiguous
         // bytes (through the tap table; padded taps read a harmless byte
         // that meets a zero weight), then per group of output channels 64

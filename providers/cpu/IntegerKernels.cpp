@@ -433,6 +433,59 @@ Value wholeTiles(OpBuilder &b, Location loc, Value from, Value end,
 
 } // namespace
 
+ConvUnits::ConvUnits(int64_t tiles, int64_t tile, int64_t rest, int64_t rows,
+                     int64_t rowAlign)
+    : tiles(tiles), tile(tile), rest(rest), rows(rows) {
+  rowBlocks = std::clamp<int64_t>(llvm::divideCeil(8, units()), 1,
+                                  std::max<int64_t>(1, rows / (8 * kRows)));
+  blockRows = llvm::alignTo(llvm::divideCeil(rows, rowBlocks), rowAlign);
+  rowBlocks = llvm::divideCeil(rows, blockRows);
+}
+
+void forEachConvUnit(
+    OpBuilder &b, Location loc, const ConvUnits &u, int64_t perUnit,
+    function_ref<void(OpBuilder &, Location, Value, int64_t, bool, Value,
+                      Value)>
+        unit) {
+  auto idx = [](OpBuilder &ib, Location l, int64_t v) {
+    return ib.create<arith::ConstantIndexOp>(l, v).getResult();
+  };
+  auto loop = b.create<scf::ForOp>(
+      loc, idx(b, loc, 0), idx(b, loc, u.units() * u.rowBlocks),
+      idx(b, loc, 1), ValueRange{},
+      [&](OpBuilder &tb, Location tl, Value it, ValueRange) {
+        Value t = tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, u.rowBlocks));
+        Value rowStart = tb.create<arith::MulIOp>(
+            tl, tb.create<arith::RemUIOp>(tl, it, idx(tb, tl, u.rowBlocks)),
+            idx(tb, tl, u.blockRows));
+        Value rowEnd = tb.create<arith::MinUIOp>(
+            tl, tb.create<arith::AddIOp>(tl, rowStart, idx(tb, tl, u.blockRows)),
+            idx(tb, tl, u.rows));
+        Value p0 = tb.create<arith::MulIOp>(tl, t, idx(tb, tl, u.tile));
+        if (!u.rest) {
+          unit(tb, tl, p0, u.tile, false, rowStart, rowEnd);
+        } else if (!u.tiles) {
+          unit(tb, tl, p0, u.rest, true, rowStart, rowEnd);
+        } else {
+          Value whole = tb.create<arith::CmpIOp>(
+              tl, arith::CmpIPredicate::ult, t, idx(tb, tl, u.tiles));
+          tb.create<scf::IfOp>(
+              tl, whole,
+              [&](OpBuilder &wb, Location wl) {
+                unit(wb, wl, p0, u.tile, false, rowStart, rowEnd);
+                wb.create<scf::YieldOp>(wl);
+              },
+              [&](OpBuilder &wb, Location wl) {
+                unit(wb, wl, p0, u.rest, true, rowStart, rowEnd);
+                wb.create<scf::YieldOp>(wl);
+              });
+        }
+        tb.create<scf::YieldOp>(tl);
+      });
+  vectorize::markParallel(loop, vectorize::kParallelMultiplyAdds,
+                          u.blockRows * perUnit);
+}
+
 void emitColumns(OpBuilder &b, Location loc, const Kernel &kn, Value rowStart,
                  Value rowEnd, Value vP0, Value cP0, int64_t panels,
                  int64_t lastLanes, int64_t staticRows) {

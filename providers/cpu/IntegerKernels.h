@@ -63,6 +63,11 @@ struct AmxTiles {
   }
 };
 
+/// Stores a finished accumulator (builder, location, vector or value,
+/// row, first column, lane mask or null): a fused epilogue's store.
+using StoreHook =
+    std::function<void(OpBuilder &, Location, Value, Value, Value, Value)>;
+
 /// The operands of one register-tiled 8-bit product C[rows, cols] +=
 /// sum over k steps of bcast[row, 4 bytes] x vec[panel, step, 16 x 4 bytes]:
 /// for a MatMul the rows are A's (u8) and the panels B's (s8, packed at
@@ -76,8 +81,7 @@ struct Kernel {
   bool zeroInit = false;
   // Stores a finished accumulator (row, first column, lane mask or null)
   // in C's stead: a fused epilogue's. Null: stored into C.
-  std::function<void(OpBuilder &, Location, Value, Value, Value, Value)> store =
-      nullptr;
+  StoreHook store = nullptr;
   // On AMX tiles (only with zeroInit: the tiles start at 0); `zeroTags`
   // numbers the amx.tile_zero ops apart (see emitAmxTile).
   bool amx = false;
@@ -128,6 +132,25 @@ void forEachColumnTile(
     function_ref<void(OpBuilder &, Location, Value, int64_t, int64_t)> body,
     int64_t lanes = kLanes, int64_t maxPanels = kPanels);
 
+/// A conv's output tiles: `tiles` of `tile` panels, then one of `rest`
+/// (0: none), each split into blocks of output channels when the tiles
+/// are too few to share out (rowBlocks blocks of blockRows of `rows`).
+struct ConvUnits {
+  int64_t tiles, tile, rest, rowBlocks, blockRows, rows;
+  ConvUnits(int64_t tiles, int64_t tile, int64_t rest, int64_t rows,
+            int64_t rowAlign);
+  int64_t units() const { return tiles + (rest ? 1 : 0); }
+};
+
+/// A loop over `u`'s tiles x blocks of rows across threads (`perUnit`
+/// work each, for the grain): `unit(b, loc, first panel, panels, whether
+/// it is the rest, first row, row end)` emits one.
+void forEachConvUnit(
+    OpBuilder &b, Location loc, const ConvUnits &u, int64_t perUnit,
+    function_ref<void(OpBuilder &, Location, Value, int64_t, bool, Value,
+                      Value)>
+        unit);
+
 // Shared by the matmul, conv and depthwise rewrites
 // (IntegerContractions.cpp).
 /// True when the body is `yield(out + extui(a) * extsi(b))` into i32 (the
@@ -157,19 +180,16 @@ bool amxDirectConvFits(const ConvSizes &s);
 /// conv: the input relaid per image as 4-channel dwords, split by stride
 /// phase, and the tiles loaded from it in place (no patches packed);
 /// `store` (may be null) applies the epilogue of an image.
-void emitAmxDirectConv(
-    OpBuilder &b, Location loc, const ConvSizes &s, Value x, Value out,
-    ArrayRef<int8_t> w, StringRef weightsName,
-    function_ref<std::function<void(OpBuilder &, Location, Value, Value, Value,
-                                    Value)>(OpBuilder &, Location, Value)>
-        store,
-    AmxTiles &amx);
+void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
+                       Value x, Value out, ArrayRef<int8_t> w,
+                       StringRef weightsName,
+                       function_ref<StoreHook(OpBuilder &, Location, Value)> store,
+                       AmxTiles &amx);
 
 /// The store hook applying `ep` for image `image`, C viewed per image as
 /// [channels, positions] (`rows`, `positions`): (builder, location,
 /// accumulator vector, channel, first position, lane mask or null).
-std::function<void(OpBuilder &, Location, Value, Value, Value, Value)>
-convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
+StoreHook convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
                   Value image, int64_t rows, int64_t positions);
 
 /// Rewrites `g` when it is an 8-bit depthwise conv (u8 data padded with

@@ -252,14 +252,6 @@ CASES = {
 }
 
 
-def has_avx512():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " avx512f" in f.read()
-    except OSError:
-        return False
-
-
 def blocked_convs(args, name):
     """The blocked convs `kiln compile --report` counts for the case: direct
     and Winograd."""
@@ -279,7 +271,7 @@ def main():
     args = ortcheck.parse_args()
     results = [ortcheck.case(args, name, "X", lambda path, m=m, n=n, h=h: m(path, n, h))
                for name, (m, n, h) in CASES.items()]
-    if has_avx512():
+    if ortcheck.cpu_has("avx512f"):
         for name in CASES:
             counts = blocked_convs(args, name)
             count = sum(counts.values())

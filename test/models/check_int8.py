@@ -431,14 +431,6 @@ CASES = {
 }
 
 
-def has_amx_int8():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " amx_int8" in f.read()
-    except OSError:
-        return False
-
-
 def amx_direct_convs(args, name):
     """The direct AMX convs `kiln compile --report` counts for the case."""
     r = subprocess.run([args.kiln, "compile", os.path.join(args.work, name, "model.onnx"),
@@ -455,7 +447,7 @@ def main():
     results = [ortcheck.case(args, name, "X", make, tol=tol, rtol=0)
                for name, (make, tol) in CASES.items()]
     # (The direct cases must take that path where the CPU has AMX-INT8.)
-    if has_amx_int8():
+    if ortcheck.cpu_has("amx_int8"):
         for name in CASES:
             if name.startswith("conv_u8_amx_direct"):
                 count = amx_direct_convs(args, name)

@@ -53,6 +53,16 @@ def check_each_cpu(kiln, kiln_run, model, data, name, tol=1e-4, rtol=None):
     return len(CPUS), failures
 
 
+def cpu_has(flag):
+    """Whether this machine's CPU lists `flag` (avx512f, amx_int8, ...) in
+    /proc/cpuinfo."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return f" {flag}" in f.read()
+    except OSError:
+        return False
+
+
 def parse_args():
     """--kiln, --kiln-run and --work (created)."""
     ap = argparse.ArgumentParser()
