@@ -58,7 +58,8 @@ bool wholeBlocks(Type t) {
 
 RankedTensorType blockedType(RankedTensorType t) {
   return RankedTensorType::get(
-      {t.getDimSize(0), int64_t(llvm::divideCeil(t.getDimSize(1), kBlockedLanes)),
+      {t.getDimSize(0),
+       int64_t(llvm::divideCeil(t.getDimSize(1), kBlockedLanes)),
        t.getDimSize(2), t.getDimSize(3), kBlockedLanes},
       t.getElementType());
 }
@@ -528,12 +529,11 @@ struct Blocker {
     shape[dim] = size;
     Value zero = b.create<arith::ConstantOp>(
         loc, b.getFloatAttr(t.getElementType(), 0.0));
-    Value filled =
-        b.create<linalg::FillOp>(
-             loc, zero,
-             b.create<tensor::EmptyOp>(loc, shape, t.getElementType())
-                 .getResult())
-            .getResult(0);
+    Value filled = b.create<linalg::FillOp>(loc, zero,
+                                            b.create<tensor::EmptyOp>(
+                                                 loc, shape, t.getElementType())
+                                                .getResult())
+                       .getResult(0);
     SmallVector<OpFoldResult> offsets, sizes, strides;
     for (int64_t s : t.getShape()) {
       offsets.push_back(b.getIndexAttr(0));
@@ -561,8 +561,8 @@ struct Blocker {
       v = zeroPadded(v, 0, blocks * kBlockedLanes, v.getLoc());
     return b.create<tensor::ExpandShapeOp>(
         v.getLoc(),
-        RankedTensorType::get({blocks, kBlockedLanes}, t.getElementType()),
-        v, SmallVector<ReassociationIndices>{{0, 1}});
+        RankedTensorType::get({blocks, kBlockedLanes}, t.getElementType()), v,
+        SmallVector<ReassociationIndices>{{0, 1}});
   }
 
   /// Blocked `xb` inserted at (top, left) into a blocked tensor of
@@ -620,9 +620,9 @@ struct Blocker {
     Value w = g.getDpsInputs()[1];
     if (p.depthwise)
       w = paddedWeights(b, w, /*padInputs=*/false);
-    auto bg = b.create<linalg::GenericOp>(loc, TypeRange{outType},
-                                          ValueRange{xb, w}, ValueRange{init},
-                                          maps, iters, sameBody(g));
+    auto bg =
+        b.create<linalg::GenericOp>(loc, TypeRange{outType}, ValueRange{xb, w},
+                                    ValueRange{init}, maps, iters, sameBody(g));
     bg->setAttr(vectorize::kBlockedWindow, UnitAttr::get(ctx));
     record(g.getResult(0), bg.getResult(0));
     replace(g);
@@ -685,9 +685,9 @@ struct Blocker {
         AffineMap::get(loops, 0, xE, ctx), AffineMap::get(loops, 0, wE, ctx),
         AffineMap::get(loops, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
     Value w = paddedWeights(b, g.getDpsInputs()[1], /*padInputs=*/!p.plain);
-    auto bg = b.create<linalg::GenericOp>(loc, TypeRange{outType},
-                                          ValueRange{xb, w}, ValueRange{init},
-                                          maps, iters, sameBody(g));
+    auto bg =
+        b.create<linalg::GenericOp>(loc, TypeRange{outType}, ValueRange{xb, w},
+                                    ValueRange{init}, maps, iters, sameBody(g));
     // (The rows of x that hold the source, for the kernel to skip the
     // padding's.)
     int64_t srcRows = cast<RankedTensorType>(p.src.getType()).getDimSize(2);
@@ -711,8 +711,7 @@ struct Blocker {
       return false;
     bool hasIndex = false;
     g.getRegion().walk([&](linalg::IndexOp) { hasIndex = true; });
-    if (hasIndex ||
-        (!wholeBlocks(g.getResultTypes()[0]) && !finiteOnFinite(g)))
+    if (hasIndex || (!wholeBlocks(g.getResultTypes()[0]) && !finiteOnFinite(g)))
       return false;
     MLIRContext *ctx = b.getContext();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -790,9 +789,9 @@ struct Blocker {
       SmallVector<int64_t> offsets(ins.getStaticOffsets());
       auto st = ins.getSourceType();
       if (!ins.hasUnitStride() || st.getRank() != 4 || !blockable(st) ||
-          !wholeBlocks(st) ||
-          offsets.size() != 4 || offsets[0] || offsets[2] || offsets[3] ||
-          ShapedType::isDynamic(offsets[1]) || offsets[1] % kBlockedLanes ||
+          !wholeBlocks(st) || offsets.size() != 4 || offsets[0] || offsets[2] ||
+          offsets[3] || ShapedType::isDynamic(offsets[1]) ||
+          offsets[1] % kBlockedLanes ||
           st.getDimSize(0) != whole.getDimSize(0) ||
           st.getDimSize(2) != whole.getDimSize(2) ||
           st.getDimSize(3) != whole.getDimSize(3))

@@ -115,9 +115,9 @@ std::optional<double> MagnitudeBounds::of(Value v, int depth) {
     return std::ldexp(1.0, bits(c.getIn()) - 1);
   if (auto c = dyn_cast<arith::UIToFPOp>(op))
     return std::ldexp(1.0, bits(c.getIn()));
-  auto two = [&](Value a, Value b,
-                 function_ref<double(double, double)> f)
-      -> std::optional<double> {
+  auto two =
+      [&](Value a, Value b,
+          function_ref<double(double, double)> f) -> std::optional<double> {
     std::optional<double> x = bound(a), y = bound(b);
     if (!x || !y)
       return std::nullopt;
@@ -180,14 +180,15 @@ struct CpuDivideByConstantPass
       Value y;
       if (auto vt = dyn_cast<VectorType>(t))
         y = b.create<arith::ConstantOp>(
-            loc, DenseElementsAttr::get(vt, b.getFloatAttr(b.getF32Type(), inv)));
+            loc,
+            DenseElementsAttr::get(vt, b.getFloatAttr(b.getF32Type(), inv)));
       else
         y = b.create<arith::ConstantOp>(loc, b.getFloatAttr(t, inv));
       Value a = op.getLhs(), d = op.getRhs();
       // q0 = a * y; r = a - d * q0 (exact in an FMA); q = q0 + r * y.
       Value q0 = b.create<arith::MulFOp>(loc, a, y);
-      Value r = b.create<math::FmaOp>(
-          loc, b.create<arith::NegFOp>(loc, d), q0, a);
+      Value r =
+          b.create<math::FmaOp>(loc, b.create<arith::NegFOp>(loc, d), q0, a);
       Value q = b.create<math::FmaOp>(loc, r, y, q0);
       // (An infinite a, or a * y past the largest float, makes the
       // correction NaN: q0 is then division's infinity. Not where a is

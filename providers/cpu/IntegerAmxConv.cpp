@@ -34,11 +34,11 @@ bool amxDirectConvFits(const ConvSizes &s) {
          s.sh <= 2 && s.sw >= 1 && s.sw <= 2;
 }
 
-void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
-                       Value x, Value out, ArrayRef<int8_t> w,
-                       StringRef weightsName,
-                       function_ref<StoreHook(OpBuilder &, Location, Value)> store,
-                       AmxTiles &amx) {
+void emitAmxDirectConv(
+    OpBuilder &b, Location loc, const ConvSizes &s, Value x, Value out,
+    ArrayRef<int8_t> w, StringRef weightsName,
+    function_ref<StoreHook(OpBuilder &, Location, Value)> store,
+    AmxTiles &amx) {
   auto idx = [](OpBuilder &ib, Location l, int64_t v) {
     return ib.create<arith::ConstantIndexOp>(l, v).getResult();
   };
@@ -72,10 +72,9 @@ void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
     }
   // A quad's dwords: the phase planes, then what the last panel reads
   // past them at the farthest tap (and the relayout's last 16-dword store).
-  int64_t span =
-      std::max(phases * plane + kLanes,
-               panels * kLanes +
-                   *std::max_element(tapOffset.begin(), tapOffset.end()));
+  int64_t span = std::max(
+      phases * plane + kLanes,
+      panels * kLanes + *std::max_element(tapOffset.begin(), tapOffset.end()));
   // Weights as rows [m][kh][kw][c]: a k chunk is one tap's 64 channels.
   SmallVector<int8_t> rows(s.m * k);
   for (int64_t o = 0; o < s.m; ++o)
@@ -91,13 +90,12 @@ void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
                                       ArrayRef<int8_t>(rows));
       },
       b.getI64IntegerAttr(64));
-  std::string shape =
-      std::to_string(s.c) + "x" + std::to_string(s.h) + "x" +
-      std::to_string(s.w) + "_k" + std::to_string(s.kh) + "x" +
-      std::to_string(s.kw) + "_s" + std::to_string(s.sh) + "x" +
-      std::to_string(s.sw) + "_d" + std::to_string(s.dh) + "x" +
-      std::to_string(s.dw) + "_o" + std::to_string(s.oh) + "x" +
-      std::to_string(s.ow);
+  std::string shape = std::to_string(s.c) + "x" + std::to_string(s.h) + "x" +
+                      std::to_string(s.w) + "_k" + std::to_string(s.kh) + "x" +
+                      std::to_string(s.kw) + "_s" + std::to_string(s.sh) + "x" +
+                      std::to_string(s.sw) + "_d" + std::to_string(s.dh) + "x" +
+                      std::to_string(s.dw) + "_o" + std::to_string(s.oh) + "x" +
+                      std::to_string(s.ow);
   Value tapTable =
       i32Table(b, loc, module, "kiln_amx_conv_taps_" + shape, tapOffset);
   Value permTable =
@@ -124,7 +122,8 @@ void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
         // row's last store runs into the next row, which overwrites it;
         // rows of a phase past the image are zeros.
         Value relaid = ib.create<memref::AllocOp>(
-            l, MemRefType::get({quads, span * 4}, i8), ib.getI64IntegerAttr(64));
+            l, MemRefType::get({quads, span * 4}, i8),
+            ib.getI64IntegerAttr(64));
         auto relay = ib.create<scf::ForOp>(
             l, idx(ib, l, 0), idx(ib, l, quads), idx(ib, l, 1), ValueRange{},
             [&](OpBuilder &qb, Location ql, Value quad, ValueRange) {
@@ -137,10 +136,9 @@ void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
                   // The four channels' bytes of row y from column
                   // xs * sw + px, interleaved.
                   auto relayStep = [&](OpBuilder &xb, Location xl, Value y,
-                                  Value xs) -> Value {
+                                       Value xs) -> Value {
                     Value x0 = xb.create<arith::AddIOp>(
-                        xl,
-                        xb.create<arith::MulIOp>(xl, xs, idx(xb, xl, s.sw)),
+                        xl, xb.create<arith::MulIOp>(xl, xs, idx(xb, xl, s.sw)),
                         idx(xb, xl, px));
                     Value left = xb.create<arith::MinSIOp>(
                         xl, idx(xb, xl, kLanes * s.sw),
@@ -155,14 +153,15 @@ void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
                     SmallVector<Value> channels;
                     for (int64_t t = 0; t < 4; ++t) {
                       Value ch = xb.create<arith::AddIOp>(
-                          xl, xb.create<arith::MulIOp>(xl, quad, idx(xb, xl, 4)),
+                          xl,
+                          xb.create<arith::MulIOp>(xl, quad, idx(xb, xl, 4)),
                           idx(xb, xl, t));
                       Value at = xb.create<arith::AddIOp>(
                           xl, imageBase,
                           xb.create<arith::AddIOp>(
                               xl,
-                              xb.create<arith::MulIOp>(
-                                  xl, ch, idx(xb, xl, s.h * s.w)),
+                              xb.create<arith::MulIOp>(xl, ch,
+                                                       idx(xb, xl, s.h * s.w)),
                               xb.create<arith::AddIOp>(
                                   xl,
                                   xb.create<arith::MulIOp>(xl, y,
@@ -182,8 +181,8 @@ void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
                   };
                   auto rowLoop = [&](int64_t from, int64_t to, bool data) {
                     qb.create<scf::ForOp>(
-                        ql, idx(qb, ql, from), idx(qb, ql, to),
-                        idx(qb, ql, 1), ValueRange{},
+                        ql, idx(qb, ql, from), idx(qb, ql, to), idx(qb, ql, 1),
+                        ValueRange{},
                         [&](OpBuilder &rb, Location rl, Value ys, ValueRange) {
                           Value rowAt = rb.create<arith::AddIOp>(
                               rl, idx(rb, rl, base),
@@ -220,8 +219,8 @@ void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
               for (int64_t at = phases * plane; at < span; at += kLanes)
                 qb.create<vector::StoreOp>(
                     ql, zeros, relaid,
-                    ValueRange{quad, idx(qb, ql, std::min(at, span - kLanes) *
-                                                     4)});
+                    ValueRange{quad,
+                               idx(qb, ql, std::min(at, span - kLanes) * 4)});
               qb.create<scf::YieldOp>(ql);
             });
         vectorize::markParallel(relay, vectorize::kParallelElements,
@@ -282,12 +281,10 @@ void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
         int64_t tile = std::min(kPanels, panels);
         ConvUnits u(panels / tile, tile, panels % tile, s.m, kAmxRows);
         forEachConvUnit(ib, l, u, k * tile * kLanes,
-                        [&](OpBuilder &tb, Location tl, Value p0,
-                            int64_t count, bool, Value rowStart,
-                            Value rowEnd) {
+                        [&](OpBuilder &tb, Location tl, Value p0, int64_t count,
+                            bool, Value rowStart, Value rowEnd) {
                           emitColumns(tb, tl, kn, rowStart, rowEnd, p0, p0,
-                                      count, 0,
-                                      u.rowBlocks == 1 ? s.m : -1);
+                                      count, 0, u.rowBlocks == 1 ? s.m : -1);
                         });
         ib.create<scf::YieldOp>(l);
       });

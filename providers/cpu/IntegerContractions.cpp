@@ -351,7 +351,6 @@ Value rowMajor(OpBuilder &b, Location loc, Value v, OpFoldResult rows,
       ArrayRef<OpFoldResult>{b.getIndexAttr(cols), b.getIndexAttr(1)});
 }
 
-
 /// Four vectors of 16 bytes (k values t = 0..3 of 16 columns) as one step
 /// of a panel, column j's four bytes side by side: [16][4]. One byte
 /// permutation of the four concatenated (vpermb on AVX-512 VBMI).
@@ -425,7 +424,6 @@ SmallVector<unsigned> loopDims(AffineMap map) {
       d.push_back(de.getPosition());
   return d.size() == map.getNumResults() ? d : SmallVector<unsigned>();
 }
-
 
 /// Rewrites `g` when it is an 8-bit matmul of two run-time operands
 /// (attention's products in a quantized transformer): A [batch..., M, K]
@@ -615,15 +613,15 @@ bool rewrite(linalg::GenericOp g, AmxTiles &amx, bool avx2) {
   return true;
 }
 
-
 } // namespace
 
 namespace int8 {
 
 /// The store hook applying `ep` for image `image`, C viewed per image as
 /// [channels, positions] (`rows`, `positions`).
-StoreHook convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
-                  Value image, int64_t rows, int64_t positions) {
+StoreHook convEpilogueStore(OpBuilder &b, Location loc,
+                            const vectorize::ConvEpilogue &ep, Value image,
+                            int64_t rows, int64_t positions) {
   using vectorize::ConvEpilogue;
   linalg::GenericOp e = ep.op;
   Value offset = b.create<arith::MulIOp>(
@@ -706,8 +704,8 @@ bool rewriteConv(linalg::GenericOp g,
   // mobilenet_v2's first 1x1 convs ran up to 18% slower than on VNNI.)
   bool useAmx =
       amx.use(zeroInit && k >= 4 * kAmxSteps && m % kAmxTileRows == 0);
-  ConvSizes sizes{n,  c,      h,      width,  m,      kh,     kw,
-                  oh, ow,     cm->sh, cm->sw, cm->dh, cm->dw};
+  ConvSizes sizes{n,  c,  h,      width,  m,      kh,    kw,
+                  oh, ow, cm->sh, cm->sw, cm->dh, cm->dw};
   if (useAmx && amxDirectConvFits(sizes)) {
     OpBuilder b(g);
     emitAmxDirectConv(

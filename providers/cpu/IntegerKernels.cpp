@@ -339,11 +339,11 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
                          k4}));
         for (int64_t j = 0; j < cols; ++j) {
           Value panel = sb.create<arith::AddIOp>(sl, vP0, idx(sb, sl, j0 + j));
-          bs.push_back(kn.amxB ? kn.amxB(sb, sl, panel, q)
-                               : sb.create<amx::TileLoadOp>(
-                                     sl,
-                                     VectorType::get({kAmxSteps, 4 * kLanes}, i8),
-                                     kn.vec, ValueRange{panel, q, idx(sb, sl, 0)}));
+          bs.push_back(
+              kn.amxB ? kn.amxB(sb, sl, panel, q)
+                      : sb.create<amx::TileLoadOp>(
+                            sl, VectorType::get({kAmxSteps, 4 * kLanes}, i8),
+                            kn.vec, ValueRange{panel, q, idx(sb, sl, 0)}));
         }
         for (int64_t i = 0; i < rowTiles; ++i)
           for (int64_t j = 0; j < cols; ++j) {
@@ -405,8 +405,8 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
             l, VectorType::get({kLanes}, rb.getI1Type()),
             ValueRange{idx(rb, l, lastLanes)});
       if (kn.remap)
-        kn.remap(rb, l, rb.create<arith::AddIOp>(l, cP0, idx(rb, l, j0 + j)),
-                 v, col, mask);
+        kn.remap(rb, l, rb.create<arith::AddIOp>(l, cP0, idx(rb, l, j0 + j)), v,
+                 col, mask);
       storeAccumulator(rb, l, kn, v, row, col, mask);
     });
   }
@@ -442,24 +442,24 @@ ConvUnits::ConvUnits(int64_t tiles, int64_t tile, int64_t rest, int64_t rows,
   rowBlocks = llvm::divideCeil(rows, blockRows);
 }
 
-void forEachConvUnit(
-    OpBuilder &b, Location loc, const ConvUnits &u, int64_t perUnit,
-    function_ref<void(OpBuilder &, Location, Value, int64_t, bool, Value,
-                      Value)>
-        unit) {
+void forEachConvUnit(OpBuilder &b, Location loc, const ConvUnits &u,
+                     int64_t perUnit,
+                     function_ref<void(OpBuilder &, Location, Value, int64_t,
+                                       bool, Value, Value)>
+                         unit) {
   auto idx = [](OpBuilder &ib, Location l, int64_t v) {
     return ib.create<arith::ConstantIndexOp>(l, v).getResult();
   };
   auto loop = b.create<scf::ForOp>(
-      loc, idx(b, loc, 0), idx(b, loc, u.units() * u.rowBlocks),
-      idx(b, loc, 1), ValueRange{},
-      [&](OpBuilder &tb, Location tl, Value it, ValueRange) {
+      loc, idx(b, loc, 0), idx(b, loc, u.units() * u.rowBlocks), idx(b, loc, 1),
+      ValueRange{}, [&](OpBuilder &tb, Location tl, Value it, ValueRange) {
         Value t = tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, u.rowBlocks));
         Value rowStart = tb.create<arith::MulIOp>(
             tl, tb.create<arith::RemUIOp>(tl, it, idx(tb, tl, u.rowBlocks)),
             idx(tb, tl, u.blockRows));
         Value rowEnd = tb.create<arith::MinUIOp>(
-            tl, tb.create<arith::AddIOp>(tl, rowStart, idx(tb, tl, u.blockRows)),
+            tl,
+            tb.create<arith::AddIOp>(tl, rowStart, idx(tb, tl, u.blockRows)),
             idx(tb, tl, u.rows));
         Value p0 = tb.create<arith::MulIOp>(tl, t, idx(tb, tl, u.tile));
         if (!u.rest) {
@@ -467,8 +467,8 @@ void forEachConvUnit(
         } else if (!u.tiles) {
           unit(tb, tl, p0, u.rest, true, rowStart, rowEnd);
         } else {
-          Value whole = tb.create<arith::CmpIOp>(
-              tl, arith::CmpIPredicate::ult, t, idx(tb, tl, u.tiles));
+          Value whole = tb.create<arith::CmpIOp>(tl, arith::CmpIPredicate::ult,
+                                                 t, idx(tb, tl, u.tiles));
           tb.create<scf::IfOp>(
               tl, whole,
               [&](OpBuilder &wb, Location wl) {

@@ -98,8 +98,8 @@ struct Kernel {
   // Where panel `panel`'s accumulator goes when its lanes are not C's
   // consecutive columns: permutes `acc` and sets the first column and the
   // lane mask (the direct conv's positions past a row's end dropped).
-  std::function<void(OpBuilder &, Location, Value panel, Value &acc,
-                     Value &col, Value &mask)>
+  std::function<void(OpBuilder &, Location, Value panel, Value &acc, Value &col,
+                     Value &mask)>
       remap = nullptr;
 };
 
@@ -145,11 +145,11 @@ struct ConvUnits {
 /// A loop over `u`'s tiles x blocks of rows across threads (`perUnit`
 /// work each, for the grain): `unit(b, loc, first panel, panels, whether
 /// it is the rest, first row, row end)` emits one.
-void forEachConvUnit(
-    OpBuilder &b, Location loc, const ConvUnits &u, int64_t perUnit,
-    function_ref<void(OpBuilder &, Location, Value, int64_t, bool, Value,
-                      Value)>
-        unit);
+void forEachConvUnit(OpBuilder &b, Location loc, const ConvUnits &u,
+                     int64_t perUnit,
+                     function_ref<void(OpBuilder &, Location, Value, int64_t,
+                                       bool, Value, Value)>
+                         unit);
 
 // Shared by the matmul, conv and depthwise rewrites
 // (IntegerContractions.cpp).
@@ -180,17 +180,17 @@ bool amxDirectConvFits(const ConvSizes &s);
 /// conv: the input relaid per image as 4-channel dwords, split by stride
 /// phase, and the tiles loaded from it in place (no patches packed);
 /// `store` (may be null) applies the epilogue of an image.
-void emitAmxDirectConv(OpBuilder &b, Location loc, const ConvSizes &s,
-                       Value x, Value out, ArrayRef<int8_t> w,
-                       StringRef weightsName,
-                       function_ref<StoreHook(OpBuilder &, Location, Value)> store,
-                       AmxTiles &amx);
+void emitAmxDirectConv(
+    OpBuilder &b, Location loc, const ConvSizes &s, Value x, Value out,
+    ArrayRef<int8_t> w, StringRef weightsName,
+    function_ref<StoreHook(OpBuilder &, Location, Value)> store, AmxTiles &amx);
 
 /// The store hook applying `ep` for image `image`, C viewed per image as
 /// [channels, positions] (`rows`, `positions`): (builder, location,
 /// accumulator vector, channel, first position, lane mask or null).
-StoreHook convEpilogueStore(OpBuilder &b, Location loc, const vectorize::ConvEpilogue &ep,
-                  Value image, int64_t rows, int64_t positions);
+StoreHook convEpilogueStore(OpBuilder &b, Location loc,
+                            const vectorize::ConvEpilogue &ep, Value image,
+                            int64_t rows, int64_t positions);
 
 /// Rewrites `g` when it is an 8-bit depthwise conv (u8 data padded with
 /// its zero point, constant s8 weights, C starting at 0) that the VNNI
