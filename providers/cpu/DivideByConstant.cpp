@@ -81,10 +81,18 @@ struct MagnitudeBounds {
     return it->second;
   }
 
-  std::optional<double> of(Value v, int depth = 0);
+  /// None also where a value on the way may pass 1e37 (an f32 product
+  /// overflowing to infinity before a later factor scales it back).
+  std::optional<double> of(Value v, int depth = 0) {
+    std::optional<double> b = step(v, depth);
+    if (b && *b > 1e37)
+      return std::nullopt;
+    return b;
+  }
+  std::optional<double> step(Value v, int depth);
 };
 
-std::optional<double> MagnitudeBounds::of(Value v, int depth) {
+std::optional<double> MagnitudeBounds::step(Value v, int depth) {
   if (depth > 64)
     return std::nullopt;
   auto bound = [&](Value x) { return of(x, depth + 1); };

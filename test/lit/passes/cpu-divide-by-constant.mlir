@@ -59,3 +59,20 @@ func.func @bounded(%acc: vector<16xi32>) -> vector<16xf32> {
   %0 = arith.divf %x, %b : vector<16xf32>
   return %0 : vector<16xf32>
 }
+
+// -----
+
+// A product on the way may overflow to infinity (2^31 x 1e30) before a
+// later factor scales it back: the NaN check stays.
+// CHECK-LABEL: func.func @overflow_on_the_way
+// CHECK: arith.cmpf uno
+func.func @overflow_on_the_way(%acc: vector<16xi32>) -> vector<16xf32> {
+  %big = arith.constant dense<1.0e30> : vector<16xf32>
+  %small = arith.constant dense<1.0e-30> : vector<16xf32>
+  %b = arith.constant dense<0.0371> : vector<16xf32>
+  %f = arith.sitofp %acc : vector<16xi32> to vector<16xf32>
+  %x = arith.mulf %f, %big : vector<16xf32>
+  %y = arith.mulf %x, %small : vector<16xf32>
+  %0 = arith.divf %y, %b : vector<16xf32>
+  return %0 : vector<16xf32>
+}
