@@ -27,9 +27,9 @@ namespace kiln {
 
 namespace {
 
-/// The divisor's value when it is one finite, normal f32 constant (a
-/// scalar or a splat) whose reciprocal is normal too.
-std::optional<APFloat> constantDivisor(Value d) {
+/// The reciprocal, rounded, of the divisor when it is one finite, normal
+/// f32 constant (a scalar or a splat) whose reciprocal is normal too.
+std::optional<APFloat> roundedReciprocal(Value d) {
   FloatAttr scalar;
   APFloat v(0.0f);
   if (matchPattern(d, m_Constant(&scalar))) {
@@ -47,7 +47,7 @@ std::optional<APFloat> constantDivisor(Value d) {
   APFloat::opStatus status = inv.divide(v, APFloat::rmNearestTiesToEven);
   if ((status & ~APFloat::opInexact) != APFloat::opOK || inv.isDenormal())
     return std::nullopt;
-  return v;
+  return inv;
 }
 
 /// Upper bounds on |v| for values finite by construction: integers
@@ -56,6 +56,8 @@ std::optional<APFloat> constantDivisor(Value d) {
 /// and selects of such (an 8-bit epilogue's values); none otherwise.
 struct MagnitudeBounds {
   DenseMap<Operation *, std::optional<double>> globals;
+  // (Epilogue chains share operands: each value is bounded once.)
+  DenseMap<Value, std::optional<double>> values;
 
   /// The largest |element| of the constant global `get` reads.
   std::optional<double> global(memref::GetGlobalOp get) {
@@ -84,9 +86,12 @@ struct MagnitudeBounds {
   /// None also where a value on the way may pass 1e37 (an f32 product
   /// overflowing to infinity before a later factor scales it back).
   std::optional<double> of(Value v, int depth = 0) {
+    if (auto it = values.find(v); it != values.end())
+      return it->second;
     std::optional<double> b = step(v, depth);
     if (b && *b > 1e37)
-      return std::nullopt;
+      b = std::nullopt;
+    values[v] = b;
     return b;
   }
   std::optional<double> step(Value v, int depth);
@@ -171,17 +176,16 @@ std::optional<double> MagnitudeBounds::step(Value v, int depth) {
 struct CpuDivideByConstantPass
     : public impl::CpuDivideByConstantBase<CpuDivideByConstantPass> {
   void runOnOperation() override {
-    SmallVector<arith::DivFOp> divs;
+    SmallVector<std::pair<arith::DivFOp, APFloat>> divs;
     getOperation().walk([&](arith::DivFOp op) {
-      if (getElementTypeOrSelf(op.getType()).isF32() &&
-          !op->getParentOfType<gpu::GPUModuleOp>() &&
-          constantDivisor(op.getRhs()))
-        divs.push_back(op);
+      if (!getElementTypeOrSelf(op.getType()).isF32() ||
+          op->getParentOfType<gpu::GPUModuleOp>())
+        return;
+      if (std::optional<APFloat> inv = roundedReciprocal(op.getRhs()))
+        divs.push_back({op, *inv});
     });
     MagnitudeBounds bounds;
-    for (arith::DivFOp op : divs) {
-      APFloat inv(1.0f);
-      inv.divide(*constantDivisor(op.getRhs()), APFloat::rmNearestTiesToEven);
+    for (auto &[op, inv] : divs) {
       OpBuilder b(op);
       Location loc = op.getLoc();
       Type t = op.getType();
@@ -210,6 +214,8 @@ struct CpuDivideByConstantPass
         ++numBounded;
       }
       op.replaceAllUsesWith(q);
+      // (Its result's storage may come back for a new value.)
+      bounds.values.erase(op.getResult());
       op.erase();
       ++numDivisions;
     }

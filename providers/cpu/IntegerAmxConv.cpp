@@ -90,12 +90,7 @@ void emitAmxDirectConv(
                                       ArrayRef<int8_t>(rows));
       },
       b.getI64IntegerAttr(64));
-  std::string shape = std::to_string(s.c) + "x" + std::to_string(s.h) + "x" +
-                      std::to_string(s.w) + "_k" + std::to_string(s.kh) + "x" +
-                      std::to_string(s.kw) + "_s" + std::to_string(s.sh) + "x" +
-                      std::to_string(s.sw) + "_d" + std::to_string(s.dh) + "x" +
-                      std::to_string(s.dw) + "_o" + std::to_string(s.oh) + "x" +
-                      std::to_string(s.ow);
+  std::string shape = s.name(/*output=*/true);
   Value tapTable =
       i32Table(b, loc, module, "kiln_amx_conv_taps_" + shape, tapOffset);
   Value permTable =

@@ -755,11 +755,7 @@ bool rewriteConv(linalg::GenericOp g,
       },
       b.getI64IntegerAttr(64));
   // (Tables per conv: the names carry the shapes they were built for.)
-  std::string shape = std::to_string(c) + "x" + std::to_string(h) + "x" +
-                      std::to_string(width) + "_k" + std::to_string(kh) + "x" +
-                      std::to_string(kw) + "_s" + std::to_string(cm->sh) + "x" +
-                      std::to_string(cm->sw) + "_d" + std::to_string(cm->dh) +
-                      "x" + std::to_string(cm->dw);
+  std::string shape = sizes.name(/*output=*/false);
   Value taps = i32Table(b, loc, module, "kiln_conv_taps_" + shape, tapOffset);
   // A panel's 16 positions as runs on output rows at stride 1 or 2, up
   // to kRuns of them (a row of 14 or 7 splits a panel): each run a load of
@@ -806,8 +802,8 @@ bool rewriteConv(linalg::GenericOp g,
   if (tail > kTailPositions || positions < kLanes)
     tail = 0;
   int64_t mainPanels = panelsTotal - (tail ? 1 : 0);
-  std::string outShape = "_o" + std::to_string(oh) + "x" + std::to_string(ow);
-  std::string runsName = "kiln_conv_runs_" + shape + outShape;
+  std::string shapeOut = sizes.name(/*output=*/true);
+  std::string runsName = "kiln_conv_runs_" + shapeOut;
   auto runsType = MemRefType::get({panelsTotal}, b.getI8Type());
   Value runsOf = vectorize::derivedGlobal(
       b, loc, module, runsName, runsType,
@@ -818,11 +814,11 @@ bool rewriteConv(linalg::GenericOp g,
       },
       IntegerAttr());
   Value runLanes = i32Table(b, loc, module,
-                            "kiln_conv_run_lanes_" + shape + outShape, runLane);
+                            "kiln_conv_run_lanes_" + shapeOut, runLane);
   Value runBases = i32Table(b, loc, module,
-                            "kiln_conv_run_bases_" + shape + outShape, runBase);
+                            "kiln_conv_run_bases_" + shapeOut, runBase);
   Value bases =
-      i32Table(b, loc, module, "kiln_conv_positions_" + shape + outShape,
+      i32Table(b, loc, module, "kiln_conv_positions_" + shapeOut,
                positionOffset);
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
     return ib.create<arith::ConstantIndexOp>(l, v).getResult();

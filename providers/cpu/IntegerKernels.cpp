@@ -433,6 +433,15 @@ Value wholeTiles(OpBuilder &b, Location loc, Value from, Value end,
 
 } // namespace
 
+std::string ConvSizes::name(bool output) const {
+  auto two = [](int64_t a, int64_t b) {
+    return std::to_string(a) + "x" + std::to_string(b);
+  };
+  std::string s = std::to_string(c) + "x" + two(h, w) + "_k" + two(kh, kw) +
+                  "_s" + two(sh, sw) + "_d" + two(dh, dw);
+  return output ? s + "_o" + two(oh, ow) : s;
+}
+
 ConvUnits::ConvUnits(int64_t tiles, int64_t tile, int64_t rest, int64_t rows,
                      int64_t rowAlign)
     : tiles(tiles), tile(tile), rest(rest), rows(rows) {

@@ -172,6 +172,10 @@ Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
 /// output [n, m, oh, ow], strides and dilations.
 struct ConvSizes {
   int64_t n, c, h, w, m, kh, kw, oh, ow, sh, sw, dh, dw;
+  /// The input, kernel, strides and dilations as a name suffix (tables
+  /// per conv carry the shapes they were built for); with `output`, the
+  /// output plane too.
+  std::string name(bool output) const;
 };
 /// Whether the direct AMX conv (IntegerAmxConv.cpp) takes a conv of these
 /// sizes.
