@@ -813,13 +813,12 @@ bool rewriteConv(linalg::GenericOp g,
             ArrayRef<int8_t>(runCount));
       },
       IntegerAttr());
-  Value runLanes = i32Table(b, loc, module,
-                            "kiln_conv_run_lanes_" + shapeOut, runLane);
-  Value runBases = i32Table(b, loc, module,
-                            "kiln_conv_run_bases_" + shapeOut, runBase);
-  Value bases =
-      i32Table(b, loc, module, "kiln_conv_positions_" + shapeOut,
-               positionOffset);
+  Value runLanes =
+      i32Table(b, loc, module, "kiln_conv_run_lanes_" + shapeOut, runLane);
+  Value runBases =
+      i32Table(b, loc, module, "kiln_conv_run_bases_" + shapeOut, runBase);
+  Value bases = i32Table(b, loc, module, "kiln_conv_positions_" + shapeOut,
+                         positionOffset);
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
     return ib.create<arith::ConstantIndexOp>(l, v).getResult();
   };
