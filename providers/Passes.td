@@ -334,7 +334,12 @@ def CpuBlockChannels : Pass<"kiln-cpu-block-channels", "::mlir::func::FuncOp"> {
     (parallel loops over [n, c, h, w], output from tensor.empty, no
     linalg.index) that reads a blocked value runs on blocked tensors too;
     its other operands are the same shape (made blocked), per-channel
-    vectors ([c] expanded to [c / 16, 16]) or constants. A value enters
+    vectors ([c] expanded to [c / 16, 16]), per-image channel scales ([n,
+    c, 1, 1] read at (n, c, 0, 0), a squeeze-and-excitation's, as [n, c /
+    16, 16]) or constants. A sum or max of a blocked value over its
+    positions into [n, c] from a fill (a global pool) runs on the blocked
+    value into [n, c / 16, 16] (marked kiln.blocked_global_pool), read back
+    as [n, c]. A value enters
     the chain through a generic marked kiln.to_blocked and leaves it
     through one marked kiln.from_blocked (once, before its first reader
     outside the chain); kiln-cpu-vectorize-blocked runs all three.
@@ -347,6 +352,8 @@ def CpuBlockChannels : Pass<"kiln-cpu-block-channels", "::mlir::func::FuncOp"> {
     Statistic<"numConvs", "blocked-convs", "Convs run on blocked tensors">,
     Statistic<"numPools", "blocked-pools", "Max and sum pools run on blocked tensors">,
     Statistic<"numConcats", "blocked-concats", "Channel concats of blocked tensors">,
+    Statistic<"numGlobalPools", "blocked-global-pools",
+              "Global sum and max pools of blocked tensors">,
     Statistic<"numElementwise", "blocked-elementwise",
               "Elementwise ops run on blocked tensors">,
     Statistic<"numReorders", "layout-reorders",
@@ -380,7 +387,15 @@ def CpuVectorizeBlocked : Pass<"kiln-cpu-vectorize-blocked", "::mlir::ModuleOp">
     same register tiles against G g G^T packed at compile time, the output
     transform with the bias and epilogue in the store (winograd=0: the
     direct tiles only). kiln.to_blocked and kiln.from_blocked generics run
-    per image row as 16 x 16 transposes in registers.
+    per image row as 16 x 16 transposes in registers. A generic marked
+    kiln.blocked_global_pool (a sum or max over a blocked tensor's
+    positions) folds each row of a block into a partial vector, then each
+    block's partials in row order: the same order at any thread count.
+    Tasks of the convs, windows, reorders and Winograd transforms run rows
+    outer (a thread's share a band of rows across all channels, the band
+    its producer wrote and its consumer reads), a conv with weights past
+    256 KiB blocks outer (each thread reads its output blocks' weights
+    alone).
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "512",
@@ -394,7 +409,9 @@ def CpuVectorizeBlocked : Pass<"kiln-cpu-vectorize-blocked", "::mlir::ModuleOp">
     Statistic<"numPools", "blocked-window-kernels",
               "Blocked pools and depthwise convs run on whole vectors">,
     Statistic<"numFused", "blocked-epilogues", "Elementwise ops fused into blocked convs' stores">,
-    Statistic<"numReorders", "reorder-kernels", "Layout reorders run as transposes">
+    Statistic<"numReorders", "reorder-kernels", "Layout reorders run as transposes">,
+    Statistic<"numGlobalPools", "blocked-global-pool-kernels",
+              "Global pools of blocked tensors run as row partials">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];

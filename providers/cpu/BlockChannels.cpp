@@ -376,6 +376,52 @@ bool perChannelMap(AffineMap map, Value v, int64_t channels) {
   return found == 1;
 }
 
+/// Whether `map` reads a per-image, per-channel operand `v` [n, c, 1, 1]
+/// (a squeeze-and-excitation scale): (d0, d1, 0, 0).
+bool perImageChannelMap(AffineMap map, Value v, RankedTensorType out) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  MLIRContext *ctx = map.getContext();
+  auto zero = getAffineConstantExpr(0, ctx);
+  return t && t.hasStaticShape() && t.getRank() == 4 &&
+         t.getDimSize(0) == out.getDimSize(0) &&
+         t.getDimSize(1) == out.getDimSize(1) && t.getDimSize(2) == 1 &&
+         t.getDimSize(3) == 1 &&
+         map == AffineMap::get(4, 0,
+                               {getAffineDimExpr(0, ctx),
+                                getAffineDimExpr(1, ctx), zero, zero},
+                               ctx);
+}
+
+/// Whether `g` sums or takes the max of an [n, c, h, w] tensor over its
+/// positions into [n, c] (a global pool), its output started from a fill.
+bool isGlobalPool(linalg::GenericOp g) {
+  if (!g.hasPureTensorSemantics() || g.getNumDpsInputs() != 1 ||
+      g.getNumDpsInits() != 1 || g.getNumLoops() != 4 ||
+      !g.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
+    return false;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  auto iters = g.getIteratorTypesArray();
+  if (!maps[0].isIdentity() ||
+      maps[1] != AffineMap::get(4, 0, {d(0), d(1)}, ctx) ||
+      iters[0] != utils::IteratorType::parallel ||
+      iters[1] != utils::IteratorType::parallel ||
+      iters[2] != utils::IteratorType::reduction ||
+      iters[3] != utils::IteratorType::reduction)
+    return false;
+  Block &body = g.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  Operation &op = body.front();
+  if (!isa<arith::AddFOp, arith::MaximumFOp>(op))
+    return false;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  return yield.getOperand(0) == op.getResult(0) &&
+         llvm::is_contained(op.getOperands(), body.getArgument(0)) &&
+         llvm::is_contained(op.getOperands(), body.getArgument(1));
+}
+
 /// A depthwise conv's generic (loops n, c, oh, kh, kw, ow; x read at (n,
 /// c, oh * sh + kh * dh, ow * sw + kw * dw), constant weights [c, 1, kh,
 /// kw]), its input maybe zero-padded, its output started from a bias or a
@@ -422,7 +468,8 @@ struct Blocker {
   DenseMap<Value, Value> blocked;
   SmallVector<Value> order;
   SmallVector<Operation *> replaced;
-  int64_t convs = 0, pools = 0, concats = 0, elementwise = 0, reorders = 0;
+  int64_t convs = 0, pools = 0, concats = 0, elementwise = 0, reorders = 0,
+          globalPools = 0;
 
   // The conversions (of a conv, pool, elementwise op or concat, or a
   // reorder into blocks), joined where one reads another's blocked value:
@@ -430,6 +477,9 @@ struct Blocker {
   struct Conversion {
     SmallVector<Operation *> originals;
     SmallVector<Value> values; // NCHW values given a blocked twin
+    // Original results and the plain values that take their place when
+    // the chain is kept (a global pool's [n, c]).
+    SmallVector<std::pair<Value, Value>> results;
     unsigned parent;
     bool isConv = false, isReorder = false;
     int64_t *kept = nullptr; // counted there when kept (pools, concats, ...)
@@ -563,6 +613,66 @@ struct Blocker {
         v.getLoc(),
         RankedTensorType::get({blocks, kBlockedLanes}, t.getElementType()), v,
         SmallVector<ReassociationIndices>{{0, 1}});
+  }
+
+  /// A per-image, per-channel operand [n, c, 1, 1] as [n, c / 16, 16].
+  Value perImageChannel(Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    Location loc = v.getLoc();
+    int64_t n = t.getDimSize(0), c = t.getDimSize(1),
+            blocks = int64_t(llvm::divideCeil(c, kBlockedLanes));
+    v = b.create<tensor::CollapseShapeOp>(
+        loc, v, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+    if (c % kBlockedLanes)
+      v = zeroPadded(v, 1, blocks * kBlockedLanes, loc);
+    return b.create<tensor::ExpandShapeOp>(
+        loc,
+        RankedTensorType::get({n, blocks, kBlockedLanes}, t.getElementType()),
+        v, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  }
+
+  /// A global pool `g` (isGlobalPool) of a blocked value: the same body
+  /// over [n, c / 16, h, w, 16] into [n, c / 16, 16], read back as [n, c]
+  /// (a padded block's channels dropped).
+  void globalPool(linalg::GenericOp g, Value xb) {
+    begin();
+    conversions[active.back()].kept = &globalPools;
+    reads(xb);
+    MLIRContext *ctx = b.getContext();
+    Location loc = g.getLoc();
+    b.setInsertionPoint(g);
+    auto xt = cast<RankedTensorType>(xb.getType());
+    auto out = cast<RankedTensorType>(g.getResultTypes()[0]);
+    int64_t n = xt.getDimSize(0), blocks = xt.getDimSize(1);
+    auto pt = RankedTensorType::get({n, blocks, kBlockedLanes},
+                                    out.getElementType());
+    Value init = b.create<linalg::FillOp>(
+                      loc, g.getDpsInits()[0].getDefiningOp<linalg::FillOp>()
+                               .getInputs()[0],
+                      b.create<tensor::EmptyOp>(loc, pt.getShape(),
+                                                pt.getElementType())
+                          .getResult())
+                     .getResult(0);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<utils::IteratorType> iters = parallelIters(5);
+    iters[2] = iters[3] = utils::IteratorType::reduction;
+    auto bg = b.create<linalg::GenericOp>(
+        loc, TypeRange{pt}, ValueRange{xb}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(5, ctx),
+                            AffineMap::get(5, 0, {d(0), d(1), d(4)}, ctx)},
+        iters, sameBody(g));
+    bg->setAttr(vectorize::kBlockedGlobalPool, UnitAttr::get(ctx));
+    Value r = b.create<tensor::CollapseShapeOp>(
+        loc, bg.getResult(0), SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    if (blocks * kBlockedLanes != out.getDimSize(1))
+      r = b.create<tensor::ExtractSliceOp>(
+          loc, out, r, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(n),
+                                 b.getIndexAttr(out.getDimSize(1))},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    conversions[active.back()].results.push_back({g.getResult(0), r});
+    replace(g);
+    end();
   }
 
   /// Blocked `xb` inserted at (top, left) into a blocked tensor of
@@ -725,7 +835,8 @@ struct Blocker {
         readsBlocked |= bool(blocked.lookup(v));
         continue;
       }
-      if (perChannelMap(map, v, outType.getDimSize(1)))
+      if (perChannelMap(map, v, outType.getDimSize(1)) ||
+          perImageChannelMap(map, v, outType))
         continue;
       if (map == AffineMap::get(4, 0, {d(2), d(3)}, ctx))
         continue;
@@ -752,6 +863,11 @@ struct Blocker {
       if (perChannelMap(map, v, outType.getDimSize(1))) {
         ins.push_back(perChannel(v));
         maps.push_back(AffineMap::get(5, 0, {d(1), d(4)}, ctx));
+        continue;
+      }
+      if (perImageChannelMap(map, v, outType)) {
+        ins.push_back(perImageChannel(v));
+        maps.push_back(AffineMap::get(5, 0, {d(0), d(1), d(4)}, ctx));
         continue;
       }
       ins.push_back(v);
@@ -898,6 +1014,8 @@ struct Blocker {
         reorders += c.isReorder;
         if (c.kept)
           ++*c.kept;
+        for (auto [original, plain] : c.results)
+          original.replaceAllUsesWith(plain);
         continue;
       }
       for (Operation *op : c.originals)
@@ -941,6 +1059,11 @@ struct Blocker {
         window(g, *p);
         continue;
       }
+      if (isGlobalPool(g))
+        if (Value xb = blocked.lookup(g.getDpsInputs()[0])) {
+          globalPool(g, xb);
+          continue;
+        }
       elementwiseOp(g);
     }
     decide();
@@ -989,6 +1112,7 @@ struct CpuBlockChannelsPass
     numConcats += blocker.concats;
     numElementwise += blocker.elementwise;
     numReorders += blocker.reorders;
+    numGlobalPools += blocker.globalPools;
     // The NCHW inits and paddings the chain no longer reads.
     IRRewriter rewriter(func.getContext());
     (void)eraseUnreachableBlocks(rewriter, func->getRegions());

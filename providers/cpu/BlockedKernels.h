@@ -32,6 +32,10 @@ int64_t coefficient(AffineMap map, unsigned loop, unsigned result);
 /// Splits task index `t` into the digits of `extents` (outermost first).
 SmallVector<Value> digits(OpBuilder &b, Location loc, Value t,
                           ArrayRef<int64_t> extents);
+/// A task's image, channel block (or block group) and row, rows outer
+/// (`rowsOuter`) or blocks outer; returned as {image, block, row}.
+SmallVector<Value> taskDigits(OpBuilder &b, Location loc, Value t, int64_t n,
+                              int64_t blocks, int64_t rows, bool rowsOuter);
 /// A loop over `count` tasks marked parallel for `perTask` work each.
 scf::ForOp taskLoop(OpBuilder &b, Location loc, int64_t count,
                     int64_t threshold, int64_t perTask);
@@ -75,6 +79,12 @@ Value packedWeights(
 /// Rewrites blocked conv `g` when it is a 3x3 conv at stride 1 on enough
 /// channels: Winograd F(2x2, 3x3) tiles (VectorizeWinograd.cpp).
 bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused);
+/// Rewrites a kiln.blocked_window generic (a max or sum pool, a depthwise
+/// conv) as row tasks (VectorizeBlockedWindows.cpp).
+bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused);
+/// Rewrites a kiln.blocked_global_pool generic as row partials folded in a
+/// fixed order (VectorizeBlockedWindows.cpp).
+bool rewriteBlockedGlobalPool(linalg::GenericOp g);
 
 } // namespace kiln::blocked
 

@@ -190,6 +190,10 @@ inline constexpr llvm::StringLiteral kToBlocked = "kiln.to_blocked";
 inline constexpr llvm::StringLiteral kFromBlocked = "kiln.from_blocked";
 inline constexpr llvm::StringLiteral kBlockedConv = "kiln.blocked_conv";
 inline constexpr llvm::StringLiteral kBlockedWindow = "kiln.blocked_window";
+/// On a sum or max over a blocked tensor's positions ([n, cb, h, w, 16]
+/// into [n, cb, 16]: a global pool).
+inline constexpr llvm::StringLiteral kBlockedGlobalPool =
+    "kiln.blocked_global_pool";
 /// Prefetches, in the register tiles' k loops over packed panels, the
 /// panels' next slice into L2; returns how many loops.
 int64_t prefetchPanels(mlir::ModuleOp module);

@@ -4,7 +4,8 @@
 // blocked convs as register tiles of output positions x 32 channels whose
 // accumulators are stored as they are (a position's 16 channels one
 // vector), and the reorders into and out of blocks as 16 x 16 transposes
-// in registers.
+// in registers. Pools, depthwise convs and global pools on blocks are in
+// VectorizeBlockedWindows.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FusionUtils.h"
@@ -56,6 +57,20 @@ SmallVector<Value> digits(OpBuilder &b, Location loc, Value t,
     t = b.create<arith::DivUIOp>(loc, t, idx(b, loc, extents[i]));
   }
   return out;
+}
+
+/// A task's image, channel block (or block group) and row: rows outer
+/// (`rowsOuter`) or blocks outer. Rows outer, a thread's contiguous
+/// share of the tasks is a band of rows across all channels, the band
+/// its producer wrote and its consumer reads (a line another core wrote
+/// costs several times a local one); blocks outer, a band of channels,
+/// which a consumer reading all channels takes half from the other core.
+SmallVector<Value> taskDigits(OpBuilder &b, Location loc, Value t, int64_t n,
+                              int64_t blocks, int64_t rows, bool rowsOuter) {
+  if (!rowsOuter)
+    return digits(b, loc, t, {n, blocks, rows});
+  SmallVector<Value> d = digits(b, loc, t, {n, rows, blocks});
+  return {d[0], d[2], d[1]};
 }
 
 scf::ForOp taskLoop(OpBuilder &b, Location loc, int64_t count,
@@ -229,7 +244,8 @@ bool rewriteReorder(linalg::GenericOp g, bool toBlocked) {
   scf::ForOp rows =
       taskLoop(b, loc, n * cb * h, vectorize::kParallelElements, w * kLanes);
   OpBuilder rb = OpBuilder::atBlockBegin(rows.getBody());
-  SmallVector<Value> at = digits(rb, loc, rows.getInductionVar(), {n, cb, h});
+  SmallVector<Value> at =
+      taskDigits(rb, loc, rows.getInductionVar(), n, cb, h, /*rowsOuter=*/true);
   Value c0 = rb.create<arith::MulIOp>(loc, at[1], idx(rb, loc, kLanes));
   Value zero = rb.create<arith::ConstantOp>(loc, rb.getF32FloatAttr(0.0f));
   // The chunk of `width` positions from w0.
@@ -363,8 +379,11 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
       taskLoop(b, loc, n * (mb / nb) * oh, vectorize::kParallelMultiplyAdds,
                ow * nb * kLanes * k);
   OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
-  SmallVector<Value> at =
-      digits(tb, loc, tasks.getInductionVar(), {n, mb / nb, oh});
+  // Rows outer where every thread may read all the weights from its own
+  // L2; larger weights by groups, each thread reading its groups' alone.
+  bool rowsOuter = mb * k * kLanes * 4 <= vectorize::kPerCoreWeightBytes;
+  SmallVector<Value> at = taskDigits(tb, loc, tasks.getInductionVar(), n,
+                                     mb / nb, oh, rowsOuter);
   Value img = at[0], row = at[2];
   Value mb0 = tb.create<arith::MulIOp>(loc, at[1], idx(tb, loc, nb));
   SmallVector<Value> blocks;
@@ -420,7 +439,8 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
           tilesPerRow = rowTiles,
           share = llvm::divideCeil(groupFloats, oh * tilesPerRow),
           perChannel = llvm::divideCeil(share, cb * cPer),
-          lines = llvm::divideCeil(perChannel, kLanes),
+          // (Rows outer, the weights stay in L2: no prefetch.)
+          lines = rowsOuter ? 0 : llvm::divideCeil(perChannel, kLanes),
           packed = groups * groupFloats;
   Value wFlat = tb.create<memref::ReinterpretCastOp>(
       loc, MemRefType::get({packed}, f32), wp, 0, ArrayRef<int64_t>{packed},
@@ -572,294 +592,6 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
   return true;
 }
 
-/// The source a padded buffer `x` holds at (top, left): x is an
-/// allocation that a fill with `pad` and one copy of the source into a
-/// subview of it write, and only `g` reads; none otherwise.
-struct PaddedCopy {
-  Value src, pad;
-  int64_t top, left;
-  SmallVector<Operation *> ops; // fill, subview, copy
-};
-
-std::optional<PaddedCopy> matchPaddedCopy(Value x, Operation *g) {
-  auto alloc = x.getDefiningOp<memref::AllocOp>();
-  if (!alloc || alloc->getBlock() != g->getBlock())
-    return std::nullopt;
-  PaddedCopy pc;
-  linalg::FillOp fill;
-  memref::CopyOp copy;
-  memref::SubViewOp sv;
-  for (Operation *user : x.getUsers()) {
-    if (user == g || isa<memref::DeallocOp>(user))
-      continue;
-    if (auto f = dyn_cast<linalg::FillOp>(user); f && !fill) {
-      fill = f;
-      continue;
-    }
-    auto v = dyn_cast<memref::SubViewOp>(user);
-    if (!v || sv || !v->hasOneUse() || !v.hasUnitStride())
-      return std::nullopt;
-    sv = v;
-    copy = dyn_cast<memref::CopyOp>(*v->getUsers().begin());
-    if (!copy || copy.getTarget() != v.getResult())
-      return std::nullopt;
-  }
-  if (!fill || !copy || !fill->isBeforeInBlock(copy) ||
-      !copy->isBeforeInBlock(g) || !staticBuffer(copy.getSource()))
-    return std::nullopt;
-  ArrayRef<int64_t> offsets = sv.getStaticOffsets();
-  if (offsets.size() != 5 || offsets[0] || offsets[1] || offsets[4] ||
-      ShapedType::isDynamic(offsets[2]) || ShapedType::isDynamic(offsets[3]))
-    return std::nullopt;
-  pc.src = copy.getSource();
-  pc.pad = fill.getInputs()[0];
-  pc.top = offsets[2];
-  pc.left = offsets[3];
-  pc.ops = {fill, copy, sv};
-  return pc;
-}
-
-/// Whether `pad` leaves the pool's op unchanged: -inf for a max, 0 for a
-/// sum (their taps on padding may be skipped).
-bool padIsIdentity(Operation &op, Value pad) {
-  FloatAttr f;
-  if (!matchPattern(pad, m_Constant(&f)))
-    return false;
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
-    return f.getValue().isInfinity() && f.getValue().isNegative();
-  if (isa<arith::AddFOp>(op))
-    return f.getValue().isZero();
-  return false;
-}
-
-/// Depthwise weights [c, 1, kh, kw] as a constant [c / 16][kh][kw][16]:
-/// each tap's vector of a block's 16 channels.
-Value depthwiseWeights(OpBuilder &b, Location loc, Value w) {
-  memref::GlobalOp global = vectorize::constantGlobal(w);
-  if (!global)
-    return Value();
-  MemRefType type = global.getType();
-  int64_t c = type.getDimSize(0), kh = type.getDimSize(2),
-          kw = type.getDimSize(3);
-  if (type.getDimSize(1) != 1 || c % kLanes)
-    return Value();
-  return packedWeights(
-      b, loc, global, "_blocked_taps", {c / kLanes, kh, kw, kLanes},
-      [&](ArrayRef<float> v, MutableArrayRef<float> packed) {
-        int64_t at = 0;
-        for (int64_t o = 0; o < c / kLanes; ++o)
-          for (int64_t y = 0; y < kh; ++y)
-            for (int64_t x = 0; x < kw; ++x)
-              for (int64_t ci = 0; ci < kLanes; ++ci)
-                packed[at++] = v[((o * kLanes + ci) * kh + y) * kw + x];
-      });
-}
-
-/// A blocked max or sum pool: tasks of one output row of an image's
-/// channel block; each output position's vector of 16 channels starts from
-/// the fill and takes the pool's op with each tap's vector. Where x is a
-/// padded copy whose pad leaves the op unchanged (a max pool's -inf), the
-/// source is read as it lies and taps on the padding skipped: border rows
-/// and columns unrolled over their own taps, inner positions 4 at a time.
-bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused) {
-  if (!g.hasPureBufferSemantics() || g.getNumDpsInputs() != 2 ||
-      g.getNumLoops() != 7)
-    return false;
-  Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
-  if (!staticBuffer(x) || !staticBuffer(out))
-    return false;
-  // A depthwise conv's second operand is its weights [c, 1, kh, kw] (a
-  // pool's only sizes the window): multiply-adds from the bias or fill,
-  // then the epilogue, as the blocked convs.
-  bool depthwise =
-      cast<MemRefType>(g.getDpsInputs()[1].getType()).getRank() == 4;
-  std::optional<BlockedInit> init = matchBlockedInit(g);
-  if (!init || (!depthwise && !init->scalar))
-    return false;
-  Block &body = g.getRegion().front();
-  if (!vectorize::isScalarBodyBefore(body, g))
-    return false;
-  // (A max pool's max in four instructions, NaNs kept: poolMaxF32.)
-  bool isMax = isa<arith::MaximumFOp>(body.front());
-  SmallVector<int64_t> r = g.getStaticLoopRanges();
-  // n, cb, oh, ow, ci, kh, kw
-  int64_t n = r[0], cb = r[1], oh = r[2], ow = r[3], kh = r[5], kw = r[6];
-  AffineMap xm = g.getIndexingMapsArray()[0];
-  int64_t sh = coefficient(xm, 2, 2), dh = coefficient(xm, 5, 2),
-          sw = coefficient(xm, 3, 3), dw = coefficient(xm, 6, 3);
-  auto xt = cast<MemRefType>(x.getType());
-  int64_t top = 0, left = 0, h = xt.getDimSize(2), w = xt.getDimSize(3);
-  std::optional<PaddedCopy> pc = matchPaddedCopy(x, g);
-  FloatAttr padAttr;
-  bool zeroPad = pc && matchPattern(pc->pad, m_Constant(&padAttr)) &&
-                 padAttr.getValue().isZero();
-  if (pc && (depthwise ? zeroPad : padIsIdentity(body.front(), pc->pad))) {
-    x = pc->src;
-    top = pc->top;
-    left = pc->left;
-    h = cast<MemRefType>(x.getType()).getDimSize(2);
-    w = cast<MemRefType>(x.getType()).getDimSize(3);
-  } else {
-    pc.reset();
-  }
-  // Output position o's taps [lo, hi) along an axis of `size` inputs.
-  auto taps = [](int64_t o, int64_t s, int64_t d, int64_t k, int64_t pad,
-                 int64_t size) {
-    auto ceilDiv = [&](int64_t v) {
-      return v <= 0 ? int64_t(0) : int64_t(llvm::divideCeil(v, d));
-    };
-    return std::make_pair(ceilDiv(pad - o * s),
-                          std::min(k, ceilDiv(pad + size - o * s)));
-  };
-  OpBuilder b(g);
-  Location loc = g.getLoc();
-  auto vec = VectorType::get({kLanes}, b.getF32Type());
-  Value wp;
-  linalg::GenericOp epilogue;
-  if (depthwise) {
-    wp = depthwiseWeights(b, loc, g.getDpsInputs()[1]);
-    if (!wp)
-      return false;
-    epilogue = findBlockedEpilogue(g);
-  }
-  Value dest = epilogue ? epilogue.getDpsInits()[0] : out;
-  scf::ForOp tasks = taskLoop(b, loc, n * cb * oh, vectorize::kParallelElements,
-                              ow * kLanes * kh * kw);
-  OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
-  SmallVector<Value> at = digits(tb, loc, tasks.getInductionVar(), {n, cb, oh});
-  Value start =
-      init->bias
-          ? tb.create<vector::LoadOp>(loc, vec, init->bias,
-                                      ValueRange{at[1], idx(tb, loc, 0)})
-                .getResult()
-          : tb.create<vector::BroadcastOp>(loc, vec, init->scalar).getResult();
-  // x's row of kernel row 0 (before the padding's offset).
-  Value inRow0 = tb.create<arith::MulIOp>(loc, at[2], idx(tb, loc, sh));
-  Value zero = idx(tb, loc, 0);
-  // `count` positions from col0 (a value; `first` its static value, when
-  // known, for the column taps), kernel rows [ylo, yhi).
-  auto positions = [&](OpBuilder &pb, Value col0, int64_t first, int64_t count,
-                       int64_t ylo, int64_t yhi) {
-    SmallVector<Value> acc(count, start);
-    for (int64_t y = ylo; y < yhi; ++y) {
-      Value inRow =
-          pb.create<arith::AddIOp>(loc, inRow0, idx(pb, loc, y * dh - top));
-      for (int64_t p = 0; p < count; ++p) {
-        auto [xlo, xhi] = first < 0 ? std::make_pair(int64_t(0), kw)
-                                    : taps(first + p, sw, dw, kw, left, w);
-        for (int64_t xk = xlo; xk < xhi; ++xk) {
-          Value col = pb.create<arith::AddIOp>(
-              loc,
-              pb.create<arith::MulIOp>(
-                  loc, pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, p)),
-                  idx(pb, loc, sw)),
-              idx(pb, loc, xk * dw - left));
-          Value v = pb.create<vector::LoadOp>(
-              loc, vec, x, ValueRange{at[0], at[1], inRow, col, zero});
-          if (depthwise) {
-            Value wv = pb.create<vector::LoadOp>(
-                loc, vec, wp,
-                ValueRange{at[1], idx(pb, loc, y), idx(pb, loc, xk), zero});
-            acc[p] = pb.create<vector::FMAOp>(loc, v, wv, acc[p]);
-            continue;
-          }
-          if (isMax) {
-            acc[p] = vectorize::poolMaxF32(pb, loc, v, acc[p]);
-            continue;
-          }
-          IRMapping map;
-          map.map(body.getArgument(0), v);
-          map.map(body.getArgument(2), acc[p]);
-          acc[p] = vectorize::widenBody(pb, loc, body, map, {kLanes});
-        }
-      }
-    }
-    for (int64_t p = 0; p < count; ++p) {
-      SmallVector<Value> pos = {
-          at[0], at[1], at[2],
-          pb.create<arith::AddIOp>(loc, col0, idx(pb, loc, p)), zero};
-      Value v = acc[p];
-      if (epilogue)
-        v = applyEpilogue(pb, loc, epilogue, out, v, pos, at[1]);
-      pb.create<vector::StoreOp>(loc, v, dest, pos);
-    }
-  };
-  // Columns whose taps all read the source: [innerLo, innerHi).
-  int64_t innerLo = 0, innerHi = ow;
-  while (innerLo < ow &&
-         taps(innerLo, sw, dw, kw, left, w) != std::make_pair(int64_t(0), kw))
-    ++innerLo;
-  while (innerHi > innerLo && taps(innerHi - 1, sw, dw, kw, left, w) !=
-                                  std::make_pair(int64_t(0), kw))
-    --innerHi;
-  constexpr int64_t kStep = 4;
-  auto row = [&](OpBuilder &rb, int64_t ylo, int64_t yhi) {
-    for (int64_t c = 0; c < innerLo; ++c)
-      positions(rb, idx(rb, loc, c), c, 1, ylo, yhi);
-    int64_t whole = (innerHi - innerLo) / kStep,
-            left2 = (innerHi - innerLo) % kStep;
-    if (whole) {
-      auto loop = rb.create<scf::ForOp>(loc, idx(rb, loc, innerLo),
-                                        idx(rb, loc, innerLo + whole * kStep),
-                                        idx(rb, loc, kStep));
-      OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-      positions(lb, loop.getInductionVar(), -1, kStep, ylo, yhi);
-    }
-    if (left2)
-      positions(rb, idx(rb, loc, innerLo + whole * kStep), -1, left2, ylo, yhi);
-    for (int64_t c = std::max(innerHi, innerLo); c < ow; ++c)
-      positions(rb, idx(rb, loc, c), c, 1, ylo, yhi);
-  };
-  // The distinct row tap ranges, each a branch on the task's row.
-  SmallVector<std::pair<int64_t, int64_t>> pairs;
-  SmallVector<SmallVector<int64_t>> rowsOf;
-  for (int64_t o = 0; o < oh; ++o) {
-    auto pr = taps(o, sh, dh, kh, top, h);
-    auto *it = llvm::find(pairs, pr);
-    if (it == pairs.end()) {
-      pairs.push_back(pr);
-      rowsOf.push_back({o});
-    } else {
-      rowsOf[it - pairs.begin()].push_back(o);
-    }
-  }
-  std::function<void(OpBuilder &, size_t)> byPair = [&](OpBuilder &pb,
-                                                        size_t i) {
-    if (i + 1 == pairs.size())
-      return row(pb, pairs[i].first, pairs[i].second);
-    // (Border rows are few: compared one by one.)
-    Value is = pb.create<arith::ConstantIntOp>(loc, 0, 1);
-    for (int64_t o : rowsOf[i])
-      is = pb.create<arith::OrIOp>(
-          loc, is,
-          pb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, at[2],
-                                   idx(pb, loc, o)));
-    auto branch = pb.create<scf::IfOp>(loc, is, /*withElse=*/true);
-    OpBuilder thenB = branch.getThenBodyBuilder();
-    row(thenB, pairs[i].first, pairs[i].second);
-    OpBuilder elseB = branch.getElseBodyBuilder();
-    byPair(elseB, i + 1);
-  };
-  // (The most common pair, the inner rows', last: the else of all.)
-  if (pairs.size() > 1) {
-    size_t most = 0;
-    for (size_t i = 1; i < pairs.size(); ++i)
-      if (rowsOf[i].size() > rowsOf[most].size())
-        most = i;
-    std::swap(pairs[most], pairs.back());
-    std::swap(rowsOf[most], rowsOf.back());
-  }
-  byPair(tb, 0);
-  eraseRewritten(g, init->op, epilogue, fused);
-  if (pc) {
-    Value padded = pc->ops.front()->getOperand(1);
-    for (Operation *op : pc->ops)
-      op->erase();
-    vectorize::eraseIfWriteOnly(padded);
-  }
-  return true;
-}
-
 struct CpuVectorizeBlockedPass
     : public impl::CpuVectorizeBlockedBase<CpuVectorizeBlockedPass> {
   using CpuVectorizeBlockedBase::CpuVectorizeBlockedBase;
@@ -867,7 +599,7 @@ struct CpuVectorizeBlockedPass
   void runOnOperation() override {
     if (vectorBits < 512)
       return;
-    SmallVector<linalg::GenericOp> convs, windows, to, from;
+    SmallVector<linalg::GenericOp> convs, windows, pools, to, from;
     getOperation().walk([&](linalg::GenericOp g) {
       if (vectorize::inDeviceCode(g))
         return;
@@ -875,13 +607,15 @@ struct CpuVectorizeBlockedPass
         convs.push_back(g);
       else if (g->hasAttr(vectorize::kBlockedWindow))
         windows.push_back(g);
+      else if (g->hasAttr(vectorize::kBlockedGlobalPool))
+        pools.push_back(g);
       else if (g->hasAttr(vectorize::kToBlocked))
         to.push_back(g);
       else if (g->hasAttr(vectorize::kFromBlocked))
         from.push_back(g);
     });
     // (Counted here too: statistics count nothing in a release build.)
-    int64_t fused = 0, done[4] = {0, 0, 0, 0};
+    int64_t fused = 0, done[5] = {0, 0, 0, 0, 0};
     for (linalg::GenericOp g : convs) {
       if (winograd && rewriteWinogradConv(g, fused)) {
         ++done[3];
@@ -891,6 +625,8 @@ struct CpuVectorizeBlockedPass
     }
     for (linalg::GenericOp g : windows)
       done[1] += rewriteBlockedWindow(g, fused);
+    for (linalg::GenericOp g : pools)
+      done[4] += rewriteBlockedGlobalPool(g);
     for (linalg::GenericOp g : to)
       done[2] += rewriteReorder(g, /*toBlocked=*/true);
     for (linalg::GenericOp g : from)
@@ -899,6 +635,7 @@ struct CpuVectorizeBlockedPass
     numWinograd += done[3];
     numPools += done[1];
     numReorders += done[2];
+    numGlobalPools += done[4];
     numFused += fused;
     // (For `kiln compile --report`.)
     fusion::Counters counters;
@@ -907,10 +644,11 @@ struct CpuVectorizeBlockedPass
     counters["blocked_windows"] = done[1];
     counters["blocked_epilogues"] = fused;
     counters["layout_reorders"] = done[2];
+    counters["blocked_global_pools"] = done[4];
     fusion::recordCounters(getOperation(), counters,
                            {"blocked_convs", "winograd_convs",
                             "blocked_windows", "blocked_epilogues",
-                            "layout_reorders"});
+                            "layout_reorders", "blocked_global_pools"});
   }
 };
 

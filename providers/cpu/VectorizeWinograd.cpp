@@ -391,8 +391,8 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
     scf::ForOp in = taskLoop(b, loc, n * cb * rowPairs,
                              vectorize::kParallelElements, 16 * tiles * kLanes);
     OpBuilder ib = OpBuilder::atBlockBegin(in.getBody());
-    SmallVector<Value> at =
-        digits(ib, loc, in.getInductionVar(), {n, cb, rowPairs});
+    SmallVector<Value> at = taskDigits(ib, loc, in.getInductionVar(), n, cb,
+                                       rowPairs, /*rowsOuter=*/true);
     inputTransform(ib, vAll, at[0], at[2], at[1], at[1]);
     scf::ForOp mm =
         taskLoop(b, loc, n * 16 * groups, vectorize::kParallelMultiplyAdds,
@@ -405,7 +405,8 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused) {
         taskLoop(b, loc, n * mb * rowPairs, vectorize::kParallelElements,
                  16 * tiles * kLanes);
     OpBuilder ob = OpBuilder::atBlockBegin(outs.getBody());
-    at = digits(ob, loc, outs.getInductionVar(), {n, mb, rowPairs});
+    at = taskDigits(ob, loc, outs.getInductionVar(), n, mb, rowPairs,
+                    /*rowsOuter=*/true);
     outputTransform(ob, mAll, at[0], at[2], at[1]);
   } else {
     scf::ForOp tasks = taskLoop(b, loc, n * rowPairs,

@@ -8,7 +8,8 @@ Sigmoid, residual Adds, per-channel and per-position operands; max pools
 a chain; channel concats of blocked parts and of a part that enters the
 chain there; output channels in odd blocks (16 a tile), rows split into
 tiles of 9, 8 and 7 positions; 3x3 convs at stride 1 as Winograd tiles
-(even and odd planes, dilated); batch 2. Compiled for this CPU and for
+(even and odd planes, dilated); squeeze-and-excitation (global average
+and max pools on blocks, per-image channel scales); batch 2. Compiled for this CPU and for
 x86-64-v3 (where the blocked layout is off: the NCHW kernels on the same
 models). On a CPU with AVX-512, `kiln compile --report` must also show
 the chain blocked (a case whose chain stays NCHW fails).
@@ -176,6 +177,29 @@ def padded_blocks(path, n, h):
     return g.save(path, [n, 16, h, h], y)
 
 
+def squeeze_excite(path, n, h):
+    """EfficientNet-style squeeze-and-excitation on blocks (72 channels: the
+    last block padded): a global average pool of the depthwise conv's
+    output, two 1x1 convs on [n, c, 1, 1], a Sigmoid, the scale multiplied
+    into the depthwise output per image and channel, a project conv; then
+    a global max pool of that, scaling it again. Both pools run on the
+    blocked values (row partials), the Muls in the chain."""
+    g = Graph(11)
+    a = g.conv("c1", "X", 16, 24, 3)
+    e = g.conv("e1", a, 24, 72, 1)
+    d = g.node("Relu", [g.node("Conv", [e, g.const("dw_w", (72, 1, 3, 3), 0.3),
+                                        g.const("dw_b", (72,))], "dw",
+                               kernel_shape=[3, 3], pads=[1] * 4, group=72)], "dw_relu")
+    s = g.node("GlobalAveragePool", [d], "gap")
+    s = g.conv("fc1", s, 72, 8, 1)
+    s = g.conv("fc2", s, 8, 72, 1, act="Sigmoid")
+    x = g.node("Mul", [d, s], "se")
+    p = g.conv("p1", x, 72, 32, 1, act=None)
+    m = g.node("GlobalMaxPool", [p], "gmp")
+    y = g.node("Mul", [p, g.node("Sigmoid", [m], "gmp_sig")], "scale")
+    return g.save(path, [n, 16, h, h], y)
+
+
 def winograd(path, n, h):
     """3x3 convs at stride 1 as Winograd tiles: two and three output blocks
     (tiles of 2 and of 1 block), bias-free, a residual Add with Relu and a
@@ -240,6 +264,8 @@ CASES = {
     "odd_blocks_7x7": (odd_blocks, 1, 7),
     "padded_blocks_19x19_n2": (padded_blocks, 2, 19),
     "padded_blocks_10x10": (padded_blocks, 1, 10),
+    "squeeze_excite_15x15_n2": (squeeze_excite, 2, 15),
+    "squeeze_excite_56x56": (squeeze_excite, 1, 56),
     "winograd_28x28_n2": (winograd, 2, 28),
     "winograd_4x4": (winograd, 1, 4),
     "winograd_7x7_n2": (winograd, 2, 7),
@@ -259,7 +285,7 @@ def blocked_convs(args, name):
     r = subprocess.run([args.kiln, "compile", model, "-o",
                         os.path.join(args.work, name, "report"), "--report"],
                        capture_output=True, text=True)
-    counts = {"blocked_convs": 0, "winograd_convs": 0}
+    counts = {"blocked_convs": 0, "winograd_convs": 0, "blocked_global_pools": 0}
     for line in r.stderr.splitlines():
         for key in counts:
             if f"rewrite {key}:" in line:
@@ -274,10 +300,17 @@ def main():
     if ortcheck.cpu_has("avx512f"):
         for name in CASES:
             counts = blocked_convs(args, name)
-            count = sum(counts.values())
+            count = counts["blocked_convs"] + counts["winograd_convs"]
             results.append((1, 0 if count >= 2 else 1))
             if count < 2:
                 print(f"FAIL {name}: {count} blocked convs (expected 2 or more)")
+            # (Both global pools of a squeeze-and-excitation case on blocks.)
+            if name.startswith("squeeze_excite"):
+                ok = counts["blocked_global_pools"] == 2
+                results.append((1, 0 if ok else 1))
+                if not ok:
+                    print(f"FAIL {name}: {counts['blocked_global_pools']} blocked "
+                          "global pools (expected 2)")
             # (The Winograd cases must take that path where it pays.)
             if name.startswith("winograd"):
                 want = {"winograd_dilated_13x13": 3,

@@ -223,3 +223,76 @@ func.func @padded_channels(%arg0: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> 
   } -> tensor<1x32x8x8xf32>
   return %7 : tensor<1x32x8x8xf32>
 }
+
+// -----
+
+// A squeeze-and-excitation block on 24 channels (blocked as 2, the last
+// padded): a 1x1 conv, a global sum of its output (an average pool's
+// first step), that sum as a per-image channel scale of the conv's
+// output, then two 1x1 convs. The sum runs on the blocked value into [1, 2,
+// 16] (kiln.blocked_global_pool), read back as [1, 24] (the padded
+// channels dropped); the scale enters the blocked Mul as [1, 2, 16]
+// (padded with zeros): one chain, nothing leaves it until its end.
+// CHECK-LABEL: func.func @squeeze_excite
+// CHECK: kiln.blocked_conv
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%{{.*}} : tensor<1x2x8x8x16xf32>) outs(%{{.*}} : tensor<1x2x16xf32>) attrs = {kiln.blocked_global_pool}
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[SUM]] {{\[\[}}0], [1, 2]] : tensor<1x2x16xf32> into tensor<1x32xf32>
+// CHECK: tensor.extract_slice %[[FLAT]][0, 0] [1, 24] [1, 1] : tensor<1x32xf32> to tensor<1x24xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [1, 24] [1, 1] : tensor<1x24xf32> into tensor<1x32xf32>
+// CHECK: %[[SCALE:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [1, 2, 16] : tensor<1x32xf32> into tensor<1x2x16xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[SCALE]] : tensor<1x2x8x8x16xf32>, tensor<1x2x16xf32>) outs(%{{.*}} : tensor<1x2x8x8x16xf32>)
+// CHECK: arith.mulf
+// CHECK: kiln.blocked_conv
+// CHECK-NOT: kiln.from_blocked
+// CHECK: kiln.blocked_conv
+// CHECK: kiln.from_blocked
+// CHECK-NOT: kiln.from_blocked
+#bias = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#nc = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+#se = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 + d3, d6 + d4)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>
+func.func @squeeze_excite(%arg0: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %w1 = arith.constant dense<0.1> : tensor<24x32x1x1xf32>
+  %w2 = arith.constant dense<0.2> : tensor<32x24x1x1xf32>
+  %w3 = arith.constant dense<0.3> : tensor<32x32x1x1xf32>
+  %0 = tensor.empty() : tensor<1x24x8x8xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x24x8x8xf32>) -> tensor<1x24x8x8xf32>
+  %2 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%arg0, %w1 : tensor<1x32x8x8xf32>, tensor<24x32x1x1xf32>) outs(%1 : tensor<1x24x8x8xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x24x8x8xf32>
+  %s0 = tensor.empty() : tensor<1x24xf32>
+  %s1 = linalg.fill ins(%cst : f32) outs(%s0 : tensor<1x24xf32>) -> tensor<1x24xf32>
+  %s2 = linalg.generic {indexing_maps = [#id, #nc], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%2 : tensor<1x24x8x8xf32>) outs(%s1 : tensor<1x24xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %11 = arith.addf %out, %in : f32
+    linalg.yield %11 : f32
+  } -> tensor<1x24xf32>
+  %s3 = tensor.expand_shape %s2 [[0], [1, 2, 3]] output_shape [1, 24, 1, 1] : tensor<1x24xf32> into tensor<1x24x1x1xf32>
+  %3 = linalg.generic {indexing_maps = [#id, #se, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%2, %s3 : tensor<1x24x8x8xf32>, tensor<1x24x1x1xf32>) outs(%0 : tensor<1x24x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %11 = arith.mulf %in, %in_1 : f32
+    linalg.yield %11 : f32
+  } -> tensor<1x24x8x8xf32>
+  %4 = tensor.empty() : tensor<1x32x8x8xf32>
+  %5 = linalg.fill ins(%cst : f32) outs(%4 : tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  %6 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%3, %w2 : tensor<1x24x8x8xf32>, tensor<32x24x1x1xf32>) outs(%5 : tensor<1x32x8x8xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x32x8x8xf32>
+  %7 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%6, %w3 : tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) outs(%5 : tensor<1x32x8x8xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x32x8x8xf32>
+  return %7 : tensor<1x32x8x8xf32>
+}

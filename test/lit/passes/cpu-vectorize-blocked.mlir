@@ -8,15 +8,18 @@
 // packed at compile time as [1][1][16][3][3][32]; rows 0 and 7 skip the
 // kernel row on the padding (their own unrolled taps); the accumulators
 // start from the bias, take the residual and the Relu, and are stored.
+// The weights are small: tasks rows outer (a row's task index divided by
+// the one block group first), no prefetch of the next group's weights.
 // CHECK: memref.global "private" constant @w_blocked2 : memref<1x1x16x3x3x32xf32>
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: memref.alloc
 // CHECK: memref.get_global @w_blocked2
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1
+// CHECK: scf.for %[[T:.*]] = %c0{{.*}} to %c8{{.*}} step %c1
+// CHECK: arith.remui %[[T]], %c1
 // CHECK: vector.load %{{.*}} : memref<2x16xf32>, vector<16xf32>
 // CHECK: scf.if
+// CHECK-NOT: memref.prefetch
 // CHECK: vector.fma
-// CHECK: memref.prefetch
 // CHECK: vector.load %{{.*}} : memref<1x2x8x8x16xf32>, vector<16xf32>
 // CHECK: arith.addf %{{.*}} : vector<16xf32>
 // CHECK: vector.store %{{.*}} : memref<1x2x8x8x16xf32>, vector<16xf32>
@@ -173,6 +176,67 @@ func.func @reorders(%x: memref<1x32x3x20xf32>, %b: memref<1x2x3x20x16xf32>, %y: 
   linalg.generic {indexing_maps = [#from, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : memref<1x2x3x20x16xf32>) outs(%y : memref<1x32x3x20xf32>) attrs = {kiln.from_blocked} {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
+  }
+  return
+}
+
+// -----
+
+// A 1x1 conv of 512 -> 256 channels (512 KiB of weights, past what each
+// core keeps in L2): tasks blocks outer (a task index's row is its
+// remainder by the 4 rows), each tile prefetching the next group's
+// weights.
+// CHECK-LABEL: func.func @wide_conv
+// CHECK: scf.for %[[T:.*]] = %c0{{.*}} to %c32{{.*}} step %c1
+// CHECK: arith.remui %[[T]], %c4
+// CHECK: memref.prefetch
+// CHECK: vector.fma
+// CHECK: } {kiln.parallel
+memref.global "private" constant @w2 : memref<256x512x1x1xf32> = dense<1.000000e-02> {alignment = 64 : i64}
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1 * 16 + d4, d5 * 16 + d8, d6, d7)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @wide_conv(%x: memref<1x32x4x4x16xf32>, %y: memref<1x16x4x4x16xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %w = memref.get_global @w2 : memref<256x512x1x1xf32>
+  linalg.fill ins(%cst : f32) outs(%y : memref<1x16x4x4x16xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : memref<1x32x4x4x16xf32>, memref<256x512x1x1xf32>) outs(%y : memref<1x16x4x4x16xf32>) attrs = {kiln.blocked_conv = array<i64: 0, 4>} {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// A global average pool's sum over a blocked 3x5 plane of 2 blocks: tasks
+// of one row of a block, rows outer, each row folded with four
+// accumulators (positions 0-3, then 4 into the first) into a partial;
+// then each block's 3 partials added in row order to the output's fill.
+// CHECK-LABEL: func.func @global_pool
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<6x16xf32>
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c6{{.*}} step %c1
+// CHECK-COUNT-5: vector.load %{{.*}} : memref<1x2x3x5x16xf32>, vector<16xf32>
+// CHECK-COUNT-4: arith.addf %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[P]]
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1
+// CHECK: vector.load %{{.*}} : memref<1x2x16xf32>, vector<16xf32>
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1
+// CHECK: vector.load %[[P]]
+// CHECK: arith.addf
+// CHECK: vector.store %{{.*}} : memref<1x2x16xf32>, vector<16xf32>
+// CHECK-NOT: linalg.generic
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#sum = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
+func.func @global_pool(%x: memref<1x2x3x5x16xf32>, %y: memref<1x2x16xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%cst : f32) outs(%y : memref<1x2x16xf32>)
+  linalg.generic {indexing_maps = [#id5, #sum], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%x : memref<1x2x3x5x16xf32>) outs(%y : memref<1x2x16xf32>) attrs = {kiln.blocked_global_pool} {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %out, %in : f32
+    linalg.yield %0 : f32
   }
   return
 }
