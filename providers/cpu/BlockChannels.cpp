@@ -644,15 +644,15 @@ struct Blocker {
     auto xt = cast<RankedTensorType>(xb.getType());
     auto out = cast<RankedTensorType>(g.getResultTypes()[0]);
     int64_t n = xt.getDimSize(0), blocks = xt.getDimSize(1);
-    auto pt = RankedTensorType::get({n, blocks, kBlockedLanes},
-                                    out.getElementType());
-    Value init = b.create<linalg::FillOp>(
-                      loc, g.getDpsInits()[0].getDefiningOp<linalg::FillOp>()
-                               .getInputs()[0],
-                      b.create<tensor::EmptyOp>(loc, pt.getShape(),
-                                                pt.getElementType())
-                          .getResult())
-                     .getResult(0);
+    auto pt =
+        RankedTensorType::get({n, blocks, kBlockedLanes}, out.getElementType());
+    Value init =
+        b.create<linalg::FillOp>(
+             loc,
+             g.getDpsInits()[0].getDefiningOp<linalg::FillOp>().getInputs()[0],
+             b.create<tensor::EmptyOp>(loc, pt.getShape(), pt.getElementType())
+                 .getResult())
+            .getResult(0);
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     SmallVector<utils::IteratorType> iters = parallelIters(5);
     iters[2] = iters[3] = utils::IteratorType::reduction;
@@ -666,7 +666,8 @@ struct Blocker {
         loc, bg.getResult(0), SmallVector<ReassociationIndices>{{0}, {1, 2}});
     if (blocks * kBlockedLanes != out.getDimSize(1))
       r = b.create<tensor::ExtractSliceOp>(
-          loc, out, r, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+          loc, out, r,
+          ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
           ArrayRef<OpFoldResult>{b.getIndexAttr(n),
                                  b.getIndexAttr(out.getDimSize(1))},
           ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});

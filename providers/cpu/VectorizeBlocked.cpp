@@ -382,8 +382,8 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
   // Rows outer where every thread may read all the weights from its own
   // L2; larger weights by groups, each thread reading its groups' alone.
   bool rowsOuter = mb * k * kLanes * 4 <= vectorize::kPerCoreWeightBytes;
-  SmallVector<Value> at = taskDigits(tb, loc, tasks.getInductionVar(), n,
-                                     mb / nb, oh, rowsOuter);
+  SmallVector<Value> at =
+      taskDigits(tb, loc, tasks.getInductionVar(), n, mb / nb, oh, rowsOuter);
   Value img = at[0], row = at[2];
   Value mb0 = tb.create<arith::MulIOp>(loc, at[1], idx(tb, loc, nb));
   SmallVector<Value> blocks;
@@ -440,7 +440,7 @@ bool rewriteBlockedConv(linalg::GenericOp g, int64_t &fused) {
           share = llvm::divideCeil(groupFloats, oh * tilesPerRow),
           perChannel = llvm::divideCeil(share, cb * cPer),
           // (Rows outer, the weights stay in L2: no prefetch.)
-          lines = rowsOuter ? 0 : llvm::divideCeil(perChannel, kLanes),
+      lines = rowsOuter ? 0 : llvm::divideCeil(perChannel, kLanes),
           packed = groups * groupFloats;
   Value wFlat = tb.create<memref::ReinterpretCastOp>(
       loc, MemRefType::get({packed}, f32), wp, 0, ArrayRef<int64_t>{packed},

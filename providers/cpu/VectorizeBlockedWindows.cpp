@@ -349,11 +349,12 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g) {
   {
     OpBuilder tb = OpBuilder::atBlockBegin(rows.getBody());
     Value t = rows.getInductionVar();
-    SmallVector<Value> at = taskDigits(tb, loc, t, n, cb, h, /*rowsOuter=*/true);
+    SmallVector<Value> at =
+        taskDigits(tb, loc, t, n, cb, h, /*rowsOuter=*/true);
     Value zero = idx(tb, loc, 0);
     auto load = [&](OpBuilder &lb, Value col) -> Value {
-      return lb.create<vector::LoadOp>(loc, vec, x,
-                                       ValueRange{at[0], at[1], at[2], col, zero});
+      return lb.create<vector::LoadOp>(
+          loc, vec, x, ValueRange{at[0], at[1], at[2], col, zero});
     };
     int64_t accs = std::min<int64_t>(4, w), whole = w / accs * accs;
     SmallVector<Value> acc;
@@ -365,15 +366,16 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g) {
           [&](OpBuilder &lb, Location, Value col, ValueRange iter) {
             SmallVector<Value> next;
             for (int64_t j = 0; j < accs; ++j)
-              next.push_back(fold(
-                  lb, iter[j],
-                  load(lb, lb.create<arith::AddIOp>(loc, col, idx(lb, loc, j)))));
+              next.push_back(fold(lb, iter[j],
+                                  load(lb, lb.create<arith::AddIOp>(
+                                               loc, col, idx(lb, loc, j)))));
             lb.create<scf::YieldOp>(loc, next);
           });
       acc = loop.getResults();
     }
     for (int64_t col = whole; col < w; ++col)
-      acc[col - whole] = fold(tb, acc[col - whole], load(tb, idx(tb, loc, col)));
+      acc[col - whole] =
+          fold(tb, acc[col - whole], load(tb, idx(tb, loc, col)));
     while (acc.size() > 1) {
       SmallVector<Value> half;
       for (size_t j = 0; j + 1 < acc.size(); j += 2)
@@ -389,8 +391,7 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g) {
       taskLoop(b, loc, n * cb, vectorize::kParallelElements, h * kLanes);
   {
     OpBuilder tb = OpBuilder::atBlockBegin(blocks.getBody());
-    SmallVector<Value> at =
-        digits(tb, loc, blocks.getInductionVar(), {n, cb});
+    SmallVector<Value> at = digits(tb, loc, blocks.getInductionVar(), {n, cb});
     Value zero = idx(tb, loc, 0);
     Value init = tb.create<vector::LoadOp>(loc, vec, out,
                                            ValueRange{at[0], at[1], zero});
@@ -403,7 +404,8 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g) {
               lb.create<arith::MulIOp>(
                   loc,
                   lb.create<arith::AddIOp>(
-                      loc, lb.create<arith::MulIOp>(loc, at[0], idx(lb, loc, h)),
+                      loc,
+                      lb.create<arith::MulIOp>(loc, at[0], idx(lb, loc, h)),
                       row),
                   idx(lb, loc, cb)),
               at[1]);
