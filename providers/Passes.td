@@ -336,7 +336,8 @@ def CpuBlockChannels : Pass<"kiln-cpu-block-channels", "::mlir::func::FuncOp"> {
     its other operands are the same shape (made blocked), per-channel
     vectors ([c] expanded to [c / 16, 16]), per-image channel scales ([n,
     c, 1, 1] read at (n, c, 0, 0), a squeeze-and-excitation's, as [n, c /
-    16, 16]) or constants. A sum or max of a blocked value over its
+    16, 16]) or constants; it is marked kiln.blocked_elementwise. A sum or
+    max of a blocked value over its
     positions into [n, c] from a fill (a global pool) runs on the blocked
     value into [n, c / 16, 16] (marked kiln.blocked_global_pool), read back
     as [n, c]. A value enters
@@ -391,6 +392,11 @@ def CpuVectorizeBlocked : Pass<"kiln-cpu-vectorize-blocked", "::mlir::ModuleOp">
     kiln.blocked_global_pool (a sum or max over a blocked tensor's
     positions) folds each row of a block into a partial vector, then each
     block's partials in row order: the same order at any thread count.
+    A generic marked kiln.blocked_elementwise that no kernel's store took
+    (a squeeze-and-excitation's scale) runs as row tasks, a vector per
+    position. Loops that only move data (reorders, global pools,
+    elementwise ops) split from 16384 elements, a quarter of other loops'
+    threshold: they read what the kernels' threads wrote.
     Tasks of the convs, windows, reorders and Winograd transforms run rows
     outer (a thread's share a band of rows across all channels, the band
     its producer wrote and its consumer reads), a conv with weights past
@@ -411,7 +417,9 @@ def CpuVectorizeBlocked : Pass<"kiln-cpu-vectorize-blocked", "::mlir::ModuleOp">
     Statistic<"numFused", "blocked-epilogues", "Elementwise ops fused into blocked convs' stores">,
     Statistic<"numReorders", "reorder-kernels", "Layout reorders run as transposes">,
     Statistic<"numGlobalPools", "blocked-global-pool-kernels",
-              "Global pools of blocked tensors run as row partials">
+              "Global pools of blocked tensors run as row partials">,
+    Statistic<"numElementwise", "blocked-elementwise-kernels",
+              "Elementwise ops on blocked tensors run as row tasks">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];

@@ -885,6 +885,7 @@ struct Blocker {
     auto bg = b.create<linalg::GenericOp>(g.getLoc(), TypeRange{bt}, ins,
                                           ValueRange{empty}, maps,
                                           parallelIters(5), sameBody(g));
+    bg->setAttr(vectorize::kBlockedElementwise, UnitAttr::get(ctx));
     record(g.getResult(0), bg.getResult(0));
     replace(g);
     end();

@@ -188,6 +188,11 @@ Value applyEpilogue(OpBuilder &ib, Location loc, linalg::GenericOp e, Value out,
                !isa<AffineConstantExpr>(m.getResult(0))) {
       map.map(arg, ib.create<vector::LoadOp>(
                        loc, vec, operand, ValueRange{block, idx(ib, loc, 0)}));
+    } else if (m.getNumResults() == 3) {
+      // (Per image and block: a squeeze-and-excitation scale.)
+      map.map(arg, ib.create<vector::LoadOp>(
+                       loc, vec, operand,
+                       ValueRange{pos[0], block, idx(ib, loc, 0)}));
     } else {
       SmallVector<Value> cidx;
       for (AffineExpr r : m.getResults())
@@ -224,6 +229,50 @@ namespace {
 
 using namespace blocked;
 
+/// An elementwise generic over blocked tensors that no kernel's store
+/// took (a squeeze-and-excitation's scale): tasks of one row of an
+/// image's channel block, rows outer, each position's 16 channels one
+/// vector through the widened body. Its operands: the output's shape,
+/// per block ([cb, 16]), per image and block ([n, cb, 16]) or constants.
+bool rewriteBlockedElementwise(linalg::GenericOp g) {
+  if (!g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
+      g.getNumLoops() != 5 || g.getNumReductionLoops() ||
+      !g.getIndexingMapsArray().back().isIdentity() ||
+      !staticBuffer(g.getDpsInits()[0]) ||
+      !g.getRegion().front().getArguments().back().use_empty() ||
+      !vectorize::isScalarBodyBefore(g.getRegion().front(), g))
+    return false;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  for (auto [v, map] : llvm::zip(g.getDpsInputs(), g.getIndexingMapsArray()))
+    if (!((map.isIdentity() || map == AffineMap::get(5, 0, {d(1), d(4)}, ctx) ||
+           map == AffineMap::get(5, 0, {d(0), d(1), d(4)}, ctx)) &&
+          staticBuffer(v)) &&
+        !llvm::all_of(map.getResults(),
+                      [](AffineExpr r) { return isa<AffineConstantExpr>(r); }))
+      return false;
+  SmallVector<int64_t> r = g.getStaticLoopRanges();
+  int64_t n = r[0], cb = r[1], h = r[2], w = r[3];
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  Value out = g.getDpsInits()[0];
+  scf::ForOp rows =
+      taskLoop(b, loc, n * h * cb, vectorize::kParallelBlockedElements,
+               w * kLanes * vectorize::iterationCost(g));
+  OpBuilder tb = OpBuilder::atBlockBegin(rows.getBody());
+  SmallVector<Value> at = taskDigits(tb, loc, rows.getInductionVar(), n, cb, h,
+                                     /*rowsOuter=*/true);
+  auto cols = tb.create<scf::ForOp>(loc, idx(tb, loc, 0), idx(tb, loc, w),
+                                    idx(tb, loc, 1));
+  OpBuilder cb2 = OpBuilder::atBlockBegin(cols.getBody());
+  SmallVector<Value> pos = {at[0], at[1], at[2], cols.getInductionVar(),
+                            idx(cb2, loc, 0)};
+  Value v = applyEpilogue(cb2, loc, g, Value(), Value(), pos, at[1]);
+  cb2.create<vector::StoreOp>(loc, v, out, pos);
+  g.erase();
+  return true;
+}
+
 /// [n, c, h, w] into [n, c / 16, h, w, 16] (`toBlocked`) or back: per
 /// image row, chunks of 16 positions, each a 16 x 16 transpose of the
 /// block's channel rows (the row's last chunk as wide as what is left).
@@ -241,8 +290,8 @@ bool rewriteReorder(linalg::GenericOp g, bool toBlocked) {
   OpBuilder b(g);
   Location loc = g.getLoc();
   auto vec = VectorType::get({kLanes}, b.getF32Type());
-  scf::ForOp rows =
-      taskLoop(b, loc, n * cb * h, vectorize::kParallelElements, w * kLanes);
+  scf::ForOp rows = taskLoop(b, loc, n * cb * h,
+                             vectorize::kParallelBlockedElements, w * kLanes);
   OpBuilder rb = OpBuilder::atBlockBegin(rows.getBody());
   SmallVector<Value> at =
       taskDigits(rb, loc, rows.getInductionVar(), n, cb, h, /*rowsOuter=*/true);
@@ -599,7 +648,8 @@ struct CpuVectorizeBlockedPass
   void runOnOperation() override {
     if (vectorBits < 512)
       return;
-    SmallVector<linalg::GenericOp> convs, windows, pools, to, from;
+    SmallVector<linalg::GenericOp> convs, windows, pools, elementwise, to,
+        from;
     getOperation().walk([&](linalg::GenericOp g) {
       if (vectorize::inDeviceCode(g))
         return;
@@ -615,7 +665,7 @@ struct CpuVectorizeBlockedPass
         from.push_back(g);
     });
     // (Counted here too: statistics count nothing in a release build.)
-    int64_t fused = 0, done[5] = {0, 0, 0, 0, 0};
+    int64_t fused = 0, done[6] = {0, 0, 0, 0, 0, 0};
     for (linalg::GenericOp g : convs) {
       if (winograd && rewriteWinogradConv(g, fused)) {
         ++done[3];
@@ -627,6 +677,13 @@ struct CpuVectorizeBlockedPass
       done[1] += rewriteBlockedWindow(g, fused);
     for (linalg::GenericOp g : pools)
       done[4] += rewriteBlockedGlobalPool(g);
+    // (Those the kernels' stores took are gone: the rest on their own.)
+    getOperation().walk([&](linalg::GenericOp g) {
+      if (g->hasAttr(vectorize::kBlockedElementwise))
+        elementwise.push_back(g);
+    });
+    for (linalg::GenericOp g : elementwise)
+      done[5] += rewriteBlockedElementwise(g);
     for (linalg::GenericOp g : to)
       done[2] += rewriteReorder(g, /*toBlocked=*/true);
     for (linalg::GenericOp g : from)
@@ -636,6 +693,7 @@ struct CpuVectorizeBlockedPass
     numPools += done[1];
     numReorders += done[2];
     numGlobalPools += done[4];
+    numElementwise += done[5];
     numFused += fused;
     // (For `kiln compile --report`.)
     fusion::Counters counters;
@@ -645,10 +703,12 @@ struct CpuVectorizeBlockedPass
     counters["blocked_epilogues"] = fused;
     counters["layout_reorders"] = done[2];
     counters["blocked_global_pools"] = done[4];
+    counters["blocked_elementwise"] = done[5];
     fusion::recordCounters(getOperation(), counters,
                            {"blocked_convs", "winograd_convs",
                             "blocked_windows", "blocked_epilogues",
-                            "layout_reorders", "blocked_global_pools"});
+                            "layout_reorders", "blocked_global_pools",
+                            "blocked_elementwise"});
   }
 };
 

@@ -344,8 +344,8 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g) {
   };
   Value partial = b.create<memref::AllocOp>(
       loc, MemRefType::get({n * h * cb, kLanes}, f32), b.getI64IntegerAttr(64));
-  scf::ForOp rows =
-      taskLoop(b, loc, n * h * cb, vectorize::kParallelElements, w * kLanes);
+  scf::ForOp rows = taskLoop(b, loc, n * h * cb,
+                             vectorize::kParallelBlockedElements, w * kLanes);
   {
     OpBuilder tb = OpBuilder::atBlockBegin(rows.getBody());
     Value t = rows.getInductionVar();

@@ -241,6 +241,7 @@ func.func @padded_channels(%arg0: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> 
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [1, 24] [1, 1] : tensor<1x24xf32> into tensor<1x32xf32>
 // CHECK: %[[SCALE:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [1, 2, 16] : tensor<1x32xf32> into tensor<1x2x16xf32>
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[SCALE]] : tensor<1x2x8x8x16xf32>, tensor<1x2x16xf32>) outs(%{{.*}} : tensor<1x2x8x8x16xf32>)
+// CHECK-SAME: kiln.blocked_elementwise
 // CHECK: arith.mulf
 // CHECK: kiln.blocked_conv
 // CHECK-NOT: kiln.from_blocked

@@ -240,3 +240,29 @@ func.func @global_pool(%x: memref<1x2x3x5x16xf32>, %y: memref<1x2x16xf32>) {
   }
   return
 }
+
+// -----
+
+// A squeeze-and-excitation scale on its own (no conv's store took it):
+// tasks of one row of a block, rows outer (the task index's block its
+// remainder by the 3 blocks), each position's vector times the image's
+// scale vector for the block.
+// CHECK-LABEL: func.func @scale
+// CHECK: scf.for %[[T:.*]] = %c0{{.*}} to %c12{{.*}} step %c1
+// CHECK: arith.remui %[[T]], %c3
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c5{{.*}} step %c1
+// CHECK: vector.load %{{.*}} : memref<1x3x4x5x16xf32>, vector<16xf32>
+// CHECK: vector.load %{{.*}} : memref<1x3x16xf32>, vector<16xf32>
+// CHECK: arith.mulf %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}} : memref<1x3x4x5x16xf32>, vector<16xf32>
+// CHECK-NOT: linalg.generic
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#se = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
+func.func @scale(%x: memref<1x3x4x5x16xf32>, %s: memref<1x3x16xf32>, %y: memref<1x3x4x5x16xf32>) {
+  linalg.generic {indexing_maps = [#id5, #se, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x, %s : memref<1x3x4x5x16xf32>, memref<1x3x16xf32>) outs(%y : memref<1x3x4x5x16xf32>) attrs = {kiln.blocked_elementwise} {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
