@@ -648,8 +648,7 @@ struct CpuVectorizeBlockedPass
   void runOnOperation() override {
     if (vectorBits < 512)
       return;
-    SmallVector<linalg::GenericOp> convs, windows, pools, elementwise, to,
-        from;
+    SmallVector<linalg::GenericOp> convs, windows, pools, elementwise, to, from;
     getOperation().walk([&](linalg::GenericOp g) {
       if (vectorize::inDeviceCode(g))
         return;
