@@ -83,8 +83,9 @@ bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused);
 /// conv) as row tasks (VectorizeBlockedWindows.cpp).
 bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused);
 /// Rewrites a kiln.blocked_global_pool generic as row partials folded in a
-/// fixed order (VectorizeBlockedWindows.cpp).
-bool rewriteBlockedGlobalPool(linalg::GenericOp g);
+/// fixed order, its tasks rows outer as its input's producer split them
+/// (`rowsOuter`) or blocks outer (VectorizeBlockedWindows.cpp).
+bool rewriteBlockedGlobalPool(linalg::GenericOp g, bool rowsOuter);
 
 } // namespace kiln::blocked
 

@@ -315,12 +315,14 @@ bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused) {
 }
 
 /// A global sum or max pool of a blocked tensor (kiln.blocked_global_pool):
-/// tasks of one row of an image's channel block, rows outer (the bands
-/// the producer's threads wrote), each folding its row into a partial
+/// tasks of one row of an image's channel block, rows or blocks outer as
+/// the input's producer split them (each thread reads what it wrote: 7x7
+/// rows of a conv's blocks read across the other core's took twice as
+/// long), each folding its row into a partial
 /// vector of 16 channels with four accumulators; then each block's
 /// partials folded in row order into the output. The order is the same
 /// at any thread count.
-bool rewriteBlockedGlobalPool(linalg::GenericOp g) {
+bool rewriteBlockedGlobalPool(linalg::GenericOp g, bool rowsOuter) {
   if (!g.hasPureBufferSemantics() || g.getNumDpsInputs() != 1 ||
       g.getNumLoops() != 5)
     return false;
@@ -343,14 +345,13 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g) {
     return fb.create<arith::AddFOp>(loc, a, v);
   };
   Value partial = b.create<memref::AllocOp>(
-      loc, MemRefType::get({n * h * cb, kLanes}, f32), b.getI64IntegerAttr(64));
+      loc, MemRefType::get({n, cb, h, kLanes}, f32), b.getI64IntegerAttr(64));
   scf::ForOp rows = taskLoop(b, loc, n * h * cb,
                              vectorize::kParallelBlockedElements, w * kLanes);
   {
     OpBuilder tb = OpBuilder::atBlockBegin(rows.getBody());
-    Value t = rows.getInductionVar();
     SmallVector<Value> at =
-        taskDigits(tb, loc, t, n, cb, h, /*rowsOuter=*/true);
+        taskDigits(tb, loc, rows.getInductionVar(), n, cb, h, rowsOuter);
     Value zero = idx(tb, loc, 0);
     auto load = [&](OpBuilder &lb, Value col) -> Value {
       return lb.create<vector::LoadOp>(
@@ -384,7 +385,8 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g) {
         half.push_back(acc.back());
       acc = half;
     }
-    tb.create<vector::StoreOp>(loc, acc[0], partial, ValueRange{t, zero});
+    tb.create<vector::StoreOp>(loc, acc[0], partial,
+                               ValueRange{at[0], at[1], at[2], zero});
   }
   b.setInsertionPoint(g);
   scf::ForOp blocks =
@@ -398,19 +400,8 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g) {
     auto loop = tb.create<scf::ForOp>(
         loc, zero, idx(tb, loc, h), idx(tb, loc, 1), ValueRange{init},
         [&](OpBuilder &lb, Location, Value row, ValueRange iter) {
-          // Partial (img, row, block): index (img * h + row) * cb + block.
-          Value i = lb.create<arith::AddIOp>(
-              loc,
-              lb.create<arith::MulIOp>(
-                  loc,
-                  lb.create<arith::AddIOp>(
-                      loc,
-                      lb.create<arith::MulIOp>(loc, at[0], idx(lb, loc, h)),
-                      row),
-                  idx(lb, loc, cb)),
-              at[1]);
-          Value v = lb.create<vector::LoadOp>(loc, vec, partial,
-                                              ValueRange{i, idx(lb, loc, 0)});
+          Value v = lb.create<vector::LoadOp>(
+              loc, vec, partial, ValueRange{at[0], at[1], row, zero});
           lb.create<scf::YieldOp>(loc, fold(lb, iter[0], v));
         });
     tb.create<vector::StoreOp>(loc, loop.getResult(0), out,

@@ -185,18 +185,24 @@ func.func @reorders(%x: memref<1x32x3x20xf32>, %b: memref<1x2x3x20x16xf32>, %y: 
 // A 1x1 conv of 512 -> 256 channels (512 KiB of weights, past what each
 // core keeps in L2): tasks blocks outer (a task index's row is its
 // remainder by the 4 rows), each tile prefetching the next group's
-// weights.
+// weights. The global pool of its output splits blocks outer too, as the
+// conv's threads wrote it.
 // CHECK-LABEL: func.func @wide_conv
 // CHECK: scf.for %[[T:.*]] = %c0{{.*}} to %c32{{.*}} step %c1
 // CHECK: arith.remui %[[T]], %c4
 // CHECK: memref.prefetch
 // CHECK: vector.fma
 // CHECK: } {kiln.parallel
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x16x4x16xf32>
+// CHECK: scf.for %[[G:.*]] = %c0{{.*}} to %c64{{.*}} step %c1
+// CHECK: arith.remui %[[G]], %c4
 memref.global "private" constant @w2 : memref<256x512x1x1xf32> = dense<1.000000e-02> {alignment = 64 : i64}
 #x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1 * 16 + d4, d5 * 16 + d8, d6, d7)>
 #y = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
-func.func @wide_conv(%x: memref<1x32x4x4x16xf32>, %y: memref<1x16x4x4x16xf32>) {
+#sum = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @wide_conv(%x: memref<1x32x4x4x16xf32>, %y: memref<1x16x4x4x16xf32>, %s: memref<1x16x16xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
   %w = memref.get_global @w2 : memref<256x512x1x1xf32>
   linalg.fill ins(%cst : f32) outs(%y : memref<1x16x4x4x16xf32>)
@@ -205,6 +211,12 @@ func.func @wide_conv(%x: memref<1x32x4x4x16xf32>, %y: memref<1x16x4x4x16xf32>) {
     %0 = arith.mulf %in, %in_0 : f32
     %1 = arith.addf %out, %0 : f32
     linalg.yield %1 : f32
+  }
+  linalg.fill ins(%cst : f32) outs(%s : memref<1x16x16xf32>)
+  linalg.generic {indexing_maps = [#id5, #sum], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%y : memref<1x16x4x4x16xf32>) outs(%s : memref<1x16x16xf32>) attrs = {kiln.blocked_global_pool} {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %out, %in : f32
+    linalg.yield %0 : f32
   }
   return
 }
@@ -216,7 +228,7 @@ func.func @wide_conv(%x: memref<1x32x4x4x16xf32>, %y: memref<1x16x4x4x16xf32>) {
 // accumulators (positions 0-3, then 4 into the first) into a partial;
 // then each block's 3 partials added in row order to the output's fill.
 // CHECK-LABEL: func.func @global_pool
-// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<6x16xf32>
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x2x3x16xf32>
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c6{{.*}} step %c1
 // CHECK-COUNT-5: vector.load %{{.*}} : memref<1x2x3x5x16xf32>, vector<16xf32>
 // CHECK-COUNT-4: arith.addf %{{.*}} : vector<16xf32>
