@@ -150,15 +150,21 @@ struct CpuParallelLoopsPass
     }
     if (!d)
       return;
-    // (Scalar iterations: each costs several vector lanes'.)
-    int64_t work =
-        vectorize::iterationCost(op) * vectorize::kScalarIterationCost;
+    // A transpose, copy or fill (its body a yield) moves data: counted in
+    // elements against the move threshold. (Other scalar iterations each
+    // cost several vector lanes'.)
+    bool moves = op.getBlock()->getOperations().size() == 1;
+    int64_t threshold =
+        moves ? vectorize::kParallelMoveElements : vectorize::kParallelWork;
+    int64_t work = moves ? 1
+                         : vectorize::iterationCost(op) *
+                               vectorize::kScalarIterationCost;
     bool dynamic = false;
     for (int64_t r : ranges) {
       dynamic |= ShapedType::isDynamic(r);
       work *= ShapedType::isDynamic(r) ? 1 : r;
     }
-    if (!dynamic && work < vectorize::kParallelWork)
+    if (!dynamic && work < threshold)
       return;
     // One iteration of an outer loop per tile; a loop that is innermost
     // (or inside a reduction) keeps runs of contiguous iterations.
@@ -199,12 +205,11 @@ struct CpuParallelLoopsPass
       if (failed(coalesceLoops(rewriter, loops)))
         return signalPassFailure();
     }
-    if (lanes)
+    if (lanes && !moves)
       work /= vectorize::kScalarIterationCost;
     int64_t perTile =
         ShapedType::isDynamic(extent) ? work * tile : work / trips * tile;
-    vectorize::markParallel(tiled->loops.front(), vectorize::kParallelWork,
-                            perTile);
+    vectorize::markParallel(tiled->loops.front(), threshold, perTile);
     ++numSplit;
   }
 };

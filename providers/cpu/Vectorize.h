@@ -197,12 +197,12 @@ inline constexpr llvm::StringLiteral kBlockedGlobalPool =
 /// On an elementwise generic over blocked tensors.
 inline constexpr llvm::StringLiteral kBlockedElementwise =
     "kiln.blocked_elementwise";
-/// Elements from which the blocked layout's loops that only move data
-/// (reorders, global pools, elementwise ops) split: they read what the
-/// blocked kernels' threads wrote, and on one thread the half another
-/// core wrote costs several times its own (a 14x14x480 global pool's sum
-/// took 3.2 us alone, 11 us after a conv on two threads).
-inline constexpr int64_t kParallelBlockedElements = 1 << 14;
+/// Elements from which loops that mostly move data (transposes, copies;
+/// the blocked layout's reorders, global pools and elementwise ops) split:
+/// they read what the kernels' threads wrote, and on one thread the half
+/// another core wrote costs several times its own (a 14x14x480 global
+/// pool's sum took 3.2 us alone, 11 us after a conv on two threads).
+inline constexpr int64_t kParallelMoveElements = 1 << 14;
 /// Prefetches, in the register tiles' k loops over packed panels, the
 /// panels' next slice into L2; returns how many loops.
 int64_t prefetchPanels(mlir::ModuleOp module);

@@ -259,7 +259,7 @@ bool rewriteBlockedElementwise(linalg::GenericOp g) {
   Location loc = g.getLoc();
   Value out = g.getDpsInits()[0];
   scf::ForOp rows =
-      taskLoop(b, loc, n * h * cb, vectorize::kParallelBlockedElements,
+      taskLoop(b, loc, n * h * cb, vectorize::kParallelMoveElements,
                w * kLanes * vectorize::iterationCost(g));
   OpBuilder tb = OpBuilder::atBlockBegin(rows.getBody());
   SmallVector<Value> at = taskDigits(tb, loc, rows.getInductionVar(), n, cb, h,
@@ -293,7 +293,7 @@ bool rewriteReorder(linalg::GenericOp g, bool toBlocked) {
   Location loc = g.getLoc();
   auto vec = VectorType::get({kLanes}, b.getF32Type());
   scf::ForOp rows = taskLoop(b, loc, n * cb * h,
-                             vectorize::kParallelBlockedElements, w * kLanes);
+                             vectorize::kParallelMoveElements, w * kLanes);
   OpBuilder rb = OpBuilder::atBlockBegin(rows.getBody());
   SmallVector<Value> at =
       taskDigits(rb, loc, rows.getInductionVar(), n, cb, h, /*rowsOuter=*/true);

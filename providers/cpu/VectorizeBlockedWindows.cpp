@@ -347,7 +347,7 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g, bool rowsOuter) {
   Value partial = b.create<memref::AllocOp>(
       loc, MemRefType::get({n, cb, h, kLanes}, f32), b.getI64IntegerAttr(64));
   scf::ForOp rows = taskLoop(b, loc, n * h * cb,
-                             vectorize::kParallelBlockedElements, w * kLanes);
+                             vectorize::kParallelMoveElements, w * kLanes);
   {
     OpBuilder tb = OpBuilder::atBlockBegin(rows.getBody());
     SmallVector<Value> at =

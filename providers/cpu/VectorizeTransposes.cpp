@@ -227,9 +227,10 @@ void rewrite(linalg::TransposeOp op, InnerSwap s) {
         lb, loc, fullRows, [&](OpBuilder &rb) { columns(rb, kTile); },
         [&](OpBuilder &rb) { columns(rb, rowsExtent % kTile); });
   }
-  if (outType.getNumElements() >= vectorize::kParallelWork &&
+  if (outType.getNumElements() >= vectorize::kParallelMoveElements &&
       !vectorize::inParallelLoop(op))
-    vectorize::markParallel(loop, vectorize::kParallelWork, kTile * kTile);
+    vectorize::markParallel(loop, vectorize::kParallelMoveElements,
+                            kTile * kTile);
   op.erase();
 }
 
