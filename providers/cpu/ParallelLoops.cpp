@@ -156,9 +156,9 @@ struct CpuParallelLoopsPass
     bool moves = op.getBlock()->getOperations().size() == 1;
     int64_t threshold =
         moves ? vectorize::kParallelMoveElements : vectorize::kParallelWork;
-    int64_t work = moves ? 1
-                         : vectorize::iterationCost(op) *
-                               vectorize::kScalarIterationCost;
+    int64_t work =
+        moves ? 1
+              : vectorize::iterationCost(op) * vectorize::kScalarIterationCost;
     bool dynamic = false;
     for (int64_t r : ranges) {
       dynamic |= ShapedType::isDynamic(r);
