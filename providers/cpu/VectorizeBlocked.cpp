@@ -289,6 +289,12 @@ bool rewriteReorder(linalg::GenericOp g, bool toBlocked) {
     return false;
   int64_t n = bt.getDimSize(0), cb = bt.getDimSize(1), h = bt.getDimSize(2),
           w = bt.getDimSize(3);
+  // The plain channels of the last block (fewer than 16 when it is padded).
+  int64_t tail =
+      cast<MemRefType>(plain.getType()).getDimSize(1) - (cb - 1) * kLanes;
+  // (Into blocks, a padded tensor's plain channels come padded with zeros.)
+  if (toBlocked && tail != kLanes)
+    return false;
   OpBuilder b(g);
   Location loc = g.getLoc();
   auto vec = VectorType::get({kLanes}, b.getF32Type());
@@ -330,9 +336,18 @@ bool rewriteReorder(linalg::GenericOp g, bool toBlocked) {
             loc, out[j], blocked,
             ValueRange{at[0], at[1], at[2], p, idx(cb2, loc, 0)});
       } else {
-        Value ch = cb2.create<arith::AddIOp>(loc, c0, jj);
-        cb2.create<vector::StoreOp>(loc, out[j], plain,
-                                    ValueRange{at[0], ch, at[2], w0});
+        // (A padded last block's channels past the plain tensor's are not
+        // stored: they lie past its end.)
+        OpBuilder sb = cb2;
+        if (j >= tail) {
+          Value inner = cb2.create<arith::CmpIOp>(
+              loc, arith::CmpIPredicate::ult, at[1], idx(cb2, loc, cb - 1));
+          auto guard = cb2.create<scf::IfOp>(loc, inner, /*withElse=*/false);
+          sb = guard.getThenBodyBuilder();
+        }
+        Value ch = sb.create<arith::AddIOp>(loc, c0, jj);
+        sb.create<vector::StoreOp>(loc, out[j], plain,
+                                   ValueRange{at[0], ch, at[2], w0});
       }
     }
   };

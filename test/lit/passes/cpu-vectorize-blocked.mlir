@@ -278,3 +278,23 @@ func.func @scale(%x: memref<1x3x4x5x16xf32>, %s: memref<1x3x16xf32>, %y: memref<
   }
   return
 }
+
+// -----
+
+// Out of a padded block (24 channels in 2 blocks): the last block's
+// channels 24-31 lie past the plain tensor's end, so their rows are
+// stored only for blocks before the last (8 stores, each under a guard).
+// CHECK-LABEL: func.func @from_padded
+// CHECK: vector.load %{{.*}} : memref<1x2x3x20x16xf32>, vector<16xf32>
+// CHECK-COUNT-8: vector.store %{{.*}} : memref<1x24x3x20xf32>, vector<16xf32>
+// CHECK-COUNT-8: scf.if
+// CHECK-NOT: linalg.generic
+#from = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 16, d2, d3, d1 mod 16)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @from_padded(%b: memref<1x2x3x20x16xf32>, %y: memref<1x24x3x20xf32>) {
+  linalg.generic {indexing_maps = [#from, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : memref<1x2x3x20x16xf32>) outs(%y : memref<1x24x3x20xf32>) attrs = {kiln.from_blocked} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  return
+}
