@@ -511,7 +511,7 @@ def CpuVectorizeTransposes : Pass<"kiln-cpu-vectorize-transposes", "::mlir::func
     reads or writes stride. Partial tiles at the edges take the same path
     with fewer rows or lanes (static sizes). The outermost loop of more
     than one iteration is marked kiln.parallel when the transpose has
-    65536 elements or more (unless it is already inside a parallel loop);
+    16384 elements or more (unless it is already inside a parallel loop);
     a transpose copies, so results do not depend on the thread count. Only
     with vector-bits of 512 or more (the tile is 16 lanes); device code is
     left alone.
@@ -611,7 +611,9 @@ def CpuParallelLoops : Pass<"kiln-cpu-parallel-loops", "::mlir::func::FuncOp"> {
     loops inside it, short of the innermost, as one coalesced loop (a
     stem's pad fill over 3 channels: one range of its grain, 675 rows two).
     The tile loop is marked kiln.parallel with a grain of
-    65536 iterations per thread. Reductions keep their order (only a
+    65536 iterations per thread; an op that only moves data (a transpose,
+    copy or fill: its body a yield) splits from 16384 elements, a grain of
+    16384 (it reads what other threads wrote). Reductions keep their order (only a
     parallel loop is split), so results are the same at any thread count.
     Ops in device code or already inside a parallel loop are left alone.
   }];

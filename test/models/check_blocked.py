@@ -154,6 +154,17 @@ def inverted_residual(path, n, h):
     return g.save(path, [n, 16, h, h], y)
 
 
+def padded_expansion(g):
+    """A 3x3 conv to 24 channels, a 1x1 expansion to 72 and a depthwise 3x3
+    with Relu (padded last blocks): the conv's output and the depthwise's."""
+    a = g.conv("c1", "X", 16, 24, 3)
+    e = g.conv("e1", a, 24, 72, 1)
+    d = g.node("Relu", [g.node("Conv", [e, g.const("dw_w", (72, 1, 3, 3), 0.3),
+                                        g.const("dw_b", (72,))], "dw",
+                               kernel_shape=[3, 3], pads=[1] * 4, group=72)], "dw_relu")
+    return a, d
+
+
 def padded_blocks(path, n, h):
     """Channels past whole blocks (24, 72, 40, 63: the last block padded
     with zeros, as an SSDLite's): 1x1 convs in and out of 24 channels, a
@@ -162,11 +173,7 @@ def padded_blocks(path, n, h):
     its padded channels would divide by 0), a stride-2 conv, a 63-channel
     head."""
     g = Graph(10)
-    a = g.conv("c1", "X", 16, 24, 3)
-    e = g.conv("e1", a, 24, 72, 1)
-    d = g.node("Relu", [g.node("Conv", [e, g.const("dw_w", (72, 1, 3, 3), 0.3),
-                                        g.const("dw_b", (72,))], "dw",
-                               kernel_shape=[3, 3], pads=[1] * 4, group=72)], "dw_relu")
+    a, d = padded_expansion(g)
     p = g.conv("p1", d, 72, 24, 1, act=None)
     r = g.node("Add", [p, a], "add")
     silu = g.node("Mul", [r, g.node("Sigmoid", [r], "sig")], "silu")
@@ -185,11 +192,7 @@ def squeeze_excite(path, n, h):
     a global max pool of that, scaling it again. Both pools run on the
     blocked values (row partials), the Muls in the chain."""
     g = Graph(11)
-    a = g.conv("c1", "X", 16, 24, 3)
-    e = g.conv("e1", a, 24, 72, 1)
-    d = g.node("Relu", [g.node("Conv", [e, g.const("dw_w", (72, 1, 3, 3), 0.3),
-                                        g.const("dw_b", (72,))], "dw",
-                               kernel_shape=[3, 3], pads=[1] * 4, group=72)], "dw_relu")
+    _, d = padded_expansion(g)
     s = g.node("GlobalAveragePool", [d], "gap")
     s = g.conv("fc1", s, 72, 8, 1)
     s = g.conv("fc2", s, 8, 72, 1, act="Sigmoid")
