@@ -26,7 +26,6 @@ namespace {
 constexpr int64_t kMinPaddedChannels = 24;
 } // namespace
 
-
 /// A static f32 [n, c, h, w] tensor type whose channels fill blocks, the
 /// last maybe padded. The padded channels hold finite values that meet
 /// zero weights: convs' padded weights and biases are 0, and only ops
@@ -125,8 +124,6 @@ SmallVector<utils::IteratorType> parallelIters(unsigned n) {
   return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
 }
 
-
-
 std::optional<PaddedInput> matchPaddedInput(Value x, bool wholeBlocks) {
   // (An insert_slice into anything but a fill is another op: a concat.)
   auto ins = x.getDefiningOp<tensor::InsertSliceOp>();
@@ -220,7 +217,6 @@ std::optional<ConvParts> matchConvParts(linalg::GenericOp g) {
   return p;
 }
 
-
 std::optional<WindowLoops> matchWindowLoops(linalg::GenericOp g, unsigned oh,
                                             unsigned kh, unsigned ow,
                                             unsigned kw) {
@@ -248,7 +244,6 @@ std::optional<WindowLoops> matchWindowLoops(linalg::GenericOp g, unsigned oh,
     return std::nullopt;
   return w;
 }
-
 
 /// A max or sum pool's generic (loops n, c, kh, kw, oh, ow; x read at (n,
 /// c, oh * sh + kh * dh, ow * sw + kw * dw), the window's shape a second
@@ -290,7 +285,6 @@ std::optional<WindowParts> matchPoolParts(linalg::GenericOp g) {
   p.fillScalar = fill.getInputs()[0];
   return p;
 }
-
 
 /// A body builder that clones `g`'s body (the same scalar ops on the
 /// blocked loops).

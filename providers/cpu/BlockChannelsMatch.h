@@ -1,4 +1,5 @@
-//===- BlockChannelsMatch.h - what kiln-cpu-block-channels blocks -*- C++ -*-===//
+//===- BlockChannelsMatch.h - what kiln-cpu-block-channels blocks -*- C++
+//-*-===//
 //
 // The matchers of kiln-cpu-block-channels (BlockChannelsMatch.cpp).
 //
