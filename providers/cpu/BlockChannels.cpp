@@ -226,13 +226,10 @@ struct Blocker {
     int64_t n = xt.getDimSize(0), blocks = xt.getDimSize(1);
     auto pt =
         RankedTensorType::get({n, blocks, kBlockedLanes}, out.getElementType());
-    Value init =
-        b.create<linalg::FillOp>(
-             loc,
-             g.getDpsInits()[0].getDefiningOp<linalg::FillOp>().getInputs()[0],
-             b.create<tensor::EmptyOp>(loc, pt.getShape(), pt.getElementType())
-                 .getResult())
-            .getResult(0);
+    Value init = startedOutput(
+        pt, Value(),
+        g.getDpsInits()[0].getDefiningOp<linalg::FillOp>().getInputs()[0],
+        loc);
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     SmallVector<utils::IteratorType> iters = parallelIters(5);
     iters[2] = iters[3] = utils::IteratorType::reduction;
