@@ -228,8 +228,7 @@ struct Blocker {
         RankedTensorType::get({n, blocks, kBlockedLanes}, out.getElementType());
     Value init = startedOutput(
         pt, Value(),
-        g.getDpsInits()[0].getDefiningOp<linalg::FillOp>().getInputs()[0],
-        loc);
+        g.getDpsInits()[0].getDefiningOp<linalg::FillOp>().getInputs()[0], loc);
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     SmallVector<utils::IteratorType> iters = parallelIters(5);
     iters[2] = iters[3] = utils::IteratorType::reduction;
