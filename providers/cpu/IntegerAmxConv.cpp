@@ -7,7 +7,9 @@
 // side by side, each stride phase a plane of its own), so that a tap's 16
 // channel quads at 16 consecutive positions of a phase plane are a tile
 // of 16 rows of 64 bytes at a fixed row stride, loaded where it lies. The
-// weights, [m][kh][kw][c] at compile time, are the other tile. Positions
+// weights, [m][kh][kw][c] at compile time, are the other tile. A padded
+// copy of the input is never written: the relayout reads its source and
+// puts the pad value on the padding. Positions
 // run over the phase plane's whole width (one index for all taps); those
 // past an output row's end are computed and dropped in the store, which
 // moves each panel's kept lanes together (vpermd through a table).
@@ -35,8 +37,9 @@ bool amxDirectConvFits(const ConvSizes &s) {
 }
 
 void emitAmxDirectConv(
-    OpBuilder &b, Location loc, const ConvSizes &s, Value x, Value out,
-    ArrayRef<int8_t> w, StringRef weightsName,
+    OpBuilder &b, Location loc, const ConvSizes &s, Value x,
+    const vectorize::PaddedSource *padded, Value out, ArrayRef<int8_t> w,
+    StringRef weightsName,
     function_ref<StoreHook(OpBuilder &, Location, Value)> store,
     AmxTiles &amx) {
   auto idx = [](OpBuilder &ib, Location l, int64_t v) {
@@ -100,9 +103,15 @@ void emitAmxDirectConv(
   Value firstTable =
       i32Table(b, loc, module, "kiln_amx_conv_first_" + shape, first);
 
-  int64_t bytes = s.n * s.c * s.h * s.w;
+  // The relayout reads the source of x's padded copy where x is one:
+  // rows and columns on the padding take the pad value.
+  Value src = padded ? padded->src : x;
+  auto srcType = cast<MemRefType>(src.getType());
+  int64_t top = padded ? padded->top : 0, left = padded ? padded->left : 0;
+  int64_t srcH = srcType.getDimSize(2), srcW = srcType.getDimSize(3);
+  int64_t bytes = s.n * s.c * srcH * srcW;
   Value flat = b.create<memref::ReinterpretCastOp>(
-      loc, MemRefType::get({bytes}, i8), x, b.getIndexAttr(0),
+      loc, MemRefType::get({bytes}, i8), src, b.getIndexAttr(0),
       ArrayRef<OpFoldResult>{b.getIndexAttr(bytes)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   auto i8x64 = VectorType::get({4 * kLanes}, i8);
@@ -110,116 +119,191 @@ void emitAmxDirectConv(
       loc, idx(b, loc, 0), idx(b, loc, s.n), idx(b, loc, 1), ValueRange{},
       [&](OpBuilder &ib, Location l, Value image, ValueRange) {
         Value imageBase =
-            ib.create<arith::MulIOp>(l, image, idx(ib, l, s.c * s.h * s.w));
-        // The relayout, threads taking quads: each phase row 16 positions
-        // at a time, four channels' bytes (16 or, at stride 2, 32 loaded:
-        // every other one kept; masked at the row's end) interleaved. A
-        // row's last store runs into the next row, which overwrites it;
-        // rows of a phase past the image are zeros.
+            ib.create<arith::MulIOp>(l, image, idx(ib, l, s.c * srcH * srcW));
+        // The relayout: per quad each phase row 16 positions at a time,
+        // four channels' bytes (16 or, at stride 2, 32 loaded: every other
+        // one kept; lanes off the source masked to the pad value)
+        // interleaved, the row's last store masked (no task writes
+        // another's row); rows off the source are the pad value.
         Value relaid = ib.create<memref::AllocOp>(
             l, MemRefType::get({quads, span * 4}, i8),
             ib.getI64IntegerAttr(64));
-        auto relay = ib.create<scf::ForOp>(
-            l, idx(ib, l, 0), idx(ib, l, quads), idx(ib, l, 1), ValueRange{},
-            [&](OpBuilder &qb, Location ql, Value quad, ValueRange) {
-              Value zeros = qb.create<arith::ConstantOp>(
-                  ql, DenseElementsAttr::get(i8x64, qb.getI8IntegerAttr(0)));
-              for (int64_t py = 0; py < s.sh; ++py)
-                for (int64_t px = 0; px < s.sw; ++px) {
-                  int64_t base = (py * s.sw + px) * plane;
-                  int64_t rowsIn = llvm::divideCeil(s.h - py, s.sh);
-                  // The four channels' bytes of row y from column
-                  // xs * sw + px, interleaved.
-                  auto relayStep = [&](OpBuilder &xb, Location xl, Value y,
-                                       Value xs) -> Value {
-                    Value x0 = xb.create<arith::AddIOp>(
-                        xl, xb.create<arith::MulIOp>(xl, xs, idx(xb, xl, s.sw)),
-                        idx(xb, xl, px));
-                    Value left = xb.create<arith::MinSIOp>(
-                        xl, idx(xb, xl, kLanes * s.sw),
-                        xb.create<arith::SubIOp>(xl, idx(xb, xl, s.w), x0));
-                    auto loadType = VectorType::get({kLanes * s.sw}, i8);
-                    Value mask = xb.create<vector::CreateMaskOp>(
-                        xl, VectorType::get({kLanes * s.sw}, xb.getI1Type()),
-                        ValueRange{left});
-                    Value none = xb.create<arith::ConstantOp>(
-                        xl, DenseElementsAttr::get(loadType,
-                                                   xb.getI8IntegerAttr(0)));
-                    SmallVector<Value> channels;
-                    for (int64_t t = 0; t < 4; ++t) {
-                      Value ch = xb.create<arith::AddIOp>(
-                          xl,
-                          xb.create<arith::MulIOp>(xl, quad, idx(xb, xl, 4)),
-                          idx(xb, xl, t));
-                      Value at = xb.create<arith::AddIOp>(
-                          xl, imageBase,
-                          xb.create<arith::AddIOp>(
-                              xl,
-                              xb.create<arith::MulIOp>(xl, ch,
-                                                       idx(xb, xl, s.h * s.w)),
-                              xb.create<arith::AddIOp>(
-                                  xl,
-                                  xb.create<arith::MulIOp>(xl, y,
-                                                           idx(xb, xl, s.w)),
-                                  x0)));
-                      Value v = xb.create<vector::MaskedLoadOp>(
-                          xl, loadType, flat, ValueRange{at}, mask, none);
-                      if (s.sw == 2) {
-                        SmallVector<int64_t> even;
-                        for (int64_t j = 0; j < kLanes; ++j)
-                          even.push_back(2 * j);
-                        v = xb.create<vector::ShuffleOp>(xl, v, v, even);
-                      }
-                      channels.push_back(v);
-                    }
-                    return interleaveSteps(xb, xl, channels);
-                  };
-                  auto rowLoop = [&](int64_t from, int64_t to, bool data) {
-                    qb.create<scf::ForOp>(
-                        ql, idx(qb, ql, from), idx(qb, ql, to), idx(qb, ql, 1),
-                        ValueRange{},
-                        [&](OpBuilder &rb, Location rl, Value ys, ValueRange) {
-                          Value rowAt = rb.create<arith::AddIOp>(
-                              rl, idx(rb, rl, base),
-                              rb.create<arith::MulIOp>(rl, ys,
-                                                       idx(rb, rl, ws)));
-                          Value y = rb.create<arith::AddIOp>(
-                              rl,
-                              rb.create<arith::MulIOp>(rl, ys,
-                                                       idx(rb, rl, s.sh)),
-                              idx(rb, rl, py));
-                          rb.create<scf::ForOp>(
-                              rl, idx(rb, rl, 0), idx(rb, rl, ws),
-                              idx(rb, rl, kLanes), ValueRange{},
-                              [&](OpBuilder &xb, Location xl, Value xs,
-                                  ValueRange) {
-                                Value at = xb.create<arith::MulIOp>(
-                                    xl, xb.create<arith::AddIOp>(xl, rowAt, xs),
-                                    idx(xb, xl, 4));
-                                Value v = zeros;
-                                if (data)
-                                  v = relayStep(xb, xl, y, xs);
-                                xb.create<vector::StoreOp>(
-                                    xl, v, relaid, ValueRange{quad, at});
-                                xb.create<scf::YieldOp>(xl);
-                              });
-                          rb.create<scf::YieldOp>(rl);
-                        });
-                  };
-                  rowLoop(0, rowsIn, true);
-                  if (rowsIn < hs)
-                    rowLoop(rowsIn, hs, false);
-                }
-              // Past the planes: zeros (read only by dropped positions).
-              for (int64_t at = phases * plane; at < span; at += kLanes)
-                qb.create<vector::StoreOp>(
-                    ql, zeros, relaid,
-                    ValueRange{quad,
-                               idx(qb, ql, std::min(at, span - kLanes) * 4)});
-              qb.create<scf::YieldOp>(ql);
-            });
-        vectorize::markParallel(relay, vectorize::kParallelElements,
-                                s.h * s.w * 4);
+        Value padRow =
+            padded ? ib.create<vector::BroadcastOp>(l, i8x64, padded->pad)
+                         .getResult()
+                   : ib.create<arith::ConstantOp>(
+                           l, DenseElementsAttr::get(i8x64,
+                                                     ib.getI8IntegerAttr(0)))
+                         .getResult();
+        int64_t wholeSteps = ws / kLanes * kLanes, lastLanes = ws % kLanes;
+        // The four channels of `quad` at source row sy from padded column
+        // xs * sw + px, interleaved.
+        auto relayStep = [&](OpBuilder &xb, Location xl, Value quad, Value sy,
+                             Value xs, int64_t px) -> Value {
+          int64_t loadLanes = kLanes * s.sw;
+          auto loadType = VectorType::get({loadLanes}, i8);
+          auto maskType = VectorType::get({loadLanes}, xb.getI1Type());
+          // Source column of lane 0, and the lanes on the source.
+          Value sx = xb.create<arith::AddIOp>(
+              xl, xb.create<arith::MulIOp>(xl, xs, idx(xb, xl, s.sw)),
+              idx(xb, xl, px - left));
+          Value mask = xb.create<vector::CreateMaskOp>(
+              xl, maskType,
+              ValueRange{xb.create<arith::MinSIOp>(
+                  xl, idx(xb, xl, loadLanes),
+                  xb.create<arith::SubIOp>(xl, idx(xb, xl, srcW), sx))});
+          if (left) {
+            Value before = xb.create<vector::CreateMaskOp>(
+                xl, maskType,
+                ValueRange{xb.create<arith::SubIOp>(xl, idx(xb, xl, 0), sx)});
+            Value all = xb.create<arith::ConstantOp>(
+                xl, DenseElementsAttr::get(maskType, true));
+            mask = xb.create<arith::AndIOp>(
+                xl, mask, xb.create<arith::XOrIOp>(xl, before, all));
+          }
+          Value pass =
+              padded ? xb.create<vector::BroadcastOp>(xl, loadType, padded->pad)
+                           .getResult()
+                     : xb.create<arith::ConstantOp>(
+                             xl, DenseElementsAttr::get(loadType,
+                                                        xb.getI8IntegerAttr(0)))
+                           .getResult();
+          SmallVector<Value> channels;
+          for (int64_t t = 0; t < 4; ++t) {
+            Value ch = xb.create<arith::AddIOp>(
+                xl, xb.create<arith::MulIOp>(xl, quad, idx(xb, xl, 4)),
+                idx(xb, xl, t));
+            // (At the first row of the first plane, with a left pad, lane
+            // 0 lies before the buffer: masked lanes are never read.)
+            Value at = xb.create<arith::AddIOp>(
+                xl, imageBase,
+                xb.create<arith::AddIOp>(
+                    xl,
+                    xb.create<arith::MulIOp>(xl, ch, idx(xb, xl, srcH * srcW)),
+                    xb.create<arith::AddIOp>(
+                        xl, xb.create<arith::MulIOp>(xl, sy, idx(xb, xl, srcW)),
+                        sx)));
+            Value v = xb.create<vector::MaskedLoadOp>(
+                xl, loadType, flat, ValueRange{at}, mask, pass);
+            if (s.sw == 2) {
+              SmallVector<int64_t> even;
+              for (int64_t j = 0; j < kLanes; ++j)
+                even.push_back(2 * j);
+              v = xb.create<vector::ShuffleOp>(xl, v, v, even);
+            }
+            channels.push_back(v);
+          }
+          return interleaveSteps(xb, xl, channels);
+        };
+        // Phase row ys of plane (py, px) of `quad`.
+        auto relayRow = [&](OpBuilder &qb, Location ql, Value ys, Value quad,
+                            int64_t py, int64_t px) {
+          // The phase rows on the source: [lo, hi).
+          int64_t lo = std::max<int64_t>(0, llvm::divideCeil(top - py, s.sh));
+          int64_t hi = std::clamp<int64_t>(
+              llvm::divideCeil(top + srcH - py, s.sh), lo, hs);
+          Value rowAt = qb.create<arith::AddIOp>(
+              ql, idx(qb, ql, (py * s.sw + px) * plane),
+              qb.create<arith::MulIOp>(ql, ys, idx(qb, ql, ws)));
+          auto steps = [&](OpBuilder &sb, Location sl, bool data) {
+            Value sy;
+            if (data)
+              sy = sb.create<arith::AddIOp>(
+                  sl, sb.create<arith::MulIOp>(sl, ys, idx(sb, sl, s.sh)),
+                  idx(sb, sl, py - top));
+            auto step = [&](OpBuilder &xb, Location xl, Value xs,
+                            int64_t lanes) {
+              Value at = xb.create<arith::MulIOp>(
+                  xl, xb.create<arith::AddIOp>(xl, rowAt, xs), idx(xb, xl, 4));
+              Value v = data ? relayStep(xb, xl, quad, sy, xs, px) : padRow;
+              if (lanes == kLanes) {
+                xb.create<vector::StoreOp>(xl, v, relaid, ValueRange{quad, at});
+                return;
+              }
+              Value mask = xb.create<vector::CreateMaskOp>(
+                  xl, VectorType::get({4 * kLanes}, xb.getI1Type()),
+                  ValueRange{idx(xb, xl, 4 * lanes)});
+              xb.create<vector::MaskedStoreOp>(xl, relaid, ValueRange{quad, at},
+                                               mask, v);
+            };
+            if (wholeSteps)
+              sb.create<scf::ForOp>(
+                  sl, idx(sb, sl, 0), idx(sb, sl, wholeSteps),
+                  idx(sb, sl, kLanes), ValueRange{},
+                  [&](OpBuilder &xb, Location xl, Value xs, ValueRange) {
+                    step(xb, xl, xs, kLanes);
+                    xb.create<scf::YieldOp>(xl);
+                  });
+            if (lastLanes)
+              step(sb, sl, idx(sb, sl, wholeSteps), lastLanes);
+          };
+          if (lo == 0 && hi == hs) {
+            steps(qb, ql, true);
+            return;
+          }
+          Value in = qb.create<arith::AndIOp>(
+              ql,
+              qb.create<arith::CmpIOp>(ql, arith::CmpIPredicate::uge, ys,
+                                       idx(qb, ql, lo)),
+              qb.create<arith::CmpIOp>(ql, arith::CmpIPredicate::ult, ys,
+                                       idx(qb, ql, hi)));
+          qb.create<scf::IfOp>(
+              ql, in,
+              [&](OpBuilder &tb, Location tl) {
+                steps(tb, tl, true);
+                tb.create<scf::YieldOp>(tl);
+              },
+              [&](OpBuilder &eb, Location el) {
+                steps(eb, el, false);
+                eb.create<scf::YieldOp>(el);
+              });
+        };
+        // Every phase's row ys of `quad`.
+        auto relayRows = [&](OpBuilder &qb, Location ql, Value ys, Value quad) {
+          for (int64_t py = 0; py < s.sh; ++py)
+            for (int64_t px = 0; px < s.sw; ++px)
+              relayRow(qb, ql, ys, quad, py, px);
+        };
+        auto loop = [&](OpBuilder &lb, Location ll, int64_t n,
+                        function_ref<void(OpBuilder &, Location, Value)> body) {
+          return lb.create<scf::ForOp>(
+              ll, idx(lb, ll, 0), idx(lb, ll, n), idx(lb, ll, 1), ValueRange{},
+              [&](OpBuilder &bb, Location bl, Value i, ValueRange) {
+                body(bb, bl, i);
+                bb.create<scf::YieldOp>(bl);
+              });
+        };
+        // Threads take rows where the padding was fused (the previous
+        // conv's threads wrote its source by rows, this conv's threads
+        // read it so), else quads (the source of a 1x1 conv is often a
+        // depthwise conv's, written by channels).
+        if (padded) {
+          auto relay =
+              loop(ib, l, hs, [&](OpBuilder &rb, Location rl, Value ys) {
+                loop(rb, rl, quads,
+                     [&](OpBuilder &qb, Location ql, Value quad) {
+                       relayRows(qb, ql, ys, quad);
+                     });
+              });
+          vectorize::markParallel(relay, vectorize::kParallelMoveElements,
+                                  s.c * s.sh * s.w);
+        } else {
+          auto relay =
+              loop(ib, l, quads, [&](OpBuilder &qb, Location ql, Value quad) {
+                loop(qb, ql, hs, [&](OpBuilder &rb, Location rl, Value ys) {
+                  relayRows(rb, rl, ys, quad);
+                });
+              });
+          vectorize::markParallel(relay, vectorize::kParallelElements,
+                                  s.h * s.w * 4);
+        }
+        // Past the planes: read only by dropped positions.
+        loop(ib, l, quads, [&](OpBuilder &qb, Location ql, Value quad) {
+          for (int64_t at = phases * plane; at < span; at += kLanes)
+            qb.create<vector::StoreOp>(
+                ql, padRow, relaid,
+                ValueRange{quad, idx(qb, ql, std::min(at, span - kLanes) * 4)});
+        });
 
         Value outN = rowMajor(
             ib, l, out, ib.getIndexAttr(s.m), s.oh * s.ow,

@@ -707,9 +707,16 @@ bool rewriteConv(linalg::GenericOp g,
   ConvSizes sizes{n,  c,  h,      width,  m,      kh,    kw,
                   oh, ow, cm->sh, cm->sw, cm->dh, cm->dw};
   if (useAmx && amxDirectConvFits(sizes)) {
+    // (Not in place: the relayout then reads each image before any output
+    // is stored, but an image's outputs may reach the next image.)
+    std::optional<vectorize::PaddedSource> padded =
+        vectorize::matchPaddedSource(g, /*planesAnyway=*/true);
+    if (padded && padded->inPlace)
+      padded.reset();
     OpBuilder b(g);
     emitAmxDirectConv(
-        b, g.getLoc(), sizes, x, out, *w, get.getName(),
+        b, g.getLoc(), sizes, x, padded ? &*padded : nullptr, out, *w,
+        get.getName(),
         [&](OpBuilder &ib, Location l, Value image) -> StoreHook {
           if (!epilogue)
             return nullptr;
@@ -720,6 +727,8 @@ bool rewriteConv(linalg::GenericOp g,
     g.erase();
     if (zeroInit->erase)
       zeroInit->erase->erase();
+    if (padded)
+      vectorize::erasePaddedSource(*padded, x);
     return true;
   }
   // Weights as rows of k padded to whole steps (to whole AMX chunks: the

@@ -19,6 +19,7 @@
 
 namespace kiln::vectorize {
 struct ConvEpilogue;
+struct PaddedSource;
 } // namespace kiln::vectorize
 
 namespace kiln::int8 {
@@ -184,9 +185,12 @@ bool amxDirectConvFits(const ConvSizes &s);
 /// conv: the input relaid per image as 4-channel dwords, split by stride
 /// phase, and the tiles loaded from it in place (no patches packed);
 /// `store` (may be null) applies the epilogue of an image.
+/// `padded` (may be null): the padded copy x is made of, which the
+/// relayout reads instead (x then never written).
 void emitAmxDirectConv(
-    OpBuilder &b, Location loc, const ConvSizes &s, Value x, Value out,
-    ArrayRef<int8_t> w, StringRef weightsName,
+    OpBuilder &b, Location loc, const ConvSizes &s, Value x,
+    const vectorize::PaddedSource *padded, Value out, ArrayRef<int8_t> w,
+    StringRef weightsName,
     function_ref<StoreHook(OpBuilder &, Location, Value)> store, AmxTiles &amx);
 
 /// The store hook applying `ep` for image `image`, C viewed per image as

@@ -454,3 +454,54 @@ func.func @depthwise(%x: memref<1x2x20x12xi8>, %out: memref<1x2x20x12xi32>) {
   }
   return
 }
+
+// -----
+
+// A direct AMX conv of a copy padded with its zero point 3: the relayout
+// reads the source (the copy and its fill go), the pad value on rows and
+// columns off it; threads take rows of the relayout, as the previous conv
+// wrote them, each row's last store masked to its own positions.
+// AMX-LABEL: memref.global "private" constant @cw_direct_amx_taps : memref<16x576xi8>
+// AMX-LABEL: func.func @amx_direct_padded
+// AMX-NOT: memref.copy
+// AMX-NOT: linalg.fill
+// AMX: memref.reinterpret_cast %arg0 to offset: [0], sizes: [2304]
+// AMX: %[[PAD:.*]] = vector.broadcast %c3_i8 : i8 to vector<64xi8>
+// AMX: scf.for %[[ROW:[a-z0-9]+]] = %{{.*}} to %c8 step
+// AMX: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step
+// AMX: arith.cmpi uge, %[[ROW]], %c1
+// AMX: arith.cmpi ult, %[[ROW]], %c7
+// AMX: scf.if
+// AMX: vector.broadcast %c3_i8 : i8 to vector<16xi8>
+// AMX-COUNT-4: vector.maskedload %reinterpret_cast
+// AMX: vector.create_mask %c32 : vector<64xi1>
+// AMX: vector.maskedstore
+// AMX: } else {
+// AMX: vector.maskedstore %{{.*}}, %{{.*}}, %[[PAD]]
+// AMX: } {kiln.parallel = 32 : i64}
+// AMX: amx.tile_load
+// AMX-NOT: linalg.
+// Without AMX, the VNNI kernel.
+// CHECK-LABEL: func.func @amx_direct_padded
+// CHECK: vpdpbusd
+memref.global "private" constant @cw_direct : memref<16x64x3x3xi8> = dense<1> {alignment = 64 : i64}
+func.func @amx_direct_padded(%arg0: memref<1x64x6x6xi8>) -> memref<1x16x6x6xi32> {
+  %c0_i32 = arith.constant 0 : i32
+  %c3_i8 = arith.constant 3 : i8
+  %w = memref.get_global @cw_direct : memref<16x64x3x3xi8>
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<1x64x8x8xi8>
+  linalg.fill ins(%c3_i8 : i8) outs(%padded : memref<1x64x8x8xi8>)
+  %inner = memref.subview %padded[0, 0, 1, 1] [1, 64, 6, 6] [1, 1, 1, 1] : memref<1x64x8x8xi8> to memref<1x64x6x6xi8, strided<[4096, 64, 8, 1], offset: 9>>
+  memref.copy %arg0, %inner : memref<1x64x6x6xi8> to memref<1x64x6x6xi8, strided<[4096, 64, 8, 1], offset: 9>>
+  %out = memref.alloc() {alignment = 64 : i64} : memref<1x16x6x6xi32>
+  linalg.fill ins(%c0_i32 : i32) outs(%out : memref<1x16x6x6xi32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 + d3, d6 + d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%padded, %w : memref<1x64x8x8xi8>, memref<16x64x3x3xi8>) outs(%out : memref<1x16x6x6xi32>) {
+  ^bb0(%in: i8, %wt: i8, %o: i32):
+    %a = arith.extui %in : i8 to i32
+    %b = arith.extsi %wt : i8 to i32
+    %p = arith.muli %a, %b : i32
+    %s = arith.addi %o, %p : i32
+    linalg.yield %s : i32
+  }
+  return %out : memref<1x16x6x6xi32>
+}
