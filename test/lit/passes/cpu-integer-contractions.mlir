@@ -459,16 +459,16 @@ func.func @depthwise(%x: memref<1x2x20x12xi8>, %out: memref<1x2x20x12xi32>) {
 
 // A direct AMX conv of a copy padded with its zero point 3: the relayout
 // reads the source (the copy and its fill go), the pad value on rows and
-// columns off it; threads take rows of the relayout, as the previous conv
-// wrote them, each row's last store masked to its own positions.
+// columns off it; threads take quads of channels, each row's last store
+// masked to its own positions.
 // AMX-LABEL: memref.global "private" constant @cw_direct_amx_taps : memref<16x576xi8>
 // AMX-LABEL: func.func @amx_direct_padded
 // AMX-NOT: memref.copy
 // AMX-NOT: linalg.fill
 // AMX: memref.reinterpret_cast %arg0 to offset: [0], sizes: [2304]
 // AMX: %[[PAD:.*]] = vector.broadcast %c3_i8 : i8 to vector<64xi8>
-// AMX: scf.for %[[ROW:[a-z0-9]+]] = %{{.*}} to %c8 step
-// AMX: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step
+// AMX: scf.for %{{.*}} = %{{.*}} to %c16 step
+// AMX: scf.for %[[ROW:[a-z0-9]+]] = %{{.*}} to %c8{{.*}} step
 // AMX: arith.cmpi uge, %[[ROW]], %c1
 // AMX: arith.cmpi ult, %[[ROW]], %c7
 // AMX: scf.if
@@ -478,7 +478,7 @@ func.func @depthwise(%x: memref<1x2x20x12xi8>, %out: memref<1x2x20x12xi32>) {
 // AMX: vector.maskedstore
 // AMX: } else {
 // AMX: vector.maskedstore %{{.*}}, %{{.*}}, %[[PAD]]
-// AMX: } {kiln.parallel = 32 : i64}
+// AMX: } {kiln.parallel = 256 : i64}
 // AMX: amx.tile_load
 // AMX-NOT: linalg.
 // Without AMX, the VNNI kernel.
