@@ -52,9 +52,12 @@ void emitAmxDirectConv(
   int64_t hs = llvm::divideCeil(s.h, s.sh), ws = llvm::divideCeil(s.w, s.sw);
   int64_t phases = s.sh * s.sw, plane = hs * ws;
   SmallVector<int32_t> tapOffset(taps);
+  // (A 1x1 conv of stride 2 reads one phase plane of four.)
+  SmallVector<bool> phaseRead(phases, false);
   for (int64_t i = 0; i < s.kh; ++i)
     for (int64_t j = 0; j < s.kw; ++j) {
       int64_t y = i * s.dh, xx = j * s.dw;
+      phaseRead[(y % s.sh) * s.sw + xx % s.sw] = true;
       tapOffset[i * s.kw + j] =
           int32_t(((y % s.sh) * s.sw + xx % s.sw) * plane + (y / s.sh) * ws +
                   xx / s.sw);
@@ -258,11 +261,12 @@ void emitAmxDirectConv(
                 eb.create<scf::YieldOp>(el);
               });
         };
-        // Every phase's row ys of `quad`.
+        // Row ys of `quad` in every phase plane a tap reads.
         auto relayRows = [&](OpBuilder &qb, Location ql, Value ys, Value quad) {
           for (int64_t py = 0; py < s.sh; ++py)
             for (int64_t px = 0; px < s.sw; ++px)
-              relayRow(qb, ql, ys, quad, py, px);
+              if (phaseRead[py * s.sw + px])
+                relayRow(qb, ql, ys, quad, py, px);
         };
         auto loop = [&](OpBuilder &lb, Location ll, int64_t n,
                         function_ref<void(OpBuilder &, Location, Value)> body) {
@@ -283,7 +287,7 @@ void emitAmxDirectConv(
               });
             });
         vectorize::markParallel(relay, vectorize::kParallelElements,
-                                s.h * s.w * 4);
+                                4 * plane * llvm::count(phaseRead, true));
         // Past the planes: read only by dropped positions.
         loop(ib, l, quads, [&](OpBuilder &qb, Location ql, Value quad) {
           for (int64_t at = phases * plane; at < span; at += kLanes)

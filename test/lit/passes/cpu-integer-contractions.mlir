@@ -505,3 +505,32 @@ func.func @amx_direct_padded(%arg0: memref<1x64x6x6xi8>) -> memref<1x16x6x6xi32>
   }
   return %out : memref<1x16x6x6xi32>
 }
+
+// -----
+
+// A 1x1 conv of stride 2 reads one phase plane of the four: the relayout
+// loads four channel rows per step (one phase), not sixteen.
+// AMX-LABEL: func.func @amx_direct_1x1_stride2
+// AMX: scf.for
+// AMX: scf.for
+// AMX-COUNT-4: vector.maskedload
+// AMX-NOT: vector.maskedload
+// AMX: } {kiln.parallel
+// AMX: amx.tile_load
+// CHECK-LABEL: func.func @amx_direct_1x1_stride2
+memref.global "private" constant @cw_s2 : memref<16x64x1x1xi8> = dense<1> {alignment = 64 : i64}
+func.func @amx_direct_1x1_stride2(%x: memref<1x64x8x8xi8>) -> memref<1x16x4x4xi32> {
+  %c0_i32 = arith.constant 0 : i32
+  %w = memref.get_global @cw_s2 : memref<16x64x1x1xi8>
+  %out = memref.alloc() {alignment = 64 : i64} : memref<1x16x4x4xi32>
+  linalg.fill ins(%c0_i32 : i32) outs(%out : memref<1x16x4x4xi32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 * 2 + d3, d6 * 2 + d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%x, %w : memref<1x64x8x8xi8>, memref<16x64x1x1xi8>) outs(%out : memref<1x16x4x4xi32>) {
+  ^bb0(%in: i8, %wt: i8, %o: i32):
+    %a = arith.extui %in : i8 to i32
+    %b = arith.extsi %wt : i8 to i32
+    %p = arith.muli %a, %b : i32
+    %s = arith.addi %o, %p : i32
+    linalg.yield %s : i32
+  }
+  return %out : memref<1x16x4x4xi32>
+}
