@@ -71,3 +71,34 @@ func.func @upsample_add(%a: tensor<1x2x8x8xf32>, %x: tensor<1x2x4x4xf32>) -> ten
   }
   return %0 : tensor<1x2x8x8xf32>
 }
+
+// -----
+
+// Two contractions' chains joined by an Add: only the later MatMul can run
+// the join in its store, so the earlier chain's narrowing op (a cast to
+// f16, as a requantization to 8 bits) stays its own generic, and the join
+// reads its f16 result instead of the earlier f32 sums; the later chain
+// fuses whole.
+// CHECK: kiln.report.fuse_elementwise = 3 : i64
+// CHECK-LABEL: func.func @narrow_join
+// CHECK: %[[EARLY:.*]] = linalg.generic {{.*}}"reduction"
+// CHECK: %[[NARROW:.*]] = linalg.generic {{.*}} ins(%[[EARLY]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xf16>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf
+// CHECK: %[[LATER:.*]] = linalg.generic {{.*}}"reduction"
+// CHECK: linalg.generic {{.*}} ins(%[[LATER]], %[[NARROW]] : tensor<2x3xf32>, tensor<2x3xf16>)
+// CHECK: arith.truncf
+// CHECK: arith.addf
+func.func @narrow_join(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>, %c: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.partition "cpu_0" provider("cpu") -> tensor<2x3xf32> {
+    %1 = onnx.MatMul(%a, %b) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+    %2 = onnx.Cast(%1) {to = 10 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf16>
+    %3 = onnx.Cast(%2) {to = 1 : i64} : (tensor<2x3xf16>) -> tensor<2x3xf32>
+    %4 = onnx.MatMul(%a, %c) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+    %5 = onnx.Cast(%4) {to = 10 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf16>
+    %6 = onnx.Cast(%5) {to = 1 : i64} : (tensor<2x3xf16>) -> tensor<2x3xf32>
+    %7 = onnx.Add(%6, %3) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    kiln.yield %7 : tensor<2x3xf32>
+  }
+  return %0 : tensor<2x3xf32>
+}

@@ -203,3 +203,45 @@ func.func @silu(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xui8>, tensor<1x4x5x5
   %yr = onnx.QuantizeLinear(%r, %so, %zo) : (tensor<1x4x5x5xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x5x5xui8>
   return %y, %yr : tensor<1x4x5x5xui8>, tensor<1x4x5x5xui8>
 }
+
+// -----
+
+// A residual join of two quantized convs (resnet's downsample and the
+// block's last 1x1 conv): the later conv's store will run the Add, so the
+// earlier one's quantize-dequantize pair stays 8-bit (its quantize then
+// fuses into that conv's own store); the later one's pair becomes f32.
+// CHECK: kiln.report.fuse_quantize_dequantize = 1
+// CHECK-LABEL: func.func @residual_join
+// CHECK: %[[EARLY:.*]] = onnx.ConvInteger
+// CHECK: %[[F:.*]] = onnx.Cast(%[[EARLY]])
+// CHECK: %[[E:.*]] = onnx.Mul(%[[F]],
+// CHECK: onnx.ConvInteger
+// CHECK: %[[Q:.*]] = onnx.QuantizeLinear(%[[E]], %[[S1:.*]], %[[Z1:.*]]) : (tensor<1x64x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x64x4x4xui8>
+// CHECK: %[[D:.*]] = onnx.DequantizeLinear(%[[Q]], %[[S1]], %[[Z1]])
+// CHECK: onnx.Round
+// CHECK: onnx.Clip
+// CHECK: onnx.Add(%{{.*}}, %[[D]])
+// CHECK-NOT: onnx.QuantizeLinear
+func.func @residual_join(%x: tensor<1x16x4x4xf32>) -> tensor<1x64x4x4xf32> {
+  %sa = onnx.Constant() {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>
+  %za = onnx.Constant() {value = dense<9> : tensor<ui8>} : () -> tensor<ui8>
+  %s1 = onnx.Constant() {value = dense<0.2> : tensor<f32>} : () -> tensor<f32>
+  %z1 = onnx.Constant() {value = dense<7> : tensor<ui8>} : () -> tensor<ui8>
+  %s2 = onnx.Constant() {value = dense<0.3> : tensor<f32>} : () -> tensor<f32>
+  %z2 = onnx.Constant() {value = dense<5> : tensor<ui8>} : () -> tensor<ui8>
+  %w = onnx.Constant() {value = dense<3> : tensor<64x16x1x1xi8>} : () -> tensor<64x16x1x1xi8>
+  %sw = onnx.Constant() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %zw = onnx.Constant() {value = dense<0> : tensor<i8>} : () -> tensor<i8>
+  %none = onnx.NoValue
+  %q = onnx.QuantizeLinear(%x, %sa, %za) : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x16x4x4xui8>
+  %a = onnx.DequantizeLinear(%q, %sa, %za) : (tensor<1x16x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x16x4x4xf32>
+  %wd = onnx.DequantizeLinear(%w, %sw, %zw) : (tensor<64x16x1x1xi8>, tensor<f32>, tensor<i8>) -> tensor<64x16x1x1xf32>
+  %early = onnx.Conv(%a, %wd, %none) : (tensor<1x16x4x4xf32>, tensor<64x16x1x1xf32>, none) -> tensor<1x64x4x4xf32>
+  %later = onnx.Conv(%a, %wd, %none) : (tensor<1x16x4x4xf32>, tensor<64x16x1x1xf32>, none) -> tensor<1x64x4x4xf32>
+  %q1 = onnx.QuantizeLinear(%early, %s1, %z1) : (tensor<1x64x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x64x4x4xui8>
+  %d1 = onnx.DequantizeLinear(%q1, %s1, %z1) : (tensor<1x64x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x64x4x4xf32>
+  %q2 = onnx.QuantizeLinear(%later, %s2, %z2) : (tensor<1x64x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x64x4x4xui8>
+  %d2 = onnx.DequantizeLinear(%q2, %s2, %z2) : (tensor<1x64x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x64x4x4xf32>
+  %y = onnx.Add(%d2, %d1) : (tensor<1x64x4x4xf32>, tensor<1x64x4x4xf32>) -> tensor<1x64x4x4xf32>
+  return %y : tensor<1x64x4x4xf32>
+}
