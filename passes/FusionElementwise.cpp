@@ -5,7 +5,9 @@
 // into one generic with MLIR's ElementwiseOpsFusion patterns. A producer is
 // fused only into its single consumer, through a permutation indexing map,
 // so no value is computed more than once, and only if it reads along its
-// innermost loop by that loop's index (the consumer's vectors stay whole). Ops of different providers
+// innermost loop by that loop's index (the consumer's vectors stay whole),
+// and not when it narrows a contraction's result into a join that a later
+// contraction's chain also reads. Ops of different providers
 // (`kiln.device`) are not fused, and a fused op keeps its provider.
 //
 //===----------------------------------------------------------------------===//

@@ -352,7 +352,10 @@ def FuseQuantized : Pass<"kiln-fuse-quantized", "::mlir::ModuleOp"> {
     per tensor or per output channel, becomes ConvInteger scaled per
     channel plus its bias. A DequantizeLinear of a QuantizeLinear with the
     same per-tensor parameters, left for float readers (Add, Relu, pools),
-    becomes the same rounding in f32 (it vectorizes and fuses). A MaxPool
+    becomes the same rounding in f32 (it vectorizes and fuses), except
+    where an Add or Mul joins it to a later contraction's output: that
+    contraction's store will run the join, reading this tensor as 8 bits
+    (a resnet block's downsample branch). A MaxPool
     between a DequantizeLinear and a QuantizeLinear with the same per-tensor
     parameters (a positive scale) runs on the 8-bit data. A QuantizeLinear
     (per tensor) of elementwise float ops on scalar constants whose only
@@ -402,7 +405,11 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::ModuleOp"> {
     length (each fusion copies both bodies). A producer that reads along
     its innermost loop through other than that loop's index (a nearest
     upsampling's floordiv) stays apart: fused, its consumer would load it
-    an element at a time. The number of
+    an element at a time. So does an op that narrows a contraction's
+    result (a requantization to 8 bits) when the chain it would join also
+    takes a later contraction's result: only the later one's store can run
+    the join, which would read the earlier one's wide sums from memory;
+    apart, the narrowing op runs in the earlier one's store. The number of
     generics removed is recorded as `kiln.report.fuse_elementwise`.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
