@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -229,6 +230,91 @@ std::optional<ZeroInit> zeroInitBefore(linalg::GenericOp g, Value c) {
   return std::nullopt;
 }
 
+namespace {
+
+/// The integral f32 value of constant `v`, if it is one (below 2^24).
+std::optional<double> integralConstant(Value v) {
+  auto c = v.getDefiningOp<arith::ConstantOp>();
+  auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
+  if (!f || !f.getType().isF32())
+    return std::nullopt;
+  double d = f.getValueAsDouble();
+  if (d != std::nearbyint(d) || std::abs(d) >= double(1 << 24))
+    return std::nullopt;
+  return d;
+}
+
+/// A requantization's end, fptosi(min(max(roundeven(x) + z, lo), hi)) to
+/// i32 (z, lo, hi integral constants), on 16 lanes of f32 as
+/// cvtps2dq(min(max(x, lo - z), hi - z)) + z, rounding to nearest even:
+/// equal (roundeven is monotonic and keeps integers, so clamping before it
+/// at integral bounds is clamping after), one op less of nine in an 8-bit
+/// conv's store. Returns false where `op` is not such an fptosi.
+bool widenRequantize(OpBuilder &b, Operation &op, IRMapping &map) {
+  using int8::kLanes;
+  auto cvt = dyn_cast<arith::FPToSIOp>(op);
+  if (!cvt || !cvt.getType().isInteger(32))
+    return false;
+  // (min or max of a constant and another value, either order.)
+  auto bound = [](Operation *m, Value &other) -> std::optional<double> {
+    for (unsigned i = 0; m && m->getNumOperands() == 2 && i < 2; ++i)
+      if (auto d = integralConstant(m->getOperand(i))) {
+        other = m->getOperand(1 - i);
+        return d;
+      }
+    return std::nullopt;
+  };
+  Operation *minOp = cvt.getIn().getDefiningOp();
+  if (!isa_and_nonnull<arith::MinimumFOp, arith::MinNumFOp>(minOp))
+    return false;
+  Value maxed, shifted, rounded;
+  std::optional<double> hi = bound(minOp, maxed);
+  Operation *maxOp = hi ? maxed.getDefiningOp() : nullptr;
+  if (!isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(maxOp))
+    return false;
+  std::optional<double> lo = bound(maxOp, shifted);
+  auto add = lo ? shifted.getDefiningOp<arith::AddFOp>() : arith::AddFOp();
+  std::optional<double> z = add ? bound(add, rounded) : std::nullopt;
+  auto round =
+      z ? rounded.getDefiningOp<math::RoundEvenOp>() : math::RoundEvenOp();
+  if (!round || *lo > *hi)
+    return false;
+  Value x = map.lookupOrNull(round.getOperand());
+  auto vt = x ? dyn_cast<VectorType>(x.getType()) : VectorType();
+  if (!vt || vt.getShape() != ArrayRef<int64_t>{kLanes} ||
+      !vt.getElementType().isF32())
+    return false;
+  Location loc = cvt.getLoc();
+  auto splat = [&](Type t, Attribute a) -> Value {
+    return b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(VectorType::get({kLanes}, t), a));
+  };
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  // (No NaN reaches a conversion to integers, and a zero's sign is lost
+  // in it: plain vmaxps and vminps, also where a bound is 0.)
+  auto fm = arith::FastMathFlags::nnan | arith::FastMathFlags::nsz;
+  Value clamped = b.create<arith::MinimumFOp>(
+      loc,
+      b.create<arith::MaximumFOp>(loc, x,
+                                  splat(f32, b.getF32FloatAttr(*lo - *z)), fm),
+      splat(f32, b.getF32FloatAttr(*hi - *z)), fm);
+  // _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC.
+  Value r =
+      b.create<LLVM::CallIntrinsicOp>(
+           loc, VectorType::get({kLanes}, i32),
+           "llvm.x86.avx512.mask.cvtps2dq.512",
+           ValueRange{clamped, splat(i32, b.getI32IntegerAttr(0)),
+                      b.create<arith::ConstantOp>(loc, b.getI16IntegerAttr(-1)),
+                      b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(8))})
+          .getResult(0);
+  map.map(cvt.getResult(),
+          b.create<arith::AddIOp>(
+              loc, r, splat(i32, b.getI32IntegerAttr(int32_t(*z)))));
+  return true;
+}
+
+} // namespace
+
 Value convEpilogueValue(OpBuilder &b, const ConvEpilogue &ep, Value acc,
                         Value image, Value channel,
                         function_ref<Value(unsigned, Type)> full) {
@@ -261,7 +347,14 @@ Value convEpilogueValue(OpBuilder &b, const ConvEpilogue &ep, Value acc,
     }
     map.map(body.getArgument(i), v);
   }
-  return widenBody(b, loc, body, map, vt ? vt.getShape() : ArrayRef<int64_t>{});
+  // (On AVX-512 only: 16 lanes of f32 elsewhere are two registers.)
+  auto bits = e->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(
+      kVectorBitsAttr);
+  bool avx512 = bits && bits.getInt() >= 512;
+  ArrayRef<int64_t> shape = vt ? vt.getShape() : ArrayRef<int64_t>{};
+  if (!avx512)
+    return widenBody(b, loc, body, map, shape);
+  return widenBody(b, loc, body, map, shape, widenRequantize);
 }
 
 } // namespace vectorize

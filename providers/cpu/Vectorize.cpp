@@ -1092,14 +1092,18 @@ void widenOp(OpBuilder &b, Location loc, Operation &op, IRMapping &map,
   map.map(op.getResult(0), b.create(st)->getResult(0));
 }
 
-Value widenBody(OpBuilder &b, Location loc, Block &body, IRMapping &map,
-                ArrayRef<int64_t> shape) {
+Value widenBody(
+    OpBuilder &b, Location loc, Block &body, IRMapping &map,
+    ArrayRef<int64_t> shape,
+    function_ref<bool(OpBuilder &, Operation &, IRMapping &)> special) {
   for (Operation &op : body.without_terminator()) {
     // Constants stay scalars (broadcast where used).
     if (isa<arith::ConstantOp>(op)) {
       map.map(op.getResult(0), b.clone(op)->getResult(0));
       continue;
     }
+    if (special && special(b, op, map))
+      continue;
     widenOp(b, loc, op, map, shape);
   }
   return asVectorOf(

@@ -279,9 +279,14 @@ void widenOp(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation &op,
 /// The scalar arith/math body of an elementwise generic recreated on
 /// vectors of `shape` (its arguments already mapped in `map`); constants
 /// stay scalars, broadcast where used; an empty shape keeps scalars.
-/// Returns the yielded value.
-mlir::Value widenBody(mlir::OpBuilder &b, mlir::Location loc, mlir::Block &body,
-                      mlir::IRMapping &map, llvm::ArrayRef<int64_t> shape);
+/// Returns the yielded value. `special` (may be null) may widen an op
+/// itself (mapping its result) and return true.
+mlir::Value
+widenBody(mlir::OpBuilder &b, mlir::Location loc, mlir::Block &body,
+          mlir::IRMapping &map, llvm::ArrayRef<int64_t> shape,
+          llvm::function_ref<bool(mlir::OpBuilder &, mlir::Operation &,
+                                  mlir::IRMapping &)>
+              special = nullptr);
 /// The elementwise generic right after contraction `g` that reads only its
 /// result (a fused activation), which may be applied to its tiles before
 /// they are stored; its output's allocation moved before `g`.

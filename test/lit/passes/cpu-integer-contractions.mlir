@@ -534,3 +534,52 @@ func.func @amx_direct_1x1_stride2(%x: memref<1x64x8x8xi8>) -> memref<1x16x4x4xi3
   }
   return %out : memref<1x16x4x4xi32>
 }
+
+// -----
+
+// A requantization's end, fptosi(min(max(roundeven(x) + z, lo), hi)), on
+// AVX-512 (the module's vector width): x clamped to [lo - z, hi - z], one
+// vcvtps2dq rounding to nearest even (_MM_FROUND_TO_NEAREST_INT |
+// _MM_FROUND_NO_EXC), plus z as integers.
+// CHECK-LABEL: func.func @requantize
+// CHECK: arith.maximumf {{.*}}, %cst{{.*}} : vector<16xf32>
+// CHECK: arith.minimumf {{.*}}, %cst{{.*}} : vector<16xf32>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.mask.cvtps2dq.512"(%{{.*}}, %{{.*}}, %c-1_i16, %c8_i32)
+// CHECK: arith.addi {{.*}} : vector<16xi32>
+// CHECK: arith.trunci {{.*}} : vector<16xi32> to vector<16xi8>
+// (The body's own widened ops before it are left dead, for DCE.)
+module attributes {kiln.vector_bits = 512 : i64} {
+  memref.global "private" constant @cw3 : memref<8x4x3x3xi8> = dense<2>
+  func.func @requantize(%x: memref<1x4x18x18xi8>, %y: memref<1x8x16x16xi8>, %s: memref<8x1x1xf32>) {
+    %w = memref.get_global @cw3 : memref<8x4x3x3xi8>
+    %c = memref.alloc() : memref<1x8x16x16xi32>
+    %zero = arith.constant 0 : i32
+    linalg.fill ins(%zero : i32) outs(%c : memref<1x8x16x16xi32>)
+    linalg.generic {indexing_maps = [affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>, affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>, affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+        ins(%x, %w : memref<1x4x18x18xi8>, memref<8x4x3x3xi8>) outs(%c : memref<1x8x16x16xi32>) {
+    ^bb0(%a: i8, %b: i8, %acc: i32):
+      %aw = arith.extui %a : i8 to i32
+      %bw = arith.extsi %b : i8 to i32
+      %p = arith.muli %aw, %bw : i32
+      %t = arith.addi %acc, %p : i32
+      linalg.yield %t : i32
+    }
+    linalg.generic {indexing_maps = [affine_map<(n, m, h, w) -> (n, m, h, w)>, affine_map<(n, m, h, w) -> (m, 0, 0)>, affine_map<(n, m, h, w) -> (n, m, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+        ins(%c, %s : memref<1x8x16x16xi32>, memref<8x1x1xf32>) outs(%y : memref<1x8x16x16xi8>) {
+    ^bb0(%a: i32, %sc: f32, %o: i8):
+      %zp = arith.constant 3.0 : f32
+      %lo = arith.constant 0.0 : f32
+      %hi = arith.constant 255.0 : f32
+      %f = arith.sitofp %a : i32 to f32
+      %m = arith.mulf %f, %sc : f32
+      %r = math.roundeven %m : f32
+      %z = arith.addf %r, %zp : f32
+      %l = arith.maximumf %z, %lo : f32
+      %h = arith.minimumf %l, %hi : f32
+      %i = arith.fptosi %h : f32 to i32
+      %q = arith.trunci %i : i32 to i8
+      linalg.yield %q : i8
+    }
+    return
+  }
+}
