@@ -131,13 +131,15 @@ void emitAmxDirectConv(
         Value relaid = ib.create<memref::AllocOp>(
             l, MemRefType::get({quads, span * 4}, i8),
             ib.getI64IntegerAttr(64));
-        Value padRow =
-            padded ? ib.create<vector::BroadcastOp>(l, i8x64, padded->pad)
-                         .getResult()
-                   : ib.create<arith::ConstantOp>(
-                           l, DenseElementsAttr::get(i8x64,
-                                                     ib.getI8IntegerAttr(0)))
-                         .getResult();
+        // The pad value (0 without a padded copy) in every lane.
+        auto padVector = [&](OpBuilder &pb, Location pl,
+                             VectorType t) -> Value {
+          if (padded)
+            return pb.create<vector::BroadcastOp>(pl, t, padded->pad);
+          return pb.create<arith::ConstantOp>(
+              pl, DenseElementsAttr::get(t, pb.getI8IntegerAttr(0)));
+        };
+        Value padRow = padVector(ib, l, i8x64);
         int64_t wholeSteps = ws / kLanes * kLanes, lastLanes = ws % kLanes;
         // The four channels of `quad` at source row sy from padded column
         // xs * sw + px, interleaved.
@@ -164,13 +166,7 @@ void emitAmxDirectConv(
             mask = xb.create<arith::AndIOp>(
                 xl, mask, xb.create<arith::XOrIOp>(xl, before, all));
           }
-          Value pass =
-              padded ? xb.create<vector::BroadcastOp>(xl, loadType, padded->pad)
-                           .getResult()
-                     : xb.create<arith::ConstantOp>(
-                             xl, DenseElementsAttr::get(loadType,
-                                                        xb.getI8IntegerAttr(0)))
-                           .getResult();
+          Value pass = padVector(xb, xl, loadType);
           SmallVector<Value> channels;
           for (int64_t t = 0; t < 4; ++t) {
             Value ch = xb.create<arith::AddIOp>(
