@@ -188,6 +188,8 @@ def CpuVectorizeContractions : Pass<"kiln-cpu-vectorize-contractions", "::mlir::
               "Convs of small planes computed as patches x weights^T">,
     Statistic<"numRowGathers", "row-gathers",
               "Row gathers fused with elementwise ops as vector loops">,
+    Statistic<"numSplitReductions", "split-min-max-reductions",
+              "Whole-buffer min or max reductions split into chunks">,
     Statistic<"numPanelPrefetches", "panel-prefetches",
               "Register tiles' k loops prefetching their packed panels' next slice">,
     Statistic<"numEightBitDepthwise", "int8-depthwise",

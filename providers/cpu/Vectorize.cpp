@@ -1687,6 +1687,10 @@ struct CpuVectorizeContractionsPass
       module.walk([&](linalg::GenericOp g) { shortInner.push_back(g); });
       for (linalg::GenericOp g : shortInner)
         collapseTrailingLoops(g);
+      SmallVector<linalg::GenericOp> wholeReductions;
+      module.walk([&](linalg::GenericOp g) { wholeReductions.push_back(g); });
+      for (linalg::GenericOp g : wholeReductions)
+        numSplitReductions += splitMinMaxReduction(g);
       SmallVector<linalg::GenericOp> gathers;
       module.walk([&](linalg::GenericOp g) { gathers.push_back(g); });
       for (linalg::GenericOp g : gathers)

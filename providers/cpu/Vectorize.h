@@ -241,6 +241,11 @@ llvm::SmallVector<unsigned> runtimeOuterLoops(mlir::linalg::GenericOp g);
 /// them as contiguous trailing dims or broadcasts over them (a 7 x 7 plane
 /// with per-channel scales becomes one loop of 49); else `g` itself.
 mlir::linalg::GenericOp collapseTrailingLoops(mlir::linalg::GenericOp g);
+/// A min or max of a whole static buffer into a scalar (a
+/// DynamicQuantizeLinear's range) as partials of up to 16 chunks, which
+/// threads split, then one reduction of the partials: the same result in
+/// any order. Returns 1 if `g` was split (and erased), else 0.
+int64_t splitMinMaxReduction(mlir::linalg::GenericOp g);
 /// A row gather fused with elementwise ops (an embedding lookup and what
 /// follows it), static, as loops over rows and 16-lane vectors of each
 /// row: the gathered row read contiguously, the indices computed once per

@@ -244,6 +244,71 @@ static bool reducesByMinMax(linalg::LinalgOp op) {
   });
 }
 
+int64_t splitMinMaxReduction(linalg::GenericOp g) {
+  // (Chunks of at least this many elements, at most this many chunks.)
+  constexpr int64_t kMinChunk = 4096, kMaxChunks = 16;
+  if (!isHostBufferGeneric(g) || g.getNumDpsInputs() != 1 ||
+      g.getNumParallelLoops() != 0 || !reducesByMinMax(g))
+    return 0;
+  Value in = g.getDpsInputs()[0], out = g.getDpsInits()[0];
+  auto inType = dyn_cast<MemRefType>(in.getType());
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!inType || !outType || outType.getRank() != 0 ||
+      !inType.hasStaticShape() || !inType.getLayout().isIdentity() ||
+      !g.getMatchingIndexingMap(g.getDpsInputOperand(0)).isIdentity())
+    return 0;
+  int64_t n = inType.getNumElements(), chunks = 0;
+  for (int64_t c = kMaxChunks; c >= 2; --c)
+    if (n % c == 0 && n / c >= kMinChunk && (n / c) % 16 == 0) {
+      chunks = c;
+      break;
+    }
+  if (!chunks)
+    return 0;
+  // Each chunk reduced into a partial of its own (threads take chunks),
+  // started from the output's value, then the partials into the output:
+  // a min or max is the same in any order.
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  MLIRContext *ctx = g.getContext();
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < inType.getRank(); ++d)
+    all[0].push_back(d);
+  Value flat =
+      inType.getRank() == 1
+          ? in
+          : b.create<memref::CollapseShapeOp>(loc, in, all).getResult();
+  Value rows = b.create<memref::ExpandShapeOp>(
+      loc, MemRefType::get({chunks, n / chunks}, inType.getElementType()), flat,
+      ArrayRef<ReassociationIndices>{{0, 1}});
+  Value partials = b.create<memref::AllocOp>(
+      loc, MemRefType::get({chunks}, outType.getElementType()),
+      b.getI64IntegerAttr(64));
+  b.create<linalg::FillOp>(loc, b.create<memref::LoadOp>(loc, out).getResult(),
+                           partials);
+  AffineExpr p = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx);
+  auto chunked = b.create<linalg::GenericOp>(
+      loc, TypeRange{}, ValueRange{rows}, ValueRange{partials},
+      ArrayRef<AffineMap>{AffineMap::get(2, 0, {p, j}, ctx),
+                          AffineMap::get(2, 0, {p}, ctx)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                    utils::IteratorType::reduction});
+  IRMapping map;
+  g.getRegion().cloneInto(&chunked.getRegion(), map);
+  auto combined = b.create<linalg::GenericOp>(
+      loc, TypeRange{}, ValueRange{partials}, ValueRange{out},
+      ArrayRef<AffineMap>{AffineMap::get(1, 0, {p}, ctx),
+                          AffineMap::get(1, 0, {}, ctx)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::reduction});
+  combined.getRegion().takeBody(g.getRegion());
+  for (NamedAttribute a : g->getDiscardableAttrs()) {
+    chunked->setAttr(a.getName(), a.getValue());
+    combined->setAttr(a.getName(), a.getValue());
+  }
+  g.erase();
+  return 1;
+}
+
 /// The transform script for one marked elementwise generic: one vector of
 /// up to 16 lanes along the innermost loop (several for a long chain),
 /// the remainder peeled.

@@ -992,16 +992,28 @@ func.func @reduction_runtime_rows(%x: memref<?x16x64xf32>, %o: memref<?x16xf32>)
 
 // -----
 
-// The minimum of a whole tensor (DynamicQuantizeLinear's range): a vector
-// of partial minima from +inf across the rows, reduced across its lanes
-// once after them (exact in any order), not once per row.
+// The minimum of a whole tensor (DynamicQuantizeLinear's range): 8 chunks
+// of 4096, each into a partial of its own started from the output's value
+// (threads take chunks), then the partials into the output: a min is the
+// same in any order. In a chunk, a vector of partial minima from +inf
+// across the rows, reduced across its lanes once after them.
 // CHECK-LABEL: func.func @reduction_min_all
+// CHECK: memref.expand_shape {{.*}} output_shape [8, 4096]
+// CHECK: %[[PARTS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+// CHECK: %[[INIT:.*]] = memref.load %arg1[] : memref<f32>
+// CHECK: linalg.fill ins(%[[INIT]] : f32) outs(%[[PARTS]] : memref<8xf32>)
+// CHECK: scf.for %[[C:[a-z0-9_]+]] =
 // CHECK: %[[INF:[a-z0-9_]+]] = arith.constant dense<0x7F800000> : vector<256xf32>
 // CHECK: %[[R:[a-z0-9_]+]]:2 = scf.for {{.*}} iter_args(%[[ACC:[a-z0-9_]+]] = %{{.*}}, %[[PART:[a-z0-9_]+]] = %[[INF]])
 // CHECK-NOT: vector.reduction
 // CHECK: arith.minimumf %[[PART]], %{{.*}} : vector<256xf32>
 // CHECK: scf.yield %[[ACC]],
 // CHECK: vector.reduction <minimumf>, %[[R]]#1
+// CHECK: memref.store %{{.*}}, %[[PARTS]][%[[C]]]
+// CHECK: } {kiln.parallel}
+// CHECK: vector.load %[[PARTS]][%{{.*}}] : memref<8xf32>, vector<8xf32>
+// CHECK: vector.reduction <minimumf>
+// CHECK: memref.store %{{.*}}, %arg1[] : memref<f32>
 #zin = affine_map<(b, n, d) -> (b, n, d)>
 #zout = affine_map<(b, n, d) -> ()>
 func.func @reduction_min_all(%x: memref<1x128x256xf32>, %o: memref<f32>) {
