@@ -247,8 +247,10 @@ static bool reducesByMinMax(linalg::LinalgOp op) {
 int64_t splitMinMaxReduction(linalg::GenericOp g) {
   // (Chunks of at least this many elements, at most this many chunks.)
   constexpr int64_t kMinChunk = 4096, kMaxChunks = 16;
+  // (A body that reads its indices would see the chunks' instead.)
   if (!isHostBufferGeneric(g) || g.getNumDpsInputs() != 1 ||
-      g.getNumParallelLoops() != 0 || !reducesByMinMax(g))
+      g.getNumParallelLoops() != 0 || !reducesByMinMax(g) ||
+      !g.getBody()->getOps<linalg::IndexOp>().empty())
     return 0;
   Value in = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   auto inType = dyn_cast<MemRefType>(in.getType());
