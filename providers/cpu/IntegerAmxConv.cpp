@@ -126,8 +126,9 @@ void emitAmxDirectConv(
         // The relayout: per quad each phase row 16 positions at a time,
         // four channels' bytes (16 or, at stride 2, 32 loaded: every other
         // one kept; lanes off the source masked to the pad value)
-        // interleaved, the row's last store masked (rows are written in
-        // no fixed order); rows off the source are the pad value.
+        // interleaved, the row's last store masked (after a phase's row
+        // comes the next phase's, whose start it would overwrite); rows
+        // off the source are the pad value.
         Value relaid = ib.create<memref::AllocOp>(
             l, MemRefType::get({quads, span * 4}, i8),
             ib.getI64IntegerAttr(64));
