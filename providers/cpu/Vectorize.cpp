@@ -395,11 +395,22 @@ int64_t dividingTile(int64_t n, int64_t cap, int64_t step) {
 }
 
 /// Cache tiles for an M x N x K matmul, only for large problems and only
-/// sizes that divide the shape (0: no tiling of that loop).
-void cacheTiles(int64_t M, int64_t N, int64_t K, int64_t &cm, int64_t &cn, int64_t &ck) {
+/// sizes that divide the shape (0: no tiling of that loop); for a
+/// `rowBlock` (kPanelRows) k blocks of at most kRowBlockK only.
+void cacheTiles(int64_t M, int64_t N, int64_t K, int64_t &cm, int64_t &cn,
+                int64_t &ck, bool rowBlock = false) {
   cm = cn = ck = 0;
   if (M * N * K < (int64_t)1 << 21)
     return;
+  // A row block's rows are in L2 and its panel is read once per row tile:
+  // blocks of k only keep the panel's slice in L2 too (a 1024 x 1024 x
+  // 1024 MatMul 5% faster without the 128 x 64 x 128 tiles below,
+  // 2048 x 2048 x 2048 7% with k blocks of 1024, 128 KiB of a panel).
+  if (rowBlock) {
+    if (K > kRowBlockK)
+      ck = dividingTile(K, kRowBlockK, 64);
+    return;
+  }
   // A GEMV's one or two rows on B as it lies (not packed: shared weights,
   // B an input, or a padded last panel with a short k, packedPanelOf): its
   // wide tiles read B's rows whole, a few rows per k block, so that each k
@@ -438,9 +449,9 @@ void cacheTiles(int64_t M, int64_t N, int64_t K, int64_t &cm, int64_t &cn, int64
 
 /// Whether an M x N x K matmul's k loop is split into cache tiles (its
 /// partial sums are stored between them).
-bool kCacheTiled(int64_t M, int64_t N, int64_t K) {
+bool kCacheTiled(int64_t M, int64_t N, int64_t K, bool rowBlock) {
   int64_t cm, cn, ck;
-  cacheTiles(M, N, K, cm, cn, ck);
+  cacheTiles(M, N, K, cm, cn, ck, rowBlock);
   return ck != 0;
 }
 
@@ -526,22 +537,43 @@ int64_t packedPanel(linalg::GenericOp g, const MatmulMatch &mm,
 }
 
 /// Rows per task when threads split the packed-panel matmuls of `g` by
-/// rows (each task every panel), or 0 when they take panels. Rows where
-/// the panels stay in L2 (kPerCoreWeightBytes) and there is work for
-/// threads: a LayerNorm after a BERT layer's 128 x 128 x 128 matmul split
-/// by panels read half its rows from the other core (4.9 us on one thread
-/// of a Xeon VM, 10.9 on two) and the matmul after a row-split op read
-/// half its input from there. About kParallelEvenTrips blocks of whole
-/// 8-row register tiles (so that up to 8 threads get shares; 16-row
-/// blocks ran as fast as 32-row ones), dividing the rows where they can.
+/// rows (each task every panel), or 0 when they take panels.
+/// - Where the panels stay in L2 (kPerCoreWeightBytes) and there is work
+///   for threads: a LayerNorm after a BERT layer's 128 x 128 x 128 matmul
+///   split by panels read half its rows from the other core (4.9 us on one
+///   thread of a Xeon VM, 10.9 on two) and the matmul after a row-split op
+///   read half its input from there. About kParallelEvenTrips blocks of
+///   whole 8-row register tiles (so that up to 8 threads get shares;
+///   16-row blocks ran as fast as 32-row ones), dividing the rows where
+///   they can.
+/// - Larger panels, where A is past kRowBlockABytes: blocks of rows that
+///   stay in L2 while every panel passes. Panel by panel, each panel's
+///   tiles read all of A, from the last-level cache once A is past L2
+///   (1024 x 1024 x 1024: 4 MiB of A read 32 times; with blocks of 128
+///   rows 1.45x as fast, 2048^3 1.25x, 512^3 1.15x). Only blocks of
+///   whole 8-row tiles that divide the rows: rows left over would read
+///   all the weights once more on one thread (150 x 1536 x 384: 7-11%
+///   slower in blocks of 72). And 64 rows at least: each block reads all
+///   the weights from the last-level cache, and 32 rows did not pay for it
+///   (128 x 3072 x 768 in 4 blocks 5-7% slower).
 static int64_t panelRowBlock(linalg::GenericOp g, const MatmulMatch &mm,
                              int64_t panel) {
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   int64_t m = matmulRows(g, mm), n = r[mm.n], k = r[mm.k];
   int64_t packedBytes = llvm::divideCeil(n, panel) * panel * k * 4;
-  if (mm.transA || m < 16 || m * n * k < kParallelMultiplyAdds ||
-      packedBytes > kPerCoreWeightBytes)
+  if (mm.transA || m < 16 || m * n * k < kParallelMultiplyAdds)
     return 0;
+  if (packedBytes > kPerCoreWeightBytes) {
+    if (m * k * 4 <= kRowBlockABytes)
+      return 0;
+    // (An even count of blocks, or enough for even shares: three blocks
+    // on two threads would leave one idle a third of the time.)
+    int64_t cap = std::min<int64_t>(kRowBlockABytes / (k * 4), m / 2) / 8 * 8;
+    for (int64_t t = cap; t >= 64; t -= 8)
+      if (m % t == 0 && ((m / t) % 2 == 0 || m / t >= kParallelEvenTrips))
+        return t;
+    return 0;
+  }
   int64_t cap = std::min<int64_t>(
       std::max<int64_t>(8, m / kParallelEvenTrips / 8 * 8), m / 2 / 8 * 8);
   int64_t block = dividingTile(m, cap, 8);
@@ -555,10 +587,11 @@ bool matmulKCacheTiled(linalg::GenericOp g, const MatmulMatch &mm,
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   int64_t panel = packedPanel(g, mm, vectorBits);
   int64_t rows = matmulRows(g, mm);
-  if (int64_t block = panel ? panelRowBlock(g, mm, panel) : 0)
+  int64_t block = panel ? panelRowBlock(g, mm, panel) : 0;
+  if (block)
     rows = block;
   return !g->hasAttr(kNoCacheTiles) &&
-         kCacheTiled(rows, panel ? panel : r[mm.n], r[mm.k]);
+         kCacheTiled(rows, panel ? panel : r[mm.n], r[mm.k], block != 0);
 }
 
 std::optional<AccumulatorInit> markMatmulAccumulatorInit(linalg::GenericOp g,
@@ -632,6 +665,7 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
     if (foldsBatch(g, mm))
       std::tie(a2, c2) = foldBatch();
     int64_t m = matmulRows(g, mm), n = ranges[mm.n], k = ranges[mm.k];
+    int64_t block = panelRowBlock(g, mm, panel);
     // The matmul of `rows` rows from `row` on and `width` columns of panel
     // `p`.
     auto panelMatmul = [&](OpBuilder &nb, OpFoldResult row, int64_t rows,
@@ -655,6 +689,8 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
           emitMatmul(nb, loc, ar, bp, view(c2, row, col, rows, width),
                      mm.transA, false, nextId);
       op->setAttr(kPanelB, nb.getUnitAttr());
+      if (block)
+        op->setAttr(kPanelRows, nb.getUnitAttr());
       if (noCacheTiles)
         op->setAttr(kNoCacheTiles, nb.getUnitAttr());
     };
@@ -669,7 +705,7 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
         panelMatmul(nb, row, rows, nb.getIndexAttr(n / panel), n % panel);
       return loop;
     };
-    if (int64_t block = panelRowBlock(g, mm, panel)) {
+    if (block) {
       // Threads take blocks of rows, each every panel; the rows past the
       // last whole block run after them.
       Operation *loop = forEachBatch(
@@ -686,6 +722,7 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
     } else {
       // Threads take panels. (A GEMV's cost is reading its weights: split
       // by their size.)
+      constantGlobal(packed)->setAttr(kPanelsStreamed, b.getUnitAttr());
       Operation *loop = panels(b, b.getIndexAttr(0), m);
       bool gemv = m <= 2;
       int64_t threshold = gemv ? kParallelWeights : kParallelMultiplyAdds;
@@ -1264,7 +1301,7 @@ std::string scheduleFor(linalg::LinalgOp op, int64_t id, int64_t vectorBits) {
   // shape, so that the register tiles inside keep static bounds.
   int64_t cm = 0, cn = 0, ck = 0;
   if (!op->hasAttr(kNoCacheTiles))
-    cacheTiles(M, N, K, cm, cn, ck);
+    cacheTiles(M, N, K, cm, cn, ck, op->hasAttr(kPanelRows));
   // (A matrix-vector product is bound by reading its weights: split, each
   // core streams half of them, from its own L2 where they fit.)
   bool parallel = M * N * K >= kParallelMultiplyAdds || N * K >= kParallelWeights;

@@ -47,6 +47,12 @@ constexpr int64_t kParallelEvenTrips = 8;
 // whole input (on a 2-vCPU Xeon VM a line another core wrote costs
 // several times a local one).
 constexpr int64_t kPerCoreWeightBytes = 256 * 1024;
+// Larger weights: a matmul's threads take blocks of A's rows of about this
+// size, which stay in L2 while every weight panel passes them (blocks of
+// 64 or 256 rows of a 1024 x 1024 A, 256 KiB or 1 MiB, ran 6% and 2-3%
+// slower on a Xeon with 2 MiB of L2), with k blocks of at most kRowBlockK.
+constexpr int64_t kRowBlockABytes = 512 * 1024;
+constexpr int64_t kRowBlockK = 1024;
 
 // A matmul sized to stay in L2 (a conv's im2col block): no cache tiles.
 inline constexpr llvm::StringLiteral kNoCacheTiles = "kiln.cv_no_cache_tiles";
@@ -62,6 +68,9 @@ inline bool unitInnerStride(mlir::MemRefType t) {
 }
 // A matmul reading B as packed panels (packedPanels): its own row tile.
 inline constexpr llvm::StringLiteral kPanelB = "kiln.cv_panel_b";
+// ... on a block of rows that stays in L2 while every panel passes it
+// (panelRowBlock): at most k blocks of kRowBlockK, no other cache tiles.
+inline constexpr llvm::StringLiteral kPanelRows = "kiln.cv_panel_rows";
 
 /// True when the body is `yield(out + a * b)` on f32 (operands of the
 /// add/mul in either order).
@@ -130,8 +139,9 @@ mlir::Value collapsedOutput(mlir::OpBuilder &b, mlir::Location loc,
 /// vector registers of `vectorBits`, B read as packed panels or as it lies.
 std::pair<int64_t, int64_t>
 registerTile(int64_t M, int64_t N, int64_t vectorBits, bool panelB = false);
-/// Whether an M x N x K matmul's k loop is split into cache tiles.
-bool kCacheTiled(int64_t M, int64_t N, int64_t K);
+/// Whether an M x N x K matmul's k loop is split into cache tiles (a
+/// `rowBlock`, kPanelRows).
+bool kCacheTiled(int64_t M, int64_t N, int64_t K, bool rowBlock = false);
 /// Whether `op` sits in a k loop's body, beside its multiply-adds: a C tile
 /// read or written there is a partial sum, not hoisted out of the k loop.
 bool besideMultiplyAdds(mlir::Operation *op);
@@ -170,6 +180,10 @@ mlir::Value packedPanels(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bm,
                          bool transB, int64_t panel);
 /// Marks the globals packedPanels makes.
 inline constexpr llvm::StringLiteral kPackedPanels = "kiln.packed_panels";
+/// Marks those a matmul reads panel by panel, each panel's tiles over all
+/// its rows (not in row blocks, kPanelRows): prefetchPanels fetches their
+/// next slices.
+inline constexpr llvm::StringLiteral kPanelsStreamed = "kiln.panels_streamed";
 /// On a Resize's generic: linear resizing of the last axis ("x") and
 /// maybe the one before ("y"), each a dictionary of its integer factor and
 /// its phases' two taps (offsets from the input position o / factor,
@@ -203,8 +217,10 @@ inline constexpr llvm::StringLiteral kBlockedElementwise =
 /// another core wrote costs several times its own (a 14x14x480 global
 /// pool's sum took 3.2 us alone, 11 us after a conv on two threads).
 inline constexpr int64_t kParallelMoveElements = 1 << 14;
-/// Prefetches, in the register tiles' k loops over packed panels, the
-/// panels' next slice into L2; returns how many loops.
+/// Prefetches, in the register tiles' k loops over streamed packed panels
+/// (kPanelsStreamed), the panels' next slice into L2; returns how many
+/// loops. (Row blocks read panels from L2 or, the first pass, from L3: a
+/// prefetch per k step cost a 1024 x 1024 x 1024 MatMul 7%.)
 int64_t prefetchPanels(mlir::ModuleOp module);
 
 // Convolutions through im2col (VectorizeConv.cpp).

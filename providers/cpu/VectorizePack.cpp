@@ -142,7 +142,7 @@ int64_t prefetchPanels(ModuleOp module) {
     auto global = get ? SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
                             get, get.getNameAttr())
                       : memref::GlobalOp();
-    if (!global || !global->hasAttr(kPackedPanels) ||
+    if (!global || !global->hasAttr(kPanelsStreamed) ||
         global.getType().getRank() != 3)
       return std::nullopt;
     return r;

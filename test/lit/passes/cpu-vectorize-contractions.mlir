@@ -2313,10 +2313,11 @@ func.func @conv_pointwise_two_images(%x: memref<2x32x5x5xf32>, %o: memref<2x64x5
 
 // -----
 
-// A matmul by constant weights packed into panels: each k step of the
-// 8 x 32 register tile prefetches into L2, a 64-byte line at a time, the
-// panel slice the next pass of its k loop reads (256 k steps x 32 floats
-// on: the next panel), clamped to the last element.
+// A matmul by constant weights packed into panels, read panel by panel
+// (A transposed: no row blocks): each k step of the 8 x 32 register tile
+// prefetches into L2, a 64-byte line at a time, the panel slice the next
+// pass of its k loop reads (256 k steps x 32 floats on: the next panel),
+// clamped to the last element.
 // CHECK-LABEL: func.func @panel_prefetch
 // CHECK: %[[PANELS:.*]] = memref.get_global @pw_panels32 : memref<4x256x32xf32>
 // CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[PANELS]] to offset: [0], sizes: [32768], strides: [1]
@@ -2331,13 +2332,13 @@ func.func @conv_pointwise_two_images(%x: memref<2x32x5x5xf32>, %o: memref<2x64x5
 // AVX2-NOT: memref.prefetch
 // AVX2: return
 memref.global "private" constant @pw : memref<256x128xf32> = dense<0.5>
-#nA = affine_map<(m, k, n) -> (m, k)>
+#nA = affine_map<(m, k, n) -> (k, m)>
 #nB = affine_map<(m, k, n) -> (k, n)>
 #nC = affine_map<(m, k, n) -> (m, n)>
-func.func @panel_prefetch(%a: memref<64x256xf32>, %c: memref<64x128xf32>) {
+func.func @panel_prefetch(%a: memref<256x64xf32>, %c: memref<64x128xf32>) {
   %b = memref.get_global @pw : memref<256x128xf32>
   linalg.generic {indexing_maps = [#nA, #nB, #nC], iterator_types = ["parallel", "reduction", "parallel"]}
-      ins(%a, %b : memref<64x256xf32>, memref<256x128xf32>) outs(%c : memref<64x128xf32>) {
+      ins(%a, %b : memref<256x64xf32>, memref<256x128xf32>) outs(%c : memref<64x128xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
@@ -2576,21 +2577,86 @@ func.func @panels_by_rows(%a: memref<75x128xf32>, %c: memref<75x256xf32>) {
 
 // -----
 
-// Weights past that (320 KiB): threads take panels, each reading half of
-// them and all of A.
-// CHECK-LABEL: func.func @panels_by_columns
-// CHECK: memref.get_global @wc_panels32 : memref<20x128x32xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c20 step %c1 {
-// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8 {
+// Weights past that (here 512 KiB) and an A past kRowBlockABytes (1 MiB):
+// threads still take blocks of rows, now as many as stay in L2 while every
+// panel passes them (two blocks of 128 rows, 512 KiB each), with no cache
+// tiles inside (k is 1024: no k blocks) and no prefetches (the panels come
+// from L2 or, the first time, from the last-level cache).
+// CHECK-LABEL: func.func @large_panels_by_rows
+// CHECK: memref.get_global @wc_panels32 : memref<4x1024x32xf32>
+// CHECK: scf.for %[[R:.*]] = %c0 to %c2 step %c1 {
+// CHECK: %[[ROW:.*]] = arith.muli %[[R]], %c128
+// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// CHECK: scf.for %{{.*}} = %c0 to %c128 step %c8 {
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c1
+// CHECK-NOT: memref.prefetch
 // CHECK: } {kiln.parallel = 1 : i64}
-memref.global "private" constant @wc : memref<128x640xf32> = dense<1.0>
+// CHECK-NOT: memref.prefetch
+// CHECK: return
+memref.global "private" constant @wc : memref<1024x128xf32> = dense<1.0>
 #mA = affine_map<(m, k, n) -> (m, k)>
 #mB = affine_map<(m, k, n) -> (k, n)>
 #mC = affine_map<(m, k, n) -> (m, n)>
-func.func @panels_by_columns(%a: memref<64x128xf32>, %c: memref<64x640xf32>) {
-  %b = memref.get_global @wc : memref<128x640xf32>
+func.func @large_panels_by_rows(%a: memref<256x1024xf32>, %c: memref<256x128xf32>) {
+  %b = memref.get_global @wc : memref<1024x128xf32>
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
-      ins(%a, %b : memref<64x128xf32>, memref<128x640xf32>) outs(%c : memref<64x640xf32>) {
+      ins(%a, %b : memref<256x1024xf32>, memref<1024x128xf32>) outs(%c : memref<256x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A k past kRowBlockK (here 2048): the row blocks' matmuls take k in
+// blocks of 1024, 128 KiB of a 32-wide panel.
+// CHECK-LABEL: func.func @large_panels_k_blocks
+// CHECK: scf.for %[[R:.*]] = %c0 to %c2 step %c1 {
+// CHECK: arith.muli %[[R]], %c64
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1 {
+// CHECK: scf.for %{{.*}} = %c0 to %c2048 step %c1024 {
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8 {
+// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c1
+// CHECK: } {kiln.parallel = 1 : i64}
+memref.global "private" constant @wkb : memref<2048x1024xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @large_panels_k_blocks(%a: memref<128x2048xf32>, %c: memref<128x1024xf32>) {
+  %b = memref.get_global @wkb : memref<2048x1024xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<128x2048xf32>, memref<2048x1024xf32>) outs(%c : memref<128x1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Weights past 256 KiB (here 320) and an A that stays in L2 (here 12
+// rows): threads take panels (six each at least: 262144 multiply-adds),
+// each reading half of the weights and all of A, and prefetching the next
+// panel's slice.
+// CHECK-LABEL: func.func @panels_by_columns
+// CHECK: memref.get_global @wk_panels32 : memref<20x128x32xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c20 step %c1 {
+// CHECK: memref.prefetch
+// CHECK: } {kiln.parallel = 6 : i64}
+memref.global "private" constant @wk : memref<128x640xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @panels_by_columns(%a: memref<12x128xf32>, %c: memref<12x640xf32>) {
+  %b = memref.get_global @wk : memref<128x640xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<12x128xf32>, memref<128x640xf32>) outs(%c : memref<12x640xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
