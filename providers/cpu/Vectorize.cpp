@@ -483,12 +483,23 @@ static int64_t packedPanelOf(linalg::GenericOp g, const MatmulMatch &mm,
     return 0;
   Value bm = g.getDpsInputs()[1];
   auto bType = cast<MemRefType>(bm.getType());
-  if (bType.getRank() != 2 ||
-      g.getIndexingMapsArray()[1].getNumResults() != 2 || !constantGlobal(bm))
+  if (bType.getRank() != 2 || g.getIndexingMapsArray()[1].getNumResults() != 2)
     return 0;
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   int64_t rows = matmulRows(g, mm);
   int64_t panel = registerTile(rows <= 2 ? rows : 8, 1024, vectorBits).second;
+  if (!constantGlobal(bm)) {
+    // B computed at run time, copied into panels before the products
+    // (runTimePanels) where its rows are reused enough to pay for the copy
+    // (A past L2, as for row blocks): read as it lies, a tile's k step
+    // reads a line of another page (1024 x 1024 x 1024, B an input: 47%
+    // of peak).
+    return !mm.transB && bType.hasStaticShape() && unitInnerStride(bType) &&
+                   r[mm.n] % panel == 0 && r[mm.n] >= 4 * panel && rows >= 64 &&
+                   rows * r[mm.k] * 4 > kRowBlockABytes
+               ? panel
+               : 0;
+  }
   if (r[mm.n] < 4 * panel)
     return 0;
   // A GEMV with a padded last panel and a short k reads B as it lies
@@ -503,8 +514,8 @@ static int64_t packedPanelOf(linalg::GenericOp g, const MatmulMatch &mm,
 int64_t packedPanel(linalg::GenericOp g, const MatmulMatch &mm,
                     int64_t vectorBits) {
   int64_t panel = packedPanelOf(g, mm, vectorBits);
-  if (!panel)
-    return 0;
+  if (!panel || !constantGlobal(g.getDpsInputs()[1]))
+    return panel;
   // Only when every op reading the weights reads the panels: the panels
   // would otherwise be a second copy of them in the library (a run-time
   // row count's last rows, one at a time, keep the GEMV on B as it lies).
@@ -634,6 +645,31 @@ bool besideMultiplyAdds(Operation *op) {
   });
 }
 
+/// `bm` ([K, N], N a multiple of `panel`) copied into panels of `panel`
+/// columns, [N / panel][K][panel], a panel per task.
+static Value runTimePanels(OpBuilder &b, Location loc, Value bm,
+                           int64_t panel) {
+  auto type = cast<MemRefType>(bm.getType());
+  int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+  Value packed = b.create<memref::AllocOp>(
+      loc, MemRefType::get({n / panel, k, panel}, type.getElementType()));
+  Operation *loop = forEachBatch(
+      b, loc, {n / panel}, [&](OpBuilder &nb, ArrayRef<OpFoldResult> p) {
+        Value col = nb.create<arith::MulIOp>(
+            loc, getValueOrCreateConstantIndexOp(nb, loc, p[0]),
+            nb.create<arith::ConstantIndexOp>(loc, panel));
+        Value from = nb.create<memref::SubViewOp>(
+            loc, bm, ArrayRef<OpFoldResult>{nb.getIndexAttr(0), col},
+            ArrayRef<OpFoldResult>{nb.getIndexAttr(k), nb.getIndexAttr(panel)},
+            ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1)});
+        nb.create<memref::CopyOp>(
+            loc, from,
+            subMatrix(nb, loc, packed, {p[0], std::nullopt, std::nullopt}));
+      });
+  markParallel(loop, kParallelMoveElements, k * panel);
+  return packed;
+}
+
 /// Returns the buffer the matmuls accumulate into.
 Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
                     int64_t vectorBits, int64_t &nextId) {
@@ -660,7 +696,9 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
   // go into the tiles: the split must follow it.)
   if (int64_t panel = packedPanel(g, mm, vectorBits)) {
     // One matmul per panel of B (and C's columns); threads take panels.
-    Value packed = packedPanels(b, loc, bm, mm.transB, panel);
+    Value packed = constantGlobal(bm)
+                       ? packedPanels(b, loc, bm, mm.transB, panel)
+                       : runTimePanels(b, loc, bm, panel);
     Value a2 = a, c2 = c;
     if (foldsBatch(g, mm))
       std::tie(a2, c2) = foldBatch();
@@ -722,7 +760,8 @@ Value rewriteMatmul(linalg::GenericOp g, const MatmulMatch &mm,
     } else {
       // Threads take panels. (A GEMV's cost is reading its weights: split
       // by their size.)
-      constantGlobal(packed)->setAttr(kPanelsStreamed, b.getUnitAttr());
+      if (memref::GlobalOp global = constantGlobal(packed))
+        global->setAttr(kPanelsStreamed, b.getUnitAttr());
       Operation *loop = panels(b, b.getIndexAttr(0), m);
       bool gemv = m <= 2;
       int64_t threshold = gemv ? kParallelWeights : kParallelMultiplyAdds;

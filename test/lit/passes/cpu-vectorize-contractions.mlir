@@ -2612,6 +2612,37 @@ func.func @large_panels_by_rows(%a: memref<256x1024xf32>, %c: memref<256x128xf32
 
 // -----
 
+// B computed at run time and an A past L2 (1 MiB): B is copied into
+// panels first (a panel per task), then the products run in row blocks
+// as for constant weights.
+// CHECK-LABEL: func.func @run_time_panels
+// CHECK: %[[P:.*]] = memref.alloc() {{.*}}: memref<4x1024x32xf32>
+// CHECK: scf.for %[[I:.*]] = %c0 to %c4 step %c1 {
+// CHECK: %[[COL:.*]] = arith.muli %[[I]], %c32
+// CHECK: %[[FROM:.*]] = memref.subview %arg1[0, %[[COL]]] [1024, 32] [1, 1]
+// CHECK: %[[TO:.*]] = memref.subview %[[P]][%[[I]], 0, 0] [1, 1024, 32]
+// CHECK: memref.copy %[[FROM]], %[[TO]]
+// CHECK: } {kiln.parallel = 1 : i64}
+// CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1 {
+// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// CHECK: vector.transfer_read %[[P]]
+// CHECK: } {kiln.parallel = 1 : i64}
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @run_time_panels(%a: memref<256x1024xf32>, %b: memref<1024x128xf32>, %c: memref<256x128xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<256x1024xf32>, memref<1024x128xf32>) outs(%c : memref<256x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // A k past kRowBlockK (here 2048): the row blocks' matmuls take k in
 // blocks of 1024, 128 KiB of a 32-wide panel.
 // CHECK-LABEL: func.func @large_panels_k_blocks
