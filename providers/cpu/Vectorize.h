@@ -136,9 +136,12 @@ mlir::Value collapsedOutput(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value out,
                             llvm::ArrayRef<mlir::ReassociationIndices> groups);
 /// The register tile (rows, columns) of an M x N matmul's schedule for
-/// vector registers of `vectorBits`, B read as packed panels or as it lies.
-std::pair<int64_t, int64_t>
-registerTile(int64_t M, int64_t N, int64_t vectorBits, bool panelB = false);
+/// vector registers of `vectorBits`, B read as packed panels or as it lies,
+/// in a row block (kPanelRows) or not.
+std::pair<int64_t, int64_t> registerTile(int64_t M, int64_t N,
+                                         int64_t vectorBits,
+                                         bool panelB = false,
+                                         bool rowBlock = false);
 /// Whether an M x N x K matmul's k loop is split into cache tiles (a
 /// `rowBlock`, kPanelRows).
 bool kCacheTiled(int64_t M, int64_t N, int64_t K, bool rowBlock = false);

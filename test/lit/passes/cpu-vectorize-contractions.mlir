@@ -2580,16 +2580,19 @@ func.func @panels_by_rows(%a: memref<75x128xf32>, %c: memref<75x256xf32>) {
 // Weights past that (here 512 KiB) and an A past kRowBlockABytes (1 MiB):
 // threads still take blocks of rows, now as many as stay in L2 while every
 // panel passes them (two blocks of 128 rows, 512 KiB each), with no cache
-// tiles inside (k is 1024: no k blocks) and no prefetches (the panels come
-// from L2 or, the first time, from the last-level cache).
+// tiles inside (k is 1024: no k blocks), register tiles of 14 rows (the 2
+// rows left a tile of their own) and no prefetches (the panels come from
+// L2 or, the first time, from the last-level cache).
 // CHECK-LABEL: func.func @large_panels_by_rows
 // CHECK: memref.get_global @wc_panels32 : memref<4x1024x32xf32>
 // CHECK: scf.for %[[R:.*]] = %c0 to %c2 step %c1 {
 // CHECK: %[[ROW:.*]] = arith.muli %[[R]], %c128
 // CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1 {
-// CHECK: scf.for %{{.*}} = %c0 to %c128 step %c8 {
+// CHECK: scf.for %{{.*}} = %c0 to %c126 step %c14 {
 // CHECK-NOT: memref.prefetch
-// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c1 {{.*}} -> (vector<14x32xf32>)
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c1 {{.*}} -> (vector<2x32xf32>)
 // CHECK-NOT: memref.prefetch
 // CHECK: } {kiln.parallel = 1 : i64}
 // CHECK-NOT: memref.prefetch
@@ -2650,7 +2653,7 @@ func.func @run_time_panels(%a: memref<256x1024xf32>, %b: memref<1024x128xf32>, %
 // CHECK: arith.muli %[[R]], %c64
 // CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1 {
 // CHECK: scf.for %{{.*}} = %c0 to %c2048 step %c1024 {
-// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8 {
+// CHECK: scf.for %{{.*}} = %c0 to %c56 step %c14 {
 // CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c1
 // CHECK: } {kiln.parallel = 1 : i64}
 memref.global "private" constant @wkb : memref<2048x1024xf32> = dense<1.0>
