@@ -2577,9 +2577,9 @@ func.func @panels_by_rows(%a: memref<75x128xf32>, %c: memref<75x256xf32>) {
 
 // -----
 
-// Weights past that (here 512 KiB) and an A past kRowBlockABytes (1 MiB):
-// threads still take blocks of rows, now as many as stay in L2 while every
-// panel passes them (two blocks of 128 rows, 512 KiB each), with no cache
+// Weights past that (here 512 KiB) and 128 rows or more: threads still
+// take blocks of rows, now as many as stay in L2 while every panel passes
+// them (kRowBlockABytes: two blocks of 128 rows, 512 KiB each), with no cache
 // tiles inside (k is 1024: no k blocks), register tiles of 14 rows (the 2
 // rows left a tile of their own) and no prefetches (the panels come from
 // L2 or, the first time, from the last-level cache).
@@ -2674,8 +2674,8 @@ func.func @large_panels_k_blocks(%a: memref<128x2048xf32>, %c: memref<128x1024xf
 
 // -----
 
-// Weights past 256 KiB (here 320) and an A that stays in L2 (here 12
-// rows): threads take panels (six each at least: 262144 multiply-adds),
+// Weights past 256 KiB (here 320) and too few rows for two blocks of 64
+// (here 12): threads take panels (six each at least: 262144 multiply-adds),
 // each reading half of the weights and all of A, and prefetching the next
 // panel's slice.
 // CHECK-LABEL: func.func @panels_by_columns

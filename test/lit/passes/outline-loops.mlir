@@ -123,3 +123,31 @@ func.func @mask_above(%a: memref<4x32xf32>, %b: memref<4x32xf32>) {
   } {kiln.parallel = 1 : i64}
   return
 }
+
+// -----
+
+// A vector built above a parallel loop from constants (a 14-row matmul
+// tile's start, a vector.insert per row) is rebuilt in the task function
+// as views are; the loop still becomes a task (before, it stayed a plain
+// loop in the caller: bert_tiny_fp16's FFN row blocks ran on one thread).
+// CHECK-LABEL: func.func @vector_above
+// CHECK: call @vector_above_loop0
+// CHECK: func.func private @vector_above_loop0({{.*}}) attributes {kiln.outlined, passthrough = ["noinline", ["kiln-parallel-task", "1"]]}
+// CHECK: %[[T0:.*]] = vector.insert %{{.*}}, %{{.*}} [0] : vector<32xf32> into vector<2x32xf32>
+// CHECK: %[[T1:.*]] = vector.insert %{{.*}}, %[[T0]] [1] : vector<32xf32> into vector<2x32xf32>
+// CHECK: scf.for
+// CHECK: vector.extract %[[T1]][1]
+func.func @vector_above(%b: memref<4x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %row = arith.constant dense<1.0> : vector<32xf32>
+  %u = arith.constant dense<0.0> : vector<2x32xf32>
+  %t0 = vector.insert %row, %u [0] : vector<32xf32> into vector<2x32xf32>
+  %t1 = vector.insert %row, %t0 [1] : vector<32xf32> into vector<2x32xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = vector.extract %t1[1] : vector<32xf32> from vector<2x32xf32>
+    vector.store %v, %b[%i, %c0] : memref<4x32xf32>, vector<32xf32>
+  } {kiln.parallel = 1 : i64}
+  return
+}
