@@ -252,6 +252,18 @@ int64_t splitMinMaxReduction(linalg::GenericOp g) {
       g.getNumParallelLoops() != 0 || !reducesByMinMax(g) ||
       !g.getBody()->getOps<linalg::IndexOp>().empty())
     return 0;
+  // The one min or max that takes the accumulator and is yielded: the
+  // partials are combined by it alone (the body may first compute the
+  // input's term, as -x for a max of -x, which the partials already are).
+  Block *body = g.getBody();
+  Value acc = body->getArguments().back();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  Operation *reduce = yield.getNumOperands() == 1
+                          ? yield.getOperand(0).getDefiningOp()
+                          : nullptr;
+  if (!reduce || !acc.hasOneUse() ||
+      acc.getUses().begin()->getOwner() != reduce)
+    return 0;
   Value in = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   auto inType = dyn_cast<MemRefType>(in.getType());
   auto outType = dyn_cast<MemRefType>(out.getType());
@@ -302,7 +314,17 @@ int64_t splitMinMaxReduction(linalg::GenericOp g) {
       ArrayRef<AffineMap>{AffineMap::get(1, 0, {p}, ctx),
                           AffineMap::get(1, 0, {}, ctx)},
       ArrayRef<utils::IteratorType>{utils::IteratorType::reduction});
-  combined.getRegion().takeBody(g.getRegion());
+  {
+    Type t = outType.getElementType();
+    OpBuilder cb(ctx);
+    Block *cbody =
+        cb.createBlock(&combined.getRegion(), {}, {t, t}, {loc, loc});
+    Value term = reduce->getOperand(reduce->getOperand(0) == acc ? 1 : 0);
+    IRMapping m;
+    m.map(term, cbody->getArgument(0));
+    m.map(acc, cbody->getArgument(1));
+    cb.create<linalg::YieldOp>(loc, cb.clone(*reduce, m)->getResult(0));
+  }
   for (NamedAttribute a : g->getDiscardableAttrs()) {
     chunked->setAttr(a.getName(), a.getValue());
     combined->setAttr(a.getName(), a.getValue());

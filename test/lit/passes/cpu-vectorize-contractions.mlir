@@ -1028,6 +1028,30 @@ func.func @reduction_min_all(%x: memref<1x128x256xf32>, %o: memref<f32>) {
 
 // -----
 
+// A body that computes its term first (a max of -x): the chunks run the
+// whole body, the partials are combined by the max alone (negated again,
+// the result would be wrong).
+// CHECK-LABEL: func.func @reduction_max_of_term
+// CHECK: arith.negf
+// CHECK: } {kiln.parallel}
+// CHECK-NOT: arith.negf
+// CHECK: vector.reduction <maximumf>
+// CHECK: memref.store %{{.*}}, %arg1[] : memref<f32>
+#tin = affine_map<(b, n, d) -> (b, n, d)>
+#tout = affine_map<(b, n, d) -> ()>
+func.func @reduction_max_of_term(%x: memref<1x128x256xf32>, %o: memref<f32>) {
+  linalg.generic {indexing_maps = [#tin, #tout], iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%x : memref<1x128x256xf32>) outs(%o : memref<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %n = arith.negf %a : f32
+    %m = arith.maximumf %acc, %n : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
 // A run-time size in the innermost loop (Softmax over a run-time sequence)
 // stays on the naive loops.
 // CHECK-LABEL: func.func @reduction_runtime_inner
