@@ -491,10 +491,10 @@ static int64_t packedPanelOf(linalg::GenericOp g, const MatmulMatch &mm,
   if (!constantGlobal(bm)) {
     // B computed at run time, copied into panels before the products
     // (runTimePanels) where the copy is a small part of the work (64 rows
-    // or more: 1/64 at most) and A is past kRowBlockABytes (with 256 KiB
-    // of A, 256 x 256 x 256 gained nothing): read as it lies, a tile's k
-    // step reads a line of another page (1024 x 1024 x 1024, B an input:
-    // 47% of peak, 1.58x faster in panels).
+    // or more: 1/64 at most) and A is past kRowBlockABytes (not tried on
+    // smaller ones): read as it lies, a tile's k step reads a line of
+    // another page (1024 x 1024 x 1024, B an input: 47% of peak, 1.58x
+    // faster in panels, 512^3 1.23x).
     return !mm.transB && bType.hasStaticShape() && unitInnerStride(bType) &&
                    r[mm.n] % panel == 0 && r[mm.n] >= 4 * panel && rows >= 64 &&
                    rows * r[mm.k] * 4 > kRowBlockABytes
@@ -567,10 +567,10 @@ int64_t packedPanel(linalg::GenericOp g, const MatmulMatch &mm,
 ///   (128 x 768 x 3072 1.16x / 1.22x at 1 / 2 threads, 128 x 256 x 1024
 ///   1.13x / 1.15x, 192 x 384 x 1536 1.19x / 1.23x). Only blocks of
 ///   whole 8-row tiles that divide the rows: rows left over would read
-///   all the weights once more on one thread (150 x 1536 x 384: 7-11%
-///   slower in blocks of 72). And 64 rows at least: each block reads all
-///   the weights from the last-level cache, and 32 rows did not pay for it
-///   (128 x 3072 x 768 in 4 blocks 5-7% slower).
+///   all the weights once more on one thread (whisper_enc_lite's 150 x
+///   1536 x 384 in blocks of 72: 7-11% slower in its profile). And 64 rows at
+///   least: each block reads all the weights from the last-level cache, and 32
+///   rows did not pay for it (128 x 3072 x 768 in 4 blocks 5-7% slower).
 static int64_t panelRowBlock(linalg::GenericOp g, const MatmulMatch &mm,
                              int64_t panel, int64_t vectorBits) {
   SmallVector<int64_t> r = g.getStaticLoopRanges();

@@ -49,7 +49,7 @@ constexpr int64_t kParallelEvenTrips = 8;
 constexpr int64_t kPerCoreWeightBytes = 256 * 1024;
 // Larger weights: a matmul's threads take blocks of A's rows of about this
 // size, which stay in L2 while every weight panel passes them (blocks of
-// 64 or 256 rows of a 1024 x 1024 A, 256 KiB or 1 MiB, ran 6% and 2-3%
+// 64 or 256 rows of a 1024 x 1024 A, 256 KiB or 1 MiB, ran 6% and 1-3%
 // slower on a Xeon with 2 MiB of L2), with k blocks of at most kRowBlockK.
 constexpr int64_t kRowBlockABytes = 512 * 1024;
 constexpr int64_t kRowBlockK = 1024;
@@ -181,11 +181,9 @@ mlir::Value derivedGlobal(mlir::OpBuilder &b, mlir::Location loc,
 /// width). `bm` must read a constantGlobal.
 mlir::Value packedPanels(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bm,
                          bool transB, int64_t panel);
-/// Marks the globals packedPanels makes.
-inline constexpr llvm::StringLiteral kPackedPanels = "kiln.packed_panels";
-/// Marks those a matmul reads panel by panel, each panel's tiles over all
-/// its rows (not in row blocks, kPanelRows): prefetchPanels fetches their
-/// next slices.
+/// Marks the globals of packedPanels that a matmul reads panel by panel,
+/// each panel's tiles over all its rows (not in row blocks, kPanelRows):
+/// prefetchPanels fetches their next slices.
 inline constexpr llvm::StringLiteral kPanelsStreamed = "kiln.panels_streamed";
 /// On a Resize's generic: linear resizing of the last axis ("x") and
 /// maybe the one before ("y"), each a dictionary of its integer factor and

@@ -106,8 +106,6 @@ Value packedPanels(OpBuilder &b, Location loc, Value bm, bool transB,
             ArrayRef<float>(packed));
       },
       global.getAlignmentAttr());
-  module.lookupSymbol<memref::GlobalOp>(name)->setAttr(
-      kPackedPanels, UnitAttr::get(b.getContext()));
   return get;
 }
 
