@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
@@ -336,6 +337,8 @@ bool perImageChannelMap(AffineMap map, Value v, RankedTensorType out) {
 
 /// Whether `g` sums or takes the max of an [n, c, h, w] tensor over its
 /// positions into [n, c] (a global pool), its output started from a fill.
+/// The value folded may be an elementwise function of the element alone
+/// (mobilenet_v2's last Clip, fused into its pool).
 bool isGlobalPool(linalg::GenericOp g) {
   if (!g.hasPureTensorSemantics() || g.getNumDpsInputs() != 1 ||
       g.getNumDpsInits() != 1 || g.getNumLoops() != 4 ||
@@ -353,15 +356,31 @@ bool isGlobalPool(linalg::GenericOp g) {
       iters[3] != utils::IteratorType::reduction)
     return false;
   Block &body = g.getRegion().front();
-  if (body.getOperations().size() != 2)
-    return false;
-  Operation &op = body.front();
-  if (!isa<arith::AddFOp, arith::MaximumFOp>(op))
-    return false;
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  return yield.getOperand(0) == op.getResult(0) &&
-         llvm::is_contained(op.getOperands(), body.getArgument(0)) &&
-         llvm::is_contained(op.getOperands(), body.getArgument(1));
+  Operation *fold = yield.getOperand(0).getDefiningOp();
+  if (!fold || fold->getBlock() != &body ||
+      !isa<arith::AddFOp, arith::MaximumFOp>(fold) ||
+      fold->getNextNode() != yield)
+    return false;
+  Value acc = body.getArgument(1);
+  Value term =
+      fold->getOperand(0) == acc ? fold->getOperand(1) : fold->getOperand(0);
+  if (!llvm::is_contained(fold->getOperands(), acc) || term == acc ||
+      !acc.hasOneUse())
+    return false;
+  // The ops before the fold: pure, on the element and constants alone.
+  for (Operation &op : body.without_terminator()) {
+    if (&op == fold)
+      break;
+    if (op.getNumResults() != 1 || op.getNumRegions() ||
+        !isMemoryEffectFree(&op) || isa<linalg::IndexOp>(op) ||
+        llvm::is_contained(op.getOperands(), acc))
+      return false;
+    for (Value v : op.getOperands())
+      if (isa<BlockArgument>(v) && v != body.getArgument(0))
+        return false;
+  }
+  return true;
 }
 
 /// A depthwise conv's generic (loops n, c, oh, kh, kw, ow; x read at (n,

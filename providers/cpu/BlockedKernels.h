@@ -80,8 +80,10 @@ Value packedWeights(
 /// channels: Winograd F(2x2, 3x3) tiles (VectorizeWinograd.cpp).
 bool rewriteWinogradConv(linalg::GenericOp g, int64_t &fused);
 /// Rewrites a kiln.blocked_window generic (a max or sum pool, a depthwise
-/// conv) as row tasks (VectorizeBlockedWindows.cpp).
-bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused);
+/// conv) as row tasks, blocks outer where its input is in `blocksOuter`
+/// (its output then added there) (VectorizeBlockedWindows.cpp).
+bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused,
+                          llvm::DenseSet<mlir::Value> &blocksOuter);
 /// Rewrites a kiln.blocked_global_pool generic as row partials folded in a
 /// fixed order, its tasks rows outer as its input's producer split them
 /// (`rowsOuter`) or blocks outer (VectorizeBlockedWindows.cpp).

@@ -695,7 +695,7 @@ struct CpuVectorizeBlockedPass
       done[0] += rewriteBlockedConv(g, fused, blocksOuter);
     }
     for (linalg::GenericOp g : windows)
-      done[1] += rewriteBlockedWindow(g, fused);
+      done[1] += rewriteBlockedWindow(g, fused, blocksOuter);
     for (linalg::GenericOp g : pools)
       done[4] += rewriteBlockedGlobalPool(
           g, /*rowsOuter=*/!blocksOuter.contains(g.getDpsInputs()[0]));

@@ -114,7 +114,12 @@ Value depthwiseWeights(OpBuilder &b, Location loc, Value w) {
 /// padded copy whose pad leaves the op unchanged (a max pool's -inf), the
 /// source is read as it lies and taps on the padding skipped: border rows
 /// and columns unrolled over their own taps, inner positions 4 at a time.
-bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused) {
+/// Threads take bands of rows, or of channel blocks where the producer's
+/// threads did (`blocksOuter`: a 7x7 depthwise conv after a conv split by
+/// channels read half its input from the other core, and took 1.8 times
+/// as long on two threads as on one).
+bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused,
+                          DenseSet<Value> &blocksOuter) {
   if (!g.hasPureBufferSemantics() || g.getNumDpsInputs() != 2 ||
       g.getNumLoops() != 7)
     return false;
@@ -179,8 +184,11 @@ bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused) {
   scf::ForOp tasks = taskLoop(b, loc, n * cb * oh, vectorize::kParallelElements,
                               ow * kLanes * kh * kw);
   OpBuilder tb = OpBuilder::atBlockBegin(tasks.getBody());
-  SmallVector<Value> at = taskDigits(tb, loc, tasks.getInductionVar(), n, cb,
-                                     oh, /*rowsOuter=*/true);
+  bool rowsOuter = !blocksOuter.contains(x);
+  if (!rowsOuter)
+    blocksOuter.insert(dest);
+  SmallVector<Value> at =
+      taskDigits(tb, loc, tasks.getInductionVar(), n, cb, oh, rowsOuter);
   Value start =
       init->bias
           ? tb.create<vector::LoadOp>(loc, vec, init->bias,
@@ -318,8 +326,9 @@ bool rewriteBlockedWindow(linalg::GenericOp g, int64_t &fused) {
 /// tasks of one row of an image's channel block, rows or blocks outer as
 /// the input's producer split them (each thread reads what it wrote: 7x7
 /// rows of a conv's blocks read across the other core's took twice as
-/// long), each folding its row into a partial
-/// vector of 16 channels with four accumulators; then each block's
+/// long), each folding its row (through the elementwise ops the pool
+/// applies to each element first: a fused Clip) into a partial vector of
+/// 16 channels with four accumulators; then each block's
 /// partials folded in row order into the output. The order is the same
 /// at any thread count.
 bool rewriteBlockedGlobalPool(linalg::GenericOp g, bool rowsOuter) {
@@ -329,10 +338,18 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g, bool rowsOuter) {
   Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   if (!staticBuffer(x) || !staticBuffer(out))
     return false;
-  Operation &bodyOp = g.getRegion().front().front();
-  bool isMax = isa<arith::MaximumFOp>(bodyOp);
-  if (!isMax && !isa<arith::AddFOp>(bodyOp))
+  // The fold yielded, and the elementwise ops before it that compute the
+  // value folded from the element (a fused Clip).
+  Block &body = g.getRegion().front();
+  Operation *foldOp = body.getTerminator()->getOperand(0).getDefiningOp();
+  if (!foldOp || foldOp->getBlock() != &body)
     return false;
+  bool isMax = isa<arith::MaximumFOp>(foldOp);
+  if (!isMax && !isa<arith::AddFOp>(foldOp))
+    return false;
+  Value term = foldOp->getOperand(0) == body.getArgument(1)
+                   ? foldOp->getOperand(1)
+                   : foldOp->getOperand(0);
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   int64_t n = r[0], cb = r[1], h = r[2], w = r[3];
   OpBuilder b(g);
@@ -354,8 +371,22 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g, bool rowsOuter) {
         taskDigits(tb, loc, rows.getInductionVar(), n, cb, h, rowsOuter);
     Value zero = idx(tb, loc, 0);
     auto load = [&](OpBuilder &lb, Value col) -> Value {
-      return lb.create<vector::LoadOp>(
+      Value v = lb.create<vector::LoadOp>(
           loc, vec, x, ValueRange{at[0], at[1], at[2], col, zero});
+      if (term == body.getArgument(0))
+        return v;
+      IRMapping map;
+      map.map(body.getArgument(0), v);
+      for (Operation &op : body.without_terminator()) {
+        if (&op == foldOp)
+          break;
+        if (isa<arith::ConstantOp>(op))
+          map.map(op.getResult(0), lb.clone(op)->getResult(0));
+        else
+          vectorize::widenOp(lb, loc, op, map, {kLanes});
+      }
+      return vectorize::asVectorOf(lb, loc, map.lookupOrDefault(term),
+                                   {kLanes});
     };
     int64_t accs = std::min<int64_t>(4, w), whole = w / accs * accs;
     SmallVector<Value> acc;

@@ -297,3 +297,88 @@ func.func @squeeze_excite(%arg0: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
   } -> tensor<1x32x8x8xf32>
   return %7 : tensor<1x32x8x8xf32>
 }
+
+// -----
+
+// Two 1x1 convs, then a global sum of the second's clipped output (a
+// Clip fused into its pool): the sum, clip and all, runs on the blocked
+// value (kiln.blocked_global_pool); nothing leaves the chain in NCHW. A
+// sum that also reads the element's position is no global pool: the
+// chain would leave blocks before it, and is not kept.
+// CHECK-LABEL: func.func @global_pool_of_clip
+// CHECK-COUNT-2: kiln.blocked_conv
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x4x4x16xf32>) outs(%{{.*}} : tensor<1x2x16xf32>) attrs = {kiln.blocked_global_pool}
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: arith.addf
+// CHECK-NOT: kiln.from_blocked
+// CHECK-LABEL: func.func @global_pool_of_index
+// CHECK-NOT: kiln.blocked_global_pool
+// CHECK: linalg.index 2
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 + d3, d6 + d4)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#nc = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+func.func @global_pool_of_clip(%arg0: tensor<1x32x4x4xf32>) -> tensor<1x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %six = arith.constant 6.000000e+00 : f32
+  %w1 = arith.constant dense<0.1> : tensor<32x32x1x1xf32>
+  %w2 = arith.constant dense<0.2> : tensor<32x32x1x1xf32>
+  %0 = tensor.empty() : tensor<1x32x4x4xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %2 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%arg0, %w1 : tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) outs(%1 : tensor<1x32x4x4xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x32x4x4xf32>
+  %3 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%2, %w2 : tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) outs(%1 : tensor<1x32x4x4xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x32x4x4xf32>
+  %s0 = tensor.empty() : tensor<1x32xf32>
+  %s1 = linalg.fill ins(%cst : f32) outs(%s0 : tensor<1x32xf32>) -> tensor<1x32xf32>
+  %s2 = linalg.generic {indexing_maps = [#id, #nc], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%3 : tensor<1x32x4x4xf32>) outs(%s1 : tensor<1x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %11 = arith.maximumf %in, %cst : f32
+    %12 = arith.minimumf %11, %six : f32
+    %13 = arith.addf %out, %12 : f32
+    linalg.yield %13 : f32
+  } -> tensor<1x32xf32>
+  return %s2 : tensor<1x32xf32>
+}
+
+func.func @global_pool_of_index(%arg0: tensor<1x32x4x4xf32>) -> tensor<1x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %w1 = arith.constant dense<0.1> : tensor<32x32x1x1xf32>
+  %w2 = arith.constant dense<0.2> : tensor<32x32x1x1xf32>
+  %0 = tensor.empty() : tensor<1x32x4x4xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %2 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%arg0, %w1 : tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) outs(%1 : tensor<1x32x4x4xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x32x4x4xf32>
+  %3 = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%2, %w2 : tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) outs(%1 : tensor<1x32x4x4xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %11 = arith.mulf %in, %in_5 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  } -> tensor<1x32x4x4xf32>
+  %s0 = tensor.empty() : tensor<1x32xf32>
+  %s1 = linalg.fill ins(%cst : f32) outs(%s0 : tensor<1x32xf32>) -> tensor<1x32xf32>
+  %s2 = linalg.generic {indexing_maps = [#id, #nc], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%3 : tensor<1x32x4x4xf32>) outs(%s1 : tensor<1x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 2 : index
+    %ii = arith.index_cast %i : index to i32
+    %f = arith.sitofp %ii : i32 to f32
+    %11 = arith.mulf %in, %f : f32
+    %13 = arith.addf %out, %11 : f32
+    linalg.yield %13 : f32
+  } -> tensor<1x32xf32>
+  return %s2 : tensor<1x32xf32>
+}

@@ -185,24 +185,31 @@ func.func @reorders(%x: memref<1x32x3x20xf32>, %b: memref<1x2x3x20x16xf32>, %y: 
 // A 1x1 conv of 512 -> 256 channels (512 KiB of weights, past what each
 // core keeps in L2): tasks blocks outer (a task index's row is its
 // remainder by the 4 rows), each tile prefetching the next group's
-// weights. The global pool of its output splits blocks outer too, as the
-// conv's threads wrote it.
+// weights. The 3x3 max pool of its output and the global pool of the
+// pool's split blocks outer too, as the threads before them wrote their
+// input (a task index's row its remainder by the 2 rows).
 // CHECK-LABEL: func.func @wide_conv
 // CHECK: scf.for %[[T:.*]] = %c0{{.*}} to %c32{{.*}} step %c1
 // CHECK: arith.remui %[[T]], %c4
 // CHECK: memref.prefetch
 // CHECK: vector.fma
 // CHECK: } {kiln.parallel
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x16x4x16xf32>
-// CHECK: scf.for %[[G:.*]] = %c0{{.*}} to %c64{{.*}} step %c1
-// CHECK: arith.remui %[[G]], %c4
+// CHECK: scf.for %[[W:.*]] = %c0{{.*}} to %c32{{.*}} step %c1
+// CHECK: arith.remui %[[W]], %c2
+// CHECK: } {kiln.parallel
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x16x2x16xf32>
+// CHECK: scf.for %[[G:.*]] = %c0{{.*}} to %c32{{.*}} step %c1
+// CHECK: arith.remui %[[G]], %c2
 memref.global "private" constant @w2 : memref<256x512x1x1xf32> = dense<1.000000e-02> {alignment = 64 : i64}
 #x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1 * 16 + d4, d5 * 16 + d8, d6, d7)>
 #y = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
 #sum = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
 #id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
-func.func @wide_conv(%x: memref<1x32x4x4x16xf32>, %y: memref<1x16x4x4x16xf32>, %s: memref<1x16x16xf32>) {
+#px = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 + d5, d3 + d6, d4)>
+#pk = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d5, d6)>
+#py = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4)>
+func.func @wide_conv(%x: memref<1x32x4x4x16xf32>, %y: memref<1x16x4x4x16xf32>, %m: memref<1x16x2x2x16xf32>, %s: memref<1x16x16xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
   %w = memref.get_global @w2 : memref<256x512x1x1xf32>
   linalg.fill ins(%cst : f32) outs(%y : memref<1x16x4x4x16xf32>)
@@ -212,8 +219,16 @@ func.func @wide_conv(%x: memref<1x32x4x4x16xf32>, %y: memref<1x16x4x4x16xf32>, %
     %1 = arith.addf %out, %0 : f32
     linalg.yield %1 : f32
   }
+  %ninf = arith.constant 0xFF800000 : f32
+  %win = memref.alloc() : memref<3x3xf32>
+  linalg.fill ins(%ninf : f32) outs(%m : memref<1x16x2x2x16xf32>)
+  linalg.generic {indexing_maps = [#px, #pk, #py], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%y, %win : memref<1x16x4x4x16xf32>, memref<3x3xf32>) outs(%m : memref<1x16x2x2x16xf32>) attrs = {kiln.blocked_window} {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.maximumf %out, %in : f32
+    linalg.yield %0 : f32
+  }
   linalg.fill ins(%cst : f32) outs(%s : memref<1x16x16xf32>)
-  linalg.generic {indexing_maps = [#id5, #sum], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%y : memref<1x16x4x4x16xf32>) outs(%s : memref<1x16x16xf32>) attrs = {kiln.blocked_global_pool} {
+  linalg.generic {indexing_maps = [#id5, #sum], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%m : memref<1x16x2x2x16xf32>) outs(%s : memref<1x16x16xf32>) attrs = {kiln.blocked_global_pool} {
   ^bb0(%in: f32, %out: f32):
     %0 = arith.addf %out, %in : f32
     linalg.yield %0 : f32
@@ -249,6 +264,33 @@ func.func @global_pool(%x: memref<1x2x3x5x16xf32>, %y: memref<1x2x16xf32>) {
   ^bb0(%in: f32, %out: f32):
     %0 = arith.addf %out, %in : f32
     linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// A global sum of clipped elements (mobilenet_v2's last Clip fused into
+// its pool): each row's loads clipped before they are added.
+// CHECK-LABEL: func.func @global_pool_of_clip
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c6{{.*}} step %c1
+// CHECK: vector.load %{{.*}} : memref<1x2x3x5x16xf32>, vector<16xf32>
+// CHECK: arith.maximumf %{{.*}} : vector<16xf32>
+// CHECK: arith.minimumf %{{.*}} : vector<16xf32>
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NOT: linalg.generic
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#sum = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
+func.func @global_pool_of_clip(%x: memref<1x2x3x5x16xf32>, %y: memref<1x2x16xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %six = arith.constant 6.000000e+00 : f32
+  linalg.fill ins(%cst : f32) outs(%y : memref<1x2x16xf32>)
+  linalg.generic {indexing_maps = [#id5, #sum], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%x : memref<1x2x3x5x16xf32>) outs(%y : memref<1x2x16xf32>) attrs = {kiln.blocked_global_pool} {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maximumf %in, %cst : f32
+    %1 = arith.minimumf %0, %six : f32
+    %2 = arith.addf %out, %1 : f32
+    linalg.yield %2 : f32
   }
   return
 }
