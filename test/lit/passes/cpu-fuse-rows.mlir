@@ -216,3 +216,141 @@ func.func @init_of_a_buffer_read_before(%src: memref<64x64xf32>) -> memref<64x64
   }
   return %o : memref<64x64xf32>
 }
+
+// -----
+
+// Attention's scale and mask, then the Softmax's row maxima and what
+// follows: the elementwise op before the reduction joins the chain (it
+// works row by row: the mask is the same for every row), the maxima's
+// allocation and init between them move before it. One loop over the 4
+// rows where there were two passes.
+// CHECK-LABEL: func.func @scale_mask_softmax
+// CHECK: %[[MAX:.*]] = memref.alloc() : memref<1x4xf32>
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[MAX]] : memref<1x4xf32>)
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %c4{{.*}} step
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK: arith.subf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#x = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#m = affine_map<(d0, d1, d2) -> (d0, 0, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @scale_mask_softmax(%s: memref<1x4x64xf32>, %mask: memref<1x1x64xf32>) -> memref<1x4x64xf32> {
+  %scale = arith.constant 0.125 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %x = memref.alloc() : memref<1x4x64xf32>
+  linalg.generic {indexing_maps = [#x, #m, #x], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : memref<1x4x64xf32>, memref<1x1x64xf32>) outs(%x : memref<1x4x64xf32>) {
+  ^bb0(%in: f32, %k: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    %b = arith.addf %a, %k : f32
+    linalg.yield %b : f32
+  }
+  %max = memref.alloc() : memref<1x4xf32>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<1x4xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<1x4x64xf32>) outs(%max : memref<1x4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.maximumf %acc, %in : f32
+    linalg.yield %r : f32
+  }
+  %y = memref.alloc() : memref<1x4x64xf32>
+  linalg.generic {indexing_maps = [#x, #row, #x], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %max : memref<1x4x64xf32>, memref<1x4xf32>) outs(%y : memref<1x4x64xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    linalg.yield %d : f32
+  }
+  return %y : memref<1x4x64xf32>
+}
+
+// -----
+
+// The init between the op before the reduction and the reduction
+// re-fills the buffer that op read: it cannot move before that op, which
+// stays out of the chain; the chain starts at the reduction as before.
+// CHECK-LABEL: func.func @producer_input_refilled
+// CHECK: linalg.generic {{.*}}ins(%[[T:.*]] : memref<4x16xf32>) outs(%[[X:.*]] : memref<4x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK: linalg.fill {{.*}} outs(%[[T]] : memref<4x16xf32>)
+// CHECK: scf.for
+// CHECK-NOT: arith.mulf
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#r1 = affine_map<(d0, d1) -> (d0)>
+func.func @producer_input_refilled(%s: memref<4x16xf32>) -> (memref<4x16xf32>, memref<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<4x16xf32>
+  memref.copy %s, %t : memref<4x16xf32> to memref<4x16xf32>
+  %x = memref.alloc() : memref<4x16xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<4x16xf32>) outs(%x : memref<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%t : memref<4x16xf32>)
+  %sum = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<4xf32>)
+  linalg.generic {indexing_maps = [#id, #r1], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x16xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %acc, %in : f32
+    linalg.yield %r : f32
+  }
+  %y = memref.alloc() : memref<4x16xf32>
+  linalg.generic {indexing_maps = [#id, #r1, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<4x16xf32>, memref<4xf32>) outs(%y : memref<4x16xf32>) {
+  ^bb0(%in: f32, %v: f32, %out: f32):
+    %d = arith.divf %in, %v : f32
+    linalg.yield %d : f32
+  }
+  return %y, %t : memref<4x16xf32>, memref<4x16xf32>
+}
+
+// -----
+
+// An op before the reduction on lines of 49 elements stays out of the
+// chain: on its own it is vectorized flat over the whole contiguous
+// tensor, on a row's view a remainder element per line.
+// CHECK-LABEL: func.func @producer_partial_vectors
+// CHECK: linalg.generic {{.*}}ins(%arg0 : memref<4x49xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK: scf.for
+// CHECK-NOT: arith.mulf
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#r1 = affine_map<(d0, d1) -> (d0)>
+func.func @producer_partial_vectors(%s: memref<4x49xf32>) -> memref<4x49xf32> {
+  %zero = arith.constant 0.0 : f32
+  %x = memref.alloc() : memref<4x49xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s : memref<4x49xf32>) outs(%x : memref<4x49xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  }
+  %sum = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<4xf32>)
+  linalg.generic {indexing_maps = [#id, #r1], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x49xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %acc, %in : f32
+    linalg.yield %r : f32
+  }
+  %y = memref.alloc() : memref<4x49xf32>
+  linalg.generic {indexing_maps = [#id, #r1, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<4x49xf32>, memref<4xf32>) outs(%y : memref<4x49xf32>) {
+  ^bb0(%in: f32, %v: f32, %out: f32):
+    %d = arith.divf %in, %v : f32
+    linalg.yield %d : f32
+  }
+  return %y : memref<4x49xf32>
+}
