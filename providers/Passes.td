@@ -483,9 +483,10 @@ def CpuFuseRows : Pass<"kiln-cpu-fuse-rows", "::mlir::func::FuncOp"> {
     by that loop as a plain dim or not at all, and bodies only compute.
     The all-parallel generic right before the reduction whose output the
     reduction reads (attention's scale and mask before a Softmax) joins
-    at the chain's front under the same conditions, unless an earlier
-    chain took it. Allocations and inits (copies, fills) of buffers the
-    chain has not touched yet that sit between them move before the chain. A chain of
+    at the chain's front under the same conditions, where its innermost
+    dim is whole 16-lane vectors, unless an earlier chain took it.
+    Allocations and inits (copies, fills) of buffers the chain has not
+    touched yet that sit between them move before the chain. A chain of
     two ops or more becomes one scf.for over the rows whose iteration runs
     every op on its row's views (kiln-cpu-vectorize-contractions then
     vectorizes them as before), marked kiln.parallel when the whole has

@@ -166,8 +166,9 @@ void joinProducer(Chain &c, linalg::GenericOp g,
   // innermost dim, a remainder element per line: Swin's scale on 49-wide
   // lines ran 9% slower in its row loop.)
   constexpr int64_t kLanes = 16;
-  if (!p || p.getStaticLoopRanges().back() % kLanes != 0 ||
-      chained.contains(p) || p.getNumReductionLoops() > 0 ||
+  if (!p || p.getNumLoops() == 0 || p.hasDynamicShape() ||
+      p.getStaticLoopRanges().back() % kLanes != 0 || chained.contains(p) ||
+      p.getNumReductionLoops() > 0 ||
       !llvm::any_of(g.getDpsInputs(), [&](Value v) {
         return rootOf(v) == rootOf(p.getDpsInits()[0]);
       }))
