@@ -356,31 +356,32 @@ bool isGlobalPool(linalg::GenericOp g) {
       iters[3] != utils::IteratorType::reduction)
     return false;
   Block &body = g.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  Operation *fold = yield.getOperand(0).getDefiningOp();
-  if (!fold || fold->getBlock() != &body ||
-      !isa<arith::AddFOp, arith::MaximumFOp>(fold) ||
-      fold->getNextNode() != yield)
-    return false;
-  Value acc = body.getArgument(1);
-  Value term =
-      fold->getOperand(0) == acc ? fold->getOperand(1) : fold->getOperand(0);
-  if (!llvm::is_contained(fold->getOperands(), acc) || term == acc ||
-      !acc.hasOneUse())
+  std::optional<PoolFold> pf = matchPoolFold(body);
+  if (!pf)
     return false;
   // The ops before the fold: pure, on the element and constants alone.
   for (Operation &op : body.without_terminator()) {
-    if (&op == fold)
+    if (&op == pf->fold)
       break;
     if (op.getNumResults() != 1 || op.getNumRegions() ||
-        !isMemoryEffectFree(&op) || isa<linalg::IndexOp>(op) ||
-        llvm::is_contained(op.getOperands(), acc))
+        !isMemoryEffectFree(&op) || isa<linalg::IndexOp>(op))
       return false;
     for (Value v : op.getOperands())
       if (isa<BlockArgument>(v) && v != body.getArgument(0))
         return false;
   }
   return true;
+}
+
+std::optional<PoolFold> matchPoolFold(Block &body) {
+  Value acc = body.getArguments().back();
+  Operation *fold = body.getTerminator()->getOperand(0).getDefiningOp();
+  if (!fold || fold->getBlock() != &body ||
+      !isa<arith::AddFOp, arith::MaximumFOp>(fold) ||
+      fold->getNextNode() != body.getTerminator() || !acc.hasOneUse() ||
+      !llvm::is_contained(fold->getOperands(), acc))
+    return std::nullopt;
+  return PoolFold{fold, fold->getOperand(fold->getOperand(0) == acc ? 1 : 0)};
 }
 
 /// A depthwise conv's generic (loops n, c, oh, kh, kw, ow; x read at (n,

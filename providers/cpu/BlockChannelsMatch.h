@@ -93,6 +93,13 @@ bool perChannelMap(AffineMap map, Value v, int64_t channels);
 bool perImageChannelMap(AffineMap map, Value v, RankedTensorType out);
 /// Whether `g` is a global sum or max pool [n, c, h, w] -> [n, c].
 bool isGlobalPool(linalg::GenericOp g);
+/// The add or max a pool's body yields that takes the accumulator (its
+/// last argument) once, and the value it folds in.
+struct PoolFold {
+  Operation *fold;
+  Value term;
+};
+std::optional<PoolFold> matchPoolFold(Block &body);
 
 } // namespace kiln::blocking
 

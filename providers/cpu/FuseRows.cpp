@@ -147,7 +147,35 @@ bool isRowReduction(linalg::GenericOp g) {
   return true;
 }
 
-bool hoistable(Operation *op, const Chain &c);
+/// An op between the chain's ops that can go before all of them: an
+/// allocation, or an init (copy or fill) of a buffer no op of the chain
+/// has touched yet whose source the chain does not write.
+bool hoistable(Operation *op, const Chain &c) {
+  if (auto alloc = dyn_cast<memref::AllocOp>(op))
+    return alloc->getNumOperands() == 0;
+  Value target, source;
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    target = copy.getTarget();
+    source = copy.getSource();
+  } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    if (!fill.hasPureBufferSemantics())
+      return false;
+    target = fill.getDpsInits()[0];
+  } else {
+    return false;
+  }
+  auto alloc = target.getDefiningOp<memref::AllocOp>();
+  if (!alloc || (source && c.written.contains(rootOf(source))))
+    return false;
+  // No chain op may have used it, directly or through a view (a buffer
+  // bufferization reuses in place: the init moved before the chain would
+  // clobber what an earlier op reads). Then its allocation, in this block,
+  // comes before the chain's first op or moves with it.
+  return llvm::none_of(c.ops, [&](linalg::GenericOp g) {
+    return llvm::any_of(g->getOperands(),
+                        [&](Value v) { return rootOf(v) == target; });
+  });
+}
 
 /// Starts `c` with the all-parallel generic before row reduction `g` whose
 /// output `g` reduces, where it works row by row too (a Softmax's scale
@@ -183,36 +211,6 @@ void joinProducer(Chain &c, linalg::GenericOp g,
       return;
     }
   c.hoist.append(between.rbegin(), between.rend());
-}
-
-/// An op between the chain's ops that can go before all of them: an
-/// allocation, or an init (copy or fill) of a buffer no op of the chain
-/// has touched yet whose source the chain does not write.
-bool hoistable(Operation *op, const Chain &c) {
-  if (auto alloc = dyn_cast<memref::AllocOp>(op))
-    return alloc->getNumOperands() == 0;
-  Value target, source;
-  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-    target = copy.getTarget();
-    source = copy.getSource();
-  } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-    if (!fill.hasPureBufferSemantics())
-      return false;
-    target = fill.getDpsInits()[0];
-  } else {
-    return false;
-  }
-  auto alloc = target.getDefiningOp<memref::AllocOp>();
-  if (!alloc || (source && c.written.contains(rootOf(source))))
-    return false;
-  // No chain op may have used it, directly or through a view (a buffer
-  // bufferization reuses in place: the init moved before the chain would
-  // clobber what an earlier op reads). Then its allocation, in this block,
-  // comes before the chain's first op or moves with it.
-  return llvm::none_of(c.ops, [&](linalg::GenericOp g) {
-    return llvm::any_of(g->getOperands(),
-                        [&](Value v) { return rootOf(v) == target; });
-  });
 }
 
 struct CpuFuseRowsPass : public impl::CpuFuseRowsBase<CpuFuseRowsPass> {

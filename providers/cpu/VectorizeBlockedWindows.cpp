@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FusionUtils.h"
+#include "providers/cpu/BlockChannelsMatch.h"
 #include "providers/cpu/BlockedKernels.h"
 #include "providers/cpu/Vectorize.h"
 
@@ -338,18 +339,13 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g, bool rowsOuter) {
   Value x = g.getDpsInputs()[0], out = g.getDpsInits()[0];
   if (!staticBuffer(x) || !staticBuffer(out))
     return false;
-  // The fold yielded, and the elementwise ops before it that compute the
-  // value folded from the element (a fused Clip).
+  // The fold, after the elementwise ops that compute the value folded
+  // from the element (a fused Clip).
   Block &body = g.getRegion().front();
-  Operation *foldOp = body.getTerminator()->getOperand(0).getDefiningOp();
-  if (!foldOp || foldOp->getBlock() != &body)
+  std::optional<blocking::PoolFold> pf = blocking::matchPoolFold(body);
+  if (!pf)
     return false;
-  bool isMax = isa<arith::MaximumFOp>(foldOp);
-  if (!isMax && !isa<arith::AddFOp>(foldOp))
-    return false;
-  Value term = foldOp->getOperand(0) == body.getArgument(1)
-                   ? foldOp->getOperand(1)
-                   : foldOp->getOperand(0);
+  bool isMax = isa<arith::MaximumFOp>(pf->fold);
   SmallVector<int64_t> r = g.getStaticLoopRanges();
   int64_t n = r[0], cb = r[1], h = r[2], w = r[3];
   OpBuilder b(g);
@@ -373,20 +369,17 @@ bool rewriteBlockedGlobalPool(linalg::GenericOp g, bool rowsOuter) {
     auto load = [&](OpBuilder &lb, Value col) -> Value {
       Value v = lb.create<vector::LoadOp>(
           loc, vec, x, ValueRange{at[0], at[1], at[2], col, zero});
-      if (term == body.getArgument(0))
-        return v;
+      // The body up to the fold, whose place the folded value takes.
       IRMapping map;
       map.map(body.getArgument(0), v);
-      for (Operation &op : body.without_terminator()) {
-        if (&op == foldOp)
-          break;
-        if (isa<arith::ConstantOp>(op))
-          map.map(op.getResult(0), lb.clone(op)->getResult(0));
-        else
-          vectorize::widenOp(lb, loc, op, map, {kLanes});
-      }
-      return vectorize::asVectorOf(lb, loc, map.lookupOrDefault(term),
-                                   {kLanes});
+      return vectorize::widenBody(
+          lb, loc, body, map, {kLanes},
+          [&](OpBuilder &, Operation &op, IRMapping &m) {
+            if (&op != pf->fold)
+              return false;
+            m.map(op.getResult(0), m.lookupOrDefault(pf->term));
+            return true;
+          });
     };
     int64_t accs = std::min<int64_t>(4, w), whole = w / accs * accs;
     SmallVector<Value> acc;
