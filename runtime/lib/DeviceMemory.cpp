@@ -2,6 +2,7 @@
 #include "ProfileHooks.h"
 #include "Error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -103,9 +104,11 @@ void beginDeviceRun(DeviceMemory *M, void *HostArena, uint64_t HostArenaBytes,
     return;
   Profile.Profiler = Profiler;
   Profile.User = User;
-  Profile.BaseNs = nowNs();
+  // The host time of the base event: the middle of the call that records it.
+  uint64_t Before = nowNs();
   if (D->cuEventRecord(Profile.Base, nullptr) != CUDA_SUCCESS)
     Profile.Profiler = nullptr;
+  Profile.BaseNs = Before + (nowNs() - Before) / 2;
 }
 
 void *beginTimedWork(CUstream Stream) {
@@ -158,14 +161,20 @@ void endDeviceRun() {
   if (!Profile.Profiler)
     return;
   for (TimedWork &W : Profile.Work) {
-    float FromBase = 0, Length = 0;
-    if (W.End && D->cuEventElapsedTime(&FromBase, Profile.Base, W.Start) == CUDA_SUCCESS &&
-        D->cuEventElapsedTime(&Length, W.Start, W.End) == CUDA_SUCCESS) {
-      kiln_profile_event E{W.Name, "cuda", W.OpName, W.Kind,
-                           Profile.BaseNs + static_cast<uint64_t>(FromBase * 1e6), 0, W.Bytes,
-                           nullptr};
+    // Both ends from the base: float milliseconds round the same way for
+    // every event, so work that follows on the stream never overlaps.
+    float ToStart = 0, ToEnd = 0;
+    if (W.End &&
+        D->cuEventElapsedTime(&ToStart, Profile.Base, W.Start) ==
+            CUDA_SUCCESS &&
+        D->cuEventElapsedTime(&ToEnd, Profile.Base, W.End) == CUDA_SUCCESS) {
+      uint64_t StartNs = static_cast<uint64_t>(ToStart * 1e6);
+      uint64_t EndNs = std::max(StartNs, static_cast<uint64_t>(ToEnd * 1e6));
+      kiln_profile_event E{
+          W.Name, "cuda",  W.OpName, W.Kind, Profile.BaseNs + StartNs,
+          0,      W.Bytes, nullptr};
       Profile.Profiler(&E, 0, Profile.User);
-      E.duration_ns = static_cast<uint64_t>(Length * 1e6);
+      E.duration_ns = EndNs - StartNs;
       Profile.Profiler(&E, 1, Profile.User);
     }
     D->cuEventDestroy(W.Start);

@@ -28,6 +28,8 @@ struct kiln_trace {
   std::vector<TraceEvent> Events;
   // Small, stable thread numbers read better in viewers than native ids.
   std::vector<std::thread::id> Threads;
+  // Device providers in the order their first event came.
+  std::vector<std::string> Devices;
 };
 
 namespace {
@@ -131,13 +133,26 @@ void kiln_trace_callback(const kiln_profile_event *E, int32_t IsEnd,
     return;
   try {
     std::lock_guard<std::mutex> Lock(T->Mutex);
-    std::thread::id Self = std::this_thread::get_id();
     int32_t Tid = 0;
-    while (Tid < static_cast<int32_t>(T->Threads.size()) &&
-           T->Threads[Tid] != Self)
-      ++Tid;
-    if (Tid == static_cast<int32_t>(T->Threads.size()))
-      T->Threads.push_back(Self);
+    if (E->kind == KILN_EVENT_KERNEL || E->kind == KILN_EVENT_TRANSFER) {
+      // Device work runs beside the host's nodes, not inside them: each
+      // device provider has a track of its own, tids -1, -2, ... (ONNX
+      // Runtime puts its CUDA kernels on tid -1).
+      std::string P = E->provider ? E->provider : "";
+      size_t I = 0;
+      while (I < T->Devices.size() && T->Devices[I] != P)
+        ++I;
+      if (I == T->Devices.size())
+        T->Devices.push_back(P);
+      Tid = -1 - static_cast<int32_t>(I);
+    } else {
+      std::thread::id Self = std::this_thread::get_id();
+      while (Tid < static_cast<int32_t>(T->Threads.size()) &&
+             T->Threads[Tid] != Self)
+        ++Tid;
+      if (Tid == static_cast<int32_t>(T->Threads.size()))
+        T->Threads.push_back(Self);
+    }
     T->Events.push_back({E->name ? E->name : "", E->provider ? E->provider : "",
                          E->op_name ? E->op_name : "",
                          E->kind == KILN_EVENT_NODE && E->args_json ? E->args_json : "",

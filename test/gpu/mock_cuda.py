@@ -13,8 +13,9 @@ counters and kiln-run's trace:
   - per-run copies have a page-locked host side (the host arena, or the
     pinned staging of the caller's inputs and outputs);
   - kernels and copies appear in the trace as Kernel events of provider
-    CUDAExecutionProvider (ONNX Runtime's profile schema), kernels
-    named after their ONNX nodes, copies with their bytes.
+    CUDAExecutionProvider (ONNX Runtime's profile schema) on a track of
+    their own, kernels named after their ONNX nodes, copies with their
+    bytes.
 
 Outputs are not compared (the mock runs no kernels); test/gpu/run.sh does
 that on a GPU. Exit 0 pass, 1 fail, 77 (ctest SKIP) when the model is absent.
@@ -125,6 +126,9 @@ def main():
                 if e.get("args", {}).get("provider") == "CUDAExecutionProvider"]
         expect(all(e["cat"] == "Kernel" for e in cuda),
                "device kernels and copies are Kernel events")
+        expect(cuda and all(e["tid"] == -1 for e in cuda) and
+               not any(e["tid"] < 0 for e in events4 if e not in cuda),
+               "device work has a track of its own (tid -1), apart from the host's")
         ops = {e["args"]["op_name"] for e in cuda if not e["name"].startswith(("copy_", "upload_"))}
         expect(ops and all(re.fullmatch(r"[A-Z][A-Za-z]*", o) for o in ops),
                f"kernels carry their launching node's op type ({sorted(ops)[:4]})")
