@@ -462,10 +462,16 @@ void forEachConvUnit(OpBuilder &b, Location loc, const ConvUnits &u,
   auto loop = b.create<scf::ForOp>(
       loc, idx(b, loc, 0), idx(b, loc, u.units() * u.rowBlocks), idx(b, loc, 1),
       ValueRange{}, [&](OpBuilder &tb, Location tl, Value it, ValueRange) {
-        Value t = tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, u.rowBlocks));
-        Value rowStart = tb.create<arith::MulIOp>(
-            tl, tb.create<arith::RemUIOp>(tl, it, idx(tb, tl, u.rowBlocks)),
-            idx(tb, tl, u.blockRows));
+        Value t, block;
+        if (u.rowsOuter) {
+          t = tb.create<arith::RemUIOp>(tl, it, idx(tb, tl, u.units()));
+          block = tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, u.units()));
+        } else {
+          t = tb.create<arith::DivUIOp>(tl, it, idx(tb, tl, u.rowBlocks));
+          block = tb.create<arith::RemUIOp>(tl, it, idx(tb, tl, u.rowBlocks));
+        }
+        Value rowStart =
+            tb.create<arith::MulIOp>(tl, block, idx(tb, tl, u.blockRows));
         Value rowEnd = tb.create<arith::MinUIOp>(
             tl,
             tb.create<arith::AddIOp>(tl, rowStart, idx(tb, tl, u.blockRows)),

@@ -138,6 +138,10 @@ void forEachColumnTile(
 /// are too few to share out (rowBlocks blocks of blockRows of `rows`).
 struct ConvUnits {
   int64_t tiles, tile, rest, rowBlocks, blockRows, rows;
+  // Units by blocks of rows (output channels) first, tiles within: the
+  // threads of a 2-way split then write channel halves, as a depthwise
+  // conv reading the output splits (else position halves).
+  bool rowsOuter = false;
   ConvUnits(int64_t tiles, int64_t tile, int64_t rest, int64_t rows,
             int64_t rowAlign);
   int64_t units() const { return tiles + (rest ? 1 : 0); }
@@ -173,6 +177,8 @@ Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
 /// output [n, m, oh, ow], strides and dilations.
 struct ConvSizes {
   int64_t n, c, h, w, m, kh, kw, oh, ow, sh, sw, dh, dw;
+  // Threads split the output channels outermost (ConvUnits::rowsOuter).
+  bool channelsOuter = false;
   /// The input, kernel, strides and dilations as a name suffix (tables
   /// per conv carry the shapes they were built for); with `output`, the
   /// output plane too.

@@ -537,6 +537,99 @@ func.func @amx_direct_1x1_stride2(%x: memref<1x64x8x8xi8>) -> memref<1x16x4x4xi3
 
 // -----
 
+// A 1x1 direct AMX conv (4 tiles of positions x 2 blocks of 64 output
+// channels) whose requantized output a depthwise conv reads through its
+// padded copy: threads take the blocks first (the unit index divided by
+// the 4 tiles), as the depthwise conv's threads take channels. Read by
+// anything else, tiles come first (divided by the 2 blocks). A relaid
+// quad's 196 positions are whole lines: 224 dwords.
+// AMX-LABEL: func.func @amx_direct_into_depthwise
+// AMX: memref.alloc() {alignment = 64 : i64} : memref<16x896xi8>
+// AMX: scf.for %[[IT:[a-z0-9]+]] = %c0{{.*}} to %c8{{.*}} step
+// AMX: arith.remui %[[IT]], %c4
+// AMX: arith.divui %[[IT]], %c4
+// AMX: amx.tile_load
+// AMX-LABEL: func.func @amx_direct_into_add
+// AMX: scf.for %[[IT:[a-z0-9]+]] = %c0{{.*}} to %c8{{.*}} step
+// AMX: arith.divui %[[IT]], %c2
+// AMX: arith.remui %[[IT]], %c2
+// (The elementwise add stays a generic.)
+// DW-LABEL: func.func @amx_direct_into_add
+memref.global "private" constant @cw_pw : memref<128x64x1x1xi8> = dense<1> {alignment = 64 : i64}
+memref.global "private" constant @cw_dw : memref<128x1x3x3xi8> = dense<1> {alignment = 64 : i64}
+#mIn = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 + d3, d6 + d4)>
+#mWt = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>
+#mOut = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>
+#mId = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#dX = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh + kh, ow + kw)>
+#dW = affine_map<(n, m, oh, kh, kw, ow) -> (m, 0, kh, kw)>
+#dO = affine_map<(n, m, oh, kh, kw, ow) -> (n, m, oh, ow)>
+func.func @amx_direct_into_depthwise(%x: memref<1x64x14x14xi8>, %out: memref<1x128x14x14xi32>) {
+  %c0_i32 = arith.constant 0 : i32
+  %c0_i8 = arith.constant 0 : i8
+  %w = memref.get_global @cw_pw : memref<128x64x1x1xi8>
+  %c = memref.alloc() {alignment = 64 : i64} : memref<1x128x14x14xi32>
+  linalg.fill ins(%c0_i32 : i32) outs(%c : memref<1x128x14x14xi32>)
+  linalg.generic {indexing_maps = [#mIn, #mWt, #mOut], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%x, %w : memref<1x64x14x14xi8>, memref<128x64x1x1xi8>) outs(%c : memref<1x128x14x14xi32>) {
+  ^bb0(%in: i8, %wt: i8, %o: i32):
+    %a = arith.extui %in : i8 to i32
+    %b = arith.extsi %wt : i8 to i32
+    %p = arith.muli %a, %b : i32
+    %s = arith.addi %o, %p : i32
+    linalg.yield %s : i32
+  }
+  %q = memref.alloc() {alignment = 64 : i64} : memref<1x128x14x14xi8>
+  linalg.generic {indexing_maps = [#mId, #mId], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : memref<1x128x14x14xi32>) outs(%q : memref<1x128x14x14xi8>) {
+  ^bb0(%a: i32, %o: i8):
+    %t = arith.trunci %a : i32 to i8
+    linalg.yield %t : i8
+  }
+  %dw = memref.get_global @cw_dw : memref<128x1x3x3xi8>
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<1x128x16x16xi8>
+  linalg.fill ins(%c0_i8 : i8) outs(%padded : memref<1x128x16x16xi8>)
+  %inner = memref.subview %padded[0, 0, 1, 1] [1, 128, 14, 14] [1, 1, 1, 1] : memref<1x128x16x16xi8> to memref<1x128x14x14xi8, strided<[32768, 256, 16, 1], offset: 17>>
+  memref.copy %q, %inner : memref<1x128x14x14xi8> to memref<1x128x14x14xi8, strided<[32768, 256, 16, 1], offset: 17>>
+  linalg.fill ins(%c0_i32 : i32) outs(%out : memref<1x128x14x14xi32>)
+  linalg.generic {indexing_maps = [#dX, #dW, #dO], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%padded, %dw : memref<1x128x16x16xi8>, memref<128x1x3x3xi8>) outs(%out : memref<1x128x14x14xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %p = arith.muli %aw, %bw : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+func.func @amx_direct_into_add(%x: memref<1x64x14x14xi8>, %y: memref<1x128x14x14xi8>, %out: memref<1x128x14x14xi8>) {
+  %c0_i32 = arith.constant 0 : i32
+  %w = memref.get_global @cw_pw : memref<128x64x1x1xi8>
+  %c = memref.alloc() {alignment = 64 : i64} : memref<1x128x14x14xi32>
+  linalg.fill ins(%c0_i32 : i32) outs(%c : memref<1x128x14x14xi32>)
+  linalg.generic {indexing_maps = [#mIn, #mWt, #mOut], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%x, %w : memref<1x64x14x14xi8>, memref<128x64x1x1xi8>) outs(%c : memref<1x128x14x14xi32>) {
+  ^bb0(%in: i8, %wt: i8, %o: i32):
+    %a = arith.extui %in : i8 to i32
+    %b = arith.extsi %wt : i8 to i32
+    %p = arith.muli %a, %b : i32
+    %s = arith.addi %o, %p : i32
+    linalg.yield %s : i32
+  }
+  %q = memref.alloc() {alignment = 64 : i64} : memref<1x128x14x14xi8>
+  linalg.generic {indexing_maps = [#mId, #mId], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : memref<1x128x14x14xi32>) outs(%q : memref<1x128x14x14xi8>) {
+  ^bb0(%a: i32, %o: i8):
+    %t = arith.trunci %a : i32 to i8
+    linalg.yield %t : i8
+  }
+  linalg.generic {indexing_maps = [#mId, #mId, #mId], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%q, %y : memref<1x128x14x14xi8>, memref<1x128x14x14xi8>) outs(%out : memref<1x128x14x14xi8>) {
+  ^bb0(%a: i8, %b: i8, %o: i8):
+    %t = arith.addi %a, %b : i8
+    linalg.yield %t : i8
+  }
+  return
+}
+
+// -----
+
 // A requantization's end, fptosi(min(max(roundeven(x) + z, lo), hi)), on
 // AVX-512 (the module's vector width): x clamped to [lo - z, hi - z], one
 // vcvtps2dq rounding to nearest even (_MM_FROUND_TO_NEAREST_INT |
