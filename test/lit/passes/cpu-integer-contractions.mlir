@@ -238,6 +238,7 @@ func.func @conv_rows(%x: memref<1x4x10x18xi8>, %out: memref<1x8x8x16xi32>) {
 // CHECK: arith.mulf {{.*}} : vector<16xf32>
 // CHECK: arith.fptoui {{.*}} : vector<16xf32> to vector<16xi8>
 // CHECK: vector.store {{.*}} : memref<8x256xi8, strided<[256, 1], offset: ?>>, vector<16xi8>
+// CHECK-NOT: memref.prefetch
 // CHECK-NOT: linalg.generic
 // CHECK: return
 memref.global "private" constant @cw2 : memref<8x4x3x3xi8> = dense<2>
@@ -269,6 +270,48 @@ func.func @conv_epilogue(%x: memref<1x4x18x18xi8>, %y: memref<1x8x16x16xi8>, %s:
     %m = arith.mulf %f, %sc : f32
     %r = math.roundeven %m : f32
     %q = arith.fptoui %r : f32 to i8
+    linalg.yield %q : i8
+  }
+  return
+}
+
+// -----
+
+// An epilogue that reads a tensor of C's shape (a residual %r): each
+// vector first prefetches the residual's line one tile (64 positions)
+// further on in its channel, clamped to the plane's last position.
+// CHECK-LABEL: func.func @conv_epilogue_residual
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: %[[AHEAD:.*]] = arith.minui %{{.*}}, %c255
+// CHECK: memref.prefetch %{{.*}}[%{{.*}}, %[[AHEAD]]], read, locality<3>, data : memref<8x256xi8
+// CHECK: arith.uitofp {{.*}} : vector<16xi8> to vector<16xf32>
+// CHECK: vector.store {{.*}} : memref<8x256xi8, strided<[256, 1], offset: ?>>, vector<16xi8>
+memref.global "private" constant @cw4 : memref<8x4x3x3xi8> = dense<2>
+#rX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#rW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#rO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+#rId = affine_map<(n, m, h, w) -> (n, m, h, w)>
+func.func @conv_epilogue_residual(%x: memref<1x4x18x18xi8>, %r: memref<1x8x16x16xi8>, %y: memref<1x8x16x16xi8>) {
+  %w = memref.get_global @cw4 : memref<8x4x3x3xi8>
+  %c = memref.alloc() : memref<1x8x16x16xi32>
+  %zero = arith.constant 0 : i32
+  linalg.fill ins(%zero : i32) outs(%c : memref<1x8x16x16xi32>)
+  linalg.generic {indexing_maps = [#rX, #rW, #rO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x4x18x18xi8>, memref<8x4x3x3xi8>) outs(%c : memref<1x8x16x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %p = arith.muli %aw, %bw : i32
+    %t = arith.addi %acc, %p : i32
+    linalg.yield %t : i32
+  }
+  linalg.generic {indexing_maps = [#rId, #rId, #rId], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c, %r : memref<1x8x16x16xi32>, memref<1x8x16x16xi8>) outs(%y : memref<1x8x16x16xi8>) {
+  ^bb0(%a: i32, %res: i8, %o: i8):
+    %f = arith.sitofp %a : i32 to f32
+    %g = arith.uitofp %res : i8 to f32
+    %s = arith.addf %f, %g : f32
+    %q = arith.fptoui %s : f32 to i8
     linalg.yield %q : i8
   }
   return
