@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 using kiln::rt::fail;
@@ -28,8 +29,9 @@ struct kiln_trace {
   std::vector<TraceEvent> Events;
   // Small, stable thread numbers read better in viewers than native ids.
   std::vector<std::thread::id> Threads;
-  // Device providers in the order their first event came.
-  std::vector<std::string> Devices;
+  // Device tracks (provider, reporting thread) in the order their first
+  // event came.
+  std::vector<std::pair<std::string, std::thread::id>> Devices;
 };
 
 namespace {
@@ -134,19 +136,21 @@ void kiln_trace_callback(const kiln_profile_event *E, int32_t IsEnd,
   try {
     std::lock_guard<std::mutex> Lock(T->Mutex);
     int32_t Tid = 0;
+    std::thread::id Self = std::this_thread::get_id();
     if (E->kind == KILN_EVENT_KERNEL || E->kind == KILN_EVENT_TRANSFER) {
-      // Device work runs beside the host's nodes, not inside them: each
-      // device provider has a track of its own, tids -1, -2, ... (ONNX
-      // Runtime puts its CUDA kernels on tid -1).
-      std::string P = E->provider ? E->provider : "";
+      // Device work runs beside the host's nodes, not inside them: it has
+      // tracks of its own, tids -1, -2, ... (ONNX Runtime puts its CUDA
+      // kernels on tid -1), one per device provider and host thread that
+      // reports it (a session's stream: another session's work may overlap).
+      std::pair<std::string, std::thread::id> Key{
+          E->provider ? E->provider : "", Self};
       size_t I = 0;
-      while (I < T->Devices.size() && T->Devices[I] != P)
+      while (I < T->Devices.size() && T->Devices[I] != Key)
         ++I;
       if (I == T->Devices.size())
-        T->Devices.push_back(P);
+        T->Devices.push_back(Key);
       Tid = -1 - static_cast<int32_t>(I);
     } else {
-      std::thread::id Self = std::this_thread::get_id();
       while (Tid < static_cast<int32_t>(T->Threads.size()) &&
              T->Threads[Tid] != Self)
         ++Tid;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -182,6 +183,35 @@ TEST(Trace, EmptyTraceAndBadPath) {
   EXPECT_EQ(kiln_trace_write(nullptr, Path.c_str()),
             KILN_ERROR_INVALID_ARGUMENT);
   kiln_trace_destroy(T);
+}
+
+// Device work gets tracks of its own, one per provider and thread that
+// reports it (two sessions' streams may overlap); host events stay on the
+// host threads' tids.
+TEST(Trace, DeviceWorkOnTracksOfItsOwn) {
+  kiln_trace *T = kiln_trace_create();
+  auto report = [T](const char *Provider, int32_t Kind) {
+    kiln_profile_event E = {"k", Provider, "MatMul", Kind, 10, 5, 0, nullptr};
+    kiln_trace_callback(&E, 1, T);
+  };
+  report("accel", KILN_EVENT_KERNEL);
+  report("accel", KILN_EVENT_TRANSFER);
+  report("other", KILN_EVENT_KERNEL);
+  report("cpu", KILN_EVENT_PARTITION);
+  std::thread([&] { report("accel", KILN_EVENT_KERNEL); }).join();
+  std::string Path = tempPath("kiln_tracks_");
+  ASSERT_EQ(kiln_trace_write(T, Path.c_str()), KILN_OK) << kiln_last_error();
+  kiln_trace_destroy(T);
+  std::ifstream F(Path);
+  std::stringstream SS;
+  SS << F.rdbuf();
+  std::remove(Path.c_str());
+  minijson::Value Root;
+  ASSERT_TRUE(minijson::parse(SS.str(), Root)) << SS.str();
+  std::vector<double> Tids;
+  for (const minijson::Value &E : Root.Items)
+    Tids.push_back(E.get("tid")->Num);
+  EXPECT_EQ(Tids, (std::vector<double>{-1, -1, -2, 0, -3}));
 }
 
 } // namespace

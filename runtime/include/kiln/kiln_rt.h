@@ -282,8 +282,8 @@ void kiln_trace_callback(const kiln_profile_event *event, int32_t is_end,
                          void *trace);
 /* Writes the collected events as Chrome trace JSON (chrome://tracing,
  * Perfetto), in the shape ONNX Runtime's profiler uses: host events on
- * tids 0, 1, ... (one per thread), device kernels and copies on tid -1,
- * -2, ... (one per device provider). */
+ * tids 0, 1, ... (one per thread), device kernels and copies on tids -1,
+ * -2, ... (one per device provider and thread that ran the session). */
 kiln_status kiln_trace_write(const kiln_trace *trace, const char *path);
 
 #ifdef __cplusplus
