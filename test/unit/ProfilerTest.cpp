@@ -48,6 +48,19 @@ std::string tempPath(const char *Stem) {
   return ::testing::TempDir() + Stem + std::to_string(getpid()) + ".json";
 }
 
+/// The JSON kiln_trace_write writes for `T` (through a temporary file).
+minijson::Value writtenTrace(const kiln_trace *T, const char *Stem) {
+  std::string Path = tempPath(Stem);
+  EXPECT_EQ(kiln_trace_write(T, Path.c_str()), KILN_OK) << kiln_last_error();
+  std::ifstream F(Path);
+  std::stringstream SS;
+  SS << F.rdbuf();
+  std::remove(Path.c_str());
+  minijson::Value Root;
+  EXPECT_TRUE(minijson::parse(SS.str(), Root)) << SS.str();
+  return Root;
+}
+
 TEST(Profiler, EventsInOrder) {
   kiln_session *S = nullptr;
   ASSERT_EQ(kiln_session_create(fake::twoPartitionModel(), &S), KILN_OK);
@@ -109,19 +122,11 @@ TEST(Trace, WritesChromeTraceJson) {
   kiln_profile_event Node = {"/fc1/Gemm", "cpu", "Gemm", KILN_EVENT_NODE, 9, 3000, 0,
                              "\"output_size\":\"2048\",\"fused_nodes\":[\"/fc1/Gemm\"]"};
   kiln_trace_callback(&Node, 1, T);
-  std::string Path = tempPath("kiln_trace_");
-  ASSERT_EQ(kiln_trace_write(T, Path.c_str()), KILN_OK) << kiln_last_error();
+  minijson::Value Root = writtenTrace(T, "kiln_trace_");
   kiln_session_destroy(S);
   kiln_trace_destroy(T);
-
-  std::ifstream F(Path);
-  std::stringstream SS;
-  SS << F.rdbuf();
-  std::remove(Path.c_str());
-  minijson::Value Root;
-  ASSERT_TRUE(minijson::parse(SS.str(), Root)) << SS.str();
   ASSERT_EQ(Root.K, minijson::Value::Array);
-  ASSERT_EQ(Root.Items.size(), 8u) << SS.str();
+  ASSERT_EQ(Root.Items.size(), 8u);
 
   std::vector<std::string> Names;
   for (const minijson::Value &E : Root.Items) {
@@ -165,14 +170,7 @@ TEST(Trace, WritesChromeTraceJson) {
 
 TEST(Trace, EmptyTraceAndBadPath) {
   kiln_trace *T = kiln_trace_create();
-  std::string Path = tempPath("kiln_empty_");
-  ASSERT_EQ(kiln_trace_write(T, Path.c_str()), KILN_OK);
-  std::ifstream F(Path);
-  std::stringstream SS;
-  SS << F.rdbuf();
-  std::remove(Path.c_str());
-  minijson::Value Root;
-  ASSERT_TRUE(minijson::parse(SS.str(), Root));
+  minijson::Value Root = writtenTrace(T, "kiln_empty_");
   EXPECT_EQ(Root.K, minijson::Value::Array);
   EXPECT_TRUE(Root.Items.empty());
 
@@ -180,7 +178,7 @@ TEST(Trace, EmptyTraceAndBadPath) {
             KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(kiln_last_error()).find("/nonexistent-dir/x.json"),
             std::string::npos);
-  EXPECT_EQ(kiln_trace_write(nullptr, Path.c_str()),
+  EXPECT_EQ(kiln_trace_write(nullptr, tempPath("kiln_empty_").c_str()),
             KILN_ERROR_INVALID_ARGUMENT);
   kiln_trace_destroy(T);
 }
@@ -199,15 +197,8 @@ TEST(Trace, DeviceWorkOnTracksOfItsOwn) {
   report("other", KILN_EVENT_KERNEL);
   report("cpu", KILN_EVENT_PARTITION);
   std::thread([&] { report("accel", KILN_EVENT_KERNEL); }).join();
-  std::string Path = tempPath("kiln_tracks_");
-  ASSERT_EQ(kiln_trace_write(T, Path.c_str()), KILN_OK) << kiln_last_error();
+  minijson::Value Root = writtenTrace(T, "kiln_tracks_");
   kiln_trace_destroy(T);
-  std::ifstream F(Path);
-  std::stringstream SS;
-  SS << F.rdbuf();
-  std::remove(Path.c_str());
-  minijson::Value Root;
-  ASSERT_TRUE(minijson::parse(SS.str(), Root)) << SS.str();
   std::vector<double> Tids;
   for (const minijson::Value &E : Root.Items)
     Tids.push_back(E.get("tid")->Num);
