@@ -3,6 +3,7 @@
 // and scripts work on both.
 #include "Error.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <mutex>
@@ -76,6 +77,14 @@ void appendMicros(std::string &Out, uint64_t Ns) {
   Out += Buf;
 }
 
+/// The index of `Key` in `Keys`, appended if absent.
+template <typename K> int32_t indexOf(std::vector<K> &Keys, const K &Key) {
+  auto It = std::find(Keys.begin(), Keys.end(), Key);
+  if (It == Keys.end())
+    It = Keys.insert(Keys.end(), Key);
+  return static_cast<int32_t>(It - Keys.begin());
+}
+
 /// ONNX Runtime's name of a provider: "cpu" -> "CPUExecutionProvider".
 std::string ortProvider(const std::string &P) {
   std::string Out;
@@ -135,28 +144,16 @@ void kiln_trace_callback(const kiln_profile_event *E, int32_t IsEnd,
     return;
   try {
     std::lock_guard<std::mutex> Lock(T->Mutex);
-    int32_t Tid = 0;
     std::thread::id Self = std::this_thread::get_id();
-    if (E->kind == KILN_EVENT_KERNEL || E->kind == KILN_EVENT_TRANSFER) {
+    int32_t Tid;
+    if (E->kind == KILN_EVENT_KERNEL || E->kind == KILN_EVENT_TRANSFER)
       // Device work runs beside the host's nodes, not inside them: it has
       // tracks of its own, tids -1, -2, ... (ONNX Runtime puts its CUDA
       // kernels on tid -1), one per device provider and host thread that
       // reports it (a session's stream: another session's work may overlap).
-      std::pair<std::string, std::thread::id> Key{
-          E->provider ? E->provider : "", Self};
-      size_t I = 0;
-      while (I < T->Devices.size() && T->Devices[I] != Key)
-        ++I;
-      if (I == T->Devices.size())
-        T->Devices.push_back(Key);
-      Tid = -1 - static_cast<int32_t>(I);
-    } else {
-      while (Tid < static_cast<int32_t>(T->Threads.size()) &&
-             T->Threads[Tid] != Self)
-        ++Tid;
-      if (Tid == static_cast<int32_t>(T->Threads.size()))
-        T->Threads.push_back(Self);
-    }
+      Tid = -1 - indexOf(T->Devices, {E->provider ? E->provider : "", Self});
+    else
+      Tid = indexOf(T->Threads, Self);
     T->Events.push_back({E->name ? E->name : "", E->provider ? E->provider : "",
                          E->op_name ? E->op_name : "",
                          E->kind == KILN_EVENT_NODE && E->args_json ? E->args_json : "",
