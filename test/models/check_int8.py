@@ -355,6 +355,22 @@ CASES = {
     "conv_u8_amx_direct_5x5": (
         lambda p: conv_integer(p, (1, 192, 7, 7), (64, 192, 5, 5), U8, za=2,
                                pads=(2, 2, 2, 2)), 0),
+    # Few input channels (one quad): the input relaid as 16 shifted planes.
+    # A 7 x 7 stem of stride 2 (4 phases x 4 column shifts, 4 chunks of
+    # phase rows) over odd planes with two images; a 6 x 6 one; stride
+    # (1, 2) on 2 channels (2 phases x 4 shifts x 2 row shifts, 3 chunks);
+    # 4 channels 4 x 4 without pads (4 shifts x 4 row shifts, one chunk).
+    "conv_u8_amx_direct_shifted_7x7": (
+        lambda p: conv_integer(p, (2, 3, 37, 45), (32, 3, 7, 7), U8, za=5, pads=(3, 3, 3, 3),
+                               strides=(2, 2)), 0),
+    "conv_u8_amx_direct_shifted_6x6": (
+        lambda p: conv_integer(p, (1, 3, 30, 34), (16, 3, 6, 6), U8, za=7, pads=(2, 2, 2, 2),
+                               strides=(2, 2)), 0),
+    "conv_u8_amx_direct_shifted_stride_1x2": (
+        lambda p: conv_integer(p, (1, 2, 20, 31), (16, 2, 5, 7), U8, za=250,
+                               pads=(2, 3, 2, 3), strides=(1, 2)), 0),
+    "conv_u8_amx_direct_shifted_4x4": (
+        lambda p: conv_integer(p, (1, 4, 16, 16), (16, 4, 4, 4), U8, pads=(0, 0, 0, 0)), 0),
     # 14 x 14: the last 4 positions as dot products (13 channels: one a group).
     "conv_u8_14x14_tail": (
         lambda p: conv_integer(p, (2, 16, 14, 14), (13, 16, 3, 3), U8, za=11), 0),

@@ -719,3 +719,50 @@ module attributes {kiln.vector_bits = 512 : i64} {
     return
   }
 }
+
+// -----
+
+// A conv of 3 input channels (a network's first: 7x7, stride 2) fills no
+// k chunk with one tap's channels: the input is relaid as 16 shifted
+// planes (one quad, 4 phases, 4 column shifts), a B tile's rows 16 taps of
+// 16 positions; the 7 kernel rows' phase rows in 4 chunks of 64 bytes
+// (weights [16][256], taps past the kernel and the fourth channel zero).
+// Threads take planes; each plane's rows off the source (the table's
+// bounds) are the pad value.
+// AMX-LABEL: memref.global "private" constant @cw_stem_amx_shifted : memref<16x256xi8>
+// AMX-LABEL: func.func @amx_direct_shifted_planes
+// AMX-NOT: memref.copy
+// AMX: memref.alloc() {alignment = 64 : i64} : memref<16x{{[0-9]+}}xi8>
+// AMX: scf.for %[[V:.*]] = %{{.*}} to %c16 step
+// AMX: memref.load %{{.*}}[%{{.*}}] : memref<80xi32>
+// AMX: arith.cmpi uge
+// AMX: arith.cmpi ult
+// AMX: scf.if
+// AMX-COUNT-3: vector.maskedload %reinterpret_cast
+// AMX-NOT: vector.maskedload
+// AMX: } {kiln.parallel
+// AMX: amx.tile_load
+// AMX-NOT: linalg.generic
+// CHECK-LABEL: func.func @amx_direct_shifted_planes
+// CHECK: vpdpbusd
+memref.global "private" constant @cw_stem : memref<16x3x7x7xi8> = dense<1> {alignment = 64 : i64}
+func.func @amx_direct_shifted_planes(%arg0: memref<1x3x9x9xi8>) -> memref<1x16x5x5xi32> {
+  %c0_i32 = arith.constant 0 : i32
+  %c3_i8 = arith.constant 3 : i8
+  %w = memref.get_global @cw_stem : memref<16x3x7x7xi8>
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<1x3x15x15xi8>
+  linalg.fill ins(%c3_i8 : i8) outs(%padded : memref<1x3x15x15xi8>)
+  %inner = memref.subview %padded[0, 0, 3, 3] [1, 3, 9, 9] [1, 1, 1, 1] : memref<1x3x15x15xi8> to memref<1x3x9x9xi8, strided<[675, 225, 15, 1], offset: 48>>
+  memref.copy %arg0, %inner : memref<1x3x9x9xi8> to memref<1x3x9x9xi8, strided<[675, 225, 15, 1], offset: 48>>
+  %out = memref.alloc() {alignment = 64 : i64} : memref<1x16x5x5xi32>
+  linalg.fill ins(%c0_i32 : i32) outs(%out : memref<1x16x5x5xi32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 * 2 + d3, d6 * 2 + d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%padded, %w : memref<1x3x15x15xi8>, memref<16x3x7x7xi8>) outs(%out : memref<1x16x5x5xi32>) {
+  ^bb0(%in: i8, %wt: i8, %o: i32):
+    %a = arith.extui %in : i8 to i32
+    %b = arith.extsi %wt : i8 to i32
+    %p = arith.muli %a, %b : i32
+    %s = arith.addi %o, %p : i32
+    linalg.yield %s : i32
+  }
+  return %out : memref<1x16x5x5xi32>
+}
