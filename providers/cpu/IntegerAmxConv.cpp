@@ -24,7 +24,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace kiln::int8 {
@@ -136,8 +135,10 @@ void emitAmxDirectConv(
   // channels), or [m][chunk][plane][4] for shifted planes (taps past the
   // kernel and channels past c zero).
   SmallVector<int8_t> rows(s.m * k, 0);
-  // Per shifted plane: its quad, source row and column of phase position
-  // 0 (before the pads), and the phase rows [lo, hi) on the source.
+  // Per plane of column shift 0 (the others are it moved by dx
+  // positions): its quad, source row and column of phase position 0
+  // (before the pads), the phase rows [lo, hi) on the source, and its row
+  // in the relaid input.
   SmallVector<int32_t> planeInfo;
   if (sp) {
     for (int64_t v = 0; v < kAmxSteps; ++v) {
@@ -150,8 +151,9 @@ void emitAmxDirectConv(
           std::clamp<int64_t>(llvm::divideCeilSigned(-syOff, s.sh), 0, hs);
       int64_t hi = std::clamp<int64_t>(
           llvm::divideCeilSigned(srcH - syOff, s.sh), lo, hs);
-      planeInfo.append({int32_t(q), int32_t(syOff), int32_t(sxOff), int32_t(lo),
-                        int32_t(hi)});
+      if (dx == 0)
+        planeInfo.append({int32_t(q), int32_t(syOff), int32_t(sxOff),
+                          int32_t(lo), int32_t(hi), int32_t(v)});
       for (int64_t o = 0; o < s.m; ++o)
         for (int64_t chunk = 0; chunk < sp->chunks; ++chunk)
           for (int64_t t = 0; t < 4; ++t) {
@@ -310,47 +312,34 @@ void emitAmxDirectConv(
           if (lastLanes)
             step(sb, sl, idx(sb, sl, wholeSteps), lastLanes);
         };
-        // Row ys of the plane from source rows ys * sh + syOff, on the
-        // source for ys in [lo, hi) (Values, or constants).
-        auto relayRow = [&](OpBuilder &qb, Location ql, Value ys, Value row,
-                            Value rowAt, Value quad, Value syOff, Value sxOff,
-                            OpFoldResult lo, OpFoldResult hi) {
-          auto steps = [&](OpBuilder &sb, Location sl, bool data) {
-            Value sy;
-            if (data)
-              sy = sb.create<arith::AddIOp>(
-                  sl, sb.create<arith::MulIOp>(sl, ys, idx(sb, sl, s.sh)),
-                  syOff);
-            relayRowSteps(sb, sl, row, rowAt, quad, sy, sxOff, data);
-          };
-          std::optional<int64_t> l0 = getConstantIntValue(lo),
-                                 h0 = getConstantIntValue(hi);
-          if (l0 && h0 && *l0 == 0 && *h0 == hs) {
-            steps(qb, ql, true);
-            return;
-          }
-          auto value = [&](OpFoldResult f) {
-            if (auto v = dyn_cast<Value>(f))
-              return v;
-            return idx(qb, ql, *getConstantIntValue(f));
-          };
-          Value in = qb.create<arith::AndIOp>(
-              ql,
-              qb.create<arith::CmpIOp>(ql, arith::CmpIPredicate::uge, ys,
-                                       value(lo)),
-              qb.create<arith::CmpIOp>(ql, arith::CmpIPredicate::ult, ys,
-                                       value(hi)));
-          qb.create<scf::IfOp>(
-              ql, in,
-              [&](OpBuilder &tb, Location tl) {
-                steps(tb, tl, true);
-                tb.create<scf::YieldOp>(tl);
-              },
-              [&](OpBuilder &eb, Location el) {
-                steps(eb, el, false);
-                eb.create<scf::YieldOp>(el);
-              });
-        };
+        // body(data) for row ys: data (true) when ys is in [lo, hi), the
+        // rows on the source, else the pad value (false). `always`: every
+        // row is, no branch.
+        auto onSource =
+            [&](OpBuilder &qb, Location ql, Value ys, Value lo, Value hi,
+                bool always,
+                function_ref<void(OpBuilder &, Location, bool)> body) {
+              if (always) {
+                body(qb, ql, true);
+                return;
+              }
+              Value in = qb.create<arith::AndIOp>(
+                  ql,
+                  qb.create<arith::CmpIOp>(ql, arith::CmpIPredicate::uge, ys,
+                                           lo),
+                  qb.create<arith::CmpIOp>(ql, arith::CmpIPredicate::ult, ys,
+                                           hi));
+              qb.create<scf::IfOp>(
+                  ql, in,
+                  [&](OpBuilder &tb, Location tl) {
+                    body(tb, tl, true);
+                    tb.create<scf::YieldOp>(tl);
+                  },
+                  [&](OpBuilder &eb, Location el) {
+                    body(eb, el, false);
+                    eb.create<scf::YieldOp>(el);
+                  });
+            };
         // Row ys of `quad` in every phase plane a tap reads.
         auto relayRows = [&](OpBuilder &qb, Location ql, Value ys, Value quad) {
           for (int64_t py = 0; py < s.sh; ++py)
@@ -364,9 +353,19 @@ void emitAmxDirectConv(
               Value rowAt = qb.create<arith::AddIOp>(
                   ql, idx(qb, ql, (py * s.sw + px) * plane),
                   qb.create<arith::MulIOp>(ql, ys, idx(qb, ql, ws)));
-              relayRow(qb, ql, ys, quad, rowAt, quad, idx(qb, ql, py - top),
-                       idx(qb, ql, px - left), qb.getIndexAttr(lo),
-                       qb.getIndexAttr(hi));
+              onSource(
+                  qb, ql, ys, idx(qb, ql, lo), idx(qb, ql, hi),
+                  lo == 0 && hi == hs,
+                  [&](OpBuilder &sb, Location sl, bool data) {
+                    Value sy;
+                    if (data)
+                      sy = sb.create<arith::AddIOp>(
+                          sl,
+                          sb.create<arith::MulIOp>(sl, ys, idx(sb, sl, s.sh)),
+                          idx(sb, sl, py - top));
+                    relayRowSteps(sb, sl, quad, rowAt, quad, sy,
+                                  idx(sb, sl, px - left), data);
+                  });
             }
         };
         auto loop = [&](OpBuilder &lb, Location ll, int64_t n,
@@ -383,11 +382,16 @@ void emitAmxDirectConv(
         // resnet18_qdq ran 3% slower at 2 threads.)
         scf::ForOp relay;
         if (sp) {
-          relay =
-              loop(ib, l, kAmxSteps, [&](OpBuilder &qb, Location ql, Value v) {
+          // Per plane of shift 0, its row's 16-position vectors once each:
+          // the planes shifted by dx take dwords dx .. dx + 15 of a vector
+          // and the next (valignd), a quarter of the loads and shuffles
+          // for a 7x7 stem.
+          int64_t basePlanes = kAmxSteps / sp->colShifts;
+          relay = loop(
+              ib, l, basePlanes, [&](OpBuilder &qb, Location ql, Value bp) {
                 auto info = [&](int64_t field) {
                   Value at = qb.create<arith::AddIOp>(
-                      ql, qb.create<arith::MulIOp>(ql, v, idx(qb, ql, 5)),
+                      ql, qb.create<arith::MulIOp>(ql, bp, idx(qb, ql, 6)),
                       idx(qb, ql, field));
                   return qb
                       .create<arith::IndexCastOp>(
@@ -397,11 +401,79 @@ void emitAmxDirectConv(
                       .getResult();
                 };
                 Value quad = info(0), syOff = info(1), sxOff = info(2),
-                      lo = info(3), hi = info(4);
+                      lo = info(3), hi = info(4), row0 = info(5);
+                auto i32x16 = VectorType::get({kLanes}, i32);
+                // The 16 positions from xs of every shift, from the vectors at
+                // xs and xs + 16 of shift 0.
+                auto storeShifts = [&](OpBuilder &xb, Location xl, Value rowAt,
+                                       Value xs, Value cur, Value next,
+                                       int64_t lanes) {
+                  Value at = xb.create<arith::MulIOp>(
+                      xl, xb.create<arith::AddIOp>(xl, rowAt, xs),
+                      idx(xb, xl, 4));
+                  Value c32 = xb.create<vector::BitCastOp>(xl, i32x16, cur);
+                  Value n32 = xb.create<vector::BitCastOp>(xl, i32x16, next);
+                  for (int64_t dx = 0; dx < sp->colShifts; ++dx) {
+                    SmallVector<int64_t> take;
+                    for (int64_t j = 0; j < kLanes; ++j)
+                      take.push_back(dx + j);
+                    Value v = dx ? xb.create<vector::BitCastOp>(
+                                         xl, i8x64,
+                                         xb.create<vector::ShuffleOp>(
+                                             xl, c32, n32, take))
+                                       .getResult()
+                                 : cur;
+                    Value row = xb.create<arith::AddIOp>(
+                        xl, row0, idx(xb, xl, dx * sp->rowShifts));
+                    if (lanes == kLanes) {
+                      xb.create<vector::StoreOp>(xl, v, relaid,
+                                                 ValueRange{row, at});
+                      continue;
+                    }
+                    Value mask = xb.create<vector::CreateMaskOp>(
+                        xl, VectorType::get({4 * kLanes}, xb.getI1Type()),
+                        ValueRange{idx(xb, xl, 4 * lanes)});
+                    xb.create<vector::MaskedStoreOp>(
+                        xl, relaid, ValueRange{row, at}, mask, v);
+                  }
+                };
                 loop(qb, ql, hs, [&](OpBuilder &rb, Location rl, Value ys) {
                   Value rowAt =
                       rb.create<arith::MulIOp>(rl, ys, idx(rb, rl, ws));
-                  relayRow(rb, rl, ys, v, rowAt, quad, syOff, sxOff, lo, hi);
+                  auto steps = [&](OpBuilder &sb, Location sl, bool data) {
+                    Value sy;
+                    if (data)
+                      sy = sb.create<arith::AddIOp>(
+                          sl,
+                          sb.create<arith::MulIOp>(sl, ys, idx(sb, sl, s.sh)),
+                          syOff);
+                    auto vecAt = [&](OpBuilder &xb, Location xl, Value xs) {
+                      return data ? relayStep(xb, xl, quad, sy, xs, sxOff)
+                                  : padRow;
+                    };
+                    Value cur = vecAt(sb, sl, idx(sb, sl, 0));
+                    if (wholeSteps)
+                      cur = sb.create<scf::ForOp>(
+                                  sl, idx(sb, sl, 0), idx(sb, sl, wholeSteps),
+                                  idx(sb, sl, kLanes), ValueRange{cur},
+                                  [&](OpBuilder &xb, Location xl, Value xs,
+                                      ValueRange carried) {
+                                    Value next =
+                                        vecAt(xb, xl,
+                                              xb.create<arith::AddIOp>(
+                                                  xl, xs, idx(xb, xl, kLanes)));
+                                    storeShifts(xb, xl, rowAt, xs, carried[0],
+                                                next, kLanes);
+                                    xb.create<scf::YieldOp>(xl, next);
+                                  })
+                                .getResult(0);
+                    if (lastLanes)
+                      storeShifts(
+                          sb, sl, rowAt, idx(sb, sl, wholeSteps), cur,
+                          vecAt(sb, sl, idx(sb, sl, wholeSteps + kLanes)),
+                          lastLanes);
+                  };
+                  onSource(rb, rl, ys, lo, hi, false, steps);
                 });
               });
         } else {
@@ -413,7 +485,7 @@ void emitAmxDirectConv(
               });
         }
         vectorize::markParallel(relay, vectorize::kParallelElements,
-                                sp ? 4 * plane
+                                sp ? 4 * plane * sp->colShifts
                                    : 4 * plane * llvm::count(phaseRead, true));
         // Past the planes: read only by dropped positions (and, shifted,
         // by taps past the kernel).

@@ -727,36 +727,41 @@ module attributes {kiln.vector_bits = 512 : i64} {
 // planes (one quad, 4 phases, 4 column shifts), a B tile's rows 16 taps of
 // 16 positions; the 7 kernel rows' phase rows in 4 chunks of 64 bytes
 // (weights [16][256], taps past the kernel and the fourth channel zero).
-// Threads take planes; each plane's rows off the source (the table's
-// bounds) are the pad value.
+// Threads take the 4 planes of shift 0 (a table of 6 entries each); each
+// row's vectors are made once (3 channel loads), carried to the next step,
+// and stored at shifts 0 to 3 (dwords 1 .. 16 of a vector and the next at
+// shift 1); rows off the source (the table's bounds) are the pad value.
 // AMX-LABEL: memref.global "private" constant @cw_stem_amx_shifted : memref<16x256xi8>
 // AMX-LABEL: func.func @amx_direct_shifted_planes
 // AMX-NOT: memref.copy
-// AMX: memref.alloc() {alignment = 64 : i64} : memref<16x{{[0-9]+}}xi8>
-// AMX: scf.for %[[V:.*]] = %{{.*}} to %c16 step
-// AMX: memref.load %{{.*}}[%{{.*}}] : memref<80xi32>
+// AMX: scf.for %{{.*}} = %{{.*}} to %c4 step
+// AMX: memref.load %{{.*}}[%{{.*}}] : memref<24xi32>
 // AMX: arith.cmpi uge
 // AMX: arith.cmpi ult
 // AMX: scf.if
 // AMX-COUNT-3: vector.maskedload %reinterpret_cast
+// AMX: scf.for {{.*}} iter_args
+// AMX-COUNT-3: vector.maskedload %reinterpret_cast
 // AMX-NOT: vector.maskedload
+// AMX: vector.store
+// AMX: vector.shuffle %{{.*}}, %{{.*}} [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16] : vector<16xi32>, vector<16xi32>
 // AMX: } {kiln.parallel
 // AMX: amx.tile_load
 // AMX-NOT: linalg.generic
 // CHECK-LABEL: func.func @amx_direct_shifted_planes
 // CHECK: vpdpbusd
 memref.global "private" constant @cw_stem : memref<16x3x7x7xi8> = dense<1> {alignment = 64 : i64}
-func.func @amx_direct_shifted_planes(%arg0: memref<1x3x9x9xi8>) -> memref<1x16x5x5xi32> {
+func.func @amx_direct_shifted_planes(%arg0: memref<1x3x33x33xi8>) -> memref<1x16x17x17xi32> {
   %c0_i32 = arith.constant 0 : i32
   %c3_i8 = arith.constant 3 : i8
   %w = memref.get_global @cw_stem : memref<16x3x7x7xi8>
-  %padded = memref.alloc() {alignment = 64 : i64} : memref<1x3x15x15xi8>
-  linalg.fill ins(%c3_i8 : i8) outs(%padded : memref<1x3x15x15xi8>)
-  %inner = memref.subview %padded[0, 0, 3, 3] [1, 3, 9, 9] [1, 1, 1, 1] : memref<1x3x15x15xi8> to memref<1x3x9x9xi8, strided<[675, 225, 15, 1], offset: 48>>
-  memref.copy %arg0, %inner : memref<1x3x9x9xi8> to memref<1x3x9x9xi8, strided<[675, 225, 15, 1], offset: 48>>
-  %out = memref.alloc() {alignment = 64 : i64} : memref<1x16x5x5xi32>
-  linalg.fill ins(%c0_i32 : i32) outs(%out : memref<1x16x5x5xi32>)
-  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 * 2 + d3, d6 * 2 + d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%padded, %w : memref<1x3x15x15xi8>, memref<16x3x7x7xi8>) outs(%out : memref<1x16x5x5xi32>) {
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<1x3x39x39xi8>
+  linalg.fill ins(%c3_i8 : i8) outs(%padded : memref<1x3x39x39xi8>)
+  %inner = memref.subview %padded[0, 0, 3, 3] [1, 3, 33, 33] [1, 1, 1, 1] : memref<1x3x39x39xi8> to memref<1x3x33x33xi8, strided<[4563, 1521, 39, 1], offset: 120>>
+  memref.copy %arg0, %inner : memref<1x3x33x33xi8> to memref<1x3x33x33xi8, strided<[4563, 1521, 39, 1], offset: 120>>
+  %out = memref.alloc() {alignment = 64 : i64} : memref<1x16x17x17xi32>
+  linalg.fill ins(%c0_i32 : i32) outs(%out : memref<1x16x17x17xi32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 * 2 + d3, d6 * 2 + d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%padded, %w : memref<1x3x39x39xi8>, memref<16x3x7x7xi8>) outs(%out : memref<1x16x17x17xi32>) {
   ^bb0(%in: i8, %wt: i8, %o: i32):
     %a = arith.extui %in : i8 to i32
     %b = arith.extsi %wt : i8 to i32
@@ -764,5 +769,5 @@ func.func @amx_direct_shifted_planes(%arg0: memref<1x3x9x9xi8>) -> memref<1x16x5
     %s = arith.addi %o, %p : i32
     linalg.yield %s : i32
   }
-  return %out : memref<1x16x5x5xi32>
+  return %out : memref<1x16x17x17xi32>
 }
