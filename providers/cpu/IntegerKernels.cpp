@@ -331,12 +331,28 @@ void emitAmxTile(OpBuilder &b, Location loc, const Kernel &kn, Value m,
         Value q = sb.create<arith::AddIOp>(sl, q0, idx(sb, sl, first));
         Value k4 = sb.create<arith::MulIOp>(sl, q, idx(sb, sl, 4));
         SmallVector<Value> as, bs;
-        for (int64_t i = 0; i < rowTiles; ++i)
+        for (int64_t i = 0; i < rowTiles; ++i) {
+          Value row =
+              sb.create<arith::AddIOp>(sl, m, idx(sb, sl, i * kAmxTileRows));
+          Value col = k4;
+          if (kn.bcastTiles) {
+            // Tile (row / 16, chunk q / 16): row ((row / 16) * chunks +
+            // q / 16) * 16 of the [.., 64] view.
+            Value tile = sb.create<arith::AddIOp>(
+                sl,
+                sb.create<arith::MulIOp>(
+                    sl,
+                    sb.create<arith::DivUIOp>(sl, row,
+                                              idx(sb, sl, kAmxTileRows)),
+                    idx(sb, sl, kn.bcastTiles)),
+                sb.create<arith::DivUIOp>(sl, q, idx(sb, sl, kAmxSteps)));
+            row = sb.create<arith::MulIOp>(sl, tile, idx(sb, sl, kAmxTileRows));
+            col = idx(sb, sl, 0);
+          }
           as.push_back(sb.create<amx::TileLoadOp>(
               sl, VectorType::get({kAmxTileRows, 4 * kAmxSteps}, i8), kn.bcast,
-              ValueRange{sb.create<arith::AddIOp>(
-                             sl, m, idx(sb, sl, i * kAmxTileRows)),
-                         k4}));
+              ValueRange{row, col}));
+        }
         for (int64_t j = 0; j < cols; ++j) {
           Value panel = sb.create<arith::AddIOp>(sl, vP0, idx(sb, sl, j0 + j));
           bs.push_back(

@@ -92,6 +92,10 @@ struct Kernel {
   // to 16]; set by emitColumns).
   bool avx2 = false;
   Value wide = nullptr;
+  // On AMX with A (constant weights) stored as whole tiles, each 16 rows
+  // of one k chunk 1 KB of its own: [rows / 16][bcastTiles chunks][16][64]
+  // (bcast viewed as [rows / 16 * chunks * 16][64]). 0: A is [rows][K].
+  int64_t bcastTiles = 0;
   // On AMX with B read where it lies (the direct conv's input, no packed
   // `vec`): the tile of panel `panel` at step `step` (a multiple of 16).
   std::function<Value(OpBuilder &, Location, Value panel, Value step)> amxB =

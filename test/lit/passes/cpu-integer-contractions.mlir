@@ -503,8 +503,9 @@ func.func @depthwise(%x: memref<1x2x20x12xi8>, %out: memref<1x2x20x12xi32>) {
 // A direct AMX conv of a copy padded with its zero point 3: the relayout
 // reads the source (the copy and its fill go), the pad value on rows and
 // columns off it; threads take quads of channels, each row's last store
-// masked to its own positions.
-// AMX-LABEL: memref.global "private" constant @cw_direct_amx_taps : memref<16x576xi8>
+// masked to its own positions. The weights are whole A tiles (16 rows of
+// one of the 9 k chunks, 1 KB each), loaded at column 0.
+// AMX-LABEL: memref.global "private" constant @cw_direct_amx_tiles : memref<144x64xi8>
 // AMX-LABEL: func.func @amx_direct_padded
 // AMX-NOT: memref.copy
 // AMX-NOT: linalg.fill
@@ -522,7 +523,7 @@ func.func @depthwise(%x: memref<1x2x20x12xi8>, %out: memref<1x2x20x12xi32>) {
 // AMX: } else {
 // AMX: vector.maskedstore %{{.*}}, %{{.*}}, %[[PAD]]
 // AMX: } {kiln.parallel = 256 : i64}
-// AMX: amx.tile_load
+// AMX: amx.tile_load %{{.*}}[%{{.*}}, %c0{{.*}}] : memref<144x64xi8>
 // AMX-NOT: linalg.
 // Without AMX, the VNNI kernel.
 // CHECK-LABEL: func.func @amx_direct_padded
