@@ -772,3 +772,30 @@ func.func @amx_direct_shifted_planes(%arg0: memref<1x3x33x33xi8>) -> memref<1x16
   }
   return %out : memref<1x16x17x17xi32>
 }
+// -----
+
+// A direct AMX conv whose weights (192 x 576 bytes) outweigh its relaid
+// input (16 quads x 160 dwords): threads take blocks of output channels
+// first (the unit index modulo and divided by the 2 tiles; 3 blocks of
+// 64), each reading a third of the weights, not a third of the input.
+// AMX-LABEL: func.func @amx_direct_weight_bound
+// AMX: scf.for %[[IT:[a-z0-9]+]] = %c0{{.*}} to %c6{{.*}} step
+// AMX: arith.remui %[[IT]], %c2
+// AMX: arith.divui %[[IT]], %c2
+// AMX: amx.tile_load
+memref.global "private" constant @cw_wb : memref<192x64x3x3xi8> = dense<1> {alignment = 64 : i64}
+func.func @amx_direct_weight_bound(%x: memref<1x64x12x12xi8>) -> memref<1x192x10x10xi32> {
+  %c0_i32 = arith.constant 0 : i32
+  %w = memref.get_global @cw_wb : memref<192x64x3x3xi8>
+  %out = memref.alloc() {alignment = 64 : i64} : memref<1x192x10x10xi32>
+  linalg.fill ins(%c0_i32 : i32) outs(%out : memref<1x192x10x10xi32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 + d3, d6 + d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%x, %w : memref<1x64x12x12xi8>, memref<192x64x3x3xi8>) outs(%out : memref<1x192x10x10xi32>) {
+  ^bb0(%in: i8, %wt: i8, %o: i32):
+    %a = arith.extui %in : i8 to i32
+    %b = arith.extsi %wt : i8 to i32
+    %p = arith.muli %a, %b : i32
+    %s = arith.addi %o, %p : i32
+    linalg.yield %s : i32
+  }
+  return %out : memref<1x192x10x10xi32>
+}
