@@ -344,16 +344,7 @@ void emitAmxDirectConv(
                                            lo),
                   qb.create<arith::CmpIOp>(ql, arith::CmpIPredicate::ult, ys,
                                            hi));
-              qb.create<scf::IfOp>(
-                  ql, in,
-                  [&](OpBuilder &tb, Location tl) {
-                    body(tb, tl, true);
-                    tb.create<scf::YieldOp>(tl);
-                  },
-                  [&](OpBuilder &eb, Location el) {
-                    body(eb, el, false);
-                    eb.create<scf::YieldOp>(el);
-                  });
+              emitIfElse(qb, ql, in, body);
             };
         // Row ys of `quad` in every phase plane a tap reads.
         auto relayRows = [&](OpBuilder &qb, Location ql, Value ys, Value quad) {

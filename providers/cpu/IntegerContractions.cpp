@@ -487,6 +487,20 @@ Value interleaveSteps(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
   return b.create<vector::ShuffleOp>(loc, four, four, interleave);
 }
 
+void emitIfElse(OpBuilder &b, Location loc, Value cond,
+                function_ref<void(OpBuilder &, Location, bool)> body) {
+  b.create<scf::IfOp>(
+      loc, cond,
+      [&](OpBuilder &tb, Location tl) {
+        body(tb, tl, true);
+        tb.create<scf::YieldOp>(tl);
+      },
+      [&](OpBuilder &eb, Location el) {
+        body(eb, el, false);
+        eb.create<scf::YieldOp>(el);
+      });
+}
+
 /// A constant global of i32 `values`, named `name`, and its get_global.
 Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
                ArrayRef<int32_t> values) {
@@ -1126,16 +1140,10 @@ bool rewriteConv(linalg::GenericOp g,
             return steps_(pb, pl, true);
           if (maxRuns == 0)
             return steps_(pb, pl, false);
-          pb.create<scf::IfOp>(
-              pl, flag,
-              [&](OpBuilder &sb, Location sl) {
-                steps_(sb, sl, true);
-                sb.create<scf::YieldOp>(sl);
-              },
-              [&](OpBuilder &sb, Location sl) {
-                steps_(sb, sl, false);
-                sb.create<scf::YieldOp>(sl);
-              });
+          emitIfElse(pb, pl, flag,
+                     [&](OpBuilder &sb, Location sl, bool rowRun) {
+                       steps_(sb, sl, rowRun);
+                     });
         };
         // Tiles of up to kPanels whole panels, then one with the rest.
         // With enough tiles, threads take tiles, each packing its own into

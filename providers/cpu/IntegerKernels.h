@@ -173,6 +173,10 @@ Value rowMajor(OpBuilder &b, Location loc, Value v, OpFoldResult rows,
 /// Four vectors of 16 bytes (k values t = 0..3 of 16 columns) as one step
 /// of a panel, column j's four bytes side by side: [16][4].
 Value interleaveSteps(OpBuilder &b, Location loc, ArrayRef<Value> rows);
+/// scf.if `cond`: `body(b, loc, true)` in its then region,
+/// `body(b, loc, false)` in its else region.
+void emitIfElse(OpBuilder &b, Location loc, Value cond,
+                function_ref<void(OpBuilder &, Location, bool)> body);
 /// A constant global of i32 `values`, named `name`, and its get_global.
 Value i32Table(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
                ArrayRef<int32_t> values);
