@@ -339,10 +339,45 @@ bool widenRequantize(OpBuilder &b, Operation &op, IRMapping &map) {
 
 } // namespace
 
+/// Marks the float max and min ops of an epilogue whose results are all
+/// integers `nsz`: the sign of a zero they pick cannot reach an integer
+/// through the ops allowed here (no divisor computed in the body, no
+/// comparison), and without it a max against +0 (a quantize's clamp at
+/// its zero point 0) is one vmaxps, not three (the fix-up of -0).
+static void maxMinWithoutSignedZeros(Block &body) {
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || !llvm::all_of(yield.getOperandTypes(),
+                              [](Type t) { return isa<IntegerType>(t); }))
+    return;
+  for (Operation &op : body.without_terminator()) {
+    if (!isa<arith::SIToFPOp, arith::UIToFPOp, arith::FPToSIOp, arith::FPToUIOp,
+             arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+             arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+             arith::MinNumFOp, math::RoundEvenOp, arith::ConstantOp,
+             arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::ExtSIOp,
+             arith::ExtUIOp, arith::TruncIOp, arith::MaxSIOp, arith::MinSIOp,
+             arith::MaxUIOp, arith::MinUIOp>(op))
+      return;
+    if (auto div = dyn_cast<arith::DivFOp>(op);
+        div && div.getRhs().getDefiningOp() &&
+        div.getRhs().getDefiningOp()->getBlock() == &body &&
+        !isa<arith::ConstantOp>(div.getRhs().getDefiningOp()))
+      return;
+  }
+  for (Operation &op : body.without_terminator())
+    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(op);
+        fm && isa<arith::MaximumFOp, arith::MinimumFOp>(op))
+      op.setAttr(fm.getFastMathAttrName(),
+                 arith::FastMathFlagsAttr::get(
+                     op.getContext(), fm.getFastMathFlagsAttr().getValue() |
+                                          arith::FastMathFlags::nsz));
+}
+
 Value convEpilogueValue(OpBuilder &b, const ConvEpilogue &ep, Value acc,
                         Value image, Value channel,
                         function_ref<Value(unsigned, Type)> full) {
   linalg::GenericOp e = ep.op;
+  maxMinWithoutSignedZeros(e.getRegion().front());
   Location loc = e.getLoc();
   auto vt = dyn_cast<VectorType>(acc.getType());
   Block &body = e.getRegion().front();

@@ -799,3 +799,75 @@ func.func @amx_direct_weight_bound(%x: memref<1x64x12x12xi8>) -> memref<1x192x10
   }
   return %out : memref<1x192x10x10xi32>
 }
+// -----
+
+// An epilogue whose results are integers: its float max and min take nsz
+// (the sign of a zero they pick cannot reach the integer; a max against
+// +0 is then one vmaxps). One that yields floats keeps them as they are.
+// CHECK-LABEL: func.func @conv_epilogue_nsz
+// CHECK: arith.maximumf {{.*}} fastmath<nsz> : vector<16xf32>
+// CHECK: arith.minimumf {{.*}} fastmath<nsz> : vector<16xf32>
+// CHECK-LABEL: func.func @conv_epilogue_float
+// CHECK-NOT: fastmath<nsz>
+// CHECK: return
+memref.global "private" constant @cw5 : memref<16x4x3x3xi8> = dense<2>
+#nX = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#nW = affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>
+#nO = affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>
+#nId = affine_map<(n, m, h, w) -> (n, m, h, w)>
+func.func @conv_epilogue_nsz(%x: memref<1x4x18x18xi8>, %y: memref<1x16x16x16xi8>) {
+  %w = memref.get_global @cw5 : memref<16x4x3x3xi8>
+  %c = memref.alloc() : memref<1x16x16x16xi32>
+  %zero = arith.constant 0 : i32
+  linalg.fill ins(%zero : i32) outs(%c : memref<1x16x16x16xi32>)
+  linalg.generic {indexing_maps = [#nX, #nW, #nO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x4x18x18xi8>, memref<16x4x3x3xi8>) outs(%c : memref<1x16x16x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %p = arith.muli %aw, %bw : i32
+    %t = arith.addi %acc, %p : i32
+    linalg.yield %t : i32
+  }
+  linalg.generic {indexing_maps = [#nId, #nId], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : memref<1x16x16x16xi32>) outs(%y : memref<1x16x16x16xi8>) {
+  ^bb0(%a: i32, %o: i8):
+    %lo = arith.constant 0.0 : f32
+    %hi = arith.constant 255.0 : f32
+    %sc = arith.constant 0.25 : f32
+    %f = arith.sitofp %a : i32 to f32
+    %m = arith.mulf %f, %sc : f32
+    %r = math.roundeven %m : f32
+    %mx = arith.maximumf %r, %lo : f32
+    %mn = arith.minimumf %mx, %hi : f32
+    %q = arith.fptoui %mn : f32 to i8
+    linalg.yield %q : i8
+  }
+  return
+}
+func.func @conv_epilogue_float(%x: memref<1x4x18x18xi8>, %y: memref<1x16x16x16xf32>) {
+  %w = memref.get_global @cw5 : memref<16x4x3x3xi8>
+  %c = memref.alloc() : memref<1x16x16x16xi32>
+  %zero = arith.constant 0 : i32
+  linalg.fill ins(%zero : i32) outs(%c : memref<1x16x16x16xi32>)
+  linalg.generic {indexing_maps = [#nX, #nW, #nO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x4x18x18xi8>, memref<16x4x3x3xi8>) outs(%c : memref<1x16x16x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %p = arith.muli %aw, %bw : i32
+    %t = arith.addi %acc, %p : i32
+    linalg.yield %t : i32
+  }
+  linalg.generic {indexing_maps = [#nId, #nId], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : memref<1x16x16x16xi32>) outs(%y : memref<1x16x16x16xf32>) {
+  ^bb0(%a: i32, %o: f32):
+    %lo = arith.constant 0.0 : f32
+    %sc = arith.constant 0.25 : f32
+    %f = arith.sitofp %a : i32 to f32
+    %m = arith.mulf %f, %sc : f32
+    %mx = arith.maximumf %m, %lo : f32
+    linalg.yield %mx : f32
+  }
+  return
+}
