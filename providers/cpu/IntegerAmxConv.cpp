@@ -31,35 +31,32 @@ namespace kiln::int8 {
 namespace {
 constexpr int64_t kChunkChannels = 4 * kAmxSteps; // input channels a k chunk
 constexpr llvm::StringLiteral kVpermd = "llvm.x86.avx512.permvar.si.512";
-} // namespace
 
-namespace {
 /// A conv of few input channels (a network's first, on 3 colour planes)
 /// fills no k chunk with one tap's channels. Its input is relaid instead
-/// as 16 shifted planes: each one channel quad's phase plane moved by
+/// as 16 shifted planes: each a phase plane of its one channel quad, moved by
 /// `dx` phase columns and `dy` phase rows, so that the 16 rows of a B tile
 /// (one plane each, at a fixed stride) hold 16 different taps of each
 /// position, and a k chunk is every tap `chunk` x `rowShifts` phase rows
-/// down. Tap (i, j) of channel quad q: plane (q, phase (i % sh, j % sw),
-/// dx = j / sw, dy = (i / sh) % rowShifts), chunk (i / sh) / rowShifts.
+/// down. Tap (i, j): plane (phase (i % sh, j % sw), dx = j / sw,
+/// dy = (i / sh) % rowShifts), chunk (i / sh) / rowShifts.
 /// A 7x7 conv of stride 2 on 3 channels takes 4 chunks (147 of 256 bytes
 /// used) and no packed patches.
 /// Taken for one channel quad (c <= 4), where it was measured: the stems
 /// of resnet18_qdq (7x7) and yolo_lite_qdq (6x6) took 20-25% less time.
 /// (A 16-channel 3x3 conv ran as fast as on packed patches.)
 struct ShiftedPlanes {
-  int64_t quads, colShifts, rowShifts, chunks;
+  int64_t colShifts, rowShifts, chunks;
 };
 std::optional<ShiftedPlanes> shiftedPlanes(const ConvSizes &s) {
-  int64_t quads = 1, phases = s.sh * s.sw;
   int64_t colShifts = llvm::PowerOf2Ceil(llvm::divideCeil(s.kw, s.sw));
-  int64_t planes = quads * phases * colShifts;
+  int64_t planes = s.sh * s.sw * colShifts;
   if (s.c > 4 || s.dh != 1 || s.dw != 1 || planes > kAmxSteps ||
       kAmxSteps % planes)
     return std::nullopt;
   int64_t rowShifts = kAmxSteps / planes;
   int64_t chunks = llvm::divideCeil(llvm::divideCeil(s.kh, s.sh), rowShifts);
-  return ShiftedPlanes{quads, colShifts, rowShifts, chunks};
+  return ShiftedPlanes{colShifts, rowShifts, chunks};
 }
 } // namespace
 
@@ -81,7 +78,7 @@ void emitAmxDirectConv(
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
   std::optional<ShiftedPlanes> sp =
       s.c % kChunkChannels ? shiftedPlanes(s) : std::nullopt;
-  int64_t taps = s.kh * s.kw, quads = sp ? sp->quads : s.c / 4;
+  int64_t taps = s.kh * s.kw, quads = sp ? 1 : s.c / 4;
   int64_t k = sp ? sp->chunks * kChunkChannels : taps * s.c;
   // Phase planes: input row y, column x in plane (y % sh, x % sw) at
   // (y / sh, x / sw).
@@ -133,18 +130,27 @@ void emitAmxDirectConv(
   int64_t srcH = srcType.getDimSize(2), srcW = srcType.getDimSize(3);
   // Weights as rows of k: [m][kh][kw][c] (a k chunk is one tap's 64
   // channels), or [m][chunk][plane][4] for shifted planes (taps past the
-  // kernel and channels past c zero).
+  // kernel and channels past c zero). Stored as whole A tiles, each 16
+  // rows of a k chunk 1 KB of its own: row-major [m][k], a tile's rows lie
+  // k bytes apart, 16 streams for the prefetcher per tile (resnet18_qdq's
+  // 3x3 convs of 512 channels, weight-bound, took 30% longer). (A stem's
+  // 16 KB took 8% less time row-major.)
+  int64_t chunks = sp ? 0 : k / kChunkChannels;
+  auto at = [&](int64_t o, int64_t kk) {
+    if (!chunks)
+      return o * k + kk;
+    return (((o / kAmxTileRows) * chunks + kk / kChunkChannels) *
+                kAmxTileRows +
+            o % kAmxTileRows) *
+               kChunkChannels +
+           kk % kChunkChannels;
+  };
   SmallVector<int8_t> rows(s.m * k, 0);
-  // Per plane of column shift 0 (the others are it moved by dx
-  // positions): its quad, source row and column of phase position 0
-  // (before the pads), the phase rows [lo, hi) on the source, and its row
-  // in the relaid input.
   SmallVector<int32_t> planeInfo;
   if (sp) {
     for (int64_t v = 0; v < kAmxSteps; ++v) {
       int64_t dy = v % sp->rowShifts, dx = v / sp->rowShifts % sp->colShifts;
-      int64_t phase = v / (sp->rowShifts * sp->colShifts) % phases;
-      int64_t q = v / (sp->rowShifts * sp->colShifts * phases);
+      int64_t phase = v / (sp->rowShifts * sp->colShifts);
       int64_t py = phase / s.sw, px = phase % s.sw;
       int64_t syOff = dy * s.sh + py - top, sxOff = dx * s.sw + px - left;
       int64_t lo =
@@ -152,37 +158,24 @@ void emitAmxDirectConv(
       int64_t hi = std::clamp<int64_t>(
           llvm::divideCeilSigned(srcH - syOff, s.sh), lo, hs);
       if (dx == 0)
-        planeInfo.append({int32_t(q), int32_t(syOff), int32_t(sxOff),
-                          int32_t(lo), int32_t(hi), int32_t(v)});
+        planeInfo.append({int32_t(syOff), int32_t(sxOff), int32_t(lo),
+                          int32_t(hi), int32_t(v)});
       for (int64_t o = 0; o < s.m; ++o)
         for (int64_t chunk = 0; chunk < sp->chunks; ++chunk)
           for (int64_t t = 0; t < 4; ++t) {
             int64_t i = (chunk * sp->rowShifts + dy) * s.sh + py;
-            int64_t j = dx * s.sw + px, ci = 4 * q + t;
-            if (i < s.kh && j < s.kw && ci < s.c)
-              rows[o * k + (chunk * kAmxSteps + v) * 4 + t] =
-                  w[((o * s.c + ci) * s.kh + i) * s.kw + j];
+            int64_t j = dx * s.sw + px;
+            if (i < s.kh && j < s.kw && t < s.c)
+              rows[at(o, (chunk * kAmxSteps + v) * 4 + t)] =
+                  w[((o * s.c + t) * s.kh + i) * s.kw + j];
           }
     }
   } else {
     for (int64_t o = 0; o < s.m; ++o)
       for (int64_t ci = 0; ci < s.c; ++ci)
         for (int64_t t = 0; t < taps; ++t)
-          rows[o * k + t * s.c + ci] = w[(o * s.c + ci) * taps + t];
+          rows[at(o, t * s.c + ci)] = w[(o * s.c + ci) * taps + t];
   }
-  // As whole A tiles, each 16 rows of a k chunk 1 KB of its own: row-major
-  // [m][k], a tile's rows lie k bytes apart, 16 streams for the prefetcher
-  // per tile (resnet18_qdq's 3x3 convs of 512 channels, weight-bound, took
-  // 30% longer). (A stem's 16 KB took 8% less time row-major.)
-  int64_t chunks = sp ? 0 : k / kChunkChannels;
-  SmallVector<int8_t> tiles(rows.size());
-  for (int64_t o = 0; o < s.m && chunks; ++o)
-    for (int64_t kk = 0; kk < k; ++kk)
-      tiles[(((o / kAmxTileRows) * chunks + kk / kChunkChannels) *
-                 kAmxTileRows +
-             o % kAmxTileRows) *
-                kChunkChannels +
-            kk % kChunkChannels] = rows[o * k + kk];
   auto module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
   auto rowsType = chunks ? MemRefType::get({s.m * chunks, kChunkChannels}, i8)
                          : MemRefType::get({s.m, k}, i8);
@@ -192,7 +185,7 @@ void emitAmxDirectConv(
       [&] {
         return DenseElementsAttr::get(
             RankedTensorType::get(rowsType.getShape(), i8),
-            ArrayRef<int8_t>(chunks ? tiles : rows));
+            ArrayRef<int8_t>(rows));
       },
       b.getI64IntegerAttr(64));
   std::string shape = s.name(/*output=*/true);
@@ -297,24 +290,30 @@ void emitAmxDirectConv(
           }
           return interleaveSteps(xb, xl, channels);
         };
-        // One plane row into relaid row `row` from position `rowAt`: from
-        // source row sy (`data`) or the pad value.
-        auto relayRowSteps = [&](OpBuilder &sb, Location sl, Value row,
-                                 Value rowAt, Value quad, Value sy, Value sxOff,
+        // `lanes` positions (16 dwords, or fewer: masked) of relaid row
+        // `row` from byte `at`.
+        auto storeLanes = [&](OpBuilder &xb, Location xl, Value v, Value row,
+                              Value at, int64_t lanes) {
+          if (lanes == kLanes) {
+            xb.create<vector::StoreOp>(xl, v, relaid, ValueRange{row, at});
+            return;
+          }
+          Value mask = xb.create<vector::CreateMaskOp>(
+              xl, VectorType::get({4 * kLanes}, xb.getI1Type()),
+              ValueRange{idx(xb, xl, 4 * lanes)});
+          xb.create<vector::MaskedStoreOp>(xl, relaid, ValueRange{row, at},
+                                           mask, v);
+        };
+        // One phase row of `quad` from position `rowAt`: from source row sy
+        // (`data`) or the pad value.
+        auto relayRowSteps = [&](OpBuilder &sb, Location sl, Value quad,
+                                 Value rowAt, Value sy, Value sxOff,
                                  bool data) {
           auto step = [&](OpBuilder &xb, Location xl, Value xs, int64_t lanes) {
             Value at = xb.create<arith::MulIOp>(
                 xl, xb.create<arith::AddIOp>(xl, rowAt, xs), idx(xb, xl, 4));
             Value v = data ? relayStep(xb, xl, quad, sy, xs, sxOff) : padRow;
-            if (lanes == kLanes) {
-              xb.create<vector::StoreOp>(xl, v, relaid, ValueRange{row, at});
-              return;
-            }
-            Value mask = xb.create<vector::CreateMaskOp>(
-                xl, VectorType::get({4 * kLanes}, xb.getI1Type()),
-                ValueRange{idx(xb, xl, 4 * lanes)});
-            xb.create<vector::MaskedStoreOp>(xl, relaid, ValueRange{row, at},
-                                             mask, v);
+            storeLanes(xb, xl, v, quad, at, lanes);
           };
           if (wholeSteps)
             sb.create<scf::ForOp>(
@@ -369,7 +368,7 @@ void emitAmxDirectConv(
                           sl,
                           sb.create<arith::MulIOp>(sl, ys, idx(sb, sl, s.sh)),
                           idx(sb, sl, py - top));
-                    relayRowSteps(sb, sl, quad, rowAt, quad, sy,
+                    relayRowSteps(sb, sl, quad, rowAt, sy,
                                   idx(sb, sl, px - left), data);
                   });
             }
@@ -397,7 +396,7 @@ void emitAmxDirectConv(
               ib, l, basePlanes, [&](OpBuilder &qb, Location ql, Value bp) {
                 auto info = [&](int64_t field) {
                   Value at = qb.create<arith::AddIOp>(
-                      ql, qb.create<arith::MulIOp>(ql, bp, idx(qb, ql, 6)),
+                      ql, qb.create<arith::MulIOp>(ql, bp, idx(qb, ql, 5)),
                       idx(qb, ql, field));
                   return qb
                       .create<arith::IndexCastOp>(
@@ -406,8 +405,8 @@ void emitAmxDirectConv(
                                                     ValueRange{at}))
                       .getResult();
                 };
-                Value quad = info(0), syOff = info(1), sxOff = info(2),
-                      lo = info(3), hi = info(4), row0 = info(5);
+                Value syOff = info(0), sxOff = info(1), lo = info(2),
+                      hi = info(3), row0 = info(4), quad = idx(qb, ql, 0);
                 auto i32x16 = VectorType::get({kLanes}, i32);
                 // The 16 positions from xs of every shift, from the vectors at
                 // xs and xs + 16 of shift 0.
@@ -429,18 +428,10 @@ void emitAmxDirectConv(
                                              xl, c32, n32, take))
                                        .getResult()
                                  : cur;
-                    Value row = xb.create<arith::AddIOp>(
-                        xl, row0, idx(xb, xl, dx * sp->rowShifts));
-                    if (lanes == kLanes) {
-                      xb.create<vector::StoreOp>(xl, v, relaid,
-                                                 ValueRange{row, at});
-                      continue;
-                    }
-                    Value mask = xb.create<vector::CreateMaskOp>(
-                        xl, VectorType::get({4 * kLanes}, xb.getI1Type()),
-                        ValueRange{idx(xb, xl, 4 * lanes)});
-                    xb.create<vector::MaskedStoreOp>(
-                        xl, relaid, ValueRange{row, at}, mask, v);
+                    storeLanes(xb, xl, v,
+                               xb.create<arith::AddIOp>(
+                                   xl, row0, idx(xb, xl, dx * sp->rowShifts)),
+                               at, lanes);
                   }
                 };
                 loop(qb, ql, hs, [&](OpBuilder &rb, Location rl, Value ys) {

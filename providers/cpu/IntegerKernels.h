@@ -143,8 +143,9 @@ void forEachColumnTile(
 struct ConvUnits {
   int64_t tiles, tile, rest, rowBlocks, blockRows, rows;
   // Units by blocks of rows (output channels) first, tiles within: the
-  // threads of a 2-way split then write channel halves, as a depthwise
-  // conv reading the output splits (else position halves).
+  // threads of a 2-way split then write channel halves (as a depthwise
+  // conv reading the output splits) and read weight halves (else position
+  // halves).
   bool rowsOuter = false;
   ConvUnits(int64_t tiles, int64_t tile, int64_t rest, int64_t rows,
             int64_t rowAlign);

@@ -728,7 +728,7 @@ module attributes {kiln.vector_bits = 512 : i64} {
 // planes (one quad, 4 phases, 4 column shifts), a B tile's rows 16 taps of
 // 16 positions; the 7 kernel rows' phase rows in 4 chunks of 64 bytes
 // (weights [16][256], taps past the kernel and the fourth channel zero).
-// Threads take the 4 planes of shift 0 (a table of 6 entries each); each
+// Threads take the 4 planes of shift 0 (a table of 5 entries each); each
 // row's vectors are made once (3 channel loads), carried to the next step,
 // and stored at shifts 0 to 3 (dwords 1 .. 16 of a vector and the next at
 // shift 1); rows off the source (the table's bounds) are the pad value.
@@ -736,7 +736,7 @@ module attributes {kiln.vector_bits = 512 : i64} {
 // AMX-LABEL: func.func @amx_direct_shifted_planes
 // AMX-NOT: memref.copy
 // AMX: scf.for %{{.*}} = %{{.*}} to %c4 step
-// AMX: memref.load %{{.*}}[%{{.*}}] : memref<24xi32>
+// AMX: memref.load %{{.*}}[%{{.*}}] : memref<20xi32>
 // AMX: arith.cmpi uge
 // AMX: arith.cmpi ult
 // AMX: scf.if
