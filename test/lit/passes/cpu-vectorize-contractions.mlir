@@ -2338,20 +2338,28 @@ func.func @conv_pointwise_two_images(%x: memref<2x32x5x5xf32>, %o: memref<2x64x5
 // -----
 
 // A matmul by constant weights packed into panels, read panel by panel
-// (A transposed: no row blocks): each k step of the 8 x 32 register tile
-// prefetches into L2, a 64-byte line at a time, the panel slice the next
-// pass of its k loop reads (256 k steps x 32 floats on: the next panel),
-// clamped to the last element.
+// (A transposed: no row blocks): each k step of the 14 x 32 register tile
+// (64 rows) prefetches into L2, a 64-byte line at a time, the panel slice
+// the next pass of its k loop reads (256 k steps x 32 floats on: the next
+// panel). The distance is worked out before the k loop: 8192, less what
+// the last step would fetch past the last element (room: 32768 - 32 + 15
+// - that step's index). The prefetches come after the multiply-adds.
 // CHECK-LABEL: func.func @panel_prefetch
 // CHECK: %[[PANELS:.*]] = memref.get_global @pw_panels32 : memref<4x256x32xf32>
 // CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[PANELS]] to offset: [0], sizes: [32768], strides: [1]
-// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1
-// CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c8192 : index
-// CHECK: %[[AT:.*]] = arith.minui %[[AHEAD]], %c32767 : index
-// CHECK: memref.prefetch %[[FLAT]][%[[AT]]], read, locality<2>, data
-// CHECK: arith.addi %{{.*}}, %c8208 : index
-// CHECK: memref.prefetch %[[FLAT]]
+// CHECK: %[[ROOM:.*]] = arith.subi %c32751{{.*}}, %{{.*}} : index
+// CHECK: %[[MIN:.*]] = arith.minsi %c8192{{.*}}, %[[ROOM]] : index
+// CHECK: %[[DIST:.*]] = arith.maxsi %c0{{.*}}, %[[MIN]] : index
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args(%{{.*}}) -> (vector<14x32xf32>)
+// CHECK-NOT: memref.prefetch
 // CHECK: vector.fma
+// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %[[DIST]] : index
+// CHECK-NEXT: memref.prefetch %[[FLAT]][%[[AT]]], read, locality<2>, data
+// CHECK: %[[AT16:.*]] = arith.addi %[[AT]], %c16 : index
+// CHECK-NEXT: memref.prefetch %[[FLAT]][%[[AT16]]]
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK-NOT: arith.minui
 // AVX2-LABEL: func.func @panel_prefetch
 // AVX2-NOT: memref.prefetch
 // AVX2: return
@@ -2380,14 +2388,16 @@ func.func @panel_prefetch(%a: memref<256x64xf32>, %c: memref<64x128xf32>) {
 // CHECK-LABEL: func.func @panel_stream_prefetch
 // CHECK: %[[PANELS:.*]] = memref.get_global @ps_panels32 : memref<4x512x32xf32>
 // CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[PANELS]] to offset: [0], sizes: [65536], strides: [1]
+// CHECK: %[[MIN:.*]] = arith.minsi %c2048{{.*}}, %{{.*}} : index
+// CHECK: %[[DIST:.*]] = arith.maxsi %c0{{.*}}, %[[MIN]] : index
 // CHECK: scf.for %{{.*}} = %c0 to %c512 step %c1
-// CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c2048 : index
-// CHECK: %[[AT:.*]] = arith.minui %[[AHEAD]], %c65535 : index
-// CHECK: memref.prefetch %[[FLAT]][%[[AT]]], read, locality<2>, data
-// CHECK: arith.addi %{{.*}}, %c2064 : index
-// CHECK: memref.prefetch %[[FLAT]]
-// CHECK-NOT: memref.prefetch
 // CHECK: vector.fma
+// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %[[DIST]] : index
+// CHECK-NEXT: memref.prefetch %[[FLAT]][%[[AT]]], read, locality<2>, data
+// CHECK: arith.addi %[[AT]], %c16 : index
+// CHECK-NEXT: memref.prefetch %[[FLAT]]
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.yield
 memref.global "private" constant @ps : memref<512x128xf32> = dense<0.5>
 #nA = affine_map<(m, k, n) -> (m, k)>
 #nB = affine_map<(m, k, n) -> (k, n)>
