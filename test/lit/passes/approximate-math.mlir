@@ -25,3 +25,23 @@ func.func @left_alone(%x: f64, %y: f32) -> (f64, f32) {
   %1 = math.log %y : f32
   return %0, %1 : f64, f32
 }
+
+// -----
+
+// f32 erf is one rational function of the input clamped to [-4, 4]:
+// x P(x^2) / Q(x^2), seven and five coefficients, no interval selects.
+// CHECK-LABEL: func.func @erf_rational
+// CHECK: %[[LO:.*]] = arith.maximumf %{{.*}}, %cst{{.*}} : vector<16xf32>
+// CHECK: %[[X:.*]] = arith.minimumf %[[LO]], %cst{{.*}} : vector<16xf32>
+// CHECK: %[[X2:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK-COUNT-6: math.fma %{{.*}}, %[[X2]], %{{.*}}
+// CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %[[X]]
+// CHECK-COUNT-3: math.fma %{{.*}}, %[[X2]], %{{.*}}
+// CHECK: %[[Q:.*]] = math.fma %{{.*}}, %[[X2]], %{{.*}}
+// CHECK-NEXT: %[[E:.*]] = arith.divf %[[P]], %[[Q]] : vector<16xf32>
+// CHECK-NOT: arith.select
+// CHECK: return %[[E]]
+func.func @erf_rational(%v: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.erf %v : vector<16xf32>
+  return %0 : vector<16xf32>
+}
