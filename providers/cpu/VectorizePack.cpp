@@ -275,7 +275,8 @@ int64_t prefetchPanels(ModuleOp module) {
       Value lastK =
           at[1] == iv ? last.lookup(iv) : pb.clone(*kDef, last)->getResult(0);
       // (The last line's fetch at most the last element.)
-      Value room = pb.create<arith::SubIOp>(loc, idx(total - panel + 15),
+      int64_t lastLine = (panel - 1) / 16 * 16;
+      Value room = pb.create<arith::SubIOp>(loc, idx(total - 1 - lastLine),
                                             flatIndex(pb, at[0], lastK, at[2]));
       dist = pb.create<arith::MaxSIOp>(
           loc, idx(0), pb.create<arith::MinSIOp>(loc, idx(ahead), room));
