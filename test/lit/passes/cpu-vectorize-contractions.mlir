@@ -2708,6 +2708,70 @@ func.func @large_panels_k_blocks(%a: memref<128x2048xf32>, %c: memref<128x1024xf
 
 // -----
 
+// Weights past 256 KiB (here 576) and as large an A, but rows that no
+// block of whole tiles divides (vit's 197): two blocks of 98 (7 tiles of
+// 14 rows), so that each thread reads the rows its producer wrote, then
+// the one row over on its own, every panel.
+// CHECK-LABEL: func.func @large_panels_rows_over
+// CHECK: memref.get_global @wv_panels32 : memref<6x768x32xf32>
+// CHECK: scf.for %[[R:.*]] = %c0 to %c2 step %c1 {
+// CHECK: arith.muli %[[R]], %c98
+// CHECK: scf.for %{{.*}} = %c0 to %c6 step %c1 {
+// CHECK: scf.for %{{.*}} = %c0 to %c98 step %c14 {
+// CHECK: scf.for %{{.*}} = %c0 to %c768 step %c1 {{.*}} -> (vector<14x32xf32>)
+// CHECK: } {kiln.parallel = 1 : i64}
+// CHECK: scf.for %{{.*}} = %c0 to %c6 step %c1 {
+// CHECK: scf.for %{{.*}} = %c0 to %c768 step %c1 {{.*}} -> (vector<1x32xf32>)
+// CHECK: return
+memref.global "private" constant @wv : memref<768x192xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @large_panels_rows_over(%a: memref<197x768xf32>, %c: memref<197x192xf32>) {
+  %b = memref.get_global @wv : memref<768x192xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<197x768xf32>, memref<768x192xf32>) outs(%c : memref<197x192xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Weights (2.25 MiB) outweighing A (225 KiB), 150 rows: no row blocks
+// (the 10 rows over would read the weights once more); threads take
+// panels, each in 14-row tiles (10 of 140 rows, then a 10-row tile)
+// whose k steps prefetch the next panel.
+// CHECK-LABEL: func.func @large_panels_by_columns_rows_over
+// CHECK: memref.get_global @ww_panels32 : memref<48x384x32xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c48 step %c1 {
+// CHECK: scf.for %{{.*}} = %c0 to %c140 step %c14 {
+// CHECK: scf.for %{{.*}} = %c0 to %c384 step %c1 {{.*}} -> (vector<14x32xf32>)
+// CHECK: memref.prefetch
+// CHECK: scf.for %{{.*}} = %c0 to %c384 step %c1 {{.*}} -> (vector<10x32xf32>)
+// CHECK: memref.prefetch
+// CHECK: } {kiln.parallel = 1 : i64}
+memref.global "private" constant @ww : memref<384x1536xf32> = dense<1.0>
+#mA = affine_map<(m, k, n) -> (m, k)>
+#mB = affine_map<(m, k, n) -> (k, n)>
+#mC = affine_map<(m, k, n) -> (m, n)>
+func.func @large_panels_by_columns_rows_over(%a: memref<150x384xf32>, %c: memref<150x1536xf32>) {
+  %b = memref.get_global @ww : memref<384x1536xf32>
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<150x384xf32>, memref<384x1536xf32>) outs(%c : memref<150x1536xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Weights past 256 KiB (here 320) and too few rows for two blocks of 64
 // (here 12): threads take panels (six each at least: 262144 multiply-adds),
 // each reading half of the weights and all of A, and prefetching the next
