@@ -597,8 +597,9 @@ static int64_t panelRowBlock(linalg::GenericOp g, const MatmulMatch &mm,
     // core). The rows over read the weights once more, which only pays
     // for a few (vit_tiny's 197 x 768 x 192 in 2 blocks of 98: 7% faster
     // at 2 threads; whisper_enc_lite's 150 rows in 2 of 70, 10 rows
-    // over, 5% slower).
-    if (m * k * 4 >= packedBytes)
+    // over, 5% slower). (AVX-512 only, where it was measured: AVX2's
+    // tiles are 4 rows.)
+    if (vectorBits >= 512 && m * k * 4 >= packedBytes)
       for (int64_t t =
                std::min<int64_t>(kRowBlockABytes / (k * 4), m / 2) / 14 * 14;
            t >= 64; t -= 14)
