@@ -667,7 +667,7 @@ def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
     cannot vectorize: a vector erf stays one vector computation instead of
     one call per lane. erf is one rational function of the input clamped
     to [-4, 4] (at most 4.2e-7 off; MLIR's form picks coefficients per
-    interval with 28 compares and selects a vector), tanh and exp MLIR's
+    interval with 29 compares and selects a vector), tanh and exp MLIR's
     approximations (a few ulp): well inside ONNX's tolerances. The `math.fma` they use becomes
     LLVM's fma intrinsic (convert-math-to-llvm runs before
     convert-math-to-libm). Kernels of CUDA partitions keep libdevice's

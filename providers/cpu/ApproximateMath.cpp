@@ -22,7 +22,7 @@ namespace {
 
 /// f32 erf as one rational function on |x| <= 4, x P(x^2) / Q(x^2) (the
 /// coefficients XLA's and Eigen's f32 erf use): no intervals, so no
-/// coefficient selects. MLIR's approximation (three intervals) takes 28
+/// coefficient selects. MLIR's approximation (three intervals) takes 29
 /// compares and selects a vector besides its polynomials; on a BERT
 /// layer's GELU (128 x 1024 after the FFN's first MatMul) that was 0.9 ns
 /// an element, 3/4 of the MatMul's own time. Error at most 4.2e-7 (at

@@ -235,15 +235,15 @@ int64_t prefetchPanels(ModuleOp module) {
     Value flat = hb.create<memref::ReinterpretCastOp>(
         loc, MemRefType::get({total}, type.getElementType()), read.base, 0,
         ArrayRef<int64_t>{total}, ArrayRef<int64_t>{1});
+    auto idx = [&](OpBuilder &ib, int64_t v) -> Value {
+      return ib.create<arith::ConstantIndexOp>(loc, v);
+    };
     // The flat index of panel p's element (kk, col).
     auto flatIndex = [&](OpBuilder &ib, Value p, Value kk, Value col) {
-      auto idx = [&](int64_t v) -> Value {
-        return ib.create<arith::ConstantIndexOp>(loc, v);
-      };
       Value row = ib.create<arith::AddIOp>(
-          loc, ib.create<arith::MulIOp>(loc, p, idx(k)), kk);
+          loc, ib.create<arith::MulIOp>(loc, p, idx(ib, k)), kk);
       return ib.create<arith::AddIOp>(
-          loc, ib.create<arith::MulIOp>(loc, row, idx(panel)), col);
+          loc, ib.create<arith::MulIOp>(loc, row, idx(ib, panel)), col);
     };
     // The prefetches go last in the k step: a prefetch orders memory in
     // LLVM's scheduler, and ahead of the panel's loads it kept every
@@ -266,31 +266,28 @@ int64_t prefetchPanels(ModuleOp module) {
                            return v == iv || invariant(v);
                          })))) {
       OpBuilder pb(loop);
-      auto idx = [&](int64_t v) -> Value {
-        return pb.create<arith::ConstantIndexOp>(loc, v);
-      };
       IRMapping last;
-      last.map(iv, pb.create<arith::SubIOp>(loc, loop.getUpperBound(), idx(1))
-                       .getResult());
+      last.map(iv,
+               pb.create<arith::SubIOp>(loc, loop.getUpperBound(), idx(pb, 1))
+                   .getResult());
       Value lastK =
           at[1] == iv ? last.lookup(iv) : pb.clone(*kDef, last)->getResult(0);
       // (The last line's fetch at most the last element.)
       int64_t lastLine = (panel - 1) / 16 * 16;
-      Value room = pb.create<arith::SubIOp>(loc, idx(total - 1 - lastLine),
+      Value room = pb.create<arith::SubIOp>(loc, idx(pb, total - 1 - lastLine),
                                             flatIndex(pb, at[0], lastK, at[2]));
       dist = pb.create<arith::MaxSIOp>(
-          loc, idx(0), pb.create<arith::MinSIOp>(loc, idx(ahead), room));
+          loc, idx(pb, 0),
+          pb.create<arith::MinSIOp>(loc, idx(pb, ahead), room));
     }
     // One prefetch per 64-byte line of the k step's panel row.
     Value from = dist ? b.create<arith::AddIOp>(loc, here, dist) : here;
     for (int64_t line = 0; line < panel; line += 16) {
       Value to = from;
       if (int64_t off = dist ? line : ahead + line)
-        to = b.create<arith::AddIOp>(
-            loc, to, b.create<arith::ConstantIndexOp>(loc, off));
+        to = b.create<arith::AddIOp>(loc, to, idx(b, off));
       if (!dist)
-        to = b.create<arith::MinUIOp>(
-            loc, to, b.create<arith::ConstantIndexOp>(loc, total - 1));
+        to = b.create<arith::MinUIOp>(loc, to, idx(b, total - 1));
       b.create<memref::PrefetchOp>(loc, flat, ValueRange{to},
                                    /*isWrite=*/false, /*localityHint=*/2,
                                    /*isDataCache=*/true);
