@@ -444,6 +444,39 @@ func.func @amx_conv_no_fill(%x: memref<1x8x18x18xi8>, %out: memref<1x16x16x16xi3
 
 // -----
 
+// 49 positions (7 x 7) with amx=1: the last panel of one position runs through
+// the tiles like the others, its lanes past the plane dropped in the store;
+// the VNNI kernel takes it as dot products of rows with its patch instead
+// (one 16-lane panel for one position).
+// AMX-LABEL: func.func @amx_conv_tail
+// AMX: amx.tile_muli
+// AMX-NOT: vector.reduction
+// AMX: return
+// CHECK-LABEL: func.func @amx_conv_tail
+// CHECK: vpdpbusd
+// CHECK: vector.reduction <add>
+memref.global "private" constant @cw : memref<16x8x3x3xi8> = dense<3>
+#mX = affine_map<(n, m, c, i, j, y, x) -> (n, c, y + i, x + j)>
+#mW = affine_map<(n, m, c, i, j, y, x) -> (m, c, i, j)>
+#mO = affine_map<(n, m, c, i, j, y, x) -> (n, m, y, x)>
+func.func @amx_conv_tail(%x: memref<1x8x9x9xi8>, %out: memref<1x16x7x7xi32>) {
+  %zero = arith.constant 0 : i32
+  %w = memref.get_global @cw : memref<16x8x3x3xi8>
+  linalg.fill ins(%zero : i32) outs(%out : memref<1x16x7x7xi32>)
+  linalg.generic {indexing_maps = [#mX, #mW, #mO], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %w : memref<1x8x9x9xi8>, memref<16x8x3x3xi8>) outs(%out : memref<1x16x7x7xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %aw = arith.extui %a : i8 to i32
+    %bw = arith.extsi %b : i8 to i32
+    %p = arith.muli %aw, %bw : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
 // A depthwise conv of u8 data (a copy padded with its zero point 3) by
 // constant s8 weights, with VBMI (vbmi=1): the weights as one dword per
 // channel and kernel row (4 taps, the 4th 0). Per channel, the first and
