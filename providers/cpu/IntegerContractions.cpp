@@ -373,11 +373,73 @@ static void maxMinWithoutSignedZeros(Block &body) {
                                           arith::FastMathFlags::nsz));
 }
 
+/// A quantize and dequantize in the middle of an epilogue (a conv's
+/// output requantized before a residual add, as QDQ models have it),
+/// min(max(roundeven(x) + z, lo), hi) - z with z, lo and hi integral
+/// constants, as min(max(roundeven(x), lo - z), hi - z): equal in f32
+/// (roundeven(x) is integral; below 2^24 adding and subtracting z is
+/// exact, above it the clamp gives the same bound), two ops fewer of about
+/// 25 in resnet50's residual stores.
+static void foldRequantizeShift(Block &body) {
+  SmallVector<arith::SubFOp> subs;
+  for (Operation &op : body.without_terminator())
+    if (auto sub = dyn_cast<arith::SubFOp>(op))
+      subs.push_back(sub);
+  // (The constant and the other operand of a two-operand op, either order.)
+  auto bound = [](Operation *m, Value &other) -> std::optional<double> {
+    for (unsigned i = 0; m && m->getNumOperands() == 2 && i < 2; ++i)
+      if (auto d = integralConstant(m->getOperand(i))) {
+        other = m->getOperand(1 - i);
+        return d;
+      }
+    return std::nullopt;
+  };
+  for (arith::SubFOp sub : subs) {
+    std::optional<double> z = integralConstant(sub.getRhs());
+    Operation *minOp = sub.getLhs().getDefiningOp();
+    if (!z || !isa_and_nonnull<arith::MinimumFOp, arith::MinNumFOp>(minOp) ||
+        !minOp->hasOneUse())
+      continue;
+    Value maxed, shifted, rounded;
+    std::optional<double> hi = bound(minOp, maxed);
+    Operation *maxOp = hi ? maxed.getDefiningOp() : nullptr;
+    if (!isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(maxOp) ||
+        !maxOp->hasOneUse())
+      continue;
+    std::optional<double> lo = bound(maxOp, shifted);
+    auto add = lo ? shifted.getDefiningOp<arith::AddFOp>() : arith::AddFOp();
+    std::optional<double> z2 =
+        add && add->hasOneUse() ? bound(add, rounded) : std::nullopt;
+    if (!z2 || *z2 != *z || *lo > *hi ||
+        !rounded.getDefiningOp<math::RoundEvenOp>())
+      continue;
+    OpBuilder b(sub);
+    Location loc = sub.getLoc();
+    auto constant = [&](double v) -> Value {
+      return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(float(v)));
+    };
+    IRMapping map;
+    map.map(add.getResult(), rounded);
+    map.map(maxOp->getOperand(maxOp->getOperand(0) == shifted ? 1 : 0),
+            constant(*lo - *z));
+    map.map(minOp->getOperand(minOp->getOperand(0) == maxed ? 1 : 0),
+            constant(*hi - *z));
+    b.clone(*maxOp, map);
+    Operation *clamped = b.clone(*minOp, map);
+    sub.replaceAllUsesWith(clamped->getResult(0));
+    sub.erase();
+    minOp->erase();
+    maxOp->erase();
+    add.erase();
+  }
+}
+
 Value convEpilogueValue(OpBuilder &b, const ConvEpilogue &ep, Value acc,
                         Value image, Value channel,
                         function_ref<Value(unsigned, Type)> full) {
   linalg::GenericOp e = ep.op;
   maxMinWithoutSignedZeros(e.getRegion().front());
+  foldRequantizeShift(e.getRegion().front());
   Location loc = e.getLoc();
   auto vt = dyn_cast<VectorType>(acc.getType());
   Block &body = e.getRegion().front();

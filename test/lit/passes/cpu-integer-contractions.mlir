@@ -558,6 +558,8 @@ func.func @depthwise(%x: memref<1x2x20x12xi8>, %out: memref<1x2x20x12xi32>) {
 // AMX: } {kiln.parallel = 256 : i64}
 // AMX: amx.tile_load %{{.*}}[%{{.*}}, %c0{{.*}}] : memref<144x64xi8>
 // AMX-NOT: linalg.
+// (Each 8-wide plane row's 2 padding columns dropped in the store.)
+// AMX: llvm.x86.avx512.permvar.si.512
 // Without AMX, the VNNI kernel.
 // CHECK-LABEL: func.func @amx_direct_padded
 // CHECK: vpdpbusd
@@ -630,6 +632,10 @@ func.func @amx_direct_1x1_stride2(%x: memref<1x64x8x8xi8>) -> memref<1x16x4x4xi3
 // AMX: scf.for %[[IT:[a-z0-9]+]] = %c0{{.*}} to %c8{{.*}} step
 // AMX: arith.divui %[[IT]], %c2
 // AMX: arith.remui %[[IT]], %c2
+// (No position dropped, 14 of 14 in each row: each panel stored as it
+// lies, without a permutation.)
+// AMX-NOT: permvar
+// AMX: return
 // (The elementwise add stays a generic.)
 // DW-LABEL: func.func @amx_direct_into_add
 memref.global "private" constant @cw_pw : memref<128x64x1x1xi8> = dense<1> {alignment = 64 : i64}
@@ -747,6 +753,66 @@ module attributes {kiln.vector_bits = 512 : i64} {
       %l = arith.maximumf %z, %lo : f32
       %h = arith.minimumf %l, %hi : f32
       %i = arith.fptosi %h : f32 to i32
+      %q = arith.trunci %i : i32 to i8
+      linalg.yield %q : i8
+    }
+    return
+  }
+}
+
+// -----
+
+// A quantize and dequantize in the middle of the store (a conv's output
+// requantized before a residual add): min(max(roundeven(x) + 124, 0), 255)
+// - 124 as x rounded and clamped to [-124, 131], no add or subtract of
+// the zero point.
+// CHECK-LABEL: func.func @requantize_middle
+// CHECK: %[[R:.*]] = math.roundeven {{.*}} : vector<16xf32>
+// CHECK-NEXT: %[[LO:.*]] = arith.constant -1.240000e+02 : f32
+// CHECK-NEXT: %[[HI:.*]] = arith.constant 1.310000e+02 : f32
+// CHECK-NEXT: %[[LOV:.*]] = vector.broadcast %[[LO]]
+// CHECK-NEXT: %[[MAX:.*]] = arith.maximumf %[[R]], %[[LOV]] fastmath<nsz> : vector<16xf32>
+// CHECK-NEXT: %[[HIV:.*]] = vector.broadcast %[[HI]]
+// CHECK-NEXT: %[[MIN:.*]] = arith.minimumf %[[MAX]], %[[HIV]] fastmath<nsz> : vector<16xf32>
+// CHECK-NEXT: vector.broadcast
+// CHECK-NEXT: arith.mulf %[[MIN]]
+module attributes {kiln.vector_bits = 512 : i64} {
+  memref.global "private" constant @cw3 : memref<8x4x3x3xi8> = dense<2>
+  func.func @requantize_middle(%x: memref<1x4x18x18xi8>, %res: memref<1x8x16x16xi8>, %y: memref<1x8x16x16xi8>, %s: memref<8x1x1xf32>) {
+    %w = memref.get_global @cw3 : memref<8x4x3x3xi8>
+    %c = memref.alloc() : memref<1x8x16x16xi32>
+    %zero = arith.constant 0 : i32
+    linalg.fill ins(%zero : i32) outs(%c : memref<1x8x16x16xi32>)
+    linalg.generic {indexing_maps = [affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>, affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>, affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+        ins(%x, %w : memref<1x4x18x18xi8>, memref<8x4x3x3xi8>) outs(%c : memref<1x8x16x16xi32>) {
+    ^bb0(%a: i8, %b: i8, %acc: i32):
+      %aw = arith.extui %a : i8 to i32
+      %bw = arith.extsi %b : i8 to i32
+      %p = arith.muli %aw, %bw : i32
+      %t = arith.addi %acc, %p : i32
+      linalg.yield %t : i32
+    }
+    linalg.generic {indexing_maps = [affine_map<(n, m, h, w) -> (n, m, h, w)>, affine_map<(n, m, h, w) -> (m, 0, 0)>, affine_map<(n, m, h, w) -> (n, m, h, w)>, affine_map<(n, m, h, w) -> (n, m, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+        ins(%c, %s, %res : memref<1x8x16x16xi32>, memref<8x1x1xf32>, memref<1x8x16x16xi8>) outs(%y : memref<1x8x16x16xi8>) {
+    ^bb0(%a: i32, %sc: f32, %rq: i8, %o: i8):
+      %zp = arith.constant 124.0 : f32
+      %lo = arith.constant 0.0 : f32
+      %hi = arith.constant 255.0 : f32
+      %s1 = arith.constant 0.02 : f32
+      %f = arith.sitofp %a : i32 to f32
+      %m = arith.mulf %f, %sc : f32
+      %r = math.roundeven %m : f32
+      %z = arith.addf %r, %zp : f32
+      %l = arith.maximumf %z, %lo : f32
+      %h = arith.minimumf %l, %hi : f32
+      %d = arith.subf %h, %zp : f32
+      %dq = arith.mulf %d, %s1 : f32
+      %rf = arith.uitofp %rq : i8 to f32
+      %sum = arith.addf %dq, %rf : f32
+      %r2 = math.roundeven %sum : f32
+      %l2 = arith.maximumf %r2, %lo : f32
+      %h2 = arith.minimumf %l2, %hi : f32
+      %i = arith.fptosi %h2 : f32 to i32
       %q = arith.trunci %i : i32 to i8
       linalg.yield %q : i8
     }
