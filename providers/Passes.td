@@ -233,7 +233,8 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     packed first, then threads take tiles x blocks of output channels. A
     last panel of 1 to 4 positions (7 x 7, 14 x 14 planes) is computed as
     dot products of each weight row with those positions' patches instead
-    (a panel would waste most of its 16 lanes).
+    (a panel would waste most of its 16 lanes; on AMX tiles, where a
+    product costs little, it is a panel like the others).
     Accumulators start at 0 when C's zero fill is right before (it goes).
     The elementwise generic right after a conv that reads its result (the
     requantization, a residual Add fused in: per-channel values, tensors
@@ -270,7 +271,10 @@ def CpuIntegerContractions : Pass<"kiln-cpu-integer-contractions", "::mlir::Modu
     positions where it lies, the rows a quad apart. Positions run over
     the phase plane's whole width, so every tap is one offset; those past
     an output row's end are computed and dropped in the store, which
-    moves each panel's kept lanes together (vpermd through a table).
+    moves each panel's kept lanes together (vpermd through a table; none
+    where the plane is as wide as the output). A quantize and dequantize
+    in the middle of the fused epilogue (before a residual Add) clamp the
+    rounded value once, without adding and subtracting the zero point.
     With VBMI as well (option vbmi=1), 2-D depthwise convs of u8 data (the
     zero-point-padded copy) by constant s8 weights into i32 whose C starts
     at 0 run on a VNNI kernel too (IntegerDepthwise.cpp): per kernel row
