@@ -776,6 +776,15 @@ module attributes {kiln.vector_bits = 512 : i64} {
 // CHECK-NEXT: %[[MIN:.*]] = arith.minimumf %[[MAX]], %[[HIV]] fastmath<nsz> : vector<16xf32>
 // CHECK-NEXT: vector.broadcast
 // CHECK-NEXT: arith.mulf %[[MIN]]
+// An epilogue that yields floats adds +0.0 after the clamp: a rounded -0
+// comes out +0, as (-0 + 124) - 124 does.
+// CHECK-LABEL: func.func @requantize_middle_float
+// CHECK: %[[R:.*]] = math.roundeven {{.*}} : vector<16xf32>
+// CHECK: %[[MAX:.*]] = arith.maximumf %[[R]], %{{.*}} : vector<16xf32>
+// CHECK: %[[MIN:.*]] = arith.minimumf %[[MAX]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[ZEROV:.*]] = vector.broadcast %[[ZERO]]
+// CHECK-NEXT: arith.addf %[[MIN]], %[[ZEROV]] : vector<16xf32>
 module attributes {kiln.vector_bits = 512 : i64} {
   memref.global "private" constant @cw3 : memref<8x4x3x3xi8> = dense<2>
   func.func @requantize_middle(%x: memref<1x4x18x18xi8>, %res: memref<1x8x16x16xi8>, %y: memref<1x8x16x16xi8>, %s: memref<8x1x1xf32>) {
@@ -815,6 +824,41 @@ module attributes {kiln.vector_bits = 512 : i64} {
       %i = arith.fptosi %h2 : f32 to i32
       %q = arith.trunci %i : i32 to i8
       linalg.yield %q : i8
+    }
+    return
+  }
+  func.func @requantize_middle_float(%x: memref<1x4x18x18xi8>, %res: memref<1x8x16x16xi8>, %y: memref<1x8x16x16xf32>, %s: memref<8x1x1xf32>) {
+    %w = memref.get_global @cw3 : memref<8x4x3x3xi8>
+    %c = memref.alloc() : memref<1x8x16x16xi32>
+    %zero = arith.constant 0 : i32
+    linalg.fill ins(%zero : i32) outs(%c : memref<1x8x16x16xi32>)
+    linalg.generic {indexing_maps = [affine_map<(n, m, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>, affine_map<(n, m, c, kh, kw, oh, ow) -> (m, c, kh, kw)>, affine_map<(n, m, c, kh, kw, oh, ow) -> (n, m, oh, ow)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+        ins(%x, %w : memref<1x4x18x18xi8>, memref<8x4x3x3xi8>) outs(%c : memref<1x8x16x16xi32>) {
+    ^bb0(%a: i8, %b: i8, %acc: i32):
+      %aw = arith.extui %a : i8 to i32
+      %bw = arith.extsi %b : i8 to i32
+      %p = arith.muli %aw, %bw : i32
+      %t = arith.addi %acc, %p : i32
+      linalg.yield %t : i32
+    }
+    linalg.generic {indexing_maps = [affine_map<(n, m, h, w) -> (n, m, h, w)>, affine_map<(n, m, h, w) -> (m, 0, 0)>, affine_map<(n, m, h, w) -> (n, m, h, w)>, affine_map<(n, m, h, w) -> (n, m, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+        ins(%c, %s, %res : memref<1x8x16x16xi32>, memref<8x1x1xf32>, memref<1x8x16x16xi8>) outs(%y : memref<1x8x16x16xf32>) {
+    ^bb0(%a: i32, %sc: f32, %rq: i8, %o: f32):
+      %zp = arith.constant 124.0 : f32
+      %lo = arith.constant 0.0 : f32
+      %hi = arith.constant 255.0 : f32
+      %s1 = arith.constant 0.02 : f32
+      %f = arith.sitofp %a : i32 to f32
+      %m = arith.mulf %f, %sc : f32
+      %r = math.roundeven %m : f32
+      %z = arith.addf %r, %zp : f32
+      %l = arith.maximumf %z, %lo : f32
+      %h = arith.minimumf %l, %hi : f32
+      %d = arith.subf %h, %zp : f32
+      %dq = arith.mulf %d, %s1 : f32
+      %rf = arith.uitofp %rq : i8 to f32
+      %sum = arith.addf %dq, %rf : f32
+      linalg.yield %sum : f32
     }
     return
   }
