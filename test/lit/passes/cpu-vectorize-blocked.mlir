@@ -340,3 +340,30 @@ func.func @from_padded(%b: memref<1x2x3x20x16xf32>, %y: memref<1x24x3x20xf32>) {
   }
   return
 }
+
+// -----
+
+// A 1x1 conv on rows of 10 (ssdlite's 10x10 maps): one tile of 10
+// positions x 2 output blocks, 20 accumulators (rows of at most 24 take
+// tiles of up to 12), not two of 5.
+// CHECK-LABEL: func.func @narrow_rows
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c10{{.*}} step %c10
+// CHECK-COUNT-20: vector.store %{{.*}} : memref<1x2x10x10x16xf32>
+// CHECK-NOT: vector.store
+// CHECK: return
+memref.global "private" constant @w1 : memref<32x16x1x1xf32> = dense<1.000000e-01> {alignment = 64 : i64}
+#x1 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
+#w1 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1 * 16 + d4, d5 * 16 + d8, d6, d7)>
+#y1 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @narrow_rows(%x: memref<1x1x10x10x16xf32>, %y: memref<1x2x10x10x16xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %w = memref.get_global @w1 : memref<32x16x1x1xf32>
+  linalg.fill ins(%cst : f32) outs(%y : memref<1x2x10x10x16xf32>)
+  linalg.generic {indexing_maps = [#x1, #w1, #y1], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : memref<1x1x10x10x16xf32>, memref<32x16x1x1xf32>) outs(%y : memref<1x2x10x10x16xf32>) attrs = {kiln.blocked_conv = array<i64: 1, 1>} {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
