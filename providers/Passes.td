@@ -378,8 +378,8 @@ def CpuVectorizeBlocked : Pass<"kiln-cpu-vectorize-blocked", "::mlir::ModuleOp">
     the module (the weights are packed into constant globals). A generic
     marked kiln.blocked_conv on static buffers becomes tasks of one output
     row of an image for two blocks of 32 output channels (one of 16 when
-    the blocks are odd), each row in tiles of up to 8 positions (the
-    row's last, narrower tile as wide as what is left): per input block,
+    the blocks are odd), each row in tiles of balanced widths, up to 9
+    positions (12 on rows of at most 24, 14 with one block): per input block,
     kernel row and tap, each of the 16 input channels is one broadcast
     per position and one weight vector per output block, the weights
     packed at compile time as [mb][cb][kh][kw][ci][mi]. The accumulators
